@@ -1,0 +1,245 @@
+"""Input checks for scores, labels and groups: the only place they are checked.
+
+Every function raises a ``ValueError`` that names the argument and shows the
+offending value; nothing is coerced silently and no row is dropped.
+"""
+
+import numbers
+
+import numpy as np
+import pandas as pd
+from sklearn.utils.validation import _check_sample_weight, check_array
+
+#: Absolute tolerance on the row sums of a score matrix.
+ROW_SUM_TOL = 1e-6
+
+# Rows are checked in blocks so that the temporaries stay in cache and the
+# extra memory does not grow with the number of rows.
+_CHUNK = 1 << 15
+
+
+def check_scores(X, *, n_classes=None, input_name="X"):
+    """Validate black-box scores and return them as a ``(n, K)`` float array.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_classes) or (n_samples,)
+        Class probabilities, one row per item. A 1-D array (or a single
+        column) holds P(class 1) of a binary problem and is expanded to the
+        two columns ``[1 - p, p]``.
+    n_classes : int, default=None
+        Number of classes the scores must have, or None to accept any.
+    input_name : str, default="X"
+        Name of the argument, used in error messages.
+
+    Returns
+    -------
+    scores : ndarray of shape (n_samples, n_classes), dtype float64
+    """
+    X = check_array(
+        X,
+        ensure_2d=False,
+        dtype=np.float64,
+        ensure_all_finite=False,
+        input_name=input_name,
+    )
+    if X.ndim == 2 and X.shape[1] == 1:
+        X = X[:, 0]
+    if X.ndim == 1:
+        _check_range(X[:, None], input_name, binary=True)
+        scores = np.empty((X.shape[0], 2))
+        scores[:, 1] = X
+        np.subtract(1.0, X, out=scores[:, 0])
+    elif X.ndim == 2:
+        _check_range(X, input_name, binary=False)
+        scores = X
+    else:
+        raise ValueError(
+            f"{input_name} must be 1-D (binary P(class 1)) or 2-D (class probabilities); "
+            f"got an array with {X.ndim} dimensions."
+        )
+    if n_classes is not None and scores.shape[1] != n_classes:
+        raise ValueError(
+            f"{input_name} has {scores.shape[1]} score columns, but the estimator was "
+            f"fitted with {n_classes} classes."
+        )
+    return scores
+
+
+def _check_range(X, input_name, binary):
+    for start in range(0, X.shape[0], _CHUNK):
+        block = X[start : start + _CHUNK]
+        sums = block.sum(axis=1)
+        if not np.isfinite(sums).all():
+            row = start + int(np.flatnonzero(~np.isfinite(sums))[0])
+            raise ValueError(
+                f"{input_name} contains NaN or inf: row {row} is {_fmt(X[row])}."
+            )
+        low = block.min(axis=1)
+        if (low < 0).any():
+            row = start + int(np.flatnonzero(low < 0)[0])
+            raise ValueError(
+                f"Negative values in data passed to {input_name}: scores must be probabilities; "
+                f"row {row} is {_fmt(X[row])}."
+            )
+        if binary:
+            high = block[:, 0]
+            if (high > 1).any():
+                row = start + int(np.flatnonzero(high > 1)[0])
+                raise ValueError(
+                    f"Binary scores in {input_name} are P(class 1) and must lie in [0, 1]; "
+                    f"row {row} is {X[row, 0]!r}."
+                )
+        else:
+            bad = np.abs(sums - 1.0) > ROW_SUM_TOL
+            if bad.any():
+                row = start + int(np.flatnonzero(bad)[0])
+                raise ValueError(
+                    f"The scores in {input_name} must sum to 1 per row (tolerance "
+                    f"{ROW_SUM_TOL:g}); row {row} sums to {sums[row - start]:.8g}."
+                )
+
+
+def _fmt(row):
+    return np.array2string(np.asarray(row), precision=6, threshold=12)
+
+
+def check_labels(y, n_samples, n_classes, classes=None):
+    """Validate true labels and return class indices, ``-1`` for unlabeled rows.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,) or None
+        True labels. ``-1`` marks an unlabeled row. Without ``classes`` the
+        labels are class indices ``0..n_classes-1``; with ``classes`` they
+        are entries of ``classes``. None means that no row is labeled.
+    n_samples : int
+        Number of rows the labels must have.
+    n_classes : int
+        Number of classes (score columns).
+    classes : array-like of shape (n_classes,), default=None
+        The label of each score column.
+
+    Returns
+    -------
+    y : ndarray of shape (n_samples,), dtype int64
+    """
+    if y is None:
+        return np.full(n_samples, -1, dtype=np.int64)
+    y = np.asarray(y.to_numpy() if isinstance(y, pd.Series | pd.DataFrame) else y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        raise ValueError(
+            f"y must be 1-D; got shape {y.shape}. Pass y.ravel() for a single column."
+        )
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D; got an array of shape {y.shape}.")
+    if y.shape[0] != n_samples:
+        raise ValueError(f"y has {y.shape[0]} entries, but X has {n_samples} rows.")
+    if classes is not None:
+        return _map_classes(y, n_classes, classes)
+    if y.dtype.kind in "iu":
+        out = y.astype(np.int64, copy=False)
+    elif y.dtype.kind == "b":
+        out = y.astype(np.int64)
+    elif y.dtype.kind == "f":
+        if np.isnan(y).any():
+            row = int(np.flatnonzero(np.isnan(y))[0])
+            raise ValueError(
+                f"y contains NaN at row {row}; mark unlabeled rows with -1."
+            )
+        if (y != np.round(y)).any():
+            row = int(np.flatnonzero(y != np.round(y))[0])
+            raise ValueError(
+                f"y must hold class indices 0..{n_classes - 1} or -1; row {row} is {y[row]!r}."
+            )
+        out = y.astype(np.int64)
+    else:
+        row = int(np.flatnonzero(~np.isin(y, np.arange(-1, n_classes)))[0]) if y.size else 0
+        raise ValueError(
+            f"y holds labels such as {y[row]!r} that are not class indices 0..{n_classes - 1}"
+            " or -1; pass classes=[...] to map labels to score columns."
+        )
+    if out.size:
+        bad = (out < -1) | (out >= n_classes)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"y must hold class indices 0..{n_classes - 1} or -1 (unlabeled); "
+                f"row {row} is {out[row]!r}."
+            )
+    return out
+
+
+def _map_classes(y, n_classes, classes):
+    classes = check_classes(classes, n_classes)
+    index = {c: i for i, c in enumerate(classes.tolist())}
+    uniques, inverse = np.unique(y.astype(object) if y.dtype.kind == "O" else y,
+                                 return_inverse=True)
+    codes = np.empty(len(uniques), dtype=np.int64)
+    for j, value in enumerate(uniques.tolist()):
+        if value in index:
+            codes[j] = index[value]
+        elif _is_unlabeled_marker(value):
+            codes[j] = -1
+        else:
+            row = int(np.flatnonzero(inverse == j)[0])
+            raise ValueError(
+                f"y holds the label {value!r} at row {row}, which is not in classes="
+                f"{classes.tolist()!r} and is not the unlabeled marker -1."
+            )
+    return codes[inverse.ravel()]
+
+
+def _is_unlabeled_marker(value):
+    return isinstance(value, numbers.Number) and not isinstance(value, bool) and value == -1
+
+
+def check_classes(classes, n_classes):
+    """Validate the ``classes`` parameter against the number of score columns."""
+    classes = np.asarray(classes)
+    if classes.ndim != 1 or classes.shape[0] != n_classes:
+        raise ValueError(
+            f"classes must list one label per score column ({n_classes}); got "
+            f"{classes.tolist()!r}."
+        )
+    if len(set(classes.tolist())) != n_classes:
+        raise ValueError(f"classes must not repeat a label; got {classes.tolist()!r}.")
+    return classes
+
+
+def check_groups(groups, n_samples, input_name="groups"):
+    """Validate per-row group labels (any hashable values) and return an array."""
+    if groups is None:
+        raise ValueError(
+            f"{input_name} is required with grouping='external'; pass one label per row."
+        )
+    if isinstance(groups, pd.Series | pd.Index | pd.Categorical):
+        missing = np.asarray(pd.isna(groups))
+        groups = np.asarray(groups, dtype=object)
+    else:
+        groups = np.asarray(groups)
+        missing = np.asarray(pd.isna(groups)) if groups.ndim == 1 else None
+    if groups.ndim != 1:
+        raise ValueError(f"{input_name} must be 1-D; got an array of shape {groups.shape}.")
+    if groups.shape[0] != n_samples:
+        raise ValueError(
+            f"{input_name} has {groups.shape[0]} entries, but X has {n_samples} rows."
+        )
+    if missing is not None and missing.any():
+        row = int(np.flatnonzero(missing)[0])
+        raise ValueError(f"{input_name} has a missing value at row {row}.")
+    return groups
+
+
+def check_sample_weight(sample_weight, n_samples):
+    """Validate non-negative per-row weights (None means all ones)."""
+    return _check_sample_weight(
+        sample_weight, np.empty((n_samples, 0)), dtype=np.float64, ensure_non_negative=True
+    )
+
+
+def check_level(level):
+    """Validate a credible level in (0, 1)."""
+    if not isinstance(level, numbers.Real) or not 0 < level < 1:
+        raise ValueError(f"level must be a number in (0, 1); got {level!r}.")
+    return float(level)

@@ -1,0 +1,138 @@
+"""BayesianAccuracy: Beta posterior of accuracy (or TPR, FPR, ...) per group."""
+
+from numbers import Integral
+
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._grouping import BINNINGS, GROUPINGS
+from ._rates import METRICS, _BetaAssessor
+
+
+class BayesianAccuracy(_BetaAssessor):
+    """Bayesian estimate of a black-box classifier's accuracy per group.
+
+    Each group ``g`` has an unknown accuracy ``theta_g`` with a Beta prior;
+    the labeled rows of the group update it (Beta-Bernoulli conjugacy). The
+    overall accuracy is ``sum_g p_g theta_g``, with ``p_g`` the share of all
+    rows, labeled or not, that fall in group ``g``.
+
+    Parameters
+    ----------
+    metric : {"accuracy", "tpr", "fnr", "tnr", "fpr", "precision"}, default="accuracy"
+        The rate to assess. All but ``"accuracy"`` need binary scores and
+        treat class 1 as positive: true/false positive and negative rates and
+        precision (positive predictive value).
+    grouping : {"predicted_class", "score_bins", "class_bin", "external"}, \
+            default="predicted_class"
+        How rows form groups: by the class with the highest score; by bins of
+        the top-1 confidence; by predicted class x confidence bin; or by
+        labels passed as ``groups`` to :meth:`fit` (e.g. a sensitive
+        attribute).
+    n_bins : int, default=10
+        Number of confidence bins (score-bin groupings only).
+    binning : {"equal_width", "equal_mass"}, default="equal_width"
+        Bins of equal width on [0, 1], or with equal numbers of rows (edges
+        from the first batch seen).
+    prior : {"uniform", "informative"} or array-like, default="uniform"
+        ``"uniform"``: ``Beta(N0/2, N0/2)`` in every group.
+        ``"informative"``: ``Beta(N0 s_g, N0 (1 - s_g))`` with ``s_g`` the rate
+        the model's own scores predict for group ``g`` (for accuracy, the mean
+        top-1 score over all rows of the group, labeled or not). An array of
+        shape (2,) or (n_groups, 2) gives ``(alpha, beta)`` directly, and then
+        ``prior_strength`` is not used.
+    prior_strength : float, default=2.0
+        ``N0``, the prior's weight in pseudo-labels.
+    classes : array-like of shape (n_classes,), default=None
+        Label of each score column, when ``y`` holds labels rather than
+        column indices.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the Monte Carlo draws of overall quantities.
+
+    Attributes
+    ----------
+    posterior_ : BetaPosterior
+        Posterior of the rate per group.
+    prior_ : BetaPosterior
+        The prior it started from.
+    groups_ : pandas.Index
+        Label of each group.
+    group_weights_ : ndarray of shape (n_groups,)
+        Share ``p_g`` of each group among all rows seen.
+    n_labeled_ : ndarray of shape (n_groups,)
+        Labeled rows on which the metric is defined, per group (weighted).
+    n_success_ : ndarray of shape (n_groups,)
+        Among them, rows where the outcome happened (e.g. the model was right).
+    n_rows_ : ndarray of shape (n_groups,)
+        All rows per group (weighted).
+    classes_ : ndarray of shape (n_classes,)
+        Label of each score column.
+    n_classes_ : int
+        Number of classes.
+    n_features_in_ : int
+        Number of score columns seen in :meth:`fit`.
+    feature_names_in_ : ndarray of str
+        Column names, when ``X`` was a DataFrame with string column names.
+
+    See Also
+    --------
+    BayesianCalibrationError : Calibration error from the same Beta model per score bin.
+    BayesianConfusionMatrix : Dirichlet posterior over the true class per predicted class.
+    compare_groups : Posterior of the difference between two groups, with a ROPE.
+
+    Notes
+    -----
+    With ``r_g`` correct predictions among ``n_g`` labeled rows of group
+    ``g``, the posterior is ``Beta(alpha_g + r_g, beta_g + n_g - r_g)``. Rates
+    conditioned on the true class (TPR, FPR, ...) are weighted in the overall
+    rate by ``p_g P(y = c | g)``, with a Beta posterior for the class share
+    ``P(y = c | g)`` drawn jointly.
+
+    References
+    ----------
+    .. [1] D. Ji, R. L. Logan IV, P. Smyth, M. Steyvers, "Active Bayesian
+       Assessment of Black-Box Classifiers", AAAI 2021.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skassess import BayesianAccuracy
+    >>> scores = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
+    >>> y = np.array([0, 1, 1, -1])  # the last row is unlabeled
+    >>> est = BayesianAccuracy(random_state=0).fit(scores, y)
+    >>> est.summary()[["n_labeled", "weight", "mean"]]
+                     n_labeled  weight      mean
+    predicted_class
+    0                      2.0     0.5  0.500000
+    1                      1.0     0.5  0.666667
+    >>> round(est.overall_mean(), 4)
+    0.5833
+    """
+
+    _parameter_constraints = {
+        **_BetaAssessor._parameter_constraints,
+        "metric": [StrOptions(set(METRICS))],
+        "grouping": [StrOptions(set(GROUPINGS))],
+        "n_bins": [Interval(Integral, 1, None, closed="left")],
+        "binning": [StrOptions(set(BINNINGS))],
+    }
+
+    def __init__(
+        self,
+        *,
+        metric="accuracy",
+        grouping="predicted_class",
+        n_bins=10,
+        binning="equal_width",
+        prior="uniform",
+        prior_strength=2.0,
+        classes=None,
+        random_state=None,
+    ):
+        self.metric = metric
+        self.grouping = grouping
+        self.n_bins = n_bins
+        self.binning = binning
+        self.prior = prior
+        self.prior_strength = prior_strength
+        self.classes = classes
+        self.random_state = random_state

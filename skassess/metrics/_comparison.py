@@ -1,0 +1,252 @@
+"""Comparing and ranking groups from posterior draws: ROPE decisions, ranks, top-m.
+
+Every function takes either a fitted skassess estimator (its
+``groupwise_samples`` are compared: accuracy per group, calibration gap per
+bin, expected cost per predicted class, ...) or a DataFrame of posterior
+draws with one column per group.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_level
+from ._base import DEFAULT_N_DRAWS
+
+__all__ = ["GroupComparison", "compare_groups", "rank_groups", "top_m_groups"]
+
+DECISIONS = ("left", "rope", "right")
+
+
+def _draws(source, n_draws, random_state):
+    if isinstance(source, pd.DataFrame):
+        if source.shape[1] < 1 or source.shape[0] < 1:
+            raise ValueError("the DataFrame of draws must have at least one row and column.")
+        return source.to_numpy(dtype=np.float64), source.columns
+    if not hasattr(source, "groupwise_samples"):
+        raise TypeError(
+            "expected a fitted skassess estimator or a DataFrame of draws (one column per "
+            f"group); got {type(source).__name__}."
+        )
+    return source.groupwise_samples(n_draws, random_state), source.groups_
+
+
+def _position(labels, group, name):
+    try:
+        pos = labels.get_loc(group)
+    except (KeyError, TypeError):
+        pos = None
+    if not isinstance(pos, Integral):
+        raise ValueError(f"{name}={group!r} is not a group; groups are {labels.tolist()!r}.")
+    return int(pos)
+
+
+class GroupComparison:
+    """Posterior of the difference ``delta = theta_a - theta_b`` between two groups.
+
+    With a region of practical equivalence (ROPE) ``[-rope, rope]`` in metric
+    units, the three probabilities ``(p_left, p_rope, p_right)`` are
+    ``P(delta < -rope)``, ``P(|delta| <= rope)`` and ``P(delta > rope)``.
+    The decision is the most probable region and its probability is the
+    confidence ``lambda``.
+
+    Parameters
+    ----------
+    samples : ndarray of shape (n_draws,)
+        Posterior draws of ``delta``.
+    group_a, group_b : hashable
+        The groups compared.
+    rope : float
+        Half-width of the ROPE.
+
+    Attributes
+    ----------
+    samples : ndarray of shape (n_draws,)
+        Posterior draws of ``delta``.
+    """
+
+    def __init__(self, samples, group_a, group_b, rope):
+        self.samples = np.asarray(samples, dtype=np.float64)
+        self.group_a = group_a
+        self.group_b = group_b
+        self.rope = rope
+
+    @property
+    def probabilities(self):
+        """``(p_left, p_rope, p_right)``."""
+        d = self.samples
+        return (
+            float(np.mean(d < -self.rope)),
+            float(np.mean(np.abs(d) <= self.rope)),
+            float(np.mean(d > self.rope)),
+        )
+
+    @property
+    def decision(self):
+        """``"left"`` (a lower than b), ``"rope"`` (practically equal) or ``"right"``."""
+        return DECISIONS[int(np.argmax(self.probabilities))]
+
+    @property
+    def confidence(self):
+        """Posterior probability ``lambda`` of the decision."""
+        return max(self.probabilities)
+
+    @property
+    def mean(self):
+        """Posterior mean of ``delta``."""
+        return float(self.samples.mean())
+
+    def interval(self, level=0.95):
+        """Equal-tailed credible interval of ``delta``."""
+        tail = (1.0 - check_level(level)) / 2.0
+        lower, upper = np.quantile(self.samples, [tail, 1.0 - tail])
+        return float(lower), float(upper)
+
+    def summary(self, level=0.95):
+        """One-row DataFrame: mean, interval, the three probabilities, decision, confidence."""
+        lower, upper = self.interval(level)
+        p_left, p_rope, p_right = self.probabilities
+        return pd.DataFrame(
+            {
+                "group_a": [self.group_a],
+                "group_b": [self.group_b],
+                "mean": [self.mean],
+                "lower": [lower],
+                "upper": [upper],
+                "p_left": [p_left],
+                "p_rope": [p_rope],
+                "p_right": [p_right],
+                "decision": [self.decision],
+                "confidence": [self.confidence],
+            }
+        )
+
+    def __repr__(self):
+        p = ", ".join(f"{v:.3f}" for v in self.probabilities)
+        return (
+            f"GroupComparison({self.group_a!r} - {self.group_b!r}: mean={self.mean:.4f}, "
+            f"(p_left, p_rope, p_right)=({p}), decision={self.decision!r})"
+        )
+
+
+def compare_groups(source, group_a, group_b, *, rope=0.05, n_draws=DEFAULT_N_DRAWS,
+                   random_state=None):
+    """Posterior of the difference between two groups' metric, with a ROPE.
+
+    Parameters
+    ----------
+    source : fitted estimator or pandas.DataFrame
+        A fitted skassess estimator, or posterior draws with one column per
+        group.
+    group_a, group_b : hashable
+        Labels of the two groups (as in the estimator's ``groups_``).
+    rope : float, default=0.05
+        Half-width of the region of practical equivalence, in metric units.
+    n_draws : int, default=4000
+        Number of posterior draws (estimators only).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the draws; None uses the estimator's ``random_state``.
+
+    Returns
+    -------
+    comparison : GroupComparison
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skassess import BayesianAccuracy
+    >>> from skassess.metrics import compare_groups
+    >>> scores = np.tile([[0.9, 0.1], [0.2, 0.8]], (50, 1))
+    >>> y = np.tile([0, 0], 50)  # class 0 always right, class 1 always wrong
+    >>> est = BayesianAccuracy(random_state=0).fit(scores, y)
+    >>> compare_groups(est, 0, 1).decision
+    'right'
+    """
+    if not isinstance(rope, Real) or not rope >= 0:
+        raise ValueError(f"rope must be a number >= 0; got {rope!r}.")
+    draws, labels = _draws(source, n_draws, random_state)
+    a = _position(labels, group_a, "group_a")
+    b = _position(labels, group_b, "group_b")
+    if a == b:
+        raise ValueError(f"group_a and group_b must differ; both are {group_a!r}.")
+    return GroupComparison(draws[:, a] - draws[:, b], group_a, group_b, float(rope))
+
+
+def _ranks(draws):
+    """Rank 1 = lowest value, per draw."""
+    return draws.argsort(axis=1).argsort(axis=1) + 1
+
+
+def rank_groups(source, *, n_draws=DEFAULT_N_DRAWS, random_state=None):
+    """Posterior of each group's rank (1 = lowest value).
+
+    Parameters
+    ----------
+    source : fitted estimator or pandas.DataFrame
+        A fitted skassess estimator, or posterior draws with one column per
+        group.
+    n_draws : int, default=4000
+        Number of posterior draws (estimators only).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the draws.
+
+    Returns
+    -------
+    ranks : pandas.DataFrame
+        One row per group with ``mean`` (posterior mean of the metric),
+        ``expected_rank``, ``p_lowest`` (e.g. P(least accurate)),
+        ``p_highest``, and ``p_rank_r`` = P(rank = r) for each rank ``r``.
+    """
+    draws, labels = _draws(source, n_draws, random_state)
+    n, G = draws.shape
+    ranks = _ranks(draws)
+    cells = np.arange(G)[None, :] * G + (ranks - 1)
+    prob = np.bincount(cells.ravel(), minlength=G * G).reshape(G, G) / n
+    table = pd.DataFrame(
+        {
+            "mean": draws.mean(axis=0),
+            "expected_rank": ranks.mean(axis=0),
+            "p_lowest": prob[:, 0],
+            "p_highest": prob[:, -1],
+        },
+        index=labels,
+    )
+    rank_cols = pd.DataFrame(prob, index=labels, columns=[f"p_rank_{r}" for r in range(1, G + 1)])
+    return pd.concat([table, rank_cols], axis=1)
+
+
+def top_m_groups(source, m, *, highest=False, n_draws=DEFAULT_N_DRAWS, random_state=None):
+    """The ``m`` groups most probably among the ``m`` lowest (or highest).
+
+    Parameters
+    ----------
+    source : fitted estimator or pandas.DataFrame
+        A fitted skassess estimator, or posterior draws with one column per
+        group.
+    m : int
+        Number of groups to select, ``1 <= m <= n_groups``.
+    highest : bool, default=False
+        Select the highest values (e.g. the most costly classes) instead.
+    n_draws : int, default=4000
+        Number of posterior draws (estimators only).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the draws.
+
+    Returns
+    -------
+    top : pandas.DataFrame
+        All groups sorted by ``p_top_m`` = P(group is among the m lowest /
+        highest), with ``mean`` and ``selected`` (True for the first ``m``).
+    """
+    draws, labels = _draws(source, n_draws, random_state)
+    G = draws.shape[1]
+    if not isinstance(m, Integral) or not 1 <= m <= G:
+        raise ValueError(f"m must be an integer in [1, n_groups={G}]; got {m!r}.")
+    ranks = _ranks(-draws if highest else draws)
+    table = pd.DataFrame(
+        {"mean": draws.mean(axis=0), "p_top_m": (ranks <= m).mean(axis=0)}, index=labels
+    )
+    table = table.sort_values(["p_top_m", "mean"], ascending=[False, not highest])
+    table["selected"] = np.arange(G) < m
+    return table

@@ -1,0 +1,280 @@
+"""BayesianConfusionMatrix: a Dirichlet posterior over the true class per predicted class."""
+
+import numpy as np
+import pandas as pd
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import check_labels, check_level
+from ._base import DEFAULT_N_DRAWS, _BaseAssessor, _check_n_draws
+from ._conjugate import DirichletPosterior
+from ._rates import EPS
+
+NORMALIZE = (None, "all", "true", "pred")
+
+
+class BayesianConfusionMatrix(_BaseAssessor):
+    """Bayesian estimate of a black-box classifier's confusion matrix.
+
+    For each predicted class ``k``, the distribution ``theta_k`` of the true
+    class among rows predicted ``k`` has a Dirichlet posterior. With ``p_k``
+    the share of all rows (labeled or not) predicted ``k``, the joint
+    ``P(pred = k, y = j) = p_k theta_kj`` gives the confusion matrix.
+
+    Parameters
+    ----------
+    prior : {"uniform", "informative"} or array-like, default="uniform"
+        ``"uniform"``: ``Dirichlet(N0/K, ..., N0/K)`` per predicted class.
+        ``"informative"``: ``alpha_k = N0 * mean of p(y | x)`` over all rows
+        predicted ``k``. An array of shape (n_classes,) or
+        (n_classes, n_classes) (row = predicted class) gives ``alpha``
+        directly, and then ``prior_strength`` is not used.
+    prior_strength : float, default=1.0
+        ``N0``, the prior's weight in pseudo-labels.
+    classes : array-like of shape (n_classes,), default=None
+        Label of each score column, when ``y`` holds labels rather than
+        column indices.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the Monte Carlo draws.
+
+    Attributes
+    ----------
+    posterior_ : DirichletPosterior
+        Posterior per predicted class (row) over the true class (column).
+    prior_ : DirichletPosterior
+        The prior it started from.
+    counts_ : ndarray of shape (n_classes, n_classes)
+        Labeled rows per (predicted class, true class), weighted.
+    n_rows_ : ndarray of shape (n_classes,)
+        All rows per predicted class.
+    groups_ : pandas.Index
+        The predicted classes.
+    group_weights_ : ndarray of shape (n_classes,)
+        Share ``p_k`` of rows predicted ``k``.
+    classes_ : ndarray of shape (n_classes,)
+        Label of each score column.
+    n_classes_ : int
+        Number of classes.
+    n_features_in_ : int
+        Number of score columns seen in :meth:`fit`.
+
+    See Also
+    --------
+    BayesianMisclassificationCost : Expected cost from the same posterior.
+    BayesianAccuracy : Beta posterior of accuracy per group.
+
+    Notes
+    -----
+    ``overall_*`` methods give the accuracy ``sum_k p_k theta_kk``, and
+    :meth:`groupwise_samples` each predicted class's accuracy
+    ``theta_kk``. Matrices follow scikit-learn's orientation: rows are true
+    classes, columns predicted classes.
+
+    References
+    ----------
+    .. [1] D. Ji, R. L. Logan IV, P. Smyth, M. Steyvers, "Active Bayesian
+       Assessment of Black-Box Classifiers", AAAI 2021.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skassess.metrics import BayesianConfusionMatrix
+    >>> scores = np.array([[0.8, 0.2], [0.7, 0.3], [0.1, 0.9], [0.4, 0.6]])
+    >>> est = BayesianConfusionMatrix().fit(scores, [0, 1, 1, -1])
+    >>> est.confusion_matrix(normalize="all")
+    predicted_class     0      1
+    true_class
+    0                0.25  0.125
+    1                0.25  0.375
+    """
+
+    _parameter_constraints = {**_BaseAssessor._parameter_constraints}
+    _group_arrays = ("n_rows_", "expected_counts_", "counts_")
+
+    def __init__(self, *, prior="uniform", prior_strength=1.0, classes=None, random_state=None):
+        self.prior = prior
+        self.prior_strength = prior_strength
+        self.classes = classes
+        self.random_state = random_state
+
+    def _init_stats(self, n_groups):
+        K = self.n_classes_
+        self.n_rows_ = np.zeros(K)
+        self.expected_counts_ = np.zeros((K, K))
+        self.counts_ = np.zeros((K, K))
+
+    def _accumulate(self, scores, pred, group, y, weight):
+        K = self.n_classes_
+        self.n_rows_ += np.bincount(pred, weights=weight, minlength=K)
+        for j in range(K):  # a loop over classes, not rows
+            self.expected_counts_[:, j] += np.bincount(
+                pred, weights=weight * scores[:, j], minlength=K
+            )
+        labeled = y >= 0
+        cell = pred[labeled] * K + y[labeled]
+        self.counts_ += np.bincount(cell, weights=weight[labeled], minlength=K * K).reshape(
+            K, K
+        )
+
+    def _prior_alpha(self):
+        K = self.n_classes_
+        if isinstance(self.prior, str) and self.prior == "uniform":
+            return np.full((K, K), self.prior_strength / K)
+        if isinstance(self.prior, str):  # informative
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean = self.expected_counts_ / self.n_rows_[:, None]
+            mean = np.where(self.n_rows_[:, None] > 0, mean, 1.0 / K)
+            mean = np.maximum(mean, EPS)
+            return self.prior_strength * mean / mean.sum(axis=1, keepdims=True)
+        prior = np.asarray(self.prior, dtype=np.float64)
+        if prior.shape not in {(K,), (K, K)}:
+            raise ValueError(
+                f"prior as an array must have shape (n_classes,) or (n_classes, n_classes)"
+                f" = ({K}, {K}); got shape {prior.shape}."
+            )
+        if not np.all(np.isfinite(prior)) or np.any(prior <= 0):
+            raise ValueError(f"prior pseudo-counts must be finite and > 0; got {prior!r}.")
+        return np.broadcast_to(prior, (K, K)).copy()
+
+    def _update_posterior(self):
+        self.prior_ = DirichletPosterior(self._prior_alpha())
+        self.posterior_ = self.prior_.update(self.counts_)
+
+    # ---------------------------------------------------------------- outputs
+    def predict(self, X):
+        """Posterior predictive distribution of each row's true class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_classes) or (n_samples,)
+            Black-box scores.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            ``E[theta_k]`` for the row's predicted class ``k``.
+        """
+        _, pred, _ = self._rows(X, None)
+        return self.posterior_.mean()[pred]
+
+    def score(self, X, y):
+        """Mean log posterior predictive probability of the labeled rows' true classes.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_classes) or (n_samples,)
+            Black-box scores.
+        y : array-like of shape (n_samples,)
+            True labels, ``-1`` for unlabeled rows.
+
+        Returns
+        -------
+        score : float
+        """
+        scores, pred, _ = self._rows(X, None)
+        y = check_labels(y, scores.shape[0], self.n_classes_, self._checked_classes(
+            self.n_classes_))
+        labeled = y >= 0
+        if not labeled.any():
+            raise ValueError("score needs at least one labeled row (y != -1).")
+        return float(self.posterior_.log_predictive(y[labeled], pred[labeled]).mean())
+
+    def _class_index(self, name):
+        return pd.Index(self.classes_, name=name)
+
+    def summary(self, level=0.95):
+        """Posterior of each cell ``theta_kj = P(y = j | pred = k)`` as a DataFrame.
+
+        Returns
+        -------
+        summary : pandas.DataFrame
+            Indexed by (predicted_class, true_class), with ``n_labeled``
+            (labeled rows predicted ``k``), ``count`` (of them, with true class
+            ``j``), ``weight`` (``p_k``), ``prior_mean``, ``mean``, ``lower``
+            and ``upper``.
+        """
+        check_is_fitted(self)
+        lower, upper = self.posterior_.interval(check_level(level))
+        K = self.n_classes_
+        index = pd.MultiIndex.from_product(
+            [self.classes_, self.classes_], names=["predicted_class", "true_class"]
+        )
+        return pd.DataFrame(
+            {
+                "n_labeled": np.repeat(self.counts_.sum(axis=1), K),
+                "count": self.counts_.ravel(),
+                "weight": np.repeat(self.group_weights_, K),
+                "prior_mean": self.prior_.mean().ravel(),
+                "mean": self.posterior_.mean().ravel(),
+                "lower": lower.ravel(),
+                "upper": upper.ravel(),
+            },
+            index=index,
+        )
+
+    def confusion_matrix_samples(self, n_draws=DEFAULT_N_DRAWS, normalize="all",
+                                 random_state=None):
+        """Posterior draws of the confusion matrix (rows true, columns predicted).
+
+        Parameters
+        ----------
+        n_draws : int, default=4000
+            Number of draws.
+        normalize : {"all", "true", "pred"} or None, default="all"
+            ``"all"``: joint ``P(y = i, pred = j)``; ``"true"``:
+            ``P(pred = j | y = i)``; ``"pred"``: ``P(y = i | pred = j)``;
+            None: expected counts among all rows seen.
+        random_state : int, RandomState instance or None, default=None
+            Seed; None uses the estimator's ``random_state``.
+
+        Returns
+        -------
+        samples : ndarray of shape (n_draws, n_classes, n_classes)
+        """
+        check_is_fitted(self)
+        _check_n_draws(n_draws)
+        theta = self.posterior_.rvs(n_draws, self._rng(random_state))
+        return _normalize(theta, self.group_weights_, normalize, self.n_rows_.sum())
+
+    def confusion_matrix(self, normalize="all", n_draws=DEFAULT_N_DRAWS, random_state=None):
+        """Posterior mean confusion matrix as a DataFrame (rows true, columns predicted).
+
+        Exact for ``normalize`` in ``("all", "pred", None)``; a Monte Carlo
+        mean for ``"true"``. See :meth:`confusion_matrix_samples`.
+        """
+        check_is_fitted(self)
+        if normalize == "true":
+            matrix = self.confusion_matrix_samples(n_draws, "true", random_state).mean(axis=0)
+        else:
+            matrix = _normalize(
+                self.posterior_.mean()[None], self.group_weights_, normalize,
+                self.n_rows_.sum()
+            )[0]
+        return pd.DataFrame(
+            matrix, index=self._class_index("true_class"),
+            columns=self._class_index("predicted_class"),
+        )
+
+    def _groupwise_samples(self, n_draws, rng):
+        return np.diagonal(self.posterior_.rvs(n_draws, rng), axis1=1, axis2=2)
+
+    def _overall_samples(self, n_draws, rng):
+        return self._groupwise_samples(n_draws, rng) @ self.group_weights_
+
+    def _overall_exact_mean(self):
+        return float(np.diagonal(self.posterior_.mean()) @ self.group_weights_)
+
+
+def _normalize(theta, p, normalize, n_total):
+    """theta[s, k, j] = P(y=j | pred=k) -> matrices [s, true, pred]."""
+    if normalize not in NORMALIZE:
+        raise ValueError(f"normalize must be one of {NORMALIZE}; got {normalize!r}.")
+    if normalize == "pred":
+        return np.swapaxes(theta, 1, 2)
+    joint = np.swapaxes(theta * p[None, :, None], 1, 2)
+    if normalize == "all":
+        return joint
+    if normalize is None:
+        return joint * n_total
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return joint / joint.sum(axis=2, keepdims=True)
+

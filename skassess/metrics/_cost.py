@@ -1,0 +1,145 @@
+"""BayesianMisclassificationCost: posterior of the expected cost of a classifier's errors."""
+
+import numpy as np
+import pandas as pd
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import check_level
+from ._confusion import BayesianConfusionMatrix
+
+
+class BayesianMisclassificationCost(BayesianConfusionMatrix):
+    """Bayesian estimate of a black-box classifier's expected misclassification cost.
+
+    Uses the Dirichlet model of :class:`BayesianConfusionMatrix`: among rows
+    predicted ``k`` the true class has distribution ``theta_k``, so the
+    expected cost of predicting ``k`` is ``cost_k = sum_j C[j, k] theta_kj``
+    and the overall expected cost per row is ``sum_k p_k cost_k``.
+
+    Parameters
+    ----------
+    cost_matrix : array-like of shape (n_classes, n_classes), default=None
+        ``C[j, k]``: cost of predicting class ``k`` when the true class is
+        ``j`` (rows true, columns predicted, as scikit-learn's confusion
+        matrix). Finite and non-negative. None means the 0-1 cost, for which
+        the expected cost is the error rate.
+    prior : {"uniform", "informative"} or array-like, default="uniform"
+        As in :class:`BayesianConfusionMatrix`.
+    prior_strength : float, default=1.0
+        ``N0``, the prior's weight in pseudo-labels.
+    classes : array-like of shape (n_classes,), default=None
+        Label of each score column, when ``y`` holds labels rather than
+        column indices.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the Monte Carlo draws.
+
+    Attributes
+    ----------
+    cost_matrix_ : ndarray of shape (n_classes, n_classes)
+        The cost matrix used.
+    posterior_ : DirichletPosterior
+        Posterior per predicted class over the true class.
+    prior_ : DirichletPosterior
+        The prior it started from.
+    counts_ : ndarray of shape (n_classes, n_classes)
+        Labeled rows per (predicted class, true class).
+    n_rows_ : ndarray of shape (n_classes,)
+        All rows per predicted class.
+    groups_ : pandas.Index
+        The predicted classes.
+    group_weights_ : ndarray of shape (n_classes,)
+        Share ``p_k`` of rows predicted ``k``.
+    classes_ : ndarray of shape (n_classes,)
+        Label of each score column.
+    n_classes_ : int
+        Number of classes.
+    n_features_in_ : int
+        Number of score columns seen in :meth:`fit`.
+
+    See Also
+    --------
+    BayesianConfusionMatrix : The posterior this estimator builds on.
+
+    Notes
+    -----
+    ``overall_*`` methods and :meth:`groupwise_samples` give the overall
+    expected cost and the expected cost per predicted class.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skassess.metrics import BayesianMisclassificationCost
+    >>> scores = np.array([[0.8, 0.2], [0.7, 0.3], [0.1, 0.9], [0.4, 0.6]])
+    >>> cost = [[0, 1], [5, 0]]  # missing a positive costs 5
+    >>> est = BayesianMisclassificationCost(cost_matrix=cost, random_state=0)
+    >>> round(est.fit(scores, [0, 1, 1, 1]).overall_mean(), 4)
+    1.3333
+    """
+
+    _parameter_constraints = {
+        **BayesianConfusionMatrix._parameter_constraints,
+        "cost_matrix": ["array-like", None],
+    }
+
+    def __init__(
+        self, *, cost_matrix=None, prior="uniform", prior_strength=1.0, classes=None,
+        random_state=None,
+    ):
+        super().__init__(
+            prior=prior, prior_strength=prior_strength, classes=classes,
+            random_state=random_state,
+        )
+        self.cost_matrix = cost_matrix
+
+    def _check_params(self, scores):
+        K = scores.shape[1]
+        if self.cost_matrix is None:
+            self.cost_matrix_ = 1.0 - np.eye(K)
+            return
+        cost = np.asarray(self.cost_matrix, dtype=np.float64)
+        if cost.shape != (K, K):
+            raise ValueError(
+                f"cost_matrix must have shape (n_classes, n_classes) = ({K}, {K}); got "
+                f"shape {cost.shape}."
+            )
+        if not np.all(np.isfinite(cost)) or np.any(cost < 0):
+            raise ValueError(
+                f"cost_matrix must be finite and non-negative; got {cost.tolist()!r}."
+            )
+        self.cost_matrix_ = cost
+
+    def _cost(self, theta):
+        """theta[..., k, j] -> expected cost per predicted class [..., k]."""
+        return np.einsum("...kj,jk->...k", theta, self.cost_matrix_)
+
+    def _groupwise_samples(self, n_draws, rng):
+        return self._cost(self.posterior_.rvs(n_draws, rng))
+
+    def _overall_exact_mean(self):
+        return float(self._cost(self.posterior_.mean()) @ self.group_weights_)
+
+    def summary(self, level=0.95, n_draws=4000, random_state=None):
+        """Posterior of the expected cost per predicted class as a DataFrame.
+
+        Returns
+        -------
+        summary : pandas.DataFrame
+            One row per predicted class with ``n_labeled``, ``weight``
+            (``p_k``), ``prior_mean``, ``mean`` (exact) and ``lower``/``upper``
+            (Monte Carlo quantiles of ``n_draws`` draws).
+        """
+        check_is_fitted(self)
+        tail = (1.0 - check_level(level)) / 2.0
+        draws = self.groupwise_samples(n_draws, random_state)
+        lower, upper = np.quantile(draws, [tail, 1.0 - tail], axis=0)
+        return pd.DataFrame(
+            {
+                "n_labeled": self.counts_.sum(axis=1),
+                "weight": self.group_weights_,
+                "prior_mean": self._cost(self.prior_.mean()),
+                "mean": self._cost(self.posterior_.mean()),
+                "lower": lower,
+                "upper": upper,
+            },
+            index=self._class_index("predicted_class"),
+        )

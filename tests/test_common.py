@@ -1,0 +1,111 @@
+"""scikit-learn's estimator checks for every public estimator.
+
+The estimators take black-box *scores* (class probabilities) as X, while most
+checks feed arbitrary real-valued features. So the checks run twice:
+
+1. on each bare estimator, where every check that fits on arbitrary features
+   is an expected failure (listed below with the reason);
+2. on each estimator behind a black box: ``_BehindBlackBox`` fits a
+   LogisticRegression on the check's features and gives its probabilities to
+   the estimator (the situation the library is for). Here every check must
+   pass, so fit / partial_fit / predict / score / sample_weight / pickling of
+   the estimator itself go through all of scikit-learn's protocols.
+"""
+
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from skassess import (
+    BayesianAccuracy,
+    BayesianCalibrationError,
+    BayesianConfusionMatrix,
+    BayesianMisclassificationCost,
+)
+
+ESTIMATORS = [
+    BayesianAccuracy(),
+    BayesianAccuracy(grouping="score_bins", prior="informative", n_bins=3),
+    BayesianCalibrationError(n_bins=4),
+    BayesianConfusionMatrix(prior="informative"),
+    BayesianMisclassificationCost(),
+]
+
+NOT_SCORES = (
+    "fits on arbitrary real-valued features; X must be class probabilities (rows "
+    "non-negative and summing to 1), so fit rejects it with a ValueError"
+)
+BARE_EXPECTED_FAILURES = {
+    name: NOT_SCORES
+    for name in [
+        "check_all_zero_sample_weights_error",
+        "check_dict_unchanged",
+        "check_dont_overwrite_parameters",
+        "check_dtype_object",
+        "check_estimators_dtypes",
+        "check_estimators_fit_returns_self",
+        "check_estimators_nan_inf",
+        "check_estimators_overwrite_params",
+        "check_estimators_pickle",
+        "check_f_contiguous_array_estimator",
+        "check_fit2d_1feature",
+        "check_fit2d_1sample",
+        "check_fit2d_predict1d",
+        "check_fit_check_is_fitted",
+        "check_fit_idempotent",
+        "check_fit_score_takes_y",
+        "check_methods_sample_order_invariance",
+        "check_methods_subset_invariance",
+        "check_n_features_in",
+        "check_n_features_in_after_fitting",
+        "check_pipeline_consistency",
+        "check_readonly_memmap_input",
+        "check_sample_weight_equivalence_on_dense_data",
+        "check_sample_weights_list",
+        "check_sample_weights_not_an_array",
+        "check_sample_weights_not_overwritten",
+        "check_sample_weights_pandas_series",
+        "check_sample_weights_shape",
+    ]
+}
+
+
+def _bare_expected_failures(estimator):
+    return BARE_EXPECTED_FAILURES
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_bare_expected_failures)
+def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)
+
+
+class _BehindBlackBox(MetaEstimatorMixin, BaseEstimator):
+    """Test harness: a LogisticRegression is the black box, ``estimator`` assesses it."""
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+
+    def fit(self, X, y, sample_weight=None):
+        X, y = validate_data(self, X, y)
+        self.model_ = LogisticRegression().fit(X, y, sample_weight=sample_weight)
+        self.estimator_ = clone(self.estimator).set_params(classes=self.model_.classes_)
+        self.estimator_.fit(self.model_.predict_proba(X), y, sample_weight=sample_weight)
+        return self
+
+    def _scores(self, X):
+        check_is_fitted(self)
+        return self.model_.predict_proba(validate_data(self, X, reset=False))
+
+    def predict(self, X):
+        scores = self._scores(X)
+        return self.estimator_.predict(scores)
+
+    def score(self, X, y):
+        scores = self._scores(X)
+        return self.estimator_.score(scores, y)
+
+
+@parametrize_with_checks([_BehindBlackBox(est) for est in ESTIMATORS])
+def test_sklearn_checks_behind_black_box(estimator, check):
+    check(estimator)
