@@ -50,14 +50,9 @@ def check_scores(X, *, n_classes=None, input_name="X"):
         scores = np.empty((X.shape[0], 2))
         scores[:, 1] = X
         np.subtract(1.0, X, out=scores[:, 0])
-    elif X.ndim == 2:
+    else:  # check_array allows 1-D or 2-D only
         _check_range(X, input_name, binary=False)
         scores = X
-    else:
-        raise ValueError(
-            f"{input_name} must be 1-D (binary P(class 1)) or 2-D (class probabilities); "
-            f"got an array with {X.ndim} dimensions."
-        )
     if n_classes is not None and scores.shape[1] != n_classes:
         raise ValueError(
             f"{input_name} has {scores.shape[1]} score columns, but the estimator was "
@@ -88,7 +83,7 @@ def _check_range(X, input_name, binary):
                 row = start + int(np.flatnonzero(high > 1)[0])
                 raise ValueError(
                     f"Binary scores in {input_name} are P(class 1) and must lie in [0, 1]; "
-                    f"row {row} is {X[row, 0]!r}."
+                    f"row {row} is {_py(X[row, 0])!r}."
                 )
         else:
             bad = np.abs(sums - 1.0) > ROW_SUM_TOL
@@ -98,6 +93,11 @@ def _check_range(X, input_name, binary):
                     f"The scores in {input_name} must sum to 1 per row (tolerance "
                     f"{ROW_SUM_TOL:g}); row {row} sums to {sums[row - start]:.8g}."
                 )
+
+
+def _py(value):
+    """A numpy scalar as the plain Python value, for messages."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _fmt(row):
@@ -126,6 +126,8 @@ def check_labels(y, n_samples, n_classes, classes=None):
     """
     if y is None:
         return np.full(n_samples, -1, dtype=np.int64)
+    if classes is not None and isinstance(y, list | tuple):
+        y = np.array(y, dtype=object)  # keep the integer marker -1 beside string labels
     y = np.asarray(y.to_numpy() if isinstance(y, pd.Series | pd.DataFrame) else y)
     if y.ndim == 2 and y.shape[1] == 1:
         raise ValueError(
@@ -150,13 +152,13 @@ def check_labels(y, n_samples, n_classes, classes=None):
         if (y != np.round(y)).any():
             row = int(np.flatnonzero(y != np.round(y))[0])
             raise ValueError(
-                f"y must hold class indices 0..{n_classes - 1} or -1; row {row} is {y[row]!r}."
+                f"y must hold class indices 0..{n_classes - 1} or -1; row {row} is {_py(y[row])!r}."
             )
         out = y.astype(np.int64)
     else:
         row = int(np.flatnonzero(~np.isin(y, np.arange(-1, n_classes)))[0]) if y.size else 0
         raise ValueError(
-            f"y holds labels such as {y[row]!r} that are not class indices 0..{n_classes - 1}"
+            f"y holds labels such as {_py(y[row])!r} that are not class indices 0..{n_classes - 1}"
             " or -1; pass classes=[...] to map labels to score columns."
         )
     if out.size:
@@ -165,7 +167,7 @@ def check_labels(y, n_samples, n_classes, classes=None):
             row = int(np.flatnonzero(bad)[0])
             raise ValueError(
                 f"y must hold class indices 0..{n_classes - 1} or -1 (unlabeled); "
-                f"row {row} is {out[row]!r}."
+                f"row {row} is {_py(out[row])!r}."
             )
     return out
 
@@ -173,21 +175,24 @@ def check_labels(y, n_samples, n_classes, classes=None):
 def _map_classes(y, n_classes, classes):
     classes = check_classes(classes, n_classes)
     index = {c: i for i, c in enumerate(classes.tolist())}
-    uniques, inverse = np.unique(y.astype(object) if y.dtype.kind == "O" else y,
-                                 return_inverse=True)
+    inverse, uniques = pd.factorize(y, use_na_sentinel=False)
     codes = np.empty(len(uniques), dtype=np.int64)
-    for j, value in enumerate(uniques.tolist()):
+    for j, value in enumerate(list(uniques)):
         if value in index:
             codes[j] = index[value]
         elif _is_unlabeled_marker(value):
             codes[j] = -1
         else:
             row = int(np.flatnonzero(inverse == j)[0])
-            raise ValueError(
-                f"y holds the label {value!r} at row {row}, which is not in classes="
-                f"{classes.tolist()!r} and is not the unlabeled marker -1."
+            hint = (
+                " (the marker is the integer -1: hold string labels in an object array)"
+                if value == "-1" else ""
             )
-    return codes[inverse.ravel()]
+            raise ValueError(
+                f"y holds the label {_py(value)!r} at row {row}, which is not in classes="
+                f"{classes.tolist()!r} and is not the unlabeled marker -1{hint}."
+            )
+    return codes[inverse]
 
 
 def _is_unlabeled_marker(value):

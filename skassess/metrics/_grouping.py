@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .._validation import check_groups
+from .._validation import _py, check_groups
 from ..exceptions import SkassessWarning
 
 GROUPINGS = ("predicted_class", "score_bins", "class_bin", "external")
@@ -172,7 +172,7 @@ class ExternalGrouping:
         if (codes < 0).any():
             row = int(np.flatnonzero(codes < 0)[0])
             raise ValueError(
-                f"groups holds {groups[row]!r} at row {row}, a group not seen in fit; "
+                f"groups holds {_py(groups[row])!r} at row {row}, a group not seen in fit; "
                 f"known groups: {self.labels.tolist()!r}."
             )
         return codes

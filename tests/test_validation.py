@@ -1,0 +1,160 @@
+"""Every bad input the documentation promises to reject, with its message."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.exceptions import NotFittedError
+
+from skassess import (
+    BayesianAccuracy,
+    BayesianCalibrationError,
+    BayesianConfusionMatrix,
+    BayesianMisclassificationCost,
+)
+from skassess.metrics import compare_groups, top_m_groups
+
+S = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6], [0.5, 0.25, 0.25]])
+Y = np.array([0, 1, -1, 2])
+
+
+@pytest.mark.parametrize(
+    "X, match",
+    [
+        (np.array([[0.5, 0.5], [np.nan, 1.0]]), r"X contains NaN or inf: row 1"),
+        (np.array([[0.5, 0.5], [np.inf, 0.0]]), r"X contains NaN or inf: row 1"),
+        (np.array([[0.5, 0.5], [1.2, -0.2]]), r"Negative values in data passed to X.*row 1"),
+        (np.array([[0.5, 0.5], [0.7, 0.2], [0.1, 0.1]]), r"sum to 1 per row.*row 1 sums to 0.9"),
+        (np.array([0.2, 1.5]), r"P\(class 1\) and must lie in \[0, 1\]; row 1 is 1.5"),
+        (np.ones((2, 2, 2)) / 4, "Found array with dim 3"),
+    ],
+)
+def test_bad_scores(X, match):
+    with pytest.raises(ValueError, match=match):
+        BayesianAccuracy().fit(X)
+
+
+def test_row_sum_tolerance_is_1e6():
+    ok = np.array([[0.5, 0.5 + 9e-7]])
+    BayesianAccuracy().fit(ok)
+    with pytest.raises(ValueError, match="row 0 sums to 1.0000011"):
+        BayesianAccuracy().fit(np.array([[0.5, 0.5 + 1.1e-6]]))
+
+
+def test_scores_width_must_match_classes():
+    est = BayesianAccuracy().fit(S, Y)
+    with pytest.raises(ValueError, match="X has 2 features, but BayesianAccuracy is expecting 3"):
+        est.predict(np.array([[0.5, 0.5]]))
+    with pytest.raises(ValueError, match="classes must list one label per score column"):
+        BayesianAccuracy(classes=["a", "b"]).fit(S, Y)
+    with pytest.raises(ValueError, match="classes must not repeat"):
+        BayesianAccuracy(classes=["a", "b", "a"]).fit(S, Y)
+
+
+@pytest.mark.parametrize(
+    "y, match",
+    [
+        (np.array([0, 1, 3, -1]), r"class indices 0..2 or -1 \(unlabeled\); row 2 is"),
+        (np.array([0, 1, -2, -1]), r"row 2 is"),
+        (np.array([0.0, 1.5, 2.0, -1.0]), r"row 1 is 1.5"),
+        (np.array([0.0, np.nan, 2.0, -1.0]), r"y contains NaN at row 1"),
+        (np.array(["a", "b", "c", "a"]), r"pass classes=\[...\]"),
+        (np.array([0, 1, 2]), r"y has 3 entries, but X has 4 rows"),
+        (np.array([[0], [1], [2], [0]]), r"y must be 1-D"),
+    ],
+)
+def test_bad_labels(y, match):
+    with pytest.raises(ValueError, match=match):
+        BayesianAccuracy().fit(S, y)
+
+
+def test_label_not_in_classes():
+    with pytest.raises(ValueError, match=r"label 'fox' at row 1, which is not in classes"):
+        BayesianAccuracy(classes=["cat", "dog", "eel"]).fit(S, ["cat", "fox", -1, "eel"])
+    with pytest.raises(ValueError, match="label nan at row 1"):
+        BayesianAccuracy(classes=["cat", "dog", "eel"]).fit(S, ["cat", np.nan, -1, "eel"])
+    with pytest.raises(ValueError, match="the marker is the integer -1"):
+        BayesianAccuracy(classes=["cat", "dog", "eel"]).fit(S, np.array(["cat", "dog", "-1", "x"]))
+    est = BayesianAccuracy(classes=["cat", "dog", "eel"]).fit(S, ["cat", "dog", -1, "eel"])
+    assert est.n_labeled_.sum() == 3
+
+
+def test_bad_groups():
+    est = BayesianAccuracy(grouping="external")
+    with pytest.raises(ValueError, match="groups is required with grouping='external'"):
+        est.fit(S, Y)
+    with pytest.raises(ValueError, match="groups has 3 entries, but X has 4 rows"):
+        est.fit(S, Y, groups=["a", "b", "a"])
+    with pytest.raises(ValueError, match="groups has a missing value at row 2"):
+        est.fit(S, Y, groups=pd.Series(["a", "b", None, "a"]))
+    with pytest.raises(ValueError, match="grouping is 'predicted_class'; set grouping='external'"):
+        BayesianAccuracy().fit(S, Y, groups=["a", "b", "a", "b"])
+    fitted = est.fit(S, Y, groups=["a", "b", "a", "b"])
+    with pytest.raises(ValueError, match="groups holds 'z' at row 1, a group not seen in fit"):
+        fitted.predict(S, groups=["a", "z", "a", "b"])
+
+
+@pytest.mark.parametrize(
+    "est, match",
+    [
+        (BayesianAccuracy(grouping="score_bins", n_bins=0), "'n_bins' parameter"),
+        (BayesianCalibrationError(n_bins=0), "'n_bins' parameter"),
+        (BayesianAccuracy(prior_strength=0.0), "'prior_strength' parameter"),
+        (BayesianAccuracy(prior_strength=-1), "'prior_strength' parameter"),
+        (BayesianConfusionMatrix(prior_strength=0), "'prior_strength' parameter"),
+        (BayesianAccuracy(prior="flat"), "'prior' parameter"),
+        (BayesianAccuracy(metric="f1"), "'metric' parameter"),
+        (BayesianAccuracy(grouping="age"), "'grouping' parameter"),
+        (BayesianMisclassificationCost(cost_matrix=[[0, 1], [1, 0]]),
+         r"cost_matrix must have shape \(n_classes, n_classes\) = \(3, 3\); got shape \(2, 2\)"),
+        (BayesianMisclassificationCost(cost_matrix=[[0, 1, 1], [1, 0, -1], [1, 1, 0]]),
+         "cost_matrix must be finite and non-negative"),
+        (BayesianAccuracy(prior=[1.0, 2.0, 3.0]), r"prior as an array must have shape \(2,\)"),
+        (BayesianAccuracy(prior=[1.0, 0.0]), "prior pseudo-counts must be finite and > 0"),
+        (BayesianConfusionMatrix(prior=[1.0, 2.0]), r"shape \(n_classes,\) or"),
+    ],
+)
+def test_bad_parameters(est, match):
+    with pytest.raises(ValueError, match=match):
+        est.fit(S, Y)
+
+
+def test_bad_sample_weight():
+    with pytest.raises(ValueError, match="Negative values in data passed to `sample_weight`"):
+        BayesianAccuracy().fit(S, Y, sample_weight=[1, -1, 1, 1])
+
+
+def test_all_unlabeled_allowed_and_predict_before_fit():
+    est = BayesianAccuracy(prior="informative").fit(S, np.full(4, -1))
+    np.testing.assert_allclose(est.posterior_.mean(), est.prior_.mean())
+    with pytest.raises(ValueError, match="score needs at least one labeled row"):
+        est.score(S, np.full(4, -1))
+    for cls in (BayesianAccuracy, BayesianCalibrationError, BayesianConfusionMatrix,
+                BayesianMisclassificationCost):
+        with pytest.raises(NotFittedError):
+            cls().predict(S)
+        with pytest.raises(NotFittedError):
+            cls().summary()
+        with pytest.raises(NotFittedError):
+            cls().overall_samples()
+
+
+def test_bad_level_and_draws():
+    est = BayesianAccuracy().fit(S, Y)
+    with pytest.raises(ValueError, match="level must be a number in"):
+        est.summary(level=95)
+    with pytest.raises(ValueError, match="n_draws must be a positive integer; got 0"):
+        est.overall_samples(0)
+
+
+def test_bad_comparisons():
+    est = BayesianAccuracy().fit(S, Y)
+    with pytest.raises(ValueError, match=r"group_b=7 is not a group; groups are \[0, 1, 2\]"):
+        compare_groups(est, 0, 7)
+    with pytest.raises(ValueError, match="group_a and group_b must differ"):
+        compare_groups(est, 1, 1)
+    with pytest.raises(ValueError, match="rope must be a number >= 0"):
+        compare_groups(est, 0, 1, rope=-0.1)
+    with pytest.raises(ValueError, match=r"m must be an integer in \[1, n_groups=3\]; got 4"):
+        top_m_groups(est, 4)
+    with pytest.raises(TypeError, match="expected a fitted skassess estimator"):
+        compare_groups(np.zeros((3, 3)), 0, 1)
