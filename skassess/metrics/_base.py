@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import (
     check_classes,
+    check_groups,
     check_labels,
     check_level,
     check_sample_weight,
@@ -18,6 +19,8 @@ from .._validation import (
 from ._grouping import make_grouping
 
 DEFAULT_N_DRAWS = 4000
+#: Rows processed at a time by partial_fit.
+BLOCK = 1 << 15
 
 
 class _BaseAssessor(BaseEstimator):
@@ -104,9 +107,17 @@ class _BaseAssessor(BaseEstimator):
             self._init_stats(self.grouping_.n_groups)
         elif self.grouping_.uses_groups:
             self._grow_groups(groups, n)
-        pred = scores.argmax(axis=1)
-        group = self.grouping_.transform(scores, groups, pred=pred)
-        self._accumulate(scores, pred, group, y, weight)
+        if self.grouping_.uses_groups:
+            groups = check_groups(groups, n)
+        # Blocks keep the per-row temporaries in cache and the extra memory bounded.
+        for start in range(0, n, BLOCK):
+            rows = slice(start, start + BLOCK)
+            block = scores[rows]
+            pred, conf = _top1(block)
+            group = self.grouping_.transform(
+                block, None if groups is None else groups[rows], pred=pred, confidence=conf
+            )
+            self._accumulate(block, pred, conf, group, y[rows], weight[rows])
         self.n_rows_seen_ = getattr(self, "n_rows_seen_", 0) + n
         self._update_posterior()
         return self
@@ -136,8 +147,6 @@ class _BaseAssessor(BaseEstimator):
         return getattr(self, "grouping", "predicted_class")
 
     def _grow_groups(self, groups, n):
-        from .._validation import check_groups
-
         old_n = self.grouping_.n_groups
         position = self.grouping_.extend(check_groups(groups, n))
         if self.grouping_.n_groups == old_n:
@@ -153,8 +162,8 @@ class _BaseAssessor(BaseEstimator):
         check_is_fitted(self)
         scores = self._validate_scores(X, reset=False)
         self._check_groups_usage(groups)
-        pred = scores.argmax(axis=1)
-        return scores, pred, self.grouping_.transform(scores, groups, pred=pred)
+        pred, conf = _top1(scores)
+        return scores, pred, self.grouping_.transform(scores, groups, pred=pred, confidence=conf)
 
     # --------------------------------------------------------------- summaries
     @property
@@ -224,6 +233,12 @@ class _BaseAssessor(BaseEstimator):
         tags.target_tags.required = False
         tags.input_tags.positive_only = True
         return tags
+
+
+def _top1(scores):
+    """Predicted class and top-1 confidence of each row."""
+    pred = scores.argmax(axis=1)
+    return pred, np.take_along_axis(scores, pred[:, None], axis=1)[:, 0]
 
 
 def _check_n_draws(n_draws):

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_labels, check_level
@@ -102,13 +103,13 @@ class BayesianConfusionMatrix(_BaseAssessor):
         self.expected_counts_ = np.zeros((K, K))
         self.counts_ = np.zeros((K, K))
 
-    def _accumulate(self, scores, pred, group, y, weight):
+    def _accumulate(self, scores, pred, conf, group, y, weight):
         K = self.n_classes_
         self.n_rows_ += np.bincount(pred, weights=weight, minlength=K)
-        for j in range(K):  # a loop over classes, not rows
-            self.expected_counts_[:, j] += np.bincount(
-                pred, weights=weight * scores[:, j], minlength=K
-            )
+        # Sum of the score rows per predicted class, as (weighted one-hot) @ scores.
+        # In CSC form the one-hot matrix has one entry per column and needs no sorting.
+        one_hot = sparse.csc_matrix((weight, pred, np.arange(len(pred) + 1)), shape=(K, len(pred)))
+        self.expected_counts_ += one_hot @ scores
         labeled = y >= 0
         cell = pred[labeled] * K + y[labeled]
         self.counts_ += np.bincount(cell, weights=weight[labeled], minlength=K * K).reshape(

@@ -33,10 +33,10 @@ _ON_TRUE = {"tpr": (1, 1), "fnr": (1, 0), "tnr": (0, 0), "fpr": (0, 1)}
 EPS = 1e-6
 
 
-def _terms(metric, scores, pred):
+def _terms(metric, scores, pred, conf):
     """Model-expected (condition, outcome) per row."""
     if metric == "accuracy":
-        return None, np.take_along_axis(scores, pred[:, None], axis=1)[:, 0]
+        return None, conf
     if metric == "precision":
         cond = (pred == 1).astype(np.float64)
         return cond, scores[:, 1] * cond
@@ -83,7 +83,7 @@ class _BetaAssessor(_BaseAssessor):
         for name in self._group_arrays:
             setattr(self, name, np.zeros(n_groups))
 
-    def _accumulate(self, scores, pred, group, y, weight):
+    def _accumulate(self, scores, pred, conf, group, y, weight):
         metric, G = self._metric(), self.grouping_.n_groups
 
         def count(w, mask=None):
@@ -92,7 +92,7 @@ class _BetaAssessor(_BaseAssessor):
             return np.bincount(group[mask], weights=w[mask], minlength=G)
 
         self.n_rows_ += count(weight)
-        cond, outcome = _terms(metric, scores, pred)
+        cond, outcome = _terms(metric, scores, pred, conf)
         self.expected_condition_ += count(weight if cond is None else weight * cond)
         self.expected_success_ += count(weight * outcome)
         if metric == "precision":

@@ -252,3 +252,25 @@ def test_zero_one_cost_is_error_rate():
     cm = BayesianConfusionMatrix(random_state=0).fit(scores, y)
     assert cost.overall_mean() == pytest.approx(1 - cm.overall_mean())
     np.testing.assert_allclose(cost.summary()["mean"], 1 - np.diag(cm.posterior_.mean()))
+
+
+def test_equal_width_bins_match_searchsorted_at_edges():
+    from skassess.metrics._grouping import ScoreBinGrouping
+
+    edges = np.linspace(0, 1, 11)
+    c = np.concatenate([edges, np.nextafter(edges, 0), np.nextafter(edges, 1)])
+    c = np.clip(c, 0, 1)
+    scores = np.c_[c, 1 - c]
+    conf = scores.max(axis=1)
+    grouping = ScoreBinGrouping(10, "equal_width").fit(scores)
+    expected = np.searchsorted(edges[1:-1], conf, side="right")
+    np.testing.assert_array_equal(grouping.transform(scores, confidence=conf), expected)
+
+
+def test_equal_mass_ties_warn():
+    from skassess.exceptions import SkassessWarning
+
+    p = np.r_[np.full(900, 0.99), np.linspace(0.5, 0.9, 100)]
+    with pytest.warns(SkassessWarning, match="tied confidences"):
+        est = BayesianCalibrationError(n_bins=10, binning="equal_mass").fit(p, None)
+    assert len(est.bin_edges_) < 11

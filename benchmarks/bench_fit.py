@@ -1,0 +1,73 @@
+"""Throughput of fit / partial_fit: labeled rows per second for K = 10 classes.
+
+    python benchmarks/bench_fit.py [--rows 2000000] [--repeats 5]
+
+Prints the best of ``--repeats`` runs for each estimator, for ``fit`` on one
+batch and for ``partial_fit`` over 10 batches. Memory beyond the input is
+O(G K) for the posteriors plus O(batch) temporaries.
+"""
+
+import argparse
+import time
+
+import numpy as np
+
+from skassess import (
+    BayesianAccuracy,
+    BayesianCalibrationError,
+    BayesianConfusionMatrix,
+    BayesianMisclassificationCost,
+)
+
+
+def make(n, k, seed=0):
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(size=(n, k)) * 3
+    logits -= logits.max(axis=1, keepdims=True)
+    scores = np.exp(logits)
+    scores /= scores.sum(axis=1, keepdims=True)
+    y = rng.integers(0, k, n)
+    return scores, y
+
+
+def best_of(repeats, fn):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=2_000_000)
+    parser.add_argument("--classes", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    scores, y = make(args.rows, args.classes)
+    chunks = np.array_split(np.arange(args.rows), 10)
+    parts = [(scores[c], y[c]) for c in chunks]
+    print(f"{args.rows:,} labeled rows, K = {args.classes}; best of {args.repeats}")
+    print(f"{'estimator':<46}{'fit rows/s':>14}{'partial_fit rows/s':>20}")
+    for est in (
+        BayesianAccuracy(),
+        BayesianAccuracy(prior="informative", grouping="class_bin"),
+        BayesianCalibrationError(),
+        BayesianConfusionMatrix(prior="informative"),
+        BayesianMisclassificationCost(),
+    ):
+        t_fit = best_of(args.repeats, lambda est=est: est.fit(scores, y))
+
+        def chunked(est=est):
+            est.fit(*parts[0])
+            for s, t in parts[1:]:
+                est.partial_fit(s, t)
+
+        t_part = best_of(args.repeats, chunked)
+        name = repr(est)[:45]
+        print(f"{name:<46}{args.rows / t_fit:>14,.0f}{args.rows / t_part:>20,.0f}")
+
+
+if __name__ == "__main__":
+    main()
