@@ -1,0 +1,1 @@
+collect_ignore = ["docs/conf.py", "benchmarks", "examples"]
