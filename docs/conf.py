@@ -30,5 +30,4 @@ autodoc_default_options = {
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 html_theme = "alabaster"
-html_static_path = ["_static"]
 templates_path = []

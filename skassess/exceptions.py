@@ -1,15 +1,11 @@
 """Warnings raised by skassess."""
 
-__all__ = ["SkassessWarning", "PriorWarning"]
+__all__ = ["SkassessWarning"]
 
 
 class SkassessWarning(UserWarning):
-    """Base class of every warning skassess raises."""
+    """Base class of every warning skassess raises.
 
-
-class PriorWarning(SkassessWarning):
-    """A posterior rests on its prior alone where the user may expect data.
-
-    Raised, for example, when a comparison involves a group without any
-    labeled row.
+    Raised, for example, when equal-mass binning meets tied confidences and
+    makes fewer bins than asked for.
     """
