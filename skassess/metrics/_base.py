@@ -90,7 +90,7 @@ class _BaseAssessor(BaseEstimator):
         n = scores.shape[0]
         y = check_labels(y, n, scores.shape[1], self._checked_classes(scores.shape[1]))
         weight = check_sample_weight(sample_weight, n)
-        self._check_groups_usage(groups)
+        groups = self._checked_groups(groups, n)
         if first:
             self.n_classes_ = scores.shape[1]
             self.classes_ = (
@@ -106,9 +106,7 @@ class _BaseAssessor(BaseEstimator):
             ).fit(scores, groups)
             self._init_stats(self.grouping_.n_groups)
         elif self.grouping_.uses_groups:
-            self._grow_groups(groups, n)
-        if self.grouping_.uses_groups:
-            groups = check_groups(groups, n)
+            self._grow_groups(groups)
         # Blocks keep the per-row temporaries in cache and the extra memory bounded.
         for start in range(0, n, BLOCK):
             rows = slice(start, start + BLOCK)
@@ -132,13 +130,17 @@ class _BaseAssessor(BaseEstimator):
     def _checked_classes(self, n_classes):
         return None if self.classes is None else check_classes(self.classes, n_classes)
 
-    def _check_groups_usage(self, groups):
+    def _checked_groups(self, groups, n):
+        """Validate ``groups`` once: required with external groups, refused otherwise."""
         kind = self._grouping_kind()
-        if groups is not None and kind != "external":
+        if kind == "external":
+            return check_groups(groups, n)
+        if groups is not None:
             raise ValueError(
                 f"groups were passed, but the grouping is {kind!r}; set "
                 "grouping='external' to group rows by these labels."
             )
+        return None
 
     def _check_params(self, scores):
         """Check parameters that depend on the data (hook for subclasses)."""
@@ -146,9 +148,9 @@ class _BaseAssessor(BaseEstimator):
     def _grouping_kind(self):
         return getattr(self, "grouping", "predicted_class")
 
-    def _grow_groups(self, groups, n):
+    def _grow_groups(self, groups):
         old_n = self.grouping_.n_groups
-        position = self.grouping_.extend(check_groups(groups, n))
+        position = self.grouping_.extend(groups)
         if self.grouping_.n_groups == old_n:
             return
         for name in self._group_arrays:
@@ -161,7 +163,7 @@ class _BaseAssessor(BaseEstimator):
         """Validate scores at predict time; return (scores, predicted class, group)."""
         check_is_fitted(self)
         scores = self._validate_scores(X, reset=False)
-        self._check_groups_usage(groups)
+        groups = self._checked_groups(groups, scores.shape[0])
         pred, conf = _top1(scores)
         return scores, pred, self.grouping_.transform(scores, groups, pred=pred, confidence=conf)
 

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .._validation import _py, check_groups
+from .._validation import _py
 from ..exceptions import SkassessWarning
 
 GROUPINGS = ("predicted_class", "score_bins", "class_bin", "external")
@@ -141,6 +141,8 @@ class ClassBinGrouping(ScoreBinGrouping):
 class ExternalGrouping:
     """Groups given per row at fit time (e.g. a sensitive attribute).
 
+    Takes group arrays already checked by ``check_groups``.
+
     Group labels are kept sorted (when they are sortable). A later
     ``partial_fit`` may bring new labels; :meth:`extend` returns where the old
     groups moved so that accumulated statistics can follow them.
@@ -158,7 +160,7 @@ class ExternalGrouping:
 
     def fit(self, scores, groups=None, confidence=None):
         self.labels = np.array([], dtype=object)
-        self.extend(check_groups(groups, scores.shape[0]))
+        self.extend(groups)
         return self
 
     def extend(self, groups):
@@ -177,7 +179,6 @@ class ExternalGrouping:
         return np.array([position[g] for g in old], dtype=np.intp)
 
     def transform(self, scores, groups=None, pred=None, confidence=None):
-        groups = check_groups(groups, scores.shape[0])
         codes = pd.Index(self.labels).get_indexer(pd.Series(groups, dtype=object))
         if (codes < 0).any():
             row = int(np.flatnonzero(codes < 0)[0])
