@@ -12,7 +12,8 @@ from sklearn.utils.validation import _check_sample_weight, check_array
 
 #: Absolute tolerance on the row sums of a score matrix.
 ROW_SUM_TOL = 1e-6
-_BLOCK = 1 << 16
+#: Rows checked, and counted by partial_fit, at a time: temporaries stay O(BLOCK).
+BLOCK = 1 << 15
 
 
 def check_scores(X, *, n_classes=None, input_name="X"):
@@ -63,8 +64,8 @@ def _check_range(X, input_name, binary):
     # along the short class axis, which numpy does slowly; rows are located only
     # when a check fails, and temporaries stay O(block).
     ones = np.ones(X.shape[1])
-    for start in range(0, X.shape[0], _BLOCK):
-        block = X[start : start + _BLOCK]
+    for start in range(0, X.shape[0], BLOCK):
+        block = X[start : start + BLOCK]
         sums = block @ ones
         bad = ~np.isfinite(sums)  # NaN and inf propagate into the row sum
         if bad.any():

@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import (
+    BLOCK,
     check_classes,
     check_groups,
     check_labels,
@@ -19,8 +20,6 @@ from .._validation import (
 from ._grouping import make_grouping
 
 DEFAULT_N_DRAWS = 4000
-#: Rows processed at a time by partial_fit.
-BLOCK = 1 << 15
 
 
 class _BaseAssessor(BaseEstimator):

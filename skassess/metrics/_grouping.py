@@ -44,7 +44,7 @@ class PredictedClassGrouping:
     def n_groups(self):
         return len(self.labels)
 
-    def fit(self, scores, groups=None, confidence=None):
+    def fit(self, scores, groups=None):
         return self
 
     def transform(self, scores, groups=None, pred=None, confidence=None):
@@ -87,12 +87,11 @@ class ScoreBinGrouping:
     def n_groups(self):
         return len(self.edges) - 1
 
-    def fit(self, scores, groups=None, confidence=None):
+    def fit(self, scores, groups=None):
         if self.binning == "equal_width":
             self.edges = np.linspace(0.0, 1.0, self.n_bins + 1)
         else:
-            c = scores.max(axis=1) if confidence is None else confidence
-            self.edges = _equal_mass_edges(c, self.n_bins)
+            self.edges = _equal_mass_edges(scores.max(axis=1), self.n_bins)
         return self
 
     def transform(self, scores, groups=None, pred=None, confidence=None):
@@ -158,7 +157,7 @@ class ExternalGrouping:
     def n_groups(self):
         return len(self.labels)
 
-    def fit(self, scores, groups=None, confidence=None):
+    def fit(self, scores, groups=None):
         self.labels = np.array([], dtype=object)
         self.extend(groups)
         return self
