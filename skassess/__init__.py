@@ -8,6 +8,7 @@ from .metrics import (
     BayesianConfusionMatrix,
     BayesianMisclassificationCost,
 )
+from .samplers import ActiveAssessor
 
 try:
     __version__ = version("skassess")
@@ -15,6 +16,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0+unknown"
 
 __all__ = [
+    "ActiveAssessor",
     "BayesianAccuracy",
     "BayesianCalibrationError",
     "BayesianConfusionMatrix",

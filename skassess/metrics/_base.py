@@ -119,6 +119,15 @@ class _BaseAssessor(BaseEstimator):
         self._update_posterior()
         return self
 
+    def _add_labels(self, pred, group, y):
+        """Record labels of rows the estimator has already counted (active assessment).
+
+        ``pred`` and ``group`` are the rows' predicted classes and groups, as
+        :meth:`_rows` returns them; only the labeled-outcome counts change.
+        """
+        self._count_labels(pred, group, y, np.ones(len(y)))
+        self._update_posterior()
+
     def _validate_scores(self, X, reset):
         if getattr(X, "ndim", 2) == 2 and not isinstance(X, list | tuple):
             validate_data(self, X, reset=reset, skip_check_array=True)

@@ -111,10 +111,13 @@ class BayesianConfusionMatrix(_BaseAssessor):
         one_hot = sparse.csc_matrix((weight, pred, np.arange(len(pred) + 1)), shape=(K, len(pred)))
         self.expected_counts_ += one_hot @ scores
         labeled = y >= 0
-        cell = pred[labeled] * K + y[labeled]
-        self.counts_ += np.bincount(cell, weights=weight[labeled], minlength=K * K).reshape(
-            K, K
-        )
+        self._count_labels(pred[labeled], pred[labeled], y[labeled], weight[labeled])
+
+    def _count_labels(self, pred, group, y, weight):
+        """Add labeled rows (already counted as rows) to the confusion counts."""
+        K = self.n_classes_
+        cell = pred * K + y
+        self.counts_ += np.bincount(cell, weights=weight, minlength=K * K).reshape(K, K)
 
     def _prior_alpha(self):
         K = self.n_classes_

@@ -98,10 +98,13 @@ class _BetaAssessor(_BaseAssessor):
         if metric == "precision":
             self.n_condition_rows_ += count(weight * cond)
         labeled = y >= 0
-        if not labeled.any():
-            return
-        g, w = group[labeled], weight[labeled]
-        cond_obs, out_obs = _observed(metric, pred[labeled], y[labeled])
+        if labeled.any():
+            self._count_labels(pred[labeled], group[labeled], y[labeled], weight[labeled])
+
+    def _count_labels(self, pred, g, y, w):
+        """Add labeled rows (already counted as rows) to the outcome counts."""
+        G = self.grouping_.n_groups
+        cond_obs, out_obs = _observed(self._metric(), pred, y)
         eligible = np.ones(len(g), dtype=bool) if cond_obs is None else cond_obs
         self.n_labeled_rows_ += np.bincount(g, weights=w, minlength=G)
         self.n_labeled_ += np.bincount(g, weights=w * eligible, minlength=G)

@@ -1,0 +1,23 @@
+"""Active assessment: which item to label next, and many-run simulations."""
+
+from ._active import ActiveAssessor
+from ._epsilon_greedy import EpsilonGreedy
+from ._evaluate import comparison_probabilities
+from ._multiple_play import MultiplePlayThompsonSampling
+from ._random import RandomSampling
+from ._simulate import simulate
+from ._thompson import ThompsonSampling
+from ._top_two import TopTwoThompsonSampling
+from ._ucb import BayesianUCB
+
+__all__ = [
+    "ActiveAssessor",
+    "BayesianUCB",
+    "EpsilonGreedy",
+    "MultiplePlayThompsonSampling",
+    "RandomSampling",
+    "ThompsonSampling",
+    "TopTwoThompsonSampling",
+    "comparison_probabilities",
+    "simulate",
+]

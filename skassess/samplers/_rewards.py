@@ -1,0 +1,171 @@
+"""What a label is worth, per task: the reward of labeling one item of each arm.
+
+A *task* turns the current posterior and a parameter draw ``theta`` (from the
+posterior, or its mean, or a quantile) into a reward per arm, shape
+``(n_runs, n_arms)``; the strategies choose the arm with the highest reward.
+The rewards follow Ji et al. (2021, Table 1):
+
+===================  ==========================================================
+task                 reward of arm g at the draw theta
+===================  ==========================================================
+estimate (accuracy)  p_g (Var[theta_g | L] - E_z Var[theta_g | L, z]),
+                     z ~ Bernoulli(theta_g): expected drop of the weighted
+                     squared error sum_g p_g (theta_hat_g - theta_g)^2
+estimate (ECE)       p_b^2 (same variance drop) for score bins: by the delta
+                     method Var[ECE] ~ sum_b p_b^2 Var[theta_b]
+estimate (confusion) p_k sum_j (drop of Var[theta_kj]), z ~ Categorical(theta_k)
+least/most accurate  -theta_g / +theta_g
+least calibrated     sum_b p_gb |theta_gb - s_gb| over the bins b of class g
+most costly          sum_j C[j, k] theta_kj for predicted class k
+compare (a, b)       E_z[lambda after one more label of the arm], lambda the
+                     posterior probability of the most probable of
+                     Delta < -eps, |Delta| <= eps, Delta > eps
+===================  ==========================================================
+
+The comparison reward uses a normal approximation of Delta = theta_a - theta_b
+(mean and variance are exact); it ranks the two arms, it does not report
+lambda, which :func:`comparison_probabilities` computes by quadrature.
+"""
+
+import numpy as np
+from scipy.special import ndtr
+
+from ._state import beta_var
+
+TASKS = (
+    "estimate",
+    "least_accurate",
+    "most_accurate",
+    "least_calibrated",
+    "most_costly",
+    "compare",
+)
+
+
+class _Task:
+    """Reward of each arm; ``allowed`` masks arms the task never labels."""
+
+    posterior = "beta"  # or "dirichlet"
+    #: The highest reward wins; True when reward = +/- theta (identification).
+    identifies = False
+
+    def __init__(self, n_arms):
+        self.n_arms = n_arms
+        self.allowed = np.ones(n_arms, dtype=bool)
+
+    def reward(self, state, theta):
+        raise NotImplementedError
+
+
+class EstimateRates(_Task):
+    """Expected drop of the weighted posterior variance of per-group rates."""
+
+    def __init__(self, weights, power=1):
+        super().__init__(len(weights))
+        self.weights = np.asarray(weights, dtype=np.float64) ** power
+
+    def reward(self, state, theta):
+        a, b = state.a, state.b
+        expected = theta * beta_var(a + 1.0, b) + (1.0 - theta) * beta_var(a, b + 1.0)
+        return self.weights * (beta_var(a, b) - expected)
+
+
+def _dirichlet_total_var(alpha0, sum_sq):
+    return (alpha0 * alpha0 - sum_sq) / (alpha0 * alpha0 * (alpha0 + 1.0))
+
+
+class EstimateConfusion(_Task):
+    """Expected drop of the summed variances of each predicted class's Dirichlet."""
+
+    posterior = "dirichlet"
+
+    def __init__(self, weights):
+        super().__init__(len(weights))
+        self.weights = np.asarray(weights, dtype=np.float64)
+
+    def reward(self, state, theta):
+        alpha = state.alpha
+        alpha0 = alpha.sum(axis=-1)
+        sum_sq = (alpha * alpha).sum(axis=-1)
+        now = _dirichlet_total_var(alpha0, sum_sq)
+        # One more item of true class j: alpha_j + 1, so sum_sq grows by 2 alpha_j + 1.
+        after = _dirichlet_total_var(alpha0[..., None] + 1.0, sum_sq[..., None] + 2 * alpha + 1)
+        return self.weights * (now - (theta * after).sum(axis=-1))
+
+
+class ExtremeRate(_Task):
+    """Find the group with the lowest (``highest=False``) or highest rate."""
+
+    identifies = True
+
+    def __init__(self, n_arms, highest):
+        super().__init__(n_arms)
+        self.sign = 1.0 if highest else -1.0
+
+    def reward(self, state, theta):
+        return self.sign * theta
+
+
+class LeastCalibrated(_Task):
+    """Find the class with the largest ECE over its confidence bins."""
+
+    identifies = True
+
+    def __init__(self, bin_weights, bin_confidence):
+        bin_weights = np.asarray(bin_weights, dtype=np.float64)
+        super().__init__(bin_weights.shape[0])
+        self.bin_weights = bin_weights
+        self.bin_confidence = np.nan_to_num(np.asarray(bin_confidence, dtype=np.float64))
+
+    def reward(self, state, theta):
+        theta = theta.reshape(theta.shape[:-1] + self.bin_weights.shape)
+        return (self.bin_weights * np.abs(theta - self.bin_confidence)).sum(axis=-1)
+
+
+class MostCostly(_Task):
+    """Find the predicted class with the highest expected misclassification cost."""
+
+    posterior = "dirichlet"
+    identifies = True
+
+    def __init__(self, cost_matrix):
+        cost_matrix = np.asarray(cost_matrix, dtype=np.float64)
+        super().__init__(cost_matrix.shape[0])
+        self.cost_by_pred = cost_matrix.T  # [k, j] = C[j, k]
+
+    def reward(self, state, theta):
+        return (theta * self.cost_by_pred).sum(axis=-1)
+
+
+def _normal_region_probs(mean, var, rope):
+    sd = np.sqrt(np.maximum(var, 1e-300))
+    left = ndtr((-rope - mean) / sd)
+    right = 1.0 - ndtr((rope - mean) / sd)
+    return left, 1.0 - left - right, right
+
+
+class CompareTwo(_Task):
+    """Compare groups ``a`` and ``b``: expected confidence after one more label."""
+
+    def __init__(self, n_arms, a, b, rope):
+        super().__init__(n_arms)
+        self.pair = (a, b)
+        self.rope = rope
+        self.allowed = np.zeros(n_arms, dtype=bool)
+        self.allowed[[a, b]] = True
+
+    def reward(self, state, theta):
+        a, b = state.a, state.b
+        reward = np.full(a.shape, -np.inf)
+        mean, var = a / (a + b), beta_var(a, b)
+        for arm, other in (self.pair, self.pair[::-1]):
+            sign = 1.0 if arm == self.pair[0] else -1.0
+            expected = 0.0
+            for z, prob in ((1.0, theta[:, arm]), (0.0, 1.0 - theta[:, arm])):
+                a1, b1 = a[:, arm] + z, b[:, arm] + 1.0 - z
+                m = sign * (a1 / (a1 + b1) - mean[:, other])
+                v = beta_var(a1, b1) + var[:, other]
+                lam = np.max(_normal_region_probs(m, v, self.rope), axis=0)
+                expected = expected + prob * lam
+            reward[:, arm] = expected
+        return reward

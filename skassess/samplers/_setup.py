@@ -1,0 +1,201 @@
+"""From a fitted metric estimator and a task name to arms, a task and a strategy."""
+
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+
+from ..metrics import (
+    BayesianAccuracy,
+    BayesianCalibrationError,
+    BayesianConfusionMatrix,
+    BayesianMisclassificationCost,
+)
+from ._epsilon_greedy import EpsilonGreedy
+from ._multiple_play import MultiplePlayThompsonSampling
+from ._random import RandomSampling
+from ._rewards import (
+    TASKS,
+    CompareTwo,
+    EstimateConfusion,
+    EstimateRates,
+    ExtremeRate,
+    LeastCalibrated,
+    MostCostly,
+)
+from ._thompson import ThompsonSampling
+from ._top_two import TopTwoThompsonSampling
+from ._ucb import BayesianUCB
+
+STRATEGIES = {
+    "random": RandomSampling,
+    "thompson": ThompsonSampling,
+    "top_two": TopTwoThompsonSampling,
+    "multiple_play": MultiplePlayThompsonSampling,
+    "epsilon_greedy": EpsilonGreedy,
+    "bayes_ucb": BayesianUCB,
+}
+
+
+def default_estimator(task):
+    """The metric estimator a task uses when none is given."""
+    if task == "least_calibrated":
+        return BayesianCalibrationError(classwise=True, prior="informative")
+    if task == "most_costly":
+        return BayesianMisclassificationCost(prior="informative")
+    return BayesianAccuracy(prior="informative")
+
+
+def check_task(task):
+    if not isinstance(task, str) or task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}; got {task!r}.")
+    return task
+
+
+def make_strategy(strategy, *, top_m=1, epsilon=0.1, top_two_beta=0.5, ucb_quantile=0.975):
+    """A strategy object from its name (or the object itself)."""
+    if not isinstance(strategy, str):
+        if not hasattr(strategy, "choose"):
+            raise ValueError(
+                f"strategy must be one of {tuple(STRATEGIES)} or an object with a "
+                f"choose method; got {strategy!r}."
+            )
+        return strategy
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {tuple(STRATEGIES)}; got {strategy!r}.")
+    _check_fraction("epsilon", epsilon, closed=True)
+    _check_fraction("top_two_beta", top_two_beta, closed=True)
+    _check_fraction("ucb_quantile", ucb_quantile, closed=False)
+    if strategy == "multiple_play":
+        return MultiplePlayThompsonSampling(m=top_m)
+    if strategy == "epsilon_greedy":
+        return EpsilonGreedy(epsilon)
+    if strategy == "top_two":
+        return TopTwoThompsonSampling(top_two_beta)
+    if strategy == "bayes_ucb":
+        return BayesianUCB(ucb_quantile)
+    return STRATEGIES[strategy]()
+
+
+def _check_fraction(name, value, closed):
+    ok = isinstance(value, Real) and (0 <= value <= 1 if closed else 0 < value < 1)
+    if not ok:
+        bounds = "[0, 1]" if closed else "(0, 1)"
+        raise ValueError(f"{name} must be a number in {bounds}; got {value!r}.")
+
+
+def _beta_metric_ok(estimator):
+    return isinstance(estimator, BayesianCalibrationError) or (
+        isinstance(estimator, BayesianAccuracy) and estimator.metric == "accuracy"
+    )
+
+
+def _need(task, estimator, ok, what):
+    if not ok:
+        raise ValueError(
+            f"task={task!r} needs {what}; got the estimator {type(estimator).__name__}"
+            + (f"(metric={estimator.metric!r})" if hasattr(estimator, "metric") else "")
+            + "."
+        )
+
+
+class Setup:
+    """Arms, cells and the task for a fitted estimator.
+
+    Attributes
+    ----------
+    posterior : {"beta", "dirichlet"}
+    n_arms : int
+    arm_of_cell : ndarray or None
+        Arm of each posterior cell when an arm holds several cells (the
+        classes of a class x bin grouping); None when cells are arms.
+    task : the reward object.
+    arm_labels : pandas.Index
+    """
+
+    def __init__(self, estimator, task, *, top_m=1, compare=None, rope=0.05):
+        check_task(task)
+        self.posterior = (
+            "dirichlet" if isinstance(estimator, BayesianConfusionMatrix) else "beta"
+        )
+        self.arm_of_cell = None
+        labels = estimator.groups_
+        G = len(labels)
+        if self.posterior == "beta":
+            _need(task, estimator, _beta_metric_ok(estimator),
+                  "BayesianAccuracy(metric='accuracy') or BayesianCalibrationError")
+        weights = estimator.group_weights_
+        if task == "estimate":
+            if self.posterior == "dirichlet":
+                self.task = EstimateConfusion(weights)
+            elif isinstance(estimator, BayesianCalibrationError):
+                self.task = EstimateRates(weights, power=2)
+            else:
+                self.task = EstimateRates(weights)
+        elif task in ("least_accurate", "most_accurate"):
+            _need(task, estimator, isinstance(estimator, BayesianAccuracy),
+                  "BayesianAccuracy(metric='accuracy')")
+            self.task = ExtremeRate(G, highest=task == "most_accurate")
+        elif task == "least_calibrated":
+            _need(task, estimator, isinstance(estimator, BayesianCalibrationError)
+                  and estimator.classwise, "BayesianCalibrationError(classwise=True)")
+            n_bins = estimator.grouping_.n_bins_fitted
+            n_rows = estimator.n_rows_.reshape(-1, n_bins)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                bin_weights = np.nan_to_num(n_rows / n_rows.sum(axis=1, keepdims=True))
+            self.task = LeastCalibrated(bin_weights, estimator.confidence_.reshape(-1, n_bins))
+            self.arm_of_cell = np.arange(G) // n_bins
+            labels = pd.Index(estimator.grouping_.labels, name="predicted_class")
+        elif task == "most_costly":
+            _need(task, estimator, isinstance(estimator, BayesianMisclassificationCost),
+                  "BayesianMisclassificationCost")
+            self.task = MostCostly(estimator.cost_matrix_)
+        else:  # compare
+            _need(task, estimator, isinstance(estimator, BayesianAccuracy),
+                  "BayesianAccuracy(metric='accuracy')")
+            a, b = _compare_pair(compare, labels)
+            if not (isinstance(rope, Real) and rope >= 0):
+                raise ValueError(f"rope must be a number >= 0; got {rope!r}.")
+            self.task = CompareTwo(G, a, b, float(rope))
+        self.n_arms = self.task.n_arms
+        self.arm_labels = labels
+        if not isinstance(top_m, Integral) or not 1 <= top_m <= self.n_arms:
+            raise ValueError(
+                f"top_m must be an integer from 1 to the number of groups ({self.n_arms}); "
+                f"got {top_m!r}."
+            )
+
+
+def _compare_pair(compare, labels):
+    if compare is None or isinstance(compare, str) or len(compare) != 2:
+        raise ValueError(
+            f"task='compare' needs compare=(group_a, group_b), two group labels; got {compare!r}."
+        )
+    index = []
+    for g in compare:
+        if g not in labels:
+            raise ValueError(
+                f"compare names the group {g!r}, which does not exist; groups are "
+                f"{list(labels)}."
+            )
+        index.append(labels.get_loc(g))
+    if index[0] == index[1]:
+        raise ValueError(f"compare needs two different groups; got {compare!r}.")
+    return index[0], index[1]
+
+
+def pool_rows(estimator, setup, X, groups=None):
+    """Validated scores, predicted class, posterior cell and arm of each pool row."""
+    scores, pred, cell = estimator._rows(X, groups)
+    arm = cell if setup.arm_of_cell is None else setup.arm_of_cell[cell]
+    return scores, pred, cell, arm
+
+
+def initial_state(estimator, setup, n_runs):
+    """The estimator's current posterior, repeated over ``n_runs`` runs."""
+    from ._state import BetaState, DirichletState
+
+    post = estimator.posterior_
+    if setup.posterior == "dirichlet":
+        return DirichletState(post.alpha, n_runs)
+    return BetaState(post.alpha, post.beta, n_runs)
