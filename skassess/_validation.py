@@ -103,7 +103,7 @@ def _fmt(row):
     return np.array2string(np.asarray(row), precision=6, threshold=12)
 
 
-def check_labels(y, n_samples, n_classes, classes=None):
+def check_labels(y, n_samples, n_classes, classes=None, name="y"):
     """Validate true labels and return class indices, ``-1`` for unlabeled rows.
 
     Parameters
@@ -130,12 +130,12 @@ def check_labels(y, n_samples, n_classes, classes=None):
     y = np.asarray(y.to_numpy() if isinstance(y, pd.Series | pd.DataFrame) else y)
     if y.ndim == 2 and y.shape[1] == 1:
         raise ValueError(
-            f"y must be 1-D; got shape {y.shape}. Pass y.ravel() for a single column."
+            f"{name} must be 1-D; got shape {y.shape}. Pass y.ravel() for a single column."
         )
     if y.ndim != 1:
-        raise ValueError(f"y must be 1-D; got an array of shape {y.shape}.")
+        raise ValueError(f"{name} must be 1-D; got an array of shape {y.shape}.")
     if y.shape[0] != n_samples:
-        raise ValueError(f"y has {y.shape[0]} entries, but X has {n_samples} rows.")
+        raise ValueError(f"{name} has {y.shape[0]} entries, but X has {n_samples} rows.")
     if classes is not None:
         return _map_classes(y, n_classes, classes)
     if y.dtype.kind in "iu":
@@ -146,18 +146,20 @@ def check_labels(y, n_samples, n_classes, classes=None):
         if np.isnan(y).any():
             row = int(np.flatnonzero(np.isnan(y))[0])
             raise ValueError(
-                f"y contains NaN at row {row}; mark unlabeled rows with -1."
+                f"{name} contains NaN at row {row}; mark unlabeled rows with -1."
             )
         if (y != np.round(y)).any():
             row = int(np.flatnonzero(y != np.round(y))[0])
             raise ValueError(
-                f"y must hold class indices 0..{n_classes - 1} or -1; row {row} is {_py(y[row])!r}."
+                f"{name} must hold class indices 0..{n_classes - 1} or -1; row {row} is "
+                    f"{_py(y[row])!r}."
             )
         out = y.astype(np.int64)
     else:
         row = int(np.flatnonzero(~np.isin(y, np.arange(-1, n_classes)))[0]) if y.size else 0
         raise ValueError(
-            f"y holds labels such as {_py(y[row])!r} that are not class indices 0..{n_classes - 1}"
+            f"{name} holds labels such as {_py(y[row])!r} that are not class indices "
+            f"0..{n_classes - 1}"
             " or -1; pass classes=[...] to map labels to score columns."
         )
     if out.size:
@@ -165,7 +167,7 @@ def check_labels(y, n_samples, n_classes, classes=None):
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
             raise ValueError(
-                f"y must hold class indices 0..{n_classes - 1} or -1 (unlabeled); "
+                f"{name} must hold class indices 0..{n_classes - 1} or -1 (unlabeled); "
                 f"row {row} is {_py(out[row])!r}."
             )
     return out
@@ -247,3 +249,21 @@ def check_level(level):
     if not isinstance(level, numbers.Real) or not 0 < level < 1:
         raise ValueError(f"level must be a number in (0, 1); got {level!r}.")
     return float(level)
+
+
+class TopLabelScores(np.ndarray):
+    """Scores rebuilt from the predicted class and its confidence only.
+
+    A plain ndarray in every other respect; estimators that need the full
+    class probabilities (the confusion matrix and the cost) refuse it.
+    """
+
+
+def refuse_top_label_scores(X, estimator):
+    if isinstance(X, TopLabelScores):
+        raise ValueError(
+            f"{type(estimator).__name__} needs the full class probabilities; X holds only "
+            "the top-1 confidence (from a file in the 'Index Correct Predicted Confidence' "
+            "format). Accuracy, calibration and identification work with it."
+        )
+

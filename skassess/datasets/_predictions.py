@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from .._validation import check_scores
+from .._validation import TopLabelScores, _py, check_scores
 
 TOP1_COLUMNS = ["Index", "Correct", "Predicted", "Confidence"]
 
@@ -23,7 +23,8 @@ def read_predictions(path, *, class_names=None):
     With the top-1 format only the predicted class and its confidence are
     known: accuracy, calibration and identification tasks work with
     :attr:`top_label_scores`; confusion-matrix and cost estimators need the
-    full probabilities and the ``scores`` entry is None.
+    full probabilities: the ``scores`` entry is None, and they refuse
+    ``top_label_scores`` with a ValueError.
 
     Parameters
     ----------
@@ -126,7 +127,9 @@ def top_label_scores(predicted, confidence, n_classes):
     The predicted class gets ``confidence``; the other ``n_classes - 1``
     classes share ``1 - confidence`` evenly. The argmax and the top-1
     confidence are those given, so accuracy, calibration and identification
-    estimates are exact; the off-diagonal scores are not the model's.
+    estimates are exact; the off-diagonal scores are not the model's, so the
+    result is marked (a :class:`numpy.ndarray` subclass) and the confusion
+    matrix and cost estimators refuse it.
 
     Raises
     ------
@@ -143,11 +146,11 @@ def top_label_scores(predicted, confidence, n_classes):
         row = int(np.flatnonzero(bad)[0])
         raise ValueError(
             f"A top-1 confidence must lie in [1/K, 1] = [{1 / n_classes:.4g}, 1]; row {row} "
-            f"has {confidence[row]!r}."
+            f"has {_py(confidence[row])!r}."
         )
     if predicted.size and (predicted.min() < 0 or predicted.max() >= n_classes):
         raise ValueError(f"predicted classes must lie in 0..{n_classes - 1}.")
     rest = (1.0 - confidence) / (n_classes - 1)
     scores = np.repeat(rest[:, None], n_classes, axis=1)
     scores[np.arange(len(scores)), predicted] = confidence
-    return scores
+    return scores.view(TopLabelScores)

@@ -16,6 +16,7 @@ from .._validation import (
     check_level,
     check_sample_weight,
     check_scores,
+    refuse_top_label_scores,
 )
 from ._grouping import make_grouping
 
@@ -37,6 +38,8 @@ class _BaseAssessor(BaseEstimator):
         "random_state": ["random_state"],
     }
     _group_arrays = ()
+    #: True for estimators that need every class probability, not only the top one.
+    _needs_full_probabilities = False
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y=None, *, groups=None, sample_weight=None):
@@ -129,6 +132,8 @@ class _BaseAssessor(BaseEstimator):
         self._update_posterior()
 
     def _validate_scores(self, X, reset):
+        if self._needs_full_probabilities:
+            refuse_top_label_scores(X, self)
         if getattr(X, "ndim", 2) == 2 and not isinstance(X, list | tuple):
             validate_data(self, X, reset=reset, skip_check_array=True)
         elif reset:

@@ -91,6 +91,8 @@ class BayesianConfusionMatrix(_BaseAssessor):
     _parameter_constraints = {**_BaseAssessor._parameter_constraints}
     _group_arrays = ("n_rows_", "expected_counts_", "counts_")
 
+    _needs_full_probabilities = True
+
     def __init__(self, *, prior="uniform", prior_strength=1.0, classes=None, random_state=None):
         self.prior = prior
         self.prior_strength = prior_strength

@@ -1,6 +1,7 @@
 """Active assessment: which item to label next, and many-run simulations."""
 
 from ._active import ActiveAssessor
+from ._calibrated_prior import CalibratedPrior
 from ._epsilon_greedy import EpsilonGreedy
 from ._evaluate import comparison_probabilities
 from ._multiple_play import MultiplePlayThompsonSampling
@@ -13,6 +14,7 @@ from ._ucb import BayesianUCB
 __all__ = [
     "ActiveAssessor",
     "BayesianUCB",
+    "CalibratedPrior",
     "EpsilonGreedy",
     "MultiplePlayThompsonSampling",
     "RandomSampling",

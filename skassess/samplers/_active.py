@@ -295,14 +295,13 @@ class ActiveAssessor(BaseEstimator):
         """
         check_is_fitted(self)
         indices = self._check_indices(indices)
-        given = np.asarray(labels, dtype=object) if isinstance(labels, list) else np.asarray(
-            labels)
+        given = _as_label_array(labels, self._classes)
         if given.ndim != 1 or len(given) != len(indices):
             raise ValueError(
                 f"labels must be one label per index: got {len(indices)} indices and labels "
                 f"of shape {given.shape}."
             )
-        y = check_labels(given, len(indices), self._scores.shape[1], self._classes)
+        y = check_labels(given, len(indices), self._scores.shape[1], self._classes, name="labels")
         if np.any(y < 0):
             i = int(np.flatnonzero(y < 0)[0])
             raise ValueError(f"labels must be true labels, not -1 (unlabeled); position {i}.")
@@ -391,7 +390,7 @@ class ActiveAssessor(BaseEstimator):
         if not isinstance(batch_size, Integral) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer; got {batch_size!r}.")
         if not callable(oracle):
-            oracle = _ArrayOracle(oracle, len(self.labels_))
+            oracle = _ArrayOracle(oracle, len(self.labels_), self._classes)
         left = self._available_rows()
         if budget > left:
             warnings.warn(
@@ -439,10 +438,16 @@ class ActiveAssessor(BaseEstimator):
         return tags
 
 
+def _as_label_array(labels, classes):
+    # A list of names keeps its items as given (numpy would turn [-1, "a"] into strings).
+    if classes is not None and isinstance(labels, list):
+        return np.asarray(labels, dtype=object)
+    return np.asarray(labels)
+
+
 class _ArrayOracle:
-    def __init__(self, labels, n):
-        labels = np.asarray(labels, dtype=object) if isinstance(labels, list) else np.asarray(
-            labels)
+    def __init__(self, labels, n, classes):
+        labels = _as_label_array(labels, classes)
         if labels.ndim != 1 or len(labels) != n:
             raise ValueError(
                 f"oracle as an array must hold one label per pool row ({n}); got shape "

@@ -159,6 +159,7 @@ def simulate(
     }
     if prior_update is not None:
         prior_update = clone(prior_update).fit_pool(estimator, setup, scores, cell)
+        prior_update.set_outcomes(pred == y)
         pool_data["rows"] = rows_by_arm
     logs = np.unique(np.r_[np.arange(log_every, budget + 1, log_every), budget])
     seeds = np.random.SeedSequence(_entropy(random_state)).spawn(-(-n_runs // CHUNK))

@@ -26,5 +26,7 @@ class BayesianUCB(Strategy):
 
     def choose(self, task, state, remaining, rng):
         rewards = np.stack([task.reward(state, state.draw(rng)) for _ in range(self.n_draws)])
+        # Arms a task never labels have reward -inf; keep them finite for np.quantile.
+        rewards = np.maximum(rewards, -np.finfo(np.float64).max)
         bound = np.quantile(rewards, self.quantile, axis=0)
         return argmax_random_ties(bound, self.available(task, remaining), rng)

@@ -1,0 +1,228 @@
+"""ActiveAssessor: the ask/tell contract, bad input, reproducibility, resume."""
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from skassess import (
+    ActiveAssessor,
+    BayesianAccuracy,
+    BayesianCalibrationError,
+    BayesianConfusionMatrix,
+    BayesianMisclassificationCost,
+)
+from skassess.exceptions import SkassessWarning
+
+
+def _pool(n=600, K=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.dirichlet(np.ones(K) * 0.7, size=n)
+    y = np.array([rng.choice(K, p=p) for p in X])
+    return X, y
+
+
+def test_query_never_returns_a_labeled_row_and_tell_records():
+    X, y = _pool()
+    y0 = np.full(len(y), -1)
+    y0[:100] = y[:100]
+    a = ActiveAssessor(random_state=0).fit(X, y0)
+    seen = set()
+    for _ in range(50):
+        idx = a.query(3)
+        assert len(set(idx)) == 3
+        assert np.all(idx >= 100) and not (set(idx) & seen)
+        seen |= set(idx.tolist())
+        a.tell(idx, y[idx])
+    assert a.n_labeled_ == 250
+    hist = a.history_
+    assert list(hist.columns) == ["step", "index", "group", "label", "time"]
+    assert len(hist) == 150 and hist["step"].max() == 50
+    assert a.estimator_.n_labeled_.sum() == 250
+
+
+def test_exhausted_groups_are_never_chosen_and_pool_exhaustion_is_an_error():
+    X, y = _pool(n=60)
+    a = ActiveAssessor(task="least_accurate", random_state=0).fit(X)
+    a.run(y, budget=60, progress=False)
+    assert a.n_labeled_ == 60
+    with pytest.raises(ValueError, match="pool is exhausted: 0 unlabeled rows"):
+        a.query()
+
+
+def test_budget_larger_than_pool_labels_what_exists_and_warns_once():
+    X, y = _pool(n=40)
+    a = ActiveAssessor(random_state=0).fit(X)
+    with pytest.warns(SkassessWarning, match="budget=100 is larger than the 40") as rec:
+        a.run(y, budget=100, progress=False)
+    assert len(rec) == 1 and a.n_labeled_ == 40
+
+
+def test_same_label_twice_is_a_no_op_and_a_different_label_an_error():
+    X, y = _pool()
+    a = ActiveAssessor(random_state=0).fit(X)
+    a.tell([5], [y[5]])
+    a.tell([5], [y[5]])
+    assert a.n_labeled_ == 1 and len(a.history_) == 1
+    with pytest.raises(ValueError, match="Row 5 already has the label"):
+        a.tell([5], [(y[5] + 1) % 3])
+    with pytest.raises(ValueError, match="Row 7 already has the label"):
+        a.tell([7, 7], [0, 1])
+    assert a.n_labeled_ == 1  # nothing of the failed call was recorded
+
+
+@pytest.mark.parametrize(
+    "indices, labels, match",
+    [([600], [0], r"indices must lie in the pool, 0..599; got 600"),
+     ([-1], [0], "indices must lie in the pool"),
+     ([1.5], [0], "indices must be a 1-D array of integers"),
+     ([1, 2], [0], "labels must be one label per index"),
+     ([1], [3], "labels must hold class indices 0..2"),
+     ([1], [-1], "not -1")],
+)
+def test_tell_rejects_bad_input(indices, labels, match):
+    X, _ = _pool()
+    a = ActiveAssessor(random_state=0).fit(X)
+    with pytest.raises(ValueError, match=match):
+        a.tell(indices, labels)
+    assert a.n_labeled_ == 0
+
+
+def test_oracle_must_return_one_label_per_index():
+    X, y = _pool()
+    a = ActiveAssessor(random_state=0).fit(X)
+    with pytest.raises(ValueError, match="one label per index: asked for 1"):
+        a.run(lambda idx: np.zeros(len(idx) + 1, dtype=int), budget=3, progress=False)
+    with pytest.raises(ValueError, match="one label per pool row"):
+        a.run(y[:10], budget=3, progress=False)
+
+
+def test_oracle_labels_outside_the_classes_are_rejected():
+    X, y = _pool()
+    a = ActiveAssessor(random_state=0).fit(X)
+    with pytest.raises(ValueError, match="labels must hold class indices 0..2 or -1"):
+        a.run(lambda idx: np.full(len(idx), 7), budget=2, progress=False)
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [(dict(strategy="greedy"), "strategy must be one of"),
+     (dict(task="fastest"), "task must be one of"),
+     (dict(strategy="multiple_play", top_m=4), "top_m must be an integer from 1 to the number"
+      " of groups \\(3\\)"),
+     (dict(task="compare", compare=(0, 9)), "names the group 9, which does not exist"),
+     (dict(task="compare", compare=(1, 1)), "two different groups"),
+     (dict(task="compare"), "needs compare="),
+     (dict(task="compare", compare=(0, 1), rope=-1), "rope must be"),
+     (dict(strategy="epsilon_greedy", epsilon=2), "epsilon must be"),
+     (dict(stop_confidence=0), "stop_confidence must be")],
+)
+def test_bad_parameters(params, match):
+    X, _ = _pool()
+    with pytest.raises(ValueError, match=match):
+        ActiveAssessor(**params).fit(X)
+
+
+@pytest.mark.parametrize(
+    "task, estimator, match",
+    [("least_accurate", BayesianConfusionMatrix(), "needs BayesianAccuracy"),
+     ("least_calibrated", BayesianAccuracy(), "BayesianCalibrationError\\(classwise=True\\)"),
+     ("most_costly", BayesianConfusionMatrix(), "needs BayesianMisclassificationCost"),
+     ("estimate", BayesianAccuracy(metric="tpr"), "metric='tpr'")],
+)
+def test_task_and_estimator_must_fit(task, estimator, match):
+    X, _ = _pool(K=2)
+    with pytest.raises(ValueError, match=match):
+        ActiveAssessor(estimator, task=task).fit(X)
+
+
+@pytest.mark.parametrize(
+    "task, estimator",
+    [("estimate", None), ("estimate", BayesianConfusionMatrix(prior="informative")),
+     ("estimate", BayesianCalibrationError(n_bins=5)), ("least_accurate", None),
+     ("most_accurate", None), ("least_calibrated", None),
+     ("most_costly", BayesianMisclassificationCost(cost_matrix=np.ones((3, 3)) - np.eye(3))),
+     ("compare", None)],
+)
+@pytest.mark.parametrize("strategy", ["thompson", "random", "top_two", "multiple_play",
+                                      "epsilon_greedy", "bayes_ucb"])
+def test_every_task_runs_with_every_strategy(task, estimator, strategy):
+    X, y = _pool(n=200)
+    a = ActiveAssessor(estimator, task=task, strategy=strategy, top_m=2,
+                       compare=(0, 2) if task == "compare" else None, random_state=0)
+    a.fit(X).run(y, budget=30, progress=False)
+    assert a.n_labeled_ == 30
+    if task == "compare":
+        assert set(a.history_["group"]) <= {0, 2}
+
+
+def test_same_random_state_same_queries():
+    X, y = _pool()
+    runs = [ActiveAssessor(random_state=3).fit(X).run(y, budget=40, progress=False)
+            for _ in range(2)]
+    assert runs[0].history_["index"].tolist() == runs[1].history_["index"].tolist()
+
+
+def test_pickle_resumes_the_same_sequence():
+    X, y = _pool()
+    a = ActiveAssessor(task="least_accurate", random_state=1).fit(X).run(
+        y, budget=20, progress=False)
+    b = pickle.loads(pickle.dumps(a))
+    a.run(y, budget=20, progress=False)
+    b.run(y, budget=20, progress=False)
+    assert a.history_["index"].tolist() == b.history_["index"].tolist()
+    np.testing.assert_array_equal(a.estimator_.posterior_.alpha, b.estimator_.posterior_.alpha)
+
+
+def test_replaying_the_history_reproduces_the_posterior():
+    X, y = _pool()
+    a = ActiveAssessor(random_state=1).fit(X).run(y, budget=50, batch_size=5, progress=False)
+    h = a.history_
+    b = ActiveAssessor(random_state=99).fit(X).tell(h["index"].to_numpy(), h["label"].to_numpy())
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    np.testing.assert_array_equal(a.estimator_.posterior_.alpha, b.estimator_.posterior_.alpha)
+    np.testing.assert_array_equal(a.estimator_.posterior_.beta, b.estimator_.posterior_.beta)
+
+
+def test_string_labels_and_external_groups():
+    X, y = _pool(K=2)
+    names = np.array(["no", "yes"], dtype=object)[y]
+    groups = np.where(np.arange(len(y)) % 3 == 0, "a", "b")
+    est = BayesianAccuracy(grouping="external", classes=["no", "yes"], prior="informative")
+    a = ActiveAssessor(est, task="compare", compare=("a", "b"), random_state=0)
+    a.fit(X, groups=groups).run(list(names), budget=25, progress=False)
+    assert set(a.history_["label"]) <= {"no", "yes"}
+    assert isinstance(a.summary(), pd.DataFrame)
+    probs = a.comparison_probabilities()
+    assert np.isclose(sum(probs), 1.0)
+
+
+def test_stop_confidence_and_callback_stop_the_run():
+    X, y = _pool(n=2000)
+    a = ActiveAssessor(task="compare", compare=(0, 1), stop_confidence=0.8, random_state=0)
+    a.fit(X).run(y, budget=1000, progress=False)
+    assert max(a.comparison_probabilities()) >= 0.8
+    assert a.n_labeled_ < 1000
+    b = ActiveAssessor(random_state=0).fit(X)
+    b.run(y, budget=100, progress=False, callback=lambda s: s.n_labeled_ >= 7)
+    assert b.n_labeled_ == 7
+
+
+def test_thompson_finds_the_worst_group_with_fewer_labels_than_random():
+    rng = np.random.default_rng(0)
+    n, K = 3000, 5
+    pred = rng.integers(0, K, n)
+    acc = np.array([0.6, 0.9, 0.9, 0.9, 0.9])
+    correct = rng.random(n) < acc[pred]
+    y = np.where(correct, pred, (pred + 1) % K)
+    X = np.full((n, K), 0.1 / (K - 1))
+    X[np.arange(n), pred] = 0.9
+    labels = {}
+    for strategy in ("thompson", "random"):
+        a = ActiveAssessor(BayesianAccuracy(), task="least_accurate", strategy=strategy,
+                           random_state=0).fit(X).run(y, budget=200, progress=False)
+        labels[strategy] = a.estimator_.n_labeled_
+    # Thompson spends its labels on the worst group and its close rivals.
+    assert labels["thompson"][0] > labels["random"][0] * 1.5
+    assert labels["thompson"][1:].max() < labels["random"][1:].max()

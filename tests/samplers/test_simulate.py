@@ -1,0 +1,121 @@
+"""The many-run simulation engine and the calibrated prior."""
+
+import numpy as np
+import pytest
+
+from skassess import BayesianAccuracy, BayesianConfusionMatrix
+from skassess.datasets import load_fashion_mnist_scores
+from skassess.samplers import CalibratedPrior, simulate
+from skassess.samplers._calibrated_prior import eb_strength, fit_llo
+
+
+@pytest.fixture(scope="module")
+def fm():
+    data = load_fashion_mnist_scores()
+    return data.scores, data.target
+
+
+def test_results_do_not_depend_on_n_jobs(fm):
+    X, y = fm
+    one = simulate(X, y, budget=30, n_runs=150, random_state=0)
+    two = simulate(X, y, budget=30, n_runs=150, random_state=0, n_jobs=2)
+    np.testing.assert_array_equal(one.by_run, two.by_run)
+    assert one.by_run.shape == (150, 3)
+    np.testing.assert_array_equal(one.n_labels, [10, 20, 30])
+
+
+def test_informative_thompson_beats_frequentist_random(fm):
+    X, y = fm
+    freq = simulate(X, y, estimator=BayesianAccuracy(prior=np.array([5e-7, 5e-7])),
+                    strategy="random", budget=50, n_runs=200, random_state=0)
+    ts = simulate(X, y, estimator=BayesianAccuracy(prior="informative"), budget=50,
+                  n_runs=200, random_state=0)
+    assert ts.mean[-1] < freq.mean[-1]
+
+
+def test_error_shrinks_to_zero_with_the_whole_pool():
+    rng = np.random.default_rng(0)
+    X = rng.dirichlet(np.ones(3), size=300)
+    y = X.argmax(1)
+    y[::4] = (y[::4] + 1) % 3
+    res = simulate(X, y, estimator=BayesianAccuracy(prior=np.array([1e-9, 1e-9])),
+                   n_runs=5, random_state=0)
+    assert res.n_labels[-1] == 300 and np.allclose(res.by_run[:, -1], 0, atol=1e-6)
+    conf = simulate(X, y, estimator=BayesianConfusionMatrix(prior=np.full(3, 1e-9)),
+                    n_runs=3, random_state=0)
+    assert conf.metric == "confusion_rmse" and np.allclose(conf.by_run[:, -1], 0, atol=1e-6)
+
+
+def test_identification_mrr_reaches_one():
+    rng = np.random.default_rng(0)
+    n, K = 2000, 4
+    pred = rng.integers(0, K, n)
+    correct = rng.random(n) < np.array([0.5, 0.9, 0.95, 0.99])[pred]
+    y = np.where(correct, pred, (pred + 1) % K)
+    X = np.full((n, K), 0.1 / (K - 1))
+    X[np.arange(n), pred] = 0.9
+    res = simulate(X, y, task="least_accurate", budget=300, n_runs=50, random_state=0)
+    assert res.metric == "mrr" and res.truth.tolist() == [0]
+    assert res.mean[-1] > 0.99
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [(dict(budget=10**6), "budget must be an integer from 1 to the rows"),
+     (dict(budget=0), "budget must be"),
+     (dict(n_runs=0), "n_runs must be"),
+     (dict(log_every=0), "log_every must be"),
+     (dict(evaluate="accuracy"), "evaluate must be one of"),
+     (dict(strategy="nope"), "strategy must be one of"),
+     (dict(task="least_accurate", evaluate="rmse", estimator=BayesianConfusionMatrix()),
+      "needs BayesianAccuracy")],
+)
+def test_simulate_rejects_bad_input(fm, kwargs, match):
+    X, y = fm
+    with pytest.raises(ValueError, match=match):
+        simulate(X, y, **{"budget": 10, "n_runs": 2, **kwargs})
+
+
+def test_simulate_needs_every_label(fm):
+    X, y = fm
+    y = y.copy()
+    y[3] = -1
+    with pytest.raises(ValueError, match="needs the true label of every row; y has 1"):
+        simulate(X, y, budget=10, n_runs=2)
+
+
+def test_calibrated_prior_beats_the_raw_informative_prior_when_miscalibrated():
+    # An over-confident model: true accuracy is a shrunk confidence.
+    rng = np.random.default_rng(1)
+    n, K = 5000, 5
+    pred = rng.integers(0, K, n)
+    conf = rng.uniform(0.7, 0.999, n)
+    correct = rng.random(n) < 0.5 + 0.7 * (conf - 0.5)
+    y = np.where(correct, pred, (pred + 1) % K)
+    X = np.full((n, K), 0.0) + ((1 - conf) / (K - 1))[:, None]
+    X[np.arange(n), pred] = conf
+    est = BayesianAccuracy(prior="informative")
+    raw = simulate(X, y, estimator=est, budget=50, n_runs=100, random_state=0)
+    cal = simulate(X, y, estimator=est, budget=50, n_runs=100, random_state=0,
+                   prior_update=CalibratedPrior())
+    assert cal.mean[-1] < 0.7 * raw.mean[-1]
+
+
+def test_fit_llo_recovers_known_parameters():
+    rng = np.random.default_rng(0)
+    x = rng.normal(0, 2, size=(200, 4000))
+    a, b = 0.6, -0.4
+    z = (rng.random(x.shape) < 1 / (1 + np.exp(-(a * x + b)))).astype(float)
+    slope, intercept = fit_llo(x, z, scale=10.0)
+    # The sampling sd of the slope is about 0.02: 95 % of fits within 2 sd.
+    assert np.mean(np.abs(slope - a) < 2 * slope.std()) > 0.9
+    assert abs(slope.mean() - a) < 0.01 and abs(intercept.mean() - b) < 0.01
+
+
+def test_eb_strength_grows_when_groups_agree_with_the_prior():
+    grid = np.array([1.0, 10.0, 100.0, 1000.0])
+    mean = np.array([[0.9, 0.8, 0.7]])
+    n = np.array([[100.0, 100.0, 100.0]])
+    agree = eb_strength(mean, mean * n, n, grid)
+    disagree = eb_strength(mean, np.array([[50.0, 99.0, 20.0]]), n, grid)
+    assert agree[0] == 1000.0 and disagree[0] == 1.0
