@@ -351,7 +351,10 @@ class ActiveAssessor(BaseEstimator):
 
     # ------------------------------------------------------------------- loop
     def comparison_probabilities(self):
-        """``(P(Delta < -rope), P(|Delta| <= rope), P(Delta > rope))`` for ``task="compare"``."""
+        """Probabilities of ``Delta < -rope``, ``|Delta| <= rope``, ``Delta > rope`` (compare task).
+
+        ``Delta`` is the rate of the first compared group minus the second's.
+        """
         check_is_fitted(self)
         if self.task != "compare":
             raise ValueError("comparison_probabilities needs task='compare'.")

@@ -194,7 +194,9 @@ class ComparisonSuccess(_Evaluator):
 
 
 def comparison_probabilities(params_a, params_b, rope, n_nodes=N_NODES):
-    """P(Delta < -rope), P(|Delta| <= rope), P(Delta > rope) for Delta = theta_a - theta_b.
+    """Posterior probabilities of ``Delta < -rope``, ``|Delta| <= rope``, ``Delta > rope``.
+
+    ``Delta = theta_a - theta_b`` for independent Beta posteriors.
 
     ``params_*`` are Beta parameters, shape (n, 2). The outer integral runs
     over the quantiles of the narrower posterior (a midpoint rule on
