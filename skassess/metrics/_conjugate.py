@@ -258,17 +258,7 @@ class DirichletPosterior:
         vector at a time).
         """
         rng = check_random_state(random_state)
-        a = self.alpha
-        k = a.shape[1]
-        out = np.empty((size, a.shape[0], k))
-        remaining = np.ones((size, a.shape[0]))
-        tail = a[:, ::-1].cumsum(axis=1)[:, ::-1]  # sum of alpha_j for j >= i
-        for i in range(k - 1):
-            frac = rng.beta(a[:, i], tail[:, i + 1], size=(size, a.shape[0]))
-            out[:, :, i] = remaining * frac
-            remaining = remaining - out[:, :, i]
-        out[:, :, k - 1] = np.maximum(remaining, 0.0)
-        return out
+        return dirichlet_draws(np.broadcast_to(self.alpha, (size,) + self.alpha.shape), rng)
 
     def log_predictive(self, outcomes, group_index):
         """Log posterior predictive probability of single categorical outcomes."""
@@ -287,3 +277,21 @@ class DirichletPosterior:
 
     def __repr__(self):
         return f"DirichletPosterior(n_groups={self.n_groups}, n_categories={self.n_categories})"
+
+
+def dirichlet_draws(alpha, rng):
+    """Dirichlet draws over the last axis of ``alpha`` (any leading shape).
+
+    Stick-breaking with Beta variables stays on the simplex for the very small
+    pseudo-counts where normalized Gamma draws underflow to 0/0.
+    """
+    k = alpha.shape[-1]
+    tail = np.flip(np.cumsum(np.flip(alpha, -1), axis=-1), -1)  # sum of alpha_j, j >= i
+    out = np.empty(alpha.shape)
+    remaining = np.ones(alpha.shape[:-1])
+    for i in range(k - 1):
+        piece = remaining * rng.beta(alpha[..., i], tail[..., i + 1])
+        out[..., i] = piece
+        remaining = remaining - piece
+    out[..., k - 1] = np.maximum(remaining, 0.0)
+    return out

@@ -9,6 +9,8 @@ the same code with one run.
 
 import numpy as np
 
+from ..metrics._conjugate import dirichlet_draws
+
 
 def beta_draws(a, b, rng):
     """Beta draws of the same shape as ``a``; exact also for tiny pseudo-counts.
@@ -17,24 +19,6 @@ def beta_draws(a, b, rng):
     in log space), so the near-zero "frequentist" prior can be sampled.
     """
     return rng.beta(a, b)
-
-
-def dirichlet_draws(alpha, rng):
-    """Dirichlet draws over the last axis of ``alpha`` (any leading shape).
-
-    Stick-breaking with Beta variables stays on the simplex for the very small
-    pseudo-counts where normalized Gamma draws underflow to 0/0.
-    """
-    k = alpha.shape[-1]
-    tail = np.flip(np.cumsum(np.flip(alpha, -1), axis=-1), -1)  # sum of alpha_j, j >= i
-    out = np.empty(alpha.shape)
-    remaining = np.ones(alpha.shape[:-1])
-    for i in range(k - 1):
-        piece = remaining * rng.beta(alpha[..., i], tail[..., i + 1])
-        out[..., i] = piece
-        remaining = remaining - piece
-    out[..., k - 1] = np.maximum(remaining, 0.0)
-    return out
 
 
 def beta_var(a, b):
