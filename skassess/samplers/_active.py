@@ -305,18 +305,26 @@ class ActiveAssessor(BaseEstimator):
         if np.any(y < 0):
             i = int(np.flatnonzero(y < 0)[0])
             raise ValueError(f"labels must be true labels, not -1 (unlabeled); position {i}.")
-        new = np.ones(len(indices), dtype=bool)
-        for i, (row, label) in enumerate(zip(indices.tolist(), y.tolist(), strict=False)):
-            old = self.labels_[row]
-            first = np.flatnonzero(indices[:i] == row)
-            if first.size:
-                old = y[first[0]]
-            if old >= 0 and old != label:
-                raise ValueError(
-                    f"Row {row} already has the label {_py(self._label_name(old))!r}; got "
-                    f"{_py(self._label_name(label))!r}. A recorded label cannot change."
-                )
-            new[i] = old < 0
+        # The label a row had before this row of the call: its recorded label, or
+        # the one given first for it in this call. Vectorized: a replayed history
+        # of thousands of labels is one call.
+        order = np.argsort(indices, kind="stable")
+        first = np.ones(len(indices), dtype=bool)
+        first[order[1:]] = indices[order[1:]] != indices[order[:-1]]
+        first_label = np.empty_like(y)
+        group_start = np.maximum.accumulate(np.where(first[order], np.arange(len(order)), 0))
+        first_label[order] = y[order[group_start]]
+        old = np.where(first, self.labels_[indices], first_label)
+        recorded = self.labels_[indices]
+        old = np.where(recorded >= 0, recorded, old)
+        clash = (old >= 0) & (old != y)
+        if clash.any():
+            i = int(np.flatnonzero(clash)[0])
+            raise ValueError(
+                f"Row {indices[i]} already has the label {_py(self._label_name(old[i]))!r}; got "
+                f"{_py(self._label_name(y[i]))!r}. A recorded label cannot change."
+            )
+        new = first & (recorded < 0)
         rows, y_new = indices[new], y[new]
         if len(rows) == 0:
             return self
