@@ -21,6 +21,7 @@ from ._setup import (
     make_strategy,
     pool_rows,
 )
+from ._state import BetaState
 
 HISTORY_COLUMNS = ["step", "index", "group", "label", "time"]
 
@@ -66,6 +67,13 @@ class ActiveAssessor(BaseEstimator):
         Probability of labeling the leader in ``"top_two"``.
     ucb_quantile : float, default=0.975
         Posterior quantile of ``"bayes_ucb"``.
+    prior_update : CalibratedPrior, default=None
+        A prior learned from the labels: after every :meth:`tell` (and at
+        :meth:`fit` when rows are labeled already) it refits a calibration
+        map on all labeled rows and sets the estimator's prior to the
+        calibrated group means, with an empirical-Bayes strength
+        (``estimator_.prior`` then holds the ``(n_groups, 2)`` pseudo-counts).
+        Needs a per-group accuracy estimator. None: the estimator's own prior.
     random_state : int, RandomState instance or None, default=None
         Seeds the strategy and the choice of rows; one private generator is
         kept, so a pickled assessor resumes the same sequence.
@@ -83,6 +91,8 @@ class ActiveAssessor(BaseEstimator):
         ``index`` (pool row), ``group``, ``label`` (as given) and ``time``.
     n_labeled_ : int
         Labeled pool rows.
+    prior_update_ : CalibratedPrior or None
+        The fitted ``prior_update``.
 
     See Also
     --------
@@ -134,6 +144,7 @@ class ActiveAssessor(BaseEstimator):
         epsilon=0.1,
         top_two_beta=0.5,
         ucb_quantile=0.975,
+        prior_update=None,
         random_state=None,
     ):
         self.estimator = estimator
@@ -146,6 +157,7 @@ class ActiveAssessor(BaseEstimator):
         self.epsilon = epsilon
         self.top_two_beta = top_two_beta
         self.ucb_quantile = ucb_quantile
+        self.prior_update = prior_update
         self.random_state = random_state
 
     # ----------------------------------------------------------------- fitting
@@ -203,7 +215,27 @@ class ActiveAssessor(BaseEstimator):
         ).astype(np.int64)
         self._history = []
         self._n_steps = 0
+        self.prior_update_ = None
+        if self.prior_update is not None:
+            self.prior_update_ = clone(self.prior_update).fit_pool(
+                self.estimator_, self._setup, self._scores, self._cell
+            )
+            self._refit_prior()
         return self
+
+    def _refit_prior(self):
+        """Refit the learned prior from every labeled row; no-op without labels."""
+        rows = np.flatnonzero(self.labels_ >= 0)
+        if self.prior_update_ is None or len(rows) == 0:
+            return
+        est = self.estimator_
+        self.prior_update_.set_outcomes(self._pred == self.labels_)
+        state = BetaState(est.prior_.prior_alpha, est.prior_.prior_beta, 1)
+        state.successes[0] = est.n_success_
+        state.trials[0] = est.n_labeled_
+        self.prior_update_.update(state, rows[None, :])
+        est.prior = np.column_stack([state.a0[0], state.b0[0]])
+        est._update_posterior()
 
     @property
     def groups_(self):
@@ -330,6 +362,7 @@ class ActiveAssessor(BaseEstimator):
             return self
         self.estimator_._add_labels(self._pred[rows], self._cell[rows], y_new)
         self.labels_[rows] = y_new
+        self._refit_prior()
         np.subtract.at(self._remaining, self._arm[rows], 1)
         now = time.time()
         arm_labels = self._setup.arm_labels

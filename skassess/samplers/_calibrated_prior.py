@@ -32,10 +32,11 @@ STRENGTHS = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0)
 class CalibratedPrior(BaseEstimator):
     """Refit an LLO calibration map and an empirical-Bayes strength as labels arrive.
 
-    Used as ``simulate(..., prior_update=CalibratedPrior())`` with an estimator
-    of per-group accuracy (``BayesianAccuracy`` or
-    ``BayesianCalibrationError``); the estimator's own prior serves until the
-    first label.
+    Used as ``ActiveAssessor(prior_update=CalibratedPrior())`` or
+    ``simulate(..., prior_update=CalibratedPrior())`` with an estimator of
+    per-group accuracy (``BayesianAccuracy`` or ``BayesianCalibrationError``
+    with ``classwise=False``); the estimator's own prior serves until the first
+    label.
 
     Parameters
     ----------
@@ -52,11 +53,22 @@ class CalibratedPrior(BaseEstimator):
         Both defaults were chosen on the bundled Fashion-MNIST scores (the
         best of four settings at N = 20, 50, 100), not on the benchmark sets.
     refit_growth : float, default=1.05
-        The map is refitted after every label up to 100 labels, then each time
-        the number of labels has grown by this factor.
+        In :func:`simulate`, the map is refitted after every label up to 100
+        labels, then each time the number of labels has grown by this factor.
+        :class:`ActiveAssessor` refits after every ``tell``.
     n_nodes : int, default=128
         Each group's log-odds are summarized by a histogram of this many
         equal-width cells to average the map over its rows.
+
+    Examples
+    --------
+    >>> from skassess.datasets import load_fashion_mnist_scores
+    >>> from skassess.samplers import ActiveAssessor, CalibratedPrior
+    >>> data = load_fashion_mnist_scores()
+    >>> assessor = ActiveAssessor(prior_update=CalibratedPrior(), random_state=0)
+    >>> assessor = assessor.fit(data.scores).run(data.target, budget=100, progress=False)
+    >>> assessor.estimator_.prior.sum(axis=1)[:3]  # empirical-Bayes strength per class
+    array([20., 20., 20.])
     """
 
     def __init__(self, *, strength="auto", strengths=STRENGTHS, map_scale=0.5,

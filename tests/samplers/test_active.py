@@ -226,3 +226,67 @@ def test_thompson_finds_the_worst_group_with_fewer_labels_than_random():
     # Thompson spends its labels on the worst group and its close rivals.
     assert labels["thompson"][0] > labels["random"][0] * 1.5
     assert labels["thompson"][1:].max() < labels["random"][1:].max()
+
+
+def _overconfident_pool(n=4000, K=4, seed=0):
+    """Over-confident scores: P(correct) = sigmoid(0.5 logit(c) - 0.5)."""
+    rng = np.random.default_rng(seed)
+    X = rng.dirichlet(np.full(K, 0.3), size=n)
+    conf, pred = X.max(axis=1), X.argmax(axis=1)
+    p_correct = 1 / (1 + np.exp(-(0.5 * np.log(conf / (1 - conf + 1e-12)) - 0.5)))
+    correct = rng.random(n) < p_correct
+    wrong = (pred + rng.integers(1, K, size=n)) % K
+    y = np.where(correct, pred, wrong)
+    return X, y
+
+
+def test_calibrated_prior_corrects_an_overconfident_model():
+    from skassess.samplers import CalibratedPrior
+
+    X, y = _overconfident_pool()
+    pred = X.argmax(axis=1)
+    truth = np.array([np.mean(y[pred == k] == k) for k in range(X.shape[1])])
+    est = BayesianAccuracy(prior="informative", prior_strength=2)
+    plain = ActiveAssessor(est, random_state=0).fit(X)
+    learned = ActiveAssessor(est, prior_update=CalibratedPrior(), random_state=0).fit(X)
+    informative = plain.estimator_.prior_.mean()
+    for a in (plain, learned):
+        a.run(y, budget=150, progress=False)
+    calibrated = learned.estimator_.prior_.mean()
+    # The model's confidence overstates every group's accuracy; 150 labels fix the map.
+    assert np.all(informative > truth + 0.05)
+    assert np.abs(calibrated - truth).max() < 0.05
+    assert learned.estimator_.prior.shape == (X.shape[1], 2)
+    err = [np.sqrt(np.mean((a.estimator_.posterior_.mean() - truth) ** 2))
+           for a in (plain, learned)]
+    assert err[1] < err[0]
+
+
+def test_calibrated_prior_depends_only_on_the_labeled_rows():
+    from skassess.samplers import CalibratedPrior
+
+    X, y = _overconfident_pool(n=800)
+    a = ActiveAssessor(prior_update=CalibratedPrior(), random_state=1).fit(X)
+    a.run(y, budget=60, batch_size=7, progress=False)
+    h = a.history_
+    b = ActiveAssessor(prior_update=CalibratedPrior(), random_state=5).fit(X)
+    b.tell(h["index"].to_numpy(), h["label"].to_numpy())
+    y0 = np.full(len(y), -1)
+    y0[h["index"]] = h["label"]
+    c = ActiveAssessor(prior_update=CalibratedPrior(), random_state=7).fit(X, y0)
+    for other in (b, c):
+        np.testing.assert_allclose(other.estimator_.posterior_.alpha, a.estimator_.posterior_.alpha)
+        np.testing.assert_allclose(other.estimator_.posterior_.beta, a.estimator_.posterior_.beta)
+    d = pickle.loads(pickle.dumps(a))
+    np.testing.assert_array_equal(d.estimator_.prior, a.estimator_.prior)
+
+
+def test_calibrated_prior_needs_a_per_group_accuracy_estimator():
+    from skassess.samplers import CalibratedPrior
+
+    X, _ = _pool()
+    a = ActiveAssessor(BayesianConfusionMatrix(), prior_update=CalibratedPrior())
+    with pytest.raises(ValueError, match="CalibratedPrior needs a per-group accuracy"):
+        a.fit(X)
+    with pytest.raises(ValueError, match="strength must be 'auto' or a number > 0"):
+        ActiveAssessor(prior_update=CalibratedPrior(strength=-1)).fit(X)
