@@ -259,7 +259,62 @@ class TopLabelScores(np.ndarray):
     """
 
 
+class CalibratedScores(np.ndarray):
+    """Calibrated scores that keep the black box's own predicted class.
+
+    A calibration map can move a score across 0.5 (or below another class's
+    score); the assessment must still judge the black box's prediction, so
+    the predicted class of every row travels with the array as
+    ``predicted``, and the metric estimators use it instead of the argmax.
+    Row indexing keeps it aligned. ``full_probabilities`` is False when only
+    the top-label confidence was calibrated (the other classes merely share
+    the rest), so the confusion matrix and the cost refuse the array.
+    """
+
+    def __new__(cls, scores, predicted, full_probabilities=True):
+        obj = np.asarray(scores, dtype=np.float64).view(cls)
+        obj.predicted = np.asarray(predicted, dtype=np.intp)
+        obj.full_probabilities = bool(full_probabilities)
+        return obj
+
+    def __array_finalize__(self, obj):
+        self.predicted = getattr(obj, "predicted", None)
+        self.full_probabilities = getattr(obj, "full_probabilities", True)
+
+    def __getitem__(self, key):
+        out = super().__getitem__(key)
+        if not isinstance(out, CalibratedScores):
+            return out
+        if not isinstance(key, tuple):
+            key = (key,)
+        rows, cols = (key[0], key[1:]) if key else (slice(None), ())
+        whole_rows = all(isinstance(c, slice) and c == slice(None) for c in cols)
+        if out.ndim != self.ndim or not whole_rows or self.predicted is None:
+            return out.view(np.ndarray)  # not a set of whole rows: a plain array
+        out.predicted = self.predicted[rows]
+        return out
+
+    def __reduce__(self):
+        constructor, args, state = super().__reduce__()
+        return constructor, args, (state, self.predicted, self.full_probabilities)
+
+    def __setstate__(self, state):
+        base, self.predicted, self.full_probabilities = state
+        super().__setstate__(base)
+
+
+def predicted_classes(X):
+    """The black box's predicted classes carried by ``X``, or None (use the argmax)."""
+    return X.predicted if isinstance(X, CalibratedScores) else None
+
+
 def refuse_top_label_scores(X, estimator):
+    if isinstance(X, CalibratedScores) and not X.full_probabilities:
+        raise ValueError(
+            f"{type(estimator).__name__} needs the full class probabilities; X holds "
+            "calibrated top-label confidences only (HierarchicalBetaCalibrator with "
+            "target='top_label'). Accuracy, calibration and identification work with it."
+        )
     if isinstance(X, TopLabelScores):
         raise ValueError(
             f"{type(estimator).__name__} needs the full class probabilities; X holds only "

@@ -16,6 +16,7 @@ from .._validation import (
     check_level,
     check_sample_weight,
     check_scores,
+    predicted_classes,
     refuse_top_label_scores,
 )
 from ._grouping import make_grouping
@@ -88,6 +89,7 @@ class _BaseAssessor(BaseEstimator):
         first = not hasattr(self, "n_classes_")
         if first:
             self._validate_params()
+        predicted = predicted_classes(X)
         scores = self._validate_scores(X, reset=first)
         n = scores.shape[0]
         y = check_labels(y, n, scores.shape[1], self._checked_classes(scores.shape[1]))
@@ -113,7 +115,7 @@ class _BaseAssessor(BaseEstimator):
         for start in range(0, n, BLOCK):
             rows = slice(start, start + BLOCK)
             block = scores[rows]
-            pred, conf = _top1(block)
+            pred, conf = _top1(block, None if predicted is None else predicted[rows])
             group = self.grouping_.transform(
                 block, None if groups is None else groups[rows], pred=pred, confidence=conf
             )
@@ -175,9 +177,10 @@ class _BaseAssessor(BaseEstimator):
     def _rows(self, X, groups):
         """Validate scores at predict time; return (scores, predicted class, group)."""
         check_is_fitted(self)
+        predicted = predicted_classes(X)
         scores = self._validate_scores(X, reset=False)
         groups = self._checked_groups(groups, scores.shape[0])
-        pred, conf = _top1(scores)
+        pred, conf = _top1(scores, predicted)
         return scores, pred, self.grouping_.transform(scores, groups, pred=pred, confidence=conf)
 
     # --------------------------------------------------------------- summaries
@@ -250,9 +253,9 @@ class _BaseAssessor(BaseEstimator):
         return tags
 
 
-def _top1(scores):
-    """Predicted class and top-1 confidence of each row."""
-    pred = scores.argmax(axis=1)
+def _top1(scores, predicted=None):
+    """Predicted class (the argmax unless given) and its score, per row."""
+    pred = scores.argmax(axis=1) if predicted is None else predicted
     return pred, np.take_along_axis(scores, pred[:, None], axis=1)[:, 0]
 
 

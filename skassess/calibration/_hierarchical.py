@@ -1,0 +1,520 @@
+"""HierarchicalBetaCalibrator: per-group beta calibration with shared hyperpriors."""
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit, ndtri
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import (
+    CalibratedScores,
+    _py,
+    check_groups,
+    check_labels,
+    check_level,
+    check_scores,
+    predicted_classes,
+)
+from ..exceptions import SkassessWarning
+from ._maps import EPS, MAPS, check_eps, check_map, log_features
+from ._mcmc import effective_sample_size, sample_mcmc, split_rhat, warn_convergence
+
+#: Hyperprior scales (thesis eqs. 4.5-4.11): mu ~ N(0, MU_SCALE), sigma ~ half-N(0, SIGMA_SCALE),
+#: for the log of a, the log of b and c.
+MU_SCALE = {"a": 0.4, "b": 0.4, "c": 2.0}
+SIGMA_SCALE = {"a": 0.15, "b": 0.15, "c": 0.75}
+TARGETS = ("auto", "binary", "top_label")
+#: Quadrature nodes of each population scale sigma (equal prior mass).
+N_SIGMA_NODES = 64
+
+
+class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
+    """Per-group beta calibration with shared hyperpriors, fitted by MCMC.
+
+    Each group ``g`` (a sensitive attribute, the predicted class, ...) has its
+    own beta calibration map ``f(s; a_g, b_g, c_g)``; the groups' parameters
+    are drawn from a common population, so a group with few labels borrows
+    strength from the others. Rows whose label is ``-1`` do not enter the
+    likelihood; they only define the groups.
+
+    Parameters
+    ----------
+    map : {"beta", "llo", "temperature"}, default="beta"
+        The calibration map: beta calibration, its linear-in-log-odds special
+        case ``a = b``, or temperature scaling ``a = b, c = 0``.
+    target : {"auto", "binary", "top_label"}, default="auto"
+        ``"binary"``: X is P(y = 1) (1-D or two columns) and the map gives a
+        calibrated P(y = 1). ``"top_label"``: the map calibrates the top-1
+        confidence into P(prediction correct). ``"auto"``: binary for 1-D X
+        or two columns, top-label for three or more.
+    hierarchical : bool, default=True
+        False gives every group independent priors ``log a_g, log b_g ~ N(0,
+        0.4)``, ``c_g ~ N(0, 2)`` (times ``prior_scale``): no pooling.
+    prior_scale : float, default=1.0
+        Multiplies every hyperprior scale.
+    eps : float, default=1e-3
+        Scores are clipped to ``[eps, 1 - eps]`` before their logarithms.
+    n_chains : int, default=4
+        Independent emcee ensembles; R-hat compares them.
+    n_walkers : int, default=None
+        Walkers per ensemble; None: ``max(16, 4 * n_dim)`` (48 for the beta
+        map and two groups).
+    n_burn : int, default=300
+        Steps discarded per walker.
+    n_steps : int, default=300
+        Steps kept per walker at first; the chains grow by half while the
+        smallest effective sample size is below ``target_ess`` or an R-hat
+        is above 1.01, up to ``max_steps``.
+    max_steps : int, default=3000
+    target_ess : int, default=400
+    n_draws : int, default=1000
+        Posterior draws (equally spaced along the chain) used by
+        :meth:`transform` and :meth:`sample`.
+    random_state : int, RandomState instance or None, default=None
+    progress : bool, default=False
+        Show emcee's progress bar.
+
+    Attributes
+    ----------
+    groups_ : pandas.Index
+        The groups seen in :meth:`fit` (labeled or not).
+    target_ : {"binary", "top_label"}
+    draws_ : ndarray of shape (n_samples, n_groups, 3)
+        Every kept posterior sample of ``(a_g, b_g, c_g)``.
+    hyper_draws_ : pandas.DataFrame or None
+        Samples of the population parameters ``mu_*`` and ``sigma_*``
+        (hierarchical model only).
+    rhat_ : pandas.Series
+        Rank-normalized split R-hat of every sampled parameter (the
+        ensembles as chains).
+    ess_ : pandas.Series
+        Effective sample size of every sampled parameter.
+    n_labeled_ : ndarray of shape (n_groups,)
+        Labeled rows per group.
+
+    Notes
+    -----
+    The model (Ji, Smyth, Steyvers 2020, eqs. 4.5-4.11), with ``t_i`` the
+    observed outcome (``y_i`` for binary scores, "prediction correct" for
+    top-label confidences)::
+
+        t_i ~ Bernoulli(f(s_i; a_g, b_g, c_g))
+        log a_g ~ N(mu_a, sigma_a),  log b_g ~ N(mu_b, sigma_b),  c_g ~ N(mu_c, sigma_c)
+        mu_a, mu_b ~ N(0, 0.4),  mu_c ~ N(0, 2)
+        sigma_a, sigma_b ~ half-N(0, 0.15),  sigma_c ~ half-N(0, 0.75)
+
+    (scales times ``prior_scale``). The population parameters are
+    integrated out: ``mu`` exactly (given sigma, the group parameters are
+    jointly normal with covariance ``sigma^2 I + 0.4^2 11'``) and each sigma
+    on 64 nodes of equal prior mass. The sampler then moves in the group
+    parameters alone, a posterior without the funnel that makes
+    hierarchical models hard to sample whether the labels are few (centered
+    form) or many (non-centered form). Draws of ``mu`` and ``sigma`` are
+    then drawn given each sample (``hyper_draws_``). The sampler is
+    ``n_chains`` independent emcee ensembles with differential-evolution
+    moves; the log density is vectorized over walkers. A group without
+    labeled rows gets its parameters from the population level (from its independent prior when
+    ``hierarchical=False``). A ConvergenceWarning is raised when an R-hat
+    exceeds 1.01 or an ESS is below 100.
+
+    References
+    ----------
+    D. Ji, P. Smyth, M. Steyvers, "Can I Trust My Fairness Metric? Assessing
+    Fairness with Unlabeled Data and Bayesian Inference", NeurIPS 2020.
+    M. Kull, T. Silva Filho, P. Flach, "Beta calibration", AISTATS 2017.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skassess.calibration import HierarchicalBetaCalibrator
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.uniform(0.05, 0.95, 400)
+    >>> y = (rng.uniform(size=400) < s**2).astype(int)  # the scores are too high
+    >>> groups = np.repeat(["a", "b"], 200)
+    >>> cal = HierarchicalBetaCalibrator(random_state=0).fit(s, y, groups=groups)
+    >>> bool(cal.rhat_.max() <= 1.01 and cal.ess_.min() >= 400)
+    True
+    >>> p = cal.transform(s, groups=groups)
+    >>> bool(abs(p.mean() - (s**2).mean()) < 0.05)
+    True
+    """
+
+    def __init__(
+        self,
+        map="beta",
+        *,
+        target="auto",
+        hierarchical=True,
+        prior_scale=1.0,
+        eps=EPS,
+        n_chains=4,
+        n_walkers=None,
+        n_burn=300,
+        n_steps=300,
+        max_steps=3000,
+        target_ess=400,
+        n_draws=1000,
+        random_state=None,
+        progress=False,
+    ):
+        self.map = map
+        self.target = target
+        self.hierarchical = hierarchical
+        self.prior_scale = prior_scale
+        self.eps = eps
+        self.n_chains = n_chains
+        self.n_walkers = n_walkers
+        self.n_burn = n_burn
+        self.n_steps = n_steps
+        self.max_steps = max_steps
+        self.target_ess = target_ess
+        self.n_draws = n_draws
+        self.random_state = random_state
+        self.progress = progress
+
+    # ------------------------------------------------------------ validation
+    def _check_params(self):
+        check_map(self.map)
+        check_eps(self.eps)
+        if self.target not in TARGETS:
+            raise ValueError(f"target must be one of {list(TARGETS)}; got {self.target!r}.")
+        if not (isinstance(self.prior_scale, Real) and self.prior_scale > 0):
+            raise ValueError(f"prior_scale must be a number > 0; got {self.prior_scale!r}.")
+        for name in ("n_burn", "n_steps", "max_steps", "target_ess", "n_draws"):
+            value = getattr(self, name)
+            if not isinstance(value, Integral) or value < (0 if name == "n_burn" else 1):
+                raise ValueError(f"{name} must be a positive integer; got {value!r}.")
+        if not (isinstance(self.n_chains, Integral) and self.n_chains >= 2):
+            raise ValueError(f"n_chains must be an integer >= 2; got {self.n_chains!r}.")
+        if self.n_walkers is not None and not (
+            isinstance(self.n_walkers, Integral) and self.n_walkers >= 4
+        ):
+            raise ValueError(f"n_walkers must be None or an integer >= 4; got {self.n_walkers!r}.")
+
+    def _scores(self, X, reset):
+        """(score to calibrate, predicted class, score matrix, shape info) of X."""
+        predicted = predicted_classes(X)
+        raw = np.asarray(X)
+        scores = check_scores(X, n_classes=None if reset else self.n_classes_)
+        if reset:
+            self.n_classes_ = scores.shape[1]
+            self.n_features_in_ = 1 if raw.ndim == 1 else raw.shape[1]
+            target = self.target
+            if target == "auto":
+                target = "binary" if scores.shape[1] == 2 else "top_label"
+            if target == "binary" and scores.shape[1] != 2:
+                raise ValueError(
+                    f"target='binary' needs P(y = 1) (1-D X or two columns); X has "
+                    f"{scores.shape[1]} columns."
+                )
+            self.target_ = target
+        pred = scores.argmax(axis=1) if predicted is None else predicted
+        if self.target_ == "binary":
+            s = scores[:, 1]
+        else:
+            s = scores[np.arange(len(scores)), pred]
+        return s, pred, scores, raw.ndim
+
+    def _group_codes(self, groups, pred, n, reset):
+        if groups is None:
+            labels = pred if self.target_ == "top_label" else np.zeros(n, dtype=np.intp)
+        else:
+            labels = check_groups(groups, n)
+        if reset:
+            index, codes = np.unique(labels, return_inverse=True)
+            if groups is None and self.target_ == "top_label":
+                index = np.arange(self.n_classes_)
+                codes = labels
+            self.groups_ = pd.Index(index, name="group")
+            return codes
+        codes = self.groups_.get_indexer(labels)
+        if np.any(codes < 0):
+            unknown = [_py(v) for v in pd.unique(np.asarray(labels)[codes < 0])[:5]]
+            raise ValueError(
+                f"groups holds values not seen in fit: {list(unknown)}; fit on every row "
+                "(unlabeled rows with y = -1) so that each group is known."
+            )
+        return codes
+
+    # ----------------------------------------------------------------- model
+    def _layout(self):
+        P = len(MAPS[self.map])
+        G = len(self.groups_)
+        names = MAPS[self.map]
+        mu_scale = np.array([MU_SCALE[k] for k in names]) * self.prior_scale
+        sigma_scale = np.array([SIGMA_SCALE[k] for k in names]) * self.prior_scale
+        return P, G, names, mu_scale, sigma_scale
+
+    def _sigma_nodes(self):
+        """Equal-prior-mass nodes of each half-normal sigma, ``(N_SIGMA_NODES, P)``."""
+        sigma_scale = self._layout()[4]
+        # (the constant sum over nodes, log N_SIGMA_NODES per parameter, is left out)
+        q = ndtri(0.5 + 0.5 * (np.arange(N_SIGMA_NODES) + 0.5) / N_SIGMA_NODES)
+        return q[:, None] * sigma_scale[None, :]
+
+    def _group_params(self, theta):
+        """Sample ``(n, G * P)`` -> per-group (log a, log b, c), each ``(n, G)``."""
+        P, G, names, *_ = self._layout()
+        t = theta.reshape(theta.shape[0], G, P)
+        log_a = t[..., 0]
+        log_b = t[..., names.index("b")] if "b" in names else log_a
+        c = t[..., names.index("c")] if "c" in names else np.zeros_like(log_a)
+        return log_a, log_b, c
+
+    def _log_prior_terms(self, t):
+        """log N(t_p | 0, sigma_k^2 I + mu_scale_p^2 11') per node k and parameter p.
+
+        ``t`` has shape ``(n, G, P)``; returns ``(n, N_SIGMA_NODES, P)``. The
+        compound-symmetric covariance has a closed-form inverse and
+        determinant, so mu is integrated out exactly.
+        """
+        const, inv_s2, shrink = self._prior_constants()
+        sq = (t**2).sum(axis=1)[:, None, :]
+        tot2 = (t.sum(axis=1) ** 2)[:, None, :]
+        return const - 0.5 * (sq * inv_s2 - tot2 * shrink)
+
+    def _prior_constants(self):
+        cached = getattr(self, "_constants", None)
+        if cached is not None and cached[0] == len(self.groups_):
+            return cached[1]
+        P, G, _, mu_scale, _ = self._layout()
+        s2 = self._sigma_nodes() ** 2  # (K, P)
+        tau2 = mu_scale**2
+        inv_s2 = 1.0 / s2
+        shrink = tau2 / (s2 + G * tau2) * inv_s2
+        const = -0.5 * ((G - 1) * np.log(s2) + np.log(s2 + G * tau2))
+        self._constants = (G, (const, inv_s2, shrink))
+        return self._constants[1]
+
+    def _log_prob(self, theta):
+        P, G, _, mu_scale, _ = self._layout()
+        log_a, log_b, c = self._group_params(theta)
+        g, ls, l1s, t = self._data
+        with np.errstate(over="ignore", invalid="ignore"):
+            logit = c[:, g] + np.exp(log_a)[:, g] * ls - np.exp(log_b)[:, g] * l1s
+            loglik = (t * logit - np.logaddexp(0.0, logit)).sum(axis=1)
+        params = theta.reshape(len(theta), G, P)
+        if self.hierarchical:
+            terms = self._log_prior_terms(params)
+            top = terms.max(axis=1)
+            logprior = (np.log(np.exp(terms - top[:, None, :]).sum(axis=1)) + top).sum(axis=1)
+        else:
+            logprior = -0.5 * ((params / mu_scale) ** 2).sum(axis=(1, 2))
+        out = loglik + logprior
+        return np.where(np.isfinite(out), out, -np.inf)
+
+    def _hyper_draws(self, theta, rng):
+        """Draws of mu and sigma given each sample of the group parameters.
+
+        sigma given t is discrete on the nodes (weights: prior mass times the
+        marginal density of t); mu given t and sigma is normal.
+        """
+        P, G, names, mu_scale, _ = self._layout()
+        t = theta.reshape(len(theta), G, P)
+        logw = self._log_prior_terms(t)  # (n, K, P)
+        w = np.exp(logw - logw.max(axis=1, keepdims=True))
+        cdf = np.cumsum(w, axis=1)
+        u = rng.random((len(t), 1, P)) * cdf[:, -1:, :]
+        k = np.minimum((cdf < u).sum(axis=1), N_SIGMA_NODES - 1)  # (n, P)
+        sigma = self._sigma_nodes()[k, np.arange(P)]
+        var = 1.0 / (1.0 / mu_scale**2 + G / sigma**2)
+        mean = var * t.sum(axis=1) / sigma**2
+        mu = mean + np.sqrt(var) * rng.standard_normal(mean.shape)
+        columns = [f"mu_{k}" for k in names] + [f"sigma_{k}" for k in names]
+        return pd.DataFrame(np.concatenate([mu, sigma], axis=1), columns=columns)
+
+    def _initial(self, n_walkers, rng):
+        """Dispersed starting walkers, ``(n_chains, n_walkers, n_dim)``, drawn near the prior."""
+        P, G, _, mu_scale, _ = self._layout()
+        shape = (self.n_chains, n_walkers, G * P)
+        return rng.normal(0.0, 0.5, shape) * np.tile(mu_scale, G)
+
+    # --------------------------------------------------------------- fitting
+    def fit(self, X, y, groups=None):
+        """Sample the posterior of the calibration maps from the labeled rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, n_classes)
+            Black-box scores: P(y = 1), or class probabilities.
+        y : array-like of shape (n_samples,)
+            True labels (class indices), ``-1`` for unlabeled rows.
+        groups : array-like of shape (n_samples,), default=None
+            Group of each row. None: the predicted class (top-label) or a
+            single group (binary).
+
+        Returns
+        -------
+        self : HierarchicalBetaCalibrator
+        """
+        self._check_params()
+        s, pred, scores, _ = self._scores(X, reset=True)
+        n = len(s)
+        y = check_labels(y, n, scores.shape[1])
+        codes = self._group_codes(groups, pred, n, reset=True)
+        labeled = y >= 0
+        t = (y == 1) if self.target_ == "binary" else (y == pred)
+        t = t[labeled].astype(np.float64)
+        if labeled.sum() == 0:
+            warnings.warn(
+                "No labeled rows (every y is -1): the calibration maps follow the prior "
+                "(prior predictive).",
+                SkassessWarning,
+                stacklevel=2,
+            )
+        elif t.min() == t.max():
+            outcome = "y = 1" if self.target_ == "binary" else "correct"
+            warnings.warn(
+                f"All {len(t)} labeled rows have the same outcome ({outcome}: {bool(t[0])}); "
+                "the calibration map is weakly identified and leans on the prior.",
+                SkassessWarning,
+                stacklevel=2,
+            )
+        ls, l1s = log_features(s[labeled], self.eps)
+        self._data = (codes[labeled], ls, l1s, t)
+        self._constants = None
+        self.n_labeled_ = np.bincount(codes[labeled], minlength=len(self.groups_))
+        P, G, names, *_ = self._layout()
+        n_dim = G * P
+        n_walkers = self.n_walkers or max(16, 4 * n_dim)
+        rng = np.random.default_rng(
+            check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        )
+        chain = sample_mcmc(
+            self._log_prob, self._initial(n_walkers, rng), n_burn=self.n_burn,
+            n_steps=self.n_steps, max_steps=max(self.max_steps, self.n_steps),
+            target_ess=self.target_ess, rng=rng, progress=self.progress,
+        )
+        self._store(chain, rng)
+        del self._data, self._constants
+        warn_convergence(self.rhat_.to_numpy(), self.ess_.to_numpy(), list(self.rhat_.index),
+                         type(self).__name__)
+        return self
+
+    def _store(self, chain, rng):
+        """Constrained samples, hyperparameters and diagnostics from the raw chain."""
+        n_chains, n_steps, n_walkers, n_dim = chain.shape
+        P, G, names, *_ = self._layout()
+        flat = chain.reshape(-1, n_dim)
+        log_a, log_b, c = self._group_params(flat)
+        self.draws_ = np.stack([np.exp(log_a), np.exp(log_b), c], axis=2)
+        columns, values = [], []
+        for name in names:
+            for j, group in enumerate(self.groups_):
+                columns.append(f"{name}[{group}]")
+                values.append(self.draws_[:, j, "abc".index(name)])
+        if self.hierarchical:
+            self.hyper_draws_ = self._hyper_draws(flat, rng)
+            columns += list(self.hyper_draws_.columns)
+            values += list(self.hyper_draws_.to_numpy().T)
+        else:
+            self.hyper_draws_ = None
+        stacked = np.stack(values, axis=1).reshape(n_chains, n_steps, n_walkers, -1)
+        self.rhat_ = pd.Series(split_rhat(stacked), index=columns, name="rhat")
+        self.ess_ = pd.Series(effective_sample_size(stacked), index=columns, name="ess")
+
+    # ------------------------------------------------------------- prediction
+    def _thinned(self, n_draws):
+        n = self.draws_.shape[0]
+        take = np.linspace(0, n - 1, min(n_draws, n)).round().astype(np.intp)
+        return self.draws_[take]
+
+    def sample(self, X, groups=None, n_draws=None):
+        """Posterior draws of the calibrated probability of every row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, n_classes)
+        groups : array-like of shape (n_samples,), default=None
+        n_draws : int, default=None
+            None: ``self.n_draws``. Draws are equally spaced along the chain.
+
+        Returns
+        -------
+        draws : ndarray of shape (n_draws, n_samples)
+            Calibrated P(y = 1) (binary) or P(prediction correct) (top-label).
+        """
+        check_is_fitted(self, "draws_")
+        n_draws = self.n_draws if n_draws is None else n_draws
+        if not isinstance(n_draws, Integral) or n_draws < 1:
+            raise ValueError(f"n_draws must be a positive integer; got {n_draws!r}.")
+        s, pred, _, _ = self._scores(X, reset=False)
+        codes = self._group_codes(groups, pred, len(s), reset=False)
+        return self._sample_rows(s, codes, self._thinned(n_draws))
+
+    def _sample_rows(self, s, codes, draws):
+        ls, l1s = log_features(s, self.eps)
+        a, b, c = draws[:, codes, 0], draws[:, codes, 1], draws[:, codes, 2]
+        return expit(c + a * ls - b * l1s)
+
+    def transform(self, X, groups=None):
+        """Posterior-mean calibrated scores, keeping the black box's predictions.
+
+        Returns an array of the shape of ``X``: calibrated P(y = 1) for binary
+        scores; for top-label scores, the predicted class holds the calibrated
+        confidence and the other classes share the rest in proportion to
+        their scores. The array carries the black box's predicted class (see
+        :class:`~skassess._validation.CalibratedScores`), so a metric
+        estimator after this step still assesses the black box's predictions,
+        with the calibrated confidence as its informative prior.
+        """
+        check_is_fitted(self, "draws_")
+        s, pred, scores, ndim = self._scores(X, reset=False)
+        codes = self._group_codes(groups, pred, len(s), reset=False)
+        draws = self._thinned(self.n_draws)
+        p = np.empty(len(s))
+        for start in range(0, len(s), 4096):  # bounded (n_draws, block) temporaries
+            rows = slice(start, start + 4096)
+            p[rows] = self._sample_rows(s[rows], codes[rows], draws).mean(axis=0)
+        if self.target_ == "binary":
+            out = p if ndim == 1 else np.column_stack([1.0 - p, p])
+            return CalibratedScores(out, pred)
+        rest = 1.0 - s
+        with np.errstate(invalid="ignore", divide="ignore"):
+            factor = np.where(rest > 0, (1.0 - p) / rest, 0.0)
+        out = scores * factor[:, None]
+        out[np.arange(len(s)), pred] = p
+        others = rest <= 0  # the model put all its mass on one class
+        if others.any():
+            K = scores.shape[1]
+            out[others] = ((1.0 - p[others]) / (K - 1))[:, None]
+            out[np.flatnonzero(others), pred[others]] = p[others]
+        return CalibratedScores(out, pred, full_probabilities=False)
+
+    def fit_transform(self, X, y, groups=None):
+        """Fit, then transform the same rows (with the same groups)."""
+        return self.fit(X, y, groups=groups).transform(X, groups=groups)
+
+    def summary(self, level=0.95):
+        """Posterior mean, interval, R-hat and ESS of every sampled parameter."""
+        check_is_fitted(self, "draws_")
+        level = check_level(level)
+        lo, hi = (1 - level) / 2, (1 + level) / 2
+        rows = {}
+        names = MAPS[self.map]
+        for name in names:
+            for j, group in enumerate(self.groups_):
+                rows[f"{name}[{group}]"] = self.draws_[:, j, "abc".index(name)]
+        if self.hyper_draws_ is not None:
+            rows.update({k: v.to_numpy() for k, v in self.hyper_draws_.items()})
+        table = pd.DataFrame(
+            {
+                "mean": [v.mean() for v in rows.values()],
+                "lower": [np.quantile(v, lo) for v in rows.values()],
+                "upper": [np.quantile(v, hi) for v in rows.values()],
+            },
+            index=pd.Index(list(rows), name="parameter"),
+        )
+        table["rhat"] = self.rhat_
+        table["ess"] = self.ess_
+        return table
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True
+        tags.target_tags.required = True
+        return tags

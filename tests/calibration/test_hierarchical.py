@@ -1,0 +1,196 @@
+"""HierarchicalBetaCalibrator: recovery, diagnostics, transform contract, bad input."""
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import expit
+
+from skassess import BayesianAccuracy, BayesianConfusionMatrix
+from skassess._validation import CalibratedScores
+from skassess.calibration import HierarchicalBetaCalibrator
+from skassess.exceptions import ConvergenceWarning, SkassessWarning
+
+TRUE = {"A": (2.0, 1.5, -0.5), "B": (1.2, 0.8, 0.4)}
+
+
+def _simulate(n_per_group=600, seed=0):
+    rng = np.random.default_rng(seed)
+    s, y, g = [], [], []
+    for group, (a, b, c) in TRUE.items():
+        si = rng.uniform(0.02, 0.98, n_per_group)
+        p = expit(c + a * np.log(si) - b * np.log1p(-si))
+        s.append(si)
+        y.append((rng.uniform(size=n_per_group) < p).astype(int))
+        g.append(np.full(n_per_group, group))
+    return np.concatenate(s), np.concatenate(y), np.concatenate(g)
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    s, y, g = _simulate()
+    return HierarchicalBetaCalibrator(random_state=0).fit(s, y, groups=g), (s, y, g)
+
+
+def test_recovers_known_parameters_within_credible_intervals(fitted):
+    cal, _ = fitted
+    table = cal.summary(level=0.99)
+    for group, values in TRUE.items():
+        for name, value in zip("abc", values, strict=True):
+            row = table.loc[f"{name}[{group}]"]
+            assert row["lower"] <= value <= row["upper"], (group, name, row.to_dict())
+
+
+def test_diagnostics_meet_the_defaults(fitted):
+    cal, _ = fitted
+    assert cal.rhat_.max() <= 1.01
+    assert cal.ess_.min() >= 400
+    assert set(cal.rhat_.index) >= {"a[A]", "c[B]", "mu_a", "sigma_c"}
+    assert list(cal.groups_) == ["A", "B"]
+    np.testing.assert_array_equal(cal.n_labeled_, [600, 600])
+
+
+def test_transform_and_sample_shapes(fitted):
+    cal, (s, y, g) = fitted
+    p = cal.transform(s[:50], groups=g[:50])
+    assert isinstance(p, CalibratedScores) and p.shape == (50,)
+    np.testing.assert_array_equal(p.predicted, (s[:50] > 0.5).astype(int))
+    two = cal.transform(np.column_stack([1 - s[:50], s[:50]]), groups=g[:50])
+    np.testing.assert_allclose(two[:, 1], p)
+    np.testing.assert_allclose(two.sum(axis=1), 1.0)
+    draws = cal.sample(s[:50], groups=g[:50], n_draws=200)
+    assert draws.shape == (200, 50)
+    np.testing.assert_allclose(cal.sample(s[:50], groups=g[:50]).mean(axis=0), p)
+    # Posterior-mean calibrated probabilities are close to the true map.
+    a, b, c = TRUE["A"]
+    truth = expit(c + a * np.log(s[:50]) - b * np.log1p(-s[:50]))
+    assert np.abs(p - truth).max() < 0.08
+
+
+def test_restricted_maps_are_the_stated_restrictions():
+    s, y, g = _simulate(300)
+    llo = HierarchicalBetaCalibrator("llo", random_state=0).fit(s, y, groups=g)
+    np.testing.assert_array_equal(llo.draws_[..., 0], llo.draws_[..., 1])
+    temp = HierarchicalBetaCalibrator("temperature", random_state=0).fit(s, y, groups=g)
+    np.testing.assert_array_equal(temp.draws_[..., 0], temp.draws_[..., 1])
+    assert np.all(temp.draws_[..., 2] == 0)
+    assert "c[A]" not in temp.rhat_.index and "b[A]" not in llo.rhat_.index
+
+
+def test_a_group_without_labels_takes_the_population_level():
+    s, y, g = _simulate(400)
+    s = np.concatenate([s, np.linspace(0.05, 0.95, 50)])
+    g = np.concatenate([g, np.full(50, "C")])
+    y = np.concatenate([y, np.full(50, -1)])
+    cal = HierarchicalBetaCalibrator(random_state=0).fit(s, y, groups=g)
+    assert cal.n_labeled_.tolist() == [400, 400, 0]
+    c_new = cal.draws_[:, 2, 2]
+    mu_c = cal.hyper_draws_["mu_c"].to_numpy()
+    # c_C = mu_c + sigma_c z with z ~ N(0, 1) a priori: same mean, wider spread.
+    assert abs(c_new.mean() - mu_c.mean()) < 0.1
+    assert c_new.std() > mu_c.std()
+
+
+def test_top_label_scores_keep_the_prediction_and_feed_an_informative_prior():
+    rng = np.random.default_rng(1)
+    X = rng.dirichlet(np.full(3, 0.4), size=600)
+    pred = X.argmax(axis=1)
+    correct = rng.uniform(size=600) < X.max(axis=1) ** 3  # over-confident
+    y = np.where(correct, pred, (pred + 1) % 3)
+    y_obs = np.where(np.arange(600) < 200, y, -1)
+    cal = HierarchicalBetaCalibrator(random_state=0)
+    Xt = cal.fit_transform(X, y_obs)
+    assert cal.target_ == "top_label" and list(cal.groups_) == [0, 1, 2]
+    np.testing.assert_array_equal(Xt.predicted, pred)
+    np.testing.assert_allclose(Xt.sum(axis=1), 1.0)
+    conf = Xt[np.arange(600), pred]
+    assert conf.mean() < X.max(axis=1).mean() - 0.05  # the map lowers the confidence
+    est = BayesianAccuracy(prior="informative").fit(Xt, y_obs)
+    expected = [conf[pred == k].mean() for k in range(3)]
+    np.testing.assert_allclose(est.prior_.mean(), expected, rtol=1e-6)
+    with pytest.raises(ValueError, match="calibrated top-label confidences only"):
+        BayesianConfusionMatrix().fit(Xt, y_obs)
+    rows = Xt[[0, 5, 7]]
+    np.testing.assert_array_equal(rows.predicted, pred[[0, 5, 7]])
+    again = pickle.loads(pickle.dumps(Xt))
+    np.testing.assert_array_equal(again.predicted, pred)
+
+
+def test_pipeline_gives_the_calibrated_informative_prior():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    rng = np.random.default_rng(2)
+    features = rng.normal(size=(800, 2))
+    target = (features[:, 0] + rng.normal(scale=1.5, size=800) > 0).astype(int)
+    model = LogisticRegression(C=100).fit(features[:400] * 5, target[:400])  # over-confident
+    y = np.where(np.arange(800) < 500, -1, target)
+    pipe = make_pipeline(
+        FunctionTransformer(model.predict_proba),
+        HierarchicalBetaCalibrator(random_state=0),
+        BayesianAccuracy(prior="informative"),
+    ).fit(features, y)
+    est = pipe[-1]
+    raw = BayesianAccuracy(prior="informative").fit(model.predict_proba(features), y)
+    truth = np.mean(model.predict(features) == target)
+    assert abs(est.overall_mean() - truth) <= abs(raw.overall_mean() - truth) + 0.01
+    np.testing.assert_array_equal(est.n_rows_, raw.n_rows_)  # same predicted classes
+
+
+def test_warnings_for_one_class_and_for_no_labels():
+    s = np.linspace(0.05, 0.95, 100)
+    y = np.where(np.arange(100) < 20, 1, -1)
+    with pytest.warns(SkassessWarning, match="weakly identified"):
+        HierarchicalBetaCalibrator(random_state=0).fit(s, y)
+    with pytest.warns(SkassessWarning, match="prior predictive"):
+        cal = HierarchicalBetaCalibrator(random_state=0).fit(s, np.full(100, -1))
+    assert cal.transform(s).shape == (100,)
+
+
+def test_convergence_warning_when_the_chains_are_too_short():
+    s, y, g = _simulate(100)
+    with pytest.warns(ConvergenceWarning, match="may not have converged"):
+        HierarchicalBetaCalibrator(n_burn=0, n_steps=4, max_steps=4, n_walkers=16,
+                                   random_state=0).fit(s, y, groups=g)
+
+
+@pytest.mark.parametrize(
+    "X, match",
+    [
+        (np.array([0.2, 1.3, 0.5]), "must lie in \\[0, 1\\]"),
+        (np.array([0.2, np.nan, 0.5]), "NaN"),
+        (np.array([0.2, -0.1, 0.5]), "Negative values"),
+    ],
+)
+def test_bad_scores(X, match):
+    with pytest.raises(ValueError, match=match):
+        HierarchicalBetaCalibrator().fit(X, np.array([0, 1, 0]))
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"map": "platt"}, "map must be one of"),
+        ({"target": "multi"}, "target must be one of"),
+        ({"prior_scale": 0}, "prior_scale must be a number > 0"),
+        ({"n_steps": 0}, "n_steps must be a positive integer"),
+        ({"n_chains": 1}, "n_chains must be an integer >= 2"),
+        ({"target": "binary"}, "target='binary' needs P\\(y = 1\\)"),
+    ],
+)
+def test_bad_parameters(params, match):
+    X = np.full((4, 3), 1 / 3)
+    with pytest.raises(ValueError, match=match):
+        HierarchicalBetaCalibrator(**params).fit(X, np.array([0, 1, 2, 0]))
+
+
+def test_bad_groups(fitted):
+    cal, (s, y, g) = fitted
+    with pytest.raises(ValueError, match="groups has 3 entries, but X has 4 rows"):
+        HierarchicalBetaCalibrator().fit(s[:4], y[:4], groups=g[:3])
+    with pytest.raises(ValueError, match="missing value at row 1"):
+        HierarchicalBetaCalibrator().fit(s[:3], y[:3], groups=pd.Series(["A", None, "B"]))
+    with pytest.raises(ValueError, match="not seen in fit: \\['Z'\\]"):
+        cal.transform(s[:2], groups=["A", "Z"])
