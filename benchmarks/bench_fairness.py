@@ -1,0 +1,174 @@
+"""Fairness assessment experiments of Ji, Smyth, Steyvers (NeurIPS 2020), thesis Tables 4.2-4.4.
+
+Usage::
+
+    python benchmarks/bench_fairness.py --tables 4.2 --runs 100 --n-jobs 2
+    python benchmarks/bench_fairness.py --tables 4.3 4.4
+
+Reads the model scores in ``../shared/data/fairness`` (Adult race and sex,
+ProPublica recidivism race and sex). The privileged group (White, Male,
+Caucasian, Male) is compared with all other rows. In each run the labeled set
+is ``n_L`` random rows with at least one row per group (the thesis's
+protocol); the ground truth is the difference on the whole file. Prints
+markdown tables of MAE x 100 (or coverage %) beside the thesis's numbers and
+the wall-clock time of each table.
+"""
+
+import argparse
+import pathlib
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+
+from skassess.calibration import BayesianGroupMetrics
+
+DATA = pathlib.Path(__file__).resolve().parents[2] / "shared/data/fairness"
+SETS = {
+    "Adult race": ("adult_race", "income-per-year", "race", "White"),
+    "Adult gender": ("adult_sex", "income-per-year", "sex", "Male"),
+    "Compas-R race": ("propublica-recidivism_race", "two_year_recid", "race", "Caucasian"),
+    "Compas-R gender": ("propublica-recidivism_sex", "two_year_recid", "sex", "Male"),
+}
+MODELS = {"MLP": "MultiLayerPerceptron", "LR": "LR", "RF": "RandomForest", "GNB": "GaussianNB"}
+METHODS = {"Freq": "frequentist", "BB": "beta-binomial", "BC": "bayesian-calibration"}
+# Thesis numbers: (Freq, BB, BC); None where the thesis prints a dash.
+THESIS_42 = {
+    ("MLP", "Adult race"): (16.5, 18.5, 3.9), ("MLP", "Adult gender"): (19.7, 17.4, 5.1),
+    ("MLP", "Compas-R race"): (31.5, 21.0, 4.2), ("MLP", "Compas-R gender"): (33.7, 21.6, 5.0),
+    ("LR", "Adult race"): (16.4, 18.7, 2.9), ("RF", "Adult race"): (16.5, 18.2, 3.2),
+    ("GNB", "Adult race"): (17.6, 18.9, 3.6),
+}
+THESIS_43 = {
+    "Adult race": (None, 12.5, 5.8), "Adult gender": (16.3, 14.3, 4.3),
+    "Compas-R race": (None, 7.6, 2.5), "Compas-R gender": (10.0, 9.5, 1.9),
+}
+
+
+def load(name, model):
+    file, label, attribute, privileged = SETS[name]
+    frame = pd.read_csv(DATA / f"{file}_scores.csv.gz", index_col=0)
+    groups = np.where(frame[attribute] == privileged, privileged, "rest")
+    return frame[f"score_{MODELS[model]}"].to_numpy(), frame[label].to_numpy(), groups, privileged
+
+
+def labeled_rows(groups, n_labeled, seed):
+    """n_labeled random rows, at least one per group (the thesis's protocol)."""
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(groups))
+    first = [order[np.flatnonzero(groups[order] == g)[0]] for g in np.unique(groups)]
+    rest = order[~np.isin(order, first)]
+    return np.concatenate([first, rest])[:n_labeled]
+
+
+def truth(s, y, groups, privileged, metric):
+    pred = s > 0.5
+    def rate(mask):
+        if metric == "accuracy":
+            return np.mean(pred[mask] == y[mask])
+        cond = y[mask] == (1 if metric == "tpr" else 0)
+        return np.mean(pred[mask][cond])
+    return rate(groups == privileged) - rate(groups != privileged)
+
+
+def one_run(s, y, groups, privileged, n_labeled, seed, metric, methods):
+    rows = labeled_rows(groups, n_labeled, seed)
+    y_obs = np.full(len(y), -1)
+    y_obs[rows] = y[rows]
+    out = {}
+    for short in methods:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # R-hat/ESS are recorded below
+            est = BayesianGroupMetrics(METHODS[short], metrics=(metric,), privileged=privileged,
+                                       random_state=seed).fit(s, y_obs, groups=groups)
+        row = est.differences().iloc[0]
+        out[short] = (row["mean"], row["lower"], row["upper"])
+        if short == "BC":
+            cal = est.calibrator_
+            out["rhat"], out["ess"] = cal.rhat_.max(), cal.ess_.min()
+    return out
+
+
+def experiment(name, model, n_labeled, metric, runs, n_jobs, methods=("Freq", "BB", "BC")):
+    s, y, groups, privileged = load(name, model)
+    true = truth(s, y, groups, privileged, metric)
+    results = Parallel(n_jobs=n_jobs)(
+        delayed(one_run)(s, y, groups, privileged, n_labeled, seed, metric, methods)
+        for seed in range(runs)
+    )
+    summary = {}
+    for short in methods:
+        est = np.array([r[short] for r in results], dtype=np.float64)
+        err = np.abs(est[:, 0] - true)
+        summary[short] = {
+            "mae": 100 * np.nanmean(err),
+            "undefined": int(np.isnan(est[:, 0]).sum()),
+            "coverage": 100 * np.mean((est[:, 1] <= true) & (true <= est[:, 2])),
+        }
+    if "BC" in methods:
+        summary["rhat"] = max(r["rhat"] for r in results)
+        summary["ess"] = min(r["ess"] for r in results)
+    return summary
+
+
+def fmt(value, undefined=0):
+    if value is None:
+        return "—"
+    text = f"{value:.1f}"
+    return text + f" ({undefined} undefined)" if undefined else text
+
+
+def print_mae_row(label, r, thesis):
+    cells = " | ".join(fmt(r[m]["mae"], r[m]["undefined"]) for m in ("Freq", "BB", "BC"))
+    print(f"| {label} | {cells} | {' / '.join(fmt(v) for v in thesis)} | "
+          f"{r['rhat']:.3f} | {r['ess']:.0f} |", flush=True)
+
+
+def table_42(runs, n_jobs):
+    print("\n### Table 4.2: MAE x 100 of Delta accuracy, n_L = 10\n")
+    print("| model | data | Freq | BB | BC | thesis Freq / BB / BC | max R-hat | min ESS |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (model, name), thesis in THESIS_42.items():
+        r = experiment(name, model, 10, "accuracy", runs, n_jobs)
+        print_mae_row(f"{model} | {name}", r, thesis)
+
+
+def table_43(runs, n_jobs):
+    print("\n### Table 4.3: MAE x 100 of Delta TPR, n_L = 200 (MLP)\n")
+    print("| data | Freq | BB | BC | thesis Freq / BB / BC | max R-hat | min ESS |")
+    print("|---|---|---|---|---|---|---|")
+    for name, thesis in THESIS_43.items():
+        r = experiment(name, "MLP", 200, "tpr", runs, n_jobs)
+        print_mae_row(name, r, thesis)
+
+
+def table_44(runs, n_jobs):
+    print("\n### Table 4.4: coverage (%) of 95 % intervals of Delta accuracy (MLP), BC / BB\n")
+    sizes = (10, 20, 40, 100)
+    print("| data | " + " | ".join(f"n_L = {n}" for n in sizes) + " |")
+    print("|---|" + "---|" * len(sizes))
+    for name in SETS:
+        cells = []
+        for n in sizes:
+            r = experiment(name, "MLP", n, "accuracy", runs, n_jobs, methods=("BB", "BC"))
+            cells.append(f"{r['BC']['coverage']:.0f} / {r['BB']['coverage']:.0f}")
+        print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", nargs="+", default=["4.2", "4.3", "4.4"])
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--n-jobs", type=int, default=2)
+    args = parser.parse_args()
+    tables = {"4.2": table_42, "4.3": table_43, "4.4": table_44}
+    for t in args.tables:
+        start = time.perf_counter()
+        tables[t](args.runs, args.n_jobs)
+        print(f"\n(Table {t}: {time.perf_counter() - start:.0f} s, {args.runs} runs)", flush=True)
+
+
+if __name__ == "__main__":
+    main()

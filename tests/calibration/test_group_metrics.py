@@ -1,0 +1,181 @@
+"""BayesianGroupMetrics: the three methods, differences, bad input."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import expit
+
+from skassess.calibration import BayesianGroupMetrics, HierarchicalBetaCalibrator
+from skassess.metrics import GroupComparison
+
+
+def _data(n=600, seed=0):
+    rng = np.random.default_rng(seed)
+    groups = rng.choice(np.array(["A", "B", "C"]), size=n, p=[0.5, 0.3, 0.2])
+    s = rng.uniform(0.02, 0.98, n)
+    shift = pd.Series(groups).map({"A": 0.0, "B": -0.7, "C": 0.5}).to_numpy()
+    y = (rng.uniform(size=n) < expit(np.log(s / (1 - s)) + shift)).astype(int)
+    return s, y, groups
+
+
+def _rates(s, y, mask):
+    pred = s > 0.5
+    return {
+        "accuracy": np.mean(pred[mask] == y[mask]),
+        "tpr": np.mean(pred[mask][y[mask] == 1]),
+        "fpr": np.mean(pred[mask][y[mask] == 0]),
+    }
+
+
+def test_frequentist_is_the_labeled_rate():
+    s, y, g = _data()
+    y_obs = np.where(np.arange(len(y)) % 3 == 0, y, -1)
+    est = BayesianGroupMetrics("frequentist").fit(s, y_obs, groups=g)
+    lab = y_obs >= 0
+    table = est.summary()
+    for group in "ABC":
+        expected = _rates(s[lab], y[lab], g[lab] == group)
+        for metric, value in expected.items():
+            assert table.loc[(metric, group), "mean"] == pytest.approx(value)
+    assert table["lower"].isna().all()
+    diff = est.differences()
+    assert diff.loc[("accuracy", "A - B"), "mean"] == pytest.approx(
+        table.loc[("accuracy", "A"), "mean"] - table.loc[("accuracy", "B"), "mean"])
+    with pytest.raises(ValueError, match="no posterior to sample"):
+        est.sample("accuracy")
+
+
+def test_beta_binomial_is_beta_one_one_on_the_labeled_rows():
+    s, y, g = _data()
+    y_obs = np.where(np.arange(len(y)) < 60, y, -1)
+    est = BayesianGroupMetrics("beta-binomial", n_draws=40000, random_state=0).fit(
+        s, y_obs, groups=g)
+    lab = y_obs >= 0
+    pred = s > 0.5
+    for group in "ABC":
+        m = lab & (g == group)
+        pos = m & (y == 1)
+        for metric, (k, n) in {"accuracy": ((pred == y)[m].sum(), m.sum()),
+                               "tpr": (pred[pos].sum(), pos.sum())}.items():
+            draws = est.sample(metric)[group]
+            assert draws.mean() == pytest.approx((1 + k) / (2 + n), abs=0.005)
+
+
+def test_bayesian_calibration_with_every_row_labeled_is_the_observed_value():
+    s, y, g = _data(n=300)
+    est = BayesianGroupMetrics(random_state=0).fit(s, y, groups=g)
+    for metric in ("accuracy", "tpr", "fpr"):
+        draws = est.sample(metric)
+        for group in "ABC":
+            np.testing.assert_allclose(draws[group], _rates(s, y, g == group)[metric])
+
+
+def test_bayesian_calibration_beats_the_labeled_rows_alone():
+    """With 30 labels, BC's accuracy gap is closer to the truth than BB's (seeded)."""
+    s, y, g = _data(n=3000, seed=1)
+    g2 = np.where(g == "A", "A", "other")
+    true = _rates(s, y, g2 == "A")["accuracy"] - _rates(s, y, g2 == "other")["accuracy"]
+    errors = {"bayesian-calibration": [], "beta-binomial": []}
+    for seed in range(3):
+        rows = np.random.default_rng(seed).choice(len(y), 30, replace=False)
+        y_obs = np.full(len(y), -1)
+        y_obs[rows] = y[rows]
+        for method in errors:
+            est = BayesianGroupMetrics(method, metrics=("accuracy",), privileged="A",
+                                       random_state=seed).fit(s, y_obs, groups=g2)
+            errors[method].append(abs(est.differences().iloc[0]["mean"] - true))
+    assert np.mean(errors["bayesian-calibration"]) < np.mean(errors["beta-binomial"])
+
+
+def test_ratio_metrics_per_draw_and_custom_metrics():
+    s, y, g = _data(n=300)
+    y_obs = np.where(np.arange(len(y)) < 100, y, -1)
+
+    def my_tpr(pred, y):
+        return pred * y, y
+
+    cal = HierarchicalBetaCalibrator(random_state=3)
+    est = BayesianGroupMetrics(metrics=("tpr", ("my_tpr", my_tpr)), calibrator=cal,
+                               n_draws=300).fit(s, y_obs, groups=g)
+    pd.testing.assert_frame_equal(est.sample("tpr"), est.sample("my_tpr"))
+    # Per draw: (labeled hits + sum of calibrated p over predicted-positive unlabeled rows)
+    # / (labeled positives + sum of calibrated p over unlabeled rows).
+    unl = y_obs < 0
+    p = est.calibrator_.sample(s[unl], groups=g[unl], n_draws=300)
+    m, lm = g[unl] == "B", (g == "B") & ~unl
+    pred = (s > 0.5)
+    num = (pred & (y == 1))[lm].sum() + p[:, m] @ pred[unl][m]
+    den = (y == 1)[lm].sum() + p[:, m].sum(axis=1)
+    np.testing.assert_allclose(est.sample("tpr")["B"], num / den)
+
+
+def test_privileged_against_the_rest_and_each_group():
+    s, y, g = _data()
+    y_obs = np.where(np.arange(len(y)) % 2 == 0, y, -1)
+    est = BayesianGroupMetrics("beta-binomial", privileged="A", random_state=0).fit(
+        s, y_obs, groups=g)
+    assert list(est.groups_) == ["A", "B", "C", "rest"]
+    assert est.comparisons_ == [("A", "rest"), ("A", "B"), ("A", "C")]
+    assert est.n_labeled_["rest"] == est.n_labeled_["B"] + est.n_labeled_["C"]
+    table = est.differences(rope=0.1)
+    assert table.shape == (9, 8)
+    row = table.loc[("accuracy", "A - rest")]
+    d = est.sample("accuracy")
+    delta = d["A"] - d["rest"]
+    assert row["p_positive"] == pytest.approx(np.mean(delta > 0))
+    assert row["p_practically_fair"] == pytest.approx(np.mean(np.abs(delta) < 0.1))
+    comparison = est.compare("accuracy")
+    assert isinstance(comparison, GroupComparison)
+    assert (comparison.group_a, comparison.group_b) == ("A", "rest")
+    pairs = BayesianGroupMetrics("frequentist").fit(s, y_obs, groups=g).comparisons_
+    assert pairs == [("A", "B"), ("A", "C"), ("B", "C")]
+
+
+def test_difference_display_draws_the_comparison():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from skassess.metrics import DifferenceDisplay
+
+    s, y, g = _data()
+    est = BayesianGroupMetrics("beta-binomial", privileged="A", random_state=0).fit(
+        s, y, groups=g)
+    disp = DifferenceDisplay.from_comparison(est.compare("fpr", "A", "B"))
+    assert disp.ax_.get_xlabel() == "A - B"
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"method": "bayes"}, "method must be one of"),
+        ({"metrics": ("accuracy", "f1")}, "unknown metric 'f1'"),
+        ({"metrics": ()}, "at least one metric"),
+        ({"metrics": (3,)}, "a name or a \\(name, function\\) pair"),
+        ({"privileged": "Z"}, "privileged='Z' is not a group"),
+        ({"threshold": 1.5}, "threshold must be a number in \\(0, 1\\)"),
+        ({"rope": -1}, "rope must be a number >= 0"),
+        ({"n_draws": 0}, "n_draws must be a positive integer"),
+        ({"calibrator": "beta"}, "calibrator must be a HierarchicalBetaCalibrator"),
+    ],
+)
+def test_bad_parameters(params, match):
+    s, y, g = _data(n=50)
+    with pytest.raises(ValueError, match=match):
+        BayesianGroupMetrics("frequentist" if "method" not in params else params.pop("method"),
+                             **params).fit(s, y, groups=g)
+
+
+def test_bad_input():
+    s, y, g = _data(n=50)
+    est = BayesianGroupMetrics("frequentist")
+    with pytest.raises(ValueError, match="binary scores P\\(y = 1\\)"):
+        est.fit(np.full((50, 3), 1 / 3), y, groups=g)
+    with pytest.raises(ValueError, match="groups has 49 entries, but X has 50 rows"):
+        est.fit(s, y, groups=g[:49])
+    with pytest.raises(ValueError, match="must lie in \\[0, 1\\]"):
+        est.fit(s + 1, y, groups=g)
+    with pytest.raises(ValueError, match="NaN"):
+        est.fit(np.where(np.arange(50) == 3, np.nan, s), y, groups=g)
+    est.fit(s, y, groups=g)
+    with pytest.raises(ValueError, match="metric='ppv' was not fitted"):
+        est.sample("ppv")
