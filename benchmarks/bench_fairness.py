@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/bench_fairness.py --tables 4.2 --runs 100 --n-jobs 2
     python benchmarks/bench_fairness.py --tables 4.3 4.4
+    python benchmarks/bench_fairness.py --tables curves --runs 20
 
 Reads the model scores in ``../shared/data/fairness`` (Adult race and sex,
 ProPublica recidivism race and sex). The privileged group (White, Male,
@@ -23,7 +24,7 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
-from skassess.calibration import BayesianGroupMetrics
+from skassess.calibration import BayesianGroupMetrics, HierarchicalBetaCalibrator
 
 DATA = pathlib.Path(__file__).resolve().parents[2] / "shared/data/fairness"
 SETS = {
@@ -73,43 +74,53 @@ def truth(s, y, groups, privileged, metric):
     return rate(groups == privileged) - rate(groups != privileged)
 
 
-def one_run(s, y, groups, privileged, n_labeled, seed, metric, methods):
+def make_estimator(short, metrics, privileged, seed):
+    if short == "BC-NH":  # the thesis's non-hierarchical ablation
+        cal = HierarchicalBetaCalibrator(hierarchical=False, random_state=seed)
+        return BayesianGroupMetrics(metrics=metrics, calibrator=cal, privileged=privileged,
+                                    random_state=seed)
+    return BayesianGroupMetrics(METHODS[short], metrics=metrics, privileged=privileged,
+                                random_state=seed)
+
+
+def one_run(s, y, groups, privileged, n_labeled, seed, metrics, methods):
+    """{(method, metric): (mean, lower, upper) of Delta}, plus R-hat / ESS of the BC fits."""
     rows = labeled_rows(groups, n_labeled, seed)
     y_obs = np.full(len(y), -1)
     y_obs[rows] = y[rows]
-    out = {}
+    out = {"rhat": 1.0, "ess": np.inf}
     for short in methods:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # R-hat/ESS are recorded below
-            est = BayesianGroupMetrics(METHODS[short], metrics=(metric,), privileged=privileged,
-                                       random_state=seed).fit(s, y_obs, groups=groups)
-        row = est.differences().iloc[0]
-        out[short] = (row["mean"], row["lower"], row["upper"])
-        if short == "BC":
-            cal = est.calibrator_
-            out["rhat"], out["ess"] = cal.rhat_.max(), cal.ess_.min()
+            est = make_estimator(short, metrics, privileged, seed).fit(s, y_obs, groups=groups)
+        table = est.differences()
+        for metric in metrics:
+            row = table.loc[metric].iloc[0]
+            out[short, metric] = (row["mean"], row["lower"], row["upper"])
+        if est.calibrator_ is not None:
+            out["rhat"] = max(out["rhat"], est.calibrator_.rhat_.max())
+            out["ess"] = min(out["ess"], est.calibrator_.ess_.min())
     return out
 
 
-def experiment(name, model, n_labeled, metric, runs, n_jobs, methods=("Freq", "BB", "BC")):
+def experiment(name, model, n_labeled, metrics, runs, n_jobs, methods=("Freq", "BB", "BC")):
+    """Per (method, metric): MAE x 100, undefined runs, coverage %; worst R-hat / ESS."""
     s, y, groups, privileged = load(name, model)
-    true = truth(s, y, groups, privileged, metric)
     results = Parallel(n_jobs=n_jobs)(
-        delayed(one_run)(s, y, groups, privileged, n_labeled, seed, metric, methods)
+        delayed(one_run)(s, y, groups, privileged, n_labeled, seed, metrics, methods)
         for seed in range(runs)
     )
-    summary = {}
-    for short in methods:
-        est = np.array([r[short] for r in results], dtype=np.float64)
-        err = np.abs(est[:, 0] - true)
-        summary[short] = {
-            "mae": 100 * np.nanmean(err),
-            "undefined": int(np.isnan(est[:, 0]).sum()),
-            "coverage": 100 * np.mean((est[:, 1] <= true) & (true <= est[:, 2])),
-        }
-    if "BC" in methods:
-        summary["rhat"] = max(r["rhat"] for r in results)
-        summary["ess"] = min(r["ess"] for r in results)
+    summary = {"rhat": max(r["rhat"] for r in results), "ess": min(r["ess"] for r in results)}
+    for metric in metrics:
+        true = truth(s, y, groups, privileged, metric)
+        for short in methods:
+            est = np.array([r[short, metric] for r in results], dtype=np.float64)
+            err = np.abs(est[:, 0] - true)
+            summary[short, metric] = {
+                "mae": 100 * np.nanmean(err),
+                "undefined": int(np.isnan(est[:, 0]).sum()),
+                "coverage": 100 * np.mean((est[:, 1] <= true) & (true <= est[:, 2])),
+            }
     return summary
 
 
@@ -120,8 +131,9 @@ def fmt(value, undefined=0):
     return text + f" ({undefined} undefined)" if undefined else text
 
 
-def print_mae_row(label, r, thesis):
-    cells = " | ".join(fmt(r[m]["mae"], r[m]["undefined"]) for m in ("Freq", "BB", "BC"))
+def print_mae_row(label, r, thesis, metric):
+    cells = " | ".join(fmt(r[m, metric]["mae"], r[m, metric]["undefined"])
+                       for m in ("Freq", "BB", "BC"))
     print(f"| {label} | {cells} | {' / '.join(fmt(v) for v in thesis)} | "
           f"{r['rhat']:.3f} | {r['ess']:.0f} |", flush=True)
 
@@ -131,8 +143,8 @@ def table_42(runs, n_jobs):
     print("| model | data | Freq | BB | BC | thesis Freq / BB / BC | max R-hat | min ESS |")
     print("|---|---|---|---|---|---|---|---|")
     for (model, name), thesis in THESIS_42.items():
-        r = experiment(name, model, 10, "accuracy", runs, n_jobs)
-        print_mae_row(f"{model} | {name}", r, thesis)
+        r = experiment(name, model, 10, ("accuracy",), runs, n_jobs)
+        print_mae_row(f"{model} | {name}", r, thesis, "accuracy")
 
 
 def table_43(runs, n_jobs):
@@ -140,8 +152,8 @@ def table_43(runs, n_jobs):
     print("| data | Freq | BB | BC | thesis Freq / BB / BC | max R-hat | min ESS |")
     print("|---|---|---|---|---|---|---|")
     for name, thesis in THESIS_43.items():
-        r = experiment(name, "MLP", 200, "tpr", runs, n_jobs)
-        print_mae_row(name, r, thesis)
+        r = experiment(name, "MLP", 200, ("tpr",), runs, n_jobs)
+        print_mae_row(name, r, thesis, "tpr")
 
 
 def table_44(runs, n_jobs):
@@ -152,9 +164,24 @@ def table_44(runs, n_jobs):
     for name in SETS:
         cells = []
         for n in sizes:
-            r = experiment(name, "MLP", n, "accuracy", runs, n_jobs, methods=("BB", "BC"))
-            cells.append(f"{r['BC']['coverage']:.0f} / {r['BB']['coverage']:.0f}")
+            r = experiment(name, "MLP", n, ("accuracy",), runs, n_jobs, methods=("BB", "BC"))
+            cells.append(f"{r['BC', 'accuracy']['coverage']:.0f} / "
+                         f"{r['BB', 'accuracy']['coverage']:.0f}")
         print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+
+
+def curves(runs, n_jobs):
+    sizes = (10, 20, 50, 100, 200, 500, 1000)
+    methods = ("Freq", "BB", "BC", "BC-NH")
+    metrics = ("accuracy", "tpr", "fpr")
+    print("\n### MAE x 100 against n_L (MLP): Freq / BB / BC / BC-NH (non-hierarchical)\n")
+    print("| data | metric | " + " | ".join(f"n_L = {n}" for n in sizes) + " |")
+    print("|---|---|" + "---|" * len(sizes))
+    for name in SETS:
+        results = [experiment(name, "MLP", n, metrics, runs, n_jobs, methods) for n in sizes]
+        for metric in metrics:
+            cells = [" / ".join(f"{r[m, metric]['mae']:.1f}" for m in methods) for r in results]
+            print(f"| {name} | {metric} | " + " | ".join(cells) + " |", flush=True)
 
 
 def main():
@@ -163,7 +190,7 @@ def main():
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--n-jobs", type=int, default=2)
     args = parser.parse_args()
-    tables = {"4.2": table_42, "4.3": table_43, "4.4": table_44}
+    tables = {"4.2": table_42, "4.3": table_43, "4.4": table_44, "curves": curves}
     for t in args.tables:
         start = time.perf_counter()
         tables[t](args.runs, args.n_jobs)

@@ -89,10 +89,11 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         Samples of the population parameters ``mu_*`` and ``sigma_*``
         (hierarchical model only).
     rhat_ : pandas.Series
-        Rank-normalized split R-hat of every sampled parameter (the
-        ensembles as chains).
+        Rank-normalized split R-hat of every group parameter and of each
+        ``mu`` (the ensembles as chains). ``sigma``, drawn exactly given each
+        sample, converges with the group parameters.
     ess_ : pandas.Series
-        Effective sample size of every sampled parameter.
+        Effective sample size of the same parameters.
     n_labeled_ : ndarray of shape (n_groups,)
         Labeled rows per group.
 
@@ -186,8 +187,9 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
             raise ValueError(f"prior_scale must be a number > 0; got {self.prior_scale!r}.")
         for name in ("n_burn", "n_steps", "max_steps", "target_ess", "n_draws"):
             value = getattr(self, name)
-            if not isinstance(value, Integral) or value < (0 if name == "n_burn" else 1):
-                raise ValueError(f"{name} must be a positive integer; got {value!r}.")
+            least = 0 if name == "n_burn" else 1
+            if not isinstance(value, Integral) or value < least:
+                raise ValueError(f"{name} must be an integer >= {least}; got {value!r}.")
         if not (isinstance(self.n_chains, Integral) and self.n_chains >= 2):
             raise ValueError(f"n_chains must be an integer >= 2; got {self.n_chains!r}.")
         if self.n_walkers is not None and not (
@@ -409,8 +411,12 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
                 values.append(self.draws_[:, j, "abc".index(name)])
         if self.hierarchical:
             self.hyper_draws_ = self._hyper_draws(flat, rng)
-            columns += list(self.hyper_draws_.columns)
-            values += list(self.hyper_draws_.to_numpy().T)
+            # sigma is drawn exactly on its nodes given each sample, so its
+            # convergence is that of the group parameters; its discrete draws
+            # would only add tie noise to R-hat. mu is reported.
+            mu = [f"mu_{k}" for k in names]
+            columns += mu
+            values += [self.hyper_draws_[k].to_numpy() for k in mu]
         else:
             self.hyper_draws_ = None
         stacked = np.stack(values, axis=1).reshape(n_chains, n_steps, n_walkers, -1)

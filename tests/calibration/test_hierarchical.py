@@ -46,7 +46,8 @@ def test_diagnostics_meet_the_defaults(fitted):
     cal, _ = fitted
     assert cal.rhat_.max() <= 1.01
     assert cal.ess_.min() >= 400
-    assert set(cal.rhat_.index) >= {"a[A]", "c[B]", "mu_a", "sigma_c"}
+    assert set(cal.rhat_.index) >= {"a[A]", "c[B]", "mu_a", "mu_c"}
+    assert "sigma_c" in cal.hyper_draws_.columns
     assert list(cal.groups_) == ["A", "B"]
     np.testing.assert_array_equal(cal.n_labeled_, [600, 600])
 
@@ -175,7 +176,8 @@ def test_bad_scores(X, match):
         ({"map": "platt"}, "map must be one of"),
         ({"target": "multi"}, "target must be one of"),
         ({"prior_scale": 0}, "prior_scale must be a number > 0"),
-        ({"n_steps": 0}, "n_steps must be a positive integer"),
+        ({"n_steps": 0}, "n_steps must be an integer >= 1"),
+        ({"n_burn": -1}, "n_burn must be an integer >= 0"),
         ({"n_chains": 1}, "n_chains must be an integer >= 2"),
         ({"target": "binary"}, "target='binary' needs P\\(y = 1\\)"),
     ],
@@ -194,3 +196,21 @@ def test_bad_groups(fitted):
         HierarchicalBetaCalibrator().fit(s[:3], y[:3], groups=pd.Series(["A", None, "B"]))
     with pytest.raises(ValueError, match="not seen in fit: \\['Z'\\]"):
         cal.transform(s[:2], groups=["A", "Z"])
+
+
+def test_grid_search_over_the_calibrator_in_a_pipeline():
+    from sklearn.base import clone
+    from sklearn.model_selection import GridSearchCV, KFold
+    from sklearn.pipeline import make_pipeline
+
+    rng = np.random.default_rng(3)
+    X = rng.dirichlet(np.full(3, 0.5), size=300)
+    pred = X.argmax(axis=1)
+    y = np.where(rng.uniform(size=300) < X.max(axis=1) ** 2, pred, (pred + 1) % 3)
+    pipe = make_pipeline(HierarchicalBetaCalibrator(random_state=0),
+                         BayesianAccuracy(prior="informative"))
+    assert clone(pipe).get_params()["hierarchicalbetacalibrator__map"] == "beta"
+    search = GridSearchCV(pipe, {"hierarchicalbetacalibrator__map": ["beta", "temperature"]},
+                          cv=KFold(2, shuffle=True, random_state=0)).fit(X, y)
+    assert search.best_params_["hierarchicalbetacalibrator__map"] in {"beta", "temperature"}
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
