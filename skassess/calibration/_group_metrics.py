@@ -293,7 +293,7 @@ default="bayesian-calibration"
         """Per metric and comparison ``a - b``: the difference and the ratio ``a / b``.
 
         Columns: ``mean``, ``lower``, ``upper`` of Delta; ``p_positive`` =
-        P(Delta > 0); ``p_practically_fair`` = P(|Delta| < rope);
+        ``P(Delta > 0)``; ``p_practically_fair`` = ``P(abs(Delta) < rope)``;
         ``ratio_mean``, ``ratio_lower``, ``ratio_upper``. The frequentist
         method fills the means only.
         """
