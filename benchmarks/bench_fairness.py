@@ -35,6 +35,7 @@ SETS = {
 }
 MODELS = {"MLP": "MultiLayerPerceptron", "LR": "LR", "RF": "RandomForest", "GNB": "GaussianNB"}
 METHODS = {"Freq": "frequentist", "BB": "beta-binomial", "BC": "bayesian-calibration"}
+UNLABELED = "expected"  # BayesianGroupMetrics(unlabeled=...); set by --unlabeled
 # Thesis numbers: (Freq, BB, BC); None where the thesis prints a dash.
 THESIS_42 = {
     ("MLP", "Adult race"): (16.5, 18.5, 3.9), ("MLP", "Adult gender"): (19.7, 17.4, 5.1),
@@ -74,16 +75,16 @@ def truth(s, y, groups, privileged, metric):
     return rate(groups == privileged) - rate(groups != privileged)
 
 
-def make_estimator(short, metrics, privileged, seed):
+def make_estimator(short, metrics, privileged, seed, unlabeled):
+    calibrator = None
     if short == "BC-NH":  # the thesis's non-hierarchical ablation
-        cal = HierarchicalBetaCalibrator(hierarchical=False, random_state=seed)
-        return BayesianGroupMetrics(metrics=metrics, calibrator=cal, privileged=privileged,
-                                    random_state=seed)
-    return BayesianGroupMetrics(METHODS[short], metrics=metrics, privileged=privileged,
-                                random_state=seed)
+        calibrator = HierarchicalBetaCalibrator(hierarchical=False, random_state=seed)
+    method = "bayesian-calibration" if short == "BC-NH" else METHODS[short]
+    return BayesianGroupMetrics(method, metrics=metrics, calibrator=calibrator,
+                                privileged=privileged, unlabeled=unlabeled, random_state=seed)
 
 
-def one_run(s, y, groups, privileged, n_labeled, seed, metrics, methods):
+def one_run(s, y, groups, privileged, n_labeled, seed, metrics, methods, unlabeled):
     """{(method, metric): (mean, lower, upper) of Delta}, plus R-hat / ESS of the BC fits."""
     rows = labeled_rows(groups, n_labeled, seed)
     y_obs = np.full(len(y), -1)
@@ -92,7 +93,8 @@ def one_run(s, y, groups, privileged, n_labeled, seed, metrics, methods):
     for short in methods:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # R-hat/ESS are recorded below
-            est = make_estimator(short, metrics, privileged, seed).fit(s, y_obs, groups=groups)
+            est = make_estimator(short, metrics, privileged, seed, unlabeled).fit(
+                s, y_obs, groups=groups)
         table = est.differences()
         for metric in metrics:
             row = table.loc[metric].iloc[0]
@@ -107,7 +109,7 @@ def experiment(name, model, n_labeled, metrics, runs, n_jobs, methods=("Freq", "
     """Per (method, metric): MAE x 100, undefined runs, coverage %; worst R-hat / ESS."""
     s, y, groups, privileged = load(name, model)
     results = Parallel(n_jobs=n_jobs)(
-        delayed(one_run)(s, y, groups, privileged, n_labeled, seed, metrics, methods)
+        delayed(one_run)(s, y, groups, privileged, n_labeled, seed, metrics, methods, UNLABELED)
         for seed in range(runs)
     )
     summary = {"rhat": max(r["rhat"] for r in results), "ess": min(r["ess"] for r in results)}
@@ -189,7 +191,10 @@ def main():
     parser.add_argument("--tables", nargs="+", default=["4.2", "4.3", "4.4"])
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--unlabeled", choices=["expected", "sampled"], default="expected")
     args = parser.parse_args()
+    global UNLABELED
+    UNLABELED = args.unlabeled
     tables = {"4.2": table_42, "4.3": table_43, "4.4": table_44, "curves": curves}
     for t in args.tables:
         start = time.perf_counter()

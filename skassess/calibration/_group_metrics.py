@@ -83,6 +83,12 @@ default="bayesian-calibration"
         ``|Delta| < rope`` is "practically fair".
     n_draws : int, default=2000
         Posterior draws of every metric.
+    unlabeled : {"expected", "sampled"}, default="expected"
+        BC only. ``"expected"`` (thesis eq. 4.3): an unlabeled row adds its
+        calibrated probability. ``"sampled"``: per draw, an unlabeled row adds
+        a label drawn from it, so the posterior also carries the label noise
+        of the unlabeled rows: the posterior of the metric *of these rows*
+        (a finite population) rather than of the rows' expected metric.
     random_state : int, RandomState instance or None, default=None
 
     Attributes
@@ -124,6 +130,7 @@ default="bayesian-calibration"
         threshold=0.5,
         rope=0.05,
         n_draws=2000,
+        unlabeled="expected",
         random_state=None,
     ):
         self.method = method
@@ -133,6 +140,7 @@ default="bayesian-calibration"
         self.threshold = threshold
         self.rope = rope
         self.n_draws = n_draws
+        self.unlabeled = unlabeled
         self.random_state = random_state
 
     def _check_params(self):
@@ -156,6 +164,10 @@ default="bayesian-calibration"
             raise ValueError(f"threshold must be a number in (0, 1); got {self.threshold!r}.")
         if not (isinstance(self.rope, Real) and self.rope >= 0):
             raise ValueError(f"rope must be a number >= 0; got {self.rope!r}.")
+        if self.unlabeled not in ("expected", "sampled"):
+            raise ValueError(
+                f"unlabeled must be 'expected' or 'sampled'; got {self.unlabeled!r}."
+            )
         if not (isinstance(self.n_draws, Integral) and self.n_draws >= 1):
             raise ValueError(f"n_draws must be a positive integer; got {self.n_draws!r}.")
         if self.calibrator is not None and not isinstance(
@@ -232,6 +244,8 @@ default="bayesian-calibration"
             unl = ~labeled
             prob = (self.calibrator_.sample(s[unl], groups=groups[unl], n_draws=self.n_draws)
                     if unl.any() else np.zeros((self.n_draws, 0)))
+            if self.unlabeled == "sampled":
+                prob = (rng.random_sample(prob.shape) < prob).astype(np.float64)
         self.draws_, self.point_ = {}, {}
         for name, metric in metrics.items():
             a_n, b_n, a_d, b_d = _metric_coefficients(name, metric, pred)

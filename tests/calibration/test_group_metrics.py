@@ -155,6 +155,7 @@ def test_difference_display_draws_the_comparison():
         ({"threshold": 1.5}, "threshold must be a number in \\(0, 1\\)"),
         ({"rope": -1}, "rope must be a number >= 0"),
         ({"n_draws": 0}, "n_draws must be a positive integer"),
+        ({"unlabeled": "mean"}, "unlabeled must be 'expected' or 'sampled'"),
         ({"calibrator": "beta"}, "calibrator must be a HierarchicalBetaCalibrator"),
     ],
 )
@@ -179,3 +180,16 @@ def test_bad_input():
     est.fit(s, y, groups=g)
     with pytest.raises(ValueError, match="metric='ppv' was not fitted"):
         est.sample("ppv")
+
+
+def test_sampled_unlabeled_outcomes_widen_the_posterior():
+    s, y, g = _data(n=400)
+    y_obs = np.where(np.arange(len(y)) < 80, y, -1)
+    fits = {
+        how: BayesianGroupMetrics(metrics=("accuracy",), unlabeled=how, random_state=0,
+                                  calibrator=HierarchicalBetaCalibrator(random_state=1))
+        .fit(s, y_obs, groups=g).sample("accuracy")
+        for how in ("expected", "sampled")
+    }
+    np.testing.assert_allclose(fits["sampled"].mean(), fits["expected"].mean(), atol=0.01)
+    assert np.all(fits["sampled"].std() > fits["expected"].std())
