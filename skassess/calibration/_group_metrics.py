@@ -102,6 +102,14 @@ default="bayesian-calibration"
         The fitted calibrator (BC only).
     n_labeled_ : pandas.Series
         Labeled rows per reported group.
+    n_rows_ : pandas.Series
+        All rows per reported group.
+    draws_ : dict of pandas.DataFrame
+        Posterior draws of each metric, one column per reported group (not
+        for ``"frequentist"``); :meth:`sample` returns a copy.
+    point_ : dict of ndarray
+        Each metric's empirical rate on the labeled rows, per reported group
+        (NaN where its denominator is zero); the frequentist estimate.
 
     Examples
     --------
