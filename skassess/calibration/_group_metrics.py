@@ -264,12 +264,11 @@ default="bayesian-calibration"
             if self.method == "frequentist":
                 continue
             if self.method == "beta-binomial":
-                a = 1.0 + num_l
-                b = 1.0 + den_l - num_l
-                draws = rng.beta(a, b, size=(self.n_draws, len(units))) if np.all(b > 0) else None
-                if draws is None:
+                if np.any(num_l > den_l):
                     raise ValueError(f"metric {name!r}: beta-binomial needs numerators no "
                                      "larger than denominators (0/1 row terms).")
+                draws = rng.beta(1.0 + num_l, 1.0 + den_l - num_l,
+                                 size=(self.n_draws, len(units)))
             else:
                 unl = ~labeled
                 oh = onehot[unl]

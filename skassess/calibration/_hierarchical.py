@@ -244,12 +244,16 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
 
     # ----------------------------------------------------------------- model
     def _layout(self):
-        P = len(MAPS[self.map])
-        G = len(self.groups_)
-        names = MAPS[self.map]
-        mu_scale = np.array([MU_SCALE[k] for k in names]) * self.prior_scale
-        sigma_scale = np.array([SIGMA_SCALE[k] for k in names]) * self.prior_scale
-        return P, G, names, mu_scale, sigma_scale
+        """(P, G, parameter names, mu scales, sigma scales); cached, it sits on the hot path."""
+        key = (self.map, self.prior_scale, len(self.groups_))
+        cached = getattr(self, "_layout_cache", None)
+        if cached is None or cached[0] != key:
+            names = MAPS[self.map]
+            mu_scale = np.array([MU_SCALE[k] for k in names]) * self.prior_scale
+            sigma_scale = np.array([SIGMA_SCALE[k] for k in names]) * self.prior_scale
+            cached = (key, (len(names), len(self.groups_), names, mu_scale, sigma_scale))
+            self._layout_cache = cached
+        return cached[1]
 
     def _sigma_nodes(self):
         """Equal-prior-mass nodes of each half-normal sigma, ``(N_SIGMA_NODES, P)``."""
