@@ -5,14 +5,18 @@ Usage::
     python benchmarks/bench_fairness.py --tables 4.2 --runs 100 --n-jobs 2
     python benchmarks/bench_fairness.py --tables 4.3 4.4
     python benchmarks/bench_fairness.py --tables curves --runs 20
+    python benchmarks/bench_fairness.py --tables 4.3 --rows "Compas-R gender" --first-seed 100
 
 Reads the model scores in ``../shared/data/fairness`` (Adult race and sex,
 ProPublica recidivism race and sex). The privileged group (White, Male,
 Caucasian, Male) is compared with all other rows. In each run the labeled set
 is ``n_L`` random rows with at least one row per group (the thesis's
 protocol); the ground truth is the difference on the whole file. Prints
-markdown tables of MAE x 100 (or coverage %) beside the thesis's numbers and
-the wall-clock time of each table.
+markdown tables of MAE x 100 (or coverage %) beside the thesis's numbers, the
+standard error of the BC MAE over the runs, and the wall-clock time of each
+table. Run ``r`` uses seed ``first_seed + r`` for both the labeled set and the
+sampler, so a second batch of runs (``--first-seed 100``) is independent of the
+first.
 """
 
 import argparse
@@ -36,6 +40,8 @@ SETS = {
 MODELS = {"MLP": "MultiLayerPerceptron", "LR": "LR", "RF": "RandomForest", "GNB": "GaussianNB"}
 METHODS = {"Freq": "frequentist", "BB": "beta-binomial", "BC": "bayesian-calibration"}
 UNLABELED = "expected"  # BayesianGroupMetrics(unlabeled=...); set by --unlabeled
+FIRST_SEED = 0  # seed of the first run; set by --first-seed
+ROWS = None  # restrict Tables 4.2 / 4.3 to these data sets; set by --rows
 # Thesis numbers: (Freq, BB, BC); None where the thesis prints a dash.
 THESIS_42 = {
     ("MLP", "Adult race"): (16.5, 18.5, 3.9), ("MLP", "Adult gender"): (19.7, 17.4, 5.1),
@@ -110,7 +116,7 @@ def experiment(name, model, n_labeled, metrics, runs, n_jobs, methods=("Freq", "
     s, y, groups, privileged = load(name, model)
     results = Parallel(n_jobs=n_jobs)(
         delayed(one_run)(s, y, groups, privileged, n_labeled, seed, metrics, methods, UNLABELED)
-        for seed in range(runs)
+        for seed in range(FIRST_SEED, FIRST_SEED + runs)
     )
     summary = {"rhat": max(r["rhat"] for r in results), "ess": min(r["ess"] for r in results)}
     for metric in metrics:
@@ -118,8 +124,10 @@ def experiment(name, model, n_labeled, metrics, runs, n_jobs, methods=("Freq", "
         for short in methods:
             est = np.array([r[short, metric] for r in results], dtype=np.float64)
             err = np.abs(est[:, 0] - true)
+            valid = err[~np.isnan(err)]
             summary[short, metric] = {
-                "mae": 100 * np.nanmean(err),
+                "mae": 100 * np.mean(valid),
+                "se": 100 * np.std(valid, ddof=1) / np.sqrt(len(valid)),
                 "undefined": int(np.isnan(est[:, 0]).sum()),
                 "coverage": 100 * np.mean((est[:, 1] <= true) & (true <= est[:, 2])),
             }
@@ -136,24 +144,30 @@ def fmt(value, undefined=0):
 def print_mae_row(label, r, thesis, metric):
     cells = " | ".join(fmt(r[m, metric]["mae"], r[m, metric]["undefined"])
                        for m in ("Freq", "BB", "BC"))
-    print(f"| {label} | {cells} | {' / '.join(fmt(v) for v in thesis)} | "
+    print(f"| {label} | {cells} | {r['BC', metric]['se']:.1f} | "
+          f"{' / '.join(fmt(v) for v in thesis)} | "
           f"{r['rhat']:.3f} | {r['ess']:.0f} |", flush=True)
 
 
 def table_42(runs, n_jobs):
     print("\n### Table 4.2: MAE x 100 of Delta accuracy, n_L = 10\n")
-    print("| model | data | Freq | BB | BC | thesis Freq / BB / BC | max R-hat | min ESS |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| model | data | Freq | BB | BC | BC SE | thesis Freq / BB / BC | max R-hat "
+          "| min ESS |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for (model, name), thesis in THESIS_42.items():
+        if ROWS and name not in ROWS:
+            continue
         r = experiment(name, model, 10, ("accuracy",), runs, n_jobs)
         print_mae_row(f"{model} | {name}", r, thesis, "accuracy")
 
 
 def table_43(runs, n_jobs):
     print("\n### Table 4.3: MAE x 100 of Delta TPR, n_L = 200 (MLP)\n")
-    print("| data | Freq | BB | BC | thesis Freq / BB / BC | max R-hat | min ESS |")
-    print("|---|---|---|---|---|---|---|")
+    print("| data | Freq | BB | BC | BC SE | thesis Freq / BB / BC | max R-hat | min ESS |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, thesis in THESIS_43.items():
+        if ROWS and name not in ROWS:
+            continue
         r = experiment(name, "MLP", 200, ("tpr",), runs, n_jobs)
         print_mae_row(name, r, thesis, "tpr")
 
@@ -192,9 +206,12 @@ def main():
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--unlabeled", choices=["expected", "sampled"], default="expected")
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--rows", nargs="+", choices=list(SETS), default=None,
+                        help="data sets of Tables 4.2 and 4.3 to run (default: all)")
     args = parser.parse_args()
-    global UNLABELED
-    UNLABELED = args.unlabeled
+    global UNLABELED, FIRST_SEED, ROWS
+    UNLABELED, FIRST_SEED, ROWS = args.unlabeled, args.first_seed, args.rows
     tables = {"4.2": table_42, "4.3": table_43, "4.4": table_44, "curves": curves}
     for t in args.tables:
         start = time.perf_counter()

@@ -348,7 +348,8 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         X : array-like of shape (n_samples,) or (n_samples, n_classes)
             Black-box scores: P(y = 1), or class probabilities.
         y : array-like of shape (n_samples,)
-            True labels (class indices), ``-1`` for unlabeled rows.
+            True labels (class indices), ``-1`` for unlabeled rows. Required:
+            None raises a ValueError (pass all ``-1`` for the prior predictive).
         groups : array-like of shape (n_samples,), default=None
             Group of each row. None: the predicted class (top-label) or a
             single group (binary).
@@ -358,6 +359,11 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         self : HierarchicalBetaCalibrator
         """
         self._check_params()
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None; "
+                "pass -1 for the rows without a label."
+            )
         s, pred, scores, _ = self._scores(X, reset=True)
         n = len(s)
         y = check_labels(y, n, scores.shape[1])

@@ -188,6 +188,11 @@ def test_bad_parameters(params, match):
         HierarchicalBetaCalibrator(**params).fit(X, np.array([0, 1, 2, 0]))
 
 
+def test_missing_y():
+    with pytest.raises(ValueError, match="requires y to be passed, but the target y is None"):
+        HierarchicalBetaCalibrator().fit(np.array([0.2, 0.7]), None)
+
+
 def test_bad_groups(fitted):
     cal, (s, y, g) = fitted
     with pytest.raises(ValueError, match="groups has 3 entries, but X has 4 rows"):
