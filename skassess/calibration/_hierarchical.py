@@ -396,42 +396,53 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         rng = np.random.default_rng(
             check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         )
+        stored = {}
+
+        def monitor(kept):  # the quantities rhat_ and ess_ report, drawn once per check
+            stored.update(self._constrained(kept, rng))
+            return stored["monitored"]
+
         chain = sample_mcmc(
             self._log_prob, self._initial(n_walkers, rng), n_burn=self.n_burn,
             n_steps=self.n_steps, max_steps=max(self.max_steps, self.n_steps),
-            target_ess=self.target_ess, rng=rng, progress=self.progress,
+            target_ess=self.target_ess, rng=rng, progress=self.progress, monitor=monitor,
         )
-        self._store(chain, rng)
+        if stored.get("n_steps") != chain.shape[1]:  # max_steps reached without a check
+            monitor(chain)
+        self.draws_, self.hyper_draws_ = stored["draws"], stored["hyper"]
+        monitored = stored["monitored"]
+        self.rhat_ = pd.Series(split_rhat(monitored), index=stored["columns"], name="rhat")
+        self.ess_ = pd.Series(effective_sample_size(monitored), index=stored["columns"],
+                              name="ess")
         del self._data, self._constants
         warn_convergence(self.rhat_.to_numpy(), self.ess_.to_numpy(), list(self.rhat_.index),
                          type(self).__name__)
         return self
 
-    def _store(self, chain, rng):
-        """Constrained samples, hyperparameters and diagnostics from the raw chain."""
+    def _constrained(self, chain, rng):
+        """Constrained draws, hyperparameter draws and the monitored quantities of a chain."""
         n_chains, n_steps, n_walkers, n_dim = chain.shape
         P, G, names, *_ = self._layout()
         flat = chain.reshape(-1, n_dim)
         log_a, log_b, c = self._group_params(flat)
-        self.draws_ = np.stack([np.exp(log_a), np.exp(log_b), c], axis=2)
+        draws = np.stack([np.exp(log_a), np.exp(log_b), c], axis=2)
         columns, values = [], []
         for name in names:
             for j, group in enumerate(self.groups_):
                 columns.append(f"{name}[{group}]")
-                values.append(self.draws_[:, j, "abc".index(name)])
+                values.append(draws[:, j, "abc".index(name)])
+        hyper = None
         if self.hierarchical:
-            self.hyper_draws_ = self._hyper_draws(flat, rng)
+            hyper = self._hyper_draws(flat, rng)
             # sigma is drawn exactly on its nodes given each sample, so its
             # convergence is that of the group parameters; its discrete draws
-            # would only add tie noise to R-hat. mu is reported.
+            # would only add tie noise to R-hat. mu is monitored.
             mu = [f"mu_{k}" for k in names]
             columns += mu
-            values += [self.hyper_draws_[k].to_numpy() for k in mu]
-        else:
-            self.hyper_draws_ = None
-        stacked = np.stack(values, axis=1).reshape(n_chains, n_steps, n_walkers, -1)
-        self.rhat_ = pd.Series(split_rhat(stacked), index=columns, name="rhat")
-        self.ess_ = pd.Series(effective_sample_size(stacked), index=columns, name="ess")
+            values += [hyper[k].to_numpy() for k in mu]
+        monitored = np.stack(values, axis=1).reshape(n_chains, n_steps, n_walkers, -1)
+        return {"draws": draws, "hyper": hyper, "columns": columns, "monitored": monitored,
+                "n_steps": n_steps}
 
     # ------------------------------------------------------------- prediction
     def _thinned(self, n_draws):

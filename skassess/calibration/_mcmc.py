@@ -76,7 +76,7 @@ def effective_sample_size(samples):
 
 
 def sample_mcmc(log_prob, initial, *, n_burn, n_steps, max_steps, target_ess, rng,
-                progress=False):
+                progress=False, monitor=None):
     """Independent emcee ensembles, one per chain, with differential-evolution moves.
 
     ``initial`` has shape ``(n_chains, n_walkers, n_dim)``: each chain is an
@@ -85,9 +85,13 @@ def sample_mcmc(log_prob, initial, *, n_burn, n_steps, max_steps, target_ess, rn
     steps, ``n_steps`` are kept; while the smallest ESS is below
     ``target_ess`` or an R-hat is above 1.01, every chain grows by half, up to
     ``max_steps``.
-    ``log_prob`` maps ``(n, n_dim)`` to ``(n,)``. Returns the kept samples
+    ``log_prob`` maps ``(n, n_dim)`` to ``(n,)``. ``monitor``, if given, maps
+    the kept samples to the quantities ``(n_chains, n_kept, n_walkers, k)``
+    whose R-hat and ESS are checked (default: the samples themselves), so the
+    caller can check exactly what it reports. Returns the kept samples
     ``(n_chains, n_kept, n_walkers, n_dim)``.
     """
+    monitor = monitor or (lambda kept: kept)
     samplers, states = [], []
     for start in initial:
         n_walkers, n_dim = start.shape
@@ -107,10 +111,13 @@ def sample_mcmc(log_prob, initial, *, n_burn, n_steps, max_steps, target_ess, rn
     def chains():
         return np.stack([s.get_chain() for s in samplers])
 
+    def converged(kept):
+        watched = monitor(kept)
+        return (effective_sample_size(watched).min() >= target_ess
+                and split_rhat(watched).max() <= MAX_RHAT)
+
     kept = chains()
-    while kept.shape[1] < max_steps and (
-        effective_sample_size(kept).min() < target_ess or split_rhat(kept).max() > MAX_RHAT
-    ):
+    while kept.shape[1] < max_steps and not converged(kept):
         more = min(max(kept.shape[1] // 2, 1), max_steps - kept.shape[1])
         for i, sampler in enumerate(samplers):
             states[i] = sampler.run_mcmc(states[i], more, progress=progress)
