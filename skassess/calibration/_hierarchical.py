@@ -21,7 +21,7 @@ from .._validation import (
 )
 from ..exceptions import SkassessWarning
 from ._maps import EPS, MAPS, check_eps, check_map, log_features
-from ._mcmc import effective_sample_size, sample_mcmc, split_rhat, warn_convergence
+from ._mcmc import sample_mcmc, warn_convergence
 
 #: Hyperprior scales (thesis eqs. 4.5-4.11): mu ~ N(0, MU_SCALE), sigma ~ half-N(0, SIGMA_SCALE),
 #: for the log of a, the log of b and c.
@@ -402,18 +402,14 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
             stored.update(self._constrained(kept, rng))
             return stored["monitored"]
 
-        chain = sample_mcmc(
+        _, rhat, ess = sample_mcmc(
             self._log_prob, self._initial(n_walkers, rng), n_burn=self.n_burn,
             n_steps=self.n_steps, max_steps=max(self.max_steps, self.n_steps),
             target_ess=self.target_ess, rng=rng, progress=self.progress, monitor=monitor,
         )
-        if stored.get("n_steps") != chain.shape[1]:  # max_steps reached without a check
-            monitor(chain)
         self.draws_, self.hyper_draws_ = stored["draws"], stored["hyper"]
-        monitored = stored["monitored"]
-        self.rhat_ = pd.Series(split_rhat(monitored), index=stored["columns"], name="rhat")
-        self.ess_ = pd.Series(effective_sample_size(monitored), index=stored["columns"],
-                              name="ess")
+        self.rhat_ = pd.Series(rhat, index=stored["columns"], name="rhat")
+        self.ess_ = pd.Series(ess, index=stored["columns"], name="ess")
         del self._data, self._constants
         warn_convergence(self.rhat_.to_numpy(), self.ess_.to_numpy(), list(self.rhat_.index),
                          type(self).__name__)
@@ -441,8 +437,7 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
             columns += mu
             values += [hyper[k].to_numpy() for k in mu]
         monitored = np.stack(values, axis=1).reshape(n_chains, n_steps, n_walkers, -1)
-        return {"draws": draws, "hyper": hyper, "columns": columns, "monitored": monitored,
-                "n_steps": n_steps}
+        return {"draws": draws, "hyper": hyper, "columns": columns, "monitored": monitored}
 
     # ------------------------------------------------------------- prediction
     def _thinned(self, n_draws):

@@ -89,7 +89,8 @@ def sample_mcmc(log_prob, initial, *, n_burn, n_steps, max_steps, target_ess, rn
     the kept samples to the quantities ``(n_chains, n_kept, n_walkers, k)``
     whose R-hat and ESS are checked (default: the samples themselves), so the
     caller can check exactly what it reports. Returns the kept samples
-    ``(n_chains, n_kept, n_walkers, n_dim)``.
+    ``(n_chains, n_kept, n_walkers, n_dim)`` and the R-hat and ESS of the
+    monitored quantities on them.
     """
     monitor = monitor or (lambda kept: kept)
     samplers, states = [], []
@@ -111,18 +112,19 @@ def sample_mcmc(log_prob, initial, *, n_burn, n_steps, max_steps, target_ess, rn
     def chains():
         return np.stack([s.get_chain() for s in samplers])
 
-    def converged(kept):
+    def diagnose(kept):
         watched = monitor(kept)
-        return (effective_sample_size(watched).min() >= target_ess
-                and split_rhat(watched).max() <= MAX_RHAT)
+        return split_rhat(watched), effective_sample_size(watched)
 
     kept = chains()
-    while kept.shape[1] < max_steps and not converged(kept):
+    rhat, ess = diagnose(kept)
+    while kept.shape[1] < max_steps and (ess.min() < target_ess or rhat.max() > MAX_RHAT):
         more = min(max(kept.shape[1] // 2, 1), max_steps - kept.shape[1])
         for i, sampler in enumerate(samplers):
             states[i] = sampler.run_mcmc(states[i], more, progress=progress)
         kept = chains()
-    return kept
+        rhat, ess = diagnose(kept)
+    return kept, rhat, ess
 
 
 def warn_convergence(rhat, ess, names, owner):

@@ -11,12 +11,17 @@ def _normal_log_prob(theta):
 def _run(monitor=None, max_steps=400):
     rng = np.random.default_rng(0)
     initial = rng.normal(size=(4, 8, 2))
-    return sample_mcmc(_normal_log_prob, initial, n_burn=50, n_steps=100, max_steps=max_steps,
-                       target_ess=200, rng=rng, monitor=monitor)
+    kept, _, _ = sample_mcmc(_normal_log_prob, initial, n_burn=50, n_steps=100,
+                             max_steps=max_steps, target_ess=200, rng=rng, monitor=monitor)
+    return kept
 
 
 def test_samples_a_standard_normal():
-    kept = _run()
+    rng = np.random.default_rng(0)
+    kept, rhat, ess = sample_mcmc(_normal_log_prob, rng.normal(size=(4, 8, 2)), n_burn=50,
+                                  n_steps=100, max_steps=400, target_ess=200, rng=rng)
+    np.testing.assert_allclose(rhat, split_rhat(kept))
+    np.testing.assert_allclose(ess, effective_sample_size(kept))
     assert kept.shape[0] == 4 and kept.shape[2:] == (8, 2)
     assert split_rhat(kept).max() <= 1.01
     assert effective_sample_size(kept).min() >= 200
@@ -41,7 +46,7 @@ def test_the_loop_checks_what_the_monitor_returns():
     stuck = _run(monitor, max_steps=400)
     assert converged.shape[1] < 400
     assert stuck.shape[1] == 400
-    assert calls[0] == 100 and calls == sorted(calls)
+    assert calls[0] == 100 and calls == sorted(calls) and calls[-1] == 400
 
 
 @pytest.mark.parametrize("max_steps", [100, 150])
