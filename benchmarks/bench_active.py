@@ -112,8 +112,10 @@ def table4(X, y, args):
     methods = {
         "UPrior": (BayesianConfusionMatrix(prior=np.full(K, TINY)), "random"),
         "Dirichlet(1)": (BayesianConfusionMatrix(prior_strength=K), "random"),
-        "IPrior": (BayesianConfusionMatrix(prior="informative"), "random"),
-        "IPrior+TS": (BayesianConfusionMatrix(prior="informative"), "thompson"),
+        # The paper's Dirichlet priors have strength N0 = 1 (the package default is 2).
+        "IPrior": (BayesianConfusionMatrix(prior="informative", prior_strength=1.0), "random"),
+        "IPrior+TS": (BayesianConfusionMatrix(prior="informative", prior_strength=1.0),
+                      "thompson"),
     }
     print(f"\nTable 4: confusion matrix, RMSE x 100 = 100 (sum_k p_k sum_j (theta_hat - "
           f"theta*)^2)^1/2, N = {budgets}")
@@ -131,7 +133,7 @@ def table5(X, y, args, published):
     budgets = [2 * n_bins, 5 * n_bins, 10 * n_bins]
 
     def est(prior):
-        return BayesianCalibrationError(n_bins=n_bins, binning="equal_mass", prior=prior,
+        return BayesianCalibrationError(n_bins=n_bins, strategy="quantile", prior=prior,
                                         prior_strength=2.0)
 
     methods = {

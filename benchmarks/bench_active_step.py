@@ -27,7 +27,7 @@ def main():
     for strategy in ("thompson", "random", "top_two", "epsilon_greedy"):
         est = BayesianAccuracy(grouping="external", prior="informative")
         start = time.perf_counter()
-        assessor = ActiveAssessor(est, strategy=strategy, random_state=0).fit(X, groups=groups)
+        assessor = ActiveAssessor(est, strategy=strategy, random_state=0).fit(X, group_by=groups)
         fit = time.perf_counter() - start
         start = time.perf_counter()
         for _ in range(args.steps):

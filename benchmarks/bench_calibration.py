@@ -37,9 +37,9 @@ def speed():
     for seed in range(5):
         s, y, groups = data(seed)
         start = time.perf_counter()
-        cal = HierarchicalBetaCalibrator(random_state=seed).fit(s, y, groups=groups)
+        cal = HierarchicalBetaCalibrator(random_state=seed).fit(s, y, group_by=groups)
         mid = time.perf_counter()
-        cal.transform(s, groups=groups)
+        cal.transform(s, group_by=groups)
         end = time.perf_counter()
         print(f"| {seed} | {end - start:.2f} | {mid - start:.2f} | {end - mid:.2f} | "
               f"{cal.rhat_.max():.4f} | {cal.ess_.min():.0f} |", flush=True)
@@ -47,9 +47,9 @@ def speed():
 
 def reference():
     s, y, groups = data(0)
-    short = HierarchicalBetaCalibrator(random_state=1).fit(s, y, groups=groups)
+    short = HierarchicalBetaCalibrator(random_state=1).fit(s, y, group_by=groups)
     long = HierarchicalBetaCalibrator(random_state=2, n_burn=3000, n_steps=6000,
-                                      max_steps=6000).fit(s, y, groups=groups)
+                                      max_steps=6000).fit(s, y, group_by=groups)
     print("\n| parameter | default mean | reference mean | z |")
     print("|---|---|---|---|")
     zs = []

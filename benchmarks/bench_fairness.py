@@ -118,7 +118,7 @@ def one_run(s, y, groups, privileged, n_labeled, seed, metrics, methods, unlabel
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # R-hat/ESS are recorded below
             est = make_estimator(short, metrics, privileged, seed, unlabeled, prior_scale).fit(
-                s, y_obs, groups=groups)
+                s, y_obs, sensitive_features=groups)
         table = est.differences()
         for metric in metrics:
             row = table.loc[metric].iloc[0]

@@ -27,12 +27,12 @@ labeled = np.random.default_rng(1).choice(len(y), size=500, replace=False)
 y[labeled] = data.target.to_numpy()[labeled]
 
 tpr = BayesianAccuracy(metric="tpr", grouping="external", random_state=0)
-tpr.fit(scores, y, groups=groups)
+tpr.fit(scores, y, group_by=groups)
 print(tpr.summary().round(3))
 gap = compare_groups(tpr, "White", "non-White", rope=0.05)
 print(gap.summary().round(3).to_string(index=False))
 truth = BayesianAccuracy(metric="tpr", grouping="external").fit(
-    scores, data.target.to_numpy(), groups=groups
+    scores, data.target.to_numpy(), group_by=groups
 )
 rates = truth.n_success_ / truth.n_labeled_
 print("TPR on all labels:", dict(zip(truth.groups_, rates.round(3).tolist(), strict=True)))

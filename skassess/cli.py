@@ -6,13 +6,13 @@ import sys
 import numpy as np
 import pandas as pd
 
-from ._validation import check_scores
 from .datasets import load_adult_scores, load_fashion_mnist_scores
 from .metrics import (
     BayesianAccuracy,
     BayesianCalibrationError,
     ReliabilityDisplay,
     compare_groups,
+    expected_calibration_error,
 )
 
 
@@ -62,15 +62,6 @@ def _interval(est, truth, name):
     )
 
 
-def _true_ece(scores, target, edges):
-    conf, pred = scores.max(axis=1), scores.argmax(axis=1)
-    bins = np.searchsorted(edges[1:-1], conf, side="right")
-    frame = pd.DataFrame({"bin": bins, "conf": conf, "hit": pred == target})
-    per_bin = frame.groupby("bin").agg(n=("hit", "size"), acc=("hit", "mean"),
-                                       conf=("conf", "mean"))
-    return float((per_bin["n"] / len(frame) * (per_bin["acc"] - per_bin["conf"]).abs()).sum())
-
-
 def demo(args):
     pd.set_option("display.width", 120)
     if args.dataset == "fashion-mnist":
@@ -87,7 +78,7 @@ def demo(args):
         acc = BayesianAccuracy(grouping="external", prior="informative",
                                random_state=args.seed)
     y = _reveal(target, args.n_labels, args.seed)
-    acc.fit(scores, y, groups=groups)
+    acc.fit(scores, y, group_by=groups)
     print(f"{title}: {args.n_labels} labeled rows, {len(y) - args.n_labels} unlabeled.")
     print("Informative prior: Beta(2 s_g, 2 (1 - s_g)), s_g = mean top-1 score of group g.\n")
     table = acc.summary(0.95)
@@ -97,10 +88,11 @@ def demo(args):
     print(table.round(3).to_string(), "\n")
 
     # The truth uses every label, which the assessment above did not see.
-    matrix = check_scores(scores)
-    print(_interval(acc, float(np.mean(matrix.argmax(axis=1) == target)), "Accuracy"))
+    pred = np.asarray(scores).argmax(axis=1) if np.ndim(scores) == 2 else (
+        np.asarray(scores) > 0.5)
+    print(_interval(acc, float(np.mean(pred == target)), "Accuracy"))
     ece = BayesianCalibrationError(random_state=args.seed).fit(scores, y)
-    print(_interval(ece, _true_ece(matrix, target, ece.bin_edges_), "ECE"))
+    print(_interval(ece, expected_calibration_error(target, scores), "ECE"))
     if groups is not None:
         comp = compare_groups(acc, "White", "non-White", rope=0.05)
         p_left, p_rope, p_right = comp.probabilities

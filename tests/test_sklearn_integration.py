@@ -69,12 +69,12 @@ def test_groups_routed_through_pipeline():
     scores = data.scores["LR"].to_numpy()
     groups = data.sensitive["sex"].to_numpy()
     with sklearn.config_context(enable_metadata_routing=True):
-        est = BayesianAccuracy(grouping="external").set_fit_request(groups=True)
-        est.set_score_request(groups=True).set_predict_request(groups=True)
+        est = BayesianAccuracy(grouping="external").set_fit_request(group_by=True)
+        est.set_score_request(group_by=True).set_predict_request(group_by=True)
         pipe = make_pipeline(FunctionTransformer(), est)
-        pipe.fit(scores, data.target, groups=groups)
+        pipe.fit(scores, data.target, group_by=groups)
         assert list(pipe[-1].groups_) == ["Female", "Male"]
-        assert pipe.predict(scores[:3], groups=groups[:3]).shape == (3,)
+        assert pipe.predict(scores[:3], group_by=groups[:3]).shape == (3,)
 
 
 def _grid_search(model_name, seed=0):

@@ -53,7 +53,7 @@ def test_scores_width_must_match_classes():
 @pytest.mark.parametrize(
     "y, match",
     [
-        (np.array([0, 1, 3, -1]), r"class indices 0..2 or -1 \(unlabeled\); row 2 is"),
+        (np.array([0, 1, 3, -1]), r"class indices 0..2 or the unlabeled marker -1; row 2 is 3"),
         (np.array([0, 1, -2, -1]), r"row 2 is"),
         (np.array([0.0, 1.5, 2.0, -1.0]), r"row 1 is 1.5"),
         (np.array([0.0, np.nan, 2.0, -1.0]), r"y contains NaN at row 1"),
@@ -72,7 +72,7 @@ def test_label_not_in_classes():
         BayesianAccuracy(classes=["cat", "dog", "eel"]).fit(S, ["cat", "fox", -1, "eel"])
     with pytest.raises(ValueError, match="label nan at row 1"):
         BayesianAccuracy(classes=["cat", "dog", "eel"]).fit(S, ["cat", np.nan, -1, "eel"])
-    with pytest.raises(ValueError, match="the marker is the integer -1"):
+    with pytest.raises(ValueError, match="the marker is -1, not the string '-1'"):
         BayesianAccuracy(classes=["cat", "dog", "eel"]).fit(S, np.array(["cat", "dog", "-1", "x"]))
     est = BayesianAccuracy(classes=["cat", "dog", "eel"]).fit(S, ["cat", "dog", -1, "eel"])
     assert est.n_labeled_.sum() == 3
@@ -80,17 +80,17 @@ def test_label_not_in_classes():
 
 def test_bad_groups():
     est = BayesianAccuracy(grouping="external")
-    with pytest.raises(ValueError, match="groups is required with grouping='external'"):
+    with pytest.raises(ValueError, match="group_by is required with grouping='external'"):
         est.fit(S, Y)
-    with pytest.raises(ValueError, match="groups has 3 entries, but X has 4 rows"):
-        est.fit(S, Y, groups=["a", "b", "a"])
-    with pytest.raises(ValueError, match="groups has a missing value at row 2"):
-        est.fit(S, Y, groups=pd.Series(["a", "b", None, "a"]))
-    with pytest.raises(ValueError, match="grouping is 'predicted_class'; set grouping='external'"):
-        BayesianAccuracy().fit(S, Y, groups=["a", "b", "a", "b"])
-    fitted = est.fit(S, Y, groups=["a", "b", "a", "b"])
-    with pytest.raises(ValueError, match="groups holds 'z' at row 1, a group not seen in fit"):
-        fitted.predict(S, groups=["a", "z", "a", "b"])
+    with pytest.raises(ValueError, match="group_by has 3 entries, but X has 4 rows"):
+        est.fit(S, Y, group_by=["a", "b", "a"])
+    with pytest.raises(ValueError, match="group_by has a missing value at row 2"):
+        est.fit(S, Y, group_by=pd.Series(["a", "b", None, "a"]))
+    with pytest.raises(ValueError, match="group_by was passed, but the grouping is 'predicted"):
+        BayesianAccuracy().fit(S, Y, group_by=["a", "b", "a", "b"])
+    fitted = est.fit(S, Y, group_by=["a", "b", "a", "b"])
+    with pytest.raises(ValueError, match="group_by holds 'z' at row 1, a group not seen in fit"):
+        fitted.predict(S, group_by=["a", "z", "a", "b"])
 
 
 @pytest.mark.parametrize(

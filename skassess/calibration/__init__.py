@@ -2,7 +2,7 @@
 
 from ._group_metrics import BayesianGroupMetrics
 from ._hierarchical import HierarchicalBetaCalibrator
-from ._maps import EPS, MAPS, beta_calibration
+from ._maps import EPS, MAPS, beta_calibration, fit_llo, log_odds
 
 __all__ = [
     "EPS",
@@ -10,4 +10,6 @@ __all__ = [
     "BayesianGroupMetrics",
     "HierarchicalBetaCalibrator",
     "beta_calibration",
+    "fit_llo",
+    "log_odds",
 ]

@@ -1,38 +1,41 @@
 """Posteriors of per-group metrics and their differences, with unlabeled rows used."""
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, MissingValues, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import _py, check_groups, check_labels, check_level, check_scores
-from ..metrics._comparison import GroupComparison
+from ..exceptions import SkassessWarning
+from ..metrics import RATES, GroupComparison, compare_groups, rate_terms, rope_probabilities
+from ..utils import (
+    GroupEncoder,
+    as_scalar,
+    check_group_by,
+    check_labels,
+    check_level,
+    check_scores,
+    validated,
+)
 from ._hierarchical import HierarchicalBetaCalibrator
 
 METHODS = ("bayesian-calibration", "beta-binomial", "frequentist")
 
-# Each built-in metric is a ratio of row sums, numerator and denominator affine
-# in the true label y: (num0, num1, den0, den1) as functions of the prediction
-# give num = num0 + (num1 - num0) y, den likewise.
-BUILTIN = {
-    "accuracy": lambda p: (1 - p, p, 1 + 0 * p, 1 + 0 * p),
-    "tpr": lambda p: (0 * p, p, 0 * p, 1 + 0 * p),
-    "fpr": lambda p: (p, 0 * p, 1 + 0 * p, 0 * p),
-    "tnr": lambda p: (1 - p, 0 * p, 1 + 0 * p, 0 * p),
-    "fnr": lambda p: (0 * p, 1 - p, 0 * p, 1 + 0 * p),
-    "ppv": lambda p: (0 * p, p, p, p),
-    "npv": lambda p: (1 - p, 0 * p, 1 - p, 1 - p),
-    "selection_rate": lambda p: (p, p, 1 + 0 * p, 1 + 0 * p),
-}
-
 
 def _metric_coefficients(name, metric, pred):
-    """(a_num, b_num, a_den, b_den) with num = a_num + b_num y, per row."""
+    """(a_num, b_num, a_den, b_den) with num = a_num + b_num y, per row.
+
+    Built-in rates come from the package's rate table: numerator
+    ``condition * outcome`` and denominator ``condition`` at y = 0 and y = 1.
+    """
     if isinstance(metric, str):
-        n0, n1, d0, d1 = BUILTIN[metric](pred.astype(np.float64))
+        c0, o0 = rate_terms(metric, pred, 0)
+        c1, o1 = rate_terms(metric, pred, 1)
+        n0, n1, d0, d1 = c0 * o0, c1 * o1, c0, c1
     else:
         n0, d0 = (np.asarray(v, dtype=np.float64) for v in metric(pred, np.zeros(len(pred))))
         n1, d1 = (np.asarray(v, dtype=np.float64) for v in metric(pred, np.ones(len(pred))))
@@ -66,8 +69,9 @@ class BayesianGroupMetrics(BaseEstimator):
     method : {"bayesian-calibration", "beta-binomial", "frequentist"}, \
 default="bayesian-calibration"
     metrics : sequence, default=("accuracy", "tpr", "fpr")
-        Names among accuracy, tpr, fpr, tnr, fnr, ppv, npv, selection_rate,
-        or ``(name, function)`` pairs: ``function(pred, y)`` returns the
+        Names from the rate table (:data:`skassess.metrics.RATES`: accuracy,
+        tpr, fpr, tnr, fnr, ppv, npv, selection_rate, and the aliases
+        precision and recall), or ``(name, function)`` pairs: ``function(pred, y)`` returns the
         per-row numerator and denominator of a ratio metric and must be
         affine in ``y`` (it is called with y = 0 and y = 1).
     calibrator : HierarchicalBetaCalibrator, default=None
@@ -80,7 +84,8 @@ default="bayesian-calibration"
         The black box predicts 1 when its score exceeds this.
     rope : float, default=0.05
         Half-width of the region of practical equivalence: a difference with
-        ``|Delta| < rope`` is "practically fair".
+        ``|Delta| <= rope`` is "practically fair"
+        (:func:`~skassess.metrics.rope_probabilities`).
     n_draws : int, default=2000
         Posterior draws of every metric.
     unlabeled : {"expected", "sampled"}, default="expected"
@@ -89,6 +94,8 @@ default="bayesian-calibration"
         a label drawn from it, so the posterior also carries the label noise
         of the unlabeled rows: the posterior of the metric *of these rows*
         (a finite population) rather than of the rows' expected metric.
+    missing_label : int, float, str or None, default=-1
+        The value of ``y`` that marks an unlabeled row.
     random_state : int, RandomState instance or None, default=None
 
     Attributes
@@ -122,7 +129,7 @@ default="bayesian-calibration"
     >>> labeled = rng.choice(len(y), 60, replace=False)
     >>> y[labeled] = data.target.to_numpy()[labeled]
     >>> est = BayesianGroupMetrics(privileged="Male", random_state=0)
-    >>> est = est.fit(data.scores["LR"], y, groups=data.sensitive["sex"])
+    >>> est = est.fit(data.scores["LR"], y, sensitive_features=data.sensitive["sex"])
     >>> table = est.differences()
     >>> list(table.columns)[:5]
     ['mean', 'lower', 'upper', 'p_positive', 'p_practically_fair']
@@ -139,6 +146,7 @@ default="bayesian-calibration"
         rope=0.05,
         n_draws=2000,
         unlabeled="expected",
+        missing_label=-1,
         random_state=None,
     ):
         self.method = method
@@ -149,43 +157,41 @@ default="bayesian-calibration"
         self.rope = rope
         self.n_draws = n_draws
         self.unlabeled = unlabeled
+        self.missing_label = missing_label
         self.random_state = random_state
 
-    def _check_params(self):
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {list(METHODS)}; got {self.method!r}.")
+    _parameter_constraints = {
+        "method": [StrOptions(set(METHODS))],
+        "metrics": [str, list, tuple],
+        "calibrator": [HierarchicalBetaCalibrator, None],
+        "privileged": "no_validation",
+        "threshold": [Interval(Real, 0, 1, closed="neither")],
+        "rope": [Interval(Real, 0, None, closed="left")],
+        "n_draws": [Interval(Integral, 1, None, closed="left")],
+        "unlabeled": [StrOptions({"expected", "sampled"})],
+        "missing_label": [MissingValues()],
+        "random_state": ["random_state"],
+    }
+
+    def _checked_metrics(self):
         metrics = [self.metrics] if isinstance(self.metrics, str) else list(self.metrics)
         if not metrics:
             raise ValueError("metrics must name at least one metric.")
         checked = {}
         for m in metrics:
             if isinstance(m, str):
-                if m not in BUILTIN:
+                if m not in RATES:
                     raise ValueError(f"metrics: unknown metric {m!r}; built-in metrics are "
-                                     f"{sorted(BUILTIN)}, or pass (name, function).")
+                                     f"{sorted(RATES)}, or pass (name, function).")
                 checked[m] = m
             elif isinstance(m, tuple) and len(m) == 2 and callable(m[1]):
                 checked[str(m[0])] = m[1]
             else:
                 raise ValueError(f"metrics: expected a name or a (name, function) pair; got {m!r}.")
-        if not (isinstance(self.threshold, Real) and 0 < self.threshold < 1):
-            raise ValueError(f"threshold must be a number in (0, 1); got {self.threshold!r}.")
-        if not (isinstance(self.rope, Real) and self.rope >= 0):
-            raise ValueError(f"rope must be a number >= 0; got {self.rope!r}.")
-        if self.unlabeled not in ("expected", "sampled"):
-            raise ValueError(
-                f"unlabeled must be 'expected' or 'sampled'; got {self.unlabeled!r}."
-            )
-        if not (isinstance(self.n_draws, Integral) and self.n_draws >= 1):
-            raise ValueError(f"n_draws must be a positive integer; got {self.n_draws!r}.")
-        if self.calibrator is not None and not isinstance(
-            self.calibrator, HierarchicalBetaCalibrator
-        ):
-            raise ValueError("calibrator must be a HierarchicalBetaCalibrator or None; got "
-                             f"{type(self.calibrator).__name__}.")
         return checked
 
-    def fit(self, X, y, groups):
+    @validated
+    def fit(self, X, y=None, *, sensitive_features=None):
         """Posterior draws of every metric in every group.
 
         Parameters
@@ -193,15 +199,27 @@ default="bayesian-calibration"
         X : array-like of shape (n_samples,) or (n_samples, 2)
             The black box's P(y = 1).
         y : array-like of shape (n_samples,)
-            True labels 0/1, ``-1`` for unlabeled rows.
-        groups : array-like of shape (n_samples,)
-            The group (e.g. sensitive attribute) of each row.
+            True labels 0/1, ``missing_label`` for unlabeled rows. Required.
+        sensitive_features : array-like of shape (n_samples,)
+            The group (sensitive attribute) of each row. Required.
 
         Returns
         -------
         self : BayesianGroupMetrics
         """
-        metrics = self._check_params()
+        for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")]:
+            delattr(self, attr)
+        metrics = self._checked_metrics()
+        if y is None:
+            raise ValueError(
+                "BayesianGroupMetrics requires y; mark the rows without a label with "
+                "missing_label."
+            )
+        if sensitive_features is None:
+            raise ValueError(
+                "sensitive_features is required: the group of each row, e.g. "
+                "fit(X, y, sensitive_features=data['sex'])."
+            )
         scores = check_scores(X)
         if scores.shape[1] != 2:
             raise ValueError(
@@ -210,11 +228,13 @@ default="bayesian-calibration"
             )
         s = scores[:, 1]
         n = len(s)
-        y = check_labels(y, n, 2)
-        groups = check_groups(groups, n)
-        index, codes = np.unique(groups, return_inverse=True)
+        y = check_labels(y, n, 2, missing_label=self.missing_label)
+        groups = check_group_by(sensitive_features, n, name="sensitive_features")
+        encoder = GroupEncoder("group")
+        codes = encoder.fit_transform(groups)
+        index = encoder.categories_
         units = [[j] for j in range(len(index))]
-        labels = [_py(v) for v in index]
+        labels = [as_scalar(v) for v in index]
         if self.privileged is not None:
             if self.privileged not in labels:
                 raise ValueError(f"privileged={self.privileged!r} is not a group; groups are "
@@ -248,9 +268,9 @@ default="bayesian-calibration"
             cal = clone(cal)
             if cal.random_state is None:
                 cal.set_params(random_state=rng.randint(np.iinfo(np.int32).max))
-            self.calibrator_ = cal.fit(s, y, groups=groups)
+            self.calibrator_ = cal.fit(s, y, group_by=groups)
             unl = ~labeled
-            prob = (self.calibrator_.sample(s[unl], groups=groups[unl], n_draws=self.n_draws)
+            prob = (self.calibrator_.sample(s[unl], group_by=groups[unl], n_draws=self.n_draws)
                     if unl.any() else np.zeros((self.n_draws, 0)))
             if self.unlabeled == "sampled":
                 prob = (rng.random_sample(prob.shape) < prob).astype(np.float64)
@@ -314,15 +334,17 @@ default="bayesian-calibration"
         """Per metric and comparison ``a - b``: the difference and the ratio ``a / b``.
 
         Columns: ``mean``, ``lower``, ``upper`` of Delta; ``p_positive`` =
-        ``P(Delta > 0)``; ``p_practically_fair`` = ``P(abs(Delta) < rope)``;
-        ``ratio_mean``, ``ratio_lower``, ``ratio_upper``. The frequentist
-        method fills the means only.
+        ``P(Delta > 0)``; ``p_practically_fair`` = ``P(|Delta| <= rope)``
+        (:func:`~skassess.metrics.rope_probabilities`); ``ratio_mean``,
+        ``ratio_lower``, ``ratio_upper``. The frequentist method fills the
+        means only. A comparison whose draws hold NaN (a group where the
+        metric is undefined, e.g. TPR without positives) gets NaN
+        probabilities and a SkassessWarning.
         """
         check_is_fitted(self, "point_")
         level = check_level(level)
         rope = self.rope if rope is None else rope
-        if not (isinstance(rope, Real) and rope >= 0):
-            raise ValueError(f"rope must be a number >= 0; got {rope!r}.")
+        rope_probabilities(np.zeros(1), rope)  # validates rope
         lo, hi = (1 - level) / 2, (1 + level) / 2
         rows, index = [], []
         for name, point in self.point_.items():
@@ -338,9 +360,19 @@ default="bayesian-calibration"
                 delta = d[:, ia] - d[:, ib]
                 with np.errstate(invalid="ignore", divide="ignore"):
                     ratio = d[:, ia] / d[:, ib]
+                if np.isnan(delta).any():
+                    warnings.warn(
+                        f"{name} is undefined in some draws of {a!r} or {b!r} (no rows meet "
+                        "its condition); its probabilities are NaN.",
+                        SkassessWarning, stacklevel=2,
+                    )
+                    p_positive = p_fair = np.nan
+                else:
+                    p_positive = float(np.mean(delta > 0))
+                    p_fair = float(rope_probabilities(delta, rope)[1])
                 rows.append([
                     np.nanmean(delta), np.nanquantile(delta, lo), np.nanquantile(delta, hi),
-                    np.mean(delta > 0), np.mean(np.abs(delta) < rope),
+                    p_positive, p_fair,
                     np.nanmean(ratio), np.nanquantile(ratio, lo), np.nanquantile(ratio, hi),
                 ])
         columns = ["mean", "lower", "upper", "p_positive", "p_practically_fair",
@@ -354,8 +386,6 @@ default="bayesian-calibration"
         Defaults: the first comparison (the privileged group against the
         rest). Plot it with ``DifferenceDisplay.from_comparison``.
         """
-        from ..metrics import compare_groups
-
         draws = self.sample(metric)
         if group_a is None and group_b is None:
             group_a, group_b = self.comparisons_[0]

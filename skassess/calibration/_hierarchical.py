@@ -8,19 +8,22 @@ import pandas as pd
 from scipy.special import expit, ndtri
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, MissingValues, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import (
-    CalibratedScores,
-    _py,
-    check_groups,
+from ..exceptions import SkassessWarning
+from ..utils import (
+    EPS,
+    GroupEncoder,
+    check_classes,
+    check_group_by,
     check_labels,
     check_level,
-    check_scores,
-    predicted_classes,
+    check_n_draws,
+    validate_scores,
+    validated,
 )
-from ..exceptions import SkassessWarning
-from ._maps import EPS, MAPS, check_eps, check_map, log_features
+from ._maps import MAPS, log_features
 from ._mcmc import sample_mcmc, warn_convergence
 
 #: Hyperprior scales (thesis eqs. 4.5-4.11): mu ~ N(0, MU_SCALE), sigma ~ half-N(0, SIGMA_SCALE),
@@ -74,6 +77,10 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
     n_draws : int, default=1000
         Posterior draws (equally spaced along the chain) used by
         :meth:`transform` and :meth:`sample`.
+    classes : array-like of shape (n_classes,), default=None
+        Label of each score column, when ``y`` holds labels.
+    missing_label : int, float, str or None, default=-1
+        The value of ``y`` that marks an unlabeled row.
     random_state : int, RandomState instance or None, default=None
     progress : bool, default=False
         Show emcee's progress bar.
@@ -82,6 +89,8 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
     ----------
     groups_ : pandas.Index
         The groups seen in :meth:`fit` (labeled or not).
+    classes_ : ndarray of shape (n_classes,)
+        Label of each score column.
     target_ : {"binary", "top_label"}
     draws_ : ndarray of shape (n_samples, n_groups, 3)
         Every kept posterior sample of ``(a_g, b_g, c_g)``.
@@ -96,6 +105,8 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         Effective sample size of the same parameters.
     n_labeled_ : ndarray of shape (n_groups,)
         Labeled rows per group.
+    n_features_in_ : int
+        Number of score columns of ``X`` (1 for a 1-D ``X``).
 
     Notes
     -----
@@ -136,10 +147,12 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
     >>> s = rng.uniform(0.05, 0.95, 400)
     >>> y = (rng.uniform(size=400) < s**2).astype(int)  # the scores are too high
     >>> groups = np.repeat(["a", "b"], 200)
-    >>> cal = HierarchicalBetaCalibrator(random_state=0).fit(s, y, groups=groups)
+    >>> cal = HierarchicalBetaCalibrator(random_state=0).fit(s, y, group_by=groups)
     >>> bool(cal.rhat_.max() <= 1.01 and cal.ess_.min() >= 400)
     True
-    >>> p = cal.transform(s, groups=groups)
+    >>> p = cal.transform(s, group_by=groups)
+    >>> p.shape, list(cal.get_feature_names_out())
+    ((400, 1), ['proba_1'])
     >>> bool(abs(p.mean() - (s**2).mean()) < 0.05)
     True
     """
@@ -159,6 +172,8 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         max_steps=3000,
         target_ess=400,
         n_draws=1000,
+        classes=None,
+        missing_label=-1,
         random_state=None,
         progress=False,
     ):
@@ -174,73 +189,65 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         self.max_steps = max_steps
         self.target_ess = target_ess
         self.n_draws = n_draws
+        self.classes = classes
+        self.missing_label = missing_label
         self.random_state = random_state
         self.progress = progress
 
-    # ------------------------------------------------------------ validation
-    def _check_params(self):
-        check_map(self.map)
-        check_eps(self.eps)
-        if self.target not in TARGETS:
-            raise ValueError(f"target must be one of {list(TARGETS)}; got {self.target!r}.")
-        if not (isinstance(self.prior_scale, Real) and self.prior_scale > 0):
-            raise ValueError(f"prior_scale must be a number > 0; got {self.prior_scale!r}.")
-        for name in ("n_burn", "n_steps", "max_steps", "target_ess", "n_draws"):
-            value = getattr(self, name)
-            least = 0 if name == "n_burn" else 1
-            if not isinstance(value, Integral) or value < least:
-                raise ValueError(f"{name} must be an integer >= {least}; got {value!r}.")
-        if not (isinstance(self.n_chains, Integral) and self.n_chains >= 2):
-            raise ValueError(f"n_chains must be an integer >= 2; got {self.n_chains!r}.")
-        if self.n_walkers is not None and not (
-            isinstance(self.n_walkers, Integral) and self.n_walkers >= 4
-        ):
-            raise ValueError(f"n_walkers must be None or an integer >= 4; got {self.n_walkers!r}.")
+    _parameter_constraints = {
+        "map": [StrOptions(set(MAPS))],
+        "target": [StrOptions(set(TARGETS))],
+        "hierarchical": ["boolean"],
+        "prior_scale": [Interval(Real, 0, None, closed="neither")],
+        "eps": [Interval(Real, 0, 0.5, closed="neither")],
+        "n_chains": [Interval(Integral, 2, None, closed="left")],
+        "n_walkers": [Interval(Integral, 4, None, closed="left"), None],
+        "n_burn": [Interval(Integral, 0, None, closed="left")],
+        "n_steps": [Interval(Integral, 1, None, closed="left")],
+        "max_steps": [Interval(Integral, 1, None, closed="left")],
+        "target_ess": [Interval(Integral, 1, None, closed="left")],
+        "n_draws": [Interval(Integral, 1, None, closed="left")],
+        "classes": ["array-like", None],
+        "missing_label": [MissingValues()],
+        "random_state": ["random_state"],
+        "progress": ["boolean"],
+    }
 
-    def _scores(self, X, reset):
-        """(score to calibrate, predicted class, score matrix, shape info) of X."""
-        predicted = predicted_classes(X)
-        raw = np.asarray(X)
-        scores = check_scores(X, n_classes=None if reset else self.n_classes_)
+    def _scores(self, X, y_pred, reset):
+        """(score to calibrate, predicted class, score matrix) of X."""
+        scores, pred, conf = validate_scores(self, X, y_pred=y_pred, reset=reset)
+        K = scores.shape[1]
         if reset:
-            self.n_classes_ = scores.shape[1]
-            self.n_features_in_ = 1 if raw.ndim == 1 else raw.shape[1]
             target = self.target
             if target == "auto":
-                target = "binary" if scores.shape[1] == 2 else "top_label"
-            if target == "binary" and scores.shape[1] != 2:
+                target = "binary" if K == 2 else "top_label"
+            if target == "binary" and K != 2:
                 raise ValueError(
                     f"target='binary' needs P(y = 1) (1-D X or two columns); X has "
-                    f"{scores.shape[1]} columns."
+                    f"{K} columns."
                 )
+            self.n_classes_ = K
+            self.classes_ = np.arange(K) if self.classes is None else check_classes(
+                self.classes, K)
             self.target_ = target
-        pred = scores.argmax(axis=1) if predicted is None else predicted
-        if self.target_ == "binary":
-            s = scores[:, 1]
-        else:
-            s = scores[np.arange(len(scores)), pred]
-        return s, pred, scores, raw.ndim
+        s = scores[:, 1] if self.target_ == "binary" else conf
+        return s, pred, scores
 
-    def _group_codes(self, groups, pred, n, reset):
-        if groups is None:
+    def _classes(self, n_classes):
+        return None if self.classes is None else check_classes(self.classes, n_classes)
+
+    def _group_codes(self, group_by, pred, n, reset):
+        if group_by is None:
             labels = pred if self.target_ == "top_label" else np.zeros(n, dtype=np.intp)
         else:
-            labels = check_groups(groups, n)
+            labels = check_group_by(group_by, n)
         if reset:
-            index, codes = np.unique(labels, return_inverse=True)
-            if groups is None and self.target_ == "top_label":
-                index = np.arange(self.n_classes_)
-                codes = labels
-            self.groups_ = pd.Index(index, name="group")
-            return codes
-        codes = self.groups_.get_indexer(labels)
-        if np.any(codes < 0):
-            unknown = [_py(v) for v in pd.unique(np.asarray(labels)[codes < 0])[:5]]
-            raise ValueError(
-                f"groups holds values not seen in fit: {list(unknown)}; fit on every row "
-                "(unlabeled rows with y = -1) so that each group is known."
-            )
-        return codes
+            if group_by is None and self.target_ == "top_label":
+                self._encoder = GroupEncoder("group").fit(np.arange(self.n_classes_))
+            else:
+                self._encoder = GroupEncoder("group").fit(labels)
+            self.groups_ = self._encoder.categories_
+        return self._encoder.transform(labels, name="group_by")
 
     # ----------------------------------------------------------------- model
     def _layout(self):
@@ -340,7 +347,8 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         return rng.normal(0.0, 0.5, shape) * np.tile(mu_scale, G)
 
     # --------------------------------------------------------------- fitting
-    def fit(self, X, y, groups=None):
+    @validated
+    def fit(self, X, y=None, *, group_by=None, y_pred=None):
         """Sample the posterior of the calibration maps from the labeled rows.
 
         Parameters
@@ -348,33 +356,53 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         X : array-like of shape (n_samples,) or (n_samples, n_classes)
             Black-box scores: P(y = 1), or class probabilities.
         y : array-like of shape (n_samples,)
-            True labels (class indices), ``-1`` for unlabeled rows. Required:
-            None raises a ValueError (pass all ``-1`` for the prior predictive).
-        groups : array-like of shape (n_samples,), default=None
+            True labels, ``missing_label`` for unlabeled rows. Required: None
+            raises a ValueError (mark every row unlabeled for the prior
+            predictive).
+        group_by : array-like of shape (n_samples,), default=None
             Group of each row. None: the predicted class (top-label) or a
             single group (binary).
+        y_pred : array-like of shape (n_samples,), default=None
+            The black box's predicted labels; None: the argmax of ``X``. For
+            top-label calibration it picks the confidence that is calibrated.
 
         Returns
         -------
         self : HierarchicalBetaCalibrator
         """
-        self._check_params()
+        for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")]:
+            delattr(self, attr)
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None; "
-                "pass -1 for the rows without a label."
+                "mark the rows without a label with missing_label."
             )
-        s, pred, scores, _ = self._scores(X, reset=True)
-        n = len(s)
-        y = check_labels(y, n, scores.shape[1])
-        codes = self._group_codes(groups, pred, n, reset=True)
+        try:
+            s, pred, scores = self._scores(X, y_pred, reset=True)
+            n = len(s)
+            y = check_labels(y, n, scores.shape[1], self._classes(scores.shape[1]),
+                             missing_label=self.missing_label)
+            codes = self._group_codes(group_by, pred, n, reset=True)
+            n_dim = len(self.groups_) * len(MAPS[self.map])
+            n_walkers = self.n_walkers or max(16, 4 * n_dim)
+            if n_walkers < 2 * n_dim:
+                raise ValueError(
+                    f"n_walkers={self.n_walkers} is too few for {n_dim} parameters "
+                    f"({len(self.groups_)} groups x {len(MAPS[self.map])}): emcee's ensemble "
+                    f"moves need at least 2 * n_dim = {2 * n_dim}; pass n_walkers=None for "
+                    f"{max(16, 4 * n_dim)}."
+                )
+        except BaseException:
+            for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")]:
+                delattr(self, attr)
+            raise
         labeled = y >= 0
         t = (y == 1) if self.target_ == "binary" else (y == pred)
         t = t[labeled].astype(np.float64)
         if labeled.sum() == 0:
             warnings.warn(
-                "No labeled rows (every y is -1): the calibration maps follow the prior "
-                "(prior predictive).",
+                "No labeled rows (every y is missing_label): the calibration maps follow "
+                "the prior (prior predictive).",
                 SkassessWarning,
                 stacklevel=2,
             )
@@ -390,9 +418,6 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         self._data = (codes[labeled], ls, l1s, t)
         self._constants = None
         self.n_labeled_ = np.bincount(codes[labeled], minlength=len(self.groups_))
-        P, G, names, *_ = self._layout()
-        n_dim = G * P
-        n_walkers = self.n_walkers or max(16, 4 * n_dim)
         rng = np.random.default_rng(
             check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         )
@@ -445,13 +470,14 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         take = np.linspace(0, n - 1, min(n_draws, n)).round().astype(np.intp)
         return self.draws_[take]
 
-    def sample(self, X, groups=None, n_draws=None):
+    def sample(self, X, *, group_by=None, y_pred=None, n_draws=None):
         """Posterior draws of the calibrated probability of every row.
 
         Parameters
         ----------
         X : array-like of shape (n_samples,) or (n_samples, n_classes)
-        groups : array-like of shape (n_samples,), default=None
+        group_by : array-like of shape (n_samples,), default=None
+        y_pred : array-like of shape (n_samples,), default=None
         n_draws : int, default=None
             None: ``self.n_draws``. Draws are equally spaced along the chain.
 
@@ -461,11 +487,9 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
             Calibrated P(y = 1) (binary) or P(prediction correct) (top-label).
         """
         check_is_fitted(self, "draws_")
-        n_draws = self.n_draws if n_draws is None else n_draws
-        if not isinstance(n_draws, Integral) or n_draws < 1:
-            raise ValueError(f"n_draws must be a positive integer; got {n_draws!r}.")
-        s, pred, _, _ = self._scores(X, reset=False)
-        codes = self._group_codes(groups, pred, len(s), reset=False)
+        n_draws = self.n_draws if n_draws is None else check_n_draws(n_draws)
+        s, pred, _ = self._scores(X, y_pred, reset=False)
+        codes = self._group_codes(group_by, pred, len(s), reset=False)
         return self._sample_rows(s, codes, self._thinned(n_draws))
 
     def _sample_rows(self, s, codes, draws):
@@ -473,28 +497,41 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         a, b, c = draws[:, codes, 0], draws[:, codes, 1], draws[:, codes, 2]
         return expit(c + a * ls - b * l1s)
 
-    def transform(self, X, groups=None):
-        """Posterior-mean calibrated scores, keeping the black box's predictions.
+    def transform(self, X, *, group_by=None, y_pred=None):
+        """Posterior-mean calibrated scores, one column per input column.
 
-        Returns an array of the shape of ``X``: calibrated P(y = 1) for binary
-        scores; for top-label scores, the predicted class holds the calibrated
-        confidence and the other classes share the rest in proportion to
-        their scores. The array carries the black box's predicted class (see
-        :class:`~skassess._validation.CalibratedScores`), so a metric
-        estimator after this step still assesses the black box's predictions,
-        with the calibrated confidence as its informative prior.
+        For binary scores the columns are the calibrated ``P(y = 0)`` and
+        ``P(y = 1)`` (or ``P(y = 1)`` alone for a 1-D or one-column ``X``).
+        For top-label scores the predicted class's column holds the
+        calibrated confidence ``P(prediction correct)`` and the other classes
+        share the rest in proportion to their scores. The output is a plain
+        array (a DataFrame with ``set_output(transform="pandas")``) named by
+        :meth:`get_feature_names_out`; its argmax need not be the black box's
+        prediction, so a metric estimator after this step needs the
+        prediction as ``y_pred`` (routed with ``set_fit_request(y_pred=True)``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, n_classes)
+        group_by : array-like of shape (n_samples,), default=None
+        y_pred : array-like of shape (n_samples,), default=None
+            The black box's predictions; None: the argmax of ``X``.
+
+        Returns
+        -------
+        calibrated : ndarray of shape (n_samples, n_features_in)
+            One column per column of ``X`` (the attribute ``n_features_in_``).
         """
         check_is_fitted(self, "draws_")
-        s, pred, scores, ndim = self._scores(X, reset=False)
-        codes = self._group_codes(groups, pred, len(s), reset=False)
+        s, pred, scores = self._scores(X, y_pred, reset=False)
+        codes = self._group_codes(group_by, pred, len(s), reset=False)
         draws = self._thinned(self.n_draws)
         p = np.empty(len(s))
         for start in range(0, len(s), 4096):  # bounded (n_draws, block) temporaries
             rows = slice(start, start + 4096)
             p[rows] = self._sample_rows(s[rows], codes[rows], draws).mean(axis=0)
         if self.target_ == "binary":
-            out = p if ndim == 1 else np.column_stack([1.0 - p, p])
-            return CalibratedScores(out, pred)
+            return p[:, None] if self.n_features_in_ == 1 else np.column_stack([1.0 - p, p])
         rest = 1.0 - s
         with np.errstate(invalid="ignore", divide="ignore"):
             factor = np.where(rest > 0, (1.0 - p) / rest, 0.0)
@@ -505,11 +542,28 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
             K = scores.shape[1]
             out[others] = ((1.0 - p[others]) / (K - 1))[:, None]
             out[np.flatnonzero(others), pred[others]] = p[others]
-        return CalibratedScores(out, pred, full_probabilities=False)
+        return out
 
-    def fit_transform(self, X, y, groups=None):
-        """Fit, then transform the same rows (with the same groups)."""
-        return self.fit(X, y, groups=groups).transform(X, groups=groups)
+    def fit_transform(self, X, y=None, *, group_by=None, y_pred=None):
+        """Fit, then transform the same rows (with the same groups and predictions)."""
+        return self.fit(X, y, group_by=group_by, y_pred=y_pred).transform(
+            X, group_by=group_by, y_pred=y_pred)
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the output columns: ``proba_<class>`` per column.
+
+        Parameters
+        ----------
+        input_features : array-like of str, default=None
+            Ignored (the names follow the classes).
+
+        Returns
+        -------
+        names : ndarray of str
+        """
+        check_is_fitted(self, "draws_")
+        classes = self.classes_[1:] if self.n_features_in_ == 1 else self.classes_
+        return np.asarray([f"proba_{c}" for c in classes], dtype=object)
 
     def summary(self, level=0.95):
         """Posterior mean, interval, R-hat and ESS of every sampled parameter."""

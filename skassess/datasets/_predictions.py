@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from .._validation import TopLabelScores, _py, check_scores
+from ..utils import as_scalar, check_scores
 
 TOP1_COLUMNS = ["Index", "Correct", "Predicted", "Confidence"]
 
@@ -21,10 +21,10 @@ def read_predictions(path, *, class_names=None):
       label's name, the predicted label's name and the top-1 confidence.
 
     With the top-1 format only the predicted class and its confidence are
-    known: accuracy, calibration and identification tasks work with
-    :attr:`top_label_scores`; confusion-matrix and cost estimators need the
-    full probabilities: the ``scores`` entry is None, and they refuse
-    ``top_label_scores`` with a ValueError.
+    known (the ``scores`` entry is None): accuracy, calibration and
+    identification tasks work with ``top_label_scores`` (and
+    ``y_pred=predicted``); a confusion-matrix or cost estimator on them is
+    exact only with ``prior="uniform"`` (see :func:`top_label_scores`).
 
     Parameters
     ----------
@@ -125,11 +125,12 @@ def top_label_scores(predicted, confidence, n_classes):
     """Class scores that carry only the predicted class and its confidence.
 
     The predicted class gets ``confidence``; the other ``n_classes - 1``
-    classes share ``1 - confidence`` evenly. The argmax and the top-1
-    confidence are those given, so accuracy, calibration and identification
-    estimates are exact; the off-diagonal scores are not the model's, so the
-    result is marked (a :class:`numpy.ndarray` subclass) and the confusion
-    matrix and cost estimators refuse it.
+    classes share ``1 - confidence`` evenly. The argmax (pass ``predicted``
+    as ``y_pred`` to be sure with ties at ``1/K``) and the top-1 confidence
+    are those given, so accuracy, calibration and identification estimates
+    are exact. The other classes' scores are not the model's: a confusion
+    matrix or cost estimator on them is exact with ``prior="uniform"``,
+    while its informative prior would spread the rest evenly.
 
     Raises
     ------
@@ -146,11 +147,11 @@ def top_label_scores(predicted, confidence, n_classes):
         row = int(np.flatnonzero(bad)[0])
         raise ValueError(
             f"A top-1 confidence must lie in [1/K, 1] = [{1 / n_classes:.4g}, 1]; row {row} "
-            f"has {_py(confidence[row])!r}."
+            f"has {as_scalar(confidence[row])!r}."
         )
     if predicted.size and (predicted.min() < 0 or predicted.max() >= n_classes):
         raise ValueError(f"predicted classes must lie in 0..{n_classes - 1}.")
     rest = (1.0 - confidence) / (n_classes - 1)
     scores = np.repeat(rest[:, None], n_classes, axis=1)
     scores[np.arange(len(scores)), predicted] = confidence
-    return scores.view(TopLabelScores)
+    return scores

@@ -1,14 +1,17 @@
 """Bayesian assessment metrics: conjugate posteriors and the estimators built on them."""
 
 from ._accuracy import BayesianAccuracy
-from ._calibration_error import BayesianCalibrationError
+from ._calibration_error import BayesianCalibrationError, expected_calibration_error
 from ._comparison import GroupComparison, compare_groups, rank_groups, top_m_groups
 from ._confusion import BayesianConfusionMatrix
 from ._conjugate import BetaPosterior, DirichletPosterior
 from ._cost import BayesianMisclassificationCost
 from ._display import DifferenceDisplay, PosteriorDisplay, ReliabilityDisplay
+from ._rate_table import RATES, expected_rate_terms, rate_terms
+from ._rope import rope_probabilities
 
 __all__ = [
+    "RATES",
     "BayesianAccuracy",
     "BayesianCalibrationError",
     "BayesianConfusionMatrix",
@@ -20,6 +23,10 @@ __all__ = [
     "PosteriorDisplay",
     "ReliabilityDisplay",
     "compare_groups",
+    "expected_calibration_error",
+    "expected_rate_terms",
     "rank_groups",
+    "rate_terms",
+    "rope_probabilities",
     "top_m_groups",
 ]

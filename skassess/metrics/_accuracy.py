@@ -4,7 +4,8 @@ from numbers import Integral
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._grouping import BINNINGS, GROUPINGS
+from ._base import DEFAULT_PRIOR_STRENGTH
+from ._grouping import GROUPINGS, STRATEGIES
 from ._rates import METRICS, _BetaAssessor
 
 
@@ -18,21 +19,23 @@ class BayesianAccuracy(_BetaAssessor):
 
     Parameters
     ----------
-    metric : {"accuracy", "tpr", "fnr", "tnr", "fpr", "precision"}, default="accuracy"
-        The rate to assess. All but ``"accuracy"`` need binary scores and
-        treat class 1 as positive: true/false positive and negative rates and
-        precision (positive predictive value).
+    metric : {"accuracy", "tpr", "fnr", "tnr", "fpr", "ppv", "npv"}, default="accuracy"
+        The rate to assess (``"precision"`` is ``"ppv"``, ``"recall"`` is
+        ``"tpr"``). All but ``"accuracy"`` need binary scores and treat
+        class 1 as positive; they are degenerate within a predicted class, so
+        they need ``grouping="external"`` or ``"score_bins"``.
     grouping : {"predicted_class", "score_bins", "class_bin", "external"}, \
             default="predicted_class"
-        How rows form groups: by the class with the highest score; by bins of
+        How rows form groups: by the black box's predicted class; by bins of
         the top-1 confidence; by predicted class x confidence bin; or by
-        labels passed as ``groups`` to :meth:`fit` (e.g. a sensitive
+        the labels passed as ``group_by`` to :meth:`fit` (e.g. a sensitive
         attribute).
     n_bins : int, default=10
         Number of confidence bins (score-bin groupings only).
-    binning : {"equal_width", "equal_mass"}, default="equal_width"
+    strategy : {"uniform", "quantile"}, default="uniform"
         Bins of equal width on [0, 1], or with equal numbers of rows (edges
-        from the first batch seen).
+        from the first batch seen), as in
+        :func:`sklearn.calibration.calibration_curve`.
     prior : {"uniform", "informative"} or array-like, default="uniform"
         ``"uniform"``: ``Beta(N0/2, N0/2)`` in every group.
         ``"informative"``: ``Beta(N0 s_g, N0 (1 - s_g))`` with ``s_g`` the rate
@@ -41,10 +44,14 @@ class BayesianAccuracy(_BetaAssessor):
         shape (2,) or (n_groups, 2) gives ``(alpha, beta)`` directly, and then
         ``prior_strength`` is not used.
     prior_strength : float, default=2.0
-        ``N0``, the prior's weight in pseudo-labels.
+        ``N0``, the prior's weight in pseudo-labels (the same default for
+        every conjugate estimator).
     classes : array-like of shape (n_classes,), default=None
         Label of each score column, when ``y`` holds labels rather than
         column indices.
+    missing_label : int, float, str or None, default=-1
+        The value of ``y`` that marks an unlabeled row; ``np.nan`` for NaN,
+        None when every row is labeled.
     random_state : int, RandomState instance or None, default=None
         Seed of the Monte Carlo draws of overall quantities.
 
@@ -68,6 +75,8 @@ class BayesianAccuracy(_BetaAssessor):
         Label of each score column.
     n_classes_ : int
         Number of classes.
+    n_samples_seen_ : int
+        Rows seen by :meth:`fit` and :meth:`partial_fit`.
     n_features_in_ : int
         Number of score columns seen in :meth:`fit`.
     feature_names_in_ : ndarray of str
@@ -81,11 +90,14 @@ class BayesianAccuracy(_BetaAssessor):
 
     Notes
     -----
-    With ``r_g`` correct predictions among ``n_g`` labeled rows of group
-    ``g``, the posterior is ``Beta(alpha_g + r_g, beta_g + n_g - r_g)``. Rates
+    :meth:`predict` gives each row its group's posterior mean rate (for
+    accuracy: the probability that the black box is right on the row) and
+    :meth:`predict_proba` the columns ``[1 - rate, rate]``. With ``r_g``
+    correct predictions among ``n_g`` labeled rows of group ``g``, the
+    posterior is ``Beta(alpha_g + r_g, beta_g + n_g - r_g)``. Rates
     conditioned on the true class (TPR, FPR, ...) are weighted in the overall
     rate by ``p_g P(y = c | g)``, with a Beta posterior for the class share
-    ``P(y = c | g)`` drawn jointly.
+    ``P(y = c | g)`` (``condition_posterior_``) drawn jointly.
 
     References
     ----------
@@ -113,7 +125,7 @@ class BayesianAccuracy(_BetaAssessor):
         "metric": [StrOptions(set(METRICS))],
         "grouping": [StrOptions(set(GROUPINGS))],
         "n_bins": [Interval(Integral, 1, None, closed="left")],
-        "binning": [StrOptions(set(BINNINGS))],
+        "strategy": [StrOptions(set(STRATEGIES))],
     }
 
     def __init__(
@@ -122,17 +134,19 @@ class BayesianAccuracy(_BetaAssessor):
         metric="accuracy",
         grouping="predicted_class",
         n_bins=10,
-        binning="equal_width",
+        strategy="uniform",
         prior="uniform",
-        prior_strength=2.0,
+        prior_strength=DEFAULT_PRIOR_STRENGTH,
         classes=None,
+        missing_label=-1,
         random_state=None,
     ):
         self.metric = metric
         self.grouping = grouping
         self.n_bins = n_bins
-        self.binning = binning
+        self.strategy = strategy
         self.prior = prior
         self.prior_strength = prior_strength
         self.classes = classes
+        self.missing_label = missing_label
         self.random_state = random_state

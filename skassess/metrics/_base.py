@@ -1,49 +1,66 @@
-"""Plumbing shared by every assessment estimator: input checks, grouping, partial_fit."""
+"""The contract every assessment estimator shares: fit, partial_fit, predict, score.
 
-from numbers import Integral, Real
+* ``fit(X, y=None, *, group_by=None, y_pred=None, sample_weight=None)``:
+  ``X`` the black box's scores, ``y`` true labels with ``missing_label`` for
+  unlabeled rows, ``group_by`` the group of each row (``grouping="external"``),
+  ``y_pred`` the black box's own predictions (default: the argmax of ``X``).
+  All three per-row arguments are metadata and can be routed.
+* ``partial_fit`` adds rows (the conjugate update); ``add_labels`` labels rows
+  counted before as unlabeled (active assessment).
+* ``apply`` maps rows to groups; ``predict`` gives the posterior mean of the
+  per-group metric at each row's group; ``predict_proba`` the posterior
+  predictive distribution of the outcome the estimator models; ``score`` the
+  weighted mean log of ``predict_proba`` at the observed outcomes.
+"""
+
+from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils._param_validation import Interval, MissingValues, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
-from .._validation import (
+from ..utils import (
     BLOCK,
     check_classes,
-    check_groups,
+    check_group_by,
     check_labels,
     check_level,
+    check_n_draws,
     check_sample_weight,
-    check_scores,
-    predicted_classes,
-    refuse_top_label_scores,
+    validate_scores,
+    validated,
 )
 from ._grouping import make_grouping
 
 DEFAULT_N_DRAWS = 4000
+#: The default prior strength N0 of every conjugate estimator (pseudo-labels).
+DEFAULT_PRIOR_STRENGTH = 2.0
 
 
 class _BaseAssessor(BaseEstimator):
     """Fit / partial_fit around sufficient statistics accumulated per group.
 
     Subclasses set ``_group_arrays`` (names of learned arrays whose first axis
-    is the group), and implement ``_grouping_kind``, ``_init_stats``,
-    ``_accumulate`` and ``_update_posterior``.
+    is the group) and implement ``_init_stats``, ``_accumulate``,
+    ``_count_labels``, ``_update_posterior``, ``_observed_outcomes``,
+    ``_outcome_proba`` and ``_group_metric_mean``.
     """
 
     _parameter_constraints = {
         "prior": [StrOptions({"uniform", "informative"}), "array-like"],
         "prior_strength": [Interval(Real, 0, None, closed="neither")],
         "classes": ["array-like", None],
+        "missing_label": [MissingValues()],
         "random_state": ["random_state"],
     }
     _group_arrays = ()
-    #: True for estimators that need every class probability, not only the top one.
-    _needs_full_probabilities = False
+    _grouping_kind = "predicted_class"
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X, y=None, *, groups=None, sample_weight=None):
+    @validated
+    def fit(self, X, y=None, *, group_by=None, y_pred=None, sample_weight=None):
         """Fit the posterior from scratch.
 
         Parameters
@@ -52,10 +69,15 @@ class _BaseAssessor(BaseEstimator):
             Black-box scores: class probabilities per row (rows sum to 1), or
             P(class 1) for a binary problem.
         y : array-like of shape (n_samples,), default=None
-            True labels; ``-1`` marks an unlabeled row. None: no row is
-            labeled, the posterior is the prior.
-        groups : array-like of shape (n_samples,), default=None
-            Group of each row, required with ``grouping="external"`` only.
+            True labels; rows equal to ``missing_label`` are unlabeled. None:
+            no row is labeled, the posterior is the prior.
+        group_by : array-like of shape (n_samples,), default=None
+            Group of each row, required with ``grouping="external"`` only
+            (e.g. a sensitive attribute).
+        y_pred : array-like of shape (n_samples,), default=None
+            The black box's predicted label of each row. None: the class with
+            the highest score. Pass it when ``X`` holds scores whose argmax is
+            not the prediction (e.g. calibrated scores).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative row weights, counted as repetitions of the row.
 
@@ -66,19 +88,20 @@ class _BaseAssessor(BaseEstimator):
         """
         for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")]:
             delattr(self, attr)
-        return self.partial_fit(X, y, groups=groups, sample_weight=sample_weight)
+        return self._partial_fit(X, y, group_by, y_pred, sample_weight)
 
-    def partial_fit(self, X, y=None, *, groups=None, sample_weight=None):
+    @validated
+    def partial_fit(self, X, y=None, *, group_by=None, y_pred=None, sample_weight=None):
         """Update the posterior with another batch of rows (the conjugate update).
 
         The first call sets the classes, the grouping and its bins; later
         calls add counts. Any split of the data into batches gives the same
-        posterior as one call to :meth:`fit` (for ``binning="equal_mass"``,
+        posterior as one call to :meth:`fit` (with ``strategy="quantile"``,
         the bin edges come from the first batch).
 
         Parameters
         ----------
-        X, y, groups, sample_weight
+        X, y, group_by, y_pred, sample_weight
             As in :meth:`fit`.
 
         Returns
@@ -86,86 +109,122 @@ class _BaseAssessor(BaseEstimator):
         self : object
             The updated estimator.
         """
-        first = not hasattr(self, "n_classes_")
-        if first:
-            self._validate_params()
-        predicted = predicted_classes(X)
-        scores = self._validate_scores(X, reset=first)
-        n = scores.shape[0]
-        y = check_labels(y, n, scores.shape[1], self._checked_classes(scores.shape[1]))
+        return self._partial_fit(X, y, group_by, y_pred, sample_weight)
+
+    def _partial_fit(self, X, y, group_by, y_pred, sample_weight):
+        if hasattr(self, "n_classes_"):
+            return self._add_rows(X, y, group_by, y_pred, sample_weight, first=False)
+        try:
+            return self._add_rows(X, y, group_by, y_pred, sample_weight, first=True)
+        except BaseException:
+            # A first batch that fails leaves the estimator unfitted, not half-built.
+            for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")]:
+                delattr(self, attr)
+            raise
+
+    def _add_rows(self, X, y, group_by, y_pred, sample_weight, first):
+        scores, pred, conf, group_by = self._rows(X, group_by, y_pred, reset=first)
+        n, K = scores.shape
+        y = check_labels(y, n, K, self._classes(K), missing_label=self.missing_label)
         weight = check_sample_weight(sample_weight, n)
-        groups = self._checked_groups(groups, n)
         if first:
-            self.n_classes_ = scores.shape[1]
-            self.classes_ = (
-                np.arange(self.n_classes_) if self.classes is None else np.asarray(self.classes)
-            )
-            self._check_params(scores)
-            self.grouping_ = make_grouping(
-                self._grouping_kind(),
-                n_classes=self.n_classes_,
-                classes=self.classes_,
+            self._check_params_vs_input(K)
+            classes = np.arange(K) if self.classes is None else np.asarray(self.classes)
+            grouping = make_grouping(
+                self._grouping_kind_of(), class_labels=classes,
                 n_bins=getattr(self, "n_bins", 10),
-                binning=getattr(self, "binning", "equal_width"),
-            ).fit(scores, groups)
-            self._init_stats(self.grouping_.n_groups)
-        elif self.grouping_.uses_groups:
-            self._grow_groups(groups)
+                strategy=getattr(self, "strategy", "uniform"),
+            ).fit(conf, group_by)
+            # Nothing above changed the estimator; now it becomes fitted.
+            self.n_classes_, self.classes_, self.grouping_ = K, classes, grouping
+            self.n_samples_seen_ = 0
+            self._init_stats(grouping.n_groups)
+        elif self.grouping_.uses_group_by:
+            self._grow_groups(group_by)
         # Blocks keep the per-row temporaries in cache and the extra memory bounded.
         for start in range(0, n, BLOCK):
             rows = slice(start, start + BLOCK)
-            block = scores[rows]
-            pred, conf = _top1(block, None if predicted is None else predicted[rows])
-            group = self.grouping_.transform(
-                block, None if groups is None else groups[rows], pred=pred, confidence=conf
-            )
-            self._accumulate(block, pred, conf, group, y[rows], weight[rows])
-        self.n_rows_seen_ = getattr(self, "n_rows_seen_", 0) + n
+            gb = None if group_by is None else group_by[rows]
+            group = self.grouping_.transform(pred[rows], conf[rows], gb)
+            self._accumulate(scores[rows], pred[rows], conf[rows], group, y[rows],
+                             weight[rows])
+        self.n_samples_seen_ += n
         self._update_posterior()
         return self
 
-    def _add_labels(self, pred, group, y):
-        """Record labels of rows the estimator has already counted (active assessment).
+    @validated
+    def add_labels(self, X, y, *, group_by=None, y_pred=None, sample_weight=None):
+        """Record the labels of rows already counted, unlabeled, by fit or partial_fit.
 
-        ``pred`` and ``group`` are the rows' predicted classes and groups, as
-        :meth:`_rows` returns them; only the labeled-outcome counts change.
+        Only the labeled-outcome counts change; the rows' group shares and
+        the informative prior (which used every row) stay as they are. This is
+        the update of an active-assessment loop, where the whole pool is
+        fitted unlabeled first and labels arrive later.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_classes) or (n_samples,)
+            Scores of the rows being labeled.
+        y : array-like of shape (n_samples,)
+            Their true labels (``missing_label`` rows are skipped).
+        group_by, y_pred, sample_weight
+            As in :meth:`fit`.
+
+        Returns
+        -------
+        self : object
         """
-        self._count_labels(pred, group, y, np.ones(len(y)))
+        pred, group, y, weight = self._labeled_batch(X, y, group_by, y_pred, sample_weight)
+        labeled = y >= 0
+        self._count_labels(pred[labeled], group[labeled], y[labeled], weight[labeled])
         self._update_posterior()
+        return self
 
-    def _validate_scores(self, X, reset):
-        if self._needs_full_probabilities:
-            refuse_top_label_scores(X, self)
-        if getattr(X, "ndim", 2) == 2 and not isinstance(X, list | tuple):
-            validate_data(self, X, reset=reset, skip_check_array=True)
-        elif reset:
-            self.n_features_in_ = 1
-        return check_scores(X, n_classes=None if reset else self.n_classes_)
+    def _rows(self, X, group_by, y_pred, reset):
+        """Validated scores, predicted class, its score and ``group_by`` of a batch."""
+        if not reset:
+            check_is_fitted(self)
+        scores, pred, conf = validate_scores(self, X, y_pred=y_pred, reset=reset)
+        return scores, pred, conf, self._checked_group_by(group_by, scores.shape[0])
 
-    def _checked_classes(self, n_classes):
+    def _labeled_batch(self, X, y, group_by, y_pred, sample_weight):
+        """Predicted class, group, label code and weight of each row of a fitted batch."""
+        scores, pred, conf, group_by = self._rows(X, group_by, y_pred, reset=False)
+        n = scores.shape[0]
+        y = check_labels(y, n, self.n_classes_, self._classes(self.n_classes_),
+                         missing_label=self.missing_label)
+        weight = check_sample_weight(sample_weight, n)
+        return pred, self.grouping_.transform(pred, conf, group_by), y, weight
+
+    def _classes(self, n_classes):
         return None if self.classes is None else check_classes(self.classes, n_classes)
 
-    def _checked_groups(self, groups, n):
-        """Validate ``groups`` once: required with external groups, refused otherwise."""
-        kind = self._grouping_kind()
+    def _grouping_kind_of(self):
+        return getattr(self, "grouping", self._grouping_kind)
+
+    def _checked_group_by(self, group_by, n):
+        """Validate ``group_by``: required with external groups, refused otherwise."""
+        kind = self._grouping_kind_of()
         if kind == "external":
-            return check_groups(groups, n)
-        if groups is not None:
+            if group_by is None:
+                raise ValueError(
+                    "group_by is required with grouping='external'; pass one group label "
+                    "per row."
+                )
+            return check_group_by(group_by, n)
+        if group_by is not None:
             raise ValueError(
-                f"groups were passed, but the grouping is {kind!r}; set "
+                f"group_by was passed, but the grouping is {kind!r}; set "
                 "grouping='external' to group rows by these labels."
             )
         return None
 
-    def _check_params(self, scores):
+    def _check_params_vs_input(self, n_classes):
         """Check parameters that depend on the data (hook for subclasses)."""
 
-    def _grouping_kind(self):
-        return getattr(self, "grouping", "predicted_class")
-
-    def _grow_groups(self, groups):
+    def _grow_groups(self, group_by):
         old_n = self.grouping_.n_groups
-        position = self.grouping_.extend(groups)
+        position = self.grouping_.extend(group_by)
         if self.grouping_.n_groups == old_n:
             return
         for name in self._group_arrays:
@@ -174,14 +233,100 @@ class _BaseAssessor(BaseEstimator):
             new[position] = old
             setattr(self, name, new)
 
-    def _rows(self, X, groups):
-        """Validate scores at predict time; return (scores, predicted class, group)."""
-        check_is_fitted(self)
-        predicted = predicted_classes(X)
-        scores = self._validate_scores(X, reset=False)
-        groups = self._checked_groups(groups, scores.shape[0])
-        pred, conf = _top1(scores, predicted)
-        return scores, pred, self.grouping_.transform(scores, groups, pred=pred, confidence=conf)
+    # -------------------------------------------------------------- per row
+    def apply(self, X, *, group_by=None, y_pred=None):
+        """Index of each row's group, in the order of ``groups_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_classes) or (n_samples,)
+            Black-box scores.
+        group_by : array-like of shape (n_samples,), default=None
+            Group of each row (``grouping="external"`` only).
+        y_pred : array-like of shape (n_samples,), default=None
+            The black box's predicted labels; None: the argmax of ``X``.
+
+        Returns
+        -------
+        group_index : ndarray of shape (n_samples,), dtype intp
+        """
+        _, pred, conf, group_by = self._rows(X, group_by, y_pred, reset=False)
+        return np.asarray(self.grouping_.transform(pred, conf, group_by), dtype=np.intp)
+
+    def predict(self, X, *, group_by=None, y_pred=None):
+        """Posterior mean of the per-group metric in each row's group.
+
+        The per-group metric is the quantity :meth:`groupwise_samples` draws
+        and :func:`~skassess.metrics.compare_groups` compares: a group's
+        accuracy (or rate), a bin's calibration gap, a predicted class's
+        accuracy or expected cost.
+
+        Parameters
+        ----------
+        X, group_by, y_pred
+            As in :meth:`apply`.
+
+        Returns
+        -------
+        metric : ndarray of shape (n_samples,)
+        """
+        group = self.apply(X, group_by=group_by, y_pred=y_pred)
+        return self._group_metric_mean()[group]
+
+    def predict_proba(self, X, *, group_by=None, y_pred=None):
+        """Posterior predictive distribution of a labeled row's outcome in each row's group.
+
+        The outcome is what a label reveals to the estimator: whether the rate's
+        outcome happened (columns ``[P(no), P(yes)]``; for accuracy, whether
+        the black box is right) for the Beta estimators, and the true class
+        (columns in the order of ``classes_``) for the Dirichlet estimators.
+
+        Parameters
+        ----------
+        X, group_by, y_pred
+            As in :meth:`apply`.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_outcomes)
+        """
+        group = self.apply(X, group_by=group_by, y_pred=y_pred)
+        return self._outcome_proba()[group]
+
+    def score(self, X, y, *, group_by=None, y_pred=None, sample_weight=None):
+        """Weighted mean log posterior predictive probability of the labeled rows' outcomes.
+
+        ``mean(log predict_proba(X)[i, outcome_i])`` over the labeled rows on
+        which the metric is defined (for TPR, rows with ``y == 1``). Higher is
+        better: :class:`~sklearn.model_selection.GridSearchCV` uses it to
+        choose priors.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_classes) or (n_samples,)
+            Black-box scores.
+        y : array-like of shape (n_samples,)
+            True labels; ``missing_label`` rows are skipped.
+        group_by, y_pred
+            As in :meth:`apply`.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows in the mean.
+
+        Returns
+        -------
+        score : float
+        """
+        pred, group, y, weight = self._labeled_batch(X, y, group_by, y_pred, sample_weight)
+        labeled = y >= 0
+        eligible, outcome = self._observed_outcomes(pred[labeled], y[labeled])
+        w = weight[labeled][eligible]
+        if not eligible.any() or w.sum() <= 0:
+            raise ValueError(
+                "score needs at least one labeled row (y is not missing_label) with a "
+                "positive weight on which the metric is defined."
+            )
+        proba = self._outcome_proba()[group[labeled][eligible], outcome[eligible]]
+        return float(np.average(np.log(proba), weights=w))
 
     # --------------------------------------------------------------- summaries
     @property
@@ -199,6 +344,7 @@ class _BaseAssessor(BaseEstimator):
     def _rng(self, random_state):
         return check_random_state(self.random_state if random_state is None else random_state)
 
+    @validated
     def overall_samples(self, n_draws=DEFAULT_N_DRAWS, random_state=None):
         """Posterior draws of the overall metric.
 
@@ -214,7 +360,7 @@ class _BaseAssessor(BaseEstimator):
         samples : ndarray of shape (n_draws,)
         """
         check_is_fitted(self)
-        _check_n_draws(n_draws)
+        n_draws = check_n_draws(n_draws)
         return self._overall_samples(n_draws, self._rng(random_state))
 
     def overall_mean(self, n_draws=DEFAULT_N_DRAWS, random_state=None):
@@ -233,14 +379,15 @@ class _BaseAssessor(BaseEstimator):
         )
         return float(lower), float(upper)
 
+    @validated
     def groupwise_samples(self, n_draws=DEFAULT_N_DRAWS, random_state=None):
-        """Posterior draws of the per-group quantity, shape ``(n_draws, n_groups)``.
+        """Posterior draws of the per-group metric, shape ``(n_draws, n_groups)``.
 
-        This is the quantity that :func:`compare_groups` and :func:`rank_groups`
-        compare.
+        This is the quantity that :meth:`predict` averages and
+        :func:`compare_groups` and :func:`rank_groups` compare.
         """
         check_is_fitted(self)
-        _check_n_draws(n_draws)
+        n_draws = check_n_draws(n_draws)
         return self._groupwise_samples(n_draws, self._rng(random_state))
 
     def _overall_exact_mean(self):
@@ -251,14 +398,3 @@ class _BaseAssessor(BaseEstimator):
         tags.target_tags.required = False
         tags.input_tags.positive_only = True
         return tags
-
-
-def _top1(scores, predicted=None):
-    """Predicted class (the argmax unless given) and its score, per row."""
-    pred = scores.argmax(axis=1) if predicted is None else predicted
-    return pred, np.take_along_axis(scores, pred[:, None], axis=1)[:, 0]
-
-
-def _check_n_draws(n_draws):
-    if not isinstance(n_draws, Integral) or n_draws < 1:
-        raise ValueError(f"n_draws must be a positive integer; got {n_draws!r}.")

@@ -7,8 +7,9 @@ import pandas as pd
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import DEFAULT_N_DRAWS, _check_n_draws
-from ._grouping import BINNINGS
+from ..utils import check_n_draws, validated
+from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
+from ._grouping import STRATEGIES
 from ._rates import _BetaAssessor
 
 
@@ -25,9 +26,10 @@ class BayesianCalibrationError(_BetaAssessor):
     ----------
     n_bins : int, default=10
         Number of confidence bins.
-    binning : {"equal_width", "equal_mass"}, default="equal_width"
+    strategy : {"uniform", "quantile"}, default="uniform"
         Bins of equal width on [0, 1], or with equal numbers of rows (edges
-        from the first batch seen).
+        from the first batch seen), as in
+        :func:`sklearn.calibration.calibration_curve`.
     classwise : bool, default=False
         Bin within each predicted class (groups = predicted class x bin), as
         needed for the classwise ECE of :meth:`classwise_ece_samples`.
@@ -41,6 +43,9 @@ class BayesianCalibrationError(_BetaAssessor):
     classes : array-like of shape (n_classes,), default=None
         Label of each score column, when ``y`` holds labels rather than
         column indices.
+    missing_label : int, float, str or None, default=-1
+        The value of ``y`` that marks an unlabeled row; ``np.nan`` for NaN,
+        None when every row is labeled.
     random_state : int, RandomState instance or None, default=None
         Seed of the Monte Carlo draws.
 
@@ -64,6 +69,8 @@ class BayesianCalibrationError(_BetaAssessor):
         Label of each score column.
     n_classes_ : int
         Number of classes.
+    n_samples_seen_ : int
+        Rows seen by :meth:`fit` and :meth:`partial_fit`.
     n_features_in_ : int
         Number of score columns seen in :meth:`fit`.
 
@@ -75,7 +82,10 @@ class BayesianCalibrationError(_BetaAssessor):
     Notes
     -----
     ``overall_samples``, ``overall_mean`` and ``overall_interval`` give the
-    ECE. With ``classwise=True`` they give ``sum_{k,b} p_kb |theta_kb - s_kb|``
+    ECE. The per-group metric (:meth:`groupwise_samples`, :meth:`predict`) is
+    a bin's calibration gap ``|theta_b - s_b|``, whose posterior mean is
+    exact; :meth:`predict_proba` gives ``[P(wrong), P(right)]`` in the row's
+    bin. With ``classwise=True`` they give ``sum_{k,b} p_kb |theta_kb - s_kb|``
     (the ECE with class x bin cells), and :meth:`classwise_ece_samples` gives
     each predicted class's ECE ``sum_b p_{b|k} |theta_kb - s_kb|``.
 
@@ -102,7 +112,7 @@ class BayesianCalibrationError(_BetaAssessor):
     _parameter_constraints = {
         **_BetaAssessor._parameter_constraints,
         "n_bins": [Interval(Integral, 1, None, closed="left")],
-        "binning": [StrOptions(set(BINNINGS))],
+        "strategy": [StrOptions(set(STRATEGIES))],
         "classwise": ["boolean"],
     }
 
@@ -110,22 +120,24 @@ class BayesianCalibrationError(_BetaAssessor):
         self,
         *,
         n_bins=10,
-        binning="equal_width",
+        strategy="uniform",
         classwise=False,
         prior="uniform",
-        prior_strength=2.0,
+        prior_strength=DEFAULT_PRIOR_STRENGTH,
         classes=None,
+        missing_label=-1,
         random_state=None,
     ):
         self.n_bins = n_bins
-        self.binning = binning
+        self.strategy = strategy
         self.classwise = classwise
         self.prior = prior
         self.prior_strength = prior_strength
         self.classes = classes
+        self.missing_label = missing_label
         self.random_state = random_state
 
-    def _grouping_kind(self):
+    def _grouping_kind_of(self):
         return "class_bin" if self.classwise else "score_bins"
 
     @property
@@ -141,19 +153,41 @@ class BayesianCalibrationError(_BetaAssessor):
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(self.n_rows_ > 0, self.expected_success_ / self.n_rows_, np.nan)
 
-    def _gaps(self, theta):
-        return np.abs(theta - np.nan_to_num(self.confidence_))
+    def calibration_error(self, accuracy):
+        """The ECE ``sum_b p_b |accuracy_b - s_b|`` for given bin accuracies.
+
+        The one formula of the ECE in the package: the posterior draws, the
+        plug-in :func:`expected_calibration_error` and the simulations'
+        evaluation all go through it.
+
+        Parameters
+        ----------
+        accuracy : array-like of shape (..., n_groups)
+            Accuracy per bin (or class x bin cell), e.g. posterior draws.
+
+        Returns
+        -------
+        ece : ndarray of shape (...)
+        """
+        check_is_fitted(self)
+        return np.abs(np.asarray(accuracy) - np.nan_to_num(self.confidence_)) @ (
+            self.group_weights_
+        )
 
     def _groupwise_samples(self, n_draws, rng):
         """Calibration gap ``|theta_b - s_b|`` per bin."""
-        return self._gaps(self.posterior_.rvs(n_draws, rng))
+        return np.abs(self.posterior_.rvs(n_draws, rng) - np.nan_to_num(self.confidence_))
 
     def _overall_samples(self, n_draws, rng):
-        return self._groupwise_samples(n_draws, rng) @ self.group_weights_
+        return self.calibration_error(self.posterior_.rvs(n_draws, rng))
 
     def _overall_exact_mean(self):
         return None  # the ECE is not linear in the bin accuracies
 
+    def _group_metric_mean(self):
+        return self.posterior_.expected_abs_deviation(np.nan_to_num(self.confidence_))
+
+    @validated
     def classwise_ece_samples(self, n_draws=DEFAULT_N_DRAWS, random_state=None):
         """Posterior draws of each predicted class's ECE (needs ``classwise=True``).
 
@@ -167,7 +201,7 @@ class BayesianCalibrationError(_BetaAssessor):
             raise ValueError(
                 "classwise_ece_samples needs an estimator fitted with classwise=True."
             )
-        _check_n_draws(n_draws)
+        n_draws = check_n_draws(n_draws)
         gaps = self._groupwise_samples(n_draws, self._rng(random_state))
         n_bins = self.grouping_.n_bins_fitted
         rows = self.n_rows_.reshape(self.n_classes_, n_bins)
@@ -200,3 +234,43 @@ class BayesianCalibrationError(_BetaAssessor):
         table.insert(0, "bin_upper", np.tile(edges[1:], reps))
         table.insert(0, "bin_lower", np.tile(edges[:-1], reps))
         return table
+
+
+def expected_calibration_error(y_true, y_score, *, n_bins=10, strategy="uniform", y_pred=None,
+                               classes=None):
+    """The plug-in ECE of fully labeled rows: ``sum_b p_b |acc_b - conf_b|``.
+
+    The same bins and formula as :class:`BayesianCalibrationError`
+    (:meth:`~BayesianCalibrationError.calibration_error` at the observed bin
+    accuracies): the value the posterior estimates, computed from every
+    label.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True labels of every row.
+    y_score : array-like of shape (n_samples, n_classes) or (n_samples,)
+        Black-box scores.
+    n_bins : int, default=10
+    strategy : {"uniform", "quantile"}, default="uniform"
+    y_pred : array-like of shape (n_samples,), default=None
+        The black box's predictions; None: the argmax of ``y_score``.
+    classes : array-like of shape (n_classes,), default=None
+        Label of each score column, when ``y_true`` holds labels.
+
+    Returns
+    -------
+    ece : float
+
+    Examples
+    --------
+    >>> from skassess.metrics import expected_calibration_error
+    >>> round(expected_calibration_error([1, 0, 1, 1], [0.9, 0.8, 0.7, 0.6], n_bins=5), 4)
+    0.35
+    """
+    est = BayesianCalibrationError(
+        n_bins=n_bins, strategy=strategy, classes=classes, missing_label=None
+    ).fit(y_score, y_true, y_pred=y_pred)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        accuracy = np.nan_to_num(est.n_success_ / est.n_labeled_)
+    return float(est.calibration_error(accuracy))

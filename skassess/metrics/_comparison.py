@@ -11,8 +11,9 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-from .._validation import check_level
+from ..utils import check_level
 from ._base import DEFAULT_N_DRAWS
+from ._rope import rope_probabilities
 
 __all__ = ["GroupComparison", "compare_groups", "rank_groups", "top_m_groups"]
 
@@ -23,7 +24,14 @@ def _draws(source, n_draws, random_state):
     if isinstance(source, pd.DataFrame):
         if source.shape[1] < 1 or source.shape[0] < 1:
             raise ValueError("the DataFrame of draws must have at least one row and column.")
-        return source.to_numpy(dtype=np.float64), source.columns
+        draws = source.to_numpy(dtype=np.float64)
+        if np.isnan(draws).any():
+            column = source.columns[int(np.flatnonzero(np.isnan(draws).any(axis=0))[0])]
+            raise ValueError(
+                f"the draws of group {column!r} hold NaN (a rate with no defined value); "
+                "drop the group or the draws before comparing."
+            )
+        return draws, source.columns
     if not hasattr(source, "groupwise_samples"):
         raise TypeError(
             "expected a fitted skassess estimator or a DataFrame of draws (one column per "
@@ -34,8 +42,9 @@ def _draws(source, n_draws, random_state):
 
 def _position(labels, group, name):
     try:
+        hash(group)
         pos = labels.get_loc(group)
-    except (KeyError, TypeError):
+    except (KeyError, TypeError, pd.errors.InvalidIndexError):
         pos = None
     if not isinstance(pos, Integral):
         raise ValueError(f"{name}={group!r} is not a group; groups are {labels.tolist()!r}.")
@@ -47,7 +56,8 @@ class GroupComparison:
 
     With a region of practical equivalence (ROPE) ``[-rope, rope]`` in metric
     units, the three probabilities ``(p_left, p_rope, p_right)`` are
-    ``P(delta < -rope)``, ``P(|delta| <= rope)`` and ``P(delta > rope)``.
+    ``P(delta < -rope)``, ``P(|delta| <= rope)`` and ``P(delta > rope)``
+    (:func:`rope_probabilities`).
     The decision is the most probable region and its probability is the
     confidence ``lambda``.
 
@@ -75,12 +85,7 @@ class GroupComparison:
     @property
     def probabilities(self):
         """``(p_left, p_rope, p_right)``."""
-        d = self.samples
-        return (
-            float(np.mean(d < -self.rope)),
-            float(np.mean(np.abs(d) <= self.rope)),
-            float(np.mean(d > self.rope)),
-        )
+        return tuple(float(p) for p in rope_probabilities(self.samples, self.rope))
 
     @property
     def decision(self):
@@ -163,7 +168,7 @@ def compare_groups(source, group_a, group_b, *, rope=0.05, n_draws=DEFAULT_N_DRA
     >>> compare_groups(est, 0, 1).decision
     'right'
     """
-    if not isinstance(rope, Real) or not rope >= 0:
+    if isinstance(rope, bool) or not isinstance(rope, Real) or not rope >= 0:
         raise ValueError(f"rope must be a number >= 0; got {rope!r}.")
     draws, labels = _draws(source, n_draws, random_state)
     a = _position(labels, group_a, "group_a")

@@ -5,10 +5,9 @@ import pandas as pd
 from scipy import sparse
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_labels, check_level
-from ._base import DEFAULT_N_DRAWS, _BaseAssessor, _check_n_draws
-from ._conjugate import DirichletPosterior
-from ._rates import EPS
+from ..utils import check_level, check_n_draws, validated
+from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH, _BaseAssessor
+from ._conjugate import MIN_PSEUDO_COUNT, DirichletPosterior
 
 NORMALIZE = (None, "all", "true", "pred")
 
@@ -29,11 +28,15 @@ class BayesianConfusionMatrix(_BaseAssessor):
         predicted ``k``. An array of shape (n_classes,) or
         (n_classes, n_classes) (row = predicted class) gives ``alpha``
         directly, and then ``prior_strength`` is not used.
-    prior_strength : float, default=1.0
-        ``N0``, the prior's weight in pseudo-labels.
+    prior_strength : float, default=2.0
+        ``N0``, the prior's weight in pseudo-labels (the same default for
+        every conjugate estimator; Ji et al. 2021 used 1 for the Dirichlet).
     classes : array-like of shape (n_classes,), default=None
         Label of each score column, when ``y`` holds labels rather than
         column indices.
+    missing_label : int, float, str or None, default=-1
+        The value of ``y`` that marks an unlabeled row; ``np.nan`` for NaN,
+        None when every row is labeled.
     random_state : int, RandomState instance or None, default=None
         Seed of the Monte Carlo draws.
 
@@ -55,6 +58,8 @@ class BayesianConfusionMatrix(_BaseAssessor):
         Label of each score column.
     n_classes_ : int
         Number of classes.
+    n_samples_seen_ : int
+        Rows seen by :meth:`fit` and :meth:`partial_fit`.
     n_features_in_ : int
         Number of score columns seen in :meth:`fit`.
 
@@ -66,8 +71,12 @@ class BayesianConfusionMatrix(_BaseAssessor):
     Notes
     -----
     ``overall_*`` methods give the accuracy ``sum_k p_k theta_kk``, and
-    :meth:`groupwise_samples` each predicted class's accuracy
-    ``theta_kk``. Matrices follow scikit-learn's orientation: rows are true
+    :meth:`groupwise_samples` and :meth:`predict` each predicted class's
+    accuracy ``theta_kk``; :meth:`predict_proba` is ``E[theta_k]``, the
+    posterior predictive distribution of the true class of a row predicted
+    ``k``. With the informative prior and the same ``prior_strength`` the
+    accuracy of a predicted class has the same posterior as in
+    :class:`BayesianAccuracy`. Matrices follow scikit-learn's orientation: rows are true
     classes, columns predicted classes.
 
     References
@@ -82,21 +91,21 @@ class BayesianConfusionMatrix(_BaseAssessor):
     >>> scores = np.array([[0.8, 0.2], [0.7, 0.3], [0.1, 0.9], [0.4, 0.6]])
     >>> est = BayesianConfusionMatrix().fit(scores, [0, 1, 1, -1])
     >>> est.confusion_matrix(normalize="all")
-    predicted_class     0      1
+    predicted_class         0         1
     true_class
-    0                0.25  0.125
-    1                0.25  0.375
+    0                0.250000  0.166667
+    1                0.250000  0.333333
     """
 
     _parameter_constraints = {**_BaseAssessor._parameter_constraints}
     _group_arrays = ("n_rows_", "expected_counts_", "counts_")
 
-    _needs_full_probabilities = True
-
-    def __init__(self, *, prior="uniform", prior_strength=1.0, classes=None, random_state=None):
+    def __init__(self, *, prior="uniform", prior_strength=DEFAULT_PRIOR_STRENGTH, classes=None,
+                 missing_label=-1, random_state=None):
         self.prior = prior
         self.prior_strength = prior_strength
         self.classes = classes
+        self.missing_label = missing_label
         self.random_state = random_state
 
     def _init_stats(self, n_groups):
@@ -129,8 +138,7 @@ class BayesianConfusionMatrix(_BaseAssessor):
             with np.errstate(invalid="ignore", divide="ignore"):
                 mean = self.expected_counts_ / self.n_rows_[:, None]
             mean = np.where(self.n_rows_[:, None] > 0, mean, 1.0 / K)
-            mean = np.maximum(mean, EPS)
-            return self.prior_strength * mean / mean.sum(axis=1, keepdims=True)
+            return np.maximum(self.prior_strength * mean, MIN_PSEUDO_COUNT)
         prior = np.asarray(self.prior, dtype=np.float64)
         if prior.shape not in {(K,), (K, K)}:
             raise ValueError(
@@ -145,45 +153,17 @@ class BayesianConfusionMatrix(_BaseAssessor):
         self.prior_ = DirichletPosterior(self._prior_alpha())
         self.posterior_ = self.prior_.update(self.counts_)
 
+    # ------------------------------------------------------------ contract hooks
+    def _observed_outcomes(self, pred, y):
+        return np.ones(len(y), dtype=bool), y
+
+    def _outcome_proba(self):
+        return self.posterior_.mean()
+
+    def _group_metric_mean(self):
+        return np.diagonal(self.posterior_.mean())
+
     # ---------------------------------------------------------------- outputs
-    def predict(self, X):
-        """Posterior predictive distribution of each row's true class.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_classes) or (n_samples,)
-            Black-box scores.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            ``E[theta_k]`` for the row's predicted class ``k``.
-        """
-        _, pred, _ = self._rows(X, None)
-        return self.posterior_.mean()[pred]
-
-    def score(self, X, y):
-        """Mean log posterior predictive probability of the labeled rows' true classes.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_classes) or (n_samples,)
-            Black-box scores.
-        y : array-like of shape (n_samples,)
-            True labels, ``-1`` for unlabeled rows.
-
-        Returns
-        -------
-        score : float
-        """
-        scores, pred, _ = self._rows(X, None)
-        y = check_labels(y, scores.shape[0], self.n_classes_, self._checked_classes(
-            self.n_classes_))
-        labeled = y >= 0
-        if not labeled.any():
-            raise ValueError("score needs at least one labeled row (y != -1).")
-        return float(self.posterior_.log_predictive(y[labeled], pred[labeled]).mean())
-
     def _class_index(self, name):
         return pd.Index(self.classes_, name=name)
 
@@ -217,6 +197,7 @@ class BayesianConfusionMatrix(_BaseAssessor):
             index=index,
         )
 
+    @validated
     def confusion_matrix_samples(self, n_draws=DEFAULT_N_DRAWS, normalize="all",
                                  random_state=None):
         """Posterior draws of the confusion matrix (rows true, columns predicted).
@@ -237,7 +218,8 @@ class BayesianConfusionMatrix(_BaseAssessor):
         samples : ndarray of shape (n_draws, n_classes, n_classes)
         """
         check_is_fitted(self)
-        _check_n_draws(n_draws)
+        n_draws = check_n_draws(n_draws)
+        _check_normalize(normalize)
         theta = self.posterior_.rvs(n_draws, self._rng(random_state))
         return _normalize(theta, self.group_weights_, normalize, self.n_rows_.sum())
 
@@ -248,6 +230,7 @@ class BayesianConfusionMatrix(_BaseAssessor):
         mean for ``"true"``. See :meth:`confusion_matrix_samples`.
         """
         check_is_fitted(self)
+        _check_normalize(normalize)
         if normalize == "true":
             matrix = self.confusion_matrix_samples(n_draws, "true", random_state).mean(axis=0)
         else:
@@ -270,10 +253,13 @@ class BayesianConfusionMatrix(_BaseAssessor):
         return float(np.diagonal(self.posterior_.mean()) @ self.group_weights_)
 
 
-def _normalize(theta, p, normalize, n_total):
-    """theta[s, k, j] = P(y=j | pred=k) -> matrices [s, true, pred]."""
+def _check_normalize(normalize):
     if normalize not in NORMALIZE:
         raise ValueError(f"normalize must be one of {NORMALIZE}; got {normalize!r}.")
+
+
+def _normalize(theta, p, normalize, n_total):
+    """theta[s, k, j] = P(y=j | pred=k) -> matrices [s, true, pred]."""
     if normalize == "pred":
         return np.swapaxes(theta, 1, 2)
     joint = np.swapaxes(theta * p[None, :, None], 1, 2)

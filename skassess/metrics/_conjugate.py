@@ -1,4 +1,4 @@
-"""Conjugate posteriors vectorized over groups: Beta-Bernoulli and Dirichlet-multinomial.
+"""Conjugate posteriors vectorized over groups (and runs): Beta-Bernoulli and Dirichlet.
 
 Both classes are immutable values. A posterior remembers its prior and the
 counts it has seen, so that two posteriors built from the same prior on
@@ -9,9 +9,14 @@ import numpy as np
 from scipy import special, stats
 from sklearn.utils import check_random_state
 
-from .._validation import check_level
+from ..utils import check_level
 
 __all__ = ["BetaPosterior", "DirichletPosterior"]
+
+#: The smallest pseudo-count a prior built from the scores gets: it keeps Beta
+#: and Dirichlet parameters > 0 where the scores give a cell no mass at all
+#: (numpy samples Beta parameters down to about 1e-300). Not a probability clip.
+MIN_PSEUDO_COUNT = 1e-300
 
 
 def _positive(name, value):
@@ -35,17 +40,18 @@ def _counts(name, value, shape):
 
 
 class BetaPosterior:
-    """Beta posteriors of ``G`` independent Bernoulli rates.
+    """Beta posteriors of independent Bernoulli rates, vectorized over any leading axes.
 
-    Group ``g`` has the prior ``Beta(prior_alpha[g], prior_beta[g])``; after
+    Cell ``i`` has the prior ``Beta(prior_alpha[i], prior_beta[i])``; after
     ``r`` successes in ``n`` trials its posterior is
-    ``Beta(prior_alpha[g] + r, prior_beta[g] + n - r)``.
+    ``Beta(prior_alpha[i] + r, prior_beta[i] + n - r)``. The last axis is the
+    group; leading axes (e.g. independent simulation runs) are batch axes.
 
     Parameters
     ----------
-    prior_alpha, prior_beta : array-like of shape (n_groups,)
+    prior_alpha, prior_beta : array-like of shape (..., n_groups)
         Prior pseudo-counts of successes and failures, each > 0.
-    successes, failures : array-like of shape (n_groups,), default=None
+    successes, failures : array-like of shape (..., n_groups), default=None
         Counts already seen (non-negative, may be fractional for weighted
         data). None means zero.
 
@@ -58,6 +64,11 @@ class BetaPosterior:
     >>> lower, upper = post.interval(0.95)
     >>> bool(lower[0] < 0.75 < upper[0])
     True
+    >>> runs = BetaPosterior([[1.0, 1.0]] * 3, 1.0)  # 3 runs x 2 groups
+    >>> runs.record(([0, 2], [1, 0]), [1, 0]).successes
+    array([[0., 1.],
+           [0., 0.],
+           [0., 0.]])
     """
 
     def __init__(self, prior_alpha, prior_beta, successes=None, failures=None):
@@ -70,10 +81,23 @@ class BetaPosterior:
         self.successes = _counts("successes", 0.0 if successes is None else successes, shape)
         self.failures = _counts("failures", 0.0 if failures is None else failures, shape)
 
+    @classmethod
+    def _trusted(cls, prior_alpha, prior_beta, successes, failures):
+        """A posterior from arrays that are already valid (no copies, no checks)."""
+        obj = cls.__new__(cls)
+        obj.prior_alpha, obj.prior_beta = prior_alpha, prior_beta
+        obj.successes, obj.failures = successes, failures
+        return obj
+
+    @property
+    def shape(self):
+        """Shape of the cells, ``(..., n_groups)``."""
+        return self.prior_alpha.shape
+
     @property
     def n_groups(self):
-        """Number of groups."""
-        return self.prior_alpha.shape[0]
+        """Number of groups (the last axis)."""
+        return self.prior_alpha.shape[-1]
 
     @property
     def alpha(self):
@@ -85,23 +109,44 @@ class BetaPosterior:
         """Posterior second shape parameter, ``prior_beta + failures``."""
         return self.prior_beta + self.failures
 
+    @property
+    def trials(self):
+        """Outcomes seen per cell, ``successes + failures``."""
+        return self.successes + self.failures
+
     def update(self, successes, trials):
         """Return the posterior after ``successes`` out of ``trials`` more outcomes."""
-        shape = self.prior_alpha.shape
+        shape = self.shape
         successes = _counts("successes", successes, shape)
         trials = _counts("trials", trials, shape)
         if np.any(successes > trials):
-            g = int(np.flatnonzero(successes > trials)[0])
+            g = np.unravel_index(int(np.flatnonzero(successes > trials)[0]), shape)
+            g = g[0] if len(g) == 1 else g
             raise ValueError(
-                f"successes must not exceed trials; group {g} has {successes[g]} > "
+                f"successes must not exceed trials; cell {g} has {successes[g]} > "
                 f"{trials[g]}."
             )
-        return BetaPosterior(
-            self.prior_alpha,
-            self.prior_beta,
-            self.successes + successes,
+        return BetaPosterior._trusted(
+            self.prior_alpha, self.prior_beta, self.successes + successes,
             self.failures + trials - successes,
         )
+
+    def record(self, index, outcomes):
+        """Return the posterior after one 0/1 outcome in each cell ``index`` points to.
+
+        ``index`` is a tuple of integer arrays, one per axis (e.g. ``(runs,
+        groups)``); a cell may appear several times. This is the step of an
+        active-assessment loop.
+        """
+        outcomes = np.asarray(outcomes, dtype=np.float64)
+        successes, failures = self.successes.copy(), self.failures.copy()
+        np.add.at(successes, index, outcomes)
+        np.add.at(failures, index, 1.0 - outcomes)
+        return BetaPosterior._trusted(self.prior_alpha, self.prior_beta, successes, failures)
+
+    def with_prior(self, prior_alpha, prior_beta):
+        """The same counts under another prior (e.g. one learned from the labels)."""
+        return BetaPosterior(prior_alpha, prior_beta, self.successes, self.failures)
 
     def merge(self, other):
         """Combine with a posterior of the same prior fitted on disjoint data."""
@@ -120,65 +165,86 @@ class BetaPosterior:
         )
 
     def mean(self):
-        """Posterior mean per group."""
+        """Posterior mean per cell."""
         a, b = self.alpha, self.beta
         return a / (a + b)
 
     def var(self):
-        """Posterior variance per group."""
+        """Posterior variance per cell."""
         a, b = self.alpha, self.beta
         n = a + b
         return a * b / (n * n * (n + 1.0))
 
     def interval(self, level=0.95):
-        """Equal-tailed credible interval ``(lower, upper)`` per group."""
+        """Equal-tailed credible interval ``(lower, upper)`` per cell."""
         tail = (1.0 - check_level(level)) / 2.0
         a, b = self.alpha, self.beta
         return stats.beta.ppf(tail, a, b), stats.beta.isf(tail, a, b)
 
     def rvs(self, size=1, random_state=None):
-        """Draw rates: an array of shape ``(size, n_groups)``."""
+        """Draw rates: an array of shape ``(size, *shape)``.
+
+        numpy's Generator samples Beta parameters down to about 1e-300
+        (Johnk's algorithm in log space), so near-zero priors are exact too.
+        """
         rng = check_random_state(random_state)
-        return rng.beta(self.alpha, self.beta, size=(size, self.n_groups))
+        return rng.beta(self.alpha, self.beta, size=(size,) + self.shape)
+
+    def draw(self, rng):
+        """One draw of every cell, shape ``shape`` (``rng``: a numpy Generator)."""
+        return rng.beta(self.alpha, self.beta)
+
+    def expected_abs_deviation(self, center):
+        """``E|theta - center|`` per cell, exactly (``center`` broadcasts).
+
+        ``E|theta - c| = E[theta] - c + 2 (c I_c(a, b) - E[theta] I_c(a + 1, b))``
+        with ``I`` the regularized incomplete beta function.
+        """
+        a, b = self.alpha, self.beta
+        c = np.clip(center, 0.0, 1.0)
+        m = a / (a + b)
+        return m - c + 2.0 * (c * special.betainc(a, b, c) - m * special.betainc(a + 1.0, b, c))
 
     def log_predictive(self, outcomes, group_index):
-        """Log posterior predictive probability of single outcomes.
+        """Log posterior predictive probability of single outcomes (one batch cell each).
 
         Parameters
         ----------
         outcomes : array-like of shape (n,)
             0/1 outcomes.
         group_index : array-like of int of shape (n,)
-            Group of each outcome.
+            Group of each outcome (1-D posteriors only).
         """
         outcomes = np.asarray(outcomes)
         a, b = self.alpha[group_index], self.beta[group_index]
         return np.where(outcomes == 1, np.log(a), np.log(b)) - np.log(a + b)
 
     def log_marginal_likelihood(self):
-        """Log probability of the observed outcome sequence per group, under the prior."""
+        """Log probability of the observed outcome sequence per cell, under the prior."""
         return special.betaln(self.alpha, self.beta) - special.betaln(
             self.prior_alpha, self.prior_beta
         )
 
     def __repr__(self):
         return (
-            f"BetaPosterior(n_groups={self.n_groups}, "
+            f"BetaPosterior(shape={self.shape}, "
             f"mean={np.array2string(self.mean(), precision=3, threshold=6)})"
         )
 
 
 class DirichletPosterior:
-    """Dirichlet posteriors of ``G`` independent categorical distributions over ``K`` values.
+    """Dirichlet posteriors of independent categorical distributions, vectorized over groups.
 
     Row ``g`` has the prior ``Dirichlet(prior_alpha[g])``; after observing
     ``counts[g]`` its posterior is ``Dirichlet(prior_alpha[g] + counts[g])``.
+    The last axis holds the categories, the one before it the groups; further
+    leading axes (e.g. simulation runs) are batch axes.
 
     Parameters
     ----------
-    prior_alpha : array-like of shape (n_groups, n_categories)
+    prior_alpha : array-like of shape (..., n_groups, n_categories)
         Prior pseudo-counts, each > 0.
-    counts : array-like of shape (n_groups, n_categories), default=None
+    counts : array-like of the same shape, default=None
         Counts already seen. None means zero.
 
     Examples
@@ -191,22 +257,28 @@ class DirichletPosterior:
 
     def __init__(self, prior_alpha, counts=None):
         alpha = _positive("prior_alpha", prior_alpha)
-        if alpha.ndim != 2:
+        if alpha.ndim < 2:
             raise ValueError(
-                f"prior_alpha must be 2-D (n_groups, n_categories); got shape {alpha.shape}."
+                "prior_alpha must have shape (..., n_groups, n_categories); got shape "
+                f"{alpha.shape}."
             )
         self.prior_alpha = alpha
         self.counts = _counts("counts", 0.0 if counts is None else counts, alpha.shape)
 
     @property
+    def shape(self):
+        """Shape ``(..., n_groups, n_categories)``."""
+        return self.prior_alpha.shape
+
+    @property
     def n_groups(self):
         """Number of groups (rows)."""
-        return self.prior_alpha.shape[0]
+        return self.prior_alpha.shape[-2]
 
     @property
     def n_categories(self):
         """Number of categories (columns)."""
-        return self.prior_alpha.shape[1]
+        return self.prior_alpha.shape[-1]
 
     @property
     def alpha(self):
@@ -214,9 +286,21 @@ class DirichletPosterior:
         return self.prior_alpha + self.counts
 
     def update(self, counts):
-        """Return the posterior after more ``counts`` of shape (n_groups, n_categories)."""
+        """Return the posterior after more ``counts`` of the posterior's shape."""
         counts = _counts("counts", counts, self.prior_alpha.shape)
         return DirichletPosterior(self.prior_alpha, self.counts + counts)
+
+    def record(self, index, outcomes):
+        """Return the posterior after one observed category per cell ``index`` points to.
+
+        ``index`` is a tuple of integer arrays for the leading axes and the
+        group axis (e.g. ``(runs, groups)``); ``outcomes`` the categories.
+        """
+        counts = self.counts.copy()
+        np.add.at(counts, tuple(index) + (np.asarray(outcomes),), 1.0)
+        obj = DirichletPosterior.__new__(DirichletPosterior)
+        obj.prior_alpha, obj.counts = self.prior_alpha, counts
+        return obj
 
     def merge(self, other):
         """Combine with a posterior of the same prior fitted on disjoint data."""
@@ -229,15 +313,25 @@ class DirichletPosterior:
         return DirichletPosterior(self.prior_alpha, self.counts + other.counts)
 
     def mean(self):
-        """Posterior mean, shape (n_groups, n_categories); rows sum to 1."""
+        """Posterior mean; sums to 1 over the last axis."""
         a = self.alpha
-        return a / a.sum(axis=1, keepdims=True)
+        return a / a.sum(axis=-1, keepdims=True)
 
     def var(self):
         """Marginal posterior variance of each cell."""
         a = self.alpha
-        a0 = a.sum(axis=1, keepdims=True)
+        a0 = a.sum(axis=-1, keepdims=True)
         return a * (a0 - a) / (a0 * a0 * (a0 + 1.0))
+
+    def marginal(self, category):
+        """The Beta marginal of one category per row, e.g. the diagonal of a confusion matrix.
+
+        ``category`` is an int or an integer array of shape ``(n_groups,)``.
+        """
+        a = self.alpha
+        cat = np.broadcast_to(np.asarray(category), a.shape[:-1])
+        own = np.take_along_axis(a, cat[..., None], axis=-1)[..., 0]
+        return BetaPosterior(own, a.sum(axis=-1) - own)
 
     def interval(self, level=0.95):
         """Equal-tailed marginal credible interval ``(lower, upper)`` of each cell.
@@ -246,11 +340,11 @@ class DirichletPosterior:
         """
         tail = (1.0 - check_level(level)) / 2.0
         a = self.alpha
-        rest = a.sum(axis=1, keepdims=True) - a
+        rest = a.sum(axis=-1, keepdims=True) - a
         return stats.beta.ppf(tail, a, rest), stats.beta.isf(tail, a, rest)
 
     def rvs(self, size=1, random_state=None):
-        """Draw distributions: an array of shape ``(size, n_groups, n_categories)``.
+        """Draw distributions: an array of shape ``(size, *shape)``.
 
         Draws use stick-breaking with Beta variables, which stays exact for
         very small pseudo-counts where normalized Gamma draws underflow to 0/0
@@ -260,23 +354,27 @@ class DirichletPosterior:
         rng = check_random_state(random_state)
         return dirichlet_draws(np.broadcast_to(self.alpha, (size,) + self.alpha.shape), rng)
 
+    def draw(self, rng):
+        """One draw of every row, shape ``shape`` (``rng``: a numpy Generator)."""
+        return dirichlet_draws(self.alpha, rng)
+
     def log_predictive(self, outcomes, group_index):
         """Log posterior predictive probability of single categorical outcomes."""
         a = self.alpha
         outcomes = np.asarray(outcomes)
         group_index = np.asarray(group_index)
-        return np.log(a[group_index, outcomes]) - np.log(a.sum(axis=1)[group_index])
+        return np.log(a[group_index, outcomes]) - np.log(a.sum(axis=-1)[group_index])
 
     def log_marginal_likelihood(self):
         """Log probability of the observed outcome sequence per group, under the prior."""
 
         def log_mvbeta(a):
-            return special.gammaln(a).sum(axis=1) - special.gammaln(a.sum(axis=1))
+            return special.gammaln(a).sum(axis=-1) - special.gammaln(a.sum(axis=-1))
 
         return log_mvbeta(self.alpha) - log_mvbeta(self.prior_alpha)
 
     def __repr__(self):
-        return f"DirichletPosterior(n_groups={self.n_groups}, n_categories={self.n_categories})"
+        return f"DirichletPosterior(shape={self.shape})"
 
 
 def dirichlet_draws(alpha, rng):

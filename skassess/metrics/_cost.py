@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_level
+from ..utils import check_level, validated
+from ._base import DEFAULT_PRIOR_STRENGTH
 from ._confusion import BayesianConfusionMatrix
 
 
@@ -25,11 +26,14 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         the expected cost is the error rate.
     prior : {"uniform", "informative"} or array-like, default="uniform"
         As in :class:`BayesianConfusionMatrix`.
-    prior_strength : float, default=1.0
+    prior_strength : float, default=2.0
         ``N0``, the prior's weight in pseudo-labels.
     classes : array-like of shape (n_classes,), default=None
         Label of each score column, when ``y`` holds labels rather than
         column indices.
+    missing_label : int, float, str or None, default=-1
+        The value of ``y`` that marks an unlabeled row; ``np.nan`` for NaN,
+        None when every row is labeled.
     random_state : int, RandomState instance or None, default=None
         Seed of the Monte Carlo draws.
 
@@ -53,6 +57,8 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         Label of each score column.
     n_classes_ : int
         Number of classes.
+    n_samples_seen_ : int
+        Rows seen by :meth:`fit` and :meth:`partial_fit`.
     n_features_in_ : int
         Number of score columns seen in :meth:`fit`.
 
@@ -62,8 +68,9 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
 
     Notes
     -----
-    ``overall_*`` methods and :meth:`groupwise_samples` give the overall
-    expected cost and the expected cost per predicted class.
+    ``overall_*`` methods give the overall expected cost;
+    :meth:`groupwise_samples` and :meth:`predict` the expected cost per
+    predicted class (of a row predicted ``k``).
 
     Examples
     --------
@@ -73,7 +80,7 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
     >>> cost = [[0, 1], [5, 0]]  # missing a positive costs 5
     >>> est = BayesianMisclassificationCost(cost_matrix=cost, random_state=0)
     >>> round(est.fit(scores, [0, 1, 1, 1]).overall_mean(), 4)
-    1.3333
+    1.375
     """
 
     _parameter_constraints = {
@@ -82,31 +89,24 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
     }
 
     def __init__(
-        self, *, cost_matrix=None, prior="uniform", prior_strength=1.0, classes=None,
-        random_state=None,
+        self, *, cost_matrix=None, prior="uniform", prior_strength=DEFAULT_PRIOR_STRENGTH,
+        classes=None, missing_label=-1, random_state=None,
     ):
         super().__init__(
             prior=prior, prior_strength=prior_strength, classes=classes,
-            random_state=random_state,
+            missing_label=missing_label, random_state=random_state,
         )
         self.cost_matrix = cost_matrix
 
-    def _check_params(self, scores):
-        K = scores.shape[1]
-        if self.cost_matrix is None:
-            self.cost_matrix_ = 1.0 - np.eye(K)
-            return
-        cost = np.asarray(self.cost_matrix, dtype=np.float64)
-        if cost.shape != (K, K):
-            raise ValueError(
-                f"cost_matrix must have shape (n_classes, n_classes) = ({K}, {K}); got "
-                f"shape {cost.shape}."
-            )
-        if not np.all(np.isfinite(cost)) or np.any(cost < 0):
-            raise ValueError(
-                f"cost_matrix must be finite and non-negative; got {cost.tolist()!r}."
-            )
-        self.cost_matrix_ = cost
+    def _check_params_vs_input(self, n_classes):
+        _checked_cost(self.cost_matrix, n_classes)
+
+    def _init_stats(self, n_groups):
+        super()._init_stats(n_groups)
+        self.cost_matrix_ = _checked_cost(self.cost_matrix, self.n_classes_)
+
+    def _group_metric_mean(self):
+        return self._cost(self.posterior_.mean())
 
     def _cost(self, theta):
         """theta[..., k, j] -> expected cost per predicted class [..., k]."""
@@ -118,6 +118,7 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
     def _overall_exact_mean(self):
         return float(self._cost(self.posterior_.mean()) @ self.group_weights_)
 
+    @validated
     def summary(self, level=0.95, n_draws=4000, random_state=None):
         """Posterior of the expected cost per predicted class as a DataFrame.
 
@@ -143,3 +144,19 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
             },
             index=self._class_index("predicted_class"),
         )
+
+
+def _checked_cost(cost_matrix, K):
+    if cost_matrix is None:
+        return 1.0 - np.eye(K)
+    cost = np.asarray(cost_matrix, dtype=np.float64)
+    if cost.shape != (K, K):
+        raise ValueError(
+            f"cost_matrix must have shape (n_classes, n_classes) = ({K}, {K}); got "
+            f"shape {cost.shape}."
+        )
+    if not np.all(np.isfinite(cost)) or np.any(cost < 0):
+        raise ValueError(
+            f"cost_matrix must be finite and non-negative; got {cost.tolist()!r}."
+        )
+    return cost

@@ -6,9 +6,9 @@ matplotlib is imported only when a plot is drawn (``pip install skassess[plot]``
 import numpy as np
 import pandas as pd
 
-from .._validation import check_level
+from ..utils import check_level
 from ._accuracy import BayesianAccuracy
-from ._base import DEFAULT_N_DRAWS
+from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
 from ._calibration_error import BayesianCalibrationError
 from ._comparison import GroupComparison, compare_groups
 
@@ -62,10 +62,14 @@ class ReliabilityDisplay:
 
     Attributes
     ----------
+    line_ : matplotlib Line2D
+        The posterior means (markers).
+    errorbar_ : matplotlib ErrorbarContainer
+        The means with their credible intervals.
     ax_ : matplotlib Axes
         Axes with the diagram.
     hist_ax_ : matplotlib Axes
-        Twin axes with the histogram of rows per bin.
+        Twin axes with the histogram of rows per bin (``show_histogram=True``).
     figure_ : matplotlib Figure
         Figure containing the diagram.
 
@@ -86,17 +90,17 @@ class ReliabilityDisplay:
         self.level = level
         self.ece = ece
 
-    def plot(self, ax=None, *, show_histogram=True, name=None, **kwargs):
+    def plot(self, *, ax=None, name=None, show_histogram=True, **kwargs):
         """Draw the diagram.
 
         Parameters
         ----------
         ax : matplotlib Axes, default=None
             Axes to draw on; a new figure is made if None.
-        show_histogram : bool, default=True
-            Draw the number of rows per bin on a twin axis.
         name : str, default=None
             Label of the posterior in the legend.
+        show_histogram : bool, default=True
+            Draw the number of rows per bin on a twin axis.
         **kwargs : dict
             Passed to :meth:`matplotlib.axes.Axes.errorbar`.
 
@@ -130,14 +134,15 @@ class ReliabilityDisplay:
             t["confidence"], t["mean"],
             yerr=[t["mean"] - t["lower"], t["upper"] - t["mean"]], label=label, **style,
         )
+        self.line_ = self.errorbar_[0]
         ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="confidence (top-1 score)", ylabel="accuracy")
         ax.legend(loc="upper left")
         self.ax_, self.figure_ = ax, ax.figure
         return self
 
     @classmethod
-    def from_estimator(cls, estimator, *, level=0.95, ax=None, n_draws=DEFAULT_N_DRAWS,
-                       **kwargs):
+    def from_estimator(cls, estimator, *, level=0.95, n_draws=DEFAULT_N_DRAWS, ax=None,
+                       name=None, **kwargs):
         """Plot the diagram of a fitted :class:`BayesianCalibrationError`.
 
         Parameters
@@ -146,10 +151,12 @@ class ReliabilityDisplay:
             Fitted with ``classwise=False``.
         level : float, default=0.95
             Credible level.
-        ax : matplotlib Axes, default=None
-            Axes to draw on.
         n_draws : int, default=4000
             Draws of the ECE shown in the legend.
+        ax : matplotlib Axes, default=None
+            Axes to draw on.
+        name : str, default=None
+            Label of the posterior in the legend.
         **kwargs : dict
             Passed to :meth:`plot`.
 
@@ -163,26 +170,29 @@ class ReliabilityDisplay:
                 f"got {estimator!r}."
             )
         ece = (estimator.overall_mean(n_draws), *estimator.overall_interval(level, n_draws))
-        return cls(estimator.summary(level), level, ece).plot(ax=ax, **kwargs)
+        return cls(estimator.summary(level), level, ece).plot(ax=ax, name=name, **kwargs)
 
     @classmethod
-    def from_predictions(cls, y_true, y_score, *, n_bins=10, binning="equal_width",
-                         prior="uniform", prior_strength=2.0, level=0.95, ax=None,
-                         random_state=None, **kwargs):
+    def from_predictions(cls, y_true, y_score, *, n_bins=10, strategy="uniform",
+                         prior="uniform", prior_strength=DEFAULT_PRIOR_STRENGTH,
+                         missing_label=-1, level=0.95, random_state=None, ax=None,
+                         name=None, **kwargs):
         """Fit a :class:`BayesianCalibrationError` on labels and scores, then plot it.
 
-        ``y_true`` may mark unlabeled rows with ``-1``: they still count in the
-        bin shares and confidences.
+        Rows of ``y_true`` equal to ``missing_label`` are unlabeled: they still
+        count in the bin shares and confidences. ``n_bins``, ``strategy``,
+        ``prior``, ``prior_strength`` and ``missing_label`` are the
+        estimator's parameters.
 
         Returns
         -------
         display : ReliabilityDisplay
         """
         est = BayesianCalibrationError(
-            n_bins=n_bins, binning=binning, prior=prior, prior_strength=prior_strength,
-            random_state=random_state,
+            n_bins=n_bins, strategy=strategy, prior=prior, prior_strength=prior_strength,
+            missing_label=missing_label, random_state=random_state,
         ).fit(y_score, y_true)
-        return cls.from_estimator(est, level=level, ax=ax, **kwargs)
+        return cls.from_estimator(est, level=level, ax=ax, name=name, **kwargs)
 
 
 class PosteriorDisplay:
@@ -205,6 +215,10 @@ class PosteriorDisplay:
 
     Attributes
     ----------
+    line_ : matplotlib Line2D
+        The posterior means (markers).
+    errorbar_ : matplotlib ErrorbarContainer
+        The means with their credible intervals.
     ax_ : matplotlib Axes
     figure_ : matplotlib Figure
 
@@ -225,29 +239,49 @@ class PosteriorDisplay:
         self.y_mean, self.y_lower, self.y_upper = y_mean, y_lower, y_upper
         self.xlabel, self.ylabel = xlabel, ylabel
 
-    def plot(self, ax=None, **kwargs):
-        """Draw the plot; ``kwargs`` go to :meth:`matplotlib.axes.Axes.errorbar`."""
+    def plot(self, *, ax=None, name=None, **kwargs):
+        """Draw the plot.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure is made if None.
+        name : str, default=None
+            Legend label of the points.
+        **kwargs : dict
+            Passed to :meth:`matplotlib.axes.Axes.errorbar`.
+
+        Returns
+        -------
+        display : PosteriorDisplay
+        """
         ax = _axes(ax, "PosteriorDisplay.plot")
         style = {"fmt": "o", "capsize": 3, **kwargs}
+        if name is not None:
+            style["label"] = name
         xerr = [self.mean - self.lower, self.upper - self.mean]
         if self.y_mean is None:
             pos = np.arange(len(self.labels))
-            ax.errorbar(self.mean, pos, xerr=xerr, **style)
+            self.errorbar_ = ax.errorbar(self.mean, pos, xerr=xerr, **style)
             ax.set_yticks(pos, [str(g) for g in self.labels])
             ax.invert_yaxis()
             ax.set_xlabel(self.xlabel or "posterior")
         else:
             yerr = [self.y_mean - self.y_lower, self.y_upper - self.y_mean]
-            ax.errorbar(self.mean, self.y_mean, xerr=xerr, yerr=yerr, **style)
+            self.errorbar_ = ax.errorbar(self.mean, self.y_mean, xerr=xerr, yerr=yerr, **style)
             for label, x, y in zip(self.labels, self.mean, self.y_mean, strict=True):
                 ax.annotate(str(label), (x, y), textcoords="offset points", xytext=(4, 4))
             ax.set(xlabel=self.xlabel or "x", ylabel=self.ylabel or "y")
+        if name is not None:
+            ax.legend()
+        self.line_ = self.errorbar_[0]
         self.ax_, self.figure_ = ax, ax.figure
         return self
 
     @classmethod
     def from_estimator(cls, estimator, y_estimator=None, *, level=0.95,
-                       n_draws=DEFAULT_N_DRAWS, random_state=None, ax=None, **kwargs):
+                       n_draws=DEFAULT_N_DRAWS, random_state=None, ax=None, name=None,
+                       **kwargs):
         """Plot the per-group posterior of a fitted estimator (or of two, against each other).
 
         Parameters
@@ -266,6 +300,8 @@ class PosteriorDisplay:
             Seed of the draws.
         ax : matplotlib Axes, default=None
             Axes to draw on.
+        name : str, default=None
+            Legend label of the points.
         **kwargs : dict
             Passed to :meth:`plot`.
 
@@ -275,7 +311,7 @@ class PosteriorDisplay:
         """
         draws = _group_draws(estimator, n_draws, random_state)
         mean, lower, upper = _intervals(draws, level)
-        name = type(estimator).__name__
+        xlabel = type(estimator).__name__
         ys = (None, None, None)
         ylabel = None
         if y_estimator is not None:
@@ -287,24 +323,26 @@ class PosteriorDisplay:
                 )
             ys = _intervals(y_draws, level)
             ylabel = type(y_estimator).__name__
-        disp = cls(draws.columns, mean, lower, upper, *ys, xlabel=name, ylabel=ylabel)
-        return disp.plot(ax=ax, **kwargs)
+        disp = cls(draws.columns, mean, lower, upper, *ys, xlabel=xlabel, ylabel=ylabel)
+        return disp.plot(ax=ax, name=name, **kwargs)
 
     @classmethod
-    def from_predictions(cls, y_true, y_score, *, groups=None, metric="accuracy",
-                         prior="uniform", prior_strength=2.0, level=0.95, ax=None,
-                         random_state=None, **kwargs):
-        """Fit a :class:`BayesianAccuracy` (by predicted class, or by ``groups``) and plot it.
+    def from_predictions(cls, y_true, y_score, *, group_by=None, metric="accuracy",
+                         prior="uniform", prior_strength=DEFAULT_PRIOR_STRENGTH,
+                         missing_label=-1, level=0.95, random_state=None, ax=None,
+                         name=None, **kwargs):
+        """Fit a :class:`BayesianAccuracy` (by predicted class, or by ``group_by``) and plot it.
 
         Returns
         -------
         display : PosteriorDisplay
         """
         est = BayesianAccuracy(
-            metric=metric, grouping="predicted_class" if groups is None else "external",
-            prior=prior, prior_strength=prior_strength, random_state=random_state,
-        ).fit(y_score, y_true, groups=groups)
-        return cls.from_estimator(est, level=level, ax=ax, **kwargs)
+            metric=metric, grouping="predicted_class" if group_by is None else "external",
+            prior=prior, prior_strength=prior_strength, missing_label=missing_label,
+            random_state=random_state,
+        ).fit(y_score, y_true, group_by=group_by)
+        return cls.from_estimator(est, level=level, ax=ax, name=name, **kwargs)
 
 
 class DifferenceDisplay:
@@ -317,6 +355,8 @@ class DifferenceDisplay:
 
     Attributes
     ----------
+    bars_ : matplotlib BarContainer
+        The histogram of the draws.
     ax_ : matplotlib Axes
     figure_ : matplotlib Figure
 
@@ -334,11 +374,30 @@ class DifferenceDisplay:
     def __init__(self, comparison):
         self.comparison = comparison
 
-    def plot(self, ax=None, *, bins=60, **kwargs):
-        """Draw a density histogram of the draws; ``kwargs`` go to ``Axes.hist``."""
+    def plot(self, *, ax=None, name=None, bins=60, **kwargs):
+        """Draw a density histogram of the draws.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure is made if None.
+        name : str, default=None
+            Legend label of the histogram.
+        bins : int, default=60
+            Histogram bins.
+        **kwargs : dict
+            Passed to :meth:`matplotlib.axes.Axes.hist`.
+
+        Returns
+        -------
+        display : DifferenceDisplay
+        """
         ax = _axes(ax, "DifferenceDisplay.plot")
         c = self.comparison
-        ax.hist(c.samples, bins=bins, density=True, color="C0", alpha=0.7, **kwargs)
+        style = {"color": "C0", "alpha": 0.7, **kwargs}
+        if name is not None:
+            style["label"] = name
+        _, _, self.bars_ = ax.hist(c.samples, bins=bins, density=True, **style)
         ax.axvspan(-c.rope, c.rope, color="C2", alpha=0.2, label=f"ROPE ±{c.rope:g}")
         ax.axvline(0.0, color="0.3", lw=1)
         p_left, p_rope, p_right = c.probabilities
@@ -352,33 +411,37 @@ class DifferenceDisplay:
         return self
 
     @classmethod
-    def from_comparison(cls, comparison, *, ax=None, **kwargs):
+    def from_comparison(cls, comparison, *, ax=None, name=None, **kwargs):
         """Plot a :class:`GroupComparison`."""
         if not isinstance(comparison, GroupComparison):
             raise TypeError(
                 f"comparison must be a GroupComparison; got {type(comparison).__name__}."
             )
-        return cls(comparison).plot(ax=ax, **kwargs)
+        return cls(comparison).plot(ax=ax, name=name, **kwargs)
 
     @classmethod
     def from_estimator(cls, estimator, group_a, group_b, *, rope=0.05,
-                       n_draws=DEFAULT_N_DRAWS, random_state=None, ax=None, **kwargs):
+                       n_draws=DEFAULT_N_DRAWS, random_state=None, ax=None, name=None,
+                       **kwargs):
         """Compare two groups of a fitted estimator (see :func:`compare_groups`) and plot."""
         comparison = compare_groups(
             estimator, group_a, group_b, rope=rope, n_draws=n_draws, random_state=random_state
         )
-        return cls(comparison).plot(ax=ax, **kwargs)
+        return cls(comparison).plot(ax=ax, name=name, **kwargs)
 
     @classmethod
-    def from_predictions(cls, y_true, y_score, *, group_a, group_b, groups=None,
-                         metric="accuracy", rope=0.05, prior="uniform", prior_strength=2.0,
-                         random_state=None, ax=None, **kwargs):
+    def from_predictions(cls, y_true, y_score, *, group_a, group_b, group_by=None,
+                         metric="accuracy", rope=0.05, prior="uniform",
+                         prior_strength=DEFAULT_PRIOR_STRENGTH, missing_label=-1,
+                         random_state=None, ax=None, name=None, **kwargs):
         """Fit a :class:`BayesianAccuracy` and plot the difference between two groups.
 
-        Groups are the predicted classes, or the labels in ``groups``.
+        Groups are the predicted classes, or the labels in ``group_by``.
         """
         est = BayesianAccuracy(
-            metric=metric, grouping="predicted_class" if groups is None else "external",
-            prior=prior, prior_strength=prior_strength, random_state=random_state,
-        ).fit(y_score, y_true, groups=groups)
-        return cls.from_estimator(est, group_a, group_b, rope=rope, ax=ax, **kwargs)
+            metric=metric, grouping="predicted_class" if group_by is None else "external",
+            prior=prior, prior_strength=prior_strength, missing_label=missing_label,
+            random_state=random_state,
+        ).fit(y_score, y_true, group_by=group_by)
+        return cls.from_estimator(est, group_a, group_b, rope=rope, ax=ax, name=name,
+                                  **kwargs)

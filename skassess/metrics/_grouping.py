@@ -1,8 +1,10 @@
 """How rows map to groups: predicted class, score bins, class x bin, external labels.
 
 A grouping is fitted once, on the first batch an estimator sees, and then maps
-any batch of scores (and, for external groups, per-row labels) to group
-indices ``0..n_groups-1``. Score-bin groupings bin the top-1 confidence.
+any batch (its predicted classes, top-1 confidences and, for external groups,
+per-row labels) to group indices ``0..n_groups-1``. Score-bin groupings bin
+the top-1 confidence: ``strategy="uniform"`` (equal width) or ``"quantile"``
+(equal numbers of rows), as in :func:`sklearn.calibration.calibration_curve`.
 """
 
 import warnings
@@ -10,32 +12,29 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .._validation import _py
 from ..exceptions import SkassessWarning
+from ..utils import GroupEncoder
 
 GROUPINGS = ("predicted_class", "score_bins", "class_bin", "external")
-BINNINGS = ("equal_width", "equal_mass")
+STRATEGIES = ("uniform", "quantile")
 
 
-def make_grouping(kind, *, n_classes, classes=None, n_bins=10, binning="equal_width"):
+def make_grouping(kind, *, class_labels, n_bins=10, strategy="uniform"):
     """Return an unfitted grouping of the given ``kind`` (one of ``GROUPINGS``)."""
-    class_labels = np.arange(n_classes) if classes is None else np.asarray(classes)
     if kind == "predicted_class":
         return PredictedClassGrouping(class_labels)
     if kind == "score_bins":
-        return ScoreBinGrouping(n_bins, binning)
+        return ScoreBinGrouping(n_bins, strategy)
     if kind == "class_bin":
-        return ClassBinGrouping(class_labels, n_bins, binning)
-    if kind == "external":
-        return ExternalGrouping()
-    raise ValueError(f"grouping must be one of {GROUPINGS}; got {kind!r}.")
+        return ClassBinGrouping(class_labels, n_bins, strategy)
+    return ExternalGrouping()
 
 
 class PredictedClassGrouping:
-    """One group per class; a row belongs to the class with the highest score."""
+    """One group per class; a row belongs to its predicted class."""
 
     name = "predicted_class"
-    uses_groups = False
+    uses_group_by = False
 
     def __init__(self, class_labels):
         self.labels = np.asarray(class_labels)
@@ -44,26 +43,26 @@ class PredictedClassGrouping:
     def n_groups(self):
         return len(self.labels)
 
-    def fit(self, scores, groups=None):
+    def fit(self, confidence, group_by=None):
         return self
 
-    def transform(self, scores, groups=None, pred=None, confidence=None):
-        return scores.argmax(axis=1) if pred is None else pred
+    def transform(self, pred, confidence, group_by=None):
+        return pred
 
     def index(self):
         return pd.Index(self.labels, name=self.name)
 
 
-def _equal_mass_edges(confidence, n_bins):
+def _quantile_edges(confidence, n_bins):
     edges = np.quantile(confidence, np.linspace(0.0, 1.0, n_bins + 1))
     edges[0], edges[-1] = 0.0, 1.0
     unique = np.unique(edges)
     if len(unique) < len(edges):
         warnings.warn(
-            f"Equal-mass binning found tied confidences: {len(unique) - 1} bins instead "
+            f"Quantile binning found tied confidences: {len(unique) - 1} bins instead "
             f"of n_bins={n_bins}.",
             SkassessWarning,
-            stacklevel=4,
+            stacklevel=5,
         )
     return unique
 
@@ -71,32 +70,36 @@ def _equal_mass_edges(confidence, n_bins):
 class ScoreBinGrouping:
     """Bins of the top-1 confidence; bin ``b`` holds ``edges[b] <= c < edges[b+1]``.
 
-    The last bin also holds ``c = 1``. Equal-mass edges are quantiles of the
+    The last bin also holds ``c = 1``. Quantile edges come from the
     confidences of the first batch.
     """
 
     name = "bin"
-    uses_groups = False
+    uses_group_by = False
 
-    def __init__(self, n_bins, binning):
+    def __init__(self, n_bins, strategy):
         self.n_bins = n_bins
-        self.binning = binning
+        self.strategy = strategy
         self.edges = None
 
     @property
     def n_groups(self):
         return len(self.edges) - 1
 
-    def fit(self, scores, groups=None):
-        if self.binning == "equal_width":
+    @property
+    def n_bins_fitted(self):
+        return len(self.edges) - 1
+
+    def fit(self, confidence, group_by=None):
+        if self.strategy == "uniform":
             self.edges = np.linspace(0.0, 1.0, self.n_bins + 1)
         else:
-            self.edges = _equal_mass_edges(scores.max(axis=1), self.n_bins)
+            self.edges = _quantile_edges(confidence, self.n_bins)
         return self
 
-    def transform(self, scores, groups=None, pred=None, confidence=None):
-        c = scores.max(axis=1) if confidence is None else confidence
-        if self.binning != "equal_width":
+    def bins(self, confidence):
+        c = confidence
+        if self.strategy != "uniform":
             return np.searchsorted(self.edges[1:-1], c, side="right")
         # Equal width: arithmetic, then a correction where floating point puts c on
         # the wrong side of an edge; the same bins as searchsorted, twice as fast.
@@ -105,6 +108,9 @@ class ScoreBinGrouping:
         b -= c < self.edges[b]
         b += c >= self.edges[b + 1]
         return np.minimum(b, last)
+
+    def transform(self, pred, confidence, group_by=None):
+        return self.bins(confidence)
 
     def index(self):
         return pd.RangeIndex(self.n_groups, name=self.name)
@@ -115,21 +121,16 @@ class ClassBinGrouping(ScoreBinGrouping):
 
     name = "class_bin"
 
-    def __init__(self, class_labels, n_bins, binning):
-        super().__init__(n_bins, binning)
+    def __init__(self, class_labels, n_bins, strategy):
+        super().__init__(n_bins, strategy)
         self.labels = np.asarray(class_labels)
 
     @property
     def n_groups(self):
         return len(self.labels) * self.n_bins_fitted
 
-    @property
-    def n_bins_fitted(self):
-        return len(self.edges) - 1
-
-    def transform(self, scores, groups=None, pred=None, confidence=None):
-        pred = scores.argmax(axis=1) if pred is None else pred
-        return pred * self.n_bins_fitted + super().transform(scores, confidence=confidence)
+    def transform(self, pred, confidence, group_by=None):
+        return pred * self.n_bins_fitted + self.bins(confidence)
 
     def index(self):
         return pd.MultiIndex.from_product(
@@ -138,54 +139,36 @@ class ClassBinGrouping(ScoreBinGrouping):
 
 
 class ExternalGrouping:
-    """Groups given per row at fit time (e.g. a sensitive attribute).
+    """Groups given per row (``group_by``, e.g. a sensitive attribute).
 
-    Takes group arrays already checked by ``check_groups``.
-
-    Group labels are kept sorted (when they are sortable). A later
-    ``partial_fit`` may bring new labels; :meth:`extend` returns where the old
-    groups moved so that accumulated statistics can follow them.
+    A later ``partial_fit`` may bring new groups: :meth:`extend` returns where
+    the old groups moved so that accumulated statistics can follow them.
     """
 
     name = "group"
-    uses_groups = True
+    uses_group_by = True
 
     def __init__(self):
-        self.labels = np.array([], dtype=object)
+        self.encoder = GroupEncoder(self.name)
 
     @property
     def n_groups(self):
-        return len(self.labels)
+        return self.encoder.n_groups
 
-    def fit(self, scores, groups=None):
-        self.labels = np.array([], dtype=object)
-        self.extend(groups)
+    def fit(self, confidence, group_by=None):
+        self.encoder.fit(group_by)
         return self
 
-    def extend(self, groups):
-        """Add unseen labels; return the new position of each old group."""
-        new = pd.unique(pd.Series(groups, dtype=object))
-        known = set(self.labels.tolist())
-        added = [g for g in new.tolist() if g not in known]
-        old = self.labels.tolist()
-        merged = old + added
-        try:
-            merged = sorted(merged)
-        except TypeError:
-            pass
-        self.labels = np.array(merged, dtype=object)
-        position = {g: i for i, g in enumerate(merged)}
-        return np.array([position[g] for g in old], dtype=np.intp)
+    def extend(self, group_by):
+        """Add unseen groups; return the new position of each old group."""
+        return self.encoder.extend(group_by)
 
-    def transform(self, scores, groups=None, pred=None, confidence=None):
-        codes = pd.Index(self.labels).get_indexer(pd.Series(groups, dtype=object))
-        if (codes < 0).any():
-            row = int(np.flatnonzero(codes < 0)[0])
-            raise ValueError(
-                f"groups holds {_py(groups[row])!r} at row {row}, a group not seen in fit; "
-                f"known groups: {self.labels.tolist()!r}."
-            )
-        return codes
+    def transform(self, pred, confidence, group_by=None):
+        return self.encoder.transform(group_by)
+
+    @property
+    def labels(self):
+        return self.encoder.categories_.to_numpy()
 
     def index(self):
-        return pd.Index(self.labels, name=self.name)
+        return self.encoder.categories_

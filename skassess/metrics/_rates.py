@@ -1,62 +1,35 @@
 """Beta-Bernoulli posteriors of a rate per group (accuracy, TPR, FPR, ...).
 
-Every rate is ``P(outcome | condition)`` within a group. For each metric the
-table below says, for a labeled row, whether the condition holds and whether
-the outcome happened; and, for any row, what the model's own scores expect of
-both (used by the informative prior).
-
-=========  ================  ===============  ===============  ==================
-metric     condition (obs)   outcome (obs)    condition (exp)  outcome (exp)
-=========  ================  ===============  ===============  ==================
-accuracy   always            y == pred        1                p_pred
-tpr        y == 1            pred == 1        p_1              p_1 [pred == 1]
-fnr        y == 1            pred == 0        p_1              p_1 [pred == 0]
-tnr        y == 0            pred == 0        p_0              p_0 [pred == 0]
-fpr        y == 0            pred == 1        p_0              p_0 [pred == 1]
-precision  pred == 1         y == 1           [pred == 1]      p_1 [pred == 1]
-=========  ================  ===============  ===============  ==================
+Every rate is ``P(outcome | condition)`` within a group, as in the rate table
+of :mod:`skassess.metrics._rate_table`. A labeled row on which the condition
+holds is one Bernoulli trial of the group's rate; the model's own scores give
+every row's expected condition and outcome (the informative prior).
 """
 
 import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_labels, check_level
+from ..utils import check_level
 from ._base import _BaseAssessor
-from ._conjugate import BetaPosterior
+from ._conjugate import MIN_PSEUDO_COUNT, BetaPosterior
+from ._rate_table import (
+    CONDITION_ON_LABEL,
+    CONDITION_ON_PREDICTION,
+    canonical_rate,
+    expected_rate_terms,
+    rate_terms,
+)
 
-METRICS = ("accuracy", "tpr", "fnr", "tnr", "fpr", "precision")
-#: Rates conditioned on the true class: (class, outcome class).
-_ON_TRUE = {"tpr": (1, 1), "fnr": (1, 0), "tnr": (0, 0), "fpr": (0, 1)}
-
-#: Prior means are kept inside [EPS, 1 - EPS] so that Beta parameters stay > 0.
-EPS = 1e-6
-
-
-def _terms(metric, scores, pred, conf):
-    """Model-expected (condition, outcome) per row."""
-    if metric == "accuracy":
-        return None, conf
-    if metric == "precision":
-        cond = (pred == 1).astype(np.float64)
-        return cond, scores[:, 1] * cond
-    true_class, out_class = _ON_TRUE[metric]
-    cond = scores[:, true_class]
-    return cond, cond * (pred == out_class)
-
-
-def _observed(metric, pred, y):
-    """Observed (condition, outcome) of labeled rows, as booleans."""
-    if metric == "accuracy":
-        return None, pred == y
-    if metric == "precision":
-        return pred == 1, y == 1
-    true_class, out_class = _ON_TRUE[metric]
-    return y == true_class, pred == out_class
+#: Rates a BayesianAccuracy accepts (selection_rate is refused with a reason).
+METRICS = (
+    "accuracy", "tpr", "fnr", "tnr", "fpr", "ppv", "npv", "precision", "recall",
+    "selection_rate",
+)
 
 
 class _BetaAssessor(_BaseAssessor):
-    """A Beta posterior per group of the rate named by ``_metric()``."""
+    """A Beta posterior per group of the rate named by ``metric``."""
 
     _group_arrays = (
         "n_rows_",
@@ -69,14 +42,35 @@ class _BetaAssessor(_BaseAssessor):
     )
 
     def _metric(self):
-        return getattr(self, "metric", "accuracy")
+        return canonical_rate(getattr(self, "metric", "accuracy"))
 
-    def _check_params(self, scores):
+    def _check_params_vs_input(self, n_classes):
+        name = getattr(self, "metric", "accuracy")
         metric = self._metric()
-        if metric != "accuracy" and scores.shape[1] != 2:
+        grouping = self._grouping_kind_of()
+        if metric == "selection_rate":
             raise ValueError(
-                f"metric={metric!r} needs binary scores (2 classes); X has "
-                f"{scores.shape[1]} score columns."
+                "metric='selection_rate' needs no labels: it is the share of rows the "
+                "black box predicts positive, known exactly from X. Use "
+                "BayesianGroupMetrics for its differences between groups."
+            )
+        if metric != "accuracy" and n_classes != 2:
+            raise ValueError(
+                f"metric={name!r} needs binary scores (2 classes); X has "
+                f"{n_classes} score columns."
+            )
+        if grouping in ("predicted_class", "class_bin") and metric != "accuracy":
+            reason = (
+                "its outcome is the prediction, which is constant within a predicted "
+                "class, so the rate is exactly 0 or 1 there"
+                if metric in CONDITION_ON_LABEL else
+                "its condition is the prediction, so it is undefined in one of the "
+                "predicted classes"
+            )
+            raise ValueError(
+                f"metric={name!r} with grouping={grouping!r} is degenerate: {reason}. Use "
+                "grouping='external' (with group_by, e.g. a sensitive attribute) or "
+                "grouping='score_bins'."
             )
 
     def _init_stats(self, n_groups):
@@ -86,16 +80,19 @@ class _BetaAssessor(_BaseAssessor):
     def _accumulate(self, scores, pred, conf, group, y, weight):
         metric, G = self._metric(), self.grouping_.n_groups
 
-        def count(w, mask=None):
-            if mask is None:
-                return np.bincount(group, weights=w, minlength=G)
-            return np.bincount(group[mask], weights=w[mask], minlength=G)
+        def count(w):
+            return np.bincount(group, weights=w, minlength=G)
 
         self.n_rows_ += count(weight)
-        cond, outcome = _terms(metric, scores, pred, conf)
-        self.expected_condition_ += count(weight if cond is None else weight * cond)
-        self.expected_success_ += count(weight * outcome)
-        if metric == "precision":
+        if metric == "accuracy":
+            self.expected_condition_ += count(weight)
+            self.expected_success_ += count(weight * conf)
+        else:
+            cond, joint = expected_rate_terms(metric, scores, pred)
+            self.expected_condition_ += count(weight * cond)
+            self.expected_success_ += count(weight * joint)
+        if metric in CONDITION_ON_PREDICTION:
+            cond, _ = rate_terms(metric, pred, 0)  # the condition ignores y
             self.n_condition_rows_ += count(weight * cond)
         labeled = y >= 0
         if labeled.any():
@@ -104,11 +101,14 @@ class _BetaAssessor(_BaseAssessor):
     def _count_labels(self, pred, g, y, w):
         """Add labeled rows (already counted as rows) to the outcome counts."""
         G = self.grouping_.n_groups
-        cond_obs, out_obs = _observed(self._metric(), pred, y)
-        eligible = np.ones(len(g), dtype=bool) if cond_obs is None else cond_obs
+        cond, out = rate_terms(self._metric(), pred, y)
         self.n_labeled_rows_ += np.bincount(g, weights=w, minlength=G)
-        self.n_labeled_ += np.bincount(g, weights=w * eligible, minlength=G)
-        self.n_success_ += np.bincount(g, weights=w * (eligible & out_obs), minlength=G)
+        self.n_labeled_ += np.bincount(g, weights=w * cond, minlength=G)
+        self.n_success_ += np.bincount(g, weights=w * cond * out, minlength=G)
+
+    def _observed_outcomes(self, pred, y):
+        cond, out = rate_terms(self._metric(), pred, y)
+        return cond > 0, out.astype(np.intp)
 
     # ----------------------------------------------------------------- priors
     def _prior_params(self):
@@ -117,8 +117,8 @@ class _BetaAssessor(_BaseAssessor):
             half = np.full(G, self.prior_strength / 2.0)
             return half, half.copy()
         if isinstance(self.prior, str):  # informative
-            mean = self._expected_rate()
-            return self.prior_strength * mean, self.prior_strength * (1.0 - mean)
+            return _beta_prior(self.prior_strength, self.expected_success_,
+                               self.expected_condition_)
         prior = np.asarray(self.prior, dtype=np.float64)
         if prior.shape not in {(2,), (G, 2)}:
             raise ValueError(
@@ -130,17 +130,22 @@ class _BetaAssessor(_BaseAssessor):
         prior = np.broadcast_to(prior, (G, 2))
         return prior[:, 0].copy(), prior[:, 1].copy()
 
-    def _expected_rate(self):
-        """The rate each group would have if the scores were calibrated."""
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = self.expected_success_ / self.expected_condition_
-        mean = np.where(self.expected_condition_ > 0, mean, 0.5)
-        return np.clip(mean, EPS, 1.0 - EPS)
-
     def _update_posterior(self):
         alpha, beta = self._prior_params()
         self.prior_ = BetaPosterior(alpha, beta)
         self.posterior_ = self.prior_.update(self.n_success_, self.n_labeled_)
+        metric = self._metric()
+        if metric in CONDITION_ON_LABEL:
+            # P(condition | group), e.g. P(y = 1 | g) for TPR: it weighs the groups in
+            # the overall rate. Its prior follows `prior` with the same strength.
+            if isinstance(self.prior, str) and self.prior == "informative":
+                a0, b0 = _beta_prior(self.prior_strength, self.expected_condition_,
+                                     self.n_rows_)
+            else:
+                a0 = b0 = np.full(len(self.n_rows_), self.prior_strength / 2.0)
+            self.condition_posterior_ = BetaPosterior(a0, b0).update(
+                self.n_labeled_, self.n_labeled_rows_
+            )
 
     # ---------------------------------------------------------- group weights
     def _overall_weights(self, n_draws, rng):
@@ -149,35 +154,19 @@ class _BetaAssessor(_BaseAssessor):
         metric = self._metric()
         if metric == "accuracy":
             return p
-        if metric == "precision":
+        if metric in CONDITION_ON_PREDICTION:
             return p * self.n_condition_rows_ / np.maximum(self.n_rows_, 1e-300)
-        true_class, _ = _ON_TRUE[metric]
-        base = self._base_rate_posterior(true_class)
-        return p * base.rvs(n_draws, rng)
-
-    def _base_rate_posterior(self, true_class):
-        """Posterior of P(y = true_class | group), to weight rates conditioned on y."""
-        # expected_condition_ is the sum of p_{true_class} over the group's rows.
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = self.expected_condition_ / self.n_rows_
-        mean = np.clip(np.where(self.n_rows_ > 0, mean, 0.5), EPS, 1 - EPS)
-        if isinstance(self.prior, str) and self.prior == "informative":
-            a0, b0 = self.prior_strength * mean, self.prior_strength * (1 - mean)
-        else:
-            a0 = b0 = np.full(len(mean), self.prior_strength / 2.0)
-        # Labeled rows of the group, and among them those with y == true_class.
-        return BetaPosterior(a0, b0).update(self.n_labeled_, self.n_labeled_rows_)
+        return p * self.condition_posterior_.rvs(n_draws, rng)
 
     def _overall_samples(self, n_draws, rng):
         theta = self.posterior_.rvs(n_draws, rng)
-        weights = self._overall_weights(n_draws, rng)
-        weights = np.broadcast_to(weights, theta.shape)
+        weights = np.broadcast_to(self._overall_weights(n_draws, rng), theta.shape)
         total = weights.sum(axis=1)
         with np.errstate(invalid="ignore"):
             return (theta * weights).sum(axis=1) / total
 
     def _overall_exact_mean(self):
-        if self._metric() not in ("accuracy", "precision"):
+        if self._metric() in CONDITION_ON_LABEL:
             return None
         weights = self._overall_weights(1, None)
         return float(weights @ self.posterior_.mean() / weights.sum())
@@ -185,63 +174,14 @@ class _BetaAssessor(_BaseAssessor):
     def _groupwise_samples(self, n_draws, rng):
         return self.posterior_.rvs(n_draws, rng)
 
+    def _group_metric_mean(self):
+        return self.posterior_.mean()
+
+    def _outcome_proba(self):
+        m = self.posterior_.mean()
+        return np.column_stack([1.0 - m, m])
+
     # ---------------------------------------------------------------- outputs
-    def predict(self, X, groups=None):
-        """Posterior mean of the rate in each row's group.
-
-        For ``metric="accuracy"`` this is the posterior probability that the
-        black box is right on the row.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_classes) or (n_samples,)
-            Black-box scores.
-        groups : array-like of shape (n_samples,), default=None
-            Group of each row (``grouping="external"`` only).
-
-        Returns
-        -------
-        rate : ndarray of shape (n_samples,)
-        """
-        _, _, group = self._rows(X, groups)
-        return self.posterior_.mean()[group]
-
-    def score(self, X, y, groups=None):
-        """Mean log posterior predictive probability of the labeled rows' outcomes.
-
-        Only labeled rows for which the metric is defined count (for TPR,
-        rows with ``y == 1``). Higher is better; use it to choose priors in
-        :class:`~sklearn.model_selection.GridSearchCV`.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_classes) or (n_samples,)
-            Black-box scores.
-        y : array-like of shape (n_samples,)
-            True labels, ``-1`` for unlabeled rows.
-        groups : array-like of shape (n_samples,), default=None
-            Group of each row (``grouping="external"`` only).
-
-        Returns
-        -------
-        score : float
-        """
-        scores, pred, group = self._rows(X, groups)
-        y = check_labels(y, scores.shape[0], self.n_classes_, self._checked_classes(
-            self.n_classes_))
-        labeled = y >= 0
-        cond, outcome = _observed(self._metric(), pred[labeled], y[labeled])
-        eligible = np.ones(labeled.sum(), dtype=bool) if cond is None else cond
-        if not eligible.any():
-            raise ValueError(
-                "score needs at least one labeled row (y != -1) on which the metric "
-                "is defined."
-            )
-        logp = self.posterior_.log_predictive(
-            outcome[eligible].astype(int), group[labeled][eligible]
-        )
-        return float(logp.mean())
-
     def summary(self, level=0.95):
         """Posterior per group as a DataFrame.
 
@@ -279,3 +219,17 @@ class _BetaAssessor(_BaseAssessor):
         """
         check_is_fitted(self)
         return float(self.posterior_.log_marginal_likelihood().sum())
+
+
+def _beta_prior(strength, num, den):
+    """``Beta(N0 m, N0 (1 - m))`` with ``m = num / den`` (1/2 where ``den`` is 0).
+
+    ``1 - m`` is computed as ``(den - num) / den`` so that a mean within one
+    rounding error of 1 keeps a positive second parameter; both are floored
+    at ``MIN_PSEUDO_COUNT``.
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(den > 0, num / den, 0.5)
+        rest = np.where(den > 0, (den - num) / den, 0.5)
+    return (np.maximum(strength * np.clip(mean, 0.0, 1.0), MIN_PSEUDO_COUNT),
+            np.maximum(strength * np.clip(rest, 0.0, 1.0), MIN_PSEUDO_COUNT))

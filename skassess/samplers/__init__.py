@@ -1,9 +1,9 @@
 """Active assessment: which item to label next, and many-run simulations."""
 
 from ._active import ActiveAssessor
+from ._base import GroupStrategy, QueryContext, QueryStrategy
 from ._calibrated_prior import CalibratedPrior
 from ._epsilon_greedy import EpsilonGreedy
-from ._evaluate import comparison_probabilities
 from ._multiple_play import MultiplePlayThompsonSampling
 from ._random import RandomSampling
 from ._simulate import simulate
@@ -16,10 +16,12 @@ __all__ = [
     "BayesianUCB",
     "CalibratedPrior",
     "EpsilonGreedy",
+    "GroupStrategy",
     "MultiplePlayThompsonSampling",
+    "QueryContext",
+    "QueryStrategy",
     "RandomSampling",
     "ThompsonSampling",
     "TopTwoThompsonSampling",
-    "comparison_probabilities",
     "simulate",
 ]

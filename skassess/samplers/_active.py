@@ -8,20 +8,24 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import _py, check_labels
 from ..exceptions import SkassessWarning
-from ._evaluate import comparison_probabilities
+from ..metrics import BetaPosterior, rope_probabilities
+from ..utils import as_scalar, check_classes, check_labels, validated
+from ._base import QueryContext, QueryStrategy, pick_arms
+from ._calibrated_prior import CalibratedPrior
+from ._rewards import TASKS
 from ._setup import (
+    STRATEGIES,
     Setup,
-    check_task,
     default_estimator,
     initial_state,
+    is_group_strategy,
     make_strategy,
     pool_rows,
 )
-from ._state import BetaState
 
 HISTORY_COLUMNS = ["step", "index", "group", "label", "time"]
 
@@ -32,10 +36,11 @@ class ActiveAssessor(BaseEstimator):
     The pool is every row the black box has scored. The wrapped metric
     estimator is fitted on the whole pool (labeled and unlabeled rows: the
     unlabeled ones give the group weights and the informative prior); each
-    label recorded with :meth:`tell` is a conjugate update of its posterior.
-    :meth:`query` asks the strategy for the group whose next label is worth
-    most to the task, then draws a row uniformly among that group's unlabeled
-    rows.
+    label recorded with :meth:`tell` is a conjugate update of its posterior
+    (:meth:`~skassess.BayesianAccuracy.add_labels`). :meth:`query` asks the
+    strategy for a score of every unlabeled item and returns the best; a
+    group strategy scores each group (arm) and gives every item its group's
+    score, so the best group is labeled, at a uniformly random item.
 
     Parameters
     ----------
@@ -45,9 +50,10 @@ class ActiveAssessor(BaseEstimator):
         ``task="least_calibrated"``, ``BayesianMisclassificationCost(
         prior="informative")`` for ``task="most_costly"``).
     strategy : {"thompson", "random", "top_two", "multiple_play", \
-"epsilon_greedy", "bayes_ucb"}, default="thompson"
-        ``"random"`` is the non-active baseline: a row drawn uniformly from
-        the remaining pool, i.e. groups in proportion to their unlabeled rows.
+"epsilon_greedy", "bayes_ucb"} or QueryStrategy, default="thompson"
+        A name (the strategy with its default parameters) or a strategy
+        object, e.g. ``EpsilonGreedy(epsilon=0.2)``. ``"random"`` is the
+        non-active baseline: a uniformly random item of the remaining pool.
     task : {"estimate", "least_accurate", "most_accurate", "least_calibrated", \
 "most_costly", "compare"}, default="estimate"
         What the labels are for (see Notes).
@@ -61,19 +67,13 @@ class ActiveAssessor(BaseEstimator):
     stop_confidence : float, default=None
         ``task="compare"`` only: :meth:`run` stops once the probability
         ``lambda`` of the most probable region reaches this value.
-    epsilon : float, default=0.1
-        Exploration rate of ``"epsilon_greedy"``.
-    top_two_beta : float, default=0.5
-        Probability of labeling the leader in ``"top_two"``.
-    ucb_quantile : float, default=0.975
-        Posterior quantile of ``"bayes_ucb"``.
     prior_update : CalibratedPrior, default=None
         A prior learned from the labels: after every :meth:`tell` (and at
-        :meth:`fit` when rows are labeled already) it refits a calibration
-        map on all labeled rows and sets the estimator's prior to the
-        calibrated group means, with an empirical-Bayes strength
-        (``estimator_.prior`` then holds the ``(n_groups, 2)`` pseudo-counts).
-        Needs a per-group accuracy estimator. None: the estimator's own prior.
+        :meth:`fit` when rows are labeled already) it is refitted on all
+        labeled rows, and ``estimator_`` becomes a clone of ``estimator``
+        whose ``prior`` is the learned ``(n_groups, 2)`` pseudo-counts
+        (:meth:`CalibratedPrior.prior_for`). Needs a per-group accuracy
+        estimator. None: the estimator's own prior.
     random_state : int, RandomState instance or None, default=None
         Seeds the strategy and the choice of rows; one private generator is
         kept, so a pickled assessor resumes the same sequence.
@@ -82,6 +82,8 @@ class ActiveAssessor(BaseEstimator):
     ----------
     estimator_ : metric estimator
         The current posterior.
+    strategy_ : QueryStrategy
+        The strategy object used.
     labels_ : ndarray of shape (n_pool,)
         Label of every pool row as a class index, ``-1`` while unlabeled.
     groups_ : pandas.Index
@@ -93,6 +95,8 @@ class ActiveAssessor(BaseEstimator):
         Labeled pool rows.
     prior_update_ : CalibratedPrior or None
         The fitted ``prior_update``.
+    n_features_in_ : int
+        Number of score columns.
 
     See Also
     --------
@@ -121,7 +125,9 @@ class ActiveAssessor(BaseEstimator):
     >>> data = load_fashion_mnist_scores()
     >>> assessor = ActiveAssessor(task="least_accurate", random_state=0)
     >>> assessor = assessor.fit(data.scores)
-    >>> idx = assessor.query(3)
+    >>> idx, utilities = assessor.query(3, return_utilities=True)
+    >>> utilities.shape
+    (3, 10000)
     >>> assessor = assessor.tell(idx, data.target[idx])
     >>> assessor = assessor.run(data.target, budget=100, progress=False)
     >>> assessor.n_labeled_
@@ -130,6 +136,18 @@ class ActiveAssessor(BaseEstimator):
     >>> data.class_names[worst]  # the least accurate class on all 10,000 labels
     'Pullover'
     """
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit", "add_labels", "apply"]), None],
+        "strategy": [StrOptions(set(STRATEGIES)), QueryStrategy],
+        "task": [StrOptions(set(TASKS))],
+        "top_m": [Interval(Integral, 1, None, closed="left")],
+        "compare": [tuple, list, None],
+        "rope": [Interval(Real, 0, None, closed="left")],
+        "stop_confidence": [Interval(Real, 0, 1, closed="right"), None],
+        "prior_update": [CalibratedPrior, None],
+        "random_state": ["random_state"],
+    }
 
     def __init__(
         self,
@@ -141,9 +159,6 @@ class ActiveAssessor(BaseEstimator):
         compare=None,
         rope=0.05,
         stop_confidence=None,
-        epsilon=0.1,
-        top_two_beta=0.5,
-        ucb_quantile=0.975,
         prior_update=None,
         random_state=None,
     ):
@@ -154,14 +169,12 @@ class ActiveAssessor(BaseEstimator):
         self.compare = compare
         self.rope = rope
         self.stop_confidence = stop_confidence
-        self.epsilon = epsilon
-        self.top_two_beta = top_two_beta
-        self.ucb_quantile = ucb_quantile
         self.prior_update = prior_update
         self.random_state = random_state
 
     # ----------------------------------------------------------------- fitting
-    def fit(self, X, y=None, *, groups=None):
+    @validated
+    def fit(self, X, y=None, *, group_by=None, y_pred=None):
         """Take the pool and its already labeled rows.
 
         Parameters
@@ -169,73 +182,83 @@ class ActiveAssessor(BaseEstimator):
         X : array-like of shape (n_pool, n_classes) or (n_pool,)
             Black-box scores of every pool row.
         y : array-like of shape (n_pool,), default=None
-            Labels of rows labeled already, ``-1`` elsewhere. None: no row is
-            labeled.
-        groups : array-like of shape (n_pool,), default=None
-            External groups, for an estimator with ``grouping="external"``.
+            Labels of rows labeled already, the estimator's ``missing_label``
+            elsewhere. None: no row is labeled.
+        group_by : array-like of shape (n_pool,), default=None
+            Group of each row, for an estimator with ``grouping="external"``.
+        y_pred : array-like of shape (n_pool,), default=None
+            The black box's predicted labels; None: the argmax of ``X``.
 
         Returns
         -------
         self : ActiveAssessor
         """
-        check_task(self.task)
-        if self.stop_confidence is not None and not (
-            isinstance(self.stop_confidence, Real) and 0 < self.stop_confidence <= 1
-        ):
-            raise ValueError(
-                f"stop_confidence must be None or a number in (0, 1]; got "
-                f"{self.stop_confidence!r}."
-            )
-        self._strategy = make_strategy(
-            self.strategy, top_m=self.top_m, epsilon=self.epsilon,
-            top_two_beta=self.top_two_beta, ucb_quantile=self.ucb_quantile,
-        )
-        estimator = default_estimator(self.task) if self.estimator is None else self.estimator
-        self.estimator_ = clone(estimator).fit(X, y, groups=groups)
-        self._setup = Setup(
-            self.estimator_, self.task, top_m=self.top_m, compare=self.compare, rope=self.rope
-        )
-        self._scores, self._pred, self._cell, self._arm = pool_rows(
-            self.estimator_, self._setup, X, groups
-        )
-        n, K = self._scores.shape
-        self._classes = self.estimator_._checked_classes(K)
-        self.labels_ = check_labels(y, n, K, self._classes).copy()
+        for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")]:
+            delattr(self, attr)
+        strategy = make_strategy(self.strategy, top_m=self.top_m)
+        base = default_estimator(self.task) if self.estimator is None else self.estimator
+        estimator = clone(base).fit(X, y, group_by=group_by, y_pred=y_pred)
+        setup = Setup(estimator, self.task, top_m=self.top_m, compare=self.compare,
+                      rope=self.rope)
+        scores, pred, cell, arm = pool_rows(estimator, setup, X, group_by, y_pred)
+        n, K = scores.shape
+        classes = None if estimator.classes is None else check_classes(estimator.classes, K)
+        labels = check_labels(y, n, K, classes, missing_label=estimator.missing_label).copy()
+        prior_update = None
+        if self.prior_update is not None:
+            # The map is fitted on class indices: the prediction and label codes.
+            prior_update = clone(self.prior_update).set_params(classes=None, missing_label=-1)
+            prior_update._validate_params()
+            if not hasattr(estimator, "n_success_") or setup.arm_of_cell is not None:
+                raise ValueError(
+                    "prior_update needs a per-group accuracy estimator (BayesianAccuracy with "
+                    "metric='accuracy', or BayesianCalibrationError with classwise=False)."
+                )
+        # Everything is valid: the assessor becomes fitted.
+        self.strategy_, self.estimator_, self._setup = strategy, estimator, setup
+        self._base_estimator = base
+        self._X, self._group_by, self._y_pred = X, group_by, y_pred
+        self._scores, self._pred, self._cell, self._arm = scores, pred, cell, arm
+        self._classes, self.labels_ = classes, labels
+        self.n_features_in_ = estimator.n_features_in_
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         self._rng = np.random.default_rng(seed)
         # Rows grouped by arm, in a random order within each arm; a pointer per
         # arm walks that order, skipping rows labeled since.
-        keys = self._arm + self._rng.random(n)
+        keys = arm + self._rng.random(n)
         self._order = np.argsort(keys, kind="stable")
-        size = np.bincount(self._arm, minlength=self._setup.n_arms)
+        size = np.bincount(arm, minlength=setup.n_arms)
         self._arm_end = np.cumsum(size)
         self._pointer = self._arm_end - size
-        self._remaining = np.bincount(
-            self._arm[self.labels_ < 0], minlength=self._setup.n_arms
-        ).astype(np.int64)
+        self._remaining = np.bincount(arm[labels < 0], minlength=setup.n_arms).astype(np.int64)
         self._history = []
         self._n_steps = 0
-        self.prior_update_ = None
-        if self.prior_update is not None:
-            self.prior_update_ = clone(self.prior_update).fit_pool(
-                self.estimator_, self._setup, self._scores, self._cell
-            )
-            self._refit_prior()
+        self.prior_update_ = prior_update
+        self._refit_prior()
         return self
+
+    def _decoded(self, codes):
+        """Labels in the estimator's own encoding (its classes and missing_label)."""
+        if self._classes is None and self.estimator_.missing_label == -1:
+            return codes
+        out = np.empty(len(codes), dtype=object)
+        labeled = codes >= 0
+        out[labeled] = (np.arange(len(self._scores[0])) if self._classes is None
+                        else self._classes)[codes[labeled]]
+        out[~labeled] = self.estimator_.missing_label
+        return out
 
     def _refit_prior(self):
         """Refit the learned prior from every labeled row; no-op without labels."""
-        rows = np.flatnonzero(self.labels_ >= 0)
-        if self.prior_update_ is None or len(rows) == 0:
+        if self.prior_update_ is None or not (self.labels_ >= 0).any():
             return
-        est = self.estimator_
-        self.prior_update_.set_outcomes(self._pred == self.labels_)
-        state = BetaState(est.prior_.prior_alpha, est.prior_.prior_beta, 1)
-        state.successes[0] = est.n_success_
-        state.trials[0] = est.n_labeled_
-        self.prior_update_.update(state, rows[None, :])
-        est.prior = np.column_stack([state.a0[0], state.b0[0]])
-        est._update_posterior()
+        labels = self._decoded(self.labels_)
+        self.prior_update_.fit(self._scores, self.labels_, y_pred=self._pred)
+        prior = self.prior_update_.prior_for(self.estimator_, self._X, group_by=self._group_by,
+                                             y_pred=self._y_pred)
+        self.estimator_ = clone(self._base_estimator).set_params(prior=prior).fit(
+            self._X, labels, group_by=self._group_by, y_pred=self._y_pred
+        )
 
     @property
     def groups_(self):
@@ -256,20 +279,28 @@ class ActiveAssessor(BaseEstimator):
     def _available_rows(self):
         return int(self._remaining[self._setup.task.allowed].sum())
 
-    def query(self, n=1):
+    def query(self, n=1, *, return_utilities=False):
         """Pool indices of the next ``n`` rows to label.
 
-        With ``n > 1`` each index comes from its own posterior draw (batch
-        Thompson sampling), without waiting for the labels.
+        With ``n > 1`` each index comes from its own scoring of the pool (for
+        Thompson sampling, its own posterior draw: batch Thompson sampling),
+        without waiting for the labels.
 
         Parameters
         ----------
         n : int, default=1
+        return_utilities : bool, default=False
+            Also return the score every pool item had when each index was
+            chosen.
 
         Returns
         -------
         indices : ndarray of shape (n,)
             Rows not labeled yet, all different.
+        utilities : ndarray of shape (n, n_pool)
+            Only with ``return_utilities=True``: the strategy's score of every
+            item at each choice; NaN for items that could not be chosen
+            (labeled, chosen earlier in the batch, or not allowed by the task).
 
         Raises
         ------
@@ -277,7 +308,7 @@ class ActiveAssessor(BaseEstimator):
             If fewer than ``n`` rows the task may label are left.
         """
         check_is_fitted(self)
-        if not isinstance(n, Integral) or n < 1:
+        if not isinstance(n, Integral) or isinstance(n, bool) or n < 1:
             raise ValueError(f"n must be a positive integer; got {n!r}.")
         left = self._available_rows()
         if n > left:
@@ -285,15 +316,48 @@ class ActiveAssessor(BaseEstimator):
                 f"The pool is exhausted: {left} unlabeled rows are left for task="
                 f"{self.task!r}, and query asked for n={n}."
             )
+        task = self._setup.task
         remaining = self._remaining.copy()
         pointer = self._pointer.copy()
         out = np.empty(n, dtype=np.intp)
+        utilities = np.full((n, len(self.labels_)), np.nan) if return_utilities else None
+        state = initial_state(self.estimator_, self._setup, 1)
+        group_level = is_group_strategy(self.strategy_)
         for i in range(n):
-            state = initial_state(self.estimator_, self._setup, 1)
-            arm = int(self._strategy.choose(self._setup.task, state, remaining[None], self._rng)[0])
-            out[i], pointer[arm] = self._next_row(arm, pointer[arm], out[:i])
-            remaining[arm] -= 1
-        return out
+            available = None
+            if return_utilities or not group_level:
+                available = (self.labels_ < 0) & task.allowed[self._arm]
+                available[out[:i]] = False
+            if group_level:
+                u = self.strategy_.utilities(task, state, remaining[None], self._rng)
+                arm = int(pick_arms(u, np.where(task.allowed, remaining, 0)[None],
+                                    self._rng)[0])
+                out[i], pointer[arm] = self._next_row(arm, pointer[arm], out[:i])
+                remaining[arm] -= 1
+                if return_utilities:
+                    utilities[i, available] = u[0][self._arm[available]]
+                continue
+            context = QueryContext(
+                scores=self._scores, y_pred=self._pred, labels=self.labels_,
+                available=available, arm=self._arm, estimator=self.estimator_,
+                state=state, task=task,
+            )
+            u = np.asarray(self.strategy_.item_utilities(context, self._rng), dtype=np.float64)
+            if u.shape != (len(self.labels_),):
+                raise ValueError(
+                    f"{type(self.strategy_).__name__}.item_utilities must return one score per "
+                    f"pool item, shape ({len(self.labels_)},); got {u.shape}."
+                )
+            u = np.where(available, u, np.nan)
+            if np.isnan(u[available]).all():
+                raise ValueError("The strategy scored every available item NaN.")
+            best = np.nanmax(u)
+            ties = np.flatnonzero(u == best)
+            out[i] = ties[self._rng.integers(len(ties))]
+            remaining[self._arm[out[i]]] -= 1
+            if return_utilities:
+                utilities[i] = u
+        return (out, utilities) if return_utilities else out
 
     def _next_row(self, arm, pointer, taken):
         while pointer < self._arm_end[arm]:
@@ -333,10 +397,8 @@ class ActiveAssessor(BaseEstimator):
                 f"labels must be one label per index: got {len(indices)} indices and labels "
                 f"of shape {given.shape}."
             )
-        y = check_labels(given, len(indices), self._scores.shape[1], self._classes, name="labels")
-        if np.any(y < 0):
-            i = int(np.flatnonzero(y < 0)[0])
-            raise ValueError(f"labels must be true labels, not -1 (unlabeled); position {i}.")
+        y = check_labels(given, len(indices), self._scores.shape[1], self._classes,
+                         missing_label=None, name="labels")
         # The label a row had before this row of the call: its recorded label, or
         # the one given first for it in this call. Vectorized: a replayed history
         # of thousands of labels is one call.
@@ -353,14 +415,16 @@ class ActiveAssessor(BaseEstimator):
         if clash.any():
             i = int(np.flatnonzero(clash)[0])
             raise ValueError(
-                f"Row {indices[i]} already has the label {_py(self._label_name(old[i]))!r}; got "
-                f"{_py(self._label_name(y[i]))!r}. A recorded label cannot change."
+                f"Row {indices[i]} already has the label {as_scalar(self._label_name(old[i]))!r}; "
+                f"got {as_scalar(self._label_name(y[i]))!r}. A recorded label cannot change."
             )
         new = first & (recorded < 0)
         rows, y_new = indices[new], y[new]
         if len(rows) == 0:
             return self
-        self.estimator_._add_labels(self._pred[rows], self._cell[rows], y_new)
+        gb = None if self._group_by is None else _take(self._group_by, rows)
+        self.estimator_.add_labels(self._scores[rows], self._decoded(y_new), group_by=gb,
+                                   y_pred=self._decoded(self._pred[rows]))
         self.labels_[rows] = y_new
         self._refit_prior()
         np.subtract.at(self._remaining, self._arm[rows], 1)
@@ -369,7 +433,8 @@ class ActiveAssessor(BaseEstimator):
         self._n_steps += 1
         for row, label in zip(rows.tolist(), given[new].tolist(), strict=False):
             self._history.append(
-                (self._n_steps, row, _py(arm_labels[self._arm[row]]), _py(label), now)
+                (self._n_steps, row, as_scalar(arm_labels[self._arm[row]]), as_scalar(label),
+                 now)
             )
         return self
 
@@ -386,23 +451,27 @@ class ActiveAssessor(BaseEstimator):
         bad = (indices < 0) | (indices >= n)
         if bad.any():
             raise ValueError(
-                f"indices must lie in the pool, 0..{n - 1}; got {_py(indices[bad][0])}."
+                f"indices must lie in the pool, 0..{n - 1}; got {as_scalar(indices[bad][0])}."
             )
         return indices.astype(np.intp)
 
     # ------------------------------------------------------------------- loop
     def comparison_probabilities(self):
-        """Probabilities of ``Delta < -rope``, ``|Delta| <= rope``, ``Delta > rope`` (compare task).
+        """``(p_left, p_rope, p_right)`` of the compared groups' difference (compare task).
 
-        ``Delta`` is the rate of the first compared group minus the second's.
+        ``Delta`` is the rate of the first compared group minus the second's;
+        the probabilities are those of :func:`~skassess.metrics.rope_probabilities`
+        (exact Beta quadrature).
         """
         check_is_fitted(self)
         if self.task != "compare":
             raise ValueError("comparison_probabilities needs task='compare'.")
         a, b = self._setup.task.pair
         post = self.estimator_.posterior_
-        probs = comparison_probabilities(
-            [[post.alpha[a], post.beta[a]]], [[post.alpha[b], post.beta[b]]], self.rope
+        probs = rope_probabilities(
+            (BetaPosterior(post.alpha[a], post.beta[a]), BetaPosterior(post.alpha[b],
+                                                                       post.beta[b])),
+            self.rope,
         )
         return tuple(float(p) for p in probs[0])
 
@@ -429,9 +498,9 @@ class ActiveAssessor(BaseEstimator):
         self : ActiveAssessor
         """
         check_is_fitted(self)
-        if not isinstance(budget, Integral) or budget < 1:
+        if not isinstance(budget, Integral) or isinstance(budget, bool) or budget < 1:
             raise ValueError(f"budget must be a positive integer; got {budget!r}.")
-        if not isinstance(batch_size, Integral) or batch_size < 1:
+        if not isinstance(batch_size, Integral) or isinstance(batch_size, bool) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer; got {batch_size!r}.")
         if not callable(oracle):
             oracle = _ArrayOracle(oracle, len(self.labels_), self._classes)
@@ -479,7 +548,14 @@ class ActiveAssessor(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = False
         tags.input_tags.positive_only = True
+        tags.non_deterministic = False
         return tags
+
+
+def _take(values, rows):
+    if isinstance(values, pd.Series | pd.DataFrame):
+        return values.iloc[rows]
+    return np.asarray(values)[rows]
 
 
 def _as_label_array(labels, classes):

@@ -1,9 +1,9 @@
 """A prior learned from the labels: calibrated prior means, empirical-Bayes strength.
 
 The informative prior of Ji et al. trusts the model's own confidence, which is
-biased when the model is miscalibrated. ``CalibratedPrior`` refits, as labels
-arrive, a linear-in-log-odds (LLO) calibration map on all labeled rows across
-groups,
+biased when the model is miscalibrated. ``CalibratedPrior`` fits, on the
+labeled rows, a linear-in-log-odds (LLO) calibration map of the top-1
+confidence (the map of :mod:`skassess.calibration`),
 
     P(correct | c) = sigmoid(a * logit(c) + b),
 
@@ -13,30 +13,41 @@ the labels too: empirical Bayes, the strength on a grid that maximizes the
 beta-binomial marginal likelihood of the groups' labeled outcomes.
 
 Nothing here looks at unlabeled outcomes. The map has a weak Gaussian prior
-centred on the identity (a = 1, b = 0), so
-with no labels it is the informative prior, and one label cannot swing it.
+centred on the identity (a = 1, b = 0), so with no labels it is the
+informative prior, and one label cannot swing it.
 """
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import betaln, expit
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, MissingValues, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
-#: Confidences are clipped to [EPS, 1 - EPS] before the log-odds.
-EPS = 1e-6
+from ..calibration import fit_llo, log_odds
+from ..utils import (
+    check_classes,
+    check_labels,
+    check_sample_weight,
+    validate_scores,
+    validated,
+)
+
 #: Prior strengths tried by empirical Bayes.
 STRENGTHS = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0)
 
 
 class CalibratedPrior(BaseEstimator):
-    """Refit an LLO calibration map and an empirical-Bayes strength as labels arrive.
+    """An LLO calibration map of the top-1 confidence and the group prior it implies.
 
-    Used as ``ActiveAssessor(prior_update=CalibratedPrior())`` or
-    ``simulate(..., prior_update=CalibratedPrior())`` with an estimator of
-    per-group accuracy (``BayesianAccuracy`` or ``BayesianCalibrationError``
-    with ``classwise=False``); the estimator's own prior serves until the first
-    label.
+    :meth:`fit` fits the map on the labeled rows (the outcome is "the black
+    box is right"); :meth:`predict` gives every row's calibrated probability
+    of being right; :meth:`prior_for` turns them into Beta pseudo-counts for
+    the groups of a fitted accuracy estimator, with an empirical-Bayes
+    strength. ``ActiveAssessor(prior_update=CalibratedPrior())`` and
+    ``simulate(..., prior_update=CalibratedPrior())`` refit it as labels
+    arrive.
 
     Parameters
     ----------
@@ -57,8 +68,24 @@ class CalibratedPrior(BaseEstimator):
         labels, then each time the number of labels has grown by this factor.
         :class:`ActiveAssessor` refits after every ``tell``.
     n_nodes : int, default=128
-        Each group's log-odds are summarized by a histogram of this many
-        equal-width cells to average the map over its rows.
+        In :func:`simulate`, each group's log-odds are summarized by a
+        histogram of this many equal-width cells to average the map over its
+        rows.
+    classes : array-like of shape (n_classes,), default=None
+        Label of each score column, when ``y`` holds labels.
+    missing_label : int, float, str or None, default=-1
+        The value of ``y`` that marks an unlabeled row.
+
+    Attributes
+    ----------
+    slope_, intercept_ : float
+        The MAP map ``sigmoid(slope_ * (logit(c) - center_) + intercept_)``.
+    center_ : float
+        Median log-odds of the top-1 confidence of all rows seen in fit.
+    n_labeled_ : int
+        Labeled rows the map was fitted on.
+    n_features_in_ : int
+        Number of score columns.
 
     Examples
     --------
@@ -67,55 +94,214 @@ class CalibratedPrior(BaseEstimator):
     >>> data = load_fashion_mnist_scores()
     >>> assessor = ActiveAssessor(prior_update=CalibratedPrior(), random_state=0)
     >>> assessor = assessor.fit(data.scores).run(data.target, budget=100, progress=False)
-    >>> assessor.estimator_.prior.sum(axis=1)[:3]  # empirical-Bayes strength per class
+    >>> assessor.estimator_.prior_.alpha[:3] + assessor.estimator_.prior_.beta[:3]
     array([20., 20., 20.])
     """
 
+    _parameter_constraints = {
+        "strength": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
+        "strengths": ["array-like"],
+        "map_scale": [Interval(Real, 0, None, closed="neither")],
+        "slope_scale": [Interval(Real, 0, None, closed="neither")],
+        "refit_growth": [Interval(Real, 1, None, closed="neither")],
+        "n_nodes": [Interval(Integral, 1, None, closed="left")],
+        "classes": ["array-like", None],
+        "missing_label": [MissingValues()],
+    }
+
     def __init__(self, *, strength="auto", strengths=STRENGTHS, map_scale=0.5,
-                 slope_scale=0.25, refit_growth=1.05, n_nodes=128):
+                 slope_scale=0.25, refit_growth=1.05, n_nodes=128, classes=None,
+                 missing_label=-1):
         self.strength = strength
-        self.slope_scale = slope_scale
         self.strengths = strengths
         self.map_scale = map_scale
+        self.slope_scale = slope_scale
         self.refit_growth = refit_growth
         self.n_nodes = n_nodes
+        self.classes = classes
+        self.missing_label = missing_label
 
-    def fit_pool(self, estimator, setup, scores, cell):
-        """Summarize the pool: each row's log-odds, each group's histogram of them."""
-        if setup.posterior != "beta" or setup.arm_of_cell is not None:
+    def _grid(self):
+        grid = np.asarray(self.strengths, dtype=np.float64)
+        if grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid)) or (
+            grid <= 0
+        ).any():
             raise ValueError(
-                "CalibratedPrior needs a per-group accuracy estimator (BayesianAccuracy or "
-                "BayesianCalibrationError with classwise=False)."
+                f"strengths must be a non-empty 1-D sequence of numbers > 0; got "
+                f"{self.strengths!r}."
             )
-        if not (self.strength == "auto" or (isinstance(self.strength, Real)
-                                              and self.strength > 0)):
-            raise ValueError(f"strength must be 'auto' or a number > 0; got {self.strength!r}.")
-        conf = np.clip(scores.max(axis=1), EPS, 1 - EPS)
-        self.logit_ = np.log(conf) - np.log1p(-conf)
+        return grid
+
+    def _confidence(self, X, y_pred, reset):
+        scores, pred, conf = validate_scores(self, X, y_pred=y_pred, reset=reset)
+        K = scores.shape[1]
+        classes = None if self.classes is None else check_classes(self.classes, K)
+        return scores, pred, conf, classes
+
+    @validated
+    def fit(self, X, y, *, y_pred=None, sample_weight=None):
+        """Fit the map on the labeled rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_classes) or (n_samples,)
+            Black-box scores of every row (the unlabeled rows set the centre
+            of the log-odds).
+        y : array-like of shape (n_samples,)
+            True labels; ``missing_label`` rows are unlabeled.
+        y_pred : array-like of shape (n_samples,), default=None
+            The black box's predictions; None: the argmax of ``X``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the labeled rows in the likelihood.
+
+        Returns
+        -------
+        self : CalibratedPrior
+        """
+        self._grid()
+        for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")]:
+            delattr(self, attr)
+        try:
+            scores, pred, conf, classes = self._confidence(X, y_pred, reset=True)
+            n, K = scores.shape
+            codes = check_labels(y, n, K, classes, missing_label=self.missing_label)
+            weight = check_sample_weight(sample_weight, n)
+        except BaseException:
+            for attr in [a for a in vars(self) if a.endswith("_")]:
+                delattr(self, attr)
+            raise
+        x = log_odds(conf)
+        labeled = (codes >= 0) & (weight > 0)
+        center = float(np.median(x)) if n else 0.0
+        self.n_classes_ = K
+        self.center_ = center
+        self.n_labeled_ = int(labeled.sum())
+        if not labeled.any():  # the identity: the informative prior
+            self.slope_, self.intercept_ = 1.0, center
+            return self
+        xs, zs = x[labeled] - center, (pred[labeled] == codes[labeled]).astype(np.float64)
+        slope, intercept = fit_llo(
+            xs[None], zs[None], intercept_scale=self.map_scale, slope_scale=self.slope_scale,
+            intercept_mean=center, sample_weight=weight[labeled][None],
+        )
+        self.slope_, self.intercept_ = float(slope[0]), float(intercept[0])
+        return self
+
+    def predict(self, X, *, y_pred=None):
+        """Calibrated probability that the black box is right on each row.
+
+        Returns
+        -------
+        p : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        _, _, conf, _ = self._confidence(X, y_pred, reset=False)
+        return expit(self.slope_ * (log_odds(conf) - self.center_) + self.intercept_)
+
+    def predict_proba(self, X, *, y_pred=None):
+        """``[P(wrong), P(right)]`` of each row under the fitted map.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+        """
+        p = self.predict(X, y_pred=y_pred)
+        return np.column_stack([1.0 - p, p])
+
+    def score(self, X, y, *, y_pred=None, sample_weight=None):
+        """Weighted mean log probability of the labeled rows' correctness under the map.
+
+        Returns
+        -------
+        score : float
+        """
+        check_is_fitted(self)
+        scores, pred, conf, classes = self._confidence(X, y_pred, reset=False)
+        n = scores.shape[0]
+        codes = check_labels(y, n, self.n_classes_, classes, missing_label=self.missing_label)
+        weight = check_sample_weight(sample_weight, n)
+        labeled = codes >= 0
+        if not labeled.any() or weight[labeled].sum() <= 0:
+            raise ValueError("score needs at least one labeled row with a positive weight.")
+        p = self.predict_proba(scores[labeled], y_pred=pred[labeled])
+        right = (pred[labeled] == codes[labeled]).astype(np.intp)
+        return float(np.average(np.log(p[np.arange(len(right)), right]),
+                                weights=weight[labeled]))
+
+    @validated
+    def prior_for(self, estimator, X, *, group_by=None, y_pred=None):
+        """Beta pseudo-counts ``(alpha, beta)`` per group of a fitted accuracy estimator.
+
+        The mean of group g is the average calibrated probability of its rows
+        in ``X``; the strength is ``strength``, or (``"auto"``) the value of
+        ``strengths`` that maximizes the beta-binomial marginal likelihood of
+        the estimator's labeled outcomes.
+
+        Parameters
+        ----------
+        estimator : fitted BayesianAccuracy or BayesianCalibrationError
+            Gives the groups (:meth:`apply`) and the labeled outcomes
+            (``n_success_``, ``n_labeled_``); its ``metric`` must be accuracy.
+        X : array-like of shape (n_samples, n_classes) or (n_samples,)
+            The rows whose calibrated probabilities set the group means (the
+            pool).
+        group_by, y_pred : array-like of shape (n_samples,), default=None
+            As in the estimator's ``fit``.
+
+        Returns
+        -------
+        prior : ndarray of shape (n_groups, 2)
+            Pass it as the estimator's ``prior``.
+        """
+        check_is_fitted(self)
+        check_is_fitted(estimator)
+        if getattr(estimator, "metric", "accuracy") != "accuracy" or not hasattr(
+            estimator, "n_success_"
+        ) or getattr(estimator, "classwise", False):
+            raise ValueError(
+                "prior_for needs a fitted per-group accuracy estimator (BayesianAccuracy with "
+                "metric='accuracy', or BayesianCalibrationError with classwise=False); got "
+                f"{estimator!r}."
+            )
+        group = estimator.apply(X, group_by=group_by, y_pred=y_pred)
+        p = self.predict(X, y_pred=y_pred)
+        G = len(estimator.groups_)
+        count = np.bincount(group, minlength=G)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(count > 0, np.bincount(group, weights=p, minlength=G) / count, 0.5)
+        mean = np.clip(mean, 1e-12, 1 - 1e-12)[None]
+        strength = self._strength(mean, estimator.n_success_[None], estimator.n_labeled_[None])
+        return np.column_stack([strength[0] * mean[0], strength[0] * (1 - mean[0])])
+
+    def _strength(self, mean, successes, trials):
+        if self.strength == "auto":
+            return eb_strength(mean, successes, trials, self._grid())
+        return np.full(len(mean), float(self.strength))
+
+    # --------------------------------------------- the simulation's vectorized path
+    def _fit_pool(self, scores, pred, cell, n_groups):
+        """Summarize a pool for :func:`simulate`: log-odds and per-group histograms."""
+        self._grid()
+        conf = np.take_along_axis(scores, pred[:, None], axis=1)[:, 0]
+        self.logit_ = log_odds(conf)
         # Centred log-odds: the intercept is the log-odds at the pool's typical
         # confidence, so the slope's uncertainty does not move it.
         self.center_ = float(np.median(self.logit_))
-        G = len(estimator.groups_)
         edges = np.linspace(self.logit_.min(), self.logit_.max() + 1e-9, self.n_nodes + 1)
         node = np.clip(np.searchsorted(edges, self.logit_, side="right") - 1, 0,
                        self.n_nodes - 1)
         key = cell * self.n_nodes + node
-        count = np.bincount(key, minlength=G * self.n_nodes).reshape(G, self.n_nodes)
-        total = np.bincount(key, weights=self.logit_, minlength=G * self.n_nodes).reshape(
-            G, self.n_nodes)
+        size = n_groups * self.n_nodes
+        count = np.bincount(key, minlength=size).reshape(n_groups, self.n_nodes)
+        total = np.bincount(key, weights=self.logit_, minlength=size).reshape(
+            n_groups, self.n_nodes)
         with np.errstate(invalid="ignore", divide="ignore"):
             self.node_logit_ = np.nan_to_num(total / count)
             self.node_weight_ = np.nan_to_num(count / count.sum(axis=1, keepdims=True))
-        self.correct_ = None
         return self
 
-    def set_outcomes(self, correct):
-        """The correctness of every pool row (read only where labeled)."""
-        self.correct_ = np.asarray(correct, dtype=np.float64)
-        return self
-
-    def due(self, t):
-        """Whether to refit before choosing label ``t`` (``t`` labels so far)."""
+    def _due(self, t):
+        """Whether :func:`simulate` refits before choosing label ``t`` (``t`` labels so far)."""
         if t < 1:
             return False
         if t <= 100:
@@ -126,51 +312,19 @@ class CalibratedPrior(BaseEstimator):
 
         return step(t) > step(t - 1)
 
-    def update(self, state, rows):
-        """Refit from the labeled ``rows`` (n_runs, t) and set the state's prior."""
+    def _update_state(self, state, rows, correct):
+        """The state under the prior refitted from labeled ``rows`` (n_runs, t)."""
         x = self.logit_[rows] - self.center_
-        z = self.correct_[rows]
-        slope, intercept = fit_llo(x, z, self.map_scale, self.slope_scale, self.center_)
+        slope, intercept = fit_llo(
+            x, correct[rows], intercept_scale=self.map_scale, slope_scale=self.slope_scale,
+            intercept_mean=self.center_,
+        )
         nodes = self.node_logit_ - self.center_
         mean = (expit(slope[:, None, None] * nodes + intercept[:, None, None])
                 * self.node_weight_).sum(axis=2)
-        mean = np.clip(mean, EPS, 1 - EPS)
-        if self.strength == "auto":
-            strength = eb_strength(mean, state.successes, state.trials,
-                                   np.asarray(self.strengths, dtype=np.float64))
-        else:
-            strength = np.full(len(mean), float(self.strength))
-        state.a0 = strength[:, None] * mean
-        state.b0 = strength[:, None] * (1 - mean)
-
-
-def fit_llo(x, z, scale, slope_scale=None, center=0.0, n_iter=25):
-    """MAP slope and intercept of ``P(z=1) = sigmoid(a x + b)``, one fit per row of x.
-
-    ``x`` are log-odds minus ``center``. Newton's method on the log posterior
-    with independent N(1, slope_scale^2) and N(center, scale^2) priors on the
-    slope and the intercept (the identity map); vectorized over runs.
-    """
-    n_runs = x.shape[0]
-    slope_scale = scale if slope_scale is None else slope_scale
-    theta = np.tile([1.0, center], (n_runs, 1))
-    prior = np.array([1.0, center])
-    precision = np.array([1.0 / slope_scale**2, 1.0 / scale**2])
-    for _ in range(n_iter):
-        p = expit(theta[:, :1] * x + theta[:, 1:])
-        r = z - p
-        w = p * (1 - p)
-        g = np.stack([(r * x).sum(1), r.sum(1)], axis=1) - precision * (theta - prior)
-        h11 = (w * x * x).sum(1) + precision[0]
-        h12 = (w * x).sum(1)
-        h22 = w.sum(1) + precision[1]
-        det = h11 * h22 - h12 * h12
-        step = np.stack([(h22 * g[:, 0] - h12 * g[:, 1]) / det,
-                         (h11 * g[:, 1] - h12 * g[:, 0]) / det], axis=1)
-        theta = theta + step
-        if np.abs(step).max() < 1e-8:
-            break
-    return theta[:, 0], theta[:, 1]
+        mean = np.clip(mean, 1e-12, 1 - 1e-12)
+        strength = self._strength(mean, state.successes, state.trials)
+        return state.with_prior(strength[:, None] * mean, strength[:, None] * (1 - mean))
 
 
 def eb_strength(mean, successes, trials, grid):

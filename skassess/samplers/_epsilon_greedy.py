@@ -1,19 +1,29 @@
-"""epsilon-greedy: the best arm at the posterior mean, a random arm with prob. epsilon."""
+"""epsilon-greedy: the best arm at the posterior mean, a random item with prob. epsilon."""
 
-from ._base import Strategy, argmax_random_ties, uniform_available
+from numbers import Real
+
+from sklearn.utils._param_validation import Interval
+
+from ._base import GroupStrategy
 
 
-class EpsilonGreedy(Strategy):
-    """Reward at the posterior mean; with probability ``epsilon`` a random arm."""
+class EpsilonGreedy(GroupStrategy):
+    """Reward at the posterior mean; with probability ``epsilon`` a random item.
 
-    name = "epsilon_greedy"
+    Parameters
+    ----------
+    epsilon : float, default=0.1
+        Exploration rate: the run scores every arm 0 (a uniformly random
+        item is labeled).
+    """
+
+    _parameter_constraints = {"epsilon": [Interval(Real, 0, 1, closed="both")]}
 
     def __init__(self, epsilon=0.1):
         self.epsilon = epsilon
 
-    def choose(self, task, state, remaining, rng):
-        available = self.available(task, remaining)
-        greedy = argmax_random_ties(task.reward(state, state.mean()), available, rng)
-        explore = rng.random(len(greedy)) < self.epsilon
-        greedy[explore] = uniform_available(available[explore], rng)
-        return greedy
+    def utilities(self, task, state, remaining, rng):
+        u = task.reward(state, state.mean()).astype(float, copy=True)
+        explore = rng.random(len(u)) < self.epsilon
+        u[explore] = 0.0
+        return u

@@ -21,15 +21,15 @@ prior.
 """
 
 import numpy as np
-from scipy.special import betainc, betaincinv
 
-from ._state import BetaState
+from ..metrics import BetaPosterior, DirichletPosterior, rope_probabilities
 
 EVALUATIONS = ("rmse", "confusion_rmse", "ece_error", "mrr", "comparison_success")
 #: Relative tolerance on lambda in ``comparison_success``.
 COMPARISON_TOLERANCE = 0.05
-#: Quantile nodes of the quadrature for P(Delta in region).
-N_NODES = 48
+#: Pseudo-counts of the near-zero prior of lambda*, the posterior from all
+#: labels of both compared groups.
+TINY = 0.5e-6
 
 
 def make_evaluator(evaluate, *, estimator, setup, cell, arm, pred, y, scores, top_m):
@@ -50,8 +50,7 @@ def make_evaluator(evaluate, *, estimator, setup, cell, arm, pred, y, scores, to
     if evaluate == "rmse":
         return RMSE(rate, weights)
     if evaluate == "ece_error":
-        conf = np.nan_to_num(estimator.confidence_)
-        return ECEError(rate, weights, conf)
+        return ECEError(rate, estimator)
     if evaluate == "confusion_rmse":
         if setup.posterior != "dirichlet":
             raise ValueError("evaluate='confusion_rmse' needs a BayesianConfusionMatrix.")
@@ -73,10 +72,9 @@ def make_evaluator(evaluate, *, estimator, setup, cell, arm, pred, y, scores, to
     a, b = setup.task.pair
     n = np.bincount(cell, minlength=n_cells).astype(float)
     s = np.bincount(cell, weights=correct, minlength=n_cells)
-    tiny = 0.5e-6
-    full = comparison_probabilities(
-        np.array([[s[a] + tiny, n[a] - s[a] + tiny]]),
-        np.array([[s[b] + tiny, n[b] - s[b] + tiny]]),
+    full = rope_probabilities(
+        (BetaPosterior(s[a] + TINY, n[a] - s[a] + TINY),
+         BetaPosterior(s[b] + TINY, n[b] - s[b] + TINY)),
         setup.task.rope,
     )[0]
     delta = rate[a] - rate[b]
@@ -88,16 +86,12 @@ def make_evaluator(evaluate, *, estimator, setup, cell, arm, pred, y, scores, to
 def _truth_state(setup, cell, arm, y, pred, n_cells, n_classes):
     """A one-run state whose posterior mean is the truth of the pool."""
     if setup.posterior == "dirichlet":
-        from ._state import DirichletState
-
-        state = DirichletState(np.full((n_classes, n_classes), 1e-300), 1)
-        state.counts[0] = np.bincount(pred * n_classes + y, minlength=n_classes**2).reshape(
-            n_classes, n_classes)
-        return state
-    state = BetaState(np.full(n_cells, 1e-300), np.full(n_cells, 1e-300), 1)
-    state.trials[0] = np.bincount(cell, minlength=n_cells)
-    state.successes[0] = np.bincount(cell, weights=(pred == y), minlength=n_cells)
-    return state
+        counts = np.bincount(pred * n_classes + y, minlength=n_classes**2).reshape(
+            1, n_classes, n_classes)
+        return DirichletPosterior(np.full(counts.shape, 1e-300), counts)
+    trials = np.bincount(cell, minlength=n_cells)[None].astype(np.float64)
+    successes = np.bincount(cell, weights=(pred == y), minlength=n_cells)[None]
+    return BetaPosterior(np.full(trials.shape, 1e-300), 1e-300, successes, trials - successes)
 
 
 class _Evaluator:
@@ -131,12 +125,12 @@ class RMSE(_Evaluator):
 class ECEError(_Evaluator):
     name = "ece_error"
 
-    def __init__(self, rate, weights, confidence):
-        self.weights, self.confidence = weights, confidence
-        self.truth = float(np.abs(rate - confidence) @ weights)
+    def __init__(self, rate, estimator):
+        self.estimator = estimator  # its calibration_error is the one ECE formula
+        self.truth = float(estimator.calibration_error(rate))
 
     def __call__(self, state):
-        ece = np.abs(state.mean() - self.confidence) @ self.weights
+        ece = self.estimator.calibration_error(state.mean())
         return 100.0 * np.abs(ece - self.truth) / self.truth
 
 
@@ -182,41 +176,15 @@ class ComparisonSuccess(_Evaluator):
     def __call__(self, state):
         todo = ~self.done
         if todo.any():
-            a = np.stack([state.a[todo, self.a], state.b[todo, self.a]], axis=1)
-            b = np.stack([state.a[todo, self.b], state.b[todo, self.b]], axis=1)
-            probs = comparison_probabilities(a, b, self.rope)
+            alpha, beta = state.alpha[todo], state.beta[todo]
+            probs = rope_probabilities(
+                (BetaPosterior(alpha[:, self.a], beta[:, self.a]),
+                 BetaPosterior(alpha[:, self.b], beta[:, self.b])),
+                self.rope,
+            )
             lam = probs[:, self.region]
             ok = (probs.argmax(axis=1) == self.region) & (
                 np.abs(lam - self.truth) < COMPARISON_TOLERANCE * self.truth
             )
             self.done[np.flatnonzero(todo)[ok]] = True
         return self.done.astype(np.float64)
-
-
-def comparison_probabilities(params_a, params_b, rope, n_nodes=N_NODES):
-    """Posterior probabilities of ``Delta < -rope``, ``|Delta| <= rope``, ``Delta > rope``.
-
-    ``Delta = theta_a - theta_b`` for independent Beta posteriors.
-
-    ``params_*`` are Beta parameters, shape (n, 2). The outer integral runs
-    over the quantiles of the narrower posterior (a midpoint rule on
-    ``n_nodes`` nodes), the inner one is the other posterior's exact CDF; the
-    integrand is then smooth, and the rule accurate to about 1e-4.
-    """
-    params_a, params_b = np.asarray(params_a, float), np.asarray(params_b, float)
-    var = [p[:, 0] * p[:, 1] / (p.sum(1) ** 2 * (p.sum(1) + 1)) for p in (params_a, params_b)]
-    swap = var[0] < var[1]  # outer = the narrower one
-    outer = np.where(swap[:, None], params_a, params_b)
-    inner = np.where(swap[:, None], params_b, params_a)
-    u = (np.arange(n_nodes) + 0.5) / n_nodes
-    t = betaincinv(outer[:, :1], outer[:, 1:], u)  # (n, nodes)
-
-    def cdf(x):
-        return betainc(inner[:, :1], inner[:, 1:], np.clip(x, 0.0, 1.0))
-
-    # Delta = theta_a - theta_b. With outer = a: Delta < -r  <=>  theta_b > t + r.
-    #                             With outer = b: Delta < -r  <=>  theta_a < t - r.
-    s = swap[:, None]
-    below = np.where(s, 1.0 - cdf(t + rope), cdf(t - rope)).mean(axis=1)
-    above = np.where(s, cdf(t - rope), 1.0 - cdf(t + rope)).mean(axis=1)
-    return np.stack([below, 1.0 - below - above, above], axis=1)

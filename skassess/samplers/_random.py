@@ -1,17 +1,24 @@
-"""The non-active baseline: label a row drawn uniformly from the remaining pool."""
+"""The non-active baseline: label an item drawn uniformly from the remaining pool."""
 
 import numpy as np
 
-from ._base import Strategy
+from ._base import GroupStrategy
 
 
-class RandomSampling(Strategy):
-    """Uniform over the remaining (allowed) rows: arms in proportion to their size."""
+class RandomSampling(GroupStrategy):
+    """Every item scores the same: a uniformly random remaining (allowed) item.
 
-    name = "random"
+    Groups are then chosen in proportion to their unlabeled items.
 
-    def choose(self, task, state, remaining, rng):
-        weights = np.where(task.allowed, remaining, 0).astype(np.float64)
-        cum = np.cumsum(weights, axis=1)
-        u = rng.random(len(cum)) * cum[:, -1]
-        return np.minimum((cum <= u[:, None]).sum(axis=1), cum.shape[1] - 1)
+    Examples
+    --------
+    >>> from skassess import ActiveAssessor
+    >>> from skassess.samplers import RandomSampling
+    >>> ActiveAssessor(strategy=RandomSampling())
+    ActiveAssessor(strategy=RandomSampling())
+    """
+
+    _parameter_constraints = {}
+
+    def utilities(self, task, state, remaining, rng):
+        return np.zeros(np.shape(remaining), dtype=np.float64)

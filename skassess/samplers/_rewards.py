@@ -22,15 +22,15 @@ compare (a, b)       E_z[lambda after one more label of the arm], lambda the
                      Delta < -eps, |Delta| <= eps, Delta > eps
 ===================  ==========================================================
 
-The comparison reward uses a normal approximation of Delta = theta_a - theta_b
-(mean and variance are exact); it ranks the two arms, it does not report
-lambda, which :func:`comparison_probabilities` computes by quadrature.
+The comparison reward uses the normal approximation of
+:func:`~skassess.metrics.rope_probabilities` (exact mean and variance of
+Delta = theta_a - theta_b); it ranks the two arms, it does not report lambda,
+which the same function computes by quadrature.
 """
 
 import numpy as np
-from scipy.special import ndtr
 
-from ._state import beta_var
+from ..metrics import BetaPosterior, rope_probabilities
 
 TASKS = (
     "estimate",
@@ -65,9 +65,11 @@ class EstimateRates(_Task):
         self.weights = np.asarray(weights, dtype=np.float64) ** power
 
     def reward(self, state, theta):
-        a, b = state.a, state.b
-        expected = theta * beta_var(a + 1.0, b) + (1.0 - theta) * beta_var(a, b + 1.0)
-        return self.weights * (beta_var(a, b) - expected)
+        a, b = state.alpha, state.beta
+        after_success = BetaPosterior(a + 1.0, b).var()
+        after_failure = BetaPosterior(a, b + 1.0).var()
+        expected = theta * after_success + (1.0 - theta) * after_failure
+        return self.weights * (state.var() - expected)
 
 
 def _dirichlet_total_var(alpha0, sum_sq):
@@ -137,13 +139,6 @@ class MostCostly(_Task):
         return (theta * self.cost_by_pred).sum(axis=-1)
 
 
-def _normal_region_probs(mean, var, rope):
-    sd = np.sqrt(np.maximum(var, 1e-300))
-    left = ndtr((-rope - mean) / sd)
-    right = 1.0 - ndtr((rope - mean) / sd)
-    return left, 1.0 - left - right, right
-
-
 class CompareTwo(_Task):
     """Compare groups ``a`` and ``b``: expected confidence after one more label."""
 
@@ -155,17 +150,15 @@ class CompareTwo(_Task):
         self.allowed[[a, b]] = True
 
     def reward(self, state, theta):
-        a, b = state.a, state.b
+        a, b = state.alpha, state.beta
         reward = np.full(a.shape, -np.inf)
-        mean, var = a / (a + b), beta_var(a, b)
         for arm, other in (self.pair, self.pair[::-1]):
-            sign = 1.0 if arm == self.pair[0] else -1.0
+            rest = BetaPosterior(a[:, other], b[:, other])
             expected = 0.0
             for z, prob in ((1.0, theta[:, arm]), (0.0, 1.0 - theta[:, arm])):
-                a1, b1 = a[:, arm] + z, b[:, arm] + 1.0 - z
-                m = sign * (a1 / (a1 + b1) - mean[:, other])
-                v = beta_var(a1, b1) + var[:, other]
-                lam = np.max(_normal_region_probs(m, v, self.rope), axis=0)
+                after = BetaPosterior(a[:, arm] + z, b[:, arm] + 1.0 - z)
+                pair = (after, rest) if arm == self.pair[0] else (rest, after)
+                lam = rope_probabilities(pair, self.rope, method="normal").max(axis=-1)
                 expected = expected + prob * lam
             reward[:, arm] = expected
         return reward

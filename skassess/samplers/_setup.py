@@ -10,7 +10,11 @@ from ..metrics import (
     BayesianCalibrationError,
     BayesianConfusionMatrix,
     BayesianMisclassificationCost,
+    BetaPosterior,
+    DirichletPosterior,
 )
+from ..utils import check_classes, check_predictions, check_scores, top1
+from ._base import GroupStrategy, QueryStrategy
 from ._epsilon_greedy import EpsilonGreedy
 from ._multiple_play import MultiplePlayThompsonSampling
 from ._random import RandomSampling
@@ -52,36 +56,23 @@ def check_task(task):
     return task
 
 
-def make_strategy(strategy, *, top_m=1, epsilon=0.1, top_two_beta=0.5, ucb_quantile=0.975):
-    """A strategy object from its name (or the object itself)."""
-    if not isinstance(strategy, str):
-        if not hasattr(strategy, "choose"):
-            raise ValueError(
-                f"strategy must be one of {tuple(STRATEGIES)} or an object with a "
-                f"choose method; got {strategy!r}."
-            )
+def make_strategy(strategy, *, top_m=1):
+    """A strategy object from its name, or the (validated) object itself."""
+    if isinstance(strategy, QueryStrategy):
+        strategy._validate_params()
         return strategy
-    if strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {tuple(STRATEGIES)}; got {strategy!r}.")
-    _check_fraction("epsilon", epsilon, closed=True)
-    _check_fraction("top_two_beta", top_two_beta, closed=True)
-    _check_fraction("ucb_quantile", ucb_quantile, closed=False)
+    if not isinstance(strategy, str) or strategy not in STRATEGIES:
+        raise ValueError(
+            f"strategy must be one of {tuple(STRATEGIES)} or a QueryStrategy instance; got "
+            f"{strategy!r}."
+        )
     if strategy == "multiple_play":
         return MultiplePlayThompsonSampling(m=top_m)
-    if strategy == "epsilon_greedy":
-        return EpsilonGreedy(epsilon)
-    if strategy == "top_two":
-        return TopTwoThompsonSampling(top_two_beta)
-    if strategy == "bayes_ucb":
-        return BayesianUCB(ucb_quantile)
     return STRATEGIES[strategy]()
 
 
-def _check_fraction(name, value, closed):
-    ok = isinstance(value, Real) and (0 <= value <= 1 if closed else 0 < value < 1)
-    if not ok:
-        bounds = "[0, 1]" if closed else "(0, 1)"
-        raise ValueError(f"{name} must be a number in {bounds}; got {value!r}.")
+def is_group_strategy(strategy):
+    return isinstance(strategy, GroupStrategy)
 
 
 def _beta_metric_ok(estimator):
@@ -139,13 +130,13 @@ class Setup:
         elif task == "least_calibrated":
             _need(task, estimator, isinstance(estimator, BayesianCalibrationError)
                   and estimator.classwise, "BayesianCalibrationError(classwise=True)")
-            n_bins = estimator.grouping_.n_bins_fitted
+            n_bins = len(estimator.bin_edges_) - 1
             n_rows = estimator.n_rows_.reshape(-1, n_bins)
             with np.errstate(invalid="ignore", divide="ignore"):
                 bin_weights = np.nan_to_num(n_rows / n_rows.sum(axis=1, keepdims=True))
             self.task = LeastCalibrated(bin_weights, estimator.confidence_.reshape(-1, n_bins))
             self.arm_of_cell = np.arange(G) // n_bins
-            labels = pd.Index(estimator.grouping_.labels, name="predicted_class")
+            labels = pd.Index(estimator.classes_, name="predicted_class")
         elif task == "most_costly":
             _need(task, estimator, isinstance(estimator, BayesianMisclassificationCost),
                   "BayesianMisclassificationCost")
@@ -184,18 +175,26 @@ def _compare_pair(compare, labels):
     return index[0], index[1]
 
 
-def pool_rows(estimator, setup, X, groups=None):
+def pool_rows(estimator, setup, X, group_by=None, y_pred=None):
     """Validated scores, predicted class, posterior cell and arm of each pool row."""
-    scores, pred, cell = estimator._rows(X, groups)
+    scores = check_scores(X, n_classes=estimator.n_classes_)
+    n, K = scores.shape
+    classes = None if estimator.classes is None else check_classes(estimator.classes, K)
+    pred = None if y_pred is None else check_predictions(y_pred, n, K, classes)
+    pred, _ = top1(scores, pred)
+    cell = estimator.apply(X, group_by=group_by, y_pred=y_pred)
     arm = cell if setup.arm_of_cell is None else setup.arm_of_cell[cell]
     return scores, pred, cell, arm
 
 
 def initial_state(estimator, setup, n_runs):
-    """The estimator's current posterior, repeated over ``n_runs`` runs."""
-    from ._state import BetaState, DirichletState
-
+    """The estimator's current posterior, repeated over ``n_runs`` runs (a leading axis)."""
     post = estimator.posterior_
+
+    def tile(a):
+        return np.broadcast_to(a, (n_runs,) + a.shape)
+
     if setup.posterior == "dirichlet":
-        return DirichletState(post.alpha, n_runs)
-    return BetaState(post.alpha, post.beta, n_runs)
+        return DirichletPosterior(tile(post.prior_alpha), tile(post.counts))
+    return BetaPosterior(tile(post.prior_alpha), tile(post.prior_beta), tile(post.successes),
+                         tile(post.failures))

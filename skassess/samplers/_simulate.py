@@ -19,8 +19,9 @@ from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.utils import Bunch
 
-from .._validation import check_labels
 from ..metrics import BayesianCalibrationError
+from ..utils import check_classes, check_labels
+from ._base import GroupStrategy
 from ._evaluate import make_evaluator
 from ._setup import Setup, default_estimator, initial_state, make_strategy, pool_rows
 
@@ -38,7 +39,8 @@ def simulate(
     n_runs=1000,
     log_every=10,
     evaluate=None,
-    groups=None,
+    group_by=None,
+    y_pred=None,
     top_m=1,
     compare=None,
     rope=0.05,
@@ -46,7 +48,6 @@ def simulate(
     n_jobs=None,
     random_state=None,
     progress=False,
-    **strategy_params,
 ):
     """Run active assessment ``n_runs`` times on a fully labeled pool.
 
@@ -63,9 +64,11 @@ def simulate(
     task : str, default="estimate"
         One of ``"estimate"``, ``"least_accurate"``, ``"most_accurate"``,
         ``"least_calibrated"``, ``"most_costly"``, ``"compare"``.
-    strategy : str or strategy object, default="thompson"
+    strategy : str or GroupStrategy, default="thompson"
         ``"random"``, ``"thompson"``, ``"top_two"``, ``"multiple_play"``,
-        ``"epsilon_greedy"`` or ``"bayes_ucb"``.
+        ``"epsilon_greedy"`` or ``"bayes_ucb"``, or a group strategy object
+        (e.g. ``EpsilonGreedy(epsilon=0.2)``). The simulation advances runs
+        group by group, so item-level strategies are not simulated here.
     budget : int, default=None
         Labels per run; None labels the whole pool (for ``task="compare"``,
         both groups).
@@ -78,8 +81,10 @@ def simulate(
         None: ``"rmse"`` / ``"confusion_rmse"`` / ``"ece_error"`` for
         estimation (by estimator), ``"mrr"`` for identification,
         ``"comparison_success"`` for comparison.
-    groups : array-like of shape (n_samples,), default=None
-        External groups, for an estimator with ``grouping="external"``.
+    group_by : array-like of shape (n_samples,), default=None
+        Group of each row, for an estimator with ``grouping="external"``.
+    y_pred : array-like of shape (n_samples,), default=None
+        The black box's predicted labels; None: the argmax of ``X``.
     top_m : int, default=1
         Number of groups to identify (``"mrr"`` and ``multiple_play``).
     compare : tuple of two group labels, default=None
@@ -92,8 +97,6 @@ def simulate(
     random_state : int, RandomState instance or None, default=None
     progress : bool, default=False
         Show a progress bar over the chunks.
-    **strategy_params
-        ``epsilon``, ``top_two_beta`` or ``ucb_quantile``.
 
     Returns
     -------
@@ -116,16 +119,23 @@ def simulate(
     True
     """
     estimator = clone(default_estimator(task) if estimator is None else estimator)
-    estimator.fit(X, groups=groups)
+    estimator.fit(X, group_by=group_by, y_pred=y_pred)
     setup = Setup(estimator, task, top_m=top_m, compare=compare, rope=rope)
-    strat = make_strategy(strategy, top_m=top_m, **strategy_params)
-    scores, pred, cell, arm = pool_rows(estimator, setup, X, groups)
-    y = check_labels(y, scores.shape[0], scores.shape[1], estimator._checked_classes(
-        scores.shape[1]))
+    strat = make_strategy(strategy, top_m=top_m)
+    if not isinstance(strat, GroupStrategy):
+        raise ValueError(
+            f"simulate runs group strategies; {type(strat).__name__} scores items. Use "
+            "ActiveAssessor.run on a labeled pool instead."
+        )
+    scores, pred, cell, arm = pool_rows(estimator, setup, X, group_by, y_pred)
+    n, K = scores.shape
+    classes = None if estimator.classes is None else check_classes(estimator.classes, K)
+    y = check_labels(y, n, K, classes, missing_label=estimator.missing_label)
     if np.any(y < 0):
         raise ValueError(
             "simulate needs the true label of every row; y has "
-            f"{int((y < 0).sum())} unlabeled rows (-1)."
+            f"{int((y < 0).sum())} unlabeled rows (missing_label="
+            f"{estimator.missing_label!r})."
         )
     outcome = y if setup.posterior == "dirichlet" else (pred == y).astype(np.int8)
     arm_size = np.bincount(arm, minlength=setup.n_arms)
@@ -158,9 +168,16 @@ def simulate(
         "cell": None if setup.arm_of_cell is None else cell[rows_by_arm],
     }
     if prior_update is not None:
-        prior_update = clone(prior_update).fit_pool(estimator, setup, scores, cell)
-        prior_update.set_outcomes(pred == y)
+        if setup.posterior != "beta" or setup.arm_of_cell is not None:
+            raise ValueError(
+                "prior_update needs a per-group accuracy estimator (BayesianAccuracy or "
+                "BayesianCalibrationError with classwise=False)."
+            )
+        prior_update = clone(prior_update)
+        prior_update._validate_params()
+        prior_update._fit_pool(scores, pred, cell, len(estimator.groups_))
         pool_data["rows"] = rows_by_arm
+        pool_data["correct"] = (pred == y).astype(np.float64)
     logs = np.unique(np.r_[np.arange(log_every, budget + 1, log_every), budget])
     seeds = np.random.SeedSequence(_entropy(random_state)).spawn(-(-n_runs // CHUNK))
     sizes = [min(CHUNK, n_runs - i * CHUNK) for i in range(len(seeds))]
@@ -226,13 +243,13 @@ def _run_chunk(estimator, setup, strategy, evaluator, pool, n_runs, budget, logs
     out = np.empty((n_runs, len(logs)))
     log_at = dict(zip(logs.tolist(), range(len(logs)), strict=False))
     for t in range(budget):
-        if prior_update is not None and prior_update.due(t):
+        if prior_update is not None and prior_update._due(t):
             rows = pool["rows"][np.take_along_axis(order, chosen[:, :t], axis=1)]
-            prior_update.update(state, rows)
+            state = prior_update._update_state(state, rows, pool["correct"])
         arm = strategy.choose(setup.task, state, size - taken, rng)
         pos = start[arm] + taken[runs, arm]
         cells = arm if cell_seq is None else cell_seq[runs, pos]
-        state.update(runs, cells, outcome[runs, pos])
+        state = state.record((runs, cells), outcome[runs, pos])
         taken[runs, arm] += 1
         if chosen is not None:
             chosen[:, t] = pos

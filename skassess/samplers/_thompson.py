@@ -1,19 +1,25 @@
 """Thompson sampling: reward at one posterior draw, best arm wins."""
 
-from ._base import Strategy, argmax_random_ties
+from ._base import GroupStrategy
 
 
-class ThompsonSampling(Strategy):
-    """Draw ``theta`` from the posterior; label the arm with the highest reward.
+class ThompsonSampling(GroupStrategy):
+    """Draw ``theta`` from the posterior; each group scores its reward at the draw.
 
     References
     ----------
     W. R. Thompson, "On the likelihood that one unknown probability exceeds
     another in view of the evidence of two samples", Biometrika, 1933.
+
+    Examples
+    --------
+    >>> from skassess import ActiveAssessor
+    >>> from skassess.samplers import ThompsonSampling
+    >>> ActiveAssessor(strategy=ThompsonSampling(), task="least_accurate")
+    ActiveAssessor(strategy=ThompsonSampling(), task='least_accurate')
     """
 
-    name = "thompson"
+    _parameter_constraints = {}
 
-    def choose(self, task, state, remaining, rng):
-        theta = state.draw(rng)
-        return argmax_random_ties(task.reward(state, theta), self.available(task, remaining), rng)
+    def utilities(self, task, state, remaining, rng):
+        return task.reward(state, state.draw(rng))

@@ -1,16 +1,26 @@
 """Bayesian UCB (Kaufmann et al. 2012): an upper posterior quantile of the reward."""
 
+from numbers import Integral, Real
+
 import numpy as np
+from sklearn.utils._param_validation import Interval
 
-from ._base import Strategy, argmax_random_ties
+from ._base import GroupStrategy
 
 
-class BayesianUCB(Strategy):
+class BayesianUCB(GroupStrategy):
     """Label the arm whose reward has the highest ``quantile`` under the posterior.
 
     The quantile of the reward is estimated from ``n_draws`` posterior draws,
     which works for every task's reward (for the identification tasks it is
     the quantile of the rate itself).
+
+    Parameters
+    ----------
+    quantile : float, default=0.975
+        Posterior quantile of the reward, in (0, 1).
+    n_draws : int, default=100
+        Draws that estimate it.
 
     References
     ----------
@@ -18,15 +28,17 @@ class BayesianUCB(Strategy):
     for bandit problems", AISTATS 2012.
     """
 
-    name = "bayes_ucb"
+    _parameter_constraints = {
+        "quantile": [Interval(Real, 0, 1, closed="neither")],
+        "n_draws": [Interval(Integral, 1, None, closed="left")],
+    }
 
     def __init__(self, quantile=0.975, n_draws=100):
         self.quantile = quantile
         self.n_draws = n_draws
 
-    def choose(self, task, state, remaining, rng):
+    def utilities(self, task, state, remaining, rng):
         rewards = np.stack([task.reward(state, state.draw(rng)) for _ in range(self.n_draws)])
         # Arms a task never labels have reward -inf; keep them finite for np.quantile.
         rewards = np.maximum(rewards, -np.finfo(np.float64).max)
-        bound = np.quantile(rewards, self.quantile, axis=0)
-        return argmax_random_ties(bound, self.available(task, remaining), rng)
+        return np.quantile(rewards, self.quantile, axis=0)

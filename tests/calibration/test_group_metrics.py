@@ -30,7 +30,7 @@ def _rates(s, y, mask):
 def test_frequentist_is_the_labeled_rate():
     s, y, g = _data()
     y_obs = np.where(np.arange(len(y)) % 3 == 0, y, -1)
-    est = BayesianGroupMetrics("frequentist").fit(s, y_obs, groups=g)
+    est = BayesianGroupMetrics("frequentist").fit(s, y_obs, sensitive_features=g)
     lab = y_obs >= 0
     table = est.summary()
     for group in "ABC":
@@ -49,7 +49,7 @@ def test_beta_binomial_is_beta_one_one_on_the_labeled_rows():
     s, y, g = _data()
     y_obs = np.where(np.arange(len(y)) < 60, y, -1)
     est = BayesianGroupMetrics("beta-binomial", n_draws=40000, random_state=0).fit(
-        s, y_obs, groups=g)
+        s, y_obs, sensitive_features=g)
     lab = y_obs >= 0
     pred = s > 0.5
     for group in "ABC":
@@ -63,7 +63,7 @@ def test_beta_binomial_is_beta_one_one_on_the_labeled_rows():
 
 def test_bayesian_calibration_with_every_row_labeled_is_the_observed_value():
     s, y, g = _data(n=300)
-    est = BayesianGroupMetrics(random_state=0).fit(s, y, groups=g)
+    est = BayesianGroupMetrics(random_state=0).fit(s, y, sensitive_features=g)
     for metric in ("accuracy", "tpr", "fpr"):
         draws = est.sample(metric)
         for group in "ABC":
@@ -82,7 +82,7 @@ def test_bayesian_calibration_beats_the_labeled_rows_alone():
         y_obs[rows] = y[rows]
         for method in errors:
             est = BayesianGroupMetrics(method, metrics=("accuracy",), privileged="A",
-                                       random_state=seed).fit(s, y_obs, groups=g2)
+                                       random_state=seed).fit(s, y_obs, sensitive_features=g2)
             errors[method].append(abs(est.differences().iloc[0]["mean"] - true))
     assert np.mean(errors["bayesian-calibration"]) < np.mean(errors["beta-binomial"])
 
@@ -96,12 +96,12 @@ def test_ratio_metrics_per_draw_and_custom_metrics():
 
     cal = HierarchicalBetaCalibrator(random_state=3)
     est = BayesianGroupMetrics(metrics=("tpr", ("my_tpr", my_tpr)), calibrator=cal,
-                               n_draws=300).fit(s, y_obs, groups=g)
+                               n_draws=300).fit(s, y_obs, sensitive_features=g)
     pd.testing.assert_frame_equal(est.sample("tpr"), est.sample("my_tpr"))
     # Per draw: (labeled hits + sum of calibrated p over predicted-positive unlabeled rows)
     # / (labeled positives + sum of calibrated p over unlabeled rows).
     unl = y_obs < 0
-    p = est.calibrator_.sample(s[unl], groups=g[unl], n_draws=300)
+    p = est.calibrator_.sample(s[unl], group_by=g[unl], n_draws=300)
     m, lm = g[unl] == "B", (g == "B") & ~unl
     pred = (s > 0.5)
     num = (pred & (y == 1))[lm].sum() + p[:, m] @ pred[unl][m]
@@ -113,7 +113,7 @@ def test_privileged_against_the_rest_and_each_group():
     s, y, g = _data()
     y_obs = np.where(np.arange(len(y)) % 2 == 0, y, -1)
     est = BayesianGroupMetrics("beta-binomial", privileged="A", random_state=0).fit(
-        s, y_obs, groups=g)
+        s, y_obs, sensitive_features=g)
     assert list(est.groups_) == ["A", "B", "C", "rest"]
     assert est.comparisons_ == [("A", "rest"), ("A", "B"), ("A", "C")]
     assert est.n_labeled_["rest"] == est.n_labeled_["B"] + est.n_labeled_["C"]
@@ -127,7 +127,7 @@ def test_privileged_against_the_rest_and_each_group():
     comparison = est.compare("accuracy")
     assert isinstance(comparison, GroupComparison)
     assert (comparison.group_a, comparison.group_b) == ("A", "rest")
-    pairs = BayesianGroupMetrics("frequentist").fit(s, y_obs, groups=g).comparisons_
+    pairs = BayesianGroupMetrics("frequentist").fit(s, y_obs, sensitive_features=g).comparisons_
     assert pairs == [("A", "B"), ("A", "C"), ("B", "C")]
 
 
@@ -139,7 +139,7 @@ def test_difference_display_draws_the_comparison():
 
     s, y, g = _data()
     est = BayesianGroupMetrics("beta-binomial", privileged="A", random_state=0).fit(
-        s, y, groups=g)
+        s, y, sensitive_features=g)
     disp = DifferenceDisplay.from_comparison(est.compare("fpr", "A", "B"))
     assert disp.ax_.get_xlabel() == "A - B"
 
@@ -147,37 +147,40 @@ def test_difference_display_draws_the_comparison():
 @pytest.mark.parametrize(
     "params, match",
     [
-        ({"method": "bayes"}, "method must be one of"),
+        ({"method": "bayes"}, "The 'method' parameter of BayesianGroupMetrics"),
         ({"metrics": ("accuracy", "f1")}, "unknown metric 'f1'"),
         ({"metrics": ()}, "at least one metric"),
         ({"metrics": (3,)}, "a name or a \\(name, function\\) pair"),
         ({"privileged": "Z"}, "privileged='Z' is not a group"),
-        ({"threshold": 1.5}, "threshold must be a number in \\(0, 1\\)"),
-        ({"rope": -1}, "rope must be a number >= 0"),
-        ({"n_draws": 0}, "n_draws must be a positive integer"),
-        ({"unlabeled": "mean"}, "unlabeled must be 'expected' or 'sampled'"),
-        ({"calibrator": "beta"}, "calibrator must be a HierarchicalBetaCalibrator"),
+        ({"threshold": 1.5}, "The 'threshold' parameter"),
+        ({"rope": -1}, "The 'rope' parameter"),
+        ({"n_draws": 0}, "The 'n_draws' parameter"),
+        ({"unlabeled": "mean"}, "The 'unlabeled' parameter"),
+        ({"calibrator": "beta"}, "The 'calibrator' parameter"),
+        ({"metrics": 3}, "The 'metrics' parameter"),
     ],
 )
 def test_bad_parameters(params, match):
     s, y, g = _data(n=50)
     with pytest.raises(ValueError, match=match):
         BayesianGroupMetrics("frequentist" if "method" not in params else params.pop("method"),
-                             **params).fit(s, y, groups=g)
+                             **params).fit(s, y, sensitive_features=g)
 
 
 def test_bad_input():
     s, y, g = _data(n=50)
     est = BayesianGroupMetrics("frequentist")
     with pytest.raises(ValueError, match="binary scores P\\(y = 1\\)"):
-        est.fit(np.full((50, 3), 1 / 3), y, groups=g)
-    with pytest.raises(ValueError, match="groups has 49 entries, but X has 50 rows"):
-        est.fit(s, y, groups=g[:49])
+        est.fit(np.full((50, 3), 1 / 3), y, sensitive_features=g)
+    with pytest.raises(ValueError, match="sensitive_features has 49 entries, but X has 50 rows"):
+        est.fit(s, y, sensitive_features=g[:49])
     with pytest.raises(ValueError, match="must lie in \\[0, 1\\]"):
-        est.fit(s + 1, y, groups=g)
+        est.fit(s + 1, y, sensitive_features=g)
     with pytest.raises(ValueError, match="NaN"):
-        est.fit(np.where(np.arange(50) == 3, np.nan, s), y, groups=g)
-    est.fit(s, y, groups=g)
+        est.fit(np.where(np.arange(50) == 3, np.nan, s), y, sensitive_features=g)
+    with pytest.raises(ValueError, match="sensitive_features is required"):
+        est.fit(s, y)
+    est.fit(s, y, sensitive_features=g)
     with pytest.raises(ValueError, match="metric='ppv' was not fitted"):
         est.sample("ppv")
 
@@ -188,7 +191,7 @@ def test_sampled_unlabeled_outcomes_widen_the_posterior():
     fits = {
         how: BayesianGroupMetrics(metrics=("accuracy",), unlabeled=how, random_state=0,
                                   calibrator=HierarchicalBetaCalibrator(random_state=1))
-        .fit(s, y_obs, groups=g).sample("accuracy")
+        .fit(s, y_obs, sensitive_features=g).sample("accuracy")
         for how in ("expected", "sampled")
     }
     np.testing.assert_allclose(fits["sampled"].mean(), fits["expected"].mean(), atol=0.01)

@@ -1,14 +1,12 @@
 """HierarchicalBetaCalibrator: recovery, diagnostics, transform contract, bad input."""
 
-import pickle
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy.special import expit
 
-from skassess import BayesianAccuracy, BayesianConfusionMatrix
-from skassess._validation import CalibratedScores
+from skassess import BayesianAccuracy
 from skassess.calibration import HierarchicalBetaCalibrator
 from skassess.exceptions import ConvergenceWarning, SkassessWarning
 
@@ -30,7 +28,7 @@ def _simulate(n_per_group=600, seed=0):
 @pytest.fixture(scope="module")
 def fitted():
     s, y, g = _simulate()
-    return HierarchicalBetaCalibrator(random_state=0).fit(s, y, groups=g), (s, y, g)
+    return HierarchicalBetaCalibrator(random_state=0).fit(s, y, group_by=g), (s, y, g)
 
 
 def test_recovers_known_parameters_within_credible_intervals(fitted):
@@ -54,15 +52,16 @@ def test_diagnostics_meet_the_defaults(fitted):
 
 def test_transform_and_sample_shapes(fitted):
     cal, (s, y, g) = fitted
-    p = cal.transform(s[:50], groups=g[:50])
-    assert isinstance(p, CalibratedScores) and p.shape == (50,)
-    np.testing.assert_array_equal(p.predicted, (s[:50] > 0.5).astype(int))
-    two = cal.transform(np.column_stack([1 - s[:50], s[:50]]), groups=g[:50])
-    np.testing.assert_allclose(two[:, 1], p)
-    np.testing.assert_allclose(two.sum(axis=1), 1.0)
-    draws = cal.sample(s[:50], groups=g[:50], n_draws=200)
+    out = cal.transform(s[:50], group_by=g[:50])
+    assert type(out) is np.ndarray and out.shape == (50, 1)
+    assert list(cal.get_feature_names_out()) == ["proba_1"]
+    p = out[:, 0]
+    with pytest.raises(ValueError, match="X has 2 features, but HierarchicalBetaCalibrator is "
+                       "expecting 1"):
+        cal.transform(np.column_stack([1 - s[:50], s[:50]]), group_by=g[:50])
+    draws = cal.sample(s[:50], group_by=g[:50], n_draws=200)
     assert draws.shape == (200, 50)
-    np.testing.assert_allclose(cal.sample(s[:50], groups=g[:50]).mean(axis=0), p)
+    np.testing.assert_allclose(cal.sample(s[:50], group_by=g[:50]).mean(axis=0), p)
     # Posterior-mean calibrated probabilities are close to the true map.
     a, b, c = TRUE["A"]
     truth = expit(c + a * np.log(s[:50]) - b * np.log1p(-s[:50]))
@@ -71,9 +70,9 @@ def test_transform_and_sample_shapes(fitted):
 
 def test_restricted_maps_are_the_stated_restrictions():
     s, y, g = _simulate(300)
-    llo = HierarchicalBetaCalibrator("llo", random_state=0).fit(s, y, groups=g)
+    llo = HierarchicalBetaCalibrator("llo", random_state=0).fit(s, y, group_by=g)
     np.testing.assert_array_equal(llo.draws_[..., 0], llo.draws_[..., 1])
-    temp = HierarchicalBetaCalibrator("temperature", random_state=0).fit(s, y, groups=g)
+    temp = HierarchicalBetaCalibrator("temperature", random_state=0).fit(s, y, group_by=g)
     np.testing.assert_array_equal(temp.draws_[..., 0], temp.draws_[..., 1])
     assert np.all(temp.draws_[..., 2] == 0)
     assert "c[A]" not in temp.rhat_.index and "b[A]" not in llo.rhat_.index
@@ -84,7 +83,7 @@ def test_a_group_without_labels_takes_the_population_level():
     s = np.concatenate([s, np.linspace(0.05, 0.95, 50)])
     g = np.concatenate([g, np.full(50, "C")])
     y = np.concatenate([y, np.full(50, -1)])
-    cal = HierarchicalBetaCalibrator(random_state=0).fit(s, y, groups=g)
+    cal = HierarchicalBetaCalibrator(random_state=0).fit(s, y, group_by=g)
     assert cal.n_labeled_.tolist() == [400, 400, 0]
     c_new = cal.draws_[:, 2, 2]
     mu_c = cal.hyper_draws_["mu_c"].to_numpy()
@@ -93,32 +92,49 @@ def test_a_group_without_labels_takes_the_population_level():
     assert c_new.std() > mu_c.std()
 
 
-def test_top_label_scores_keep_the_prediction_and_feed_an_informative_prior():
+def _top_label_data():
     rng = np.random.default_rng(1)
     X = rng.dirichlet(np.full(3, 0.4), size=600)
     pred = X.argmax(axis=1)
     correct = rng.uniform(size=600) < X.max(axis=1) ** 3  # over-confident
     y = np.where(correct, pred, (pred + 1) % 3)
     y_obs = np.where(np.arange(600) < 200, y, -1)
+    return X, pred, y_obs
+
+
+def test_top_label_output_is_explicit_and_the_prediction_travels_as_y_pred():
+    X, pred, y_obs = _top_label_data()
     cal = HierarchicalBetaCalibrator(random_state=0)
     Xt = cal.fit_transform(X, y_obs)
     assert cal.target_ == "top_label" and list(cal.groups_) == [0, 1, 2]
-    np.testing.assert_array_equal(Xt.predicted, pred)
+    assert type(Xt) is np.ndarray  # no hidden data: what np.asarray sees is all there is
+    assert list(cal.get_feature_names_out()) == ["proba_0", "proba_1", "proba_2"]
     np.testing.assert_allclose(Xt.sum(axis=1), 1.0)
     conf = Xt[np.arange(600), pred]
     assert conf.mean() < X.max(axis=1).mean() - 0.05  # the map lowers the confidence
-    est = BayesianAccuracy(prior="informative").fit(Xt, y_obs)
+    # The assessment judges the black box's predictions, passed explicitly.
+    est = BayesianAccuracy(prior="informative").fit(Xt, y_obs, y_pred=pred)
     expected = [conf[pred == k].mean() for k in range(3)]
     np.testing.assert_allclose(est.prior_.mean(), expected, rtol=1e-6)
-    with pytest.raises(ValueError, match="calibrated top-label confidences only"):
-        BayesianConfusionMatrix().fit(Xt, y_obs)
-    rows = Xt[[0, 5, 7]]
-    np.testing.assert_array_equal(rows.predicted, pred[[0, 5, 7]])
-    again = pickle.loads(pickle.dumps(Xt))
-    np.testing.assert_array_equal(again.predicted, pred)
+    raw = BayesianAccuracy(prior="informative").fit(X, y_obs)
+    np.testing.assert_array_equal(est.n_success_, raw.n_success_)
+    np.testing.assert_array_equal(est.n_rows_, raw.n_rows_)
+    # np.asarray changes nothing; y_pred (not the argmax) decides what is assessed.
+    again = BayesianAccuracy(prior="informative").fit(np.asarray(Xt), y_obs, y_pred=pred)
+    pd.testing.assert_frame_equal(again.summary(), est.summary())
 
 
-def test_pipeline_gives_the_calibrated_informative_prior():
+def test_set_output_pandas_names_the_columns():
+    X, pred, y_obs = _top_label_data()
+    cal = HierarchicalBetaCalibrator(n_burn=100, n_steps=100, target_ess=100, random_state=0)
+    frame = cal.set_output(transform="pandas").fit_transform(X, y_obs)
+    assert isinstance(frame, pd.DataFrame)
+    assert list(frame.columns) == ["proba_0", "proba_1", "proba_2"]
+    np.testing.assert_allclose(frame.to_numpy(), cal.set_output(transform="default").transform(X))
+
+
+def test_pipeline_routes_the_black_box_prediction():
+    import sklearn
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import FunctionTransformer
@@ -128,33 +144,36 @@ def test_pipeline_gives_the_calibrated_informative_prior():
     target = (features[:, 0] + rng.normal(scale=1.5, size=800) > 0).astype(int)
     model = LogisticRegression(C=100).fit(features[:400] * 5, target[:400])  # over-confident
     y = np.where(np.arange(800) < 500, -1, target)
-    pipe = make_pipeline(
-        FunctionTransformer(model.predict_proba),
-        HierarchicalBetaCalibrator(random_state=0),
-        BayesianAccuracy(prior="informative"),
-    ).fit(features, y)
+    with sklearn.config_context(enable_metadata_routing=True):
+        cal = HierarchicalBetaCalibrator(random_state=0).set_fit_request(y_pred=True)
+        cal.set_transform_request(y_pred=True)
+        pipe = make_pipeline(
+            FunctionTransformer(model.predict_proba), cal,
+            BayesianAccuracy(prior="informative").set_fit_request(y_pred=True),
+        ).fit(features, y, y_pred=model.predict(features))
     est = pipe[-1]
     raw = BayesianAccuracy(prior="informative").fit(model.predict_proba(features), y)
     truth = np.mean(model.predict(features) == target)
     assert abs(est.overall_mean() - truth) <= abs(raw.overall_mean() - truth) + 0.01
-    np.testing.assert_array_equal(est.n_rows_, raw.n_rows_)  # same predicted classes
+    np.testing.assert_array_equal(est.n_rows_, raw.n_rows_)  # the black box's predictions
+    np.testing.assert_array_equal(est.n_success_, raw.n_success_)
 
 
 def test_warnings_for_one_class_and_for_no_labels():
     s = np.linspace(0.05, 0.95, 100)
     y = np.where(np.arange(100) < 20, 1, -1)
     with pytest.warns(SkassessWarning, match="weakly identified"):
-        HierarchicalBetaCalibrator(random_state=0).fit(s, y)
+        HierarchicalBetaCalibrator(classes=[0, 1], random_state=0).fit(s, y)
     with pytest.warns(SkassessWarning, match="prior predictive"):
         cal = HierarchicalBetaCalibrator(random_state=0).fit(s, np.full(100, -1))
-    assert cal.transform(s).shape == (100,)
+    assert cal.transform(s).shape == (100, 1)
 
 
 def test_convergence_warning_when_the_chains_are_too_short():
     s, y, g = _simulate(100)
     with pytest.warns(ConvergenceWarning, match="may not have converged"):
         HierarchicalBetaCalibrator(n_burn=0, n_steps=4, max_steps=4, n_walkers=16,
-                                   random_state=0).fit(s, y, groups=g)
+                                   random_state=0).fit(s, y, group_by=g)
 
 
 @pytest.mark.parametrize(
@@ -173,12 +192,12 @@ def test_bad_scores(X, match):
 @pytest.mark.parametrize(
     "params, match",
     [
-        ({"map": "platt"}, "map must be one of"),
-        ({"target": "multi"}, "target must be one of"),
-        ({"prior_scale": 0}, "prior_scale must be a number > 0"),
-        ({"n_steps": 0}, "n_steps must be an integer >= 1"),
-        ({"n_burn": -1}, "n_burn must be an integer >= 0"),
-        ({"n_chains": 1}, "n_chains must be an integer >= 2"),
+        ({"map": "platt"}, "The 'map' parameter of HierarchicalBetaCalibrator"),
+        ({"target": "multi"}, "The 'target' parameter of HierarchicalBetaCalibrator"),
+        ({"prior_scale": 0}, "The 'prior_scale' parameter of HierarchicalBetaCalibrator"),
+        ({"n_steps": 0}, "The 'n_steps' parameter of HierarchicalBetaCalibrator"),
+        ({"n_burn": -1}, "The 'n_burn' parameter of HierarchicalBetaCalibrator"),
+        ({"n_chains": 1}, "The 'n_chains' parameter of HierarchicalBetaCalibrator"),
         ({"target": "binary"}, "target='binary' needs P\\(y = 1\\)"),
     ],
 )
@@ -195,12 +214,12 @@ def test_missing_y():
 
 def test_bad_groups(fitted):
     cal, (s, y, g) = fitted
-    with pytest.raises(ValueError, match="groups has 3 entries, but X has 4 rows"):
-        HierarchicalBetaCalibrator().fit(s[:4], y[:4], groups=g[:3])
+    with pytest.raises(ValueError, match="group_by has 3 entries, but X has 4 rows"):
+        HierarchicalBetaCalibrator().fit(s[:4], y[:4], group_by=g[:3])
     with pytest.raises(ValueError, match="missing value at row 1"):
-        HierarchicalBetaCalibrator().fit(s[:3], y[:3], groups=pd.Series(["A", None, "B"]))
-    with pytest.raises(ValueError, match="not seen in fit: \\['Z'\\]"):
-        cal.transform(s[:2], groups=["A", "Z"])
+        HierarchicalBetaCalibrator().fit(s[:3], y[:3], group_by=pd.Series(["A", None, "B"]))
+    with pytest.raises(ValueError, match="group_by holds 'Z' at row 1, a group not seen in fit"):
+        cal.transform(s[:2], group_by=["A", "Z"])
 
 
 def test_grid_search_over_the_calibrator_in_a_pipeline():

@@ -6,8 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.special import expit, logit
 
-from skassess.calibration import EPS, beta_calibration
-from skassess.calibration._maps import check_eps, check_map
+from skassess.calibration import EPS, HierarchicalBetaCalibrator, beta_calibration
 
 scores = st.floats(EPS, 1 - EPS)
 positive = st.floats(0.05, 5.0)
@@ -44,11 +43,11 @@ def test_scores_are_clipped_to_eps():
 
 @pytest.mark.parametrize("bad", ["platt", None, 3])
 def test_unknown_map(bad):
-    with pytest.raises(ValueError, match="map must be one of"):
-        check_map(bad)
+    with pytest.raises(ValueError, match="The 'map' parameter of HierarchicalBetaCalibrator"):
+        HierarchicalBetaCalibrator(map=bad).fit([0.2, 0.8], [0, 1])
 
 
 @pytest.mark.parametrize("bad", [0, 0.5, -1e-3, "x"])
 def test_bad_eps(bad):
-    with pytest.raises(ValueError, match="eps must be a number in"):
-        check_eps(bad)
+    with pytest.raises(ValueError, match="The 'eps' parameter of HierarchicalBetaCalibrator"):
+        HierarchicalBetaCalibrator(eps=bad).fit([0.2, 0.8], [0, 1])

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from skassess._validation import check_scores
 from skassess.datasets import load_adult_scores, load_fashion_mnist_scores
+from skassess.utils import check_scores
 
 
 @pytest.mark.parametrize("attribute", ["race", "sex"])

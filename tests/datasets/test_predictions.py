@@ -22,7 +22,7 @@ def test_full_probability_format(tmp_path):
     np.testing.assert_allclose(data.confidence, [0.7, 0.5, 0.8])
 
 
-def test_top1_format_supports_accuracy_but_not_the_confusion_matrix(tmp_path):
+def test_top1_format_supports_accuracy_and_the_uniform_confusion_matrix(tmp_path):
     path = tmp_path / "top1.csv"
     path.write_text("Index,Correct,Predicted,Confidence\n0,cat,cat,0.9\n1,dog,cat,0.6\n"
                     "2,dog,dog,0.8\n3,bird,dog,0.5\n")
@@ -33,10 +33,10 @@ def test_top1_format_supports_accuracy_but_not_the_confusion_matrix(tmp_path):
     np.testing.assert_allclose(X.max(1), data.confidence)
     acc = BayesianAccuracy(prior=np.array([1e-9, 1e-9])).fit(X, data.target)
     assert np.isclose(acc.overall_mean(), 0.5)
-    with pytest.raises(ValueError, match="BayesianConfusionMatrix needs the full class prob"):
-        BayesianConfusionMatrix().fit(X, data.target)
-    with pytest.raises(ValueError, match="needs the full class probabilities"):
-        ActiveAssessor(BayesianConfusionMatrix()).fit(X)
+    # The labeled counts are the file's own: exact with a uniform prior.
+    cm = BayesianConfusionMatrix(prior="uniform").fit(X, data.target, y_pred=data.predicted)
+    np.testing.assert_array_equal(cm.counts_, [[0, 0, 0], [0, 1, 1], [1, 0, 1]])  # [pred, true]
+    ActiveAssessor(BayesianConfusionMatrix()).fit(X, y_pred=data.predicted)
 
 
 def test_top1_format_with_given_class_names(tmp_path):

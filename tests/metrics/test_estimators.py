@@ -39,7 +39,7 @@ ESTIMATORS = [
 
 
 def _fit_kwargs(est, groups):
-    return {"groups": groups} if getattr(est, "grouping", None) == "external" else {}
+    return {"group_by": groups} if getattr(est, "grouping", None) == "external" else {}
 
 
 def _state(est):
@@ -73,7 +73,7 @@ def test_no_labels_posterior_is_prior(est):
 def test_group_without_labels_keeps_prior_and_shows_zero():
     scores, y, _, groups = make_data()
     y = np.where(groups == "d", -1, y)
-    est = BayesianAccuracy(grouping="external", prior="informative").fit(scores, y, groups=groups)
+    est = BayesianAccuracy(grouping="external", prior="informative").fit(scores, y, group_by=groups)
     row = est.summary().loc["d"]
     assert row["n_labeled"] == 0
     assert row["mean"] == pytest.approx(row["prior_mean"])
@@ -139,7 +139,7 @@ def test_binary_rates_known_answer_and_overall(metric, cond, outcome):
     y = (rng.uniform(size=20000) < p1 ** 1.5).astype(int)
     groups = rng.choice(["u", "v"], size=20000, p=[0.3, 0.7])
     est = BayesianAccuracy(metric=metric, grouping="external", random_state=0).fit(
-        p1, y, groups=groups
+        p1, y, group_by=groups
     )
     pred = (p1 > 0.5).astype(int)
     for g in ("u", "v"):
@@ -192,7 +192,7 @@ def test_sample_weight_counts_as_repetition():
 def test_equal_mass_bins_hold_equal_shares():
     rng = np.random.default_rng(0)
     p = rng.beta(5, 1, size=10000)
-    est = BayesianCalibrationError(n_bins=5, binning="equal_mass").fit(p, None)
+    est = BayesianCalibrationError(n_bins=5, strategy="quantile").fit(p, None)
     np.testing.assert_allclose(est.group_weights_, 0.2, atol=0.001)
 
 
@@ -241,7 +241,7 @@ def test_confusion_matrix_normalizations():
     by_true = est.confusion_matrix_samples(500, "true")
     np.testing.assert_allclose(by_true.sum(axis=2), 1.0)
     assert est.overall_mean() == pytest.approx(np.trace(joint))
-    np.testing.assert_allclose(est.predict(scores).sum(axis=1), 1.0)
+    np.testing.assert_allclose(est.predict_proba(scores).sum(axis=1), 1.0)
     with pytest.raises(ValueError, match="normalize must be one of"):
         est.confusion_matrix("rows")
 
@@ -262,9 +262,9 @@ def test_equal_width_bins_match_searchsorted_at_edges():
     c = np.clip(c, 0, 1)
     scores = np.c_[c, 1 - c]
     conf = scores.max(axis=1)
-    grouping = ScoreBinGrouping(10, "equal_width").fit(scores)
+    grouping = ScoreBinGrouping(10, "uniform").fit(conf)
     expected = np.searchsorted(edges[1:-1], conf, side="right")
-    np.testing.assert_array_equal(grouping.transform(scores, confidence=conf), expected)
+    np.testing.assert_array_equal(grouping.bins(conf), expected)
 
 
 def test_equal_mass_ties_warn():
@@ -272,5 +272,5 @@ def test_equal_mass_ties_warn():
 
     p = np.r_[np.full(900, 0.99), np.linspace(0.5, 0.9, 100)]
     with pytest.warns(SkassessWarning, match="tied confidences"):
-        est = BayesianCalibrationError(n_bins=10, binning="equal_mass").fit(p, None)
+        est = BayesianCalibrationError(n_bins=10, strategy="quantile").fit(p, None)
     assert len(est.bin_edges_) < 11

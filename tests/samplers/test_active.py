@@ -14,6 +14,7 @@ from skassess import (
     BayesianMisclassificationCost,
 )
 from skassess.exceptions import SkassessWarning
+from skassess.samplers import EpsilonGreedy
 
 
 def _pool(n=600, K=3, seed=0):
@@ -79,7 +80,7 @@ def test_same_label_twice_is_a_no_op_and_a_different_label_an_error():
      ([1.5], [0], "indices must be a 1-D array of integers"),
      ([1, 2], [0], "labels must be one label per index"),
      ([1], [3], "labels must hold class indices 0..2"),
-     ([1], [-1], "not -1")],
+     ([1], [-1], r"row 0 is -1")],
 )
 def test_tell_rejects_bad_input(indices, labels, match):
     X, _ = _pool()
@@ -101,22 +102,22 @@ def test_oracle_must_return_one_label_per_index():
 def test_oracle_labels_outside_the_classes_are_rejected():
     X, y = _pool()
     a = ActiveAssessor(random_state=0).fit(X)
-    with pytest.raises(ValueError, match="labels must hold class indices 0..2 or -1"):
+    with pytest.raises(ValueError, match=r"labels must hold class indices 0..2 or nothing.*row 0"):
         a.run(lambda idx: np.full(len(idx), 7), budget=2, progress=False)
 
 
 @pytest.mark.parametrize(
     "params, match",
-    [(dict(strategy="greedy"), "strategy must be one of"),
-     (dict(task="fastest"), "task must be one of"),
+    [(dict(strategy="greedy"), "The 'strategy' parameter of ActiveAssessor must be"),
+     (dict(task="fastest"), "The 'task' parameter of ActiveAssessor must be"),
      (dict(strategy="multiple_play", top_m=4), "top_m must be an integer from 1 to the number"
       " of groups \\(3\\)"),
      (dict(task="compare", compare=(0, 9)), "names the group 9, which does not exist"),
      (dict(task="compare", compare=(1, 1)), "two different groups"),
      (dict(task="compare"), "needs compare="),
-     (dict(task="compare", compare=(0, 1), rope=-1), "rope must be"),
-     (dict(strategy="epsilon_greedy", epsilon=2), "epsilon must be"),
-     (dict(stop_confidence=0), "stop_confidence must be")],
+     (dict(task="compare", compare=(0, 1), rope=-1), "The 'rope' parameter"),
+     (dict(strategy=EpsilonGreedy(epsilon=2)), "The 'epsilon' parameter of EpsilonGreedy"),
+     (dict(stop_confidence=0), "The 'stop_confidence' parameter")],
 )
 def test_bad_parameters(params, match):
     X, _ = _pool()
@@ -191,7 +192,7 @@ def test_string_labels_and_external_groups():
     groups = np.where(np.arange(len(y)) % 3 == 0, "a", "b")
     est = BayesianAccuracy(grouping="external", classes=["no", "yes"], prior="informative")
     a = ActiveAssessor(est, task="compare", compare=("a", "b"), random_state=0)
-    a.fit(X, groups=groups).run(list(names), budget=25, progress=False)
+    a.fit(X, group_by=groups).run(list(names), budget=25, progress=False)
     assert set(a.history_["label"]) <= {"no", "yes"}
     assert isinstance(a.summary(), pd.DataFrame)
     probs = a.comparison_probabilities()
@@ -286,7 +287,7 @@ def test_calibrated_prior_needs_a_per_group_accuracy_estimator():
 
     X, _ = _pool()
     a = ActiveAssessor(BayesianConfusionMatrix(), prior_update=CalibratedPrior())
-    with pytest.raises(ValueError, match="CalibratedPrior needs a per-group accuracy"):
+    with pytest.raises(ValueError, match="prior_update needs a per-group accuracy"):
         a.fit(X)
-    with pytest.raises(ValueError, match="strength must be 'auto' or a number > 0"):
+    with pytest.raises(ValueError, match="The 'strength' parameter of CalibratedPrior"):
         ActiveAssessor(prior_update=CalibratedPrior(strength=-1)).fit(X)

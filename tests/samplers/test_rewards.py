@@ -4,9 +4,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skassess.samplers import comparison_probabilities
+from skassess.metrics import BetaPosterior, DirichletPosterior, rope_probabilities
 from skassess.samplers._rewards import CompareTwo, EstimateConfusion, EstimateRates
-from skassess.samplers._state import BetaState, DirichletState
 
 pos = st.floats(0.1, 50.0)
 
@@ -18,7 +17,7 @@ def _beta_var(a, b):
 @settings(max_examples=50, deadline=None)
 @given(pos, pos, st.floats(0.0, 1.0), st.floats(0.01, 1.0))
 def test_estimate_reward_is_the_expected_variance_drop(a, b, theta, weight):
-    state = BetaState(np.array([a]), np.array([b]), 1)
+    state = BetaPosterior([[a]], [[b]])
     reward = EstimateRates(np.array([weight])).reward(state, np.array([[theta]]))[0, 0]
     expected = weight * (_beta_var(a, b) - theta * _beta_var(a + 1, b)
                          - (1 - theta) * _beta_var(a, b + 1))
@@ -37,26 +36,33 @@ def test_confusion_reward_is_the_expected_summed_variance_drop(alpha, weight):
 
     expected = weight * (total_var(alpha) - sum(
         theta[j] * total_var(alpha + np.eye(3)[j]) for j in range(3)))
-    state = DirichletState(alpha[None], 1)
+    state = DirichletPosterior(alpha[None, None])
     reward = EstimateConfusion(np.array([weight])).reward(state, theta[None, None])[0, 0]
     assert np.isclose(reward, expected, rtol=1e-9, atol=1e-15)
 
 
 def test_compare_reward_is_a_probability_for_the_pair_only():
-    state = BetaState(np.array([30.0, 20.0, 5.0]), np.array([10.0, 20.0, 5.0]), 4)
+    state = BetaPosterior(np.tile([30.0, 20.0, 5.0], (4, 1)), np.tile([10.0, 20.0, 5.0], (4, 1)))
     reward = CompareTwo(3, 0, 1, 0.05).reward(state, np.full((4, 3), 0.6))
     assert np.all(np.isneginf(reward[:, 2]))
     assert np.all((reward[:, :2] > 0) & (reward[:, :2] <= 1))
 
 
-def test_comparison_probabilities_match_monte_carlo():
+def test_rope_quadrature_and_draws_match_monte_carlo():
     rng = np.random.default_rng(0)
     cases = [((30, 10), (20, 20), 0.05), ((900, 30), (850, 60), 0.02),
              ((2, 3), (200, 100), 0.1), ((5000, 150), (5100, 140), 0.05)]
     for pa, pb, rope in cases:
-        probs = comparison_probabilities([pa], [pb], rope)[0]
+        probs = rope_probabilities((BetaPosterior(*pa), BetaPosterior(*pb)), rope)[0]
         delta = rng.beta(*pa, size=400_000) - rng.beta(*pb, size=400_000)
         mc = [(delta < -rope).mean(), (np.abs(delta) <= rope).mean(), (delta > rope).mean()]
         # Monte Carlo standard error <= 0.0008; the quadrature is far finer.
         np.testing.assert_allclose(probs, mc, atol=0.004)
+        # Draws go through the same function and the same boundary convention.
+        np.testing.assert_allclose(rope_probabilities(delta, rope), mc)
         assert np.isclose(probs.sum(), 1.0)
+        # The normal approximation of the look-ahead reward is close for many labels.
+        if sum(pa) > 100 and sum(pb) > 100:
+            normal = rope_probabilities((BetaPosterior(*pa), BetaPosterior(*pb)), rope,
+                                        method="normal")[0]
+            np.testing.assert_allclose(normal, mc, atol=0.02)

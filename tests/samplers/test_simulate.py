@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 
 from skassess import BayesianAccuracy, BayesianConfusionMatrix
+from skassess.calibration import fit_llo
 from skassess.datasets import load_fashion_mnist_scores
 from skassess.samplers import CalibratedPrior, simulate
-from skassess.samplers._calibrated_prior import eb_strength, fit_llo
+from skassess.samplers._calibrated_prior import eb_strength
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +107,7 @@ def test_fit_llo_recovers_known_parameters():
     x = rng.normal(0, 2, size=(200, 4000))
     a, b = 0.6, -0.4
     z = (rng.random(x.shape) < 1 / (1 + np.exp(-(a * x + b)))).astype(float)
-    slope, intercept = fit_llo(x, z, scale=10.0)
+    slope, intercept = fit_llo(x, z, intercept_scale=10.0, slope_scale=10.0)
     # The sampling sd of the slope is about 0.02: 95 % of fits within 2 sd.
     assert np.mean(np.abs(slope - a) < 2 * slope.std()) > 0.9
     assert abs(slope.mean() - a) < 0.01 and abs(intercept.mean() - b) < 0.01

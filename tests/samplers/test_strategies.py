@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from skassess.metrics import BetaPosterior
 from skassess.samplers import (
     BayesianUCB,
     EpsilonGreedy,
@@ -11,14 +12,15 @@ from skassess.samplers import (
     ThompsonSampling,
     TopTwoThompsonSampling,
 )
+from skassess.samplers._base import pick_arms
 from skassess.samplers._rewards import CompareTwo, EstimateRates, ExtremeRate
-from skassess.samplers._state import BetaState
 
 N_RUNS = 2000
 
 
 def _state(a, b):
-    return BetaState(np.asarray(a, float), np.asarray(b, float), N_RUNS)
+    return BetaPosterior(np.tile(np.asarray(a, float), (N_RUNS, 1)),
+                         np.tile(np.asarray(b, float), (N_RUNS, 1)))
 
 
 def _freq(arms, n_arms):
@@ -76,14 +78,14 @@ def test_epsilon_greedy_explores_at_rate_epsilon():
     state = _state([5, 90, 90, 90], [95, 10, 10, 10])
     arms = EpsilonGreedy(0.2).choose(ExtremeRate(4, highest=False), state,
                                      np.full((N_RUNS, 4), 5), np.random.default_rng(0))
-    # Greedy picks arm 0; exploration spreads 0.2 over 4 arms.
+    # Greedy picks arm 0; exploration (a random item) spreads 0.2 over 4 equal arms.
     assert abs(_freq(arms, 4)[0] - 0.85) < 0.03
     assert abs(_freq(arms, 4)[1] - 0.05) < 0.02
 
 
 def test_bayes_ucb_prefers_the_uncertain_arm_for_the_minimum():
     # Same mean 0.5; arm 1 is far less certain, so its 2.5 % quantile is lower.
-    state = BetaState(np.array([500.0, 2.0]), np.array([500.0, 2.0]), 5)
+    state = BetaPosterior(np.tile([500.0, 2.0], (5, 1)), np.tile([500.0, 2.0], (5, 1)))
     arms = BayesianUCB().choose(ExtremeRate(2, highest=False), state, np.full((5, 2), 5),
                                 np.random.default_rng(0))
     assert np.all(arms == 1)
@@ -115,3 +117,25 @@ def test_estimation_reward_prefers_the_uncertain_heavy_group(seed):
     arms = ThompsonSampling().choose(task, state, np.full((N_RUNS, 2), 5),
                                      np.random.default_rng(seed))
     assert _freq(arms, 2)[1] > 0.95
+
+
+def test_ties_between_arms_go_to_a_random_item():
+    """Equal utilities: the arm of a uniformly random item, i.e. by remaining items."""
+    remaining = np.tile([10, 30, 0, 60], (20000, 1))
+    utilities = np.tile([1.0, 1.0, 1.0, 0.0], (20000, 1))
+    freq = _freq(pick_arms(utilities, remaining, np.random.default_rng(0)), 4)
+    assert freq[2] == 0 and freq[3] == 0  # exhausted, and not among the best
+    assert abs(freq[1] - 0.75) < 0.01  # 30 / 40 items; 4 standard errors
+
+
+@pytest.mark.parametrize("strategy", [
+    TopTwoThompsonSampling(beta=2.0), TopTwoThompsonSampling(max_resample=0),
+    EpsilonGreedy(epsilon=-0.1), BayesianUCB(quantile=1.0), BayesianUCB(n_draws=0),
+    MultiplePlayThompsonSampling(m=0),
+])
+def test_strategy_parameters_are_validated(strategy):
+    from skassess import ActiveAssessor
+
+    scores = np.tile([[0.9, 0.1], [0.2, 0.8]], (5, 1))
+    with pytest.raises(ValueError, match="parameter of"):
+        ActiveAssessor(strategy=strategy).fit(scores)

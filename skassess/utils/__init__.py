@@ -1,0 +1,43 @@
+"""Input checks shared by every skassess estimator, and the parameter-validation decorator.
+
+These are the only functions that check scores, labels, predictions, groups
+and weights; estimators and the command call them so that every bad input
+gets the same message.
+"""
+
+from ._groups import GroupEncoder, check_group_by
+from ._params import validated
+from ._validation import (
+    BLOCK,
+    EPS,
+    ROW_SUM_TOL,
+    as_scalar,
+    check_classes,
+    check_labels,
+    check_level,
+    check_n_draws,
+    check_predictions,
+    check_sample_weight,
+    check_scores,
+    top1,
+    validate_scores,
+)
+
+__all__ = [
+    "BLOCK",
+    "EPS",
+    "ROW_SUM_TOL",
+    "GroupEncoder",
+    "as_scalar",
+    "check_classes",
+    "check_group_by",
+    "check_labels",
+    "check_level",
+    "check_n_draws",
+    "check_predictions",
+    "check_sample_weight",
+    "check_scores",
+    "top1",
+    "validate_scores",
+    "validated",
+]
