@@ -15,6 +15,12 @@ The transformer ``HierarchicalBetaCalibrator`` goes through the same two runs;
 behind the black box it calibrates the LogisticRegression's top-label
 confidence. Its MCMC runs with shorter chains than the default (it still
 extends them until R-hat <= 1.01 and ESS >= 100, so no ConvergenceWarning).
+
+``ActiveAssessor``, ``CalibratedPrior`` and ``BayesianGroupMetrics`` (its
+sensitive feature derived from the first feature, its scores from a binary
+LogisticRegression) go through both runs too, and the harness has
+``partial_fit`` for the estimators that have it, so scikit-learn's
+``partial_fit`` checks run.
 """
 
 import warnings
@@ -23,16 +29,19 @@ import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, TransformerMixin, clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skassess import (
+    ActiveAssessor,
     BayesianAccuracy,
     BayesianCalibrationError,
     BayesianConfusionMatrix,
     BayesianMisclassificationCost,
 )
-from skassess.calibration import HierarchicalBetaCalibrator
+from skassess.calibration import BayesianGroupMetrics, HierarchicalBetaCalibrator
 from skassess.exceptions import SkassessWarning
+from skassess.samplers import CalibratedPrior
 
 CALIBRATOR = HierarchicalBetaCalibrator(n_burn=100, n_steps=100, target_ess=100, n_draws=200,
                                         random_state=0)
@@ -44,6 +53,9 @@ ESTIMATORS = [
     BayesianConfusionMatrix(prior="informative"),
     BayesianMisclassificationCost(),
     CALIBRATOR,
+    ActiveAssessor(BayesianAccuracy(), random_state=0),
+    CalibratedPrior(),
+    BayesianGroupMetrics("beta-binomial", n_draws=200, random_state=0),
 ]
 
 NOT_SCORES = (
@@ -88,7 +100,18 @@ BARE_EXPECTED_FAILURES = {
 }
 
 
+NEEDS_SENSITIVE_FEATURES = (
+    "fit needs sensitive_features (the group of each row) and binary scores, which the "
+    "check does not give"
+)
+
+
 def _bare_expected_failures(estimator):
+    if isinstance(estimator, BayesianGroupMetrics):
+        return {**BARE_EXPECTED_FAILURES, **{
+            name: NEEDS_SENSITIVE_FEATURES for name in [
+                "check_fit2d_predict1d", "check_n_features_in", "check_fit_check_is_fitted",
+            ]}}
     return BARE_EXPECTED_FAILURES
 
 
@@ -97,30 +120,80 @@ def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 
 
+def _has(method):
+    return lambda self: hasattr(self.estimator, method)
+
+
 class _BehindBlackBox(MetaEstimatorMixin, BaseEstimator):
     """Test harness: a LogisticRegression is the black box, ``estimator`` assesses it."""
 
     def __init__(self, estimator):
         self.estimator = estimator
 
+    def _fitted_estimator(self):
+        est = clone(self.estimator)
+        if isinstance(est, ActiveAssessor):
+            return est.set_params(estimator__classes=self.model_.classes_)
+        if isinstance(est, BayesianGroupMetrics):
+            return est
+        return est.set_params(classes=self.model_.classes_)
+
+    def _fit_args(self, X, y, sample_weight):
+        scores = self.model_.predict_proba(X)
+        kwargs = {}
+        if isinstance(self.estimator, BayesianGroupMetrics):
+            # Binary: the first class against the rest; the sensitive feature is the
+            # sign of the first feature.
+            scores = scores[:, :1].sum(axis=1)
+            y = (y == self.model_.classes_[0]).astype(int)
+            kwargs["sensitive_features"] = np.where(X[:, 0] > 0, "a", "b")
+        elif sample_weight is not None:
+            kwargs["sample_weight"] = sample_weight
+        return scores, y, kwargs
+
     def fit(self, X, y, sample_weight=None):
         X, y = validate_data(self, X, y)
         self.model_ = LogisticRegression().fit(X, y, sample_weight=sample_weight)
-        self.estimator_ = clone(self.estimator).set_params(classes=self.model_.classes_)
-        self.estimator_.fit(self.model_.predict_proba(X), y, sample_weight=sample_weight)
+        self.estimator_ = self._fitted_estimator()
+        scores, y, kwargs = self._fit_args(X, y, sample_weight)
+        self.estimator_.fit(scores, y, **kwargs)
+        return self
+
+    @available_if(_has("partial_fit"))
+    def partial_fit(self, X, y, sample_weight=None):
+        first = not hasattr(self, "model_")
+        X, y = validate_data(self, X, y, reset=first)
+        if first:
+            self.model_ = LogisticRegression().fit(X, y, sample_weight=sample_weight)
+            self.estimator_ = self._fitted_estimator()
+        scores, y, kwargs = self._fit_args(X, y, sample_weight)
+        self.estimator_.partial_fit(scores, y, **kwargs)
         return self
 
     def _scores(self, X):
         check_is_fitted(self)
         return self.model_.predict_proba(validate_data(self, X, reset=False))
 
+    @available_if(_has("predict"))
     def predict(self, X):
-        scores = self._scores(X)
+        scores = self._scores(X)  # NotFittedError before the attribute lookup
         return self.estimator_.predict(scores)
 
+    @available_if(_has("score"))
     def score(self, X, y):
         scores = self._scores(X)
         return self.estimator_.score(scores, y)
+
+
+class _UnweightedBehindBlackBox(_BehindBlackBox):
+    """The harness for estimators whose fit takes no sample_weight."""
+
+    def fit(self, X, y):
+        return super().fit(X, y)
+
+    @available_if(_has("partial_fit"))
+    def partial_fit(self, X, y):
+        return super().partial_fit(X, y)
 
 
 class _TransformerBehindBlackBox(TransformerMixin, MetaEstimatorMixin, BaseEstimator):
@@ -150,6 +223,8 @@ class _TransformerBehindBlackBox(TransformerMixin, MetaEstimatorMixin, BaseEstim
 def _behind_black_box(estimator):
     if isinstance(estimator, TransformerMixin):
         return _TransformerBehindBlackBox(estimator)
+    if isinstance(estimator, ActiveAssessor | BayesianGroupMetrics):
+        return _UnweightedBehindBlackBox(estimator)
     return _BehindBlackBox(estimator)
 
 

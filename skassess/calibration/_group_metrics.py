@@ -212,15 +212,15 @@ default="bayesian-calibration"
         metrics = self._checked_metrics()
         if y is None:
             raise ValueError(
-                "BayesianGroupMetrics requires y; mark the rows without a label with "
-                "missing_label."
+                "BayesianGroupMetrics requires y to be passed, but the target y is None; "
+                "mark the rows without a label with missing_label."
             )
+        scores = check_scores(X)
         if sensitive_features is None:
             raise ValueError(
                 "sensitive_features is required: the group of each row, e.g. "
                 "fit(X, y, sensitive_features=data['sex'])."
             )
-        scores = check_scores(X)
         if scores.shape[1] != 2:
             raise ValueError(
                 f"X must hold binary scores P(y = 1) (1-D or two columns); got "
@@ -390,6 +390,13 @@ default="bayesian-calibration"
         if group_a is None and group_b is None:
             group_a, group_b = self.comparisons_[0]
         return compare_groups(draws, group_a, group_b, rope=self.rope if rope is None else rope)
+
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True
+        tags.target_tags.required = True
+        return tags
 
 
 __all__ = ["BayesianGroupMetrics", "GroupComparison"]

@@ -172,7 +172,7 @@ class CalibratedPrior(BaseEstimator):
             raise
         x = log_odds(conf)
         labeled = (codes >= 0) & (weight > 0)
-        center = float(np.median(x)) if n else 0.0
+        center = _weighted_median(x, weight)
         self.n_classes_ = K
         self.center_ = center
         self.n_labeled_ = int(labeled.sum())
@@ -273,6 +273,11 @@ class CalibratedPrior(BaseEstimator):
         strength = self._strength(mean, estimator.n_success_[None], estimator.n_labeled_[None])
         return np.column_stack([strength[0] * mean[0], strength[0] * (1 - mean[0])])
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True
+        return tags
+
     def _strength(self, mean, successes, trials):
         if self.strength == "auto":
             return eb_strength(mean, successes, trials, self._grid())
@@ -325,6 +330,19 @@ class CalibratedPrior(BaseEstimator):
         mean = np.clip(mean, 1e-12, 1 - 1e-12)
         strength = self._strength(mean, state.successes, state.trials)
         return state.with_prior(strength[:, None] * mean, strength[:, None] * (1 - mean))
+
+
+def _weighted_median(x, weight):
+    """The median of ``x`` with rows repeated ``weight`` times (np.median for unit weights)."""
+    if weight.sum() <= 0:
+        return 0.0
+    order = np.argsort(x, kind="stable")
+    xs, cw = x[order], np.cumsum(weight[order])
+    half = cw[-1] / 2.0
+    last = len(xs) - 1
+    lo = xs[min(np.searchsorted(cw, half, side="left"), last)]
+    hi = xs[min(np.searchsorted(cw, half, side="right"), last)]
+    return float((lo + hi) / 2.0)
 
 
 def eb_strength(mean, successes, trials, grid):

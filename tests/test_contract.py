@@ -1,0 +1,272 @@
+"""The package contract, one test per promise (see docs/conventions.rst)."""
+
+import inspect
+
+import numpy as np
+import pandas as pd
+import pytest
+import sklearn
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, GroupKFold
+
+from skassess import (
+    ActiveAssessor,
+    BayesianAccuracy,
+    BayesianCalibrationError,
+    BayesianConfusionMatrix,
+    BayesianMisclassificationCost,
+)
+from skassess.calibration import BayesianGroupMetrics, HierarchicalBetaCalibrator
+from skassess.datasets import load_adult_scores, load_fashion_mnist_scores
+from skassess.samplers import CalibratedPrior, QueryStrategy
+
+METRIC_ESTIMATORS = [
+    BayesianAccuracy(prior="informative", random_state=0),
+    BayesianAccuracy(grouping="score_bins", n_bins=5, random_state=0),
+    BayesianCalibrationError(n_bins=5, random_state=0),
+    BayesianConfusionMatrix(prior="informative", random_state=0),
+    BayesianMisclassificationCost(cost_matrix=[[0, 1, 4], [1, 0, 1], [2, 1, 0]],
+                                  random_state=0),
+]
+
+
+def _data(n=600, k=3, seed=0, frac=0.3):
+    rng = np.random.default_rng(seed)
+    scores = rng.dirichlet(np.full(k, 0.6), size=n)
+    truth = np.array([rng.choice(k, p=p) for p in scores])
+    y = np.where(rng.uniform(size=n) < frac, truth, -1)
+    return scores, y, truth
+
+
+# ------------------------------------------------------------------ signatures
+@pytest.mark.parametrize("cls", [BayesianAccuracy, BayesianCalibrationError,
+                                 BayesianConfusionMatrix, BayesianMisclassificationCost])
+def test_one_fit_signature(cls):
+    for method in ("fit", "partial_fit", "add_labels"):
+        params = inspect.signature(getattr(cls, method)).parameters
+        assert list(params)[:3] in (["self", "X", "y"],)
+        for name in ("group_by", "y_pred", "sample_weight"):
+            assert params[name].kind is inspect.Parameter.KEYWORD_ONLY, (method, name)
+    for method in ("predict", "predict_proba", "apply"):
+        params = inspect.signature(getattr(cls, method)).parameters
+        assert {"group_by", "y_pred"} <= set(params)
+    assert "sample_weight" in inspect.signature(cls.score).parameters
+
+
+def test_per_row_metadata_names_do_not_collide_with_cv_groups():
+    for cls in (BayesianAccuracy, BayesianCalibrationError, BayesianConfusionMatrix,
+                HierarchicalBetaCalibrator, ActiveAssessor, BayesianGroupMetrics,
+                CalibratedPrior):
+        assert "groups" not in inspect.signature(cls.fit).parameters, cls
+    assert "sensitive_features" in inspect.signature(BayesianGroupMetrics.fit).parameters
+
+
+def test_grid_search_over_priors_routes_group_by_apart_from_cv_groups():
+    data = load_adult_scores("race")
+    scores, target = data.scores["LR"].to_numpy(), data.target.to_numpy()
+    race = data.sensitive["race"].to_numpy()
+    y = np.full(len(target), -1)
+    rows = np.random.default_rng(0).choice(len(y), 600, replace=False)
+    y[rows] = target[rows]
+    folds = np.arange(len(y)) % 5  # scikit-learn's CV groups: the splitter's business
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = BayesianAccuracy(grouping="external", prior="informative")
+        est.set_fit_request(group_by=True).set_score_request(group_by=True)
+        search = GridSearchCV(est, {"prior_strength": [2, 20, 200]}, cv=GroupKFold(5))
+        search.fit(scores, y, group_by=race, groups=folds)
+    assert list(search.best_estimator_.groups_) == sorted(set(race))
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+    assert search.best_estimator_.n_samples_seen_ == len(y)
+
+
+# --------------------------------------------------------------- missing labels
+def test_missing_label_nan_and_strings():
+    scores, y, _ = _data()
+    ref = BayesianAccuracy().fit(scores, y)
+    as_nan = np.where(y < 0, np.nan, y.astype(float))
+    nan = BayesianAccuracy(missing_label=np.nan).fit(scores, as_nan)
+    pd.testing.assert_frame_equal(nan.summary(), ref.summary())
+    names = np.array(["a", "b", "c"], dtype=object)
+    as_str = np.where(y < 0, "?", names[np.maximum(y, 0)]).astype(object)
+    strings = BayesianAccuracy(classes=names, missing_label="?").fit(scores, as_str)
+    np.testing.assert_array_equal(strings.n_success_, ref.n_success_)
+    with pytest.raises(ValueError, match="pass missing_label=np.nan"):
+        BayesianAccuracy().fit(scores, as_nan)
+
+
+def test_plus_minus_one_labels_are_refused_not_dropped():
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=1000)
+    y = np.where(rng.uniform(size=1000) < p, 1, -1)  # {-1, +1} labels, every row labeled
+    with pytest.raises(ValueError, match=r"only the values -1 and 1.*classes=\[-1, 1\]"):
+        BayesianAccuracy().fit(p, y)
+    est = BayesianAccuracy(classes=[-1, 1], missing_label=np.nan).fit(p, y)
+    assert est.n_labeled_.sum() == 1000  # nothing became unlabeled
+    with pytest.raises(ValueError, match="missing_label=-1 is also one of classes"):
+        BayesianAccuracy(classes=[-1, 1]).fit(p, y)
+    # -1 as the marker with only positives labeled: said explicitly with classes=[0, 1].
+    few = np.where(np.arange(1000) < 10, 1, -1)
+    assert BayesianAccuracy(classes=[0, 1]).fit(p, few).n_labeled_.sum() == 10
+
+
+# ----------------------------------------------------------- parameter checks
+def test_parameters_are_validated_on_every_call():
+    scores, y, _ = _data()
+    est = BayesianAccuracy().fit(scores, y)
+    before = est.summary()
+    est.set_params(prior_strength=-5)
+    with pytest.raises(ValueError, match="The 'prior_strength' parameter of BayesianAccuracy"):
+        est.partial_fit(scores, y)
+    with pytest.raises(ValueError, match="The 'prior_strength' parameter"):
+        est.add_labels(scores[:2], y[:2])
+    est.set_params(prior_strength=2.0)
+    pd.testing.assert_frame_equal(est.summary(), before)  # nothing changed meanwhile
+    est.set_params(random_state="seed")
+    with pytest.raises(ValueError, match="The 'random_state' parameter"):
+        est.overall_samples(10)
+
+
+@pytest.mark.parametrize("metric", ["tpr", "fnr", "tnr", "fpr", "ppv", "npv", "precision"])
+@pytest.mark.parametrize("grouping", ["predicted_class", "class_bin"])
+def test_degenerate_metric_grouping_is_refused_with_the_grouping_to_use(metric, grouping):
+    p = np.random.default_rng(0).uniform(size=50)
+    with pytest.raises(ValueError, match="grouping='external'.*or grouping='score_bins'"):
+        BayesianAccuracy(metric=metric, grouping=grouping).fit(p, (p > 0.3).astype(int))
+
+
+def test_selection_rate_needs_no_labels():
+    p = np.random.default_rng(0).uniform(size=50)
+    with pytest.raises(ValueError, match="selection_rate' needs no labels"):
+        BayesianAccuracy(metric="selection_rate", grouping="score_bins").fit(p)
+
+
+def test_one_default_prior_strength():
+    defaults = {cls: inspect.signature(cls).parameters["prior_strength"].default
+                for cls in (BayesianAccuracy, BayesianCalibrationError,
+                            BayesianConfusionMatrix, BayesianMisclassificationCost)}
+    assert set(defaults.values()) == {2.0}
+    # With the informative prior the same labels give the same per-class accuracy.
+    data = load_fashion_mnist_scores()
+    y = np.full(len(data.target), -1)
+    rows = np.random.default_rng(0).choice(len(y), 20, replace=False)
+    y[rows] = data.target[rows]
+    acc = BayesianAccuracy(prior="informative").fit(data.scores, y)
+    cm = BayesianConfusionMatrix(prior="informative").fit(data.scores, y)
+    diag = cm.posterior_.marginal(np.arange(10))
+    # Equal up to the scores' row sums (float32 outputs: 1 within about 1e-7), which
+    # scale the Dirichlet prior's total.
+    np.testing.assert_allclose(diag.mean(), acc.posterior_.mean(), rtol=1e-6)
+    assert acc.overall_mean() == pytest.approx(cm.overall_mean(), rel=1e-6)
+
+
+# ------------------------------------------------- predict / predict_proba / score
+@pytest.mark.parametrize("est", METRIC_ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_predict_is_the_mean_of_the_per_group_metric(est):
+    scores, y, _ = _data()
+    fitted = clone(est).fit(scores, y)
+    group = fitted.apply(scores)
+    draws = fitted.groupwise_samples(40000).mean(axis=0)
+    np.testing.assert_allclose(fitted.predict(scores), draws[group], atol=0.01)
+
+
+@pytest.mark.parametrize("est", METRIC_ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_score_is_the_weighted_mean_log_predict_proba(est):
+    scores, y, truth = _data()
+    fitted = clone(est).fit(scores, y)
+    proba = fitted.predict_proba(scores)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    pred = scores.argmax(axis=1)
+    outcome = truth if proba.shape[1] == 3 else (pred == truth).astype(int)
+    logp = np.log(proba[np.arange(len(truth)), outcome])
+    w = np.random.default_rng(1).uniform(size=len(truth))
+    assert fitted.score(scores, truth) == pytest.approx(logp.mean())
+    assert fitted.score(scores, truth, sample_weight=w) == pytest.approx(np.average(logp,
+                                                                                 weights=w))
+
+
+def test_n_samples_seen_and_add_labels_protocol():
+    scores, y, _ = _data()
+    full = BayesianAccuracy(prior="informative").fit(scores, y)
+    unlabeled = BayesianAccuracy(prior="informative").fit(scores)
+    rows = np.flatnonzero(y >= 0)
+    unlabeled.add_labels(scores[rows], y[rows])
+    pd.testing.assert_frame_equal(unlabeled.summary(), full.summary())
+    assert full.n_samples_seen_ == len(y)
+    full.partial_fit(scores[:10])
+    assert full.n_samples_seen_ == len(y) + 10
+
+
+def test_the_prediction_travels_as_y_pred():
+    scores, y, _ = _data()
+    pred = scores.argmax(axis=1)
+    other = (pred + 1) % 3  # a black box that predicts something else from the same scores
+    a = BayesianAccuracy().fit(scores, y, y_pred=other)
+    manual = [(other[(other == k) & (y >= 0)] == y[(other == k) & (y >= 0)]).sum()
+              for k in range(3)]
+    np.testing.assert_array_equal(a.n_success_, manual)
+    np.testing.assert_array_equal(a.apply(scores, y_pred=other), other)
+
+
+# ------------------------------------------------------------------- displays
+def test_displays_follow_calibration_display():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from skassess.metrics import DifferenceDisplay, PosteriorDisplay, ReliabilityDisplay
+
+    scores, y, _ = _data()
+    for display in (ReliabilityDisplay, PosteriorDisplay, DifferenceDisplay):
+        plot = inspect.signature(display.plot).parameters
+        assert plot["ax"].kind is inspect.Parameter.KEYWORD_ONLY
+        assert plot["name"].kind is inspect.Parameter.KEYWORD_ONLY
+    disp = ReliabilityDisplay.from_predictions(y, scores, n_bins=4, strategy="quantile",
+                                               name="model")
+    assert disp.line_ is disp.errorbar_[0] and disp.ax_.figure is disp.figure_
+    with pytest.raises(TypeError):
+        disp.plot(disp.ax_)  # ax is keyword-only
+    post = PosteriorDisplay.from_predictions(y, scores)
+    assert post.line_ is post.errorbar_[0]
+
+
+# ------------------------------------------------------- active assessment
+class _LeastConfidentFirst(QueryStrategy):
+    """An item-level strategy: the unlabeled item with the lowest top-1 score."""
+
+    _parameter_constraints = {}
+
+    def item_utilities(self, context, rng):
+        return -context.scores.max(axis=1)
+
+
+def test_item_level_strategy_and_utilities():
+    scores, _, truth = _data()
+    a = ActiveAssessor(strategy=_LeastConfidentFirst(), random_state=0).fit(scores)
+    idx, u = a.query(3, return_utilities=True)
+    order = np.argsort(scores.max(axis=1))
+    np.testing.assert_array_equal(idx, order[:3])
+    assert u.shape == (3, len(truth)) and np.isnan(u[1, idx[0]])
+    a.tell(idx, truth[idx])
+    assert np.isnan(a.query(1, return_utilities=True)[1][0, idx]).all()
+
+
+def test_group_strategy_gives_items_their_groups_utility():
+    scores, _, truth = _data()
+    a = ActiveAssessor(task="least_accurate", random_state=0).fit(scores)
+    idx, u = a.query(1, return_utilities=True)
+    group = a.estimator_.apply(scores)
+    for g in range(3):
+        assert np.unique(u[0, group == g]).size == 1  # every item of a group: one score
+    assert u[0, idx[0]] == np.nanmax(u[0])
+
+
+def test_prior_update_mutates_no_hyperparameter():
+    data = load_fashion_mnist_scores()
+    base = BayesianAccuracy(prior="informative")
+    params = base.get_params()
+    a = ActiveAssessor(base, prior_update=CalibratedPrior(), random_state=0).fit(data.scores)
+    a.run(data.target, budget=30, progress=False)
+    assert base.get_params() == params and a.estimator.get_params() == params
+    learned = a.estimator_.get_params()["prior"]
+    assert learned.shape == (10, 2)  # a clone built with the learned prior, said in its params
+    np.testing.assert_allclose(a.estimator_.prior_.alpha, learned[:, 0])
