@@ -270,3 +270,18 @@ def test_prior_update_mutates_no_hyperparameter():
     learned = a.estimator_.get_params()["prior"]
     assert learned.shape == (10, 2)  # a clone built with the learned prior, said in its params
     np.testing.assert_allclose(a.estimator_.prior_.alpha, learned[:, 0])
+
+
+def test_warnings_point_at_the_caller():
+    from skassess.exceptions import SkassessWarning
+
+    p = np.r_[np.full(900, 0.99), np.linspace(0.5, 0.9, 100)]
+    for method in ("fit", "partial_fit"):
+        with pytest.warns(SkassessWarning, match="tied confidences") as record:
+            getattr(BayesianCalibrationError(n_bins=10, strategy="quantile"), method)(p)
+        assert record[0].filename == __file__, method
+    s = np.linspace(0.05, 0.95, 40)
+    with pytest.warns(SkassessWarning, match="prior predictive") as record:
+        HierarchicalBetaCalibrator(n_burn=50, n_steps=50, target_ess=50,
+                                   random_state=0).fit(s, np.full(40, -1))
+    assert record[0].filename == __file__

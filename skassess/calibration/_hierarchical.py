@@ -404,7 +404,7 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
                 "No labeled rows (every y is missing_label): the calibration maps follow "
                 "the prior (prior predictive).",
                 SkassessWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         elif t.min() == t.max():
             outcome = "y = 1" if self.target_ == "binary" else "correct"
@@ -412,7 +412,7 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
                 f"All {len(t)} labeled rows have the same outcome ({outcome}: {bool(t[0])}); "
                 "the calibration map is weakly identified and leans on the prior.",
                 SkassessWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         ls, l1s = log_features(s[labeled], self.eps)
         self._data = (codes[labeled], ls, l1s, t)

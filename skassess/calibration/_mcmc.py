@@ -138,5 +138,5 @@ def warn_convergence(rhat, ess, names, owner):
         f"{rhat[i]:.3f} and ESS {ess[i]:.0f} (wanted: R-hat <= {MAX_RHAT}, ESS >= "
         f"{MIN_ESS}). Increase n_steps or max_steps.",
         ConvergenceWarning,
-        stacklevel=3,
+        stacklevel=4,
     )

@@ -62,7 +62,7 @@ def _quantile_edges(confidence, n_bins):
             f"Quantile binning found tied confidences: {len(unique) - 1} bins instead "
             f"of n_bins={n_bins}.",
             SkassessWarning,
-            stacklevel=5,
+            stacklevel=7,  # warn < bins fit < _add_rows < _partial_fit < fit < validated < caller
         )
     return unique
 
