@@ -285,3 +285,15 @@ def test_warnings_point_at_the_caller():
         HierarchicalBetaCalibrator(n_burn=50, n_steps=50, target_ess=50,
                                    random_state=0).fit(s, np.full(40, -1))
     assert record[0].filename == __file__
+
+
+def test_a_dataframe_pool_keeps_its_column_names_through_tell():
+    import warnings
+
+    scores, _, truth = _data()
+    frame = pd.DataFrame(scores, columns=["cat", "dog", "eel"])
+    a = ActiveAssessor(random_state=0).fit(frame)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # e.g. "X does not have valid feature names"
+        a.run(truth, budget=5, progress=False)
+    assert a.n_labeled_ == 5 and list(a.estimator_.feature_names_in_) == ["cat", "dog", "eel"]

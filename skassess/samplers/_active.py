@@ -423,7 +423,8 @@ class ActiveAssessor(BaseEstimator):
         if len(rows) == 0:
             return self
         gb = None if self._group_by is None else _take(self._group_by, rows)
-        self.estimator_.add_labels(self._scores[rows], self._decoded(y_new), group_by=gb,
+        # The pool's own rows (a DataFrame keeps its column names for the estimator).
+        self.estimator_.add_labels(_take(self._X, rows), self._decoded(y_new), group_by=gb,
                                    y_pred=self._decoded(self._pred[rows]))
         self.labels_[rows] = y_new
         self._refit_prior()
