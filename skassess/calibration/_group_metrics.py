@@ -19,6 +19,7 @@ from ..utils import (
     check_labels,
     check_level,
     check_scores,
+    reset_fitted,
     validated,
 )
 from ._hierarchical import HierarchicalBetaCalibrator
@@ -207,8 +208,7 @@ default="bayesian-calibration"
         -------
         self : BayesianGroupMetrics
         """
-        for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")]:
-            delattr(self, attr)
+        reset_fitted(self)
         metrics = self._checked_metrics()
         if y is None:
             raise ValueError(

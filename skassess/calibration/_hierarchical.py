@@ -20,6 +20,7 @@ from ..utils import (
     check_labels,
     check_level,
     check_n_draws,
+    reset_fitted,
     validate_scores,
     validated,
 )
@@ -370,8 +371,7 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         -------
         self : HierarchicalBetaCalibrator
         """
-        for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")]:
-            delattr(self, attr)
+        reset_fitted(self)
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None; "
@@ -393,8 +393,7 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
                     f"{max(16, 4 * n_dim)}."
                 )
         except BaseException:
-            for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")]:
-                delattr(self, attr)
+            reset_fitted(self)
             raise
         labeled = y >= 0
         t = (y == 1) if self.target_ == "binary" else (y == pred)

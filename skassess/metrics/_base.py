@@ -29,6 +29,7 @@ from ..utils import (
     check_level,
     check_n_draws,
     check_sample_weight,
+    reset_fitted,
     validate_scores,
     validated,
 )
@@ -86,8 +87,7 @@ class _BaseAssessor(BaseEstimator):
         self : object
             The fitted estimator.
         """
-        for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")]:
-            delattr(self, attr)
+        reset_fitted(self)
         return self._partial_fit(X, y, group_by, y_pred, sample_weight)
 
     @validated
@@ -118,8 +118,7 @@ class _BaseAssessor(BaseEstimator):
             return self._add_rows(X, y, group_by, y_pred, sample_weight, first=True)
         except BaseException:
             # A first batch that fails leaves the estimator unfitted, not half-built.
-            for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")]:
-                delattr(self, attr)
+            reset_fitted(self)
             raise
 
     def _add_rows(self, X, y, group_by, y_pred, sample_weight, first):

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import SkassessWarning
 from ..metrics import BetaPosterior, rope_probabilities
-from ..utils import as_scalar, check_classes, check_labels, validated
+from ..utils import as_scalar, check_classes, check_labels, reset_fitted, validated
 from ._base import QueryContext, QueryStrategy, pick_arms
 from ._calibrated_prior import CalibratedPrior
 from ._rewards import TASKS
@@ -193,8 +193,7 @@ class ActiveAssessor(BaseEstimator):
         -------
         self : ActiveAssessor
         """
-        for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")]:
-            delattr(self, attr)
+        reset_fitted(self)
         strategy = make_strategy(self.strategy, top_m=self.top_m)
         base = default_estimator(self.task) if self.estimator is None else self.estimator
         estimator = clone(base).fit(X, y, group_by=group_by, y_pred=y_pred)

@@ -30,6 +30,7 @@ from ..utils import (
     check_classes,
     check_labels,
     check_sample_weight,
+    reset_fitted,
     validate_scores,
     validated,
 )
@@ -159,16 +160,14 @@ class CalibratedPrior(BaseEstimator):
         self : CalibratedPrior
         """
         self._grid()
-        for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")]:
-            delattr(self, attr)
+        reset_fitted(self)
         try:
             scores, pred, conf, classes = self._confidence(X, y_pred, reset=True)
             n, K = scores.shape
             codes = check_labels(y, n, K, classes, missing_label=self.missing_label)
             weight = check_sample_weight(sample_weight, n)
         except BaseException:
-            for attr in [a for a in vars(self) if a.endswith("_")]:
-                delattr(self, attr)
+            reset_fitted(self)
             raise
         x = log_odds(conf)
         labeled = (codes >= 0) & (weight > 0)

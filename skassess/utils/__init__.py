@@ -6,7 +6,7 @@ gets the same message.
 """
 
 from ._groups import GroupEncoder, check_group_by
-from ._params import validated
+from ._params import reset_fitted, validated
 from ._validation import (
     BLOCK,
     EPS,
@@ -37,6 +37,7 @@ __all__ = [
     "check_predictions",
     "check_sample_weight",
     "check_scores",
+    "reset_fitted",
     "top1",
     "validate_scores",
     "validated",

@@ -11,7 +11,7 @@ import functools
 
 from sklearn import get_config
 
-__all__ = ["validated"]
+__all__ = ["reset_fitted", "validated"]
 
 
 def validated(method):
@@ -29,3 +29,13 @@ def validated(method):
         return method(self, *args, **kwargs)
 
     return wrapper
+
+
+def reset_fitted(estimator):
+    """Delete every learned attribute (``name_``), leaving the estimator unfitted.
+
+    ``fit`` calls it first, and again when fitting fails, so a failed ``fit``
+    raises ``NotFittedError`` afterwards instead of exposing a half-built state.
+    """
+    for attr in [a for a in vars(estimator) if a.endswith("_") and not a.startswith("__")]:
+        delattr(estimator, attr)
