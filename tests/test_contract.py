@@ -297,3 +297,76 @@ def test_a_dataframe_pool_keeps_its_column_names_through_tell():
         warnings.simplefilter("error")  # e.g. "X does not have valid feature names"
         a.run(truth, budget=5, progress=False)
     assert a.n_labeled_ == 5 and list(a.estimator_.feature_names_in_) == ["cat", "dog", "eel"]
+
+
+# ------------------------------------------------------- one validation style
+def _public_functions():
+    import skassess.calibration
+    import skassess.datasets
+    import skassess.metrics
+    import skassess.samplers
+
+    for module in (skassess.metrics, skassess.calibration, skassess.samplers,
+                   skassess.datasets):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isfunction(obj) and inspect.signature(obj).parameters:
+                yield pytest.param(obj, id=f"{module.__name__}.{name}")
+
+
+@pytest.mark.parametrize("func", list(_public_functions()))
+def test_every_public_function_validates_its_arguments_with_validate_params(func):
+    # scikit-learn's validate_params wraps the function (functools.wraps) and
+    # checks every argument against the constraints it was given.
+    assert hasattr(func, "__wrapped__"), func.__name__
+    # The first argument gets an object no constraint accepts; the other
+    # required ones a placeholder (arguments are checked in order).
+    params = inspect.signature(func).parameters
+    first = next(iter(params))
+    args = {name: 1.0 for name, p in params.items() if p.default is p.empty}
+    args[first] = object()
+    with pytest.raises(ValueError, match=f"The '{first}' parameter of {func.__name__} must be"):
+        func(**args)
+
+
+def _fitted_group_metrics():
+    data = load_adult_scores("sex")
+    y = np.where(np.arange(len(data.target)) < 200, data.target, -1)
+    return BayesianGroupMetrics(method="beta-binomial", n_draws=50, random_state=0).fit(
+        data.scores["LR"].to_numpy(), y, sensitive_features=data.sensitive["sex"]
+    )
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda est: est.summary(level=2), "'level' parameter of BayesianAccuracy.summary"),
+        (lambda est: est.overall_interval(level=0), "of BayesianAccuracy.overall_interval"),
+        (lambda est: est.groupwise_samples(n_draws=0), "of BayesianAccuracy.groupwise_samples"),
+        (lambda est: est.posterior_.rvs(size=0), "'size' parameter of BetaPosterior.rvs"),
+        (lambda est: BayesianConfusionMatrix().fit(*_data()[:2]).confusion_matrix("rows"),
+         "'normalize' parameter of BayesianConfusionMatrix.confusion_matrix"),
+        (lambda est: BayesianMisclassificationCost().fit(*_data()[:2]).summary(n_draws=0),
+         "'n_draws' parameter of BayesianMisclassificationCost.summary"),
+        (lambda est: _compare(est).interval(level=1.0), "of GroupComparison.interval"),
+        (lambda est: ActiveAssessor().fit(_data()[0]).query(0),
+         "'n' parameter of ActiveAssessor.query"),
+        (lambda est: ActiveAssessor().fit(_data()[0]).run(_data()[2], budget=0),
+         "'budget' parameter of ActiveAssessor.run"),
+        (lambda est: HierarchicalBetaCalibrator().sample([0.5], n_draws=0),
+         "'n_draws' parameter of HierarchicalBetaCalibrator.sample"),
+        (lambda est: _fitted_group_metrics().differences(rope=-0.1),
+         "'rope' parameter of BayesianGroupMetrics.differences"),
+    ],
+)
+def test_method_arguments_are_validated_naming_the_class_called(call, match):
+    scores, y, _ = _data()
+    est = BayesianAccuracy(random_state=0).fit(scores, y)
+    with pytest.raises(ValueError, match=match):
+        call(est)
+
+
+def _compare(est):
+    from skassess.metrics import compare_groups
+
+    return compare_groups(est, 0, 1, n_draws=100)

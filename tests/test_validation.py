@@ -140,10 +140,14 @@ def test_all_unlabeled_allowed_and_predict_before_fit():
 
 def test_bad_level_and_draws():
     est = BayesianAccuracy().fit(S, Y)
-    with pytest.raises(ValueError, match="level must be a number in"):
+    with pytest.raises(
+        ValueError, match=r"The 'level' parameter of BayesianAccuracy.summary must be a float"
+    ):
         est.summary(level=95)
-    with pytest.raises(ValueError, match="n_draws must be a positive integer; got 0"):
+    with pytest.raises(ValueError, match="The 'n_draws' parameter of .*overall_samples must be"):
         est.overall_samples(0)
+    with pytest.raises(ValueError, match="The 'level' parameter of .*overall_interval must be"):
+        est.overall_interval(level=np.nan)
 
 
 def test_bad_comparisons():
@@ -152,9 +156,13 @@ def test_bad_comparisons():
         compare_groups(est, 0, 7)
     with pytest.raises(ValueError, match="group_a and group_b must differ"):
         compare_groups(est, 1, 1)
-    with pytest.raises(ValueError, match="rope must be a number >= 0"):
+    with pytest.raises(ValueError, match="The 'rope' parameter of compare_groups must be"):
         compare_groups(est, 0, 1, rope=-0.1)
-    with pytest.raises(ValueError, match=r"m must be an integer in \[1, n_groups=3\]; got 4"):
+    with pytest.raises(ValueError, match=r"m must be at most the number of groups \(3\); got 4"):
         top_m_groups(est, 4)
-    with pytest.raises(TypeError, match="expected a fitted skassess estimator"):
+    with pytest.raises(ValueError, match="The 'm' parameter of top_m_groups must be"):
+        top_m_groups(est, 0)
+    with pytest.raises(TypeError, match="The 'source' parameter of compare_groups must be"):
         compare_groups(np.zeros((3, 3)), 0, 1)
+    with pytest.raises(TypeError, match="The 'group_a' parameter of compare_groups must be"):
+        compare_groups(est, [0], 1)

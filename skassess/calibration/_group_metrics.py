@@ -1,6 +1,7 @@
 """Posteriors of per-group metrics and their differences, with unlabeled rows used."""
 
 import warnings
+from collections.abc import Hashable
 from numbers import Integral, Real
 
 import numpy as np
@@ -13,13 +14,15 @@ from sklearn.utils.validation import check_is_fitted
 from ..exceptions import SkassessWarning
 from ..metrics import RATES, GroupComparison, compare_groups, rate_terms, rope_probabilities
 from ..utils import (
+    LEVEL,
+    ROPE,
     GroupEncoder,
     as_scalar,
     check_group_by,
     check_labels,
-    check_level,
     check_scores,
     reset_fitted,
+    validate_args,
     validated,
 )
 from ._hierarchical import HierarchicalBetaCalibrator
@@ -312,10 +315,10 @@ default="bayesian-calibration"
             raise ValueError("method='frequentist' has no posterior to sample.")
         return self.draws_[metric].copy()
 
+    @validate_args({"level": [LEVEL]})
     def summary(self, level=0.95):
         """Per metric and group: rows, labeled rows, mean and interval."""
         check_is_fitted(self, "point_")
-        level = check_level(level)
         frames = []
         for name, point in self.point_.items():
             table = pd.DataFrame({"n": self.n_rows_, "n_labeled": self.n_labeled_})
@@ -330,6 +333,7 @@ default="bayesian-calibration"
             frames.append(table.reset_index())
         return pd.concat(frames).set_index(["metric", "group"])
 
+    @validate_args({"level": [LEVEL], "rope": [ROPE, None]})
     def differences(self, level=0.95, rope=None):
         """Per metric and comparison ``a - b``: the difference and the ratio ``a / b``.
 
@@ -342,9 +346,7 @@ default="bayesian-calibration"
         probabilities and a SkassessWarning.
         """
         check_is_fitted(self, "point_")
-        level = check_level(level)
         rope = self.rope if rope is None else rope
-        rope_probabilities(np.zeros(1), rope)  # validates rope
         lo, hi = (1 - level) / 2, (1 + level) / 2
         rows, index = [], []
         for name, point in self.point_.items():
@@ -380,6 +382,14 @@ default="bayesian-calibration"
         return pd.DataFrame(rows, columns=columns,
                             index=pd.MultiIndex.from_tuples(index, names=["metric", "comparison"]))
 
+    @validate_args(
+        {
+            "metric": [str],
+            "group_a": [Hashable, None],
+            "group_b": [Hashable, None],
+            "rope": [ROPE, None],
+        },
+    )
     def compare(self, metric, group_a=None, group_b=None, rope=None):
         """The posterior of ``metric`` in ``group_a`` minus ``group_b`` as a GroupComparison.
 

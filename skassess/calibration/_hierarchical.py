@@ -14,13 +14,14 @@ from sklearn.utils.validation import check_is_fitted
 from ..exceptions import SkassessWarning
 from ..utils import (
     EPS,
+    LEVEL,
+    N_DRAWS,
     GroupEncoder,
     check_classes,
     check_group_by,
     check_labels,
-    check_level,
-    check_n_draws,
     reset_fitted,
+    validate_args,
     validate_scores,
     validated,
 )
@@ -469,6 +470,7 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         take = np.linspace(0, n - 1, min(n_draws, n)).round().astype(np.intp)
         return self.draws_[take]
 
+    @validate_args({"n_draws": [N_DRAWS, None]})
     def sample(self, X, *, group_by=None, y_pred=None, n_draws=None):
         """Posterior draws of the calibrated probability of every row.
 
@@ -486,7 +488,7 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
             Calibrated P(y = 1) (binary) or P(prediction correct) (top-label).
         """
         check_is_fitted(self, "draws_")
-        n_draws = self.n_draws if n_draws is None else check_n_draws(n_draws)
+        n_draws = self.n_draws if n_draws is None else n_draws
         s, pred, _ = self._scores(X, y_pred, reset=False)
         codes = self._group_codes(group_by, pred, len(s), reset=False)
         return self._sample_rows(s, codes, self._thinned(n_draws))
@@ -564,10 +566,10 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         classes = self.classes_[1:] if self.n_features_in_ == 1 else self.classes_
         return np.asarray([f"proba_{c}" for c in classes], dtype=object)
 
+    @validate_args({"level": [LEVEL]})
     def summary(self, level=0.95):
         """Posterior mean, interval, R-hat and ESS of every sampled parameter."""
         check_is_fitted(self, "draws_")
-        level = check_level(level)
         lo, hi = (1 - level) / 2, (1 + level) / 2
         rows = {}
         names = MAPS[self.map]

@@ -12,12 +12,19 @@ This is the one home of the maps: the hierarchical calibrator samples them,
 are clipped to ``[EPS, 1 - EPS]`` before their logarithms everywhere.
 """
 
+from numbers import Integral, Real
+
 import numpy as np
 from scipy.special import expit
+from sklearn.utils._param_validation import Interval, validate_params
 
 from ..utils import EPS
 
 __all__ = ["EPS", "MAPS", "beta_calibration", "fit_llo", "log_odds"]
+
+#: A clipping margin: scores are clipped to ``[eps, 1 - eps]``.
+_EPS_RANGE = Interval(Real, 0, 0.5, closed="neither")
+_SCALE = Interval(Real, 0, None, closed="neither")
 
 #: Calibration maps and the names of their per-group parameters.
 MAPS = {
@@ -33,6 +40,13 @@ def log_features(s, eps=EPS):
     return np.log(s), np.log1p(-s)
 
 
+@validate_params(
+    {
+        "s": [Real, "array-like"],
+        "eps": [_EPS_RANGE],
+    },
+    prefer_skip_nested_validation=True,
+)
 def log_odds(s, eps=EPS):
     """``logit(s)`` of the scores clipped to ``[eps, 1 - eps]`` (within +-6.9 by default).
 
@@ -46,6 +60,16 @@ def log_odds(s, eps=EPS):
     return ls - l1s
 
 
+@validate_params(
+    {
+        "s": [Real, "array-like"],
+        "a": [Interval(Real, 0, None, closed="left"), "array-like"],
+        "b": [Interval(Real, 0, None, closed="left"), "array-like"],
+        "c": [Real, "array-like"],
+        "eps": [_EPS_RANGE],
+    },
+    prefer_skip_nested_validation=True,
+)
 def beta_calibration(s, a=1.0, b=1.0, c=0.0, *, eps=EPS):
     """Beta calibration map ``f(s; a, b, c)``, broadcasting over all arguments.
 
@@ -72,10 +96,26 @@ def beta_calibration(s, a=1.0, b=1.0, c=0.0, *, eps=EPS):
     >>> beta_calibration([0.2, 0.5, 0.9], a=0.5, b=0.5).round(3)  # T = 2
     array([0.333, 0.5  , 0.75 ])
     """
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    for name, value in (("a", a), ("b", b)):
+        if not np.all(value >= 0):  # also refuses NaN
+            raise ValueError(f"{name} must be >= 0 everywhere; got {value!r}.")
     ls, l1s = log_features(s, eps)
     return expit(c + a * ls - b * l1s)
 
 
+@validate_params(
+    {
+        "x": ["array-like"],
+        "z": ["array-like"],
+        "intercept_scale": [_SCALE],
+        "slope_scale": [_SCALE],
+        "intercept_mean": [Real],
+        "sample_weight": ["array-like", None],
+        "n_iter": [Interval(Integral, 1, None, closed="left")],
+    },
+    prefer_skip_nested_validation=True,
+)
 def fit_llo(x, z, *, intercept_scale, slope_scale, intercept_mean=0.0, sample_weight=None,
             n_iter=25):
     """MAP slope and intercept of the LLO map ``P(z = 1) = sigmoid(a x + c)``, per run.
@@ -117,6 +157,13 @@ def fit_llo(x, z, *, intercept_scale, slope_scale, intercept_mean=0.0, sample_we
     x = np.asarray(x, dtype=np.float64)
     z = np.asarray(z, dtype=np.float64)
     w0 = 1.0 if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    if x.ndim != 2:
+        raise ValueError(f"x must be 2-D (n_runs, n); got shape {x.shape}.")
+    for name, value in (("z", z), ("sample_weight", w0)):
+        if np.ndim(value) and np.shape(value) != x.shape:
+            raise ValueError(f"{name} must have the shape of x {x.shape}; got {np.shape(value)}.")
+    if not (np.isfinite(x).all() and np.isfinite(z).all() and np.all(np.isfinite(w0))):
+        raise ValueError("x, z and sample_weight must be finite.")
     n_runs = x.shape[0]
     theta = np.tile([1.0, intercept_mean], (n_runs, 1))
     prior = np.array([1.0, intercept_mean])

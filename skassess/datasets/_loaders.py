@@ -5,6 +5,7 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
+from sklearn.utils._param_validation import StrOptions, validate_params
 
 FASHION_MNIST_CLASSES = (
     "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
@@ -21,6 +22,12 @@ def _data(name):
     return resources.files(__package__).joinpath("data", name)
 
 
+@validate_params(
+    {
+        "sensitive_attribute": [StrOptions(set(ADULT_ATTRIBUTES))],
+    },
+    prefer_skip_nested_validation=True,
+)
 def load_adult_scores(sensitive_attribute="race"):
     """Load the Adult income test set with the scores of ten scikit-learn models.
 
@@ -49,11 +56,6 @@ def load_adult_scores(sensitive_attribute="race"):
     >>> data.model_names[:2]
     ['GaussianNB', 'LR']
     """
-    if sensitive_attribute not in ADULT_ATTRIBUTES:
-        raise ValueError(
-            f"sensitive_attribute must be one of {ADULT_ATTRIBUTES}; got "
-            f"{sensitive_attribute!r}."
-        )
     with _data(f"adult_{sensitive_attribute}_scores.csv.gz").open("rb") as fh:
         frame = pd.read_csv(fh, index_col=0, compression="gzip")
     score_cols = [c for c in frame.columns if c.startswith("score_")]

@@ -1,14 +1,25 @@
 """Read black-box prediction files in the two formats published with the papers."""
 
+import os
+from numbers import Integral
+
 import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
+from sklearn.utils._param_validation import Interval, validate_params
 
 from ..utils import as_scalar, check_scores
 
 TOP1_COLUMNS = ["Index", "Correct", "Predicted", "Confidence"]
 
 
+@validate_params(
+    {
+        "path": [str, os.PathLike],
+        "class_names": ["array-like", None],
+    },
+    prefer_skip_nested_validation=True,
+)
 def read_predictions(path, *, class_names=None):
     """Read a file of black-box predictions.
 
@@ -121,6 +132,14 @@ def _read_top1(path, class_names):
     )
 
 
+@validate_params(
+    {
+        "predicted": ["array-like"],
+        "confidence": ["array-like"],
+        "n_classes": [Interval(Integral, 2, None, closed="left")],
+    },
+    prefer_skip_nested_validation=True,
+)
 def top_label_scores(predicted, confidence, n_classes):
     """Class scores that carry only the predicted class and its confidence.
 
@@ -140,8 +159,6 @@ def top_label_scores(predicted, confidence, n_classes):
     """
     predicted = np.asarray(predicted)
     confidence = np.asarray(confidence, dtype=np.float64)
-    if n_classes < 2:
-        raise ValueError(f"n_classes must be >= 2; got {n_classes}.")
     bad = ~((confidence >= 1.0 / n_classes) & (confidence <= 1.0))
     if bad.any():
         row = int(np.flatnonzero(bad)[0])

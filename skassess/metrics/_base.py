@@ -23,13 +23,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils import (
     BLOCK,
+    LEVEL,
+    N_DRAWS,
     check_classes,
     check_group_by,
     check_labels,
-    check_level,
-    check_n_draws,
     check_sample_weight,
     reset_fitted,
+    validate_args,
     validate_scores,
     validated,
 )
@@ -344,6 +345,12 @@ class _BaseAssessor(BaseEstimator):
         return check_random_state(self.random_state if random_state is None else random_state)
 
     @validated
+    @validate_args(
+        {
+            "n_draws": [N_DRAWS],
+            "random_state": ["random_state"],
+        },
+    )
     def overall_samples(self, n_draws=DEFAULT_N_DRAWS, random_state=None):
         """Posterior draws of the overall metric.
 
@@ -359,9 +366,14 @@ class _BaseAssessor(BaseEstimator):
         samples : ndarray of shape (n_draws,)
         """
         check_is_fitted(self)
-        n_draws = check_n_draws(n_draws)
         return self._overall_samples(n_draws, self._rng(random_state))
 
+    @validate_args(
+        {
+            "n_draws": [N_DRAWS],
+            "random_state": ["random_state"],
+        },
+    )
     def overall_mean(self, n_draws=DEFAULT_N_DRAWS, random_state=None):
         """Posterior mean of the overall metric (exact where it is linear in the rates)."""
         check_is_fitted(self)
@@ -370,15 +382,28 @@ class _BaseAssessor(BaseEstimator):
             return exact
         return float(self.overall_samples(n_draws, random_state).mean())
 
+    @validate_args(
+        {
+            "level": [LEVEL],
+            "n_draws": [N_DRAWS],
+            "random_state": ["random_state"],
+        },
+    )
     def overall_interval(self, level=0.95, n_draws=DEFAULT_N_DRAWS, random_state=None):
         """Equal-tailed credible interval ``(lower, upper)`` of the overall metric."""
-        tail = (1.0 - check_level(level)) / 2.0
+        tail = (1.0 - level) / 2.0
         lower, upper = np.quantile(
             self.overall_samples(n_draws, random_state), [tail, 1.0 - tail]
         )
         return float(lower), float(upper)
 
     @validated
+    @validate_args(
+        {
+            "n_draws": [N_DRAWS],
+            "random_state": ["random_state"],
+        },
+    )
     def groupwise_samples(self, n_draws=DEFAULT_N_DRAWS, random_state=None):
         """Posterior draws of the per-group metric, shape ``(n_draws, n_groups)``.
 
@@ -386,7 +411,6 @@ class _BaseAssessor(BaseEstimator):
         :func:`compare_groups` and :func:`rank_groups` compare.
         """
         check_is_fitted(self)
-        n_draws = check_n_draws(n_draws)
         return self._groupwise_samples(n_draws, self._rng(random_state))
 
     def _overall_exact_mean(self):

@@ -4,10 +4,10 @@ from numbers import Integral
 
 import numpy as np
 import pandas as pd
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import check_n_draws, validated
+from ..utils import N_DRAWS, validate_args, validated
 from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
 from ._grouping import STRATEGIES
 from ._rates import _BetaAssessor
@@ -188,6 +188,12 @@ class BayesianCalibrationError(_BetaAssessor):
         return self.posterior_.expected_abs_deviation(np.nan_to_num(self.confidence_))
 
     @validated
+    @validate_args(
+        {
+            "n_draws": [N_DRAWS],
+            "random_state": ["random_state"],
+        },
+    )
     def classwise_ece_samples(self, n_draws=DEFAULT_N_DRAWS, random_state=None):
         """Posterior draws of each predicted class's ECE (needs ``classwise=True``).
 
@@ -201,7 +207,6 @@ class BayesianCalibrationError(_BetaAssessor):
             raise ValueError(
                 "classwise_ece_samples needs an estimator fitted with classwise=True."
             )
-        n_draws = check_n_draws(n_draws)
         gaps = self._groupwise_samples(n_draws, self._rng(random_state))
         n_bins = self.grouping_.n_bins_fitted
         rows = self.n_rows_.reshape(self.n_classes_, n_bins)
@@ -236,6 +241,17 @@ class BayesianCalibrationError(_BetaAssessor):
         return table
 
 
+@validate_params(
+    {
+        "y_true": ["array-like"],
+        "y_score": ["array-like"],
+        "n_bins": BayesianCalibrationError._parameter_constraints["n_bins"],
+        "strategy": BayesianCalibrationError._parameter_constraints["strategy"],
+        "y_pred": ["array-like", None],
+        "classes": BayesianCalibrationError._parameter_constraints["classes"],
+    },
+    prefer_skip_nested_validation=False,
+)
 def expected_calibration_error(y_true, y_score, *, n_bins=10, strategy="uniform", y_pred=None,
                                classes=None):
     """The plug-in ECE of fully labeled rows: ``sum_b p_b |acc_b - conf_b|``.

@@ -6,12 +6,14 @@ bin, expected cost per predicted class, ...) or a DataFrame of posterior
 draws with one column per group.
 """
 
-from numbers import Integral, Real
+from collections.abc import Hashable
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
+from sklearn.utils._param_validation import HasMethods, Interval, validate_params
 
-from ..utils import check_level
+from ..utils import LEVEL, N_DRAWS, ROPE, validate_args
 from ._base import DEFAULT_N_DRAWS
 from ._rope import rope_probabilities
 
@@ -32,11 +34,6 @@ def _draws(source, n_draws, random_state):
                 "drop the group or the draws before comparing."
             )
         return draws, source.columns
-    if not hasattr(source, "groupwise_samples"):
-        raise TypeError(
-            "expected a fitted skassess estimator or a DataFrame of draws (one column per "
-            f"group); got {type(source).__name__}."
-        )
     return source.groupwise_samples(n_draws, random_state), source.groups_
 
 
@@ -102,12 +99,14 @@ class GroupComparison:
         """Posterior mean of ``delta``."""
         return float(self.samples.mean())
 
+    @validate_args({"level": [LEVEL]})
     def interval(self, level=0.95):
         """Equal-tailed credible interval of ``delta``."""
-        tail = (1.0 - check_level(level)) / 2.0
+        tail = (1.0 - level) / 2.0
         lower, upper = np.quantile(self.samples, [tail, 1.0 - tail])
         return float(lower), float(upper)
 
+    @validate_args({"level": [LEVEL]})
     def summary(self, level=0.95):
         """One-row DataFrame: mean, interval, the three probabilities, decision, confidence."""
         lower, upper = self.interval(level)
@@ -135,6 +134,17 @@ class GroupComparison:
         )
 
 
+@validate_params(
+    {
+        "source": [HasMethods("groupwise_samples"), pd.DataFrame],
+        "group_a": [Hashable],
+        "group_b": [Hashable],
+        "rope": [ROPE],
+        "n_draws": [N_DRAWS],
+        "random_state": ["random_state"],
+    },
+    prefer_skip_nested_validation=False,
+)
 def compare_groups(source, group_a, group_b, *, rope=0.05, n_draws=DEFAULT_N_DRAWS,
                    random_state=None):
     """Posterior of the difference between two groups' metric, with a ROPE.
@@ -168,8 +178,6 @@ def compare_groups(source, group_a, group_b, *, rope=0.05, n_draws=DEFAULT_N_DRA
     >>> compare_groups(est, 0, 1).decision
     'right'
     """
-    if isinstance(rope, bool) or not isinstance(rope, Real) or not rope >= 0:
-        raise ValueError(f"rope must be a number >= 0; got {rope!r}.")
     draws, labels = _draws(source, n_draws, random_state)
     a = _position(labels, group_a, "group_a")
     b = _position(labels, group_b, "group_b")
@@ -183,6 +191,14 @@ def _ranks(draws):
     return draws.argsort(axis=1).argsort(axis=1) + 1
 
 
+@validate_params(
+    {
+        "source": [HasMethods("groupwise_samples"), pd.DataFrame],
+        "n_draws": [N_DRAWS],
+        "random_state": ["random_state"],
+    },
+    prefer_skip_nested_validation=False,
+)
 def rank_groups(source, *, n_draws=DEFAULT_N_DRAWS, random_state=None):
     """Posterior of each group's rank (1 = lowest value).
 
@@ -221,6 +237,16 @@ def rank_groups(source, *, n_draws=DEFAULT_N_DRAWS, random_state=None):
     return pd.concat([table, rank_cols], axis=1)
 
 
+@validate_params(
+    {
+        "source": [HasMethods("groupwise_samples"), pd.DataFrame],
+        "m": [Interval(Integral, 1, None, closed="left")],
+        "highest": ["boolean"],
+        "n_draws": [N_DRAWS],
+        "random_state": ["random_state"],
+    },
+    prefer_skip_nested_validation=False,
+)
 def top_m_groups(source, m, *, highest=False, n_draws=DEFAULT_N_DRAWS, random_state=None):
     """The ``m`` groups most probably among the ``m`` lowest (or highest).
 
@@ -246,8 +272,8 @@ def top_m_groups(source, m, *, highest=False, n_draws=DEFAULT_N_DRAWS, random_st
     """
     draws, labels = _draws(source, n_draws, random_state)
     G = draws.shape[1]
-    if not isinstance(m, Integral) or not 1 <= m <= G:
-        raise ValueError(f"m must be an integer in [1, n_groups={G}]; got {m!r}.")
+    if m > G:
+        raise ValueError(f"m must be at most the number of groups ({G}); got {m!r}.")
     ranks = _ranks(-draws if highest else draws)
     table = pd.DataFrame(
         {"mean": draws.mean(axis=0), "p_top_m": (ranks <= m).mean(axis=0)}, index=labels

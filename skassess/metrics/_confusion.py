@@ -3,13 +3,12 @@
 import numpy as np
 import pandas as pd
 from scipy import sparse
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import check_level, check_n_draws, validated
+from ..utils import LEVEL, N_DRAWS, validate_args, validated
 from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH, _BaseAssessor
 from ._conjugate import MIN_PSEUDO_COUNT, DirichletPosterior
-
-NORMALIZE = (None, "all", "true", "pred")
 
 
 class BayesianConfusionMatrix(_BaseAssessor):
@@ -167,6 +166,7 @@ class BayesianConfusionMatrix(_BaseAssessor):
     def _class_index(self, name):
         return pd.Index(self.classes_, name=name)
 
+    @validate_args({"level": [LEVEL]})
     def summary(self, level=0.95):
         """Posterior of each cell ``theta_kj = P(y = j | pred = k)`` as a DataFrame.
 
@@ -179,7 +179,7 @@ class BayesianConfusionMatrix(_BaseAssessor):
             and ``upper``.
         """
         check_is_fitted(self)
-        lower, upper = self.posterior_.interval(check_level(level))
+        lower, upper = self.posterior_.interval(level)
         K = self.n_classes_
         index = pd.MultiIndex.from_product(
             [self.classes_, self.classes_], names=["predicted_class", "true_class"]
@@ -198,6 +198,13 @@ class BayesianConfusionMatrix(_BaseAssessor):
         )
 
     @validated
+    @validate_args(
+        {
+            "n_draws": [N_DRAWS],
+            "normalize": [StrOptions({"all", "true", "pred"}), None],
+            "random_state": ["random_state"],
+        },
+    )
     def confusion_matrix_samples(self, n_draws=DEFAULT_N_DRAWS, normalize="all",
                                  random_state=None):
         """Posterior draws of the confusion matrix (rows true, columns predicted).
@@ -218,11 +225,16 @@ class BayesianConfusionMatrix(_BaseAssessor):
         samples : ndarray of shape (n_draws, n_classes, n_classes)
         """
         check_is_fitted(self)
-        n_draws = check_n_draws(n_draws)
-        _check_normalize(normalize)
         theta = self.posterior_.rvs(n_draws, self._rng(random_state))
         return _normalize(theta, self.group_weights_, normalize, self.n_rows_.sum())
 
+    @validate_args(
+        {
+            "n_draws": [N_DRAWS],
+            "normalize": [StrOptions({"all", "true", "pred"}), None],
+            "random_state": ["random_state"],
+        },
+    )
     def confusion_matrix(self, normalize="all", n_draws=DEFAULT_N_DRAWS, random_state=None):
         """Posterior mean confusion matrix as a DataFrame (rows true, columns predicted).
 
@@ -230,7 +242,6 @@ class BayesianConfusionMatrix(_BaseAssessor):
         mean for ``"true"``. See :meth:`confusion_matrix_samples`.
         """
         check_is_fitted(self)
-        _check_normalize(normalize)
         if normalize == "true":
             matrix = self.confusion_matrix_samples(n_draws, "true", random_state).mean(axis=0)
         else:
@@ -252,10 +263,6 @@ class BayesianConfusionMatrix(_BaseAssessor):
     def _overall_exact_mean(self):
         return float(np.diagonal(self.posterior_.mean()) @ self.group_weights_)
 
-
-def _check_normalize(normalize):
-    if normalize not in NORMALIZE:
-        raise ValueError(f"normalize must be one of {NORMALIZE}; got {normalize!r}.")
 
 
 def _normalize(theta, p, normalize, n_total):

@@ -9,7 +9,7 @@ import numpy as np
 from scipy import special, stats
 from sklearn.utils import check_random_state
 
-from ..utils import check_level
+from ..utils import LEVEL, N_DRAWS, validate_args
 
 __all__ = ["BetaPosterior", "DirichletPosterior"]
 
@@ -175,12 +175,19 @@ class BetaPosterior:
         n = a + b
         return a * b / (n * n * (n + 1.0))
 
+    @validate_args({"level": [LEVEL]})
     def interval(self, level=0.95):
         """Equal-tailed credible interval ``(lower, upper)`` per cell."""
-        tail = (1.0 - check_level(level)) / 2.0
+        tail = (1.0 - level) / 2.0
         a, b = self.alpha, self.beta
         return stats.beta.ppf(tail, a, b), stats.beta.isf(tail, a, b)
 
+    @validate_args(
+        {
+            "size": [N_DRAWS],
+            "random_state": ["random_state"],
+        },
+    )
     def rvs(self, size=1, random_state=None):
         """Draw rates: an array of shape ``(size, *shape)``.
 
@@ -333,16 +340,23 @@ class DirichletPosterior:
         own = np.take_along_axis(a, cat[..., None], axis=-1)[..., 0]
         return BetaPosterior(own, a.sum(axis=-1) - own)
 
+    @validate_args({"level": [LEVEL]})
     def interval(self, level=0.95):
         """Equal-tailed marginal credible interval ``(lower, upper)`` of each cell.
 
         The marginal of cell ``k`` is ``Beta(alpha_k, sum(alpha) - alpha_k)``.
         """
-        tail = (1.0 - check_level(level)) / 2.0
+        tail = (1.0 - level) / 2.0
         a = self.alpha
         rest = a.sum(axis=-1, keepdims=True) - a
         return stats.beta.ppf(tail, a, rest), stats.beta.isf(tail, a, rest)
 
+    @validate_args(
+        {
+            "size": [N_DRAWS],
+            "random_state": ["random_state"],
+        },
+    )
     def rvs(self, size=1, random_state=None):
         """Draw distributions: an array of shape ``(size, *shape)``.
 

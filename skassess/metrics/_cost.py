@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import check_level, validated
+from ..utils import LEVEL, N_DRAWS, validate_args, validated
 from ._base import DEFAULT_PRIOR_STRENGTH
 from ._confusion import BayesianConfusionMatrix
 
@@ -119,6 +119,13 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         return float(self._cost(self.posterior_.mean()) @ self.group_weights_)
 
     @validated
+    @validate_args(
+        {
+            "level": [LEVEL],
+            "n_draws": [N_DRAWS],
+            "random_state": ["random_state"],
+        },
+    )
     def summary(self, level=0.95, n_draws=4000, random_state=None):
         """Posterior of the expected cost per predicted class as a DataFrame.
 
@@ -130,7 +137,7 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
             (Monte Carlo quantiles of ``n_draws`` draws).
         """
         check_is_fitted(self)
-        tail = (1.0 - check_level(level)) / 2.0
+        tail = (1.0 - level) / 2.0
         draws = self.groupwise_samples(n_draws, random_state)
         lower, upper = np.quantile(draws, [tail, 1.0 - tail], axis=0)
         return pd.DataFrame(

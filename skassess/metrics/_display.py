@@ -5,8 +5,9 @@ matplotlib is imported only when a plot is drawn (``pip install skassess[plot]``
 
 import numpy as np
 import pandas as pd
+from sklearn.utils._param_validation import HasMethods
 
-from ..utils import check_level
+from ..utils import LEVEL, N_DRAWS, validate_args
 from ._accuracy import BayesianAccuracy
 from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
 from ._calibration_error import BayesianCalibrationError
@@ -38,7 +39,7 @@ def _group_draws(estimator, n_draws, random_state):
 
 
 def _intervals(draws, level):
-    tail = (1.0 - check_level(level)) / 2.0
+    tail = (1.0 - level) / 2.0
     lower, upper = np.quantile(draws.to_numpy(), [tail, 1 - tail], axis=0)
     return draws.mean(axis=0).to_numpy(), lower, upper
 
@@ -279,6 +280,15 @@ class PosteriorDisplay:
         return self
 
     @classmethod
+    @validate_args(
+        {
+            "estimator": [HasMethods("groupwise_samples")],
+            "y_estimator": [HasMethods("groupwise_samples"), None],
+            "level": [LEVEL],
+            "n_draws": [N_DRAWS],
+            "random_state": ["random_state"],
+        },
+    )
     def from_estimator(cls, estimator, y_estimator=None, *, level=0.95,
                        n_draws=DEFAULT_N_DRAWS, random_state=None, ax=None, name=None,
                        **kwargs):

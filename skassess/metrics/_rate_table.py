@@ -19,7 +19,10 @@ over ``y ~ Bernoulli(p_1)`` (for accuracy, ``P(y == pred) = p_pred``); the
 informative priors and the fairness posteriors use them.
 """
 
+from numbers import Integral
+
 import numpy as np
+from sklearn.utils._param_validation import StrOptions, validate_params
 
 __all__ = ["RATES", "canonical_rate", "expected_rate_terms", "rate_terms"]
 
@@ -56,6 +59,14 @@ def canonical_rate(name):
     return _ALIASES.get(name, name)
 
 
+@validate_params(
+    {
+        "rate": [StrOptions(set(RATES))],
+        "y_pred": [Integral, "array-like"],
+        "y_true": [Integral, "array-like"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def rate_terms(rate, y_pred, y_true):
     """Condition and outcome (0/1 floats) of rows with prediction ``y_pred`` and label ``y_true``.
 
@@ -83,6 +94,14 @@ def rate_terms(rate, y_pred, y_true):
     return condition(y_pred, y_true), outcome(y_pred, y_true)
 
 
+@validate_params(
+    {
+        "rate": [StrOptions(set(RATES))],
+        "scores": ["array-like"],
+        "y_pred": ["array-like"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def expected_rate_terms(rate, scores, y_pred):
     """Expected condition and condition x outcome of each row under its own scores.
 
@@ -100,6 +119,8 @@ def expected_rate_terms(rate, scores, y_pred):
         ``E[condition]`` and ``E[condition * outcome]`` with ``y ~ scores``.
     """
     rate = canonical_rate(rate)
+    scores = np.asarray(scores, dtype=np.float64)
+    y_pred = np.asarray(y_pred)
     if rate == "accuracy":
         return np.ones(len(y_pred)), np.take_along_axis(scores, y_pred[:, None], axis=1)[:, 0]
     p1 = scores[:, 1]

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import check_level
+from ..utils import LEVEL, validate_args
 from ._base import _BaseAssessor
 from ._conjugate import MIN_PSEUDO_COUNT, BetaPosterior
 from ._rate_table import (
@@ -182,6 +182,7 @@ class _BetaAssessor(_BaseAssessor):
         return np.column_stack([1.0 - m, m])
 
     # ---------------------------------------------------------------- outputs
+    @validate_args({"level": [LEVEL]})
     def summary(self, level=0.95):
         """Posterior per group as a DataFrame.
 
@@ -198,7 +199,6 @@ class _BetaAssessor(_BaseAssessor):
             ``prior_mean``, ``mean``, ``lower`` and ``upper``.
         """
         check_is_fitted(self)
-        level = check_level(level)
         lower, upper = self.posterior_.interval(level)
         return pd.DataFrame(
             {

@@ -8,16 +8,25 @@ Every comparison the package reports goes through :func:`rope_probabilities`.
 
 import numpy as np
 from scipy.special import betainc, betaincinv, ndtr
+from sklearn.utils._param_validation import StrOptions, validate_params
 
+from ..utils import ROPE
 from ._conjugate import BetaPosterior
 
 __all__ = ["rope_probabilities"]
 
 #: Quantile nodes of the quadrature over the narrower of two Beta posteriors.
 N_NODES = 48
-METHODS = ("auto", "draws", "quadrature", "normal")
 
 
+@validate_params(
+    {
+        "delta": ["array-like", tuple],
+        "rope": [ROPE],
+        "method": [StrOptions({"auto", "draws", "quadrature", "normal"})],
+    },
+    prefer_skip_nested_validation=True,
+)
 def rope_probabilities(delta, rope=0.05, *, method="auto"):
     """Probabilities ``(p_left, p_rope, p_right)`` of a difference against a ROPE.
 
@@ -57,10 +66,6 @@ def rope_probabilities(delta, rope=0.05, *, method="auto"):
     >>> rope_probabilities((a, b), rope=0.05).round(3)  # exact quadrature
     array([[0.015, 0.221, 0.764]])
     """
-    if isinstance(rope, bool) or not isinstance(rope, int | float | np.number) or not rope >= 0:
-        raise ValueError(f"rope must be a number >= 0; got {rope!r}.")
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}; got {method!r}.")
     rope = float(rope)
     if isinstance(delta, tuple):
         if len(delta) != 2 or not all(isinstance(p, BetaPosterior) for p in delta):

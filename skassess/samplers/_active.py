@@ -13,7 +13,15 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import SkassessWarning
 from ..metrics import BetaPosterior, rope_probabilities
-from ..utils import as_scalar, check_classes, check_labels, reset_fitted, validated
+from ..utils import (
+    LEVEL,
+    as_scalar,
+    check_classes,
+    check_labels,
+    reset_fitted,
+    validate_args,
+    validated,
+)
 from ._base import QueryContext, QueryStrategy, pick_arms
 from ._calibrated_prior import CalibratedPrior
 from ._rewards import TASKS
@@ -278,6 +286,12 @@ class ActiveAssessor(BaseEstimator):
     def _available_rows(self):
         return int(self._remaining[self._setup.task.allowed].sum())
 
+    @validate_args(
+        {
+            "n": [Interval(Integral, 1, None, closed="left")],
+            "return_utilities": ["boolean"],
+        },
+    )
     def query(self, n=1, *, return_utilities=False):
         """Pool indices of the next ``n`` rows to label.
 
@@ -307,8 +321,6 @@ class ActiveAssessor(BaseEstimator):
             If fewer than ``n`` rows the task may label are left.
         """
         check_is_fitted(self)
-        if not isinstance(n, Integral) or isinstance(n, bool) or n < 1:
-            raise ValueError(f"n must be a positive integer; got {n!r}.")
         left = self._available_rows()
         if n > left:
             raise ValueError(
@@ -475,6 +487,15 @@ class ActiveAssessor(BaseEstimator):
         )
         return tuple(float(p) for p in probs[0])
 
+    @validate_args(
+        {
+            "oracle": ["array-like", callable],
+            "budget": [Interval(Integral, 1, None, closed="left")],
+            "batch_size": [Interval(Integral, 1, None, closed="left")],
+            "progress": ["boolean"],
+            "callback": [callable, None],
+        },
+    )
     def run(self, oracle, budget, *, batch_size=1, progress=True, callback=None):
         """Query and label until ``budget`` labels are recorded (or a stop rule fires).
 
@@ -498,10 +519,6 @@ class ActiveAssessor(BaseEstimator):
         self : ActiveAssessor
         """
         check_is_fitted(self)
-        if not isinstance(budget, Integral) or isinstance(budget, bool) or budget < 1:
-            raise ValueError(f"budget must be a positive integer; got {budget!r}.")
-        if not isinstance(batch_size, Integral) or isinstance(batch_size, bool) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer; got {batch_size!r}.")
         if not callable(oracle):
             oracle = _ArrayOracle(oracle, len(self.labels_), self._classes)
         left = self._available_rows()
@@ -539,6 +556,7 @@ class ActiveAssessor(BaseEstimator):
             return False
         return max(self.comparison_probabilities()) >= self.stop_confidence
 
+    @validate_args({"level": [LEVEL]})
     def summary(self, level=0.95):
         """The posterior summary of the wrapped estimator."""
         check_is_fitted(self)

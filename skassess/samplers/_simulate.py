@@ -12,22 +12,59 @@ Dask / Ray joblib backend) spreads them out. Each chunk has its own seed from
 ``n_jobs``.
 """
 
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from joblib import Parallel, delayed
+from sklearn import config_context
 from sklearn.base import clone
 from sklearn.utils import Bunch
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions, validate_params
 
 from ..metrics import BayesianCalibrationError
 from ..utils import check_classes, check_labels
-from ._base import GroupStrategy
-from ._evaluate import make_evaluator
-from ._setup import Setup, default_estimator, initial_state, make_strategy, pool_rows
+from ._base import GroupStrategy, QueryStrategy
+from ._calibrated_prior import CalibratedPrior
+from ._evaluate import EVALUATIONS, make_evaluator
+from ._setup import (
+    STRATEGIES,
+    TASKS,
+    Setup,
+    default_estimator,
+    initial_state,
+    make_strategy,
+    pool_rows,
+)
 
 CHUNK = 100
 
 
+_POSITIVE = Interval(Integral, 1, None, closed="left")
+
+
+@validate_params(
+    {
+        "X": ["array-like"],
+        "y": ["array-like"],
+        "estimator": [HasMethods(["fit", "add_labels", "apply"]), None],
+        "task": [StrOptions(set(TASKS))],
+        "strategy": [StrOptions(set(STRATEGIES)), QueryStrategy],
+        "budget": [_POSITIVE, None],
+        "n_runs": [_POSITIVE],
+        "log_every": [_POSITIVE],
+        "evaluate": [StrOptions(set(EVALUATIONS)), callable, None],
+        "group_by": ["array-like", None],
+        "y_pred": ["array-like", None],
+        "top_m": [_POSITIVE],
+        "compare": [tuple, list, None],
+        "rope": [Interval(Real, 0, None, closed="left")],
+        "prior_update": [CalibratedPrior, None],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "progress": ["boolean"],
+    },
+    prefer_skip_nested_validation=False,
+)
 def simulate(
     X,
     y,
@@ -142,15 +179,10 @@ def simulate(
     pool = int(arm_size[setup.task.allowed].sum())
     if budget is None:
         budget = pool
-    if not isinstance(budget, Integral) or not 1 <= budget <= pool:
+    if budget > pool:
         raise ValueError(
-            f"budget must be an integer from 1 to the rows the task can label ({pool}); "
-            f"got {budget!r}."
+            f"budget must be at most the rows the task can label ({pool}); got {budget!r}."
         )
-    if not isinstance(n_runs, Integral) or n_runs < 1:
-        raise ValueError(f"n_runs must be a positive integer; got {n_runs!r}.")
-    if not isinstance(log_every, Integral) or log_every < 1:
-        raise ValueError(f"log_every must be a positive integer; got {log_every!r}.")
     if evaluate is None:
         evaluate = _default_evaluation(task, estimator, setup)
     evaluator = make_evaluator(
@@ -226,8 +258,16 @@ def _default_evaluation(task, estimator, setup):
     return "mrr"
 
 
-def _run_chunk(estimator, setup, strategy, evaluator, pool, n_runs, budget, logs, seed,
-               prior_update):
+def _run_chunk(*args):
+    # simulate validated every argument and parameter on entry; the steps
+    # call validated functions (rope_probabilities, fit_llo) thousands of
+    # times, so they skip the repeated checks, in this worker too.
+    with config_context(skip_parameter_validation=True):
+        return _run_chunk_unchecked(*args)
+
+
+def _run_chunk_unchecked(estimator, setup, strategy, evaluator, pool, n_runs, budget, logs,
+                         seed, prior_update):
     rng = np.random.default_rng(seed)
     state = initial_state(estimator, setup, n_runs)
     evaluator = evaluator.start(n_runs)

@@ -6,7 +6,7 @@ gets the same message.
 """
 
 from ._groups import GroupEncoder, check_group_by
-from ._params import reset_fitted, validated
+from ._params import LEVEL, N_DRAWS, ROPE, reset_fitted, validate_args, validated
 from ._validation import (
     BLOCK,
     EPS,
@@ -14,8 +14,6 @@ from ._validation import (
     as_scalar,
     check_classes,
     check_labels,
-    check_level,
-    check_n_draws,
     check_predictions,
     check_sample_weight,
     check_scores,
@@ -26,19 +24,21 @@ from ._validation import (
 __all__ = [
     "BLOCK",
     "EPS",
+    "LEVEL",
+    "N_DRAWS",
+    "ROPE",
     "ROW_SUM_TOL",
     "GroupEncoder",
     "as_scalar",
     "check_classes",
     "check_group_by",
     "check_labels",
-    "check_level",
-    "check_n_draws",
     "check_predictions",
     "check_sample_weight",
     "check_scores",
     "reset_fitted",
     "top1",
+    "validate_args",
     "validate_scores",
     "validated",
 ]

@@ -8,10 +8,20 @@ microseconds).
 """
 
 import functools
+import inspect
+from numbers import Integral, Real
 
 from sklearn import get_config
+from sklearn.utils._param_validation import Interval, validate_parameter_constraints
 
-__all__ = ["reset_fitted", "validated"]
+__all__ = ["LEVEL", "N_DRAWS", "ROPE", "reset_fitted", "validate_args", "validated"]
+
+#: Constraints shared by the public functions and methods (scikit-learn's
+#: ``validate_params`` style): a credible level, a number of Monte Carlo
+#: draws, a ROPE half-width.
+LEVEL = Interval(Real, 0, 1, closed="neither")
+N_DRAWS = Interval(Integral, 1, None, closed="left")
+ROPE = Interval(Real, 0, None, closed="left")
 
 
 def validated(method):
@@ -29,6 +39,44 @@ def validated(method):
         return method(self, *args, **kwargs)
 
     return wrapper
+
+
+def validate_args(constraints):
+    """Decorator: check a public method's arguments against scikit-learn constraints.
+
+    The method counterpart of scikit-learn's ``validate_params`` (which
+    serves the package's functions): the same constraint objects and the same
+    ``InvalidParameterError`` (a ``ValueError`` and ``TypeError``), but the
+    message names the class the user called, e.g. ``"The 'level' parameter
+    of BayesianAccuracy.summary must be ..."``, not the base class that
+    defines the method.
+
+    Parameters
+    ----------
+    constraints : dict
+        Argument name to a list of constraints; arguments not listed are not
+        checked.
+    """
+
+    def decorator(method):
+        signature = inspect.signature(method)
+
+        @functools.wraps(method)
+        def wrapper(self, *args, **kwargs):
+            if not get_config()["skip_parameter_validation"]:
+                bound = signature.bind(self, *args, **kwargs)
+                bound.apply_defaults()
+                owner = self if isinstance(self, type) else type(self)
+                validate_parameter_constraints(
+                    constraints,
+                    {k: v for k, v in bound.arguments.items() if k in constraints},
+                    caller_name=f"{owner.__name__}.{method.__name__}",
+                )
+            return method(self, *args, **kwargs)
+
+        return wrapper
+
+    return decorator
 
 
 def reset_fitted(estimator):

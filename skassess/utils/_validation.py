@@ -17,8 +17,6 @@ __all__ = [
     "as_scalar",
     "check_classes",
     "check_labels",
-    "check_level",
-    "check_n_draws",
     "check_predictions",
     "check_sample_weight",
     "check_scores",
@@ -443,17 +441,3 @@ def check_sample_weight(sample_weight, n_samples):
     return _check_sample_weight(
         sample_weight, np.empty((n_samples, 0)), dtype=np.float64, ensure_non_negative=True
     )
-
-
-def check_level(level):
-    """Validate a credible level in (0, 1)."""
-    if not isinstance(level, numbers.Real) or isinstance(level, bool) or not 0 < level < 1:
-        raise ValueError(f"level must be a number in (0, 1); got {level!r}.")
-    return float(level)
-
-
-def check_n_draws(n_draws):
-    """Validate a number of Monte Carlo draws (a positive integer)."""
-    if not isinstance(n_draws, numbers.Integral) or isinstance(n_draws, bool) or n_draws < 1:
-        raise ValueError(f"n_draws must be a positive integer; got {n_draws!r}.")
-    return int(n_draws)

@@ -6,7 +6,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.special import expit, logit
 
-from skassess.calibration import EPS, HierarchicalBetaCalibrator, beta_calibration
+from skassess.calibration import (
+    EPS,
+    HierarchicalBetaCalibrator,
+    beta_calibration,
+    fit_llo,
+    log_odds,
+)
 
 scores = st.floats(EPS, 1 - EPS)
 positive = st.floats(0.05, 5.0)
@@ -51,3 +57,39 @@ def test_unknown_map(bad):
 def test_bad_eps(bad):
     with pytest.raises(ValueError, match="The 'eps' parameter of HierarchicalBetaCalibrator"):
         HierarchicalBetaCalibrator(eps=bad).fit([0.2, 0.8], [0, 1])
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(a=[1.0, -0.5]), "a must be >= 0 everywhere"),
+        (dict(b=np.array([np.nan])), "b must be >= 0 everywhere"),
+        (dict(a=-1.0), "The 'a' parameter of beta_calibration must be"),
+        (dict(eps=0.5), "The 'eps' parameter of beta_calibration must be"),
+    ],
+)
+def test_beta_calibration_refuses_negative_shapes_and_bad_eps(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        beta_calibration([0.2, 0.7], **kwargs)
+
+
+@pytest.mark.parametrize(
+    "x, z, kwargs, match",
+    [
+        (np.zeros(5), np.zeros(5), {}, r"x must be 2-D \(n_runs, n\)"),
+        (np.zeros((1, 5)), np.zeros((1, 4)), {}, "z must have the shape of x"),
+        (np.zeros((1, 5)), np.zeros((1, 5)), dict(sample_weight=np.ones(3)),
+         "sample_weight must have the shape of x"),
+        (np.full((1, 5), np.nan), np.zeros((1, 5)), {}, "must be finite"),
+        (np.zeros((1, 5)), np.zeros((1, 5)), dict(slope_scale=0.0),
+         "The 'slope_scale' parameter of fit_llo must be"),
+    ],
+)
+def test_fit_llo_refuses_bad_input(x, z, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        fit_llo(x, z, **{"intercept_scale": 1.0, "slope_scale": 1.0, **kwargs})
+
+
+def test_log_odds_refuses_bad_eps():
+    with pytest.raises(ValueError, match="The 'eps' parameter of log_odds must be"):
+        log_odds([0.5], eps=-1.0)

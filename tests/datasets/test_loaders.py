@@ -16,7 +16,8 @@ def test_adult(attribute):
 
 
 def test_adult_bad_attribute():
-    with pytest.raises(ValueError, match="sensitive_attribute must be one of"):
+    match = "The 'sensitive_attribute' parameter of load_adult_scores must be a str among"
+    with pytest.raises(ValueError, match=match):
         load_adult_scores("age")
 
 

@@ -242,7 +242,8 @@ def test_confusion_matrix_normalizations():
     np.testing.assert_allclose(by_true.sum(axis=2), 1.0)
     assert est.overall_mean() == pytest.approx(np.trace(joint))
     np.testing.assert_allclose(est.predict_proba(scores).sum(axis=1), 1.0)
-    with pytest.raises(ValueError, match="normalize must be one of"):
+    match = "The 'normalize' parameter of BayesianConfusionMatrix.confusion_matrix must be"
+    with pytest.raises(ValueError, match=match):
         est.confusion_matrix("rows")
 
 

@@ -62,12 +62,14 @@ def test_identification_mrr_reaches_one():
 
 @pytest.mark.parametrize(
     "kwargs, match",
-    [(dict(budget=10**6), "budget must be an integer from 1 to the rows"),
-     (dict(budget=0), "budget must be"),
-     (dict(n_runs=0), "n_runs must be"),
-     (dict(log_every=0), "log_every must be"),
-     (dict(evaluate="accuracy"), "evaluate must be one of"),
-     (dict(strategy="nope"), "strategy must be one of"),
+    [(dict(budget=10**6), r"budget must be at most the rows the task can label \(10000\)"),
+     (dict(budget=0), "The 'budget' parameter of simulate must be an int in the range"),
+     (dict(n_runs=0), "The 'n_runs' parameter of simulate must be"),
+     (dict(log_every=0), "The 'log_every' parameter of simulate must be"),
+     (dict(evaluate="accuracy"), "The 'evaluate' parameter of simulate must be a str among"),
+     (dict(strategy="nope"), "The 'strategy' parameter of simulate must be a str among"),
+     (dict(rope=-0.1), "The 'rope' parameter of simulate must be"),
+     (dict(estimator=object()), "The 'estimator' parameter of simulate must be"),
      (dict(task="least_accurate", evaluate="rmse", estimator=BayesianConfusionMatrix()),
       "needs BayesianAccuracy")],
 )
