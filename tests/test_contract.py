@@ -370,3 +370,108 @@ def _compare(est):
     from skassess.metrics import compare_groups
 
     return compare_groups(est, 0, 1, n_draws=100)
+
+
+# ------------------------------------------------------- one home per concept
+def test_one_eps_defined_once_and_used_by_the_maps():
+    import pathlib
+    import re
+
+    from scipy.special import logit
+
+    import skassess
+    from skassess import calibration, utils
+
+    root = pathlib.Path(skassess.__file__).parent
+    definitions = [
+        f"{path.relative_to(root)}" for path in root.rglob("*.py")
+        if re.search(r"^EPS\s*=", path.read_text(), flags=re.MULTILINE)
+    ]
+    assert definitions == ["utils/_validation.py"]
+    assert calibration.EPS is utils.EPS
+    assert calibration.log_odds([1.0])[0] == pytest.approx(logit(1 - utils.EPS))
+
+
+def test_one_ece_for_the_function_the_estimator_and_a_direct_computation():
+    from skassess.metrics import expected_calibration_error
+
+    scores, _, truth = _data(n=2000, k=3, seed=3)
+    conf, pred = scores.max(axis=1), scores.argmax(axis=1)
+    edges = np.linspace(0, 1, 11)
+    b = np.clip(np.digitize(conf, edges[1:-1]), 0, 9)
+    direct = sum(
+        (b == j).mean() * abs((pred == truth)[b == j].mean() - conf[b == j].mean())
+        for j in range(10) if (b == j).any()
+    )
+    ece = expected_calibration_error(truth, scores, n_bins=10)
+    assert ece == pytest.approx(direct, abs=1e-12)
+    est = BayesianCalibrationError(n_bins=10, missing_label=None).fit(scores, truth)
+    with np.errstate(invalid="ignore"):  # empty bins weigh 0
+        accuracy = np.nan_to_num(est.n_success_ / est.n_labeled_)
+    assert est.calibration_error(accuracy) == pytest.approx(ece)
+
+
+@pytest.mark.parametrize("metric", ["tpr", "fpr", "ppv", "npv", "accuracy"])
+def test_one_rate_table_for_the_conjugate_and_the_fairness_estimators(metric):
+    from sklearn.metrics import confusion_matrix
+
+    rng = np.random.default_rng(0)
+    n = 3000
+    p1 = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < p1).astype(int)
+    group = rng.choice(["a", "b"], size=n)
+    pred = (p1 > 0.5).astype(int)
+    tn, fp, fn, tp = confusion_matrix(y[group == "a"], pred[group == "a"]).ravel()
+    direct = {"tpr": tp / (tp + fn), "fpr": fp / (fp + tn), "ppv": tp / (tp + fp),
+              "npv": tn / (tn + fn), "accuracy": (tp + tn) / (tp + tn + fp + fn)}[metric]
+    est = BayesianAccuracy(metric=metric, grouping="external", prior_strength=1e-9).fit(
+        p1, y, group_by=group
+    )
+    assert est.predict(p1[group == "a"][:1], group_by=["a"])[0] == pytest.approx(direct, 1e-6)
+    bgm = BayesianGroupMetrics(method="frequentist", metrics=(metric,)).fit(
+        p1, y, sensitive_features=group
+    )
+    assert bgm.summary().loc[(metric, "a"), "mean"] == pytest.approx(direct, 1e-12)
+
+
+def test_one_beta_state_vectorized_over_runs_and_groups():
+    from skassess.metrics import BetaPosterior
+
+    post = BetaPosterior(np.ones((4, 3)), np.ones((4, 3)))
+    runs, groups = np.array([0, 0, 3, 1]), np.array([2, 2, 0, 1])
+    after = post.record((runs, groups), np.array([1, 0, 1, 1]))
+    successes = np.zeros((4, 3))
+    trials = np.zeros((4, 3))
+    np.add.at(successes, (runs, groups), [1, 0, 1, 1])
+    np.add.at(trials, (runs, groups), 1)
+    np.testing.assert_array_equal(after.successes, successes)
+    np.testing.assert_array_equal(after.trials, trials)
+    one_cell = BetaPosterior(1.0, 1.0).update([1], [2])
+    assert after.mean()[0, 2] == pytest.approx(one_cell.mean()[0])
+
+
+def test_one_rope_function_behind_every_comparison():
+    from skassess.metrics import BetaPosterior, compare_groups, rope_probabilities
+
+    scores, y, truth = _data(n=900, seed=5, frac=0.2)
+    est = BayesianAccuracy(random_state=0).fit(scores, y)
+    post = est.posterior_
+    pair = (BetaPosterior(post.alpha[:1], post.beta[:1]),
+            BetaPosterior(post.alpha[1:2], post.beta[1:2]))
+    exact = rope_probabilities(pair, rope=0.05)[0]
+    assessor = ActiveAssessor(BayesianAccuracy(), task="compare", compare=(0, 1)).fit(scores)
+    assessor.tell(np.flatnonzero(y >= 0), y[y >= 0])
+    np.testing.assert_allclose(assessor.comparison_probabilities(), exact, atol=2e-4)
+    drawn = compare_groups(est, 0, 1, rope=0.05, n_draws=200_000).probabilities
+    np.testing.assert_allclose(drawn, exact, atol=5e-3)  # 200k draws: SE < 1.2e-3
+
+
+def test_one_group_encoder_orders_groups_alike():
+    data = load_adult_scores("race")
+    s, y, g = data.scores["LR"].to_numpy(), data.target.to_numpy(), data.sensitive["race"]
+    acc = BayesianAccuracy(grouping="external").fit(s, y, group_by=g)
+    cal = HierarchicalBetaCalibrator(n_steps=20, n_burn=20, max_steps=40, random_state=0)
+    labeled = np.where(np.arange(len(y)) < 300, y, -1)
+    with pytest.warns():
+        cal.fit(s, labeled, group_by=g)
+    assert list(acc.groups_) == list(cal.groups_) == sorted(set(g))
