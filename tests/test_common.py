@@ -17,7 +17,7 @@ confidence. Its MCMC runs with shorter chains than the default (it still
 extends them until R-hat <= 1.01 and ESS >= 100, so no ConvergenceWarning).
 
 ``ActiveAssessor``, ``CalibratedPrior`` and ``BayesianGroupMetrics`` (its
-sensitive feature derived from the first feature, its scores from a binary
+sensitive feature derived from the first feature or the row's parity, its scores from a binary
 LogisticRegression) go through both runs too, and the harness has
 ``partial_fit`` for the estimators that have it, so scikit-learn's
 ``partial_fit`` checks run.
@@ -143,10 +143,14 @@ class _BehindBlackBox(MetaEstimatorMixin, BaseEstimator):
         kwargs = {}
         if isinstance(self.estimator, BayesianGroupMetrics):
             # Binary: the first class against the rest; the sensitive feature is the
-            # sign of the first feature.
+            # sign of the first feature, or the row's parity when that makes one group
+            # (the estimator compares at least two).
             scores = scores[:, :1].sum(axis=1)
             y = (y == self.model_.classes_[0]).astype(int)
-            kwargs["sensitive_features"] = np.where(X[:, 0] > 0, "a", "b")
+            group = np.where(np.asarray(X)[:, 0] > 0, "a", "b")
+            if len(set(group)) < 2:
+                group = np.where(np.arange(len(group)) % 2, "a", "b")
+            kwargs["sensitive_features"] = group
         elif sample_weight is not None:
             kwargs["sample_weight"] = sample_weight
         return scores, y, kwargs

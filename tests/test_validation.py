@@ -42,7 +42,7 @@ def test_row_sum_tolerance_is_1e6():
 
 def test_scores_width_must_match_classes():
     est = BayesianAccuracy().fit(S, Y)
-    with pytest.raises(ValueError, match="X has 2 features, but BayesianAccuracy is expecting 3"):
+    with pytest.raises(ValueError, match="X has 2 score columns, but the estimator was fitted"):
         est.predict(np.array([[0.5, 0.5]]))
     with pytest.raises(ValueError, match="classes must list one label per score column"):
         BayesianAccuracy(classes=["a", "b"]).fit(S, Y)

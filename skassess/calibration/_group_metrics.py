@@ -1,6 +1,5 @@
 """Posteriors of per-group metrics and their differences, with unlabeled rows used."""
 
-import warnings
 from collections.abc import Hashable
 from numbers import Integral, Real
 
@@ -18,12 +17,14 @@ from ..utils import (
     ROPE,
     GroupEncoder,
     as_scalar,
+    atomic,
     check_group_by,
     check_labels,
     check_scores,
     reset_fitted,
     validate_args,
     validated,
+    warn,
 )
 from ._hierarchical import HierarchicalBetaCalibrator
 
@@ -195,6 +196,7 @@ default="bayesian-calibration"
         return checked
 
     @validated
+    @atomic(deep=False)
     def fit(self, X, y=None, *, sensitive_features=None):
         """Posterior draws of every metric in every group.
 
@@ -236,8 +238,13 @@ default="bayesian-calibration"
         encoder = GroupEncoder("group")
         codes = encoder.fit_transform(groups)
         index = encoder.categories_
-        units = [[j] for j in range(len(index))]
         labels = [as_scalar(v) for v in index]
+        if len(index) < 2:
+            raise ValueError(
+                "sensitive_features must hold at least two groups to compare; got only "
+                f"{labels!r}. For one group's metrics use BayesianAccuracy."
+            )
+        units = [[j] for j in range(len(index))]
         if self.privileged is not None:
             if self.privileged not in labels:
                 raise ValueError(f"privileged={self.privileged!r} is not a group; groups are "
@@ -363,10 +370,10 @@ default="bayesian-calibration"
                 with np.errstate(invalid="ignore", divide="ignore"):
                     ratio = d[:, ia] / d[:, ib]
                 if np.isnan(delta).any():
-                    warnings.warn(
+                    warn(
                         f"{name} is undefined in some draws of {a!r} or {b!r} (no rows meet "
                         "its condition); its probabilities are NaN.",
-                        SkassessWarning, stacklevel=2,
+                        SkassessWarning,
                     )
                     p_positive = p_fair = np.nan
                 else:

@@ -1,6 +1,5 @@
 """HierarchicalBetaCalibrator: per-group beta calibration with shared hyperpriors."""
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -17,6 +16,7 @@ from ..utils import (
     LEVEL,
     N_DRAWS,
     GroupEncoder,
+    atomic,
     check_classes,
     check_group_by,
     check_labels,
@@ -24,6 +24,7 @@ from ..utils import (
     validate_args,
     validate_scores,
     validated,
+    warn,
 )
 from ._maps import MAPS, log_features
 from ._mcmc import sample_mcmc, warn_convergence
@@ -350,6 +351,7 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
 
     # --------------------------------------------------------------- fitting
     @validated
+    @atomic(deep=False)
     def fit(self, X, y=None, *, group_by=None, y_pred=None):
         """Sample the posterior of the calibration maps from the labeled rows.
 
@@ -378,41 +380,35 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
                 f"{type(self).__name__} requires y to be passed, but the target y is None; "
                 "mark the rows without a label with missing_label."
             )
-        try:
-            s, pred, scores = self._scores(X, y_pred, reset=True)
-            n = len(s)
-            y = check_labels(y, n, scores.shape[1], self._classes(scores.shape[1]),
-                             missing_label=self.missing_label)
-            codes = self._group_codes(group_by, pred, n, reset=True)
-            n_dim = len(self.groups_) * len(MAPS[self.map])
-            n_walkers = self.n_walkers or max(16, 4 * n_dim)
-            if n_walkers < 2 * n_dim:
-                raise ValueError(
-                    f"n_walkers={self.n_walkers} is too few for {n_dim} parameters "
-                    f"({len(self.groups_)} groups x {len(MAPS[self.map])}): emcee's ensemble "
-                    f"moves need at least 2 * n_dim = {2 * n_dim}; pass n_walkers=None for "
-                    f"{max(16, 4 * n_dim)}."
-                )
-        except BaseException:
-            reset_fitted(self)
-            raise
+        s, pred, scores = self._scores(X, y_pred, reset=True)
+        n = len(s)
+        y = check_labels(y, n, scores.shape[1], self._classes(scores.shape[1]),
+                         missing_label=self.missing_label)
+        codes = self._group_codes(group_by, pred, n, reset=True)
+        n_dim = len(self.groups_) * len(MAPS[self.map])
+        n_walkers = self.n_walkers or max(16, 4 * n_dim)
+        if n_walkers < 2 * n_dim:
+            raise ValueError(
+                f"n_walkers={self.n_walkers} is too few for {n_dim} parameters "
+                f"({len(self.groups_)} groups x {len(MAPS[self.map])}): emcee's ensemble "
+                f"moves need at least 2 * n_dim = {2 * n_dim}; pass n_walkers=None for "
+                f"{max(16, 4 * n_dim)}."
+            )
         labeled = y >= 0
         t = (y == 1) if self.target_ == "binary" else (y == pred)
         t = t[labeled].astype(np.float64)
         if labeled.sum() == 0:
-            warnings.warn(
+            warn(
                 "No labeled rows (every y is missing_label): the calibration maps follow "
                 "the prior (prior predictive).",
                 SkassessWarning,
-                stacklevel=3,
             )
         elif t.min() == t.max():
             outcome = "y = 1" if self.target_ == "binary" else "correct"
-            warnings.warn(
+            warn(
                 f"All {len(t)} labeled rows have the same outcome ({outcome}: {bool(t[0])}); "
                 "the calibration map is weakly identified and leans on the prior.",
                 SkassessWarning,
-                stacklevel=3,
             )
         ls, l1s = log_features(s[labeled], self.eps)
         self._data = (codes[labeled], ls, l1s, t)

@@ -8,7 +8,6 @@ own integrated autocorrelation time.
 """
 
 import logging
-import warnings
 
 import emcee
 import numpy as np
@@ -16,6 +15,7 @@ from scipy.special import ndtri
 from scipy.stats import rankdata
 
 from ..exceptions import ConvergenceWarning
+from ..utils import warn
 
 #: Thresholds of the convergence warning.
 MAX_RHAT = 1.01
@@ -133,10 +133,9 @@ def warn_convergence(rhat, ess, names, owner):
     if not bad.any():
         return
     i = int(np.argmax(np.where(bad, rhat - ess / 1e6, -np.inf)))
-    warnings.warn(
+    warn(
         f"{owner}: the sampler may not have converged: {names[i]} has R-hat "
         f"{rhat[i]:.3f} and ESS {ess[i]:.0f} (wanted: R-hat <= {MAX_RHAT}, ESS >= "
         f"{MIN_ESS}). Increase n_steps or max_steps.",
         ConvergenceWarning,
-        stacklevel=4,
     )

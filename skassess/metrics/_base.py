@@ -25,6 +25,7 @@ from ..utils import (
     BLOCK,
     LEVEL,
     N_DRAWS,
+    atomic,
     check_classes,
     check_group_by,
     check_labels,
@@ -62,6 +63,7 @@ class _BaseAssessor(BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
     @validated
+    @atomic(deep=False)
     def fit(self, X, y=None, *, group_by=None, y_pred=None, sample_weight=None):
         """Fit the posterior from scratch.
 
@@ -92,6 +94,7 @@ class _BaseAssessor(BaseEstimator):
         return self._partial_fit(X, y, group_by, y_pred, sample_weight)
 
     @validated
+    @atomic
     def partial_fit(self, X, y=None, *, group_by=None, y_pred=None, sample_weight=None):
         """Update the posterior with another batch of rows (the conjugate update).
 
@@ -113,14 +116,8 @@ class _BaseAssessor(BaseEstimator):
         return self._partial_fit(X, y, group_by, y_pred, sample_weight)
 
     def _partial_fit(self, X, y, group_by, y_pred, sample_weight):
-        if hasattr(self, "n_classes_"):
-            return self._add_rows(X, y, group_by, y_pred, sample_weight, first=False)
-        try:
-            return self._add_rows(X, y, group_by, y_pred, sample_weight, first=True)
-        except BaseException:
-            # A first batch that fails leaves the estimator unfitted, not half-built.
-            reset_fitted(self)
-            raise
+        return self._add_rows(X, y, group_by, y_pred, sample_weight,
+                              first=not hasattr(self, "n_classes_"))
 
     def _add_rows(self, X, y, group_by, y_pred, sample_weight, first):
         scores, pred, conf, group_by = self._rows(X, group_by, y_pred, reset=first)
@@ -153,6 +150,7 @@ class _BaseAssessor(BaseEstimator):
         return self
 
     @validated
+    @atomic
     def add_labels(self, X, y, *, group_by=None, y_pred=None, sample_weight=None):
         """Record the labels of rows already counted, unlabeled, by fit or partial_fit.
 

@@ -7,13 +7,11 @@ the top-1 confidence: ``strategy="uniform"`` (equal width) or ``"quantile"``
 (equal numbers of rows), as in :func:`sklearn.calibration.calibration_curve`.
 """
 
-import warnings
-
 import numpy as np
 import pandas as pd
 
 from ..exceptions import SkassessWarning
-from ..utils import GroupEncoder
+from ..utils import GroupEncoder, warn
 
 GROUPINGS = ("predicted_class", "score_bins", "class_bin", "external")
 STRATEGIES = ("uniform", "quantile")
@@ -58,11 +56,10 @@ def _quantile_edges(confidence, n_bins):
     edges[0], edges[-1] = 0.0, 1.0
     unique = np.unique(edges)
     if len(unique) < len(edges):
-        warnings.warn(
+        warn(
             f"Quantile binning found tied confidences: {len(unique) - 1} bins instead "
             f"of n_bins={n_bins}.",
             SkassessWarning,
-            stacklevel=7,  # warn < bins fit < _add_rows < _partial_fit < fit < validated < caller
         )
     return unique
 

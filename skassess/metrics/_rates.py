@@ -155,15 +155,27 @@ class _BetaAssessor(_BaseAssessor):
         if metric == "accuracy":
             return p
         if metric in CONDITION_ON_PREDICTION:
-            return p * self.n_condition_rows_ / np.maximum(self.n_rows_, 1e-300)
+            weights = p * self.n_condition_rows_ / np.maximum(self.n_rows_, 1e-300)
+            if not weights.sum() > 0:
+                raise ValueError(
+                    f"The overall {metric} is undefined: no row seen is predicted "
+                    f"{'positive' if metric == 'ppv' else 'negative'}, so its condition never "
+                    "holds (per-group summaries still show the prior)."
+                )
+            return weights
         return p * self.condition_posterior_.rvs(n_draws, rng)
 
     def _overall_samples(self, n_draws, rng):
         theta = self.posterior_.rvs(n_draws, rng)
-        weights = np.broadcast_to(self._overall_weights(n_draws, rng), theta.shape)
+        weights = np.array(np.broadcast_to(self._overall_weights(n_draws, rng), theta.shape))
         total = weights.sum(axis=1)
-        with np.errstate(invalid="ignore"):
-            return (theta * weights).sum(axis=1) / total
+        underflow = ~(total > 0)
+        if underflow.any():
+            # A tiny prior and no row meeting the condition: every drawn P(condition | g)
+            # can underflow to 0. Weigh those draws by the posterior means instead.
+            weights[underflow] = self.group_weights_ * self.condition_posterior_.mean()
+            total[underflow] = weights[underflow].sum(axis=1)
+        return (theta * weights).sum(axis=1) / total
 
     def _overall_exact_mean(self):
         if self._metric() in CONDITION_ON_LABEL:

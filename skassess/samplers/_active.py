@@ -1,7 +1,7 @@
 """ActiveAssessor: a pool-based ask/tell loop around a skassess metric estimator."""
 
+import copy
 import time
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -16,11 +16,13 @@ from ..metrics import BetaPosterior, rope_probabilities
 from ..utils import (
     LEVEL,
     as_scalar,
+    atomic,
     check_classes,
     check_labels,
     reset_fitted,
     validate_args,
     validated,
+    warn,
 )
 from ._base import QueryContext, QueryStrategy, pick_arms
 from ._calibrated_prior import CalibratedPrior
@@ -84,7 +86,10 @@ class ActiveAssessor(BaseEstimator):
         estimator. None: the estimator's own prior.
     random_state : int, RandomState instance or None, default=None
         Seeds the strategy and the choice of rows; one private generator is
-        kept, so a pickled assessor resumes the same sequence.
+        kept, so a pickled assessor resumes the same sequence. It also seeds
+        the estimator's posterior draws when the estimator's own
+        ``random_state`` is None (the default estimators' is), so intervals
+        drawn by Monte Carlo repeat too.
 
     Attributes
     ----------
@@ -182,6 +187,7 @@ class ActiveAssessor(BaseEstimator):
 
     # ----------------------------------------------------------------- fitting
     @validated
+    @atomic(deep=False)
     def fit(self, X, y=None, *, group_by=None, y_pred=None):
         """Take the pool and its already labeled rows.
 
@@ -203,7 +209,12 @@ class ActiveAssessor(BaseEstimator):
         """
         reset_fitted(self)
         strategy = make_strategy(self.strategy, top_m=self.top_m)
-        base = default_estimator(self.task) if self.estimator is None else self.estimator
+        random_state = check_random_state(self.random_state)
+        seed, estimator_seed = random_state.randint(np.iinfo(np.int32).max, size=2)
+        base = default_estimator(self.task) if self.estimator is None else clone(self.estimator)
+        if self.random_state is not None and base.get_params().get("random_state", 0) is None:
+            # The assessor's seed also fixes the estimator's posterior draws.
+            base.set_params(random_state=int(estimator_seed))
         estimator = clone(base).fit(X, y, group_by=group_by, y_pred=y_pred)
         setup = Setup(estimator, self.task, top_m=self.top_m, compare=self.compare,
                       rope=self.rope)
@@ -228,8 +239,7 @@ class ActiveAssessor(BaseEstimator):
         self._scores, self._pred, self._cell, self._arm = scores, pred, cell, arm
         self._classes, self.labels_ = classes, labels
         self.n_features_in_ = estimator.n_features_in_
-        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
-        self._rng = np.random.default_rng(seed)
+        self._rng = np.random.default_rng(int(seed))
         # Rows grouped by arm, in a random order within each arm; a pointer per
         # arm walks that order, skipping rows labeled since.
         keys = arm + self._rng.random(n)
@@ -241,7 +251,7 @@ class ActiveAssessor(BaseEstimator):
         self._history = []
         self._n_steps = 0
         self.prior_update_ = prior_update
-        self._refit_prior()
+        self.prior_update_, self.estimator_ = self._refit_prior(estimator, labels)
         return self
 
     def _decoded(self, codes):
@@ -255,17 +265,21 @@ class ActiveAssessor(BaseEstimator):
         out[~labeled] = self.estimator_.missing_label
         return out
 
-    def _refit_prior(self):
-        """Refit the learned prior from every labeled row; no-op without labels."""
-        if self.prior_update_ is None or not (self.labels_ >= 0).any():
-            return
-        labels = self._decoded(self.labels_)
-        self.prior_update_.fit(self._scores, self.labels_, y_pred=self._pred)
-        prior = self.prior_update_.prior_for(self.estimator_, self._X, group_by=self._group_by,
-                                             y_pred=self._y_pred)
-        self.estimator_ = clone(self._base_estimator).set_params(prior=prior).fit(
-            self._X, labels, group_by=self._group_by, y_pred=self._y_pred
+    def _refit_prior(self, estimator, codes):
+        """The prior update and the estimator refitted under it, from label ``codes``.
+
+        Returns ``(prior_update, estimator)``, new objects: the caller commits
+        them (no-op without a prior update or without labels).
+        """
+        if self.prior_update_ is None or not (codes >= 0).any():
+            return self.prior_update_, estimator
+        prior_update = clone(self.prior_update_).fit(self._scores, codes, y_pred=self._pred)
+        prior = prior_update.prior_for(estimator, self._X, group_by=self._group_by,
+                                       y_pred=self._y_pred)
+        estimator = clone(self._base_estimator).set_params(prior=prior).fit(
+            self._X, self._decoded(codes), group_by=self._group_by, y_pred=self._y_pred
         )
+        return prior_update, estimator
 
     @property
     def groups_(self):
@@ -433,21 +447,33 @@ class ActiveAssessor(BaseEstimator):
         rows, y_new = indices[new], y[new]
         if len(rows) == 0:
             return self
-        gb = None if self._group_by is None else _take(self._group_by, rows)
-        # The pool's own rows (a DataFrame keeps its column names for the estimator).
-        self.estimator_.add_labels(_take(self._X, rows), self._decoded(y_new), group_by=gb,
-                                   y_pred=self._decoded(self._pred[rows]))
-        self.labels_[rows] = y_new
-        self._refit_prior()
-        np.subtract.at(self._remaining, self._arm[rows], 1)
+        # Everything that can fail runs first, on new objects or through the
+        # estimator's atomic add_labels; the commit below cannot fail, so a tell
+        # that raises leaves the session as it was.
         now = time.time()
         arm_labels = self._setup.arm_labels
+        entries = [
+            (self._n_steps + 1, row, as_scalar(arm_labels[self._arm[row]]), as_scalar(label), now)
+            for row, label in zip(rows.tolist(), given[new].tolist(), strict=True)
+        ]
+        gb = None if self._group_by is None else _take(self._group_by, rows)
+        # With a prior update, the labels go into a copy (O(groups)) that the
+        # update reads, then the estimator is refitted under the new prior.
+        estimator = self.estimator_ if self.prior_update_ is None else copy.deepcopy(
+            self.estimator_
+        )
+        # The pool's own rows (a DataFrame keeps its column names for the estimator).
+        estimator.add_labels(_take(self._X, rows), self._decoded(y_new), group_by=gb,
+                             y_pred=self._decoded(self._pred[rows]))
+        if self.prior_update_ is not None:
+            codes = self.labels_.copy()
+            codes[rows] = y_new
+            self.prior_update_, self.estimator_ = self._refit_prior(estimator, codes)
+        # Commit.
+        self.labels_[rows] = y_new
+        np.subtract.at(self._remaining, self._arm[rows], 1)
         self._n_steps += 1
-        for row, label in zip(rows.tolist(), given[new].tolist(), strict=False):
-            self._history.append(
-                (self._n_steps, row, as_scalar(arm_labels[self._arm[row]]), as_scalar(label),
-                 now)
-            )
+        self._history.extend(entries)
         return self
 
     def _label_name(self, code):
@@ -523,11 +549,10 @@ class ActiveAssessor(BaseEstimator):
             oracle = _ArrayOracle(oracle, len(self.labels_), self._classes)
         left = self._available_rows()
         if budget > left:
-            warnings.warn(
+            warn(
                 f"budget={budget} is larger than the {left} unlabeled rows the task can "
                 f"label; labeling those {left}.",
                 SkassessWarning,
-                stacklevel=2,
             )
             budget = left
         from tqdm.auto import tqdm

@@ -27,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..calibration import fit_llo, log_odds
 from ..utils import (
+    atomic,
     check_classes,
     check_labels,
     check_sample_weight,
@@ -140,6 +141,7 @@ class CalibratedPrior(BaseEstimator):
         return scores, pred, conf, classes
 
     @validated
+    @atomic(deep=False)
     def fit(self, X, y, *, y_pred=None, sample_weight=None):
         """Fit the map on the labeled rows.
 
@@ -161,14 +163,10 @@ class CalibratedPrior(BaseEstimator):
         """
         self._grid()
         reset_fitted(self)
-        try:
-            scores, pred, conf, classes = self._confidence(X, y_pred, reset=True)
-            n, K = scores.shape
-            codes = check_labels(y, n, K, classes, missing_label=self.missing_label)
-            weight = check_sample_weight(sample_weight, n)
-        except BaseException:
-            reset_fitted(self)
-            raise
+        scores, pred, conf, classes = self._confidence(X, y_pred, reset=True)
+        n, K = scores.shape
+        codes = check_labels(y, n, K, classes, missing_label=self.missing_label)
+        weight = check_sample_weight(sample_weight, n)
         x = log_odds(conf)
         labeled = (codes >= 0) & (weight > 0)
         center = _weighted_median(x, weight)

@@ -6,7 +6,7 @@ gets the same message.
 """
 
 from ._groups import GroupEncoder, check_group_by
-from ._params import LEVEL, N_DRAWS, ROPE, reset_fitted, validate_args, validated
+from ._params import LEVEL, N_DRAWS, ROPE, atomic, reset_fitted, validate_args, validated
 from ._validation import (
     BLOCK,
     EPS,
@@ -20,6 +20,7 @@ from ._validation import (
     top1,
     validate_scores,
 )
+from ._warnings import warn
 
 __all__ = [
     "BLOCK",
@@ -30,6 +31,7 @@ __all__ = [
     "ROW_SUM_TOL",
     "GroupEncoder",
     "as_scalar",
+    "atomic",
     "check_classes",
     "check_group_by",
     "check_labels",
@@ -41,4 +43,5 @@ __all__ = [
     "validate_args",
     "validate_scores",
     "validated",
+    "warn",
 ]

@@ -402,11 +402,11 @@ def validate_scores(estimator, X, *, y_pred=None, reset=True):
     """
     from sklearn.utils.validation import validate_data
 
-    if getattr(X, "ndim", 2) == 2 and not isinstance(X, list | tuple):
-        validate_data(estimator, X, reset=reset, skip_check_array=True)
-    elif reset:
-        estimator.n_features_in_ = 1
     scores = check_scores(X, n_classes=None if reset else estimator.n_classes_)
+    if getattr(X, "ndim", None) == 2:  # arrays and DataFrames: names and width
+        validate_data(estimator, X, reset=reset, skip_check_array=True)
+    elif reset:  # a 1-D X is one feature; a list of rows has its rows' width
+        estimator.n_features_in_ = 1 if np.ndim(X) == 1 else scores.shape[1]
     n, K = scores.shape
     pred = None
     if y_pred is not None:
@@ -438,6 +438,14 @@ def check_classes(classes, n_classes):
 
 def check_sample_weight(sample_weight, n_samples):
     """Validate finite, non-negative per-row weights (None means all ones)."""
-    return _check_sample_weight(
+    weight = _check_sample_weight(
         sample_weight, np.empty((n_samples, 0)), dtype=np.float64, ensure_non_negative=True
     )
+    with np.errstate(over="ignore"):
+        total = weight.sum()
+    if not np.isfinite(total):
+        raise ValueError(
+            "sample_weight must have a finite sum (the weights are counts of rows); got "
+            f"weights up to {weight.max():.3g} summing to inf."
+        )
+    return weight
