@@ -20,6 +20,8 @@ from skassess.calibration import BayesianGroupMetrics, HierarchicalBetaCalibrato
 from skassess.datasets import load_adult_scores, load_fashion_mnist_scores
 from skassess.samplers import CalibratedPrior, QueryStrategy
 
+from .helpers import labeled_pool
+
 METRIC_ESTIMATORS = [
     BayesianAccuracy(prior="informative", random_state=0),
     BayesianAccuracy(grouping="score_bins", n_bins=5, random_state=0),
@@ -30,12 +32,7 @@ METRIC_ESTIMATORS = [
 ]
 
 
-def _data(n=600, k=3, seed=0, frac=0.3):
-    rng = np.random.default_rng(seed)
-    scores = rng.dirichlet(np.full(k, 0.6), size=n)
-    truth = np.array([rng.choice(k, p=p) for p in scores])
-    y = np.where(rng.uniform(size=n) < frac, truth, -1)
-    return scores, y, truth
+_data = labeled_pool
 
 
 # ------------------------------------------------------------------ signatures

@@ -18,13 +18,11 @@ from skassess.calibration import BayesianGroupMetrics, HierarchicalBetaCalibrato
 from skassess.metrics import compare_groups, rank_groups
 from skassess.samplers import CalibratedPrior
 
+from .helpers import labeled_pool
+
 
 def _data(n=300, k=3, seed=0, frac=0.4):
-    rng = np.random.default_rng(seed)
-    scores = rng.dirichlet(np.full(k, 0.7), size=n)
-    truth = np.array([rng.choice(k, p=p) for p in scores])
-    y = np.where(rng.uniform(size=n) < frac, truth, -1)
-    return scores, y, truth
+    return labeled_pool(n, k, seed, frac, concentration=0.7)
 
 
 def _state(obj):

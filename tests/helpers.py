@@ -1,0 +1,15 @@
+"""Data shared by the tests."""
+
+import numpy as np
+
+
+def labeled_pool(n=600, k=3, seed=0, frac=0.3, concentration=0.6):
+    """Scores from a Dirichlet, true labels drawn from them, a share ``frac`` labeled.
+
+    Returns ``(scores, y, truth)`` with ``y = -1`` on the unlabeled rows.
+    """
+    rng = np.random.default_rng(seed)
+    scores = rng.dirichlet(np.full(k, concentration), size=n)
+    truth = np.array([rng.choice(k, p=p) for p in scores])
+    y = np.where(rng.uniform(size=n) < frac, truth, -1)
+    return scores, y, truth
