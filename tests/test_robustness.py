@@ -210,7 +210,7 @@ def test_nan_draws_are_refused_by_comparisons():
 
 def test_huge_sample_weight_is_refused_not_turned_into_nan():
     scores, y, _ = _data()
-    with pytest.raises(ValueError, match="sample_weight must have a finite sum"):
+    with pytest.raises(ValueError, match="sample_weight must sum to at most 2"):
         BayesianAccuracy().fit(scores, y, sample_weight=np.full(len(y), 1e308))
 
 

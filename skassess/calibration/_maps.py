@@ -18,7 +18,7 @@ import numpy as np
 from scipy.special import expit
 from sklearn.utils._param_validation import Interval, validate_params
 
-from ..utils import EPS
+from ..utils import EPS, naming
 
 __all__ = ["EPS", "MAPS", "beta_calibration", "fit_llo", "log_odds"]
 
@@ -35,8 +35,12 @@ MAPS = {
 
 
 def log_features(s, eps=EPS):
-    """``log s`` and ``log(1 - s)`` of the clipped scores."""
-    s = np.clip(np.asarray(s, dtype=np.float64), eps, 1.0 - eps)
+    """``log s`` and ``log(1 - s)`` of the clipped scores (refusing NaN and values off [0, 1])."""
+    s = np.asarray(s, dtype=np.float64)
+    if not np.all((s >= 0.0) & (s <= 1.0)):  # NaN fails too
+        bad = s[~((s >= 0.0) & (s <= 1.0))].flat[0]
+        raise ValueError(f"s must hold scores in [0, 1]; got {bad!r}.")
+    s = np.clip(s, eps, 1.0 - eps)
     return np.log(s), np.log1p(-s)
 
 
@@ -100,6 +104,13 @@ def beta_calibration(s, a=1.0, b=1.0, c=0.0, *, eps=EPS):
     for name, value in (("a", a), ("b", b)):
         if not np.all(value >= 0):  # also refuses NaN
             raise ValueError(f"{name} must be >= 0 everywhere; got {value!r}.")
+    try:
+        np.broadcast_shapes(np.shape(s), a.shape, b.shape, np.shape(c))
+    except ValueError:
+        raise ValueError(
+            f"s, a, b and c must broadcast together; got shapes {np.shape(s)}, {a.shape}, "
+            f"{b.shape} and {np.shape(c)}."
+        ) from None
     ls, l1s = log_features(s, eps)
     return expit(c + a * ls - b * l1s)
 
@@ -154,11 +165,14 @@ def fit_llo(x, z, *, intercept_scale, slope_scale, intercept_mean=0.0, sample_we
     >>> [round(float(slope[0]), 1), round(float(intercept[0]), 1)]
     [2.0, -1.0]
     """
-    x = np.asarray(x, dtype=np.float64)
-    z = np.asarray(z, dtype=np.float64)
-    w0 = 1.0 if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    if x.ndim != 2:
-        raise ValueError(f"x must be 2-D (n_runs, n); got shape {x.shape}.")
+    with naming("x"):
+        x = np.asarray(x, dtype=np.float64)
+    with naming("z"):
+        z = np.asarray(z, dtype=np.float64)
+    with naming("sample_weight"):
+        w0 = 1.0 if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    if x.ndim != 2 or x.shape[0] < 1:
+        raise ValueError(f"x must be 2-D (n_runs, n) with n_runs >= 1; got shape {x.shape}.")
     for name, value in (("z", z), ("sample_weight", w0)):
         if np.ndim(value) and np.shape(value) != x.shape:
             raise ValueError(f"{name} must have the shape of x {x.shape}; got {np.shape(value)}.")
@@ -167,7 +181,8 @@ def fit_llo(x, z, *, intercept_scale, slope_scale, intercept_mean=0.0, sample_we
     n_runs = x.shape[0]
     theta = np.tile([1.0, intercept_mean], (n_runs, 1))
     prior = np.array([1.0, intercept_mean])
-    precision = np.array([1.0 / slope_scale**2, 1.0 / intercept_scale**2])
+    with np.errstate(under="ignore"):  # a huge scale is a flat prior: precision 0
+        precision = np.array([slope_scale, intercept_scale], dtype=np.float64) ** -2.0
     for _ in range(n_iter):
         p = expit(theta[:, :1] * x + theta[:, 1:])
         r = w0 * (z - p)

@@ -228,7 +228,8 @@ class BayesianCalibrationError(_BetaAssessor):
         -------
         summary : pandas.DataFrame
             One row per bin with ``bin_lower``, ``bin_upper``, ``confidence``
-            (mean top-1 score ``s_b``), ``n_labeled``, ``weight`` (``p_b``),
+            (mean top-1 score ``s_b``; NaN for a bin without rows, which has
+            none), ``n_labeled``, ``weight`` (``p_b``),
             ``prior_mean``, ``mean``, ``lower`` and ``upper`` of the accuracy.
         """
         table = super().summary(level)

@@ -10,7 +10,7 @@ import numpy as np
 from scipy.special import betainc, betaincinv, ndtr
 from sklearn.utils._param_validation import StrOptions, validate_params
 
-from ..utils import ROPE
+from ..utils import ROPE, naming
 from ._conjugate import BetaPosterior
 
 __all__ = ["rope_probabilities"]
@@ -80,7 +80,8 @@ def rope_probabilities(delta, rope=0.05, *, method="auto"):
         return _quadrature(a, b, rope)
     if method not in ("auto", "draws"):
         raise ValueError(f"method={method!r} needs a pair of Beta posteriors, not draws.")
-    draws = np.asarray(delta, dtype=np.float64)
+    with naming("delta"):
+        draws = np.asarray(delta, dtype=np.float64)
     if draws.ndim == 0 or draws.shape[-1] == 0:
         raise ValueError("delta must hold at least one draw.")
     if np.isnan(draws).any():

@@ -440,8 +440,9 @@ class ActiveAssessor(BaseEstimator):
         if clash.any():
             i = int(np.flatnonzero(clash)[0])
             raise ValueError(
-                f"Row {indices[i]} already has the label {as_scalar(self._label_name(old[i]))!r}; "
-                f"got {as_scalar(self._label_name(y[i]))!r}. A recorded label cannot change."
+                f"labels[{i}] = {as_scalar(self._label_name(y[i]))!r} for row {indices[i]}, which "
+                f"already has the label {as_scalar(self._label_name(old[i]))!r}; a recorded "
+                "label cannot change."
             )
         new = first & (recorded < 0)
         rows, y_new = indices[new], y[new]

@@ -17,6 +17,7 @@ from ._validation import (
     check_predictions,
     check_sample_weight,
     check_scores,
+    naming,
     top1,
     validate_scores,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "check_predictions",
     "check_sample_weight",
     "check_scores",
+    "naming",
     "reset_fitted",
     "top1",
     "validate_args",

@@ -4,7 +4,9 @@ Every function raises a ``ValueError`` that names the argument and shows the
 offending value; nothing is coerced silently and no row is dropped.
 """
 
+import contextlib
 import numbers
+import re
 
 import numpy as np
 import pandas as pd
@@ -15,6 +17,7 @@ __all__ = [
     "EPS",
     "ROW_SUM_TOL",
     "as_scalar",
+    "naming",
     "check_classes",
     "check_labels",
     "check_predictions",
@@ -24,6 +27,8 @@ __all__ = [
     "validate_scores",
 ]
 
+#: The largest count of rows a float64 holds exactly; weights must sum to at most it.
+MAX_COUNT = float(2**53)
 #: Absolute tolerance on the row sums of a score matrix.
 ROW_SUM_TOL = 1e-6
 #: Rows checked, and counted by partial_fit, at a time: temporaries stay O(BLOCK).
@@ -33,6 +38,23 @@ BLOCK = 1 << 15
 #: calibration map (log-odds stay within +-6.9, so a saturated score cannot
 #: dominate a fit) and for the mean of an informative prior.
 EPS = 1e-3
+
+
+@contextlib.contextmanager
+def naming(name):
+    """Re-raise a ValueError or TypeError from a library check with the argument's name.
+
+    scikit-learn's ``check_array`` says "Found array with dim 3" without
+    saying which argument; inside this block such an error becomes
+    ``"X: Found array with dim 3 ..."`` (same type, the original chained).
+    """
+    try:
+        yield
+    except (ValueError, TypeError) as exc:
+        message = str(exc)
+        if re.search(rf"(?<![A-Za-z_]){re.escape(name)}(?![A-Za-z_])", message):
+            raise
+        raise type(exc)(f"{name}: {message}") from exc
 
 
 def as_scalar(value):
@@ -65,13 +87,14 @@ def check_scores(X, *, n_classes=None, input_name="X"):
     array([[0.8, 0.2],
            [0.1, 0.9]])
     """
-    X = check_array(
-        X,
-        ensure_2d=False,
-        dtype=np.float64,
-        ensure_all_finite=False,
-        input_name=input_name,
-    )
+    with naming(input_name):
+        X = check_array(
+            X,
+            ensure_2d=False,
+            dtype=np.float64,
+            ensure_all_finite=False,
+            input_name=input_name,
+        )
     if X.ndim == 2 and X.shape[1] == 1:
         X = X[:, 0]
     if X.ndim == 1:
@@ -438,14 +461,16 @@ def check_classes(classes, n_classes):
 
 def check_sample_weight(sample_weight, n_samples):
     """Validate finite, non-negative per-row weights (None means all ones)."""
-    weight = _check_sample_weight(
-        sample_weight, np.empty((n_samples, 0)), dtype=np.float64, ensure_non_negative=True
-    )
+    with naming("sample_weight"):
+        weight = _check_sample_weight(
+            sample_weight, np.empty((n_samples, 0)), dtype=np.float64, ensure_non_negative=True
+        )
     with np.errstate(over="ignore"):
         total = weight.sum()
-    if not np.isfinite(total):
+    if not total <= MAX_COUNT:
         raise ValueError(
-            "sample_weight must have a finite sum (the weights are counts of rows); got "
-            f"weights up to {weight.max():.3g} summing to inf."
+            f"sample_weight must sum to at most 2**53 = {MAX_COUNT:.4g} (the weights are counts "
+            "of rows, and float64 counts beyond it lose whole rows); got weights up to "
+            f"{weight.max():.3g} summing to {total:.3g}."
         )
     return weight

@@ -1,0 +1,31 @@
+"""Fuzz the public API with many adversarial calls and print the tally of outcomes.
+
+Runs the property tests of ``tests/test_fuzz.py`` with more examples per target
+(each example makes several calls) and prints, per target, how many calls
+returned a finite result, raised a clean ValueError/TypeError naming an
+argument, or met an unfitted estimator. Any other outcome fails the run.
+
+    python benchmarks/bench_fuzz.py --examples 150
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=150, help="examples per target")
+    args = parser.parse_args()
+    env = dict(os.environ, SKASSESS_FUZZ_EXAMPLES=str(args.examples))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return subprocess.call(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         os.path.join(root, "tests", "test_fuzz.py")],
+        env=env, cwd=root,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
