@@ -1,6 +1,5 @@
 """From a fitted metric estimator and a task name to arms, a task and a strategy."""
 
-from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
@@ -19,7 +18,6 @@ from ._epsilon_greedy import EpsilonGreedy
 from ._multiple_play import MultiplePlayThompsonSampling
 from ._random import RandomSampling
 from ._rewards import (
-    TASKS,
     CompareTwo,
     EstimateConfusion,
     EstimateRates,
@@ -48,12 +46,6 @@ def default_estimator(task):
     if task == "most_costly":
         return BayesianMisclassificationCost(prior="informative")
     return BayesianAccuracy(prior="informative")
-
-
-def check_task(task):
-    if not isinstance(task, str) or task not in TASKS:
-        raise ValueError(f"task must be one of {TASKS}; got {task!r}.")
-    return task
 
 
 def make_strategy(strategy, *, top_m=1):
@@ -105,7 +97,8 @@ class Setup:
     """
 
     def __init__(self, estimator, task, *, top_m=1, compare=None, rope=0.05):
-        check_task(task)
+        # task, top_m and rope passed their constraints in the caller (ActiveAssessor's
+        # parameters, simulate's arguments); what is checked here depends on the data.
         self.posterior = (
             "dirichlet" if isinstance(estimator, BayesianConfusionMatrix) else "beta"
         )
@@ -145,12 +138,10 @@ class Setup:
             _need(task, estimator, isinstance(estimator, BayesianAccuracy),
                   "BayesianAccuracy(metric='accuracy')")
             a, b = _compare_pair(compare, labels)
-            if not (isinstance(rope, Real) and rope >= 0):
-                raise ValueError(f"rope must be a number >= 0; got {rope!r}.")
             self.task = CompareTwo(G, a, b, float(rope))
         self.n_arms = self.task.n_arms
         self.arm_labels = labels
-        if not isinstance(top_m, Integral) or not 1 <= top_m <= self.n_arms:
+        if top_m > self.n_arms:
             raise ValueError(
                 f"top_m must be an integer from 1 to the number of groups ({self.n_arms}); "
                 f"got {top_m!r}."

@@ -26,9 +26,9 @@ from ..utils import check_classes, check_labels
 from ._base import GroupStrategy, QueryStrategy
 from ._calibrated_prior import CalibratedPrior
 from ._evaluate import EVALUATIONS, make_evaluator
+from ._rewards import TASKS
 from ._setup import (
     STRATEGIES,
-    TASKS,
     Setup,
     default_estimator,
     initial_state,
