@@ -38,6 +38,9 @@ from ..utils import (
 from ._grouping import make_grouping
 
 DEFAULT_N_DRAWS = 4000
+#: Floats per temporary array of posterior draws: draws of an overall quantity
+#: are made this many numbers at a time, so memory does not grow with n_draws.
+DRAW_CHUNK = 2**22
 #: The default prior strength N0 of every conjugate estimator (pseudo-labels).
 DEFAULT_PRIOR_STRENGTH = 2.0
 
@@ -364,7 +367,16 @@ class _BaseAssessor(BaseEstimator):
         samples : ndarray of shape (n_draws,)
         """
         check_is_fitted(self)
-        return self._overall_samples(n_draws, self._rng(random_state))
+        rng = self._rng(random_state)
+        chunk = max(1, DRAW_CHUNK // max(self._draw_width(), 1))
+        return np.concatenate([
+            self._overall_samples(min(chunk, n_draws - start), rng)
+            for start in range(0, n_draws, chunk)
+        ])
+
+    def _draw_width(self):
+        """Floats one posterior draw needs (the chunk size of :meth:`overall_samples`)."""
+        return self.n_rows_.size
 
     @validate_args(
         {

@@ -7,7 +7,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils import LEVEL, N_DRAWS, validate_args, validated
-from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH, _BaseAssessor
+from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH, DRAW_CHUNK, _BaseAssessor
 from ._conjugate import MIN_PSEUDO_COUNT, DirichletPosterior
 
 
@@ -243,7 +243,16 @@ class BayesianConfusionMatrix(_BaseAssessor):
         """
         check_is_fitted(self)
         if normalize == "true":
-            matrix = self.confusion_matrix_samples(n_draws, "true", random_state).mean(axis=0)
+            # A Monte Carlo mean, drawn a chunk at a time: memory O(chunk x K^2), not
+            # O(n_draws x K^2).
+            rng = self._rng(random_state)
+            K = self.n_classes_
+            chunk = max(1, DRAW_CHUNK // (K * K))
+            matrix = np.zeros((K, K))
+            for start in range(0, n_draws, chunk):
+                theta = self.posterior_.rvs(min(chunk, n_draws - start), rng)
+                matrix += _normalize(theta, self.group_weights_, "true", 0.0).sum(axis=0)
+            matrix /= n_draws
         else:
             matrix = _normalize(
                 self.posterior_.mean()[None], self.group_weights_, normalize,
@@ -255,7 +264,10 @@ class BayesianConfusionMatrix(_BaseAssessor):
         )
 
     def _groupwise_samples(self, n_draws, rng):
-        return np.diagonal(self.posterior_.rvs(n_draws, rng), axis1=1, axis2=2)
+        # The accuracy of predicted class k is the Dirichlet cell theta_kk, whose
+        # marginal is Beta(alpha_kk, sum_j alpha_kj - alpha_kk); the rows are
+        # independent, so these draws are exact with O(n_draws x K) numbers, not K^2.
+        return self.posterior_.marginal(np.arange(self.n_classes_)).rvs(n_draws, rng)
 
     def _overall_samples(self, n_draws, rng):
         return self._groupwise_samples(n_draws, rng) @ self.group_weights_

@@ -395,14 +395,24 @@ def dirichlet_draws(alpha, rng):
     """Dirichlet draws over the last axis of ``alpha`` (any leading shape).
 
     Stick-breaking with Beta variables stays on the simplex for the very small
-    pseudo-counts where normalized Gamma draws underflow to 0/0.
+    pseudo-counts where normalized Gamma draws underflow to 0/0. A zero
+    ``alpha`` is a category with no mass (always drawn 0): the draw is then
+    the Dirichlet of the other categories, exactly (aggregated posteriors pad
+    their rows this way).
     """
     k = alpha.shape[-1]
     tail = np.flip(np.cumsum(np.flip(alpha, -1), axis=-1), -1)  # sum of alpha_j, j >= i
     out = np.empty(alpha.shape)
     remaining = np.ones(alpha.shape[:-1])
+    padded = not np.all(alpha > 0)
     for i in range(k - 1):
-        piece = remaining * rng.beta(alpha[..., i], tail[..., i + 1])
+        a, b = alpha[..., i], tail[..., i + 1]
+        if padded:
+            share = rng.beta(np.where(a > 0, a, 1.0), np.where(b > 0, b, 1.0))
+            share = np.where(a > 0, np.where(b > 0, share, 1.0), 0.0)
+        else:
+            share = rng.beta(a, b)
+        piece = remaining * share
         out[..., i] = piece
         remaining = remaining - piece
     out[..., k - 1] = np.maximum(remaining, 0.0)
