@@ -29,6 +29,8 @@ from ..utils import (
 from ._hierarchical import HierarchicalBetaCalibrator
 
 METHODS = ("bayesian-calibration", "beta-binomial", "frequentist")
+#: Floats in one block of calibrated draws (n_draws x rows): 32 MB.
+DRAW_BLOCK = 2**22
 
 
 def _metric_coefficients(name, metric, pred):
@@ -265,12 +267,12 @@ default="bayesian-calibration"
         member = np.zeros((len(index), len(units)))
         for u, members in enumerate(units):
             member[members, u] = 1.0
-        onehot = member[codes]  # (n, U)
         labeled = y >= 0
-        pred = (s > self.threshold).astype(np.intp)
-        self.n_labeled_ = pd.Series(onehot[labeled].sum(axis=0).astype(int), index=self.groups_,
-                                    name="n_labeled")
-        self.n_rows_ = pd.Series(onehot.sum(axis=0).astype(int), index=self.groups_, name="n")
+        self.n_labeled_ = pd.Series(
+            (np.bincount(codes[labeled], minlength=len(index)) @ member).astype(int),
+            index=self.groups_, name="n_labeled")
+        self.n_rows_ = pd.Series((np.bincount(codes, minlength=len(index)) @ member).astype(int),
+                                 index=self.groups_, name="n")
         rng = check_random_state(self.random_state)
         self.calibrator_ = None
         if self.method == "bayesian-calibration":
@@ -278,17 +280,15 @@ default="bayesian-calibration"
             cal = clone(cal)
             if cal.random_state is None:
                 cal.set_params(random_state=rng.randint(np.iinfo(np.int32).max))
-            self.calibrator_ = cal.fit(s, y, group_by=groups)
-            unl = ~labeled
-            prob = (self.calibrator_.sample(s[unl], group_by=groups[unl], n_draws=self.n_draws)
-                    if unl.any() else np.zeros((self.n_draws, 0)))
-            if self.unlabeled == "sampled":
-                prob = (rng.random_sample(prob.shape) < prob).astype(np.float64)
+            # Unlabeled rows only define the groups: the labeled rows and the first row
+            # of each group give the same posterior with memory O(labels), not O(rows).
+            first = np.full(len(index), len(s))
+            np.minimum.at(first, codes, np.arange(len(s)))
+            keep = np.union1d(np.flatnonzero(labeled), first)
+            self.calibrator_ = cal.fit(s[keep], y[keep], group_by=groups[keep])
+        sums = self._metric_sums(metrics, s, y, codes, groups, member, rng)
         self.draws_, self.point_ = {}, {}
-        for name, metric in metrics.items():
-            a_n, b_n, a_d, b_d = _metric_coefficients(name, metric, pred)
-            num_l = (a_n + b_n * (y == 1))[labeled] @ onehot[labeled]
-            den_l = (a_d + b_d * (y == 1))[labeled] @ onehot[labeled]
+        for name, (num_l, den_l, num, den) in sums.items():
             with np.errstate(invalid="ignore", divide="ignore"):
                 self.point_[name] = np.where(den_l > 0, num_l / den_l, np.nan)
             if self.method == "frequentist":
@@ -300,14 +300,70 @@ default="bayesian-calibration"
                 draws = rng.beta(1.0 + num_l, 1.0 + den_l - num_l,
                                  size=(self.n_draws, len(units)))
             else:
-                unl = ~labeled
-                oh = onehot[unl]
-                num = num_l + (a_n[unl] @ oh) + prob @ (b_n[unl, None] * oh)
-                den = den_l + (a_d[unl] @ oh) + prob @ (b_d[unl, None] * oh)
                 with np.errstate(invalid="ignore", divide="ignore"):
                     draws = np.where(den > 0, num / den, np.nan)
             self.draws_[name] = pd.DataFrame(draws, columns=self.groups_)
         return self
+
+    def _metric_sums(self, metrics, s, y, codes, groups, member, rng):
+        """Per metric: labeled numerator and denominator per reported group, and their
+        posterior draws with the unlabeled rows' calibrated terms added (BC only).
+
+        Rows are taken a block at a time, so the extra memory is O(n_draws x block),
+        not O(n_draws x n_rows): the calibrator's draws are fixed (equally spaced
+        along its chain), so every block sees the same maps. With
+        ``unlabeled="expected"`` the calibrator's :meth:`sample_sums` adds up a
+        block's calibrated probabilities without drawing them row by row.
+        """
+        n_units = member.shape[1]
+        bc = self.method == "bayesian-calibration"
+        sampled = bc and self.unlabeled == "sampled"
+        sums = {name: [np.zeros(n_units), np.zeros(n_units),
+                       np.zeros((self.n_draws, n_units)) if bc else None,
+                       np.zeros((self.n_draws, n_units)) if bc else None]
+                for name in metrics}
+        if bc:  # the calibrator's groups, in the order of our codes
+            to_cal = self.calibrator_.groups_.get_indexer(
+                GroupEncoder("group").fit(groups).categories_)
+        block = max(1, DRAW_BLOCK // self.n_draws) if sampled else 2**18
+        for start in range(0, len(s), block):
+            rows = slice(start, start + block)
+            onehot = member[codes[rows]]  # (block, U)
+            pred = (s[rows] > self.threshold).astype(np.intp)
+            y1 = y[rows] == 1
+            lab = y[rows] >= 0
+            unl = ~lab
+            prob = None
+            if sampled and unl.any():
+                prob = self.calibrator_.sample(s[rows][unl], group_by=groups[rows][unl],
+                                               n_draws=self.n_draws)
+                prob = (rng.random_sample(prob.shape) < prob).astype(np.float64)
+            coefficients = {name: _metric_coefficients(name, metric, pred)
+                            for name, metric in metrics.items()}
+            expected = None
+            if bc and not sampled and unl.any():
+                w = np.column_stack([c[i][unl] for c in coefficients.values() for i in (1, 3)])
+                cal = self.calibrator_.sample_sums(s[rows][unl], w, group_by=groups[rows][unl],
+                                                   n_draws=self.n_draws)
+                # (draws, calibrator groups, weights) -> (draws, weights, units)
+                expected = np.einsum("dgw,gu->dwu", cal[:, to_cal, :], member)
+            for i, (name, (a_n, b_n, a_d, b_d)) in enumerate(coefficients.items()):
+                acc = sums[name]
+                acc[0] += (a_n + b_n * y1)[lab] @ onehot[lab]
+                acc[1] += (a_d + b_d * y1)[lab] @ onehot[lab]
+                if bc:
+                    oh = onehot[unl]
+                    for k, (a, b) in enumerate(((a_n, b_n), (a_d, b_d))):
+                        acc[2 + k] += a[unl] @ oh
+                        if prob is not None:
+                            acc[2 + k] += prob @ (b[unl, None] * oh)
+                        elif expected is not None:
+                            acc[2 + k] += expected[:, 2 * i + k, :]
+        for acc in sums.values():
+            if bc:  # the draws add the labeled terms too
+                acc[2] += acc[0]
+                acc[3] += acc[1]
+        return sums
 
     # -------------------------------------------------------------- results
     def _check_metric(self, metric):

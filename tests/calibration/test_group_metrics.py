@@ -196,3 +196,50 @@ def test_sampled_unlabeled_outcomes_widen_the_posterior():
     }
     np.testing.assert_allclose(fits["sampled"].mean(), fits["expected"].mean(), atol=0.01)
     assert np.all(fits["sampled"].std() > fits["expected"].std())
+
+
+def test_many_rows_are_summed_without_a_draw_per_row():
+    """BC on 40,000 rows (the node path of sample_sums) gives the metric draws of the
+    row-by-row formula, within the stated interpolation bound; the calibrator sees
+    only the labeled rows and one row per group, with the same posterior."""
+    s, y, g = _data(n=40_000, seed=3)
+    y_obs = np.where(np.arange(len(y)) < 300, y, -1)
+    cal = HierarchicalBetaCalibrator(random_state=1, n_steps=200, n_burn=200, n_draws=100)
+    est = BayesianGroupMetrics(metrics=("accuracy", "tpr"), calibrator=cal, n_draws=100,
+                               random_state=0).fit(s, y_obs, sensitive_features=g)
+    # the same calibrator fitted on every row
+    full = HierarchicalBetaCalibrator(random_state=1, n_steps=200, n_burn=200,
+                                      n_draws=100).fit(s, y_obs, group_by=g)
+    np.testing.assert_array_equal(est.calibrator_.draws_, full.draws_)
+    unl = y_obs < 0
+    p = full.sample(s[unl], group_by=g[unl], n_draws=100)  # (draws, rows)
+    pred = s > 0.5
+    for name in ["A", "B", "C"]:
+        lab_j, unl_j = (~unl) & (g == name), g[unl] == name
+        correct_l = (pred[lab_j] == y_obs[lab_j]).sum()
+        # an unlabeled row is right with probability p (predicted 1) or 1 - p
+        right = np.where(pred[unl][unl_j], p[:, unl_j], 1.0 - p[:, unl_j]).sum(axis=1)
+        expected = (correct_l + right) / (g == name).sum()
+        np.testing.assert_allclose(est.sample("accuracy")[name], expected, atol=1e-6)
+        tp = ((pred & (y_obs == 1))[lab_j]).sum() + (p[:, unl_j] * pred[unl][unl_j]).sum(1)
+        pos = (y_obs[lab_j] == 1).sum() + p[:, unl_j].sum(axis=1)
+        np.testing.assert_allclose(est.sample("tpr")[name], tp / pos, atol=1e-6)
+
+
+def test_sample_sums_nodes_agree_with_rows_and_refuse_bad_weights():
+    s, y, g = _data(n=30_000, seed=4)
+    y_obs = np.where(np.arange(len(s)) < 300, y, -1)
+    cal = HierarchicalBetaCalibrator(random_state=0, n_steps=100, n_burn=100,
+                                     n_draws=50).fit(s, y_obs, group_by=g)
+    w = np.column_stack([np.ones_like(s), s])
+    nodes = cal.sample_sums(s, w, group_by=g)  # 30,000 rows > 8192 nodes x 3 groups
+    rows = cal.sample_sums(s[:5000], w[:5000], group_by=g[:5000])  # row by row
+    p = cal.sample(s, group_by=g)
+    onehot = (g[:, None] == cal.groups_.to_numpy()[None, :]).astype(float)
+    np.testing.assert_allclose(nodes, np.einsum("dr,rg,rj->dgj", p, onehot, w), atol=1e-6)
+    np.testing.assert_allclose(
+        rows, np.einsum("dr,rg,rj->dgj", p[:, :5000], onehot[:5000], w[:5000]), rtol=1e-12)
+    with pytest.raises(ValueError, match=r"weights must be a finite array of shape"):
+        cal.sample_sums(s, w[:10], group_by=g)
+    with pytest.raises(ValueError, match=r"weights must be a finite array"):
+        cal.sample_sums(s, np.full_like(w, np.nan), group_by=g)
