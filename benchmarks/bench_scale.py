@@ -1,0 +1,143 @@
+"""Time and peak memory at production sizes: many rows, many classes, many groups.
+
+Prints one line per case: seconds, the peak extra memory of the call
+(tracemalloc: numpy reports its arrays to it) and, where the old algorithm's
+size is known, the memory it needed as a ratio.
+
+* ``bgm``: ``BayesianGroupMetrics(method="bayesian-calibration")`` on n rows
+  (2 groups, 200 labels, 2000 draws). Drawing every unlabeled row's calibrated
+  probability needed n_draws x n floats.
+* ``confusion``: ``BayesianConfusionMatrix`` and ``BayesianMisclassificationCost``
+  at K classes (200,000 rows, 5,000 labels): ``summary()`` + ``overall_interval()``.
+  Drawing the whole matrix needed n_draws x K x K floats.
+* ``hierarchical``: ``HierarchicalBetaCalibrator`` at 100 groups and 2000 labels,
+  NUTS (mici) on one and two processes, with R-hat and multi-chain ESS; emcee
+  with a fixed number of steps as the baseline.
+
+    python benchmarks/bench_scale.py              # every case, the sizes of the issue
+    python benchmarks/bench_scale.py --quick      # smaller sizes
+    python benchmarks/bench_scale.py --case bgm
+"""
+
+import argparse
+import time
+import tracemalloc
+import warnings
+
+import numpy as np
+from scipy.special import expit
+
+GIB = 2**30
+
+
+def measure(call):
+    """(result, seconds, peak extra bytes) of ``call()``."""
+    tracemalloc.start()
+    start = time.perf_counter()
+    result = call()
+    seconds = time.perf_counter() - start
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return result, seconds, peak
+
+
+def bench_bgm(sizes, n_draws=2000):
+    from skassess.calibration import BayesianGroupMetrics
+
+    for n in sizes:
+        rng = np.random.default_rng(0)
+        s = rng.beta(2, 2, n)
+        g = rng.integers(0, 2, n)
+        y = np.full(n, -1, dtype=np.int64)
+        lab = rng.choice(n, 200, replace=False)
+        y[lab] = rng.random(200) < s[lab]
+        est = BayesianGroupMetrics(n_draws=n_draws, random_state=0)
+        est, sec, peak = measure(lambda est=est, s=s, y=y, g=g:
+                                 est.fit(s, y, sensitive_features=g))
+        old = n_draws * (n - 200) * 8
+        acc = est.summary().loc["accuracy"]
+        print(f"bgm        n={n:>10,}  {sec:7.1f} s  peak {peak / 2**20:7.0f} MiB  "
+              f"(row draws: {old / GIB:7.1f} GiB, {old / peak:6.0f}x)  "
+              f"accuracy[0] {acc['mean'].iloc[0]:.3f} [{acc['lower'].iloc[0]:.3f}, "
+              f"{acc['upper'].iloc[0]:.3f}]", flush=True)
+
+
+def bench_confusion(sizes, n_rows=200_000, n_labels=5000, n_draws=4000):
+    from skassess.metrics import BayesianConfusionMatrix, BayesianMisclassificationCost
+
+    for K in sizes:
+        rng = np.random.default_rng(0)
+        logits = rng.normal(size=(n_rows, K))
+        logits[np.arange(n_rows), rng.integers(0, K, n_rows)] += 4.0
+        X = np.exp(logits)
+        X /= X.sum(axis=1, keepdims=True)
+        del logits
+        y = np.full(n_rows, -1)
+        lab = rng.choice(n_rows, n_labels, replace=False)
+        y[lab] = np.where(rng.random(n_labels) < 0.7, X[lab].argmax(axis=1),
+                          rng.integers(0, K, n_labels))
+        three_levels = rng.choice([0.0, 1.0, 5.0], size=(K, K))
+        np.fill_diagonal(three_levels, 0.0)
+        cases = [
+            ("confusion", BayesianConfusionMatrix(random_state=0)),
+            ("cost 0-1", BayesianMisclassificationCost(random_state=0)),
+            ("cost 3 lv", BayesianMisclassificationCost(cost_matrix=three_levels,
+                                                        random_state=0)),
+        ]
+        for name, est in cases:
+            est.fit(X, y)
+
+            def call(est=est):
+                return est.summary(), est.overall_interval(n_draws=n_draws)
+
+            (_, (lo, hi)), sec, peak = measure(call)
+            old = n_draws * K * K * 8
+            print(f"{name:<10} K={K:>5}  {sec:7.2f} s  peak {peak / 2**20:7.0f} MiB  "
+                  f"(matrix draws: {old / GIB:6.1f} GiB, {old / peak:5.0f}x)  "
+                  f"overall [{lo:.4f}, {hi:.4f}]", flush=True)
+
+
+def _hierarchical_data(n_groups=100, n_labels=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    g = np.repeat(np.arange(n_groups), n_labels // n_groups)
+    s = rng.beta(2, 2, len(g))
+    shift = rng.normal(0.0, 0.5, n_groups)
+    y = (rng.random(len(g)) < expit(1.3 * np.log(s / (1 - s)) + shift[g])).astype(int)
+    return s, y, g
+
+
+def bench_hierarchical(n_groups, n_labels, emcee_steps):
+    from skassess.calibration import HierarchicalBetaCalibrator
+
+    s, y, g = _hierarchical_data(n_groups, n_labels)
+    cases = [(f"nuts n_jobs={j}", {"sampler": "nuts", "n_jobs": j}) for j in (1, 2)]
+    cases += [(f"emcee {k} steps", {"n_steps": k, "max_steps": k}) for k in emcee_steps]
+    for name, params in cases:
+        cal = HierarchicalBetaCalibrator(random_state=0, **params)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cal, sec, peak = measure(lambda cal=cal: cal.fit(s, y, group_by=g))
+        print(f"hierarchical G={n_groups} n_L={n_labels} {name:<16} {sec:7.1f} s  "
+              f"peak {peak / 2**20:6.0f} MiB  R-hat max {cal.rhat_.max():.3f}  "
+              f"ESS min {cal.ess_.min():6.0f}  ({len(cal.rhat_)} monitored)", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--case", choices=["bgm", "confusion", "hierarchical"], action="append")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes")
+    args = parser.parse_args()
+    cases = args.case or ["bgm", "confusion", "hierarchical"]
+    if "bgm" in cases:
+        bench_bgm([10**4, 10**5] if args.quick else [10**5, 10**6, 10**7])
+    if "confusion" in cases:
+        bench_confusion([100] if args.quick else [100, 1000])
+    if "hierarchical" in cases:
+        if args.quick:
+            bench_hierarchical(20, 400, [300])
+        else:
+            bench_hierarchical(100, 2000, [300])
+
+
+if __name__ == "__main__":
+    main()
