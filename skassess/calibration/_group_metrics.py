@@ -97,7 +97,10 @@ default="bayesian-calibration"
         Posterior draws of every metric.
     unlabeled : {"expected", "sampled"}, default="expected"
         BC only. ``"expected"`` (thesis eq. 4.3): an unlabeled row adds its
-        calibrated probability. ``"sampled"``: per draw, an unlabeled row adds
+        calibrated probability; the rows are added up a block at a time by
+        :meth:`HierarchicalBetaCalibrator.sample_sums`, so memory grows with
+        ``n_draws x groups``, not with ``n_draws x rows`` (10 million rows
+        take about 0.5 GB). ``"sampled"``: per draw, an unlabeled row adds
         a label drawn from it, so the posterior also carries the label noise
         of the unlabeled rows: the posterior of the metric *of these rows*
         (a finite population) rather than of the rows' expected metric.
