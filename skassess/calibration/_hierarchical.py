@@ -96,8 +96,9 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         'skassess[nuts]'``) on the non-centered model, with the gradient
         written out. Its cost grows slowly with the number of groups, where
         ensemble moves slow down: at 100 groups and 2000 labels it reached
-        R-hat <= 1.01 and ESS >= 400 in 45 to 100 s (``benchmarks/bench_scale.py``);
-        for a few groups emcee is faster. ``n_burn`` counts
+        R-hat <= 1.01 and ESS >= 400 in 45 to 100 s (``benchmarks/bench_scale.py``),
+        where emcee's default ensembles (4,800 walkers) outgrew 24 GB of
+        memory in 300 steps; for a few groups emcee is faster. ``n_burn`` counts
         warm-up iterations that adapt the step size and a diagonal metric,
         ``n_steps`` and ``max_steps`` iterations per chain; ``n_walkers`` is
         not used.
