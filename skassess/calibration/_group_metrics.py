@@ -289,7 +289,7 @@ default="bayesian-calibration"
             np.minimum.at(first, codes, np.arange(len(s)))
             keep = np.union1d(np.flatnonzero(labeled), first)
             self.calibrator_ = cal.fit(s[keep], y[keep], group_by=groups[keep])
-        sums = self._metric_sums(metrics, s, y, codes, groups, member, rng)
+        sums = self._metric_sums(metrics, s, y, codes, groups, index, member, rng)
         self.draws_, self.point_ = {}, {}
         for name, (num_l, den_l, num, den) in sums.items():
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -308,7 +308,7 @@ default="bayesian-calibration"
             self.draws_[name] = pd.DataFrame(draws, columns=self.groups_)
         return self
 
-    def _metric_sums(self, metrics, s, y, codes, groups, member, rng):
+    def _metric_sums(self, metrics, s, y, codes, groups, index, member, rng):
         """Per metric: labeled numerator and denominator per reported group, and their
         posterior draws with the unlabeled rows' calibrated terms added (BC only).
 
@@ -326,8 +326,7 @@ default="bayesian-calibration"
                        np.zeros((self.n_draws, n_units)) if bc else None]
                 for name in metrics}
         if bc:  # the calibrator's groups, in the order of our codes
-            to_cal = self.calibrator_.groups_.get_indexer(
-                GroupEncoder("group").fit(groups).categories_)
+            to_cal = self.calibrator_.groups_.get_indexer(index)
         block = max(1, DRAW_BLOCK // self.n_draws) if sampled else 2**18
         for start in range(0, len(s), block):
             rows = slice(start, start + block)
