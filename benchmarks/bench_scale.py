@@ -11,9 +11,10 @@ size is known, the memory it needed as a ratio.
   at K classes (200,000 rows, 5,000 labels): ``summary()`` + ``overall_interval()``.
   Drawing the whole matrix needed n_draws x K x K floats.
 * ``hierarchical``: ``HierarchicalBetaCalibrator`` at 100 groups and 2000 labels,
-  NUTS (mici) on one and two processes, with R-hat and multi-chain ESS; emcee
-  with a fixed number of steps as the baseline. Timed without tracemalloc; the
-  memory printed is the largest resident size of the process (and workers) so far.
+  NUTS (mici) on one and two processes on ``--seeds`` simulated data sets,
+  with R-hat and multi-chain ESS; emcee with a fixed number of steps as the
+  baseline. Timed without tracemalloc; the memory printed is the largest
+  resident size of the process (and workers) so far.
 
     python benchmarks/bench_scale.py              # every case, the sizes of the issue
     python benchmarks/bench_scale.py --quick      # smaller sizes
@@ -120,26 +121,33 @@ def _hierarchical_data(n_groups=100, n_labels=2000, seed=0):
     return s, y, g
 
 
-def bench_hierarchical(n_groups, n_labels, emcee_steps):
+def bench_hierarchical(n_groups, n_labels, emcee_steps, seeds):
     from skassess.calibration import HierarchicalBetaCalibrator
 
-    s, y, g = _hierarchical_data(n_groups, n_labels)
-    cases = [(f"nuts n_jobs={j}", {"sampler": "nuts", "n_jobs": j}) for j in (1, 2)]
-    cases += [(f"emcee {k} steps", {"n_steps": k, "max_steps": k}) for k in emcee_steps]
-    for name, params in cases:
+    cases = [(seed, f"nuts n_jobs={j}", {"sampler": "nuts", "n_jobs": j})
+             for j in (1, 2) for seed in seeds]
+    cases += [(seeds[0], f"emcee {k} steps", {"n_steps": k, "max_steps": k})
+              for k in emcee_steps]
+    for seed, name, params in cases:
+        s, y, g = _hierarchical_data(n_groups, n_labels, seed)
         cal = HierarchicalBetaCalibrator(random_state=0, **params)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            cal, sec, peak = measure(lambda cal=cal: cal.fit(s, y, group_by=g), trace=False)
-        print(f"hierarchical G={n_groups} n_L={n_labels} {name:<16} {sec:7.1f} s  "
-              f"max RSS {peak / 2**20:6.0f} MiB  R-hat max {cal.rhat_.max():.3f}  "
-              f"ESS min {cal.ess_.min():6.0f}  ({len(cal.rhat_)} monitored)", flush=True)
+            cal, sec, peak = measure(lambda cal=cal, s=s, y=y, g=g: cal.fit(s, y, group_by=g),
+                                     trace=False)
+        print(f"hierarchical G={n_groups} n_L={n_labels} seed {seed} {name:<16} {sec:7.1f} s  "
+              f"max RSS {peak / 2**20:6.0f} MiB  "
+              f"draws per chain {len(cal.draws_) // cal.n_chains:6d}"
+              f"  R-hat max {cal.rhat_.max():.3f}  ESS min {cal.ess_.min():6.0f}  "
+              f"({len(cal.rhat_)} monitored)", flush=True)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--case", choices=["bgm", "confusion", "hierarchical"], action="append")
     parser.add_argument("--quick", action="store_true", help="smaller sizes")
+    parser.add_argument("--seeds", type=int, default=5,
+                        help="simulated data sets for the hierarchical case")
     args = parser.parse_args()
     cases = args.case or ["bgm", "confusion", "hierarchical"]
     if "bgm" in cases:
@@ -148,9 +156,9 @@ def main():
         bench_confusion([100] if args.quick else [100, 1000])
     if "hierarchical" in cases:
         if args.quick:
-            bench_hierarchical(20, 400, [300])
+            bench_hierarchical(20, 400, [300], range(min(args.seeds, 2)))
         else:
-            bench_hierarchical(100, 2000, [300])
+            bench_hierarchical(100, 2000, [300], range(args.seeds))
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from ..utils import (
 )
 from ._maps import MAPS, log_features
 from ._mcmc import _require_mici, sample_mcmc, sample_nuts, warn_convergence
+from ._nuts_model import NonCenteredModel, split
 
 #: Hyperprior scales (thesis eqs. 4.5-4.11): mu ~ N(0, MU_SCALE), sigma ~ half-N(0, SIGMA_SCALE),
 #: for the log of a, the log of b and c.
@@ -76,7 +77,9 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
     n_steps : int, default=300
         Steps kept per walker at first; the chains grow by half while the
         smallest effective sample size is below ``target_ess`` or an R-hat
-        is above 1.01, up to ``max_steps``.
+        is above 1.01, up to ``max_steps``. When ``max_steps`` steps of every
+        walker would exceed 2**25 numbers (many groups), emcee stores only every
+        k-th step (the smallest k that fits), so memory stays bounded.
     max_steps : int, default=3000
     target_ess : int, default=400
     n_draws : int, default=1000
@@ -346,72 +349,11 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         out = loglik + logprior
         return np.where(np.isfinite(out), out, -np.inf)
 
-    # ------------------------------------------------- the NUTS parameterization
-    def _nuts_split(self, q):
-        """NUTS point(s) ``(..., n_dim)`` -> group parameters ``(..., G, P)``, mu, sigma.
-
-        Hierarchical: ``q = (mu, log sigma, z)`` and ``t_g = mu + sigma z_g``
-        (non-centered: the group parameters are a fixed transform of
-        independent normals, the geometry gradient samplers need when groups
-        have few labels). Otherwise ``q = t``.
-        """
-        P, G, *_ = self._layout()
-        if not self.hierarchical:
-            return q.reshape(q.shape[:-1] + (G, P)), None, None
-        mu, sigma = q[..., :P], np.exp(q[..., P:2 * P])
-        z = q[..., 2 * P:].reshape(q.shape[:-1] + (G, P))
-        return mu[..., None, :] + sigma[..., None, :] * z, mu, sigma
-
-    def _nuts_log_prob_grad(self, q):
-        """Log density of the thesis model and its gradient at one NUTS point.
-
-        The gradient is written out (the chain rule through the beta map and
-        the non-centered prior) because the core dependencies have no
-        automatic differentiation; tests compare it with finite differences.
-        """
-        P, G, names, mu_scale, sigma_scale = self._layout()
-        t, mu, sigma = self._nuts_split(q)
-        g, ls, l1s, y = self._data
-        log_a, log_b, c = self._group_params(t.reshape(1, -1))
-        ea, eb, c = np.exp(log_a[0]), np.exp(log_b[0]), c[0]
-        with np.errstate(over="ignore", invalid="ignore"):
-            z = c[g] + ea[g] * ls - eb[g] * l1s
-            loglik = np.sum(y * z - np.logaddexp(0.0, z))
-            r = y - expit(z)
-        d_la = ea * np.bincount(g, r * ls, G)
-        d_lb = -eb * np.bincount(g, r * l1s, G)
-        parts = {"a": d_la if "b" in names else d_la + d_lb, "b": d_lb,
-                 "c": np.bincount(g, r, G)}
-        grad_t = np.stack([parts[k] for k in names], axis=1)  # (G, P)
-        if not self.hierarchical:
-            logp = loglik - 0.5 * np.sum((t / mu_scale) ** 2)
-            grad = (grad_t - t / mu_scale**2).ravel()
-        else:
-            zq = q[2 * P:].reshape(G, P)
-            ratio = sigma / sigma_scale
-            # mu ~ N(0, mu_scale), sigma ~ half-N(0, sigma_scale) in log sigma
-            # (+ log sigma, the Jacobian), z ~ N(0, 1)
-            logp = (loglik - 0.5 * np.sum((mu / mu_scale) ** 2)
-                    + np.sum(-0.5 * ratio**2 + q[P:2 * P]) - 0.5 * np.sum(zq * zq))
-            grad = np.concatenate([
-                grad_t.sum(axis=0) - mu / mu_scale**2,
-                (grad_t * zq).sum(axis=0) * sigma - ratio**2 + 1.0,
-                (grad_t * sigma - zq).ravel(),
-            ])
-        if not np.isfinite(logp):
-            return -np.inf, np.zeros_like(q)
-        return logp, grad
-
-    def _nuts_initial(self, rng):
-        """Starting points ``(n_chains, n_dim)`` near the prior."""
-        P, G, _, mu_scale, sigma_scale = self._layout()
-        if not self.hierarchical:
-            return rng.normal(0.0, 0.5, (self.n_chains, G * P)) * np.tile(mu_scale, G)
-        return np.concatenate([
-            rng.normal(0.0, 0.5, (self.n_chains, P)) * mu_scale,
-            np.log(sigma_scale) + rng.normal(0.0, 0.3, (self.n_chains, P)),
-            rng.normal(0.0, 1.0, (self.n_chains, G * P)),
-        ], axis=1)
+    def _nuts_model(self, codes, log_s, log_1s, outcome):
+        """The model of the labeled rows in the non-centered form NUTS samples."""
+        _, G, names, mu_scale, sigma_scale = self._layout()
+        return NonCenteredModel(names, mu_scale, sigma_scale, G, self.hierarchical, codes,
+                                log_s, log_1s, outcome)
 
     def _hyper_draws(self, theta, rng):
         """Draws of mu and sigma given each sample of the group parameters.
@@ -520,7 +462,8 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
                     "target_ess": self.target_ess, "rng": rng, "progress": self.progress,
                     "monitor": monitor}
         if self.sampler == "nuts":
-            _, rhat, ess = sample_nuts(self._nuts_log_prob_grad, self._nuts_initial(rng),
+            model = self._nuts_model(codes[labeled], ls, l1s, t)
+            _, rhat, ess = sample_nuts(model.log_prob_grad, model.initial(self.n_chains, rng),
                                        n_jobs=self.n_jobs or 1, **schedule)
         else:
             _, rhat, ess = sample_mcmc(self._log_prob, self._initial(n_walkers, rng),
@@ -529,8 +472,10 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         self.rhat_ = pd.Series(rhat, index=stored["columns"], name="rhat")
         self.ess_ = pd.Series(ess, index=stored["columns"], name="ess")
         del self._data, self._constants
+        many = self.sampler == "emcee" and len(self.groups_) * len(MAPS[self.map]) > 30
         warn_convergence(self.rhat_.to_numpy(), self.ess_.to_numpy(), list(self.rhat_.index),
-                         type(self).__name__)
+                         type(self).__name__,
+                         hint=", or use sampler='nuts' (faster with many groups)" if many else "")
         return self
 
     def _constrained(self, chain, rng):
@@ -540,7 +485,7 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         flat = chain.reshape(-1, n_dim)
         mu = sigma = None
         if self.sampler == "nuts":  # (mu, log sigma, z) -> the group parameters
-            t, mu, sigma = self._nuts_split(flat)
+            t, mu, sigma = split(flat, P, G, self.hierarchical)
             flat = t.reshape(len(flat), G * P)
         log_a, log_b, c = self._group_params(flat)
         draws = np.stack([np.exp(log_a), np.exp(log_b), c], axis=2)

@@ -1,16 +1,16 @@
 """MCMC through emcee, with the convergence diagnostics skassess reports.
 
 Each chain is an emcee ensemble of its own; the log density is vectorized
-over walkers. R-hat is written here (about twenty lines, Vehtari et al.
-2021) because the library that ships it, ArviZ, would bring xarray and
-matplotlib into the core dependencies; the effective sample size uses emcee's
-own integrated autocorrelation time.
+over walkers. R-hat and the multi-chain ESS are written here (Vehtari et al. 2021) because
+the library that ships them, ArviZ, would bring xarray and matplotlib into the
+core dependencies; the ESS also handles the walkers of an ensemble, which are
+not independent chains.
 """
 
-import logging
 
 import emcee
 import numpy as np
+from scipy.fft import next_fast_len
 from scipy.special import ndtri
 from scipy.stats import rankdata
 
@@ -20,6 +20,11 @@ from ..utils import warn
 #: Thresholds of the convergence warning.
 MAX_RHAT = 1.01
 MIN_ESS = 100
+
+#: Most numbers an emcee chain stores (256 MiB at 8 bytes): beyond, every k-th step
+#: is stored. The samples, the constrained draws and the monitored quantities
+#: each take about this much, so the fit stays within a few GiB at any size.
+MAX_STORED = 2**25
 
 
 def _rhat_basic(chains):
@@ -54,29 +59,84 @@ def split_rhat(samples):
     return np.maximum(bulk, tail)
 
 
-def effective_sample_size(samples):
-    """``n_steps * n_walkers * n_chains / tau`` with emcee's integrated autocorrelation time.
+def _autocov(x):
+    """Biased autocovariance of each chain along axis 1 of ``(n_chains, n, k)``, by FFT."""
+    n = x.shape[1]
+    x = x - x.mean(axis=1, keepdims=True)
+    size = next_fast_len(2 * n)
+    f = np.fft.rfft(x, n=size, axis=1)
+    return np.fft.irfft(f * np.conj(f), n=size, axis=1)[:, :n] / n
 
-    ``samples`` has shape ``(n_chains, n_steps, n_walkers, n_params)``.
+
+def _ess_tau(x):
+    """Integrated autocorrelation time of the chains ``(n_chains, n, k)``, per column.
+
+    Vehtari et al. (2021), eq. 10-11: the autocorrelations combine the chains'
+    autocovariances with the between-chain variance (chains that disagree
+    look autocorrelated), summed in pairs up to the first negative pair
+    (Geyer's initial positive sequence), the pairs made non-increasing
+    (initial monotone sequence). Returns ``(tau, var_plus)``.
+    """
+    m, n, _ = x.shape
+    acov = _autocov(x)
+    within = acov[:, 0].mean(axis=0) * n / (n - 1)
+    var_plus = within * (n - 1) / n
+    if m > 1:
+        var_plus = var_plus + x.mean(axis=1).var(axis=0, ddof=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = 1.0 - (within - acov.mean(axis=0)) / var_plus  # (n, k), rho[0] = 1
+    pairs = rho[:2 * (n // 2)].reshape(n // 2, 2, -1).sum(axis=1)
+    positive = np.cumprod(pairs > 0.0, axis=0).astype(bool)
+    monotone = np.minimum.accumulate(np.where(positive, pairs, np.inf), axis=0)
+    tau = -1.0 + 2.0 * np.where(positive, monotone, 0.0).sum(axis=0)
+    tau = np.maximum(tau, 1.0 / np.log10(m * n))
+    # nothing moved anywhere: no autocorrelation estimate, one draw per chain
+    return np.where(var_plus > 0, tau, n), var_plus
+
+
+def _ess_of(values):
+    """ESS of ``values`` ``(n_chains, n_steps, n_walkers, k)`` for estimating their mean.
+
+    The walkers of one emcee ensemble are not independent chains: each step's
+    walker average is one draw of a chain, whose autocorrelation (across the
+    independent ensembles, split in halves) gives the variance of the overall
+    mean, ``var_plus * tau / n``; the ESS is the samples' variance over it, at most
+    the number of samples. Identical walkers count once; independent ones each.
+    """
+    n_chains, n_steps, n_walkers, _ = values.shape
+    half = n_steps // 2
+    steps = values.mean(axis=2)
+    split = np.concatenate([steps[:, :half], steps[:, half:2 * half]], axis=0)
+    tau, var_plus = _ess_tau(split)
+    total = values.reshape(-1, values.shape[-1]).var(axis=0)
+    n = split.shape[0] * half
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ess = np.where(var_plus > 0, n * total / (var_plus * tau), split.shape[0])
+    return np.minimum(ess, n_chains * n_steps * n_walkers)
+
+
+def effective_sample_size(samples):
+    """Multi-chain bulk and tail ESS (Vehtari et al. 2021), the smaller of the two.
+
+    ``samples`` has shape ``(n_chains, n_steps, n_walkers, n_params)``; each
+    chain is an independent emcee ensemble (or one NUTS chain, one walker).
+    Bulk: the ESS of the rank-normalized samples. Tail: the smaller ESS of
+    the indicators of the 5 % and 95 % quantiles. Chains that disagree, stuck
+    walkers and walkers that copy each other all lower it.
     """
     samples = np.asarray(samples, dtype=np.float64)
-    chains = samples.transpose(1, 0, 2, 3).reshape(samples.shape[1], -1, samples.shape[3])
-    logger = logging.getLogger("emcee.autocorr")
-    level = logger.level
-    logger.setLevel(logging.ERROR)  # the "chain is short" note is ours to judge
-    try:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            tau = emcee.autocorr.integrated_time(chains, quiet=True)
-    finally:
-        logger.setLevel(level)
-    # A parameter that never moved has no autocorrelation estimate: count the
-    # whole chain as one sample per walker.
-    tau = np.where(np.isfinite(tau), np.maximum(tau, 1.0), chains.shape[0])
-    return chains.shape[0] * chains.shape[1] / tau
+    if samples.shape[1] < 4:
+        return np.ones(samples.shape[-1])
+    flat = samples.reshape(-1, samples.shape[-1])
+    bulk = _ess_of(_rank_normal(flat).reshape(samples.shape))
+    low, high = np.quantile(flat, [0.05, 0.95], axis=0)
+    tail = np.minimum(_ess_of((samples <= low).astype(np.float64)),
+                      _ess_of((samples >= high).astype(np.float64)))
+    return np.minimum(bulk, tail)
 
 
 def sample_mcmc(log_prob, initial, *, n_burn, n_steps, max_steps, target_ess, rng,
-                progress=False, monitor=None):
+                progress=False, monitor=None, max_stored=MAX_STORED):
     """Independent emcee ensembles, one per chain, with differential-evolution moves.
 
     ``initial`` has shape ``(n_chains, n_walkers, n_dim)``: each chain is an
@@ -84,7 +144,10 @@ def sample_mcmc(log_prob, initial, *, n_burn, n_steps, max_steps, target_ess, rn
     computed across ensembles, not walkers). After ``n_burn`` discarded
     steps, ``n_steps`` are kept; while the smallest ESS is below
     ``target_ess`` or an R-hat is above 1.01, every chain grows by half, up to
-    ``max_steps``.
+    ``max_steps``. When ``max_steps`` steps of every walker would hold more than
+    ``max_stored`` numbers, only every ``thin``-th step is stored (the
+    smallest ``thin`` that fits; the steps are still taken), so memory stays
+    bounded however many walkers and parameters there are.
     ``log_prob`` maps ``(n, n_dim)`` to ``(n,)``. ``monitor``, if given, maps
     the kept samples to the quantities ``(n_chains, n_kept, n_walkers, k)``
     whose R-hat and ESS are checked (default: the samples themselves), so the
@@ -93,9 +156,11 @@ def sample_mcmc(log_prob, initial, *, n_burn, n_steps, max_steps, target_ess, rn
     monitored quantities on them.
     """
     monitor = monitor or (lambda kept: kept)
+    n_chains, n_walkers, n_dim = np.shape(initial)
+    thin = max(1, -(-n_chains * max_steps * n_walkers * n_dim // max_stored))
+    n_stored, max_stored_steps = max(n_steps // thin, 1), max(max_steps // thin, 1)
     samplers, states = [], []
     for start in initial:
-        n_walkers, n_dim = start.shape
         sampler = emcee.EnsembleSampler(
             n_walkers, n_dim, log_prob, vectorize=True,
             # Differential-evolution moves mixed about twice as fast as emcee's
@@ -104,9 +169,9 @@ def sample_mcmc(log_prob, initial, *, n_burn, n_steps, max_steps, target_ess, rn
             moves=emcee.moves.DEMove(),
         )
         sampler.random_state = np.random.RandomState(rng.integers(2**31 - 1)).get_state()
-        state = sampler.run_mcmc(start, n_burn, progress=progress) if n_burn else start
-        sampler.reset()
-        states.append(sampler.run_mcmc(state, n_steps, progress=progress))
+        state = (sampler.run_mcmc(start, n_burn, progress=progress, store=False) if n_burn
+                 else start)
+        states.append(sampler.run_mcmc(state, n_stored, progress=progress, thin_by=thin))
         samplers.append(sampler)
 
     def chains():
@@ -118,16 +183,16 @@ def sample_mcmc(log_prob, initial, *, n_burn, n_steps, max_steps, target_ess, rn
 
     kept = chains()
     rhat, ess = diagnose(kept)
-    while kept.shape[1] < max_steps and (ess.min() < target_ess or rhat.max() > MAX_RHAT):
-        more = min(max(kept.shape[1] // 2, 1), max_steps - kept.shape[1])
+    while kept.shape[1] < max_stored_steps and (ess.min() < target_ess or rhat.max() > MAX_RHAT):
+        more = min(max(kept.shape[1] // 2, 1), max_stored_steps - kept.shape[1])
         for i, sampler in enumerate(samplers):
-            states[i] = sampler.run_mcmc(states[i], more, progress=progress)
+            states[i] = sampler.run_mcmc(states[i], more, progress=progress, thin_by=thin)
         kept = chains()
         rhat, ess = diagnose(kept)
     return kept, rhat, ess
 
 
-def warn_convergence(rhat, ess, names, owner):
+def warn_convergence(rhat, ess, names, owner, hint=""):
     """ConvergenceWarning naming the worst parameter when R-hat or ESS is off."""
     bad = (rhat > MAX_RHAT) | (ess < MIN_ESS)
     if not bad.any():
@@ -136,7 +201,7 @@ def warn_convergence(rhat, ess, names, owner):
     warn(
         f"{owner}: the sampler may not have converged: {names[i]} has R-hat "
         f"{rhat[i]:.3f} and ESS {ess[i]:.0f} (wanted: R-hat <= {MAX_RHAT}, ESS >= "
-        f"{MIN_ESS}). Increase n_steps or max_steps.",
+        f"{MIN_ESS}). Increase n_steps or max_steps{hint}.",
         ConvergenceWarning,
     )
 

@@ -1,5 +1,6 @@
 """HierarchicalBetaCalibrator: recovery, diagnostics, transform contract, bad input."""
 
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -250,12 +251,13 @@ def test_nuts_gradient_matches_finite_differences(map_, hierarchical):
     from skassess.calibration._maps import log_features
 
     codes = cal._group_codes(g, None, len(s), reset=True)
-    cal._data = (codes, *log_features(s, cal.eps), y.astype(float))
-    q = np.random.default_rng(0).normal(0.0, 0.3, cal._nuts_initial(np.random.default_rng(1))
-                                        .shape[1])
-    value, grad = cal._nuts_log_prob_grad(q)
+    keep = codes != 1  # a group without labeled rows, in the middle of the order
+    model = cal._nuts_model(codes[keep], *log_features(s[keep], cal.eps),
+                            y[keep].astype(float))
+    q = np.random.default_rng(0).normal(0.0, 0.3, model.n_dim)
+    value, grad = model.log_prob_grad(q)
     h = 1e-6
-    numeric = [(cal._nuts_log_prob_grad(q + h * e)[0] - cal._nuts_log_prob_grad(q - h * e)[0])
+    numeric = [(model.log_prob_grad(q + h * e)[0] - model.log_prob_grad(q - h * e)[0])
                / (2 * h) for e in np.eye(len(q))]
     np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-5)
     assert np.isfinite(value)
@@ -289,3 +291,27 @@ def test_nuts_without_mici_names_the_extra(monkeypatch):
     with pytest.raises(ImportError, match=r"pip install 'skassess\[nuts\]'"):
         cal.fit(s, y, group_by=g)
     assert not hasattr(cal, "draws_")
+
+
+def test_unconverged_emcee_with_many_groups_points_to_nuts():
+    rng = np.random.default_rng(0)
+    s = rng.uniform(0.05, 0.95, 220)
+    y = (rng.random(220) < s).astype(int)
+    short = {"n_burn": 5, "n_steps": 5, "max_steps": 5, "random_state": 0}
+    with pytest.warns(ConvergenceWarning, match="sampler='nuts'"):
+        HierarchicalBetaCalibrator(**short).fit(s, y, group_by=np.arange(220) % 11)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        HierarchicalBetaCalibrator(**short).fit(s, y, group_by=np.arange(220) % 2)
+    messages = [str(w.message) for w in caught if w.category is ConvergenceWarning]
+    assert messages and not any("nuts" in m for m in messages)
+
+
+def test_a_one_step_run_at_40_groups_does_not_pass_the_gate():
+    rng = np.random.default_rng(0)
+    s = rng.uniform(0.05, 0.95, 800)
+    y = (rng.random(800) < s).astype(int)
+    with pytest.warns(ConvergenceWarning, match="may not have converged"):
+        cal = HierarchicalBetaCalibrator(n_burn=0, n_steps=1, max_steps=1, random_state=0).fit(
+            s, y, group_by=np.arange(800) % 40)
+    assert cal.ess_.max() < 100
