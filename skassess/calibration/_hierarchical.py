@@ -99,9 +99,12 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         'skassess[nuts]'``) on the non-centered model, with the gradient
         written out. Its cost grows slowly with the number of groups, where
         ensemble moves slow down: at 100 groups and 2000 labels it reached
-        R-hat <= 1.01 and ESS >= 400 in 45 to 100 s (``benchmarks/bench_scale.py``),
-        where emcee's default ensembles (4,800 walkers) outgrew 24 GB of
-        memory in 300 steps; for a few groups emcee is faster. ``n_burn`` counts
+        R-hat <= 1.01 and ESS >= 400 in 23 to 42 s with ``n_jobs=2`` on four
+        of five simulated data sets (36 to 80 s in one process; on the fifth a
+        population scale had not converged after 3000 iterations,
+        ``benchmarks/bench_scale.py``), where emcee's default ensembles (4,800
+        walkers) took 200 s for 300 steps and did not converge; for a few
+        groups emcee is faster. ``n_burn`` counts
         warm-up iterations that adapt the step size and a diagonal metric,
         ``n_steps`` and ``max_steps`` iterations per chain; ``n_walkers`` is
         not used.
