@@ -148,6 +148,8 @@ def main():
     parser.add_argument("--quick", action="store_true", help="smaller sizes")
     parser.add_argument("--seeds", type=int, default=5,
                         help="simulated data sets for the hierarchical case")
+    parser.add_argument("--emcee-steps", type=int, default=300,
+                        help="steps of the emcee baseline in the hierarchical case (0: skip it)")
     args = parser.parse_args()
     cases = args.case or ["bgm", "confusion", "hierarchical"]
     if "bgm" in cases:
@@ -155,10 +157,11 @@ def main():
     if "confusion" in cases:
         bench_confusion([100] if args.quick else [100, 1000])
     if "hierarchical" in cases:
+        emcee = [args.emcee_steps] if args.emcee_steps else []
         if args.quick:
-            bench_hierarchical(20, 400, [300], range(min(args.seeds, 2)))
+            bench_hierarchical(20, 400, emcee, range(min(args.seeds, 2)))
         else:
-            bench_hierarchical(100, 2000, [300], range(args.seeds))
+            bench_hierarchical(100, 2000, emcee, range(args.seeds))
 
 
 if __name__ == "__main__":

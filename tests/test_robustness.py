@@ -264,7 +264,7 @@ def test_small_n_walkers_is_a_clean_error():
 
 @pytest.mark.parametrize(
     "params, match",
-    [(dict(strengths=[]), "strengths"), (dict(strengths=[0.0, 1.0]), "strengths"),
+    [(dict(deviations=[]), "deviations"), (dict(deviations=[-1.0, 1.0]), "deviations"),
      (dict(map_scale=0.0), "map_scale"), (dict(slope_scale=-1.0), "slope_scale")],
 )
 def test_calibrated_prior_parameters_are_validated(params, match):

@@ -274,7 +274,7 @@ class ActiveAssessor(BaseEstimator):
         if self.prior_update_ is None or not (codes >= 0).any():
             return self.prior_update_, estimator
         prior_update = clone(self.prior_update_).fit(self._scores, codes, y_pred=self._pred)
-        prior = prior_update.prior_for(estimator, self._X, group_by=self._group_by,
+        prior = prior_update.prior_for(estimator, self._X, codes, group_by=self._group_by,
                                        y_pred=self._y_pred)
         estimator = clone(self._base_estimator).set_params(prior=prior).fit(
             self._X, self._decoded(codes), group_by=self._group_by, y_pred=self._y_pred

@@ -1,26 +1,46 @@
-"""A prior learned from the labels: calibrated prior means, empirical-Bayes strength.
+"""A prior learned from the labels: a calibrated map, group deviations, the finite pool.
 
 The informative prior of Ji et al. trusts the model's own confidence, which is
 biased when the model is miscalibrated. ``CalibratedPrior`` fits, on the
 labeled rows, a linear-in-log-odds (LLO) calibration map of the top-1
 confidence (the map of :mod:`skassess.calibration`),
 
-    P(correct | c) = sigmoid(a * logit(c) + b),
+    P(correct | c) = sigmoid(a * (logit(c) - center) + b),
 
-and sets the prior mean of group g to the average of the calibrated
-probabilities of all its rows (labeled or not). The prior strength comes from
-the labels too: empirical Bayes, the strength on a grid that maximizes the
-beta-binomial marginal likelihood of the groups' labeled outcomes.
+and builds each group's Beta prior from it in three steps.
+
+1. *No double use.* Group g's prior comes from the map refitted without g's
+   labels (one Newton step from the MAP map, exact for a quadratic log
+   posterior), and the map's posterior covariance without them; the prior
+   mean is the average calibrated probability of g's *unlabeled* rows.
+2. *Groups may differ from the map.* Group g's log-odds may be shifted off
+   the common map by ``delta_g ~ N(0, tau^2)``. To first order, the group's
+   accuracy then has variance ``J_g Cov J_g' + (dmean_g tau)^2`` (``J_g``:
+   the derivative of the group mean in the map's parameters; ``dmean_g``:
+   the mean of ``p (1 - p)``), which a Beta of the same mean and variance
+   turns into a strength. ``tau`` is not fitted to a point: on the grid
+   ``deviations`` (the same prior weight on every point), its weights are the beta-binomial marginal
+   likelihoods of all groups' labeled outcomes, and the prior variance is
+   the weighted average (a moment-matched mixture), so that with few labels
+   a group's prior stays wide.
+3. *The finite pool.* The estimand is the group's accuracy on the pool,
+   ``(S + U) / N`` (``S`` successes among ``n`` labeled rows, ``U`` among the
+   ``N - n`` unlabeled). With a superpopulation strength ``k`` for the
+   unlabeled rows' accuracy, the pool's posterior mean
+   ``(S + (N - n) E[p_U | S]) / N`` is exactly the mean of the Beta
+   posterior whose prior has the unlabeled rows' mean and strength
+   ``k (N - n) / (k + N)``. A fully labeled group has prior strength 0: its
+   posterior mean is its observed accuracy, whatever the map.
 
 Nothing here looks at unlabeled outcomes. The map has a weak Gaussian prior
 centred on the identity (a = 1, b = 0), so with no labels it is the
-informative prior, and one label cannot swing it.
+informative prior's mean, and one label cannot swing it.
 """
 
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.special import betaln, expit
+from scipy.special import betaln, expit, logit
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, MissingValues, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -36,8 +56,15 @@ from ..utils import (
     validated,
 )
 
-#: Prior strengths tried by empirical Bayes.
-STRENGTHS = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0)
+#: Grid of tau, the standard deviation of a group's log-odds shift off the
+#: common map; every point has the same prior mass (about log-uniform).
+DEVIATIONS = (0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+#: Bounds of a group's superpopulation prior strength.
+MIN_STRENGTH, MAX_STRENGTH = 1e-3, 1e4
+#: Gauss-Hermite nodes and weights of the standard normal.
+_GAUSS_HERMITE = (lambda n, w: (n, w / w.sum()))(*np.polynomial.hermite_e.hermegauss(16))
+#: Pseudo-counts of a group with no unlabeled row (strength 0 in the limit).
+EMPTY = 1e-9
 
 
 class CalibratedPrior(BaseEstimator):
@@ -46,18 +73,22 @@ class CalibratedPrior(BaseEstimator):
     :meth:`fit` fits the map on the labeled rows (the outcome is "the black
     box is right"); :meth:`predict` gives every row's calibrated probability
     of being right; :meth:`prior_for` turns them into Beta pseudo-counts for
-    the groups of a fitted accuracy estimator, with an empirical-Bayes
-    strength. ``ActiveAssessor(prior_update=CalibratedPrior())`` and
-    ``simulate(..., prior_update=CalibratedPrior())`` refit it as labels
-    arrive.
+    the groups of a fitted accuracy estimator (see the module docstring:
+    each group's map leaves its labels out, groups may deviate from the map,
+    and the prior shrinks to nothing as a group's pool is labeled).
+    ``ActiveAssessor(prior_update=CalibratedPrior())`` and ``simulate(...,
+    prior_update=CalibratedPrior())`` refit it as labels arrive.
 
     Parameters
     ----------
     strength : float or "auto", default="auto"
-        Prior strength (pseudo-count total) of every group; "auto" chooses it
-        by empirical Bayes from ``strengths``.
-    strengths : tuple of float, default=(1, 2, 5, ..., 1000)
-        The grid of empirical Bayes.
+        Strength (pseudo-count total) of a group's prior before the finite
+        pool's correction; "auto": from the map's uncertainty and the group
+        deviations ``deviations``, weighted by their marginal likelihood.
+    deviations : tuple of float, default=(0.05, 0.1, ..., 3.0)
+        Grid of the standard deviation of a group's log-odds shift off the
+        common map; each point has the same prior weight (the grid is about
+        log-spaced, so the prior is about log-uniform on [0.05, 3]).
     map_scale : float, default=0.5
         Standard deviation of the Gaussian prior of the map's intercept (the
         log-odds shift at the pool's median confidence) around 0.
@@ -82,6 +113,8 @@ class CalibratedPrior(BaseEstimator):
     ----------
     slope_, intercept_ : float
         The MAP map ``sigmoid(slope_ * (logit(c) - center_) + intercept_)``.
+    covariance_ : ndarray of shape (2, 2)
+        Laplace covariance of (slope, intercept) at the MAP.
     center_ : float
         Median log-odds of the top-1 confidence of all rows seen in fit.
     n_labeled_ : int
@@ -96,13 +129,14 @@ class CalibratedPrior(BaseEstimator):
     >>> data = load_fashion_mnist_scores()
     >>> assessor = ActiveAssessor(prior_update=CalibratedPrior(), random_state=0)
     >>> assessor = assessor.fit(data.scores).run(data.target, budget=100, progress=False)
-    >>> assessor.estimator_.prior_.alpha[:3] + assessor.estimator_.prior_.beta[:3]
-    array([20., 20., 20.])
+    >>> strength = assessor.estimator_.prior_.alpha + assessor.estimator_.prior_.beta
+    >>> bool((strength < 1000).all())
+    True
     """
 
     _parameter_constraints = {
         "strength": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
-        "strengths": ["array-like"],
+        "deviations": ["array-like"],
         "map_scale": [Interval(Real, 0, None, closed="neither")],
         "slope_scale": [Interval(Real, 0, None, closed="neither")],
         "refit_growth": [Interval(Real, 1, None, closed="neither")],
@@ -111,11 +145,11 @@ class CalibratedPrior(BaseEstimator):
         "missing_label": [MissingValues()],
     }
 
-    def __init__(self, *, strength="auto", strengths=STRENGTHS, map_scale=0.5,
+    def __init__(self, *, strength="auto", deviations=DEVIATIONS, map_scale=0.5,
                  slope_scale=0.25, refit_growth=1.05, n_nodes=128, classes=None,
                  missing_label=-1):
         self.strength = strength
-        self.strengths = strengths
+        self.deviations = deviations
         self.map_scale = map_scale
         self.slope_scale = slope_scale
         self.refit_growth = refit_growth
@@ -124,13 +158,16 @@ class CalibratedPrior(BaseEstimator):
         self.missing_label = missing_label
 
     def _grid(self):
-        grid = np.asarray(self.strengths, dtype=np.float64)
-        if grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid)) or (
-            grid <= 0
-        ).any():
+        try:
+            grid = np.asarray(self.deviations, dtype=np.float64)
+        except (TypeError, ValueError):
+            grid = None
+        if grid is None or grid.ndim != 1 or grid.size == 0 or not np.all(
+            np.isfinite(grid)
+        ) or (grid < 0).any():
             raise ValueError(
-                f"strengths must be a non-empty 1-D sequence of numbers > 0; got "
-                f"{self.strengths!r}."
+                f"deviations must be a non-empty 1-D sequence of numbers >= 0; got "
+                f"{self.deviations!r}."
             )
         return grid
 
@@ -175,6 +212,7 @@ class CalibratedPrior(BaseEstimator):
         self.n_labeled_ = int(labeled.sum())
         if not labeled.any():  # the identity: the informative prior
             self.slope_, self.intercept_ = 1.0, center
+            self.covariance_ = np.diag([self.slope_scale**2, self.map_scale**2])
             return self
         xs, zs = x[labeled] - center, (pred[labeled] == codes[labeled]).astype(np.float64)
         slope, intercept = fit_llo(
@@ -182,7 +220,14 @@ class CalibratedPrior(BaseEstimator):
             intercept_mean=center, sample_weight=weight[labeled][None],
         )
         self.slope_, self.intercept_ = float(slope[0]), float(intercept[0])
+        q = expit(self.slope_ * xs + self.intercept_)
+        info = _pieces(xs, q, zs, weight[labeled])[1].sum(axis=0)
+        self.covariance_ = np.linalg.inv(info + self._precision())
         return self
+
+    def _precision(self):
+        """Prior precision of (slope, intercept)."""
+        return np.diag([self.slope_scale**-2.0, self.map_scale**-2.0])
 
     def predict(self, X, *, y_pred=None):
         """Calibrated probability that the black box is right on each row.
@@ -226,13 +271,14 @@ class CalibratedPrior(BaseEstimator):
                                 weights=weight[labeled]))
 
     @validated
-    def prior_for(self, estimator, X, *, group_by=None, y_pred=None):
+    def prior_for(self, estimator, X, y=None, *, group_by=None, y_pred=None):
         """Beta pseudo-counts ``(alpha, beta)`` per group of a fitted accuracy estimator.
 
-        The mean of group g is the average calibrated probability of its rows
-        in ``X``; the strength is ``strength``, or (``"auto"``) the value of
-        ``strengths`` that maximizes the beta-binomial marginal likelihood of
-        the estimator's labeled outcomes.
+        Group g's prior mean is the average calibrated probability of its
+        unlabeled rows in ``X`` under the map refitted without g's labels; its
+        strength comes from that map's uncertainty and the group deviations
+        (or is ``strength``), times ``(N - n) / (strength + N)`` for a group
+        with ``n`` of its ``N`` pool rows labeled (module docstring).
 
         Parameters
         ----------
@@ -240,8 +286,12 @@ class CalibratedPrior(BaseEstimator):
             Gives the groups (:meth:`apply`) and the labeled outcomes
             (``n_success_``, ``n_labeled_``); its ``metric`` must be accuracy.
         X : array-like of shape (n_samples, n_classes) or (n_samples,)
-            The rows whose calibrated probabilities set the group means (the
-            pool).
+            The pool.
+        y : array-like of shape (n_samples,), default=None
+            Labels of the pool's rows (``missing_label``: unlabeled), the
+            labels this map was fitted on; each group's labeled rows are
+            then left out of its map (unit weights). None: every row of ``X``
+            is unlabeled and the estimator's labeled rows are other rows.
         group_by, y_pred : array-like of shape (n_samples,), default=None
             As in the estimator's ``fit``.
 
@@ -261,24 +311,82 @@ class CalibratedPrior(BaseEstimator):
                 f"{estimator!r}."
             )
         group = estimator.apply(X, group_by=group_by, y_pred=y_pred)
-        p = self.predict(X, y_pred=y_pred)
+        scores, pred, conf, classes = self._confidence(X, y_pred, reset=False)
         G = len(estimator.groups_)
-        count = np.bincount(group, minlength=G)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = np.where(count > 0, np.bincount(group, weights=p, minlength=G) / count, 0.5)
-        mean = np.clip(mean, 1e-12, 1 - 1e-12)[None]
-        strength = self._strength(mean, estimator.n_success_[None], estimator.n_labeled_[None])
-        return np.column_stack([strength[0] * mean[0], strength[0] * (1 - mean[0])])
+        x = log_odds(conf) - self.center_
+        labeled = np.zeros(len(x), dtype=bool)
+        grad_g = np.zeros((1, G, 2))
+        info_g = np.zeros((1, G, 2, 2))
+        if y is not None:
+            codes = check_labels(y, len(x), self.n_classes_, classes,
+                                 missing_label=self.missing_label)
+            labeled = codes >= 0
+            z = (pred[labeled] == codes[labeled]).astype(np.float64)
+            xl = x[labeled]
+            g_rows, i_rows = _pieces(xl, expit(self.slope_ * xl + self.intercept_), z)
+            grad_g[0] = _group_sum(g_rows, group[labeled], G)
+            info_g[0] = _group_sum(i_rows, group[labeled], G)
+        slope, intercept, cov = _leave_group_out(
+            np.array([[self.slope_, self.intercept_]]), np.linalg.inv(self.covariance_)[None],
+            grad_g, info_g)
+        q = expit(slope[0, group] * x + intercept[0, group])
+        dq = q * (1.0 - q)
+        count = np.bincount(group, minlength=G).astype(np.float64)
+        unlabeled = np.bincount(group, weights=~labeled, minlength=G)
+
+        def mean_of(v, rows=None):
+            w = v if rows is None else v * rows
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.bincount(group, weights=w, minlength=G) / (
+                    count if rows is None else unlabeled)
+
+        alpha, beta = self._group_prior(
+            mean_all=mean_of(q)[None], mean_unlabeled=mean_of(q, ~labeled)[None],
+            dmean=mean_of(dq)[None], dx=mean_of(dq * x)[None], cov=cov,
+            n_unlabeled=unlabeled[None] if y is not None else count[None],
+            successes=estimator.n_success_[None], trials=estimator.n_labeled_[None])
+        return np.column_stack([alpha[0], beta[0]])
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.positive_only = True
         return tags
 
-    def _strength(self, mean, successes, trials):
+    def _group_prior(self, *, mean_all, mean_unlabeled, dmean, dx, cov, n_unlabeled,
+                     successes, trials):
+        """Beta pseudo-counts ``(alpha, beta)``, each ``(n_runs, G)`` (module docstring).
+
+        ``mean_all``, ``mean_unlabeled``: average calibrated probability of
+        the group's rows and of its unlabeled rows under its own map;
+        ``dmean``, ``dx``: averages of ``p (1 - p)`` and ``p (1 - p) x``
+        (the mean's derivatives in intercept and slope); ``cov``: that map's
+        covariance ``(n_runs, G, 2, 2)``.
+        """
+        m_all = np.clip(np.nan_to_num(mean_all, nan=0.5), 1e-9, 1 - 1e-9)
+        m = np.where(n_unlabeled > 0, np.nan_to_num(mean_unlabeled, nan=0.5), 0.5)
+        m = np.clip(m, 1e-9, 1 - 1e-9)
+        # the map's uncertainty as a log-odds variance (delta method; it is small)
+        var_map = (dx**2 * cov[..., 0, 0] + 2.0 * dx * dmean * cov[..., 0, 1]
+                   + dmean**2 * cov[..., 1, 1]) / np.maximum(dmean, 1e-12) ** 2
         if self.strength == "auto":
-            return eb_strength(mean, successes, trials, self._grid())
-        return np.full(len(mean), float(self.strength))
+            s2 = var_map[..., None] + self._grid() ** 2  # (n_runs, G, T)
+            mean_t, var_t = _logit_normal_moments(logit(m_all)[..., None], s2)
+            k = _strength_of(mean_t, var_t)
+            a, b = k * mean_t, k * (1.0 - mean_t)
+            s, n = successes[..., None], trials[..., None]
+            loglik = (betaln(a + s, b + n - s) - betaln(a, b)).sum(axis=1)  # (n_runs, T)
+            weight = np.exp(loglik - loglik.max(axis=1, keepdims=True))
+            weight = (weight / weight.sum(axis=1, keepdims=True))[:, None, :]
+            # the mixture over tau of the unlabeled rows' accuracy, moment-matched
+            mean_t, var_t = _logit_normal_moments(logit(m)[..., None], s2)
+            m = (weight * mean_t).sum(axis=2)
+            var = (weight * (var_t + mean_t**2)).sum(axis=2) - m**2
+            strength = _strength_of(m, var)
+        else:
+            strength = np.full(m.shape, float(self.strength))
+        pool = n_unlabeled + trials
+        kappa = np.maximum(strength * n_unlabeled / (strength + pool), EMPTY)
+        return kappa * m, kappa * (1.0 - m)
 
     # --------------------------------------------- the simulation's vectorized path
     def _fit_pool(self, scores, pred, cell, n_groups):
@@ -292,6 +400,8 @@ class CalibratedPrior(BaseEstimator):
         edges = np.linspace(self.logit_.min(), self.logit_.max() + 1e-9, self.n_nodes + 1)
         node = np.clip(np.searchsorted(edges, self.logit_, side="right") - 1, 0,
                        self.n_nodes - 1)
+        self.cell_ = cell
+        self.count_ = np.bincount(cell, minlength=n_groups).astype(np.float64)
         key = cell * self.n_nodes + node
         size = n_groups * self.n_nodes
         count = np.bincount(key, minlength=size).reshape(n_groups, self.n_nodes)
@@ -317,16 +427,84 @@ class CalibratedPrior(BaseEstimator):
     def _update_state(self, state, rows, correct):
         """The state under the prior refitted from labeled ``rows`` (n_runs, t)."""
         x = self.logit_[rows] - self.center_
+        z = correct[rows]
         slope, intercept = fit_llo(
-            x, correct[rows], intercept_scale=self.map_scale, slope_scale=self.slope_scale,
+            x, z, intercept_scale=self.map_scale, slope_scale=self.slope_scale,
             intercept_mean=self.center_,
         )
-        nodes = self.node_logit_ - self.center_
-        mean = (expit(slope[:, None, None] * nodes + intercept[:, None, None])
-                * self.node_weight_).sum(axis=2)
-        mean = np.clip(mean, 1e-12, 1 - 1e-12)
-        strength = self._strength(mean, state.successes, state.trials)
-        return state.with_prior(strength[:, None] * mean, strength[:, None] * (1 - mean))
+        theta = np.stack([slope, intercept], axis=1)
+        n_runs, G = len(rows), len(self.count_)
+        g_rows, i_rows = _pieces(x, expit(slope[:, None] * x + intercept[:, None]), z)
+        group = self.cell_[rows]
+        flat = group + G * np.arange(n_runs)[:, None]  # (run, group) -> one index
+        grad_g = _group_sum(g_rows.reshape(-1, 2), flat.ravel(), n_runs * G)
+        info_g = _group_sum(i_rows.reshape(-1, 2, 2), flat.ravel(), n_runs * G)
+        info = info_g.reshape(n_runs, G, 2, 2).sum(axis=1) + self._precision()
+        slope_g, intercept_g, cov = _leave_group_out(
+            theta, info, grad_g.reshape(n_runs, G, 2), info_g.reshape(n_runs, G, 2, 2))
+        nodes = self.node_logit_ - self.center_  # (G, n_nodes)
+        q = expit(slope_g[..., None] * nodes + intercept_g[..., None])
+        dq = q * (1.0 - q) * self.node_weight_
+        mean_all = (q * self.node_weight_).sum(axis=2)
+        # the labeled rows' share of their group's total, under the group's own map
+        q_lab = expit(np.take_along_axis(slope_g, group, axis=1) * x
+                      + np.take_along_axis(intercept_g, group, axis=1))
+        lab_total = np.bincount(flat.ravel(), weights=q_lab.ravel(),
+                                minlength=n_runs * G).reshape(n_runs, G)
+        n_unlabeled = self.count_ - state.trials
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean_unlabeled = (self.count_ * mean_all - lab_total) / n_unlabeled
+        alpha, beta = self._group_prior(
+            mean_all=mean_all, mean_unlabeled=mean_unlabeled, dmean=dq.sum(axis=2),
+            dx=(dq * nodes).sum(axis=2), cov=cov, n_unlabeled=n_unlabeled,
+            successes=state.successes, trials=state.trials)
+        return state.with_prior(alpha, beta)
+
+
+def _pieces(x, q, z, weight=1.0):
+    """Per-row gradient ``(n.., 2)`` and information ``(n.., 2, 2)`` of the LLO log-likelihood."""
+    features = np.stack([x, np.ones_like(x)], axis=-1)
+    grad = (weight * (z - q))[..., None] * features
+    info = (weight * q * (1.0 - q))[..., None, None] * features[..., :, None] * features[
+        ..., None, :]
+    return grad, info
+
+
+def _group_sum(values, group, n_groups):
+    """Sum of the rows of ``values`` ``(n, ...)`` per group, ``(n_groups, ...)``."""
+    out = np.zeros((n_groups,) + values.shape[1:])
+    np.add.at(out, group, values)
+    return out
+
+
+def _leave_group_out(theta, info, grad_g, info_g):
+    """Each group's map without its labels: ``(slope, intercept, covariance)``.
+
+    One Newton step from the MAP ``theta`` (n_runs, 2) on the log posterior
+    without group g: its gradient at the MAP is ``-grad_g``, its information
+    ``info - info_g``. (The LLO log posterior is close to quadratic, and the
+    step is what approximate leave-one-out cross-validation does.)
+    """
+    rest = info[:, None] - info_g
+    a, b, d = rest[..., 0, 0], rest[..., 0, 1], rest[..., 1, 1]
+    det = a * d - b * b
+    cov = np.stack([np.stack([d, -b], -1), np.stack([-b, a], -1)], -2) / det[..., None, None]
+    step = np.einsum("rgij,rgj->rgi", cov, grad_g)
+    return theta[:, None, 0] - step[..., 0], theta[:, None, 1] - step[..., 1], cov
+
+
+def _logit_normal_moments(eta, s2):
+    """Mean and variance of ``sigmoid(eta + e)``, ``e ~ N(0, s2)`` (Gauss-Hermite, 16 nodes)."""
+    node, w = _GAUSS_HERMITE
+    p = expit(eta[..., None] + np.sqrt(s2)[..., None] * node)
+    mean = p @ w
+    return mean, np.maximum(p**2 @ w - mean**2, 0.0)
+
+
+def _strength_of(mean, var):
+    """Strength of the Beta with this mean and variance, within the bounds."""
+    with np.errstate(divide="ignore"):
+        return np.clip(mean * (1.0 - mean) / var - 1.0, MIN_STRENGTH, MAX_STRENGTH)
 
 
 def _weighted_median(x, weight):
@@ -340,12 +518,3 @@ def _weighted_median(x, weight):
     lo = xs[min(np.searchsorted(cw, half, side="left"), last)]
     hi = xs[min(np.searchsorted(cw, half, side="right"), last)]
     return float((lo + hi) / 2.0)
-
-
-def eb_strength(mean, successes, trials, grid):
-    """Strength on ``grid`` maximizing the beta-binomial marginal likelihood, per run."""
-    a = grid[None, :, None] * mean[:, None, :]
-    b = grid[None, :, None] * (1 - mean[:, None, :])
-    s, n = successes[:, None, :], trials[:, None, :]
-    loglik = (betaln(a + s, b + n - s) - betaln(a, b)).sum(axis=2)
-    return grid[np.argmax(loglik, axis=1)]

@@ -24,7 +24,9 @@ import numpy as np
 
 from ..metrics import BetaPosterior, DirichletPosterior, rope_probabilities
 
-EVALUATIONS = ("rmse", "confusion_rmse", "ece_error", "mrr", "comparison_success")
+EVALUATIONS = ("rmse", "coverage", "confusion_rmse", "ece_error", "mrr", "comparison_success")
+#: Level of the per-group intervals ``evaluate="coverage"`` checks.
+COVERAGE_LEVEL = 0.95
 #: Relative tolerance on lambda in ``comparison_success``.
 COMPARISON_TOLERANCE = 0.05
 #: Pseudo-counts of the near-zero prior of lambda*, the posterior from all
@@ -45,10 +47,12 @@ def make_evaluator(evaluate, *, estimator, setup, cell, arm, pred, y, scores, to
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.nan_to_num(np.bincount(cell, weights=correct, minlength=n_cells)
                              / np.bincount(cell, minlength=n_cells))
-    if evaluate in ("rmse", "ece_error") and setup.posterior != "beta":
+    if evaluate in ("rmse", "coverage", "ece_error") and setup.posterior != "beta":
         raise ValueError(f"evaluate={evaluate!r} needs a Beta (rate) estimator.")
     if evaluate == "rmse":
         return RMSE(rate, weights)
+    if evaluate == "coverage":
+        return Coverage(rate, weights > 0)
     if evaluate == "ece_error":
         return ECEError(rate, estimator)
     if evaluate == "confusion_rmse":
@@ -120,6 +124,20 @@ class RMSE(_Evaluator):
 
     def __call__(self, state):
         return np.sqrt(((state.mean() - self.truth) ** 2) @ self.weights)
+
+
+class Coverage(_Evaluator):
+    """Share of the pool's groups whose 95 % interval holds the group's accuracy on the pool."""
+
+    name = "coverage"
+
+    def __init__(self, truth, present):
+        self.truth, self.present = truth, present
+
+    def __call__(self, state):
+        lower, upper = state.interval(COVERAGE_LEVEL)
+        inside = (lower <= self.truth) & (self.truth <= upper)
+        return inside[:, self.present].mean(axis=1)
 
 
 class ECEError(_Evaluator):

@@ -113,8 +113,11 @@ def simulate(
     log_every : int, default=10
         Score the estimate after every ``log_every`` labels (and at the end).
     evaluate : str or callable, default=None
-        ``"rmse"``, ``"confusion_rmse"``, ``"ece_error"``, ``"mrr"``,
-        ``"comparison_success"``, or a callable ``(state, truth) -> (n_runs,)``.
+        ``"rmse"``, ``"coverage"`` (share of the groups whose 95 % interval
+        holds their accuracy on the pool), ``"confusion_rmse"``,
+        ``"ece_error"``, ``"mrr"``, ``"comparison_success"``, or a callable
+        ``state -> (n_runs,)`` (the state holds the runs' Beta or Dirichlet
+        posteriors).
         None: ``"rmse"`` / ``"confusion_rmse"`` / ``"ece_error"`` for
         estimation (by estimator), ``"mrr"`` for identification,
         ``"comparison_success"`` for comparison.

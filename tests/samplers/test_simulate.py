@@ -7,7 +7,6 @@ from skassess import BayesianAccuracy, BayesianConfusionMatrix
 from skassess.calibration import fit_llo
 from skassess.datasets import load_fashion_mnist_scores
 from skassess.samplers import CalibratedPrior, simulate
-from skassess.samplers._calibrated_prior import eb_strength
 
 
 @pytest.fixture(scope="module")
@@ -115,10 +114,3 @@ def test_fit_llo_recovers_known_parameters():
     assert abs(slope.mean() - a) < 0.01 and abs(intercept.mean() - b) < 0.01
 
 
-def test_eb_strength_grows_when_groups_agree_with_the_prior():
-    grid = np.array([1.0, 10.0, 100.0, 1000.0])
-    mean = np.array([[0.9, 0.8, 0.7]])
-    n = np.array([[100.0, 100.0, 100.0]])
-    agree = eb_strength(mean, mean * n, n, grid)
-    disagree = eb_strength(mean, np.array([[50.0, 99.0, 20.0]]), n, grid)
-    assert agree[0] == 1000.0 and disagree[0] == 1.0
