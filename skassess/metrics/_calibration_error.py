@@ -1,16 +1,120 @@
-"""BayesianCalibrationError: posterior of the expected calibration error (ECE)."""
+"""BayesianCalibrationError: posterior of the expected calibration error (ECE).
 
-from numbers import Integral
+The ECE ``sum_b p_b |theta_b - s_b|`` is an absolute value: under a plain
+Beta posterior per bin, every bin's noise adds to it, so a calibrated model's
+posterior sits well above its true ECE and the interval misses it (on
+calibrated scores with 50 labels in 10 bins, a posterior mean of ~0.14 for a
+true value of ~0.01). Two parts of the model fix this.
+
+*A hierarchical model of the bins* (``ece_model="hierarchical"``). The
+bins' accuracies scatter around an LLO map of their mean confidence,
+
+    theta_b ~ Beta(kappa m_b, kappa (1 - m_b)),  m_b = sigmoid(a logit(s_b) + c),
+
+with ``kappa = inf`` meaning ``theta_b = m_b``. With prior probability
+``p_calibrated`` the model is calibrated, ``(a, c) = (1, 0)``; otherwise
+``log a ~ N(0, 0.5^2)`` and ``c ~ N(0, 1)``; ``kappa`` is uniform on a
+log-spaced grid from 2 to 10^4 and infinity. Given ``(a, c, kappa)`` each
+bin's posterior is the conjugate Beta (or the point ``m_b``), and the
+marginal likelihood of all bins' labels is a product of beta-binomial (or
+binomial) terms, so the posterior of ``(a, c, kappa)`` is exact on the grid
+(17 x 17 x 13 points and the 13 calibrated ones). A calibrated model's bins
+then share one point of mass at ``theta_b = s_b`` instead of each adding
+its own noise, and a miscalibrated model's bins borrow the shape of the map
+from each other.
+
+*The pool.* The ECE computed from every label is a value on the rows at
+hand: a bin's accuracy there is ``(S_b + U_b) / N_b``, with ``U_b`` the
+unknown successes among its ``N_b - n_b`` unlabeled rows. With
+``unlabeled="sampled"`` each draw adds ``U_b ~ Binomial(N_b - n_b, theta_b)``
+(``N_b - n_b`` rounded: row weights are counts here), which is why a
+calibrated model's pool ECE is not 0 and the posterior reaches it.
+"""
+
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
+from scipy.special import betaln, expit, logit, xlogy
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils import N_DRAWS, validate_args, validated
 from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
+from ._conjugate import BetaPosterior
 from ._grouping import STRATEGIES
 from ._rates import _BetaAssessor
+
+#: Grids of the hierarchical model's map (slope, intercept) and bin concentration.
+_SLOPES = np.exp(np.linspace(np.log(0.25), np.log(4.0), 17))
+_INTERCEPTS = np.linspace(-2.0, 2.0, 17)
+_KAPPAS = np.append(np.logspace(0.3, 4.0, 12), np.inf)
+#: Prior scales of log(slope) and intercept off the identity map.
+_SLOPE_SCALE, _INTERCEPT_SCALE = 0.5, 1.0
+
+
+def _hyper_grid(p_calibrated):
+    """(slope, intercept, kappa) of every grid point and its log prior weight."""
+    a, b, k = (g.ravel() for g in np.meshgrid(_SLOPES, _INTERCEPTS, _KAPPAS, indexing="ij"))
+    log_prior = (-0.5 * (np.log(a) / _SLOPE_SCALE) ** 2 - 0.5 * (b / _INTERCEPT_SCALE) ** 2)
+    log_prior = log_prior - np.logaddexp.reduce(log_prior) + np.log1p(-p_calibrated)
+    # The calibrated model: the identity map, every kappa.
+    a = np.append(a, np.ones(len(_KAPPAS)))
+    b = np.append(b, np.zeros(len(_KAPPAS)))
+    k = np.append(k, _KAPPAS)
+    log_prior = np.append(log_prior, np.full(len(_KAPPAS), np.log(p_calibrated / len(_KAPPAS))))
+    return a, b, k, log_prior
+
+
+def _map_mean(a, b, conf):
+    """``sigmoid(a logit(s) + b)`` per grid point and bin; ``s`` clipped to [1e-3, 1 - 1e-3]
+    so that a bin of confidence 1 can still have its accuracy below 1."""
+    return expit(a[:, None] * logit(np.clip(conf, 1e-3, 1 - 1e-3)) + b[:, None])
+
+
+def _bin_posterior(mean, kappa, S, n):
+    """Beta parameters of each bin given the grid points (``kappa = inf``: ``mean``)."""
+    k = np.where(np.isfinite(kappa), kappa, 1.0)[:, None]
+    return k * mean + S, k * (1 - mean) + n - S
+
+
+def _hyper_posterior(conf, S, n, p_calibrated, block=256):
+    """Posterior weights of the grid points and their (slope, intercept, kappa).
+
+    The log likelihood of a grid point is a sum over bins of beta-binomial
+    (finite ``kappa``) or binomial (``kappa = inf``) terms; it is computed in
+    blocks of grid points, so memory stays ``block x n_bins``.
+    """
+    a, b, kappa, log_post = _hyper_grid(p_calibrated)
+    for start in range(0, len(a), block):
+        part = slice(start, start + block)
+        mean = _map_mean(a[part], b[part], conf)
+        alpha, beta = _bin_posterior(mean, kappa[part], S, n)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            finite = (betaln(alpha, beta) - betaln(alpha - S, beta - n + S)).sum(axis=1)
+        exact = (xlogy(S, mean) + xlogy(n - S, 1 - mean)).sum(axis=1)
+        log_post[part] += np.where(np.isfinite(kappa[part]), finite, exact)
+    weights = np.exp(log_post - log_post.max())
+    return weights / weights.sum(), a, b, kappa
+
+
+def _hierarchical_draws(conf, S, n, p_calibrated, n_draws, rng):
+    """Draws of the bins' accuracies: a grid point, then each bin's Beta given it."""
+    weights, a, b, kappa = _hyper_posterior(conf, S, n, p_calibrated)
+    h = rng.choice(len(weights), size=n_draws, p=weights)
+    mean = _map_mean(a[h], b[h], conf)
+    theta = rng.beta(*_bin_posterior(mean, kappa[h], S, n))
+    return np.where(np.isfinite(kappa[h])[:, None], theta, mean)
+
+
+def _expected_gap(conf, S, n, p_calibrated):
+    """Posterior mean of ``|theta_b - s_b|`` per bin, exactly given the grid."""
+    weights, a, b, kappa = _hyper_posterior(conf, S, n, p_calibrated)
+    keep = weights > 1e-12  # grid points of no weight add nothing
+    mean = _map_mean(a[keep], b[keep], conf)
+    gap = BetaPosterior(*_bin_posterior(mean, kappa[keep], S, n)).expected_abs_deviation(conf)
+    gap = np.where(np.isfinite(kappa[keep])[:, None], gap, np.abs(mean - conf))
+    return weights[keep] @ gap / weights[keep].sum()
 
 
 class BayesianCalibrationError(_BetaAssessor):
@@ -20,7 +124,11 @@ class BayesianCalibrationError(_BetaAssessor):
     ``theta_b`` has a Beta posterior, ``s_b`` is the mean top-1 confidence of
     all the bin's rows (labeled or not) and ``p_b`` the bin's share of rows.
     The ECE ``sum_b p_b |theta_b - s_b|`` then has a posterior, drawn by Monte
-    Carlo. :meth:`summary` holds the data of a Bayesian reliability diagram.
+    Carlo, in which each bin may also be exactly calibrated (``theta_b =
+    s_b``, with a probability learned from all bins) and the unlabeled rows'
+    outcomes are drawn (the ECE of the rows at hand): see the module
+    docstring and the user guide. :meth:`summary` holds the data of a
+    Bayesian reliability diagram (the Beta posterior of each bin's accuracy).
 
     Parameters
     ----------
@@ -40,6 +148,21 @@ class BayesianCalibrationError(_BetaAssessor):
         (n_groups, 2).
     prior_strength : float, default=2.0
         ``N0``, the prior's weight in pseudo-labels.
+    ece_model : {"hierarchical", "independent"}, default="hierarchical"
+        The posterior the ECE is drawn from. ``"hierarchical"``: the bins'
+        accuracies scatter (concentration ``kappa``) around an LLO map of
+        their confidence, which is the identity (a calibrated model) with
+        probability ``p_calibrated``; map and ``kappa`` are integrated over a
+        grid (see the user guide). ``"independent"``: each bin's own Beta
+        posterior under ``prior`` (Ji et al.), whose ECE is biased upward for
+        a well calibrated model.
+    p_calibrated : float in (0, 1), default=0.5
+        Prior probability that the model is calibrated (``"hierarchical"``).
+    unlabeled : {"sampled", "expected"}, default="sampled"
+        ``"sampled"``: the ECE of the rows seen, whose unlabeled outcomes are
+        drawn in every posterior draw (the value the ECE computed from every
+        label takes); ``"expected"``: the ECE of the bins' accuracies
+        ``theta_b`` (the model's, on an infinite pool like this one).
     classes : array-like of shape (n_classes,), default=None
         Label of each score column, when ``y`` holds labels rather than
         column indices.
@@ -114,6 +237,9 @@ class BayesianCalibrationError(_BetaAssessor):
         "n_bins": [Interval(Integral, 1, None, closed="left")],
         "strategy": [StrOptions(set(STRATEGIES))],
         "classwise": ["boolean"],
+        "ece_model": [StrOptions({"hierarchical", "independent"})],
+        "p_calibrated": [Interval(Real, 0, 1, closed="neither")],
+        "unlabeled": [StrOptions({"sampled", "expected"})],
     }
 
     def __init__(
@@ -124,6 +250,9 @@ class BayesianCalibrationError(_BetaAssessor):
         classwise=False,
         prior="uniform",
         prior_strength=DEFAULT_PRIOR_STRENGTH,
+        ece_model="hierarchical",
+        p_calibrated=0.5,
+        unlabeled="sampled",
         classes=None,
         missing_label=-1,
         random_state=None,
@@ -133,6 +262,9 @@ class BayesianCalibrationError(_BetaAssessor):
         self.classwise = classwise
         self.prior = prior
         self.prior_strength = prior_strength
+        self.ece_model = ece_model
+        self.p_calibrated = p_calibrated
+        self.unlabeled = unlabeled
         self.classes = classes
         self.missing_label = missing_label
         self.random_state = random_state
@@ -174,18 +306,40 @@ class BayesianCalibrationError(_BetaAssessor):
             self.group_weights_
         )
 
+    def _accuracy_draws(self, n_draws, rng, pool):
+        """Draws of each bin's accuracy (of its rows at hand when ``pool``)."""
+        conf = np.nan_to_num(self.confidence_)
+        if self.ece_model == "independent":
+            theta = self.posterior_.rvs(n_draws, rng)
+        else:
+            theta = _hierarchical_draws(conf, self.n_success_, self.n_labeled_,
+                                        self.p_calibrated, n_draws, rng)
+        if not pool:
+            return theta
+        # Row weights are taken as counts: the unlabeled mass, rounded.
+        unlabeled = np.rint(np.maximum(self.n_rows_ - self.n_labeled_, 0.0)).astype(np.int64)
+        successes = rng.binomial(unlabeled, theta)
+        rows = self.n_labeled_ + unlabeled
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(rows > 0, (self.n_success_ + successes) / rows, conf)
+
     def _groupwise_samples(self, n_draws, rng):
         """Calibration gap ``|theta_b - s_b|`` per bin."""
-        return np.abs(self.posterior_.rvs(n_draws, rng) - np.nan_to_num(self.confidence_))
+        theta = self._accuracy_draws(n_draws, rng, pool=False)
+        return np.abs(theta - np.nan_to_num(self.confidence_))
 
     def _overall_samples(self, n_draws, rng):
-        return self.calibration_error(self.posterior_.rvs(n_draws, rng))
+        pool = self.unlabeled == "sampled"
+        return self.calibration_error(self._accuracy_draws(n_draws, rng, pool))
 
     def _overall_exact_mean(self):
         return None  # the ECE is not linear in the bin accuracies
 
     def _group_metric_mean(self):
-        return self.posterior_.expected_abs_deviation(np.nan_to_num(self.confidence_))
+        conf = np.nan_to_num(self.confidence_)
+        if self.ece_model == "independent":
+            return self.posterior_.expected_abs_deviation(conf)
+        return _expected_gap(conf, self.n_success_, self.n_labeled_, self.p_calibrated)
 
     @validated
     @validate_args(
@@ -207,7 +361,9 @@ class BayesianCalibrationError(_BetaAssessor):
             raise ValueError(
                 "classwise_ece_samples needs an estimator fitted with classwise=True."
             )
-        gaps = self._groupwise_samples(n_draws, self._rng(random_state))
+        pool = self.unlabeled == "sampled"
+        accuracy = self._accuracy_draws(n_draws, self._rng(random_state), pool)
+        gaps = np.abs(accuracy - np.nan_to_num(self.confidence_))
         n_bins = self.grouping_.n_bins_fitted
         rows = self.n_rows_.reshape(self.n_classes_, n_bins)
         with np.errstate(invalid="ignore", divide="ignore"):
