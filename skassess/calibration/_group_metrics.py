@@ -117,6 +117,11 @@ default="bayesian-calibration"
         The pairs compared by :meth:`differences`.
     calibrator_ : HierarchicalBetaCalibrator or None
         The fitted calibrator (BC only).
+    label_check_ : pandas.DataFrame or None
+        BC only: the posterior predictive check of each group's labeled rows
+        (``n_labeled``, ``right``, ``expected_right`` under the calibrated
+        scores, one-sided ``p_value`` of so few right rows). A p-value below
+        0.01 / groups raises a SkassessWarning.
     n_labeled_ : pandas.Series
         Labeled rows per reported group.
     n_rows_ : pandas.Series
@@ -277,7 +282,7 @@ default="bayesian-calibration"
         self.n_rows_ = pd.Series((np.bincount(codes, minlength=len(index)) @ member).astype(int),
                                  index=self.groups_, name="n")
         rng = check_random_state(self.random_state)
-        self.calibrator_ = None
+        self.calibrator_ = self.label_check_ = None
         if self.method == "bayesian-calibration":
             cal = HierarchicalBetaCalibrator() if self.calibrator is None else self.calibrator
             cal = clone(cal)
@@ -289,6 +294,8 @@ default="bayesian-calibration"
             np.minimum.at(first, codes, np.arange(len(s)))
             keep = np.union1d(np.flatnonzero(labeled), first)
             self.calibrator_ = cal.fit(s[keep], y[keep], group_by=groups[keep])
+            self.label_check_ = self._check_labels_against_calibration(
+                s[labeled], y[labeled], groups[labeled], rng)
         sums = self._metric_sums(metrics, s, y, codes, groups, index, member, rng)
         self.draws_, self.point_ = {}, {}
         for name, (num_l, den_l, num, den) in sums.items():
@@ -307,6 +314,49 @@ default="bayesian-calibration"
                     draws = np.where(den > 0, num / den, np.nan)
             self.draws_[name] = pd.DataFrame(draws, columns=self.groups_)
         return self
+
+    def _check_labels_against_calibration(self, s, y, groups, rng):
+        """Posterior predictive check of each group's labeled accuracy; warns on a misfit.
+
+        Per posterior draw of the calibration maps, each labeled row is right
+        with its calibrated probability (of y = 1 if it is predicted 1, else
+        of y = 0); the replicated number of right rows is compared with the
+        observed one. A group whose labeled rows are right far less often
+        than the calibrated scores imply (one-sided p below 0.01 divided by
+        the number of groups) gets a SkassessWarning: the scores may be
+        P(class 0) rather than P(class 1), or the group's calibration is not
+        what the shared prior expects, and its estimate leans on that prior.
+        """
+        frame = pd.DataFrame(columns=["n_labeled", "right", "expected_right", "p_value"])
+        if not len(s):
+            return frame
+        prob = self.calibrator_.sample(s, group_by=groups, n_draws=self.n_draws)
+        pred = s > self.threshold
+        right_prob = np.where(pred, prob, 1.0 - prob)
+        replicated = (rng.random_sample(right_prob.shape) < right_prob)
+        right = pred == (y == 1)
+        encoder = GroupEncoder("group")
+        codes = encoder.fit_transform(groups)
+        rows = []
+        for g in range(len(encoder.categories_)):
+            member = codes == g
+            observed = int(right[member].sum())
+            counts = replicated[:, member].sum(axis=1)
+            rows.append((int(member.sum()), observed, float(right_prob[:, member].sum(1).mean()),
+                         float(np.mean(counts <= observed))))
+        frame = pd.DataFrame(rows, columns=frame.columns,
+                             index=pd.Index([as_scalar(v) for v in encoder.categories_],
+                                            name="group"))
+        bad = frame[frame["p_value"] < 0.01 / len(frame)]
+        if len(bad):
+            detail = "; ".join(f"{g!r}: {r.right} of {r.n_labeled} labeled rows right, "
+                               f"{r.expected_right:.1f} expected (p = {r.p_value:.1g})"
+                               for g, r in bad.iterrows())
+            warn(f"The labeled rows contradict the calibrated scores in {len(bad)} group(s): "
+                 f"{detail}. The scores may be P(class 0) rather than P(class 1), or the "
+                 "group's calibration differs from what the shared prior expects; its "
+                 "estimates lean on that prior. See label_check_.")
+        return frame
 
     def _metric_sums(self, metrics, s, y, codes, groups, index, member, rng):
         """Per metric: labeled numerator and denominator per reported group, and their

@@ -260,7 +260,9 @@ class PosteriorDisplay:
         style = {"fmt": "o", "capsize": 3, **kwargs}
         if name is not None:
             style["label"] = name
-        xerr = [self.mean - self.lower, self.upper - self.mean]
+        # a point posterior (e.g. a fully labeled pool's ECE) can put the mean a
+        # rounding error outside its interval; matplotlib refuses negative bars
+        xerr = np.maximum([self.mean - self.lower, self.upper - self.mean], 0.0)
         if self.y_mean is None:
             pos = np.arange(len(self.labels))
             self.errorbar_ = ax.errorbar(self.mean, pos, xerr=xerr, **style)
@@ -268,7 +270,7 @@ class PosteriorDisplay:
             ax.invert_yaxis()
             ax.set_xlabel(self.xlabel or "posterior")
         else:
-            yerr = [self.y_mean - self.y_lower, self.y_upper - self.y_mean]
+            yerr = np.maximum([self.y_mean - self.y_lower, self.y_upper - self.y_mean], 0.0)
             self.errorbar_ = ax.errorbar(self.mean, self.y_mean, xerr=xerr, yerr=yerr, **style)
             for label, x, y in zip(self.labels, self.mean, self.y_mean, strict=True):
                 ax.annotate(str(label), (x, y), textcoords="offset points", xytext=(4, 4))

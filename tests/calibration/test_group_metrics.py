@@ -1,11 +1,14 @@
 """BayesianGroupMetrics: the three methods, differences, bad input."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 from scipy.special import expit
 
 from skassess.calibration import BayesianGroupMetrics, HierarchicalBetaCalibrator
+from skassess.exceptions import SkassessWarning
 from skassess.metrics import GroupComparison
 
 
@@ -243,3 +246,33 @@ def test_sample_sums_nodes_agree_with_rows_and_refuse_bad_weights():
         cal.sample_sums(s, w[:10], group_by=g)
     with pytest.raises(ValueError, match=r"weights must be a finite array"):
         cal.sample_sums(s, np.full_like(w, np.nan), group_by=g)
+
+
+def _labeled(y, n_labeled, seed):
+    out = np.full(len(y), -1)
+    rows = np.random.default_rng(seed).choice(len(y), n_labeled, replace=False)
+    out[rows] = y[rows]
+    return out
+
+
+def test_flipped_scores_fail_the_posterior_predictive_check():
+    s, y, groups = _data(n=400, seed=3)
+    y_obs = _labeled(y, 60, 3)
+    with pytest.warns(SkassessWarning, match="contradict the calibrated scores"):
+        est = BayesianGroupMetrics(metrics=("accuracy",), n_draws=500, random_state=0).fit(
+            1 - s, y_obs, sensitive_features=groups)
+    check = est.label_check_
+    assert list(check.columns) == ["n_labeled", "right", "expected_right", "p_value"]
+    assert check["n_labeled"].sum() == 60
+    assert (check["right"] < check["expected_right"]).all()
+
+
+def test_scores_that_fit_their_labels_pass_the_posterior_predictive_check():
+    s, y, groups = _data(n=400, seed=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SkassessWarning)
+        est = BayesianGroupMetrics(metrics=("accuracy",), n_draws=500, random_state=0).fit(
+            s, _labeled(y, 60, 4), sensitive_features=groups)
+    assert (est.label_check_["p_value"] > 0.01 / 3).all()
+    assert BayesianGroupMetrics("beta-binomial").fit(
+        s, _labeled(y, 60, 4), sensitive_features=groups).label_check_ is None

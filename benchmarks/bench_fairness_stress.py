@@ -1,0 +1,126 @@
+"""Stress suite of fairness BC: small files with known truth that the defaults never saw.
+
+Usage::
+
+    python benchmarks/bench_fairness_stress.py --runs 40 --n-jobs 2
+    python benchmarks/bench_fairness_stress.py --kinds perfect flipped --runs 10
+
+Each file has a large group ``A`` and a small group ``B`` (``--shares``: B's
+share of the rows) of binary scores; ``n`` rows (``--sizes``); in each run
+``n_L`` random rows are labeled, at least one per group. The truth is the
+difference of accuracy ``A - B`` on the whole file (threshold 0.5). Kinds:
+
+- ``moderate``: A calibrated, B's labels follow ``sigmoid(0.2 logit(s))``
+  (B's accuracy 13-27 points lower);
+- ``strong``: A calibrated and sharp, B's labels independent of its scores
+  (accuracy 1/2; Delta 30-40);
+- ``perfect``: scores 0 or 1 and always right (Delta = 0);
+- ``near-perfect``: scores 0.02 or 0.98, right with probability 0.99;
+- ``flipped``: calibrated scores given as P(class 0) by mistake.
+
+Cells: coverage % of the 95 % interval of Delta accuracy / MAE x 100, for BC
+(``BayesianGroupMetrics``, the default calibrator) and BB (Beta(1, 1) per
+group), and the share of BC fits that raised the labels-versus-scores warning.
+"""
+
+import argparse
+import itertools
+import time
+import warnings
+
+import numpy as np
+from joblib import Parallel, delayed
+from scipy.special import expit, logit
+
+from skassess.calibration import BayesianGroupMetrics
+from skassess.exceptions import SkassessWarning
+
+KINDS = ("moderate", "strong", "perfect", "near-perfect", "flipped")
+
+
+def make_file(kind, n, share, seed):
+    """Scores P(y = 1), labels and groups of one synthetic file."""
+    rng = np.random.default_rng(seed)
+    group = np.where(rng.random(n) < share, "B", "A")
+    small = group == "B"
+    if kind in ("perfect", "near-perfect"):
+        y = (rng.random(n) < 0.4).astype(int)
+        edge = 0.0 if kind == "perfect" else 0.02
+        right = np.ones(n, bool) if kind == "perfect" else rng.random(n) < 0.99
+        s = np.where(y == 1, 1 - edge, edge)
+        s = np.where(right, s, 1 - s)
+        return s, y, group
+    s = rng.beta(0.6, 0.6, n) if kind == "strong" else rng.beta(1.0, 1.0, n)
+    s = np.clip(s, 1e-3, 1 - 1e-3)
+    p = s.copy()
+    slope = {"moderate": 0.2, "strong": 0.0, "flipped": 1.0}[kind]
+    p[small] = expit(slope * logit(s[small]))
+    y = (rng.random(n) < p).astype(int)
+    if kind == "flipped":
+        s = 1 - s
+    return s, y, group
+
+
+def labeled_rows(group, n_labeled, rng):
+    order = rng.permutation(len(group))
+    first = [order[np.flatnonzero(group[order] == g)[0]] for g in ("A", "B")]
+    rest = order[~np.isin(order, first)]
+    return np.concatenate([first, rest])[:n_labeled]
+
+
+def one_run(kind, n, share, n_labeled, run):
+    s, y, group = make_file(kind, n, share, seed=[n, int(100 * share), KINDS.index(kind)])
+    right = (s > 0.5) == y
+    truth = right[group == "A"].mean() - right[group == "B"].mean()
+    rng = np.random.default_rng([run, n, n_labeled])
+    y_obs = np.full(n, -1)
+    rows = labeled_rows(group, n_labeled, rng)
+    y_obs[rows] = y[rows]
+    out = {}
+    for method in ("bayesian-calibration", "beta-binomial"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est = BayesianGroupMetrics(method, metrics=("accuracy",), privileged="A",
+                                       random_state=run).fit(s, y_obs, sensitive_features=group)
+        row = est.differences().iloc[0]
+        warned = any(issubclass(w.category, SkassessWarning) and "labeled" in str(w.message)
+                     for w in caught)
+        out[method] = (row["lower"] <= truth <= row["upper"], abs(row["mean"] - truth), warned)
+    return truth, out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
+    parser.add_argument("--sizes", type=int, nargs="+", default=[200, 1000])
+    parser.add_argument("--shares", type=float, nargs="+", default=[0.1, 0.3])
+    parser.add_argument("--labels", type=int, nargs="+", default=[10, 40])
+    parser.add_argument("--n-jobs", type=int, default=1)
+    args = parser.parse_args()
+    print(f"{args.runs} runs per cell; cells: coverage % / MAE x 100 of Delta accuracy (A - B)")
+    print("| kind | n | B share | n_L | true Δ × 100 | BC | BB | BC warned % |")
+    print("|---|---|---|---|---|---|---|---|")
+    worst = 100.0
+    for kind, n, share, n_labeled in itertools.product(args.kinds, args.sizes, args.shares,
+                                                       args.labels):
+        start = time.perf_counter()
+        results = Parallel(n_jobs=args.n_jobs, backend="multiprocessing")(
+            delayed(one_run)(kind, n, share, n_labeled, run) for run in range(args.runs))
+        truth = results[0][0]
+        cells = []
+        for method in ("bayesian-calibration", "beta-binomial"):
+            hits, errors, _ = (np.array(v) for v in zip(*(r[1][method] for r in results),
+                                                          strict=True))
+            cells.append(f"{100 * hits.mean():.0f} / {100 * errors.mean():.1f}")
+            if method == "bayesian-calibration":
+                worst = min(worst, 100 * hits.mean())
+        warned = np.mean([r[1]["bayesian-calibration"][2] for r in results])
+        print(f"| {kind} | {n} | {share:g} | {n_labeled} | {100 * truth:.1f} | {cells[0]} | "
+              f"{cells[1]} | {100 * warned:.0f} |  [{time.perf_counter() - start:.0f} s]",
+              flush=True)
+    print(f"lowest BC coverage: {worst:.0f} %")
+
+
+if __name__ == "__main__":
+    main()
