@@ -330,20 +330,24 @@ default="bayesian-calibration"
         frame = pd.DataFrame(columns=["n_labeled", "right", "expected_right", "p_value"])
         if not len(s):
             return frame
-        prob = self.calibrator_.sample(s, group_by=groups, n_draws=self.n_draws)
         pred = s > self.threshold
-        right_prob = np.where(pred, prob, 1.0 - prob)
-        replicated = (rng.random_sample(right_prob.shape) < right_prob)
         right = pred == (y == 1)
         encoder = GroupEncoder("group")
         codes = encoder.fit_transform(groups)
-        rows = []
-        for g in range(len(encoder.categories_)):
-            member = codes == g
-            observed = int(right[member].sum())
-            counts = replicated[:, member].sum(axis=1)
-            rows.append((int(member.sum()), observed, float(right_prob[:, member].sum(1).mean()),
-                         float(np.mean(counts <= observed))))
+        onehot = np.eye(len(encoder.categories_))[codes]
+        replicated = np.zeros((self.n_draws, onehot.shape[1]))
+        expected = np.zeros(onehot.shape[1])
+        block = max(1, DRAW_BLOCK // self.n_draws)  # memory n_draws x block
+        for start in range(0, len(s), block):
+            rows = slice(start, start + block)
+            prob = self.calibrator_.sample(s[rows], group_by=groups[rows], n_draws=self.n_draws)
+            right_prob = np.where(pred[rows], prob, 1.0 - prob)
+            replicated += (rng.random_sample(right_prob.shape) < right_prob) @ onehot[rows]
+            expected += right_prob.mean(axis=0) @ onehot[rows]
+        observed = right @ onehot
+        rows = [(int(n), int(o), float(e), float(np.mean(r <= o)))
+                for n, o, e, r in zip(onehot.sum(axis=0), observed, expected, replicated.T,
+                                      strict=True)]
         frame = pd.DataFrame(rows, columns=frame.columns,
                              index=pd.Index([as_scalar(v) for v in encoder.categories_],
                                             name="group"))
