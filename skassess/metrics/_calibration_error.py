@@ -124,10 +124,11 @@ class BayesianCalibrationError(_BetaAssessor):
     ``theta_b`` has a Beta posterior, ``s_b`` is the mean top-1 confidence of
     all the bin's rows (labeled or not) and ``p_b`` the bin's share of rows.
     The ECE ``sum_b p_b |theta_b - s_b|`` then has a posterior, drawn by Monte
-    Carlo, in which each bin may also be exactly calibrated (``theta_b =
-    s_b``, with a probability learned from all bins) and the unlabeled rows'
-    outcomes are drawn (the ECE of the rows at hand): see the module
-    docstring and the user guide. :meth:`summary` holds the data of a
+    Carlo. By default the bins share one model (an LLO map of their
+    confidences with bin scatter, the identity map, i.e. a calibrated model,
+    with prior probability ``p_calibrated``) and the unlabeled rows' outcomes
+    are drawn (the ECE of the rows at hand): see the module docstring and
+    the user guide. :meth:`summary` holds the data of a
     Bayesian reliability diagram (the Beta posterior of each bin's accuracy).
 
     Parameters
@@ -323,10 +324,13 @@ class BayesianCalibrationError(_BetaAssessor):
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(rows > 0, (self.n_success_ + successes) / rows, conf)
 
+    def _gap_draws(self, n_draws, rng, pool):
+        """Draws of each bin's calibration gap ``|accuracy_b - s_b|``."""
+        return np.abs(self._accuracy_draws(n_draws, rng, pool) - np.nan_to_num(self.confidence_))
+
     def _groupwise_samples(self, n_draws, rng):
         """Calibration gap ``|theta_b - s_b|`` per bin."""
-        theta = self._accuracy_draws(n_draws, rng, pool=False)
-        return np.abs(theta - np.nan_to_num(self.confidence_))
+        return self._gap_draws(n_draws, rng, pool=False)
 
     def _overall_samples(self, n_draws, rng):
         pool = self.unlabeled == "sampled"
@@ -361,9 +365,7 @@ class BayesianCalibrationError(_BetaAssessor):
             raise ValueError(
                 "classwise_ece_samples needs an estimator fitted with classwise=True."
             )
-        pool = self.unlabeled == "sampled"
-        accuracy = self._accuracy_draws(n_draws, self._rng(random_state), pool)
-        gaps = np.abs(accuracy - np.nan_to_num(self.confidence_))
+        gaps = self._gap_draws(n_draws, self._rng(random_state), self.unlabeled == "sampled")
         n_bins = self.grouping_.n_bins_fitted
         rows = self.n_rows_.reshape(self.n_classes_, n_bins)
         with np.errstate(invalid="ignore", divide="ignore"):
