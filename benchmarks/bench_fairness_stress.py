@@ -18,7 +18,8 @@ difference of accuracy ``A - B`` on the whole file (threshold 0.5). Kinds:
 - ``near-perfect``: scores 0.02 or 0.98, right with probability 0.99;
 - ``flipped``: calibrated scores given as P(class 0) by mistake.
 
-Cells: coverage % of the 95 % interval of Delta accuracy / MAE x 100, for BC
+Cells: coverage % of the 95 % interval of Delta accuracy / MAE x 100 of the
+posterior median (the estimate of least expected absolute error), for BC
 (``BayesianGroupMetrics``, the default calibrator) and BB (Beta(1, 1) per
 group), and the share of BC fits that raised the labels-versus-scores warning.
 """
@@ -68,7 +69,7 @@ def labeled_rows(group, n_labeled, rng):
     return np.concatenate([first, rest])[:n_labeled]
 
 
-def one_run(kind, n, share, n_labeled, run):
+def one_run(kind, n, share, n_labeled, run, options):
     s, y, group = make_file(kind, n, share, seed=[n, int(100 * share), KINDS.index(kind)])
     right = (s > 0.5) == y
     truth = right[group == "A"].mean() - right[group == "B"].mean()
@@ -80,12 +81,14 @@ def one_run(kind, n, share, n_labeled, run):
     for method in ("bayesian-calibration", "beta-binomial"):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
+            extra = options if method == "bayesian-calibration" else {}
             est = BayesianGroupMetrics(method, metrics=("accuracy",), privileged="A",
-                                       random_state=run).fit(s, y_obs, sensitive_features=group)
+                                       random_state=run, **extra)
+            est.fit(s, y_obs, sensitive_features=group)
         row = est.differences().iloc[0]
         warned = any(issubclass(w.category, SkassessWarning) and "labeled" in str(w.message)
                      for w in caught)
-        out[method] = (row["lower"] <= truth <= row["upper"], abs(row["mean"] - truth), warned)
+        out[method] = (row["lower"] <= truth <= row["upper"], abs(row["median"] - truth), warned)
     return truth, out
 
 
@@ -97,7 +100,13 @@ def main():
     parser.add_argument("--shares", type=float, nargs="+", default=[0.1, 0.3])
     parser.add_argument("--labels", type=int, nargs="+", default=[10, 40])
     parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--p-pooled", type=float, default=None,
+                        help="BC's p_pooled (default: the estimator's)")
+    parser.add_argument("--unlabeled", choices=("expected", "sampled"), default=None,
+                        help="BC's unlabeled (default: the estimator's)")
     args = parser.parse_args()
+    options = {k: v for k, v in (("p_pooled", args.p_pooled), ("unlabeled", args.unlabeled))
+               if v is not None}
     print(f"{args.runs} runs per cell; cells: coverage % / MAE x 100 of Delta accuracy (A - B)")
     print("| kind | n | B share | n_L | true Δ × 100 | BC | BB | BC warned % |")
     print("|---|---|---|---|---|---|---|---|")
@@ -106,7 +115,7 @@ def main():
                                                        args.labels):
         start = time.perf_counter()
         results = Parallel(n_jobs=args.n_jobs, backend="multiprocessing")(
-            delayed(one_run)(kind, n, share, n_labeled, run) for run in range(args.runs))
+            delayed(one_run)(kind, n, share, n_labeled, run, options) for run in range(args.runs))
         truth = results[0][0]
         cells = []
         for method in ("bayesian-calibration", "beta-binomial"):

@@ -5,6 +5,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
+from scipy.special import betaln, expit, logsumexp
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, MissingValues, StrOptions
@@ -31,6 +32,11 @@ from ._hierarchical import HierarchicalBetaCalibrator
 METHODS = ("bayesian-calibration", "beta-binomial", "frequentist")
 #: Floats in one block of calibrated draws (n_draws x rows): 32 MB.
 DRAW_BLOCK = 2**22
+
+
+def _logit(p):
+    """The log-odds of a prior probability; +inf at 1."""
+    return np.log(p) - np.log1p(-p) if p < 1 else np.inf
 
 
 def _metric_coefficients(name, metric, pred):
@@ -65,8 +71,10 @@ class BayesianGroupMetrics(BaseEstimator):
       row a calibrated P(y = 1), which stands in for its unknown label. A
       metric is a ratio of row sums (TPR = sum of yhat*y over sum of y), so
       per draw its numerator and denominator add the observed terms of the
-      labeled rows and the expected terms of the unlabeled rows, and the
-      draw's value is their ratio.
+      labeled rows and the terms of the unlabeled rows (their labels drawn,
+      or their expected terms), and the draw's value is their ratio. A
+      group whose labels contradict the pooled calibration falls back, by
+      Bayesian model averaging, on its own labels (``p_pooled``).
     * ``"beta-binomial"`` (BB): a Beta(1, 1) prior per group updated with the
       labeled rows alone (for TPR: the labeled positives).
     * ``"frequentist"``: the labeled rows' empirical rate; no interval.
@@ -95,15 +103,34 @@ default="bayesian-calibration"
         (:func:`~skassess.metrics.rope_probabilities`).
     n_draws : int, default=2000
         Posterior draws of every metric.
-    unlabeled : {"expected", "sampled"}, default="expected"
-        BC only. ``"expected"`` (thesis eq. 4.3): an unlabeled row adds its
-        calibrated probability; the rows are added up a block at a time by
-        :meth:`HierarchicalBetaCalibrator.sample_sums`, so memory grows with
-        ``n_draws x groups``, not with ``n_draws x rows`` (10 million rows
-        take about 0.5 GB). ``"sampled"``: per draw, an unlabeled row adds
-        a label drawn from it, so the posterior also carries the label noise
-        of the unlabeled rows: the posterior of the metric *of these rows*
-        (a finite population) rather than of the rows' expected metric.
+    unlabeled : {"sampled", "expected"}, default="sampled"
+        BC only. ``"sampled"``: per draw, an unlabeled row adds a label
+        drawn from its calibrated probability, so the posterior also carries
+        the label noise of the unlabeled rows: the posterior of the metric
+        *of these rows* (a finite population), the value every label would
+        give. Time grows with ``n_draws x rows``. ``"expected"`` (thesis eq.
+        4.3): an unlabeled row adds its calibrated probability, the
+        posterior of the rows' expected metric; the rows are added up a
+        block at a time by :meth:`HierarchicalBetaCalibrator.sample_sums`,
+        so memory grows with ``n_draws x groups``, not with ``n_draws x
+        rows`` (10 million rows take about 0.5 GB). On files of millions of
+        rows the two differ only in small groups; on small files
+        ``"expected"`` is too narrow for the file's value.
+    p_pooled : float in (0, 1], default=0.5
+        BC only. Prior probability that a group's labels follow the pooled
+        calibration model; otherwise the group is *free*: its rows are right
+        with an unknown rate, whatever their scores (the beta-binomial
+        model, Beta(1, 1) prior). Each group's posterior probability of the
+        pooled model (``label_check_["p_pooled"]``) comes from the Bayes
+        factor of its labels: their leave-group-out predictive density
+        under the pooled fit against their beta-binomial marginal. The
+        metric draws of a group come from the pooled model with that
+        probability, else from the free model (Bayesian model averaging), so
+        a group whose few labels contradict the others' calibration gets an
+        interval as wide as its labels allow rather than a narrow, biased
+        one. Groups below 1/2 are refitted out of the pooled model so that
+        they do not pull the other groups' maps (one extra fit). ``1.0``
+        is the thesis's BC: every group pooled.
     missing_label : int, float, str or None, default=-1
         The value of ``y`` that marks an unlabeled row.
     random_state : int, RandomState instance or None, default=None
@@ -118,10 +145,13 @@ default="bayesian-calibration"
     calibrator_ : HierarchicalBetaCalibrator or None
         The fitted calibrator (BC only).
     label_check_ : pandas.DataFrame or None
-        BC only: the posterior predictive check of each group's labeled rows
-        (``n_labeled``, ``right``, ``expected_right`` under the calibrated
-        scores, one-sided ``p_value`` of so few right rows). A p-value below
-        0.01 / groups raises a SkassessWarning.
+        BC only, one row per group with labels: the posterior predictive
+        check of its labeled rows (``n_labeled``, ``right``,
+        ``expected_right`` under the calibrated scores, one-sided ``p_value``
+        of so few right rows; a p-value below 0.01 / groups raises a
+        SkassessWarning), the ``log_bayes_factor`` of the pooled against the
+        free model and the posterior probability ``p_pooled`` of the pooled
+        model (see the parameter ``p_pooled``).
     n_labeled_ : pandas.Series
         Labeled rows per reported group.
     n_rows_ : pandas.Series
@@ -146,8 +176,8 @@ default="bayesian-calibration"
     >>> est = BayesianGroupMetrics(privileged="Male", random_state=0)
     >>> est = est.fit(data.scores["LR"], y, sensitive_features=data.sensitive["sex"])
     >>> table = est.differences()
-    >>> list(table.columns)[:5]
-    ['mean', 'lower', 'upper', 'p_positive', 'p_practically_fair']
+    >>> list(table.columns)[:6]
+    ['mean', 'median', 'lower', 'upper', 'p_positive', 'p_practically_fair']
     """
 
     def __init__(
@@ -160,7 +190,8 @@ default="bayesian-calibration"
         threshold=0.5,
         rope=0.05,
         n_draws=2000,
-        unlabeled="expected",
+        unlabeled="sampled",
+        p_pooled=0.5,
         missing_label=-1,
         random_state=None,
     ):
@@ -172,6 +203,7 @@ default="bayesian-calibration"
         self.rope = rope
         self.n_draws = n_draws
         self.unlabeled = unlabeled
+        self.p_pooled = p_pooled
         self.missing_label = missing_label
         self.random_state = random_state
 
@@ -184,6 +216,7 @@ default="bayesian-calibration"
         "rope": [Interval(Real, 0, None, closed="left")],
         "n_draws": [Interval(Integral, 1, None, closed="left")],
         "unlabeled": [StrOptions({"expected", "sampled"})],
+        "p_pooled": [Interval(Real, 0, 1, closed="right")],
         "missing_label": [MissingValues()],
         "random_state": ["random_state"],
     }
@@ -283,9 +316,11 @@ default="bayesian-calibration"
                                  index=self.groups_, name="n")
         rng = check_random_state(self.random_state)
         self.calibrator_ = self.label_check_ = None
+        log_bf = None
         if self.method == "bayesian-calibration":
             cal = HierarchicalBetaCalibrator() if self.calibrator is None else self.calibrator
-            cal = clone(cal)
+            # y is coded 0 / 1 with -1 for unlabeled rows by now
+            cal = clone(cal).set_params(classes=[0, 1], missing_label=-1)
             if cal.random_state is None:
                 cal.set_params(random_state=rng.randint(np.iinfo(np.int32).max))
             # Unlabeled rows only define the groups: the labeled rows and the first row
@@ -293,12 +328,29 @@ default="bayesian-calibration"
             first = np.full(len(index), len(s))
             np.minimum.at(first, codes, np.arange(len(s)))
             keep = np.union1d(np.flatnonzero(labeled), first)
-            self.calibrator_ = cal.fit(s[keep], y[keep], group_by=groups[keep])
-            self.label_check_ = self._check_labels_against_calibration(
-                s[labeled], y[labeled], groups[labeled], rng)
-        sums = self._metric_sums(metrics, s, y, codes, groups, index, member, rng)
+            self.calibrator_ = clone(cal).fit(s[keep], y[keep], group_by=groups[keep])
+            check = (s[labeled], y[labeled], groups[labeled], codes[labeled], index)
+            self.label_check_, log_bf = self._label_check(*check, rng)
+            if self.p_pooled < 1:
+                # Groups whose labels the pooled model does not predict (posterior
+                # probability of it below 1/2) are left out of the pooled fit, so their
+                # labels do not pull the other groups' maps; their pooled predictive is
+                # then the population's. If every labeled group would leave, the one
+                # the pooled model predicts best stays.
+                posterior = expit(_logit(self.p_pooled) + log_bf)
+                has_labels = np.bincount(codes[labeled], minlength=len(index)) > 0
+                out = np.flatnonzero((posterior < 0.5) & has_labels)
+                if len(out) == has_labels.sum():  # the pooled fit keeps the best group
+                    out = np.setdiff1d(out, np.argmax(np.where(has_labels, posterior, -1)))
+                if len(out):
+                    y_in = np.where(np.isin(codes[keep], out), -1, y[keep])
+                    self.calibrator_ = clone(cal).fit(s[keep], y_in, group_by=groups[keep])
+                    self.label_check_, log_bf = self._label_check(*check, rng, left_out=out)
+            self._warn_misfit(self.label_check_)
+        sums = self._metric_sums(metrics, s, y, codes, groups, index, log_bf, rng)
         self.draws_, self.point_ = {}, {}
         for name, (num_l, den_l, num, den) in sums.items():
+            num_l, den_l = num_l @ member, den_l @ member
             with np.errstate(invalid="ignore", divide="ignore"):
                 self.point_[name] = np.where(den_l > 0, num_l / den_l, np.nan)
             if self.method == "frequentist":
@@ -311,12 +363,13 @@ default="bayesian-calibration"
                                  size=(self.n_draws, len(units)))
             else:
                 with np.errstate(invalid="ignore", divide="ignore"):
-                    draws = np.where(den > 0, num / den, np.nan)
+                    draws = np.where(den @ member > 0, (num @ member) / (den @ member), np.nan)
             self.draws_[name] = pd.DataFrame(draws, columns=self.groups_)
         return self
 
-    def _check_labels_against_calibration(self, s, y, groups, rng):
-        """Posterior predictive check of each group's labeled accuracy; warns on a misfit.
+    def _label_check(self, s, y, groups, codes, index, rng, left_out=()):
+        """Posterior predictive check of each group's labeled rows, and the log Bayes
+        factor of "pooled" against "free" per group; warns on a misfit.
 
         Per posterior draw of the calibration maps, each labeled row is right
         with its calibrated probability (of y = 1 if it is predicted 1, else
@@ -325,18 +378,28 @@ default="bayesian-calibration"
         than the calibrated scores imply (one-sided p below 0.01 divided by
         the number of groups) gets a SkassessWarning: the scores may be
         P(class 0) rather than P(class 1), or the group's calibration is not
-        what the shared prior expects, and its estimate leans on that prior.
+        what the shared prior expects.
+
+        The same draws give each group's leave-group-out predictive density
+        of its labels under the pooled model, ``p(y_g | y_-g) = 1 / E[1 /
+        p(y_g | maps)]`` over the full posterior (importance sampling with
+        the group's likelihood as weights); the free model's is the
+        beta-binomial marginal of the right / wrong sequence. A group in
+        ``left_out`` was fitted without its labels, so its predictive density
+        is the plain posterior mean of its likelihood.
         """
-        frame = pd.DataFrame(columns=["n_labeled", "right", "expected_right", "p_value"])
+        G = len(index)
+        log_bf = np.zeros(G)
+        frame = pd.DataFrame(columns=["n_labeled", "right", "expected_right", "p_value",
+                                      "log_bayes_factor", "p_pooled"])
         if not len(s):
-            return frame
+            return frame, log_bf
         pred = s > self.threshold
         right = pred == (y == 1)
-        encoder = GroupEncoder("group")
-        codes = encoder.fit_transform(groups)
-        onehot = np.eye(len(encoder.categories_))[codes]
-        replicated = np.zeros((self.n_draws, onehot.shape[1]))
-        expected = np.zeros(onehot.shape[1])
+        onehot = np.eye(G)[codes]
+        replicated = np.zeros((self.n_draws, G))
+        expected = np.zeros(G)
+        loglik = np.zeros((self.n_draws, G))
         block = max(1, DRAW_BLOCK // self.n_draws)  # memory n_draws x block
         for start in range(0, len(s), block):
             rows = slice(start, start + block)
@@ -344,13 +407,33 @@ default="bayesian-calibration"
             right_prob = np.where(pred[rows], prob, 1.0 - prob)
             replicated += (rng.random_sample(right_prob.shape) < right_prob) @ onehot[rows]
             expected += right_prob.mean(axis=0) @ onehot[rows]
+            seen = np.where(right[rows], right_prob, 1.0 - right_prob)
+            with np.errstate(divide="ignore"):
+                loglik += np.log(seen) @ onehot[rows]
+        n_labeled = onehot.sum(axis=0)
         observed = right @ onehot
-        rows = [(int(n), int(o), float(e), float(np.mean(r <= o)))
-                for n, o, e, r in zip(onehot.sum(axis=0), observed, expected, replicated.T,
-                                      strict=True)]
-        frame = pd.DataFrame(rows, columns=frame.columns,
-                             index=pd.Index([as_scalar(v) for v in encoder.categories_],
-                                            name="group"))
+        log_pooled = np.log(self.n_draws) - logsumexp(-loglik, axis=0)
+        left_out = np.asarray(left_out, dtype=np.intp)
+        log_pooled[left_out] = logsumexp(loglik[:, left_out], axis=0) - np.log(self.n_draws)
+        log_free = betaln(1.0 + observed, 1.0 + n_labeled - observed)
+        log_bf = log_pooled - log_free
+        with np.errstate(invalid="ignore"):
+            posterior = expit(_logit(self.p_pooled) + log_bf)
+        keep = n_labeled > 0
+        p_value = np.mean(replicated <= observed, axis=0)
+        frame = pd.DataFrame(
+            {"n_labeled": n_labeled.astype(int), "right": observed.astype(int),
+             "expected_right": expected, "p_value": p_value, "log_bayes_factor": log_bf,
+             "p_pooled": posterior},
+            index=pd.Index([as_scalar(v) for v in index], name="group"))[keep]
+        return frame, log_bf
+
+    @staticmethod
+    def _warn_misfit(frame):
+        """A SkassessWarning naming the groups whose posterior predictive p-value is
+        below 0.01 / groups."""
+        if not len(frame):
+            return
         bad = frame[frame["p_value"] < 0.01 / len(frame)]
         if len(bad):
             detail = "; ".join(f"{g!r}: {r.right} of {r.n_labeled} labeled rows right, "
@@ -358,41 +441,62 @@ default="bayesian-calibration"
                                for g, r in bad.iterrows())
             warn(f"The labeled rows contradict the calibrated scores in {len(bad)} group(s): "
                  f"{detail}. The scores may be P(class 0) rather than P(class 1), or the "
-                 "group's calibration differs from what the shared prior expects; its "
-                 "estimates lean on that prior. See label_check_.")
-        return frame
+                 "group's calibration differs from the others'. See label_check_ (its "
+                 "p_pooled column: the weight of the pooled calibration in the group's "
+                 "estimate, the rest resting on the group's own labels).")
 
-    def _metric_sums(self, metrics, s, y, codes, groups, index, member, rng):
-        """Per metric: labeled numerator and denominator per reported group, and their
-        posterior draws with the unlabeled rows' calibrated terms added (BC only).
+    def _metric_sums(self, metrics, s, y, codes, groups, index, log_bf, rng):
+        """Per metric and group: the labeled numerator and denominator, and their
+        posterior draws with the unlabeled rows' terms added (BC only).
 
         Rows are taken a block at a time, so the extra memory is O(n_draws x block),
         not O(n_draws x n_rows): the calibrator's draws are fixed (equally spaced
         along its chain), so every block sees the same maps. With
         ``unlabeled="expected"`` the calibrator's :meth:`sample_sums` adds up a
         block's calibrated probabilities without drawing them row by row.
+
+        With ``p_pooled < 1`` each group's draws come, draw by draw, from the
+        pooled (calibration) model with the group's posterior probability of
+        it, else from the free model: the group's rows are right with
+        probability theta_g ~ Beta(1 + labeled right, 1 + labeled wrong),
+        whatever their scores (beta-binomial), so an unlabeled row predicted 1
+        has P(y = 1) = theta_g and one predicted 0 has 1 - theta_g. The
+        group's draws of every metric share the choice.
         """
-        n_units = member.shape[1]
+        G = len(index)
         bc = self.method == "bayesian-calibration"
         sampled = bc and self.unlabeled == "sampled"
-        sums = {name: [np.zeros(n_units), np.zeros(n_units),
-                       np.zeros((self.n_draws, n_units)) if bc else None,
-                       np.zeros((self.n_draws, n_units)) if bc else None]
+        free = bc and self.p_pooled < 1
+        D = self.n_draws
+        sums = {name: [np.zeros(G), np.zeros(G), np.zeros((D, G)) if bc else None,
+                       np.zeros((D, G)) if bc else None]
                 for name in metrics}
+        # free model: unlabeled a-sums per group, b-sums per (group, predicted class)
+        free_a = {name: np.zeros((2, G)) for name in metrics}
+        free_b = {name: np.zeros((2, G, 2)) for name in metrics}
+        n_unl = np.zeros((G, 2))
+        n_right = np.zeros(G)
+        n_wrong = np.zeros(G)
         if bc:  # the calibrator's groups, in the order of our codes
             to_cal = self.calibrator_.groups_.get_indexer(index)
-        block = max(1, DRAW_BLOCK // self.n_draws) if sampled else 2**18
+        block = max(1, DRAW_BLOCK // D) if sampled else 2**18
+        eye = np.eye(G)
         for start in range(0, len(s), block):
             rows = slice(start, start + block)
-            onehot = member[codes[rows]]  # (block, U)
+            onehot = eye[codes[rows]]  # (block, G)
             pred = (s[rows] > self.threshold).astype(np.intp)
             y1 = y[rows] == 1
             lab = y[rows] >= 0
             unl = ~lab
+            by_class = [onehot * (pred == k)[:, None] for k in (0, 1)]
+            for k in (0, 1):
+                n_unl[:, k] += unl @ by_class[k]
+            n_right += (lab & (pred == y1)) @ onehot
+            n_wrong += (lab & (pred != y1)) @ onehot
             prob = None
             if sampled and unl.any():
                 prob = self.calibrator_.sample(s[rows][unl], group_by=groups[rows][unl],
-                                               n_draws=self.n_draws)
+                                               n_draws=D)
                 prob = (rng.random_sample(prob.shape) < prob).astype(np.float64)
             coefficients = {name: _metric_coefficients(name, metric, pred)
                             for name, metric in metrics.items()}
@@ -400,25 +504,45 @@ default="bayesian-calibration"
             if bc and not sampled and unl.any():
                 w = np.column_stack([c[i][unl] for c in coefficients.values() for i in (1, 3)])
                 cal = self.calibrator_.sample_sums(s[rows][unl], w, group_by=groups[rows][unl],
-                                                   n_draws=self.n_draws)
-                # (draws, calibrator groups, weights) -> (draws, weights, units)
-                expected = np.einsum("dgw,gu->dwu", cal[:, to_cal, :], member)
+                                                   n_draws=D)
+                expected = cal[:, to_cal, :]  # (draws, groups, weights)
             for i, (name, (a_n, b_n, a_d, b_d)) in enumerate(coefficients.items()):
                 acc = sums[name]
                 acc[0] += (a_n + b_n * y1)[lab] @ onehot[lab]
                 acc[1] += (a_d + b_d * y1)[lab] @ onehot[lab]
-                if bc:
-                    oh = onehot[unl]
-                    for k, (a, b) in enumerate(((a_n, b_n), (a_d, b_d))):
-                        acc[2 + k] += a[unl] @ oh
-                        if prob is not None:
-                            acc[2 + k] += prob @ (b[unl, None] * oh)
-                        elif expected is not None:
-                            acc[2 + k] += expected[:, 2 * i + k, :]
-        for acc in sums.values():
-            if bc:  # the draws add the labeled terms too
-                acc[2] += acc[0]
-                acc[3] += acc[1]
+                if not bc:
+                    continue
+                oh = onehot[unl]
+                for j, (a, b) in enumerate(((a_n, b_n), (a_d, b_d))):
+                    acc[2 + j] += a[unl] @ oh
+                    free_a[name][j] += a[unl] @ oh
+                    for k in (0, 1):
+                        free_b[name][j, :, k] += b[unl] @ by_class[k][unl]
+                    if prob is not None:
+                        acc[2 + j] += prob @ (b[unl, None] * oh)
+                    elif expected is not None:
+                        acc[2 + j] += expected[:, :, 2 * i + j]
+        if free:
+            # P(the group follows the pooled model | its labels), then one choice per draw
+            pooled = rng.random_sample((D, G)) < expit(_logit(self.p_pooled) + log_bf)
+            right = rng.beta(1.0 + n_right, 1.0 + n_wrong, size=(D, G))
+            theta = np.stack([1.0 - right, right], axis=-1)  # P(y = 1 | predicted k)
+            if sampled:
+                ones = rng.binomial(n_unl.astype(np.int64), theta)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    per_row = {name: np.where(n_unl > 0, b / n_unl, 0.0)
+                               for name, b in free_b.items()}
+        for name, acc in sums.items():
+            if not bc:
+                continue
+            for j in (0, 1):
+                if free:
+                    if sampled:
+                        alt = free_a[name][j] + np.einsum("dgk,gk->dg", ones, per_row[name][j])
+                    else:
+                        alt = free_a[name][j] + np.einsum("dgk,gk->dg", theta, free_b[name][j])
+                    acc[2 + j] = np.where(pooled, acc[2 + j], alt)
+                acc[2 + j] += acc[j]  # the draws add the labeled terms too
         return sums
 
     # -------------------------------------------------------------- results
@@ -436,16 +560,18 @@ default="bayesian-calibration"
 
     @validate_args({"level": [LEVEL]})
     def summary(self, level=0.95):
-        """Per metric and group: rows, labeled rows, mean and interval."""
+        """Per metric and group: rows, labeled rows, mean, median and interval."""
         check_is_fitted(self, "point_")
         frames = []
         for name, point in self.point_.items():
             table = pd.DataFrame({"n": self.n_rows_, "n_labeled": self.n_labeled_})
             if self.method == "frequentist":
-                table["mean"], table["lower"], table["upper"] = point, np.nan, np.nan
+                table["mean"], table["median"] = point, point
+                table["lower"], table["upper"] = np.nan, np.nan
             else:
                 d = self.draws_[name]
                 table["mean"] = d.mean()
+                table["median"] = d.median()
                 table["lower"] = d.quantile((1 - level) / 2)
                 table["upper"] = d.quantile((1 + level) / 2)
             table.insert(0, "metric", name)
@@ -456,7 +582,10 @@ default="bayesian-calibration"
     def differences(self, level=0.95, rope=None):
         """Per metric and comparison ``a - b``: the difference and the ratio ``a / b``.
 
-        Columns: ``mean``, ``lower``, ``upper`` of Delta; ``p_positive`` =
+        Columns: ``mean``, ``median``, ``lower``, ``upper`` of Delta (the
+        median is the estimate of least expected absolute error; with
+        ``p_pooled < 1`` the posterior can have two modes, and the median
+        stays on the heavier); ``p_positive`` =
         ``P(Delta > 0)``; ``p_practically_fair`` = ``P(|Delta| <= rope)``
         (:func:`~skassess.metrics.rope_probabilities`); ``ratio_mean``,
         ``ratio_lower``, ``ratio_upper``. The frequentist method fills the
@@ -475,7 +604,8 @@ default="bayesian-calibration"
                 if self.method == "frequentist":
                     with np.errstate(invalid="ignore", divide="ignore"):
                         ratio = point[ia] / point[ib]
-                    rows.append([point[ia] - point[ib]] + [np.nan] * 4 + [ratio] + [np.nan] * 2)
+                    rows.append([point[ia] - point[ib]] * 2 + [np.nan] * 4 + [ratio]
+                                + [np.nan] * 2)
                     continue
                 d = self.draws_[name].to_numpy()
                 delta = d[:, ia] - d[:, ib]
@@ -491,12 +621,12 @@ default="bayesian-calibration"
                 else:
                     p_positive = float(np.mean(delta > 0))
                     p_fair = float(rope_probabilities(delta, rope)[1])
-                rows.append([
-                    np.nanmean(delta), np.nanquantile(delta, lo), np.nanquantile(delta, hi),
-                    p_positive, p_fair,
-                    np.nanmean(ratio), np.nanquantile(ratio, lo), np.nanquantile(ratio, hi),
-                ])
-        columns = ["mean", "lower", "upper", "p_positive", "p_practically_fair",
+                with np.errstate(invalid="ignore"):  # a ratio over a zero rate is inf
+                    ratios = [np.nanmean(ratio), np.nanquantile(ratio, lo),
+                              np.nanquantile(ratio, hi)]
+                rows.append([np.nanmean(delta), np.nanmedian(delta), np.nanquantile(delta, lo),
+                             np.nanquantile(delta, hi), p_positive, p_fair, *ratios])
+        columns = ["mean", "median", "lower", "upper", "p_positive", "p_practically_fair",
                    "ratio_mean", "ratio_lower", "ratio_upper"]
         return pd.DataFrame(rows, columns=columns,
                             index=pd.MultiIndex.from_tuples(index, names=["metric", "comparison"]))

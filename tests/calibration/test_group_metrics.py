@@ -99,7 +99,8 @@ def test_ratio_metrics_per_draw_and_custom_metrics():
 
     cal = HierarchicalBetaCalibrator(random_state=3)
     est = BayesianGroupMetrics(metrics=("tpr", ("my_tpr", my_tpr)), calibrator=cal,
-                               n_draws=300).fit(s, y_obs, sensitive_features=g)
+                               n_draws=300, p_pooled=1.0,
+                               unlabeled="expected").fit(s, y_obs, sensitive_features=g)
     pd.testing.assert_frame_equal(est.sample("tpr"), est.sample("my_tpr"))
     # Per draw: (labeled hits + sum of calibrated p over predicted-positive unlabeled rows)
     # / (labeled positives + sum of calibrated p over unlabeled rows).
@@ -121,7 +122,7 @@ def test_privileged_against_the_rest_and_each_group():
     assert est.comparisons_ == [("A", "rest"), ("A", "B"), ("A", "C")]
     assert est.n_labeled_["rest"] == est.n_labeled_["B"] + est.n_labeled_["C"]
     table = est.differences(rope=0.1)
-    assert table.shape == (9, 8)
+    assert table.shape == (9, 9)
     row = table.loc[("accuracy", "A - rest")]
     d = est.sample("accuracy")
     delta = d["A"] - d["rest"]
@@ -159,6 +160,8 @@ def test_difference_display_draws_the_comparison():
         ({"rope": -1}, "The 'rope' parameter"),
         ({"n_draws": 0}, "The 'n_draws' parameter"),
         ({"unlabeled": "mean"}, "The 'unlabeled' parameter"),
+        ({"p_pooled": 0.0}, "The 'p_pooled' parameter"),
+        ({"p_pooled": 1.5}, "The 'p_pooled' parameter"),
         ({"calibrator": "beta"}, "The 'calibrator' parameter"),
         ({"metrics": 3}, "The 'metrics' parameter"),
     ],
@@ -209,6 +212,7 @@ def test_many_rows_are_summed_without_a_draw_per_row():
     y_obs = np.where(np.arange(len(y)) < 300, y, -1)
     cal = HierarchicalBetaCalibrator(random_state=1, n_steps=200, n_burn=200, n_draws=100)
     est = BayesianGroupMetrics(metrics=("accuracy", "tpr"), calibrator=cal, n_draws=100,
+                               p_pooled=1.0, unlabeled="expected",
                                random_state=0).fit(s, y_obs, sensitive_features=g)
     # the same calibrator fitted on every row
     full = HierarchicalBetaCalibrator(random_state=1, n_steps=200, n_burn=200,
@@ -262,9 +266,17 @@ def test_flipped_scores_fail_the_posterior_predictive_check():
         est = BayesianGroupMetrics(metrics=("accuracy",), n_draws=500, random_state=0).fit(
             1 - s, y_obs, sensitive_features=groups)
     check = est.label_check_
-    assert list(check.columns) == ["n_labeled", "right", "expected_right", "p_value"]
+    assert list(check.columns) == ["n_labeled", "right", "expected_right", "p_value",
+                                   "log_bayes_factor", "p_pooled"]
     assert check["n_labeled"].sum() == 60
     assert (check["right"] < check["expected_right"]).all()
+    # the labels favour the free model (most in the groups with most labels), whose
+    # draws then carry the estimate: every group's interval holds its true accuracy
+    assert (check["p_pooled"][["A", "B"]] < 0.01).all() and check["p_pooled"]["C"] < 0.5
+    right = (1 - s > 0.5) == y
+    table = est.summary().loc["accuracy"]
+    for g in "ABC":
+        assert table.loc[g, "lower"] <= right[groups == g].mean() <= table.loc[g, "upper"]
 
 
 def test_scores_that_fit_their_labels_pass_the_posterior_predictive_check():
@@ -276,3 +288,74 @@ def test_scores_that_fit_their_labels_pass_the_posterior_predictive_check():
     assert (est.label_check_["p_value"] > 0.01 / 3).all()
     assert BayesianGroupMetrics("beta-binomial").fit(
         s, _labeled(y, 60, 4), sensitive_features=groups).label_check_ is None
+
+
+def _contradicting_group(seed=0):
+    """Group A calibrated (400 rows); group B (100 rows) with labels independent of
+    its confident scores."""
+    rng = np.random.default_rng(seed)
+    groups = np.repeat(np.array(["A", "B"]), [400, 100])
+    s = rng.beta(0.5, 0.5, 500).clip(0.01, 0.99)
+    y = (rng.random(500) < np.where(groups == "A", s, 0.5)).astype(int)
+    return s, y, groups
+
+
+def test_a_contradicting_group_falls_back_on_its_own_labels():
+    """B's labels contradict the calibration A's labels imply: B's pooled weight
+    is tiny, B is left out of the pooled fit, its Bayes factor is the predictive
+    of the refitted pooled model against the beta-binomial marginal, and its
+    accuracy draws are the free model's; A stays pooled."""
+    from scipy.special import betaln, logsumexp
+
+    s, y, groups = _contradicting_group(seed=1)
+    y_obs = np.full(len(y), -1)
+    rows = np.r_[np.arange(0, 400, 10), np.arange(400, 500, 2)]  # 40 + 50 labels
+    y_obs[rows] = y[rows]
+    est = BayesianGroupMetrics(metrics=("accuracy",), n_draws=2000, unlabeled="expected",
+                               random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SkassessWarning)
+        est.fit(s, y_obs, sensitive_features=groups)
+    check = est.label_check_
+    assert check.loc["B", "p_pooled"] < 1e-3 < 0.9 < check.loc["A", "p_pooled"]
+    # B was fitted out: its pooled predictive is the plain mean of its likelihood
+    lab_b = rows[rows >= 400]
+    p = est.calibrator_.sample(s[lab_b], group_by=groups[lab_b], n_draws=2000)
+    loglik = np.log(np.where(y[lab_b] == 1, p, 1 - p)).sum(axis=1)
+    right = int(((s[lab_b] > 0.5) == y[lab_b]).sum())
+    expected_bf = logsumexp(loglik) - np.log(2000) - betaln(1 + right, 1 + 50 - right)
+    assert check.loc["B", "log_bayes_factor"] == pytest.approx(expected_bf, rel=1e-9)
+    # B's accuracy: labeled rows plus Beta(1 + right, 1 + wrong) for the 50 others
+    draws = est.sample("accuracy")["B"]
+    mean = (right + 50 * (1 + right) / 52) / 100
+    assert draws.mean() == pytest.approx(mean, abs=0.01)
+    true_b = ((s > 0.5) == y)[groups == "B"].mean()
+    true_a = ((s > 0.5) == y)[groups == "A"].mean()
+    table = est.summary().loc["accuracy"]
+    assert table.loc["B", "lower"] <= true_b <= table.loc["B", "upper"]
+    assert table.loc["A", "lower"] <= true_a <= table.loc["A", "upper"]
+    # the thesis's BC (every group pooled) is confidently wrong about B
+    pooled = BayesianGroupMetrics(metrics=("accuracy",), n_draws=2000, unlabeled="expected",
+                                  p_pooled=1.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SkassessWarning)
+        pooled.fit(s, y_obs, sensitive_features=groups)
+    assert pooled.summary().loc[("accuracy", "B"), "lower"] > true_b
+
+
+def test_pooled_weight_is_the_prior_without_labels_and_one_at_p_pooled_one():
+    """A group without labels keeps the prior weight; p_pooled=1 draws BC alone."""
+    s, y, g = _data(n=300, seed=2)
+    y_obs = np.where((np.arange(len(y)) < 150) & (g != "C"), y, -1)
+    est = BayesianGroupMetrics(metrics=("accuracy",), p_pooled=1.0, n_draws=400,
+                               random_state=0).fit(s, y_obs, sensitive_features=g)
+    assert list(est.label_check_.index) == ["A", "B"]
+    assert (est.label_check_["p_pooled"] == 1.0).all()
+    mixed = BayesianGroupMetrics(metrics=("accuracy",), p_pooled=0.3, n_draws=4000,
+                                 unlabeled="expected", random_state=0)
+    mixed.fit(s, y_obs, sensitive_features=g)
+    # C has no label: P(pooled) stays 0.3, so 70 % of its draws are the free model's
+    # Beta(1, 1) accuracy, whose mean is 1/2
+    pooled_mean = est.sample("accuracy")["C"].mean()
+    assert mixed.sample("accuracy")["C"].mean() == pytest.approx(
+        0.3 * pooled_mean + 0.7 * 0.5, abs=0.02)
