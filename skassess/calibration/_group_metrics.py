@@ -488,11 +488,12 @@ default="bayesian-calibration"
             y1 = y[rows] == 1
             lab = y[rows] >= 0
             unl = ~lab
-            by_class = [onehot * (pred == k)[:, None] for k in (0, 1)]
-            for k in (0, 1):
-                n_unl[:, k] += unl @ by_class[k]
-            n_right += (lab & (pred == y1)) @ onehot
-            n_wrong += (lab & (pred != y1)) @ onehot
+            if free:  # the free model's counts
+                by_class = [onehot * (pred == k)[:, None] for k in (0, 1)]
+                for k in (0, 1):
+                    n_unl[:, k] += unl @ by_class[k]
+                n_right += (lab & (pred == y1)) @ onehot
+                n_wrong += (lab & (pred != y1)) @ onehot
             prob = None
             if sampled and unl.any():
                 prob = self.calibrator_.sample(s[rows][unl], group_by=groups[rows][unl],
@@ -514,10 +515,12 @@ default="bayesian-calibration"
                     continue
                 oh = onehot[unl]
                 for j, (a, b) in enumerate(((a_n, b_n), (a_d, b_d))):
-                    acc[2 + j] += a[unl] @ oh
-                    free_a[name][j] += a[unl] @ oh
-                    for k in (0, 1):
-                        free_b[name][j, :, k] += b[unl] @ by_class[k][unl]
+                    a_sum = a[unl] @ oh
+                    acc[2 + j] += a_sum
+                    if free:
+                        free_a[name][j] += a_sum
+                        for k in (0, 1):
+                            free_b[name][j, :, k] += b[unl] @ by_class[k][unl]
                     if prob is not None:
                         acc[2 + j] += prob @ (b[unl, None] * oh)
                     elif expected is not None:
