@@ -32,11 +32,11 @@ PUBLISHED_SVHN = {
 }
 
 
-def load(name):
+def load(name, pool_seed=0):
     if name == "synthetic":  # 100 classes of ~100 rows, calibration differing by class
         from bench_prior_coverage import synthetic_pool
 
-        return synthetic_pool(seed=0)
+        return synthetic_pool(seed=pool_seed)
     if name == "svhn":
         data = read_predictions(SVHN)
         return data.scores, data.target
@@ -228,8 +228,10 @@ def main():
     parser.add_argument("--tables", type=int, nargs="+", default=[3, 4, 5, 6, 7])
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--pool-seed", type=int, default=0,
+                        help="seed of the synthetic pool (another pool: another seed)")
     args = parser.parse_args()
-    X, y = load(args.dataset)
+    X, y = load(args.dataset, args.pool_seed)
     published = PUBLISHED_SVHN if args.dataset == "svhn" else {}
     print(f"# {args.dataset}: {len(y)} rows, {X.shape[1]} classes, accuracy "
           f"{(X.argmax(1) == y).mean():.4f}, {args.runs} runs")

@@ -183,6 +183,13 @@ def fit_llo(x, z, *, intercept_scale, slope_scale, intercept_mean=0.0, sample_we
     prior = np.array([1.0, intercept_mean])
     with np.errstate(under="ignore"):  # a huge scale is a flat prior: precision 0
         precision = np.array([slope_scale, intercept_scale], dtype=np.float64) ** -2.0
+    def log_posterior(theta, runs=slice(None)):
+        eta = theta[:, :1] * x[runs] + theta[:, 1:]
+        weight = w0[runs] if np.ndim(w0) else w0
+        return (weight * (z[runs] * eta - np.logaddexp(0.0, eta))).sum(1) - 0.5 * (
+            precision * (theta - prior) ** 2).sum(1)
+
+    current = log_posterior(theta)
     for _ in range(n_iter):
         p = expit(theta[:, :1] * x + theta[:, 1:])
         r = w0 * (z - p)
@@ -194,7 +201,19 @@ def fit_llo(x, z, *, intercept_scale, slope_scale, intercept_mean=0.0, sample_we
         det = h11 * h22 - h12 * h12
         step = np.stack([(h22 * g[:, 0] - h12 * g[:, 1]) / det,
                          (h11 * g[:, 1] - h12 * g[:, 0]) / det], axis=1)
-        theta = theta + step
+        # Newton's method is not globally convergent on a logistic likelihood
+        # (a flat region far from the data sends it off); halve the step of
+        # the runs whose log posterior would fall.
+        new = theta + step
+        value = log_posterior(new)
+        for _ in range(30):
+            worse = ~(value >= current - 1e-12)
+            if not worse.any():
+                break
+            step[worse] *= 0.5
+            new[worse] = theta[worse] + step[worse]
+            value[worse] = log_posterior(new[worse], worse)
+        theta, current = new, value
         if np.abs(step).max() < 1e-8:
             break
     return theta[:, 0], theta[:, 1]

@@ -23,6 +23,14 @@ and builds each group's Beta prior from it in three steps.
    likelihoods of all groups' labeled outcomes, and the prior variance is
    the weighted average (a moment-matched mixture), so that with few labels
    a group's prior stays wide.
+   The groups are random effects in the map's fit too: after a first fit
+   that pools the rows, the map is refitted with each labeled row of group
+   g weighted by ``1 / (1 + E[tau^2] I_g)`` (``I_g``: the group's
+   information about the intercept), what is left of a group's
+   information once its shift ``delta_g`` is integrated out. A group
+   labeled to exhaustion then counts as a few groups' worth of evidence
+   about the common map: an adaptive strategy that labels the worst group
+   most cannot drag every other group's prior after it.
 3. *The finite pool.* The estimand is the group's accuracy on the pool,
    ``(S + U) / N`` (``S`` successes among ``n`` labeled rows, ``U`` among the
    ``N - n`` unlabeled). With a superpopulation strength ``k`` for the
@@ -57,8 +65,13 @@ from ..utils import (
 )
 
 #: Grid of tau, the standard deviation of a group's log-odds shift off the
-#: common map; every point has the same prior mass (about log-uniform).
-DEVIATIONS = (0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+#: common map: the midpoints of 15 equal cells of [0, 3], each with the same
+#: prior mass, so the prior on tau is uniform. (A uniform prior on a
+#: hierarchical scale is the noninformative choice of Gelman 2006; a
+#: log-uniform one piles mass near 0, and with two labels per group the
+#: posterior then often settles on a small tau and intervals too narrow: 89 %
+#: coverage on 100 groups shifted by 0.8, against 94-95 % with this grid.)
+DEVIATIONS = tuple(round(0.1 + 0.2 * i, 1) for i in range(15))
 #: Bounds of a group's superpopulation prior strength.
 MIN_STRENGTH, MAX_STRENGTH = 1e-3, 1e4
 #: Gauss-Hermite nodes and weights of the standard normal.
@@ -85,10 +98,10 @@ class CalibratedPrior(BaseEstimator):
         Strength (pseudo-count total) of a group's prior before the finite
         pool's correction; "auto": from the map's uncertainty and the group
         deviations ``deviations``, weighted by their marginal likelihood.
-    deviations : tuple of float, default=(0.05, 0.1, ..., 3.0)
+    deviations : tuple of float, default=(0.1, 0.3, ..., 2.9)
         Grid of the standard deviation of a group's log-odds shift off the
-        common map; each point has the same prior weight (the grid is about
-        log-spaced, so the prior is about log-uniform on [0.05, 3]).
+        common map; each point has the same prior weight (the default grid
+        is even, so the prior is uniform on [0, 3]).
     map_scale : float, default=0.5
         Standard deviation of the Gaussian prior of the map's intercept (the
         log-odds shift at the pool's median confidence) around 0.
@@ -315,24 +328,15 @@ class CalibratedPrior(BaseEstimator):
         G = len(estimator.groups_)
         x = log_odds(conf) - self.center_
         labeled = np.zeros(len(x), dtype=bool)
-        grad_g = np.zeros((1, G, 2))
-        info_g = np.zeros((1, G, 2, 2))
+        count = np.bincount(group, minlength=G).astype(np.float64)
         if y is not None:
             codes = check_labels(y, len(x), self.n_classes_, classes,
                                  missing_label=self.missing_label)
             labeled = codes >= 0
             z = (pred[labeled] == codes[labeled]).astype(np.float64)
-            xl = x[labeled]
-            g_rows, i_rows = _pieces(xl, expit(self.slope_ * xl + self.intercept_), z)
-            grad_g[0] = _group_sum(g_rows, group[labeled], G)
-            info_g[0] = _group_sum(i_rows, group[labeled], G)
-        slope, intercept, cov = _leave_group_out(
-            np.array([[self.slope_, self.intercept_]]), np.linalg.inv(self.covariance_)[None],
-            grad_g, info_g)
-        q = expit(slope[0, group] * x + intercept[0, group])
-        dq = q * (1.0 - q)
-        count = np.bincount(group, minlength=G).astype(np.float64)
         unlabeled = np.bincount(group, weights=~labeled, minlength=G)
+        theta = np.array([[self.slope_, self.intercept_]])
+        weight = np.ones(int(labeled.sum()))
 
         def mean_of(v, rows=None):
             w = v if rows is None else v * rows
@@ -340,11 +344,31 @@ class CalibratedPrior(BaseEstimator):
                 return np.bincount(group, weights=w, minlength=G) / (
                     count if rows is None else unlabeled)
 
-        alpha, beta = self._group_prior(
-            mean_all=mean_of(q)[None], mean_unlabeled=mean_of(q, ~labeled)[None],
-            dmean=mean_of(dq)[None], dx=mean_of(dq * x)[None], cov=cov,
-            n_unlabeled=unlabeled[None] if y is not None else count[None],
-            successes=estimator.n_success_[None], trials=estimator.n_labeled_[None])
+        for last in self._passes() if y is not None else (True,):
+            grad_g = np.zeros((1, G, 2))
+            info_g = np.zeros((1, G, 2, 2))
+            info = np.linalg.inv(self.covariance_)[None]
+            if y is not None:
+                xl = x[labeled]
+                if weight.min() < 1.0:  # the map with groups as random effects
+                    theta = np.column_stack(fit_llo(
+                        xl[None], z[None], intercept_scale=self.map_scale,
+                        slope_scale=self.slope_scale, intercept_mean=self.center_,
+                        sample_weight=weight[None]))
+                g_rows, i_rows = _pieces(xl, expit(theta[0, 0] * xl + theta[0, 1]), z, weight)
+                grad_g[0] = _group_sum(g_rows, group[labeled], G)
+                info_g[0] = _group_sum(i_rows, group[labeled], G)
+                info = info_g.sum(axis=1) + self._precision()
+            slope, intercept, cov = _leave_group_out(theta, info, grad_g, info_g)
+            q = expit(slope[0, group] * x + intercept[0, group])
+            dq = q * (1.0 - q)
+            alpha, beta, tau2 = self._group_prior(
+                mean_all=mean_of(q)[None], mean_unlabeled=mean_of(q, ~labeled)[None],
+                dmean=mean_of(dq)[None], dx=mean_of(dq * x)[None], cov=cov,
+                n_unlabeled=unlabeled[None] if y is not None else count[None],
+                successes=estimator.n_success_[None], trials=estimator.n_labeled_[None])
+            if not last:
+                weight = _random_effect_weight(info_g, tau2, group[labeled][None])[0]
         return np.column_stack([alpha[0], beta[0]])
 
     def __sklearn_tags__(self):
@@ -382,11 +406,13 @@ class CalibratedPrior(BaseEstimator):
             m = (weight * mean_t).sum(axis=2)
             var = (weight * (var_t + mean_t**2)).sum(axis=2) - m**2
             strength = _strength_of(m, var)
+            tau2 = weight[:, 0, :] @ self._grid() ** 2
         else:
             strength = np.full(m.shape, float(self.strength))
+            tau2 = np.zeros(m.shape[0])
         pool = n_unlabeled + trials
         kappa = np.maximum(strength * n_unlabeled / (strength + pool), EMPTY)
-        return kappa * m, kappa * (1.0 - m)
+        return kappa * m, kappa * (1.0 - m), tau2
 
     # --------------------------------------------- the simulation's vectorized path
     def _fit_pool(self, scores, pred, cell, n_groups):
@@ -428,37 +454,61 @@ class CalibratedPrior(BaseEstimator):
         """The state under the prior refitted from labeled ``rows`` (n_runs, t)."""
         x = self.logit_[rows] - self.center_
         z = correct[rows]
-        slope, intercept = fit_llo(
-            x, z, intercept_scale=self.map_scale, slope_scale=self.slope_scale,
-            intercept_mean=self.center_,
-        )
-        theta = np.stack([slope, intercept], axis=1)
         n_runs, G = len(rows), len(self.count_)
-        g_rows, i_rows = _pieces(x, expit(slope[:, None] * x + intercept[:, None]), z)
         group = self.cell_[rows]
-        flat = group + G * np.arange(n_runs)[:, None]  # (run, group) -> one index
-        grad_g = _group_sum(g_rows.reshape(-1, 2), flat.ravel(), n_runs * G)
-        info_g = _group_sum(i_rows.reshape(-1, 2, 2), flat.ravel(), n_runs * G)
-        info = info_g.reshape(n_runs, G, 2, 2).sum(axis=1) + self._precision()
-        slope_g, intercept_g, cov = _leave_group_out(
-            theta, info, grad_g.reshape(n_runs, G, 2), info_g.reshape(n_runs, G, 2, 2))
-        nodes = self.node_logit_ - self.center_  # (G, n_nodes)
-        q = expit(slope_g[..., None] * nodes + intercept_g[..., None])
-        dq = q * (1.0 - q) * self.node_weight_
-        mean_all = (q * self.node_weight_).sum(axis=2)
-        # the labeled rows' share of their group's total, under the group's own map
-        q_lab = expit(np.take_along_axis(slope_g, group, axis=1) * x
-                      + np.take_along_axis(intercept_g, group, axis=1))
-        lab_total = np.bincount(flat.ravel(), weights=q_lab.ravel(),
-                                minlength=n_runs * G).reshape(n_runs, G)
+        flat = (group + G * np.arange(n_runs)[:, None]).ravel()  # (run, group) -> one index
         n_unlabeled = self.count_ - state.trials
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean_unlabeled = (self.count_ * mean_all - lab_total) / n_unlabeled
-        alpha, beta = self._group_prior(
-            mean_all=mean_all, mean_unlabeled=mean_unlabeled, dmean=dq.sum(axis=2),
-            dx=(dq * nodes).sum(axis=2), cov=cov, n_unlabeled=n_unlabeled,
-            successes=state.successes, trials=state.trials)
+        nodes = self.node_logit_ - self.center_  # (G, n_nodes)
+        weight = np.ones_like(x)
+        for last in self._passes():
+            slope, intercept = fit_llo(
+                x, z, intercept_scale=self.map_scale, slope_scale=self.slope_scale,
+                intercept_mean=self.center_, sample_weight=weight,
+            )
+            theta = np.stack([slope, intercept], axis=1)
+            g_rows, i_rows = _pieces(x, expit(slope[:, None] * x + intercept[:, None]), z,
+                                     weight)
+            grad_g = _group_sum(g_rows.reshape(-1, 2), flat, n_runs * G).reshape(n_runs, G, 2)
+            info_g = _group_sum(i_rows.reshape(-1, 2, 2), flat, n_runs * G).reshape(
+                n_runs, G, 2, 2)
+            info = info_g.sum(axis=1) + self._precision()
+            slope_g, intercept_g, cov = _leave_group_out(theta, info, grad_g, info_g)
+            q = expit(slope_g[..., None] * nodes + intercept_g[..., None])
+            dq = q * (1.0 - q) * self.node_weight_
+            mean_all = (q * self.node_weight_).sum(axis=2)
+            # the labeled rows' share of their group's total, under the group's own map
+            q_lab = expit(np.take_along_axis(slope_g, group, axis=1) * x
+                          + np.take_along_axis(intercept_g, group, axis=1))
+            lab_total = np.bincount(flat, weights=q_lab.ravel(),
+                                    minlength=n_runs * G).reshape(n_runs, G)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean_unlabeled = (self.count_ * mean_all - lab_total) / n_unlabeled
+            alpha, beta, tau2 = self._group_prior(
+                mean_all=mean_all, mean_unlabeled=mean_unlabeled, dmean=dq.sum(axis=2),
+                dx=(dq * nodes).sum(axis=2), cov=cov, n_unlabeled=n_unlabeled,
+                successes=state.successes, trials=state.trials)
+            if not last:
+                weight = _random_effect_weight(info_g, tau2, group)
         return state.with_prior(alpha, beta)
+
+    def _passes(self):
+        """``last`` flags of the map fits: groups as random effects needs a second one."""
+        return (False, True) if self.strength == "auto" else (True,)
+
+
+def _random_effect_weight(info_g, tau2, group):
+    """Weight of each labeled row when groups are random effects of variance ``tau2``.
+
+    Integrating a group's log-odds shift ``delta_g ~ N(0, tau2)`` out of its
+    (quadratic) log-likelihood leaves an intercept information of
+    ``I_g / (1 + tau2 I_g)``: a group labeled many times counts as a few
+    groups' worth of evidence about the common map, not as that many rows.
+    (Pooling the rows instead lets the groups an adaptive strategy labels
+    most set the map of all the others.) ``info_g``: ``(n_runs, G, 2, 2)``
+    per-group information; ``tau2``: ``(n_runs,)``; ``group``: ``(n_runs, t)``.
+    """
+    shrink = 1.0 / (1.0 + tau2[:, None] * info_g[..., 1, 1])  # (n_runs, G)
+    return np.take_along_axis(shrink, group, axis=1)
 
 
 def _pieces(x, q, z, weight=1.0):

@@ -93,3 +93,48 @@ def test_fit_llo_refuses_bad_input(x, z, kwargs, match):
 def test_log_odds_refuses_bad_eps():
     with pytest.raises(ValueError, match="The 'eps' parameter of log_odds must be"):
         log_odds([0.5], eps=-1.0)
+
+
+def _llo_map_by_scipy(x, z, weight, intercept_mean, slope_scale, intercept_scale):
+    from scipy.optimize import minimize
+
+    prior, scale = np.array([1.0, intercept_mean]), np.array([slope_scale, intercept_scale])
+
+    def negative_log_posterior(theta):  # and its gradient
+        eta = theta[0] * x + theta[1]
+        r = weight * (z - expit(eta))
+        value = -(weight * (z * eta - np.logaddexp(0.0, eta))).sum() + 0.5 * (
+            ((theta - prior) / scale) ** 2).sum()
+        return value, -np.array([(r * x).sum(), r.sum()]) + (theta - prior) / scale**2
+
+    return minimize(negative_log_posterior, prior, jac=True, method="BFGS",
+                    options=dict(gtol=1e-10, maxiter=10000)).x
+
+
+# Centred log-odds and outcomes on which plain Newton steps from the identity
+# map run off to (slope, intercept) = (-1.4, -3.2) (and, on the 991 rows they
+# were cut from, to (9.6, -119)): a step must never lower the log posterior.
+_RUNAWAY_X = [2.24, 2.95, 1.66, 1.38, 0.66, 1.0, 0.74, 3.2, 1.94, 1.12, 2.18, 1.16, 2.99, -1.48,
+              -0.02, 1.44, 2.41, 1.45, 1.54, 0.96, 3.29, 4.09, 2.08, 1.33, -0.09, 1.91, 3.37,
+              3.07, 2.85]
+_RUNAWAY_Z = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0]
+
+
+def test_fit_llo_finds_the_map_where_newton_runs_away():
+    x, z = np.array(_RUNAWAY_X), np.array(_RUNAWAY_Z, dtype=float)
+    slope, intercept = fit_llo(x[None], z[None], intercept_scale=0.5, slope_scale=0.25,
+                               intercept_mean=1.8386)
+    expected = _llo_map_by_scipy(x, z, 1.0, 1.8386, 0.25, 0.5)
+    np.testing.assert_allclose([slope[0], intercept[0]], expected, atol=1e-4)
+
+
+@given(st.lists(st.tuples(st.floats(-12.0, 12.0), st.booleans(), st.floats(0.1, 3.0)),
+                min_size=1, max_size=25),
+       st.floats(-3.0, 3.0), st.floats(0.1, 5.0), st.floats(0.1, 5.0))
+def test_fit_llo_is_the_maximum_of_the_log_posterior(rows, mean, slope_scale, intercept_scale):
+    x, z, w = (np.array(v, dtype=float) for v in zip(*rows, strict=True))
+    slope, intercept = fit_llo(x[None], z[None], intercept_scale=intercept_scale,
+                               slope_scale=slope_scale, intercept_mean=mean,
+                               sample_weight=w[None], n_iter=100)
+    expected = _llo_map_by_scipy(x, z, w, mean, slope_scale, intercept_scale)
+    np.testing.assert_allclose([slope[0], intercept[0]], expected, atol=1e-3)

@@ -254,9 +254,13 @@ def test_calibrated_prior_corrects_an_overconfident_model():
     for a in (plain, learned):
         a.run(y, budget=150, progress=False)
     calibrated = learned.estimator_.prior_.mean()
-    # The model's confidence overstates every group's accuracy; 150 labels fix the map.
+    mapped = np.bincount(pred, weights=learned.prior_update_.predict(X)) / np.bincount(pred)
+    # The model's confidence overstates every group's accuracy; 150 labels fix the map,
+    # and every group's prior moves towards its accuracy. (The prior mean also averages
+    # over the group deviations, which four groups barely identify, so it is not the map.)
     assert np.all(informative > truth + 0.05)
-    assert np.abs(calibrated - truth).max() < 0.05
+    assert np.abs(mapped - truth).max() < 0.05
+    assert np.all(np.abs(calibrated - truth) < np.abs(informative - truth))
     assert learned.estimator_.prior.shape == (X.shape[1], 2)
     err = [np.sqrt(np.mean((a.estimator_.posterior_.mean() - truth) ** 2))
            for a in (plain, learned)]

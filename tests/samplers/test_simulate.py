@@ -100,7 +100,11 @@ def test_calibrated_prior_beats_the_raw_informative_prior_when_miscalibrated():
     raw = simulate(X, y, estimator=est, budget=50, n_runs=100, random_state=0)
     cal = simulate(X, y, estimator=est, budget=50, n_runs=100, random_state=0,
                    prior_update=CalibratedPrior())
-    assert cal.mean[-1] < 0.7 * raw.mean[-1]
+    # Measured ratio 0.72 (0.55 with the earlier log-uniform prior on the group
+    # deviations, which the coverage rule replaced by a uniform one: with
+    # five groups that agree, the deviations are barely identified and the prior
+    # stays wider; see docs/benchmarks.md, the frontier).
+    assert cal.mean[-1] < 0.8 * raw.mean[-1]
 
 
 def test_fit_llo_recovers_known_parameters():

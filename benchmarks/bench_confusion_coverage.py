@@ -1,0 +1,85 @@
+"""Coverage of the confusion-matrix cell intervals that ``BayesianConfusionMatrix`` prints.
+
+Usage::
+
+    python benchmarks/bench_confusion_coverage.py --runs 1000 --n-jobs 2
+
+For every pool and prior (uniform and informative Dirichlet, N0 = 2), N rows
+labeled at random: the share of the cells ``theta_kj = P(y = j | pred = k)``
+whose 95 % interval in :meth:`BayesianConfusionMatrix.summary` holds the
+pool's own share of true class ``j`` among the rows predicted ``k``. The
+estimand is a count of rows, so the interval is read on the pool's grid: a
+cell is covered when ``round(lower N_k) <= count <= round(upper N_k)``
+(``N_k``: rows predicted ``k``). Without this, an empty cell (no row of class
+``j`` predicted ``k``, most off-diagonal cells) could never be covered: an
+equal-tailed interval of a Dirichlet cell never reaches 0 exactly. Reported:
+coverage over all cells, over the diagonal (each predicted class's accuracy)
+and over the non-empty off-diagonal cells, mean over runs (standard error
+over runs in brackets). Pools: SVHN (``../shared/data``), the bundled
+Fashion-MNIST scores and the synthetic 100-class pool of
+``bench_prior_coverage.py``.
+"""
+
+import argparse
+import time
+
+import numpy as np
+from bench_prior_coverage import load
+from joblib import Parallel, delayed
+
+from skassess.metrics import BayesianConfusionMatrix
+
+
+def _run(X, y, budget, prior, seeds):
+    pred = X.argmax(1)
+    K = X.shape[1]
+    n_k = np.bincount(pred, minlength=K)
+    truth = np.zeros((K, K))
+    np.add.at(truth, (pred, y), 1)
+    diagonal = np.eye(K, dtype=bool)
+    off = ~diagonal & (truth > 0)
+    out = []
+    for seed in seeds:
+        rows = np.random.default_rng(seed).choice(len(y), budget, replace=False)
+        labels = np.full(len(y), -1)
+        labels[rows] = y[rows]
+        summary = BayesianConfusionMatrix(prior=prior).fit(X, labels).summary()
+        lower = np.round(summary["lower"].to_numpy().reshape(K, K) * n_k[:, None])
+        upper = np.round(summary["upper"].to_numpy().reshape(K, K) * n_k[:, None])
+        covered = (lower <= truth) & (truth <= upper)
+        out.append([covered.mean(), covered[diagonal].mean(), covered[off].mean()])
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", choices=["svhn", "fashion-mnist", "synthetic"],
+                        action="append")
+    parser.add_argument("--runs", type=int, default=1000)
+    parser.add_argument("--budgets", type=int, nargs="+", default=[20, 50, 100, 200, 1000])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--n-jobs", type=int, default=2)
+    args = parser.parse_args()
+    for name in args.dataset or ["svhn", "fashion-mnist", "synthetic"]:
+        X, y = load(name, args.seed)
+        print(f"\n{name}: {len(y)} rows, {X.shape[1]} classes, {args.runs} runs; coverage % "
+              "of the 95 % cell intervals, all cells / diagonal / non-empty off-diagonal (SE)")
+        print("| prior | " + " | ".join(f"N={b}" for b in args.budgets) + " |\n|---|"
+              + "---|" * len(args.budgets))
+        for prior in ("uniform", "informative"):
+            start = time.perf_counter()
+            cells = []
+            for budget in args.budgets:
+                seeds = np.random.SeedSequence([args.seed, budget]).generate_state(args.runs)
+                chunks = np.array_split(seeds, 4 * args.n_jobs)
+                res = Parallel(n_jobs=args.n_jobs, backend="multiprocessing")(
+                    delayed(_run)(X, y, budget, prior, chunk) for chunk in chunks)
+                res = 100 * np.concatenate([np.array(r) for r in res])
+                mean, se = res.mean(axis=0), res.std(axis=0) / np.sqrt(len(res))
+                cells.append(" / ".join(f"{m:.1f}" for m in mean) + f" ({se.max():.1f})")
+            print(f"| {prior} | " + " | ".join(cells) + " |"
+                  f"  [{time.perf_counter() - start:.0f} s]", flush=True)
+
+
+if __name__ == "__main__":
+    main()
