@@ -147,13 +147,14 @@ def test_one_default_prior_strength():
     y = np.full(len(data.target), -1)
     rows = np.random.default_rng(0).choice(len(y), 20, replace=False)
     y[rows] = data.target[rows]
-    acc = BayesianAccuracy(prior="informative").fit(data.scores, y)
-    cm = BayesianConfusionMatrix(prior="informative").fit(data.scores, y)
-    diag = cm.posterior_.marginal(np.arange(10))
-    # Equal up to the scores' row sums (float32 outputs: 1 within about 1e-7), which
-    # scale the Dirichlet prior's total.
-    np.testing.assert_allclose(diag.mean(), acc.posterior_.mean(), rtol=1e-6)
-    assert acc.overall_mean() == pytest.approx(cm.overall_mean(), rel=1e-6)
+    for prior in ("informative", "uniform"):
+        acc = BayesianAccuracy(prior=prior).fit(data.scores, y)
+        cm = BayesianConfusionMatrix(prior=prior).fit(data.scores, y)
+        diag = cm.posterior_.diagonal()
+        # Equal up to float32 rounding of the scores (summed in another order).
+        np.testing.assert_allclose(diag.alpha, acc.posterior_.alpha, rtol=1e-6)
+        np.testing.assert_allclose(diag.beta, acc.posterior_.beta, rtol=1e-6)
+        assert acc.overall_mean() == pytest.approx(cm.overall_mean(), rel=1e-6)
 
 
 # ------------------------------------------------- predict / predict_proba / score

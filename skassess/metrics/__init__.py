@@ -7,6 +7,7 @@ from ._confusion import BayesianConfusionMatrix
 from ._conjugate import BetaPosterior, DirichletPosterior
 from ._cost import BayesianMisclassificationCost
 from ._display import DifferenceDisplay, PosteriorDisplay, ReliabilityDisplay
+from ._nested_dirichlet import NestedDirichletPosterior
 from ._rate_table import RATES, expected_rate_terms, rate_terms
 from ._rope import rope_probabilities
 
@@ -20,6 +21,7 @@ __all__ = [
     "DifferenceDisplay",
     "DirichletPosterior",
     "GroupComparison",
+    "NestedDirichletPosterior",
     "PosteriorDisplay",
     "ReliabilityDisplay",
     "compare_groups",

@@ -13,7 +13,7 @@ from ._conjugate import dirichlet_draws
 class BayesianMisclassificationCost(BayesianConfusionMatrix):
     """Bayesian estimate of a black-box classifier's expected misclassification cost.
 
-    Uses the Dirichlet model of :class:`BayesianConfusionMatrix`: among rows
+    Uses the nested Dirichlet model of :class:`BayesianConfusionMatrix`: among rows
     predicted ``k`` the true class has distribution ``theta_k``, so the
     expected cost of predicting ``k`` is ``cost_k = sum_j C[j, k] theta_kj``
     and the overall expected cost per row is ``sum_k p_k cost_k``.
@@ -42,9 +42,9 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
     ----------
     cost_matrix_ : ndarray of shape (n_classes, n_classes)
         The cost matrix used.
-    posterior_ : DirichletPosterior
+    posterior_ : NestedDirichletPosterior
         Posterior per predicted class over the true class.
-    prior_ : DirichletPosterior
+    prior_ : NestedDirichletPosterior
         The prior it started from.
     counts_ : ndarray of shape (n_classes, n_classes)
         Labeled rows per (predicted class, true class).
@@ -114,37 +114,44 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         return np.einsum("...kj,jk->...k", theta, self.cost_matrix_)
 
     def _cost_levels(self):
-        """The posterior of each predicted class's cost, aggregated by cost value.
+        """The posterior of each predicted class's error cost, aggregated by cost value.
 
-        The cost of predicted class ``k`` is ``sum_v v * P(C[y, k] = v | pred = k)``
-        over the distinct values ``v`` of column ``k`` of the cost matrix; by the
-        aggregation property of the Dirichlet, the shares of the values are
-        Dirichlet with the summed pseudo-counts. Returns ``(values, alpha)`` of
-        shape ``(K, V)`` (``V`` the most distinct values of a column), padded
-        with zero pseudo-counts. For the 0-1 cost ``V = 2``: a draw needs
-        ``O(K)`` numbers instead of ``O(K^2)``.
+        The cost of predicting ``k`` is ``C[k, k] theta_kk + (1 - theta_kk)
+        sum_v v * P(C[y, k] = v | pred = k, error)`` over the distinct values
+        ``v`` of column ``k`` of the cost matrix off the diagonal; by the
+        aggregation property of the Dirichlet, the shares of the values among
+        the errors are Dirichlet with the summed pseudo-counts. Returns
+        ``(values, alpha)`` of shape ``(K, V)`` (``V`` the most distinct
+        values), padded with zero pseudo-counts. For the 0-1 cost ``V = 1``: a
+        draw needs ``O(K)`` numbers instead of ``O(K^2)``.
         """
-        alpha = self.posterior_.alpha
         K = self.n_classes_
-        columns = [np.unique(self.cost_matrix_[:, k], return_inverse=True) for k in range(K)]
+        off = ~np.eye(K, dtype=bool)
+        alpha = np.where(off, self.posterior_.alpha, 0.0)
+        columns = [np.unique(self.cost_matrix_[off[:, k], k], return_inverse=True)
+                   for k in range(K)]
         V = max(len(u) for u, _ in columns)
         values, agg = np.zeros((K, V)), np.zeros((K, V))
         for k, (u, inverse) in enumerate(columns):
             values[k, : len(u)] = u
-            agg[k, : len(u)] = np.bincount(inverse, weights=alpha[k], minlength=len(u))
+            agg[k, : len(u)] = np.bincount(inverse, weights=alpha[k][off[:, k]],
+                                           minlength=len(u))
         return values, agg
 
     def _draw_width(self):
-        return self.n_classes_ * self._cost_levels()[0].shape[1]
+        return self.n_classes_ * (self._cost_levels()[0].shape[1] + 1)
 
     def _groupwise_samples(self, n_draws, rng):
         values, alpha = self._cost_levels()
+        accuracy = self.posterior_.diagonal()
+        hit_cost = np.diagonal(self.cost_matrix_)
         chunk = max(1, DRAW_CHUNK // alpha.size)
         out = np.empty((n_draws, self.n_classes_))
         for start in range(0, n_draws, chunk):
             m = min(chunk, n_draws - start)
+            hit = accuracy.rvs(m, rng)
             shares = dirichlet_draws(np.broadcast_to(alpha, (m,) + alpha.shape), rng)
-            out[start:start + m] = (shares * values).sum(axis=-1)
+            out[start:start + m] = hit * hit_cost + (1.0 - hit) * (shares * values).sum(axis=-1)
         return out
 
     def _overall_exact_mean(self):

@@ -7,6 +7,7 @@ from ._epsilon_greedy import EpsilonGreedy
 from ._multiple_play import MultiplePlayThompsonSampling
 from ._random import RandomSampling
 from ._simulate import simulate
+from ._surrogate import MLPEnsembleSurrogate
 from ._thompson import ThompsonSampling
 from ._top_two import TopTwoThompsonSampling
 from ._ucb import BayesianUCB
@@ -17,6 +18,7 @@ __all__ = [
     "CalibratedPrior",
     "EpsilonGreedy",
     "GroupStrategy",
+    "MLPEnsembleSurrogate",
     "MultiplePlayThompsonSampling",
     "QueryContext",
     "QueryStrategy",

@@ -30,7 +30,7 @@ which the same function computes by quadrature.
 
 import numpy as np
 
-from ..metrics import BetaPosterior, rope_probabilities
+from ..metrics import BetaPosterior, NestedDirichletPosterior, rope_probabilities
 
 TASKS = (
     "estimate",
@@ -72,12 +72,8 @@ class EstimateRates(_Task):
         return self.weights * (state.var() - expected)
 
 
-def _dirichlet_total_var(alpha0, sum_sq):
-    return (alpha0 * alpha0 - sum_sq) / (alpha0 * alpha0 * (alpha0 + 1.0))
-
-
 class EstimateConfusion(_Task):
-    """Expected drop of the summed variances of each predicted class's Dirichlet."""
+    """Expected drop of the summed cell variances of each predicted class's posterior."""
 
     posterior = "dirichlet"
 
@@ -86,13 +82,11 @@ class EstimateConfusion(_Task):
         self.weights = np.asarray(weights, dtype=np.float64)
 
     def reward(self, state, theta):
-        alpha = state.alpha
-        alpha0 = alpha.sum(axis=-1)
-        sum_sq = (alpha * alpha).sum(axis=-1)
-        now = _dirichlet_total_var(alpha0, sum_sq)
-        # One more item of true class j: alpha_j + 1, so sum_sq grows by 2 alpha_j + 1.
-        after = _dirichlet_total_var(alpha0[..., None] + 1.0, sum_sq[..., None] + 2 * alpha + 1)
-        return self.weights * (now - (theta * after).sum(axis=-1))
+        # state: a NestedDirichletPosterior, or a DirichletPosterior (its special case).
+        if not isinstance(state, NestedDirichletPosterior):
+            state = NestedDirichletPosterior.from_dirichlet(state.alpha)
+        drop = state.total_var() - (theta * state.total_var_after()).sum(axis=-1)
+        return self.weights * drop
 
 
 class ExtremeRate(_Task):

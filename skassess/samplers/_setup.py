@@ -10,7 +10,7 @@ from ..metrics import (
     BayesianConfusionMatrix,
     BayesianMisclassificationCost,
     BetaPosterior,
-    DirichletPosterior,
+    NestedDirichletPosterior,
 )
 from ..utils import check_classes, check_predictions, check_scores, top1
 from ._base import GroupStrategy, QueryStrategy
@@ -186,6 +186,7 @@ def initial_state(estimator, setup, n_runs):
         return np.broadcast_to(a, (n_runs,) + a.shape)
 
     if setup.posterior == "dirichlet":
-        return DirichletPosterior(tile(post.prior_alpha), tile(post.counts))
+        return NestedDirichletPosterior(tile(post.prior_alpha), tile(post.prior_failures),
+                                        tile(post.counts))
     return BetaPosterior(tile(post.prior_alpha), tile(post.prior_beta), tile(post.successes),
                          tile(post.failures))

@@ -279,3 +279,16 @@ def test_overall_draws_in_chunks_equal_one_draw(monkeypatch):
     whole = est.overall_samples(1000)
     monkeypatch.setattr(_base, "DRAW_CHUNK", 7)  # one draw of 5 classes per chunk
     np.testing.assert_allclose(est.overall_samples(1000), whole, rtol=1e-12)
+
+
+def test_dirichlet_draws_at_the_gamma_threshold_stay_on_the_simplex():
+    """Rows of 100 categories summing to 0.1 take the normalized-Gamma path; rows summing
+    to less, stick-breaking. Both stay finite, on the simplex, with the right mean."""
+    for total in (0.1, 0.099):
+        alpha = np.full((3, 100), total / 100)
+        alpha[:, 0] *= 50
+        draws = DirichletPosterior(alpha).rvs(20000, random_state=0)
+        assert np.all(np.isfinite(draws)) and np.all(draws >= 0)
+        np.testing.assert_allclose(draws.sum(axis=-1), 1.0, rtol=1e-12)
+        share = alpha[0, 0] / alpha[0].sum()
+        assert abs(draws[:, :, 0].mean() - share) < 0.02

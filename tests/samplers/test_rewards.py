@@ -4,7 +4,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skassess.metrics import BetaPosterior, DirichletPosterior, rope_probabilities
+from skassess.metrics import (
+    BetaPosterior,
+    DirichletPosterior,
+    NestedDirichletPosterior,
+    rope_probabilities,
+)
 from skassess.samplers._rewards import CompareTwo, EstimateConfusion, EstimateRates
 
 pos = st.floats(0.1, 50.0)
@@ -27,6 +32,7 @@ def test_estimate_reward_is_the_expected_variance_drop(a, b, theta, weight):
 @settings(max_examples=30, deadline=None)
 @given(st.lists(pos, min_size=3, max_size=3), st.floats(0.01, 1.0))
 def test_confusion_reward_is_the_expected_summed_variance_drop(alpha, weight):
+    """A plain Dirichlet row: the drop against the Dirichlet's closed-form variances."""
     alpha = np.array(alpha)
     theta = alpha / alpha.sum()
 
@@ -36,9 +42,30 @@ def test_confusion_reward_is_the_expected_summed_variance_drop(alpha, weight):
 
     expected = weight * (total_var(alpha) - sum(
         theta[j] * total_var(alpha + np.eye(3)[j]) for j in range(3)))
-    state = DirichletPosterior(alpha[None, None])
-    reward = EstimateConfusion(np.array([weight])).reward(state, theta[None, None])[0, 0]
+    # Row 0 of a 3 x 3 matrix (the other rows do not matter).
+    state = NestedDirichletPosterior.from_dirichlet(np.stack([alpha, alpha, alpha])[None])
+    weights = np.array([weight, 1.0, 1.0])
+    draw = np.tile(theta, (1, 3, 1))
+    reward = EstimateConfusion(weights).reward(state, draw)[0, 0]
     assert np.isclose(reward, expected, rtol=1e-9, atol=1e-15)
+    plain = EstimateConfusion(weights).reward(DirichletPosterior(state.alpha), draw)[0, 0]
+    assert np.isclose(plain, expected, rtol=1e-9, atol=1e-15)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(pos, min_size=9, max_size=9), st.lists(pos, min_size=3, max_size=3),
+       st.lists(st.integers(0, 5), min_size=9, max_size=9))
+def test_nested_confusion_reward_against_brute_force(alpha, failures, counts):
+    """The nested posterior: the drop equals the summed ``var()`` before and after."""
+    state = NestedDirichletPosterior(np.reshape(alpha, (1, 3, 3)), np.reshape(failures, (1, 3)),
+                                     np.reshape(counts, (1, 3, 3)))
+    theta = state.mean()
+    eye = np.eye(3)
+    expected = [state.var()[0, k].sum() - sum(
+        theta[0, k, j] * state.update((eye[k][:, None] * eye[j])[None]).var()[0, k].sum()
+        for j in range(3)) for k in range(3)]
+    reward = EstimateConfusion(np.ones(3)).reward(state, theta)[0]
+    assert np.allclose(reward, expected, rtol=1e-9, atol=1e-15)
 
 
 def test_compare_reward_is_a_probability_for_the_pair_only():
