@@ -209,18 +209,18 @@ class NestedDirichletPosterior(_CategoricalRows):
         tail = (1.0 - level) / 2.0
         acc = self.diagonal()
         lower, upper = np.empty(self.shape), np.empty(self.shape)
-        exact = np.isclose(self.failures, self._error_alpha().sum(axis=-1), rtol=1e-12,
-                           atol=0.0)
+        K = self.n_categories
+        err = self._error_alpha()
+        exact = np.isclose(self.failures, err.sum(axis=-1), rtol=1e-12, atol=0.0)
         alpha = self.alpha
         rest = alpha.sum(axis=-1, keepdims=True) - alpha
         lower[...] = stats.beta.ppf(tail, alpha, rest)
         upper[...] = stats.beta.isf(tail, alpha, rest)
         flat_rows = np.flatnonzero(~exact.ravel())
-        K = self.n_categories
         lo2, up2 = lower.reshape(-1, K), upper.reshape(-1, K)
         a_flat = acc.alpha.ravel()
         b_flat = acc.beta.ravel()
-        err = self._error_alpha().reshape(-1, K)
+        err = err.reshape(-1, K)
         for r in flat_rows:
             miss = rng.beta(b_flat[r], a_flat[r], size=n_draws)
             draws = dirichlet_draws(np.broadcast_to(err[r], (n_draws, K)), rng) * miss[:, None]
