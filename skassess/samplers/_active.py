@@ -11,7 +11,6 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..exceptions import SkassessWarning
 from ..metrics import BetaPosterior, rope_probabilities
 from ..utils import (
     LEVEL,
@@ -22,11 +21,11 @@ from ..utils import (
     reset_fitted,
     validate_args,
     validated,
-    warn,
 )
 from ._base import QueryContext, QueryStrategy, pick_arms
 from ._calibrated_prior import CalibratedPrior
 from ._rewards import TASKS
+from ._session import RUN_CONSTRAINTS, LabelingSessionMixin
 from ._setup import (
     STRATEGIES,
     Setup,
@@ -40,7 +39,7 @@ from ._setup import (
 HISTORY_COLUMNS = ["step", "index", "group", "label", "time"]
 
 
-class ActiveAssessor(BaseEstimator):
+class ActiveAssessor(LabelingSessionMixin, BaseEstimator):
     """Choose which pool item to label next so that an assessment converges fast.
 
     The pool is every row the black box has scored. The wrapped metric
@@ -149,6 +148,8 @@ class ActiveAssessor(BaseEstimator):
     >>> data.class_names[worst]  # the least accurate class on all 10,000 labels
     'Pullover'
     """
+
+    _history_columns = HISTORY_COLUMNS
 
     _parameter_constraints = {
         "estimator": [HasMethods(["fit", "add_labels", "apply"]), None],
@@ -285,16 +286,6 @@ class ActiveAssessor(BaseEstimator):
     def groups_(self):
         check_is_fitted(self)
         return self._setup.arm_labels
-
-    @property
-    def n_labeled_(self):
-        check_is_fitted(self)
-        return int((self.labels_ >= 0).sum())
-
-    @property
-    def history_(self):
-        check_is_fitted(self)
-        return pd.DataFrame(self._history, columns=HISTORY_COLUMNS)
 
     # -------------------------------------------------------------- ask / tell
     def _available_rows(self):
@@ -480,20 +471,6 @@ class ActiveAssessor(BaseEstimator):
     def _label_name(self, code):
         return code if self._classes is None else self._classes[code]
 
-    def _check_indices(self, indices):
-        indices = np.asarray(indices)
-        n = len(self.labels_)
-        if indices.ndim != 1 or not (
-            np.issubdtype(indices.dtype, np.integer) or indices.size == 0
-        ):
-            raise ValueError(f"indices must be a 1-D array of integers; got {indices!r}.")
-        bad = (indices < 0) | (indices >= n)
-        if bad.any():
-            raise ValueError(
-                f"indices must lie in the pool, 0..{n - 1}; got {as_scalar(indices[bad][0])}."
-            )
-        return indices.astype(np.intp)
-
     # ------------------------------------------------------------------- loop
     def comparison_probabilities(self):
         """``(p_left, p_rope, p_right)`` of the compared groups' difference (compare task).
@@ -514,15 +491,7 @@ class ActiveAssessor(BaseEstimator):
         )
         return tuple(float(p) for p in probs[0])
 
-    @validate_args(
-        {
-            "oracle": ["array-like", callable],
-            "budget": [Interval(Integral, 1, None, closed="left")],
-            "batch_size": [Interval(Integral, 1, None, closed="left")],
-            "progress": ["boolean"],
-            "callback": [callable, None],
-        },
-    )
+    @validate_args(RUN_CONSTRAINTS)
     def run(self, oracle, budget, *, batch_size=1, progress=True, callback=None):
         """Query and label until ``budget`` labels are recorded (or a stop rule fires).
 
@@ -548,34 +517,10 @@ class ActiveAssessor(BaseEstimator):
         check_is_fitted(self)
         if not callable(oracle):
             oracle = _ArrayOracle(oracle, len(self.labels_), self._classes)
-        left = self._available_rows()
-        if budget > left:
-            warn(
-                f"budget={budget} is larger than the {left} unlabeled rows the task can "
-                f"label; labeling those {left}.",
-                SkassessWarning,
-            )
-            budget = left
-        from tqdm.auto import tqdm
-
-        with tqdm(total=budget, disable=not progress, desc="labels") as bar:
-            done = 0
-            while done < budget:
-                idx = self.query(min(batch_size, budget - done))
-                labels = oracle(idx)
-                if np.ndim(labels) != 1 or len(labels) != len(idx):
-                    raise ValueError(
-                        f"The oracle must return one label per index: asked for {len(idx)}, "
-                        f"got {np.shape(labels)}."
-                    )
-                self.tell(idx, labels)
-                done += len(idx)
-                bar.update(len(idx))
-                if callback is not None and callback(self):
-                    break
-                if self._should_stop():
-                    break
-        return self
+        return self._label_loop(oracle, budget, self._available_rows(),
+                                what="rows the task can label", batch_size=batch_size,
+                                progress=progress, callback=callback,
+                                should_stop=self._should_stop)
 
     def _should_stop(self):
         if self.task != "compare" or self.stop_confidence is None:

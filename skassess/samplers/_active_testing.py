@@ -1,0 +1,620 @@
+"""ActiveTester: which item to label next so that many metrics converge at once."""
+
+import time
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_array, check_is_fitted
+
+from ..utils import (
+    LEVEL,
+    as_scalar,
+    check_classes,
+    check_labels,
+    check_predictions,
+    check_scores,
+    reset_fitted,
+    validate_args,
+    validated,
+)
+from ._acquisition import bald, metric_utility, parse_metrics
+from ._confusion_metrics import metric_gradients, metric_names, metric_values
+from ._difference import DifferenceEstimate
+from ._pseudo_labels import pseudo_labels
+from ._session import RUN_CONSTRAINTS, LabelingSessionMixin
+from ._surrogate import MLPEnsembleSurrogate
+
+__all__ = ["ActiveTester"]
+
+HISTORY_COLUMNS = ["step", "index", "label", "probability", "time"]
+STRATEGIES = ("variance", "random", "alt_mas", "bald")
+#: Pseudo-labels given to the surrogate per refit, at most.
+MAX_PSEUDO_LABELS = 1000
+# Predictions g of an item's true class the control variate chooses between
+# (indices into the stored components: scores, strata, surrogate).
+_CANDIDATES = {
+    "scores": (1.0, 0.0, 0.0),
+    "strata": (0.0, 1.0, 0.0),
+    "surrogate": (0.0, 0.0, 1.0),
+    "scores+surrogate": (0.5, 0.0, 0.5),
+    "strata+surrogate": (0.0, 0.5, 0.5),
+}
+
+
+class ActiveTester(LabelingSessionMixin, BaseEstimator):
+    """Estimate many metrics of a black box from few labels, choosing which items to label.
+
+    Metric-aware active testing (ALT-MAS, Ha et al.) with an estimator that a
+    poor surrogate cannot bias. A surrogate of the true label
+    (:class:`MLPEnsembleSurrogate` on features the user gives) is refitted as
+    labels arrive. With ``strategy="variance"`` (the default) the next items
+    are *drawn* from a proposal that favours items whose labels would move the
+    asked metrics most, and the metrics are estimated by an unbiased
+    difference estimator (see Notes): the surrogate lowers the variance but
+    cannot bias the estimate, and the intervals are confidence intervals of
+    the pool's metrics. ``"alt_mas"`` and ``"bald"`` are the paper's method
+    and its baseline: they label the item of highest mutual information, and
+    estimate the metrics from the surrogate's predicted labels (the paper's
+    eq. 2), which is biased when the surrogate errs.
+
+    Parameters
+    ----------
+    metrics : str, (name, class) pair or list of them, \
+default=("accuracy", "precision", "recall")
+        Names in ``"accuracy"``, ``"macro_f1"``, ``"precision"``,
+        ``"recall"``, ``"f1"``; a per-class name alone means every class,
+        ``("recall", c)`` one class ``c``. The default is 21 metrics for 10
+        classes.
+    strategy : {"variance", "random", "alt_mas", "bald"}, default="variance"
+        ``"variance"``: draw items from the variance-minimizing proposal,
+        mixed with uniform sampling; ``"random"``: uniform draws (the same
+        estimator); ``"alt_mas"``: the item of highest summed metric-aware
+        mutual information; ``"bald"``: the item of highest BALD.
+    surrogate : MLPEnsembleSurrogate or similar, default=None
+        Needs ``fit``, ``partial_fit`` and ``predict_proba_members``. None:
+        ``MLPEnsembleSurrogate(n_members=10)``.
+    pseudo_labels : bool, default=False
+        Augment the surrogate's training set with the items a classifier of
+        "the model is right" trusts most, labeled with the model's prediction
+        (the paper's augmentation, ``N_s = precision^2 x |set|``; above 1000,
+        a uniform subset of 1000 weighted ``N_s / 1000``).
+    uniform_mix : float in (0, 1], default=0.1
+        Share of uniform sampling in the ``"variance"`` proposal: it bounds
+        every draw's importance weight by ``1 / uniform_mix`` times uniform
+        sampling's, whatever the surrogate says.
+    min_labels : int, default=10
+        Labels before the surrogate is first fitted, and draws before the
+        control variate may leave the model's scores.
+    classes : array-like of shape (n_classes,), default=None
+        The label of each score column; None: labels are column indices.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the draws and the surrogate; a pickled tester resumes the same
+        sequence.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_pool,)
+        Class index of every labeled item, -1 while unlabeled.
+    surrogate_ : fitted surrogate or None
+        None until ``min_labels`` labels are recorded.
+    control_variate_ : str
+        The prediction ``g`` the last query used: ``"scores"``, ``"strata"``
+        (the label shares of each predicted class, from the draws),
+        ``"surrogate"`` or an even mix of two.
+    metric_names_ : list of str
+        Names of the estimated metrics (rows of :meth:`summary`).
+    history_ : pandas.DataFrame
+        One row per recorded label: ``step``, ``index``, ``label``,
+        ``probability`` (the draw's probability, NaN for items not drawn) and
+        ``time``.
+    n_labeled_ : int
+    n_features_in_ : int
+        Number of score columns.
+
+    See Also
+    --------
+    ActiveAssessor : Which *group* to label next (Bayesian bandits).
+
+    Notes
+    -----
+    Each drawn label gives one unbiased estimate of the pool's confusion
+    totals, ``sum_labeled e_i + sum_unlabeled g_i + (e_I - g_I) / q(I)``
+    (``e`` the item's cell, ``g`` its prediction, ``q`` the proposal), and
+    the estimate is their mean: a martingale, as in active testing with the
+    LURE weights (Kossen et al. 2021) and active statistical inference (Zrnic
+    and Candes 2024). The proposal is ``q_i`` proportional to
+    ``sqrt(sum_k Var_g[grad h_k . e_i])``, the optimum for the summed variance
+    of the metrics ``h_k``, mixed with ``uniform_mix`` of uniform sampling.
+    The prediction ``g`` is the candidate (the model's scores, the label
+    shares of each predicted class, the surrogate, or an even mix) with the
+    least importance-weighted squared residual on the earlier draws, each
+    judged by what it predicted *before* that draw's label was known, so the
+    choice never looks at the draw it is used for. Intervals: normal, from
+    the delta method, with the variance the larger of the draws' spread and
+    the one ``g`` predicts.
+
+    References
+    ----------
+    H. Ha, S. Gupta, S. Rana, S. Venkatesh, "ALT-MAS: A Data-Efficient
+    Framework for Active Testing of Machine Learning Algorithms", 2021.
+    J. Kossen, S. Farquhar, Y. Gal, T. Rainforth, "Active Testing:
+    Sample-Efficient Model Evaluation", ICML 2021.
+    T. Zrnic, E. J. Candes, "Active Statistical Inference", ICML 2024.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skassess.datasets import load_fashion_mnist_scores
+    >>> from skassess.samplers import ActiveTester, MLPEnsembleSurrogate
+    >>> data = load_fashion_mnist_scores()
+    >>> scores, y = data.scores[:2000], data.target[:2000]
+    >>> tester = ActiveTester(
+    ...     metrics=["accuracy", "macro_f1"],
+    ...     surrogate=MLPEnsembleSurrogate(n_members=3, max_iter=50, random_state=0),
+    ...     random_state=0,
+    ... ).fit(scores)
+    >>> tester = tester.run(y, budget=60, batch_size=20, progress=False)
+    >>> table = tester.summary()
+    >>> list(table.columns)
+    ['estimate', 'se', 'lower', 'upper', 'n_labeled']
+    >>> bool(table.loc["accuracy", "lower"] <= table.loc["accuracy", "upper"])
+    True
+    """
+
+    _history_columns = HISTORY_COLUMNS
+
+    _parameter_constraints = {
+        "metrics": [str, tuple, list],
+        "strategy": [StrOptions(set(STRATEGIES))],
+        "surrogate": [HasMethods(["fit", "partial_fit", "predict_proba_members"]), None],
+        "pseudo_labels": ["boolean"],
+        "uniform_mix": [Interval(Real, 0, 1, closed="right")],
+        "min_labels": [Interval(Integral, 1, None, closed="left")],
+        "classes": ["array-like", None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, metrics=("accuracy", "precision", "recall"), *, strategy="variance",
+                 surrogate=None, pseudo_labels=False, uniform_mix=0.1, min_labels=10,
+                 classes=None, random_state=None):
+        self.metrics = metrics
+        self.strategy = strategy
+        self.surrogate = surrogate
+        self.pseudo_labels = pseudo_labels
+        self.uniform_mix = uniform_mix
+        self.min_labels = min_labels
+        self.classes = classes
+        self.random_state = random_state
+
+    # ----------------------------------------------------------------- fitting
+    @validated
+    def fit(self, X, y=None, *, features=None, y_pred=None):
+        """Take the pool: the black box's scores, labels known already, surrogate features.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_pool, n_classes) or (n_pool,)
+            The black box's scores of every pool item (one-hot rows for a
+            black box that only gives labels).
+        y : array-like of shape (n_pool,), default=None
+            Labels known already, -1 elsewhere. None: no item is labeled.
+        features : array-like of shape (n_pool, n_features), default=None
+            The surrogate's input (pixels, an embedding, ...). None: the
+            scores.
+        y_pred : array-like of shape (n_pool,), default=None
+            The black box's predicted labels; None: the argmax of ``X``.
+
+        Returns
+        -------
+        self : ActiveTester
+        """
+        reset_fitted(self)
+        scores = check_scores(X)
+        n, K = scores.shape
+        classes = None if self.classes is None else check_classes(self.classes, K)
+        pred = (scores.argmax(axis=1) if y_pred is None
+                else check_predictions(y_pred, n, K, classes))
+        labels = check_labels(y, n, K, classes).copy()
+        feats = scores if features is None else check_array(features, input_name="features")
+        if len(feats) != n:
+            raise ValueError(f"features must have one row per pool item ({n}); got "
+                             f"{len(feats)} rows.")
+        metrics = parse_metrics(self.metrics, range(K))
+        rng = check_random_state(self.random_state)
+        self._rng = np.random.default_rng(rng.randint(np.iinfo(np.int32).max))
+        self._surrogate_seed = int(rng.randint(np.iinfo(np.int32).max))
+        self._scores = scores / scores.sum(axis=1, keepdims=True)
+        self._pred, self._features, self._metrics = pred, feats, metrics
+        self._classes, self.labels_ = classes, labels
+        self.n_features_in_ = K
+        self.metric_names_ = metric_names(metrics, list(range(K)) if classes is None
+                                          else list(classes))
+        self.surrogate_ = None
+        self._surrogate_proba = None  # (members, n_pool, K), refreshed after each refit
+        self._surrogate_stale = True
+        self._estimate = DifferenceEstimate(K, metrics)
+        self._draws = []  # resolved draws: (pred, label, q, components (3, K))
+        self._pending = None
+        self._history = []
+        self._n_steps = 0
+        self.control_variate_ = "strata"
+        return self
+
+    # -------------------------------------------------------------- surrogate
+    def _refit_surrogate(self):
+        labeled = np.flatnonzero(self.labels_ >= 0)
+        if len(labeled) < self.min_labels or not self._surrogate_stale:
+            return
+        rows, y = labeled, self.labels_[labeled]
+        weight = np.ones(len(rows))
+        if self.pseudo_labels:
+            extra = pseudo_labels(self._features, self._pred, labeled, y, rng=self._rng)
+            w_extra = 1.0
+            if len(extra) > MAX_PSEUDO_LABELS:
+                # A uniform subset weighted up keeps the refit O(MAX_PSEUDO_LABELS): the
+                # same expected training signal as all of them, at a fraction of the cost.
+                w_extra = len(extra) / MAX_PSEUDO_LABELS
+                extra = self._rng.choice(extra, MAX_PSEUDO_LABELS, replace=False)
+            rows, y = np.concatenate([rows, extra]), np.concatenate([y, self._pred[extra]])
+            weight = np.concatenate([weight, np.full(len(extra), w_extra)])
+        K = self._scores.shape[1]
+        if self.surrogate_ is None:
+            base = (MLPEnsembleSurrogate(n_members=10) if self.surrogate is None
+                    else self.surrogate)
+            surrogate = clone(base)
+            if "random_state" in surrogate.get_params():
+                surrogate.set_params(random_state=self._surrogate_seed)
+            self.surrogate_ = surrogate.fit(self._features[rows], y, classes=np.arange(K),
+                                            sample_weight=weight)
+        else:
+            self.surrogate_.partial_fit(self._features[rows], y, sample_weight=weight)
+        self._surrogate_proba = self.surrogate_.predict_proba_members(self._features)
+        self._surrogate_stale = False
+
+    # -------------------------------------------------------- control variate
+    def _totals_labeled(self):
+        K = self._scores.shape[1]
+        labeled = self.labels_ >= 0
+        T = np.zeros((K, K))
+        np.add.at(T, (self._pred[labeled], self.labels_[labeled]), 1.0)
+        return T
+
+    def _strata(self):
+        """Label shares of each predicted class from the draws (importance-weighted)."""
+        K = self._scores.shape[1]
+        # One pseudo-count spread as the class's mean scores keeps unseen cells > 0.
+        prior = np.zeros((K, K))
+        np.add.at(prior, self._pred, self._scores)
+        counts = np.bincount(self._pred, minlength=K)
+        shares = prior / np.maximum(counts, 1)[:, None]
+        if self._draws:
+            a = np.array([d[0] for d in self._draws])
+            y = np.array([d[1] for d in self._draws])
+            w = 1.0 / np.array([d[2] for d in self._draws])
+            w = w / w.mean()
+            num = np.zeros((K, K))
+            np.add.at(num, (a, y), w)
+            shares = (num + shares) / (num.sum(axis=1, keepdims=True) + 1.0)
+        return shares[self._pred]
+
+    def _components(self):
+        """``(3, n_pool, K)``: scores, strata, surrogate (the scores until it is fitted)."""
+        sur = self._scores if self._surrogate_proba is None else self._surrogate_proba.mean(0)
+        return np.stack([self._scores, self._strata(), sur])
+
+    def _choose_g(self, components, grad):
+        """The candidate with the least prequential, importance-weighted squared residual."""
+        usable = [d for d in self._draws if d[4]]  # draws made with the surrogate fitted
+        if self._surrogate_proba is None or len(usable) < self.min_labels:
+            names = ["scores", "strata"] if len(self._draws) >= self.min_labels else ["strata"]
+            usable = self._draws
+        else:
+            names = list(_CANDIDATES)
+        if len(names) == 1:
+            return names[0]
+        a = np.array([d[0] for d in usable])
+        y = np.array([d[1] for d in usable])
+        w = 1.0 / np.array([d[2] for d in usable])
+        comp = np.stack([d[3] for d in usable])  # (n, 3, K)
+        ga = grad[:, a, :]  # (n_metrics, n, K)
+        losses = {}
+        for name in names:
+            g = np.einsum("c,nck->nk", np.array(_CANDIDATES[name]), comp)
+            resid = np.eye(g.shape[1])[y] - g
+            losses[name] = float((w * ((ga * resid[None]).sum(-1) ** 2).sum(0)).sum())
+        return min(names, key=losses.get)
+
+    # -------------------------------------------------------------- ask / tell
+    @validate_args({"n": [Interval(Integral, 1, None, closed="left")]})
+    def query(self, n=1):
+        """Pool indices of the next ``n`` items to label.
+
+        For ``"variance"`` and ``"random"`` the items are drawn (without
+        replacement) and count in the estimate once :meth:`tell` records
+        their labels; a new :meth:`query` drops the draws of the previous one
+        that were not told.
+
+        Returns
+        -------
+        indices : ndarray of shape (n,)
+
+        Raises
+        ------
+        ValueError
+            If fewer than ``n`` unlabeled items are left.
+        """
+        check_is_fitted(self)
+        unlabeled = np.flatnonzero(self.labels_ < 0)
+        if n > len(unlabeled):
+            raise ValueError(f"The pool is exhausted: {len(unlabeled)} unlabeled items are "
+                             f"left, and query asked for n={n}.")
+        self._refit_surrogate()
+        if self.strategy in ("alt_mas", "bald"):
+            self._pending = None
+            proba = self._surrogate_proba
+            if proba is None:  # no surrogate yet: random items
+                return self._rng.choice(unlabeled, n, replace=False)
+            proba = proba[:, unlabeled]
+            u = (bald(proba) if self.strategy == "bald"
+                 else metric_utility(proba, self._pred[unlabeled], self._metrics))
+            # Ties (e.g. all zero) broken at random.
+            order = np.lexsort((self._rng.random(len(u)), -u))
+            return unlabeled[order[:n]]
+        return self._draw(unlabeled, n)
+
+    def _plugin(self, g):
+        """``g``'s prediction of the totals (labels where known) and of its variance per row."""
+        K = self._scores.shape[1]
+        unlabeled = self.labels_ < 0
+        plugin = self._totals_labeled() + _row_totals(self._pred[unlabeled], g[unlabeled], K)
+        var = np.zeros((K, len(self._metrics)))
+        np.add.at(var, self._pred[unlabeled], self._v[:, unlabeled].T)
+        return plugin, var
+
+    def _draw(self, unlabeled, n):
+        K = self._scores.shape[1]
+        components = self._components()
+        plugin = self._totals_labeled() + _row_totals(self._pred[unlabeled],
+                                                      components[1][unlabeled], K)
+        grad = metric_gradients(self._estimate.totals(plugin), self._metrics)
+        name = self._choose_g(components, grad)
+        self.control_variate_ = name
+        g = np.einsum("c,cik->ik", np.array(_CANDIDATES[name]), components)
+        ga = grad[:, self._pred, :]  # (n_metrics, n_pool, K)
+        # Expected squared residual of each item under a hedge between g and the
+        # label shares of its predicted class: an overconfident g (0.999 on an
+        # item it gets wrong) must not make the item's draw probability tiny.
+        hedge = 0.5 * (g + components[1])
+        mean = (ga * g[None]).sum(-1)
+        v = (ga**2 * hedge[None]).sum(-1) - 2 * mean * (ga * hedge[None]).sum(-1) + mean**2
+        self._g, self._v = g, np.maximum(v, 0.0)  # v: (n_metrics, n_pool)
+        v = self._v[:, unlabeled]
+        q = np.full(len(unlabeled), 1.0 / len(unlabeled))
+        if self.strategy == "variance":
+            root = np.sqrt(v.sum(axis=0))
+            if root.sum() > 0:
+                q = (1.0 - self.uniform_mix) * root / root.sum() + self.uniform_mix * q
+        picks = _sample_without_replacement(q, n, self._rng)
+        # What each draw's Z needs besides the labels (see _difference): per row,
+        # g's sum over the unlabeled items, q's mass and sum(v / q).
+        rows = self._pred[unlabeled]
+        base = self._totals_labeled() + _row_totals(rows, g[unlabeled], K)
+        mass = np.bincount(rows, weights=q, minlength=K)
+        v_over_q = np.zeros((K, len(self._metrics)))
+        np.add.at(v_over_q, rows, (v / q).T)
+        self._pending = {
+            "index": unlabeled[picks],
+            "q": q[picks],
+            "g": g[unlabeled[picks]],
+            "base": base,
+            "mass": mass,
+            "v_over_q": v_over_q,
+            "components": components[:, unlabeled[picks]].transpose(1, 0, 2),
+            "with_surrogate": self._surrogate_proba is not None,
+            "resolved": 0,
+        }
+        return unlabeled[picks]
+
+    def tell(self, indices, labels):
+        """Record labels of pool items.
+
+        Parameters
+        ----------
+        indices : array-like of int, shape (n,)
+        labels : array-like of shape (n,)
+            True labels (class indices, or names with ``classes``).
+
+        Returns
+        -------
+        self : ActiveTester
+
+        Raises
+        ------
+        ValueError
+            If an index is outside the pool, a label is not a class, or an
+            item gets a label different from the one it has.
+        """
+        check_is_fitted(self)
+        indices = self._check_indices(indices)
+        K = self._scores.shape[1]
+        given = np.asarray(labels, dtype=object if self._classes is not None else None)
+        if given.ndim != 1 or len(given) != len(indices):
+            raise ValueError(f"labels must be one label per index: got {len(indices)} indices "
+                             f"and labels of shape {given.shape}.")
+        y = check_labels(given, len(indices), K, self._classes, missing_label=None,
+                         name="labels")
+        known = {}
+        for i, (row, label) in enumerate(zip(indices.tolist(), y.tolist(), strict=True)):
+            old = known.get(row, self.labels_[row])
+            if old >= 0 and old != label:
+                raise ValueError(
+                    f"labels[{i}] = {as_scalar(given[i])!r} for item {row}, which already has "
+                    f"the label {as_scalar(self._name(old))!r}; a recorded label cannot "
+                    "change.")
+            known[row] = label
+        new = {row: label for row, label in known.items() if self.labels_[row] < 0}
+        if not new:
+            return self
+        now = time.time()
+        self._n_steps += 1
+        drawn = {} if self._pending is None else {
+            int(r): float(q) for r, q in zip(self._pending["index"], self._pending["q"],
+                                             strict=True)}
+        for row, label in new.items():
+            self.labels_[row] = label
+            self._history.append((self._n_steps, row, as_scalar(self._name(label)),
+                                  drawn.get(row, np.nan), now))
+        self._surrogate_stale = True
+        self._resolve()
+        return self
+
+    def _name(self, code):
+        return code if self._classes is None else self._classes[code]
+
+    def _resolve(self):
+        """Turn the pending draws whose labels (and earlier draws' labels) are known into Z."""
+        p = self._pending
+        if p is None:
+            return
+        idx = p["index"]
+        start = stop = p["resolved"]
+        while stop < len(idx) and self.labels_[idx[stop]] >= 0:
+            stop += 1
+        K = self._scores.shape[1]
+        for j in range(start, stop):
+            a = self._pred[idx[j]]
+            e = np.eye(K)[self.labels_[idx[j]]]
+            # Earlier draws of the batch in the same row are labeled now: their
+            # label replaces their g, and they leave the row's q mass.
+            same = [k for k in range(j) if self._pred[idx[k]] == a]
+            z = p["base"][a].copy()
+            mass = p["mass"][a]
+            for k in same:
+                z += np.eye(K)[self.labels_[idx[k]]] - p["g"][k]
+                mass -= p["q"][k]
+            q_in_row = p["q"][j] / mass
+            z += (e - p["g"][j]) / q_in_row
+            self._estimate.add(a, z, mass * p["v_over_q"][a])
+            self._draws.append((int(a), int(self.labels_[idx[j]]), float(p["q"][j]),
+                                p["components"][j], p["with_surrogate"]))
+        p["resolved"] = stop
+        if stop == len(idx):
+            self._pending = None
+
+    # ------------------------------------------------------------------- loop
+    @validate_args(RUN_CONSTRAINTS)
+    def run(self, oracle, budget, *, batch_size=10, progress=True, callback=None):
+        """Query and label until ``budget`` labels are recorded.
+
+        Parameters
+        ----------
+        oracle : array-like of shape (n_pool,) or callable
+            True labels of the pool, or a function ``indices -> labels``.
+        budget : int
+            Labels to record (all the unlabeled items, with a warning, if
+            fewer are left).
+        batch_size : int, default=10
+            Items per query; the surrogate is refitted once per batch.
+        progress : bool, default=True
+            Show a tqdm progress bar.
+        callback : callable, default=None
+            Called as ``callback(self)`` after each batch; returning True stops.
+
+        Returns
+        -------
+        self : ActiveTester
+        """
+        check_is_fitted(self)
+        if not callable(oracle):
+            truth = np.asarray(oracle, dtype=object if self._classes is not None else None)
+            if truth.ndim != 1 or len(truth) != len(self.labels_):
+                raise ValueError(f"oracle as an array must hold one label per pool item "
+                                 f"({len(self.labels_)}); got shape {truth.shape}.")
+            oracle = truth.__getitem__
+        return self._label_loop(oracle, budget, int((self.labels_ < 0).sum()), what="items",
+                                batch_size=batch_size, progress=progress, callback=callback)
+
+    # --------------------------------------------------------------- estimate
+    def _surrogate_totals(self):
+        """Confusion totals of each surrogate member: labels where known, its argmax elsewhere."""
+        K = self._scores.shape[1]
+        proba = self._surrogate_proba
+        if proba is None:
+            raise ValueError(f"strategy={self.strategy!r} estimates from the surrogate, which "
+                             f"is fitted after min_labels={self.min_labels} labels; "
+                             f"{self.n_labeled_} are recorded.")
+        labeled = self.labels_ >= 0
+        y = np.where(labeled[None], self.labels_[None], proba.argmax(axis=2))
+        T = np.zeros((len(proba), K, K))
+        for m in range(len(proba)):
+            np.add.at(T[m], (self._pred, y[m]), 1.0)
+        return T
+
+    @validate_args({"level": [LEVEL]})
+    def summary(self, level=0.95):
+        """Estimate, standard error and ``level`` interval of every metric.
+
+        With ``"variance"`` or ``"random"``: the difference estimate and its
+        normal confidence interval; exact (se 0) once every item is labeled.
+        With ``"alt_mas"`` or ``"bald"``: the mean over the surrogate's
+        members of the metric computed with their predicted labels, and the
+        members' spread (their standard deviation and ``level`` quantiles),
+        which does not account for the surrogate's bias.
+
+        Returns
+        -------
+        summary : pandas.DataFrame
+            Indexed by metric name, with columns ``estimate``, ``se``,
+            ``lower``, ``upper`` and ``n_labeled``.
+
+        Raises
+        ------
+        ValueError
+            If no drawn label has been told yet (``"variance"``,
+            ``"random"``) or the surrogate is not fitted yet (``"alt_mas"``,
+            ``"bald"``).
+        """
+        check_is_fitted(self)
+        n_metrics = len(self._metrics)
+        if (self.labels_ >= 0).all():
+            value = metric_values(self._totals_labeled(), self._metrics)
+            se, lower, upper = np.zeros(n_metrics), value, value
+        elif self.strategy in ("alt_mas", "bald"):
+            values = metric_values(self._surrogate_totals(), self._metrics)
+            value, se = values.mean(axis=0), values.std(axis=0)
+            lower, upper = np.quantile(values, [0.5 - level / 2, 0.5 + level / 2], axis=0)
+        else:
+            if self._estimate.n_draws == 0:
+                raise ValueError("No drawn label has been told yet: query items, label them "
+                                 "with tell (or run), then ask for the summary.")
+            value, se, lower, upper = self._estimate.estimate(*self._plugin(self._g), level)
+        return pd.DataFrame(
+            {"estimate": value, "se": se, "lower": lower, "upper": upper,
+             "n_labeled": self.n_labeled_},
+            index=pd.Index(self.metric_names_, name="metric"),
+        )
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = False
+        tags.non_deterministic = False
+        return tags
+
+
+def _row_totals(pred, g, K):
+    """``sum_i g_i`` placed in row ``pred_i``: shape (K, K)."""
+    out = np.zeros((K, K))
+    np.add.at(out, pred, g)
+    return out
+
+
+def _sample_without_replacement(q, n, rng):
+    """``n`` distinct indices drawn one after another from ``q`` renormalized each time."""
+    # Exponential race (Efraimidis-Spirakis): the n smallest E_i / q_i are a
+    # sequential weighted draw without replacement.
+    keys = rng.exponential(size=len(q)) / np.maximum(q, 1e-300)
+    return np.argsort(keys, kind="stable")[:n]

@@ -1,0 +1,99 @@
+"""An unbiased estimate of a pool's confusion totals from actively drawn labels.
+
+The estimator of :class:`~skassess.samplers.ActiveTester`. The rows of the
+pool's confusion totals ``T[a, y]`` (``a`` the predicted class, ``y`` the
+true one) are estimated one by one: the row sizes are known, so each row is
+a stratum. A label drawn from a proposal ``q`` over the unlabeled items
+``U`` that lands in row ``c`` gives one estimate of that row,
+
+    Z = sum_{labeled i in c} e_i + sum_{i in U, c} g_i + (e_I - g_I) / q(I | c),
+
+with ``e`` the one-hot true class, ``g_i`` any prediction of item ``i``'s
+class fixed before the draw (the surrogate, the model's scores, ...) and
+``q(i | c) = q(i) / sum_{U, c} q`` the draw's probability given its row.
+Whatever ``g`` is, ``E[Z | past, row c] = T[c]``: the ``Z`` of a row's
+successive draws differ from ``T[c]`` by martingale differences (sampling
+without replacement as in the LURE estimator of Farquhar et al. 2021, with
+``g`` as a control variate as in active statistical inference, Zrnic and
+Candes 2024). Their mean is unbiased for the row; conditioning on the row
+(post-stratification) keeps a per-class metric as precise as labeling that
+class alone. A row no draw has reached yet is predicted by ``g``. A metric is
+a smooth function ``h(T)``; its standard error comes from the delta method
+(see :mod:`skassess.samplers._confusion_metrics`), summed over rows (draws
+in different rows are uncorrelated).
+
+The variance of each row's mean is estimated two ways and the larger is
+kept: from the spread of its ``Z`` (consistent, but blind to errors no draw
+has met yet, e.g. the first labels of a 98 %-accurate model), and from what
+``g`` predicts of each draw's conditional variance (right when ``g`` is
+calibrated). A row with one draw or none has only the second.
+"""
+
+import numpy as np
+from scipy.stats import norm
+
+from ._confusion_metrics import metric_gradients, metric_values
+
+__all__ = ["DifferenceEstimate"]
+
+
+class DifferenceEstimate:
+    """The draws so far, per row, and the estimate of the metrics they give.
+
+    Parameters
+    ----------
+    n_classes : int
+    metrics : list of (name, class index or None)
+    """
+
+    def __init__(self, n_classes, metrics):
+        self.n_classes, self.metrics = n_classes, metrics
+        self.Z = [np.empty((0, n_classes)) for _ in range(n_classes)]
+        self.model_var = [np.empty((0, len(metrics))) for _ in range(n_classes)]
+
+    @property
+    def n_draws(self):
+        return sum(len(z) for z in self.Z)
+
+    def add(self, row, Z, model_var):
+        """Record one draw in ``row``: its ``Z`` (K,) and predicted variances (n_metrics,)."""
+        self.Z[row] = np.vstack([self.Z[row], Z])
+        self.model_var[row] = np.vstack([self.model_var[row], model_var])
+
+    def totals(self, plugin):
+        """The estimate of the confusion totals; ``plugin`` (K, K) fills rows without draws."""
+        T = np.array(plugin, dtype=np.float64)
+        for c, z in enumerate(self.Z):
+            if len(z):
+                T[c] = z.mean(axis=0)
+        return T
+
+    def estimate(self, plugin, plugin_var, level=0.95):
+        """``(value, se, lower, upper)`` of each metric.
+
+        Parameters
+        ----------
+        plugin : ndarray of shape (K, K)
+            ``g``'s prediction of each row (labels where known).
+        plugin_var : ndarray of shape (K, n_metrics)
+            Its predicted variance, for rows without a draw.
+        level : float
+        """
+        T = self.totals(plugin)
+        value = metric_values(T, self.metrics)
+        grad = metric_gradients(T, self.metrics)  # (n_metrics, K, K)
+        var = np.zeros(len(self.metrics))
+        for c, z in enumerate(self.Z):
+            n = len(z)
+            if n == 0:
+                var += plugin_var[c]
+                continue
+            model = self.model_var[c].sum(axis=0) / n**2
+            if n > 1:
+                u = (z - T[c]) @ grad[:, c, :].T  # (n, n_metrics)
+                model = np.maximum(model, (u**2).sum(axis=0) / (n * (n - 1)))
+            var += model
+        se = np.sqrt(var)
+        z = norm.ppf(0.5 + level / 2.0)
+        value = np.clip(value, 0.0, 1.0)
+        return value, se, np.clip(value - z * se, 0.0, 1.0), np.clip(value + z * se, 0.0, 1.0)
