@@ -36,6 +36,7 @@ def main():
                         capsize=2, label=label)
         ax.set_title(title)
         ax.set_xscale("log")
+        ax.minorticks_off()
         ax.set_xticks([50, 100, 200, 400], labels=["50", "100", "200", "400"])
         ax.set_xlabel("labels")
     axes[0].set_ylabel("absolute error (points)")

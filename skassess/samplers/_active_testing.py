@@ -5,6 +5,8 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import minimize_scalar
+from scipy.special import logsumexp, softmax
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
@@ -35,13 +37,14 @@ STRATEGIES = ("variance", "random", "alt_mas", "bald")
 #: Pseudo-labels given to the surrogate per refit, at most.
 MAX_PSEUDO_LABELS = 1000
 # Predictions g of an item's true class the control variate chooses between
-# (indices into the stored components: scores, strata, surrogate).
+# (weights of the stored components: scores, strata, calibrated scores, surrogate).
 _CANDIDATES = {
-    "scores": (1.0, 0.0, 0.0),
-    "strata": (0.0, 1.0, 0.0),
-    "surrogate": (0.0, 0.0, 1.0),
-    "scores+surrogate": (0.5, 0.0, 0.5),
-    "strata+surrogate": (0.0, 0.5, 0.5),
+    "scores": (1.0, 0.0, 0.0, 0.0),
+    "strata": (0.0, 1.0, 0.0, 0.0),
+    "calibrated": (0.0, 0.0, 1.0, 0.0),
+    "surrogate": (0.0, 0.0, 0.0, 1.0),
+    "strata+surrogate": (0.0, 0.5, 0.0, 0.5),
+    "calibrated+surrogate": (0.0, 0.0, 0.5, 0.5),
 }
 
 
@@ -301,16 +304,34 @@ default=("accuracy", "precision", "recall")
             shares = (num + shares) / (num.sum(axis=1, keepdims=True) + 1.0)
         return shares[self._pred]
 
+    def _calibrated(self):
+        """The scores tempered by the temperature of least weighted log-loss on the draws."""
+        log_s = np.log(np.clip(self._scores, 1e-300, None))
+        if len(self._draws) < self.min_labels:
+            return self._scores
+        rows = np.array([d[5] for d in self._draws])
+        y = np.array([d[1] for d in self._draws])
+        w = 1.0 / np.array([d[2] for d in self._draws])
+        w = w / w.sum()
+
+        def loss(log_t):
+            z = log_s[rows] / np.exp(log_t)
+            return -(w * (z[np.arange(len(y)), y] - logsumexp(z, axis=1))).sum()
+
+        log_t = minimize_scalar(loss, bounds=(-4.0, 4.0), method="bounded").x
+        return softmax(log_s / np.exp(log_t), axis=1)
+
     def _components(self):
-        """``(3, n_pool, K)``: scores, strata, surrogate (the scores until it is fitted)."""
+        """``(4, n_pool, K)``: scores, strata, calibrated scores, surrogate (or the scores)."""
         sur = self._scores if self._surrogate_proba is None else self._surrogate_proba.mean(0)
-        return np.stack([self._scores, self._strata(), sur])
+        return np.stack([self._scores, self._strata(), self._calibrated(), sur])
 
     def _choose_g(self, components, grad):
         """The candidate with the least prequential, importance-weighted squared residual."""
         usable = [d for d in self._draws if d[4]]  # draws made with the surrogate fitted
         if self._surrogate_proba is None or len(usable) < self.min_labels:
-            names = ["scores", "strata"] if len(self._draws) >= self.min_labels else ["strata"]
+            names = (["scores", "strata", "calibrated"] if len(self._draws) >= self.min_labels
+                     else ["strata"])
             usable = self._draws
         else:
             names = list(_CANDIDATES)
@@ -319,7 +340,7 @@ default=("accuracy", "precision", "recall")
         a = np.array([d[0] for d in usable])
         y = np.array([d[1] for d in usable])
         w = 1.0 / np.array([d[2] for d in usable])
-        comp = np.stack([d[3] for d in usable])  # (n, 3, K)
+        comp = np.stack([d[3] for d in usable])  # (n, 4, K)
         ga = grad[:, a, :]  # (n_metrics, n, K)
         losses = {}
         for name in names:
@@ -390,12 +411,13 @@ default=("accuracy", "precision", "recall")
         # item it gets wrong) must not make the item's draw probability tiny.
         hedge = 0.5 * (g + components[1])
         mean = (ga * g[None]).sum(-1)
-        v = (ga**2 * hedge[None]).sum(-1) - 2 * mean * (ga * hedge[None]).sum(-1) + mean**2
-        self._g, self._v = g, np.maximum(v, 0.0)  # v: (n_metrics, n_pool)
+        hedged = (ga**2 * hedge[None]).sum(-1) - 2 * mean * (ga * hedge[None]).sum(-1) + mean**2
+        # g's own prediction of each item's variance, for the intervals.
+        self._g, self._v = g, np.maximum((ga**2 * g[None]).sum(-1) - mean**2, 0.0)
         v = self._v[:, unlabeled]
         q = np.full(len(unlabeled), 1.0 / len(unlabeled))
         if self.strategy == "variance":
-            root = np.sqrt(v.sum(axis=0))
+            root = np.sqrt(np.maximum(hedged[:, unlabeled], 0.0).sum(axis=0))
             if root.sum() > 0:
                 q = (1.0 - self.uniform_mix) * root / root.sum() + self.uniform_mix * q
         picks = _sample_without_replacement(q, n, self._rng)
@@ -500,7 +522,7 @@ default=("accuracy", "precision", "recall")
             z += (e - p["g"][j]) / q_in_row
             self._estimate.add(a, z, mass * p["v_over_q"][a])
             self._draws.append((int(a), int(self.labels_[idx[j]]), float(p["q"][j]),
-                                p["components"][j], p["with_surrogate"]))
+                                p["components"][j], p["with_surrogate"], int(idx[j])))
         p["resolved"] = stop
         if stop == len(idx):
             self._pending = None
