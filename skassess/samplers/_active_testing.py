@@ -107,7 +107,9 @@ default=("accuracy", "precision", "recall")
     control_variate_ : str
         The prediction ``g`` the last query used: ``"scores"``, ``"strata"``
         (the label shares of each predicted class, from the draws),
-        ``"surrogate"`` or an even mix of two.
+        ``"calibrated"`` (the scores with the temperature of least weighted
+        log-loss on the draws), ``"surrogate"``, ``"strata+surrogate"`` or
+        ``"calibrated+surrogate"`` (even mixes).
     metric_names_ : list of str
         Names of the estimated metrics (rows of :meth:`summary`).
     history_ : pandas.DataFrame
@@ -124,21 +126,26 @@ default=("accuracy", "precision", "recall")
 
     Notes
     -----
-    Each drawn label gives one unbiased estimate of the pool's confusion
-    totals, ``sum_labeled e_i + sum_unlabeled g_i + (e_I - g_I) / q(I)``
-    (``e`` the item's cell, ``g`` its prediction, ``q`` the proposal), and
-    the estimate is their mean: a martingale, as in active testing with the
-    LURE weights (Kossen et al. 2021) and active statistical inference (Zrnic
-    and Candes 2024). The proposal is ``q_i`` proportional to
-    ``sqrt(sum_k Var_g[grad h_k . e_i])``, the optimum for the summed variance
-    of the metrics ``h_k``, mixed with ``uniform_mix`` of uniform sampling.
-    The prediction ``g`` is the candidate (the model's scores, the label
-    shares of each predicted class, the surrogate, or an even mix) with the
-    least importance-weighted squared residual on the earlier draws, each
-    judged by what it predicted *before* that draw's label was known, so the
-    choice never looks at the draw it is used for. Intervals: normal, from
-    the delta method, with the variance the larger of the draws' spread and
-    the one ``g`` predicts.
+    The rows of the pool's confusion totals (one per predicted class, whose
+    size is known) are strata. A label drawn from the proposal ``q`` that
+    lands in row ``c`` gives one unbiased estimate of that row,
+    ``sum_labeled e_i + sum_unlabeled g_i + (e_I - g_I) / q(I | c)`` over
+    the row's items (``e`` the one-hot true class, ``g`` a prediction fixed
+    before the draw), and a row's estimate is the mean of its draws: a
+    martingale, as in active testing with the LURE weights (Kossen et al.
+    2021) and active statistical inference (Zrnic and Candes 2024); a row no
+    draw has reached is predicted by ``g``. The proposal is ``q_i``
+    proportional to ``sqrt(sum_k Var[grad h_k . e_i])``, the optimum for the
+    summed variance of the metrics ``h_k``, computed under an even mix of
+    ``g`` and the row's label shares and mixed with ``uniform_mix`` of
+    uniform sampling. The prediction ``g`` is the candidate (the model's
+    scores, the label shares of each predicted class, the
+    temperature-scaled scores, the surrogate, or an even mix) with the least
+    importance-weighted squared residual on the earlier draws, each judged
+    by what it predicted *before* that draw's label was known, so the choice
+    never looks at the draw it is used for. Intervals: normal, from the delta
+    method, with each row's variance the larger of its draws' spread and the
+    one ``g`` predicts.
 
     References
     ----------
