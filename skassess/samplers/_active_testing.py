@@ -5,8 +5,6 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import minimize_scalar
-from scipy.special import logsumexp, softmax
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
@@ -25,6 +23,7 @@ from ..utils import (
 )
 from ._acquisition import bald, metric_utility, parse_metrics
 from ._confusion_metrics import metric_gradients, metric_names, metric_values
+from ._control_variate import CANDIDATES, Draw, calibrated, choose, mix, strata
 from ._difference import DifferenceEstimate
 from ._pseudo_labels import pseudo_labels
 from ._session import RUN_CONSTRAINTS, LabelingSessionMixin
@@ -36,17 +35,6 @@ HISTORY_COLUMNS = ["step", "index", "label", "probability", "time"]
 STRATEGIES = ("variance", "random", "alt_mas", "bald")
 #: Pseudo-labels given to the surrogate per refit, at most.
 MAX_PSEUDO_LABELS = 1000
-# Predictions g of an item's true class the control variate chooses between
-# (weights of the stored components: scores, strata, calibrated scores, surrogate).
-_CANDIDATES = {
-    "scores": (1.0, 0.0, 0.0, 0.0),
-    "strata": (0.0, 1.0, 0.0, 0.0),
-    "calibrated": (0.0, 0.0, 1.0, 0.0),
-    "surrogate": (0.0, 0.0, 0.0, 1.0),
-    "strata+surrogate": (0.0, 0.5, 0.0, 0.5),
-    "calibrated+surrogate": (0.0, 0.0, 0.5, 0.5),
-}
-
 
 class ActiveTester(LabelingSessionMixin, BaseEstimator):
     """Estimate many metrics of a black box from few labels, choosing which items to label.
@@ -247,7 +235,7 @@ default=("accuracy", "precision", "recall")
         self._surrogate_proba = None  # (members, n_pool, K), refreshed after each refit
         self._surrogate_stale = True
         self._estimate = DifferenceEstimate(K, metrics)
-        self._draws = []  # resolved draws: (pred, label, q, components (3, K))
+        self._draws = []  # resolved draws (Draw records)
         self._pending = None
         self._history = []
         self._n_steps = 0
@@ -293,68 +281,21 @@ default=("accuracy", "precision", "recall")
         np.add.at(T, (self._pred[labeled], self.labels_[labeled]), 1.0)
         return T
 
-    def _strata(self):
-        """Label shares of each predicted class from the draws (importance-weighted)."""
-        K = self._scores.shape[1]
-        # One pseudo-count spread as the class's mean scores keeps unseen cells > 0.
-        prior = np.zeros((K, K))
-        np.add.at(prior, self._pred, self._scores)
-        counts = np.bincount(self._pred, minlength=K)
-        shares = prior / np.maximum(counts, 1)[:, None]
-        if self._draws:
-            a = np.array([d[0] for d in self._draws])
-            y = np.array([d[1] for d in self._draws])
-            w = 1.0 / np.array([d[2] for d in self._draws])
-            w = w / w.mean()
-            num = np.zeros((K, K))
-            np.add.at(num, (a, y), w)
-            shares = (num + shares) / (num.sum(axis=1, keepdims=True) + 1.0)
-        return shares[self._pred]
-
-    def _calibrated(self):
-        """The scores tempered by the temperature of least weighted log-loss on the draws."""
-        log_s = np.log(np.clip(self._scores, 1e-300, None))
-        if len(self._draws) < self.min_labels:
-            return self._scores
-        rows = np.array([d[5] for d in self._draws])
-        y = np.array([d[1] for d in self._draws])
-        w = 1.0 / np.array([d[2] for d in self._draws])
-        w = w / w.sum()
-
-        def loss(log_t):
-            z = log_s[rows] / np.exp(log_t)
-            return -(w * (z[np.arange(len(y)), y] - logsumexp(z, axis=1))).sum()
-
-        log_t = minimize_scalar(loss, bounds=(-4.0, 4.0), method="bounded").x
-        return softmax(log_s / np.exp(log_t), axis=1)
-
     def _components(self):
         """``(4, n_pool, K)``: scores, strata, calibrated scores, surrogate (or the scores)."""
         sur = self._scores if self._surrogate_proba is None else self._surrogate_proba.mean(0)
-        return np.stack([self._scores, self._strata(), self._calibrated(), sur])
+        cal = (calibrated(self._scores, self._draws) if len(self._draws) >= self.min_labels
+               else self._scores)
+        return np.stack([self._scores, strata(self._scores, self._pred, self._draws), cal, sur])
 
-    def _choose_g(self, components, grad):
-        """The candidate with the least prequential, importance-weighted squared residual."""
-        usable = [d for d in self._draws if d[4]]  # draws made with the surrogate fitted
-        if self._surrogate_proba is None or len(usable) < self.min_labels:
-            names = (["scores", "strata", "calibrated"] if len(self._draws) >= self.min_labels
-                     else ["strata"])
-            usable = self._draws
-        else:
-            names = list(_CANDIDATES)
-        if len(names) == 1:
-            return names[0]
-        a = np.array([d[0] for d in usable])
-        y = np.array([d[1] for d in usable])
-        w = 1.0 / np.array([d[2] for d in usable])
-        comp = np.stack([d[3] for d in usable])  # (n, 4, K)
-        ga = grad[:, a, :]  # (n_metrics, n, K)
-        losses = {}
-        for name in names:
-            g = np.einsum("c,nck->nk", np.array(_CANDIDATES[name]), comp)
-            resid = np.eye(g.shape[1])[y] - g
-            losses[name] = float((w * ((ga * resid[None]).sum(-1) ** 2).sum(0)).sum())
-        return min(names, key=losses.get)
+    def _choose_g(self, grad):
+        """The control variate: before ``min_labels`` draws the class shares, then the best."""
+        usable = [d for d in self._draws if d.with_surrogate]
+        if self._surrogate_proba is not None and len(usable) >= self.min_labels:
+            return choose(list(CANDIDATES), usable, grad)
+        if len(self._draws) >= self.min_labels:
+            return choose(["scores", "strata", "calibrated"], self._draws, grad)
+        return "strata"
 
     # -------------------------------------------------------------- ask / tell
     @validate_args({"n": [Interval(Integral, 1, None, closed="left")]})
@@ -409,9 +350,9 @@ default=("accuracy", "precision", "recall")
         plugin = self._totals_labeled() + _row_totals(self._pred[unlabeled],
                                                       components[1][unlabeled], K)
         grad = metric_gradients(self._estimate.totals(plugin), self._metrics)
-        name = self._choose_g(components, grad)
+        name = self._choose_g(grad)
         self.control_variate_ = name
-        g = np.einsum("c,cik->ik", np.array(_CANDIDATES[name]), components)
+        g = mix(name, components)
         ga = grad[:, self._pred, :]  # (n_metrics, n_pool, K)
         # Expected squared residual of each item under a hedge between g and the
         # label shares of its predicted class: an overconfident g (0.999 on an
@@ -528,8 +469,8 @@ default=("accuracy", "precision", "recall")
             q_in_row = p["q"][j] / mass
             z += (e - p["g"][j]) / q_in_row
             self._estimate.add(a, z, mass * p["v_over_q"][a])
-            self._draws.append((int(a), int(self.labels_[idx[j]]), float(p["q"][j]),
-                                p["components"][j], p["with_surrogate"], int(idx[j])))
+            self._draws.append(Draw(int(a), int(self.labels_[idx[j]]), float(p["q"][j]),
+                                    p["components"][j], p["with_surrogate"], int(idx[j])))
         p["resolved"] = stop
         if stop == len(idx):
             self._pending = None
