@@ -48,8 +48,9 @@ class DifferenceEstimate:
 
     def __init__(self, n_classes, metrics):
         self.n_classes, self.metrics = n_classes, metrics
-        self.Z = [np.empty((0, n_classes)) for _ in range(n_classes)]
-        self.model_var = [np.empty((0, len(metrics))) for _ in range(n_classes)]
+        # Per row, one entry per draw (lists: appending a draw is O(1)).
+        self.Z = [[] for _ in range(n_classes)]
+        self.model_var = [[] for _ in range(n_classes)]
 
     @property
     def n_draws(self):
@@ -57,15 +58,15 @@ class DifferenceEstimate:
 
     def add(self, row, Z, model_var):
         """Record one draw in ``row``: its ``Z`` (K,) and predicted variances (n_metrics,)."""
-        self.Z[row] = np.vstack([self.Z[row], Z])
-        self.model_var[row] = np.vstack([self.model_var[row], model_var])
+        self.Z[row].append(np.asarray(Z, dtype=np.float64))
+        self.model_var[row].append(np.asarray(model_var, dtype=np.float64))
 
     def totals(self, plugin):
         """The estimate of the confusion totals; ``plugin`` (K, K) fills rows without draws."""
         T = np.array(plugin, dtype=np.float64)
         for c, z in enumerate(self.Z):
-            if len(z):
-                T[c] = z.mean(axis=0)
+            if z:
+                T[c] = np.mean(z, axis=0)
         return T
 
     def estimate(self, plugin, plugin_var, level=0.95):
@@ -88,9 +89,9 @@ class DifferenceEstimate:
             if n == 0:
                 var += plugin_var[c]
                 continue
-            model = self.model_var[c].sum(axis=0) / n**2
+            model = np.sum(self.model_var[c], axis=0) / n**2
             if n > 1:
-                u = (z - T[c]) @ grad[:, c, :].T  # (n, n_metrics)
+                u = (np.asarray(z) - T[c]) @ grad[:, c, :].T  # (n, n_metrics)
                 model = np.maximum(model, (u**2).sum(axis=0) / (n * (n - 1)))
             var += model
         se = np.sqrt(var)
