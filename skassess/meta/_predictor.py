@@ -1,0 +1,385 @@
+"""``PerformancePredictor``: a black box's accuracy on an unlabeled batch."""
+
+from numbers import Integral
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from ..utils import check_labels, check_scores, reset_fitted, validated, warn
+from ._atc import ATCMethod
+from ._confidence import ConfidenceMethod
+from ._crossval import CrossvalMethod
+from ._doc import DoCMethod
+from ._dropout import DropoutMethod
+from ._meta_model import MetaModelMethod
+from ._row_features import FeatureEncoder, RowFeatures
+
+__all__ = ["METHODS", "PerformancePredictor"]
+
+#: The predictors, by name.
+METHODS = {
+    "confidence": ConfidenceMethod,
+    "meta_model": MetaModelMethod,
+    "crossval": CrossvalMethod,
+    "dropout": DropoutMethod,
+    "atc": ATCMethod,
+    "doc": DoCMethod,
+}
+
+
+def _can_partial_fit(self):
+    return METHODS[self.method].can_partial_fit
+
+
+class PerformancePredictor(BaseEstimator):
+    """Predict a black box's accuracy on an unlabeled batch from a labeled reference set.
+
+    Every method turns each row of the batch into a predicted probability that
+    the black box is right on it; the batch's predicted accuracy is their mean.
+
+    - ``"confidence"``: the top confidence, recalibrated by histogram binning
+      on the reference rows (Elder et al.'s Confidence predictor, CBPE's idea).
+    - ``"meta_model"``: gradient boosting + logistic regression predicting
+      "right or wrong" from per-row features (the black box's scores, three
+      proxy classifiers' scores, the distance to the reference rows),
+      isotonic-calibrated (Elder et al.'s best predictor).
+    - ``"crossval"``: ten random forests on cross-validation folds; their
+      spread is an intrinsic uncertainty.
+    - ``"dropout"``: xgboost's DART booster with dropout at inference (ten
+      passes); needs ``skassess[meta]``.
+    - ``"atc"``: average thresholded confidence (Garg et al. 2022).
+    - ``"doc"``: difference of confidences (Guillory et al. 2021).
+
+    The black box is given as a fitted ``estimator`` (its ``predict_proba``
+    gives the scores), or its scores are passed as ``scores=`` beside the
+    features, or -- with neither -- ``X`` itself is the scores, as in the
+    rest of skassess (the three score-only methods need nothing else; the
+    meta-model methods then learn from the scores alone).
+
+    Parameters
+    ----------
+    estimator : fitted classifier with ``predict_proba``, default=None
+        The black box. Its ``classes_`` map ``y``.
+    method : {"meta_model", "confidence", "crossval", "dropout", "atc", "doc"}, \
+            default="meta_model"
+        The predictor.
+    classes : array-like of shape (n_classes,), default=None
+        The label of each score column, when ``y`` holds labels rather than
+        column indices and no ``estimator`` is given.
+    proxies : bool, default=True
+        Give the meta-model methods the proxy classifiers' confidences and the
+        neighbour distance (only when features are available).
+    n_bins : int, default=10
+        Bins of ``"confidence"`` (equal width on the top confidence).
+    atc_score : {"negative_entropy", "max_confidence"}, default="negative_entropy"
+        The per-row score that ``"atc"`` thresholds.
+    random_state : int or None, default=None
+        Seed of the meta-models.
+
+    Attributes
+    ----------
+    reference_accuracy_ : float
+        The black box's accuracy on the reference rows.
+    n_reference_ : int
+        Number of reference rows seen.
+    n_classes_ : int
+        Number of score columns.
+    n_features_in_ : int
+        Number of columns of ``X`` at fit.
+    feature_names_in_ : ndarray of str
+        The column names, when ``X`` was a DataFrame.
+    constant_ : float or None
+        When every reference row was right (or every one wrong) the
+        meta-model methods cannot learn and predict this smoothed rate,
+        ``(k + 1) / (n + 2)``, for every row (with a warning).
+
+    Notes
+    -----
+    Batches: a DataFrame batch is matched to the reference columns by name
+    (reordered columns are put back in order; a missing or unexpected column
+    is an error). A batch of one row gets a prediction (the probability that
+    the black box is right on that row). Missing feature values (NaN) go to
+    the black box as they are -- its own handling decides -- and the
+    meta-models handle them (boosting natively, the linear models by mean
+    imputation). Scores must be finite.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import train_test_split
+    >>> from skassess.meta import PerformancePredictor
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> X_tr, X_ref, y_tr, y_ref = train_test_split(X, y, random_state=0)
+    >>> model = LogisticRegression(max_iter=5000).fit(X_tr, y_tr)
+    >>> pp = PerformancePredictor(model, method="confidence").fit(X_ref, y_ref)
+    >>> round(pp.predict(X_ref[:50]), 3)  # predicted accuracy on a batch
+    0.952
+    """
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["predict_proba"]), None],
+        "method": [StrOptions(set(METHODS))],
+        "classes": ["array-like", None],
+        "proxies": ["boolean"],
+        "n_bins": [Interval(Integral, 2, None, closed="left")],
+        "atc_score": [StrOptions({"negative_entropy", "max_confidence"})],
+        "random_state": [Interval(Integral, 0, 2**31 - 1, closed="left"), None],
+    }
+
+    def __init__(self, estimator=None, method="meta_model", *, classes=None, proxies=True,
+                 n_bins=10, atc_score="negative_entropy", random_state=None):
+        self.estimator = estimator
+        self.method = method
+        self.classes = classes
+        self.proxies = proxies
+        self.n_bins = n_bins
+        self.atc_score = atc_score
+        self.random_state = random_state
+
+    # -- inputs -------------------------------------------------------------------------------
+
+    def _make_method(self):
+        seed = self.random_state
+        kwargs = {"confidence": {"n_bins": self.n_bins}, "atc": {"score": self.atc_score}}
+        return METHODS[self.method](**kwargs.get(self.method, {}), random_state=seed)
+
+    def _check_columns(self, X, reset):
+        """Record (reset) or check the columns of X; return X in the fit order."""
+        if X is None:
+            if reset:
+                self.n_features_in_ = 0
+            elif self.n_features_in_:
+                raise ValueError("X is None, but the predictor was fitted with features.")
+            return None
+        if isinstance(X, pd.DataFrame):
+            names = np.asarray(X.columns, dtype=object)
+            if reset:
+                self.feature_names_in_ = names
+                self.n_features_in_ = names.size
+                return X
+            if hasattr(self, "feature_names_in_"):
+                seen = list(self.feature_names_in_)
+                missing = [c for c in seen if c not in set(names)]
+                extra = [c for c in names if c not in set(seen)]
+                if missing or extra:
+                    raise ValueError(
+                        "X must have the columns seen in fit"
+                        + (f"; missing: {missing!r}" if missing else "")
+                        + (f"; unexpected: {extra!r}" if extra else "") + "."
+                    )
+                return X[seen]  # reordered columns are matched by name
+        width = np.shape(X)[1] if np.ndim(X) == 2 else 1
+        if np.ndim(X) == 0 or np.shape(X)[0] == 0:
+            raise ValueError(f"X must have at least one row; got shape {np.shape(X)}.")
+        if reset:
+            self.n_features_in_ = width
+            self.__dict__.pop("feature_names_in_", None)
+        elif width != self.n_features_in_:
+            raise ValueError(f"X has {width} columns, but the predictor was fitted with "
+                             f"{self.n_features_in_}.")
+        return X
+
+    def _inputs(self, X, scores, reset):
+        """(features or None, scores) for the rows of X."""
+        X = self._check_columns(X, reset)
+        K = None if reset else self.n_classes_
+        if scores is not None:
+            S = check_scores(scores, n_classes=K, input_name="scores")
+            F = X
+        elif self.estimator is not None:
+            if X is None:
+                raise ValueError("X is None; the estimator needs features to score.")
+            check_is_fitted(self.estimator)
+            S = check_scores(self.estimator.predict_proba(X), n_classes=K,
+                             input_name="estimator.predict_proba(X)")
+            F = X
+        else:
+            if X is None:
+                raise ValueError("X is None and no scores were given.")
+            S, F = check_scores(X, n_classes=K), None
+        if not np.isfinite(S).all():
+            raise ValueError("The scores contain NaN or infinity; a row's scores must be "
+                             "finite probabilities.")
+        if F is not None and np.shape(F)[0] != S.shape[0]:
+            raise ValueError(f"X has {np.shape(F)[0]} rows but scores has {S.shape[0]}.")
+        return F, S
+
+    # -- fit ----------------------------------------------------------------------------------
+
+    @validated
+    def fit(self, X, y, *, scores=None):
+        """Learn from the labeled reference rows.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features) or None
+            The reference rows' features (the black box's input); the scores
+            themselves when neither ``estimator`` nor ``scores`` is given;
+            None with ``scores`` for a score-only method.
+        y : array-like of shape (n_samples,)
+            True labels of every reference row.
+        scores : array-like of shape (n_samples, n_classes), default=None
+            The black box's scores on the rows, when it is not given as
+            ``estimator``.
+
+        Returns
+        -------
+        self : PerformancePredictor
+        """
+        reset_fitted(self)
+        try:
+            F, S = self._inputs(X, scores, reset=True)
+            self.n_classes_ = S.shape[1]
+            classes = self.estimator.classes_ if self.estimator is not None else self.classes
+            codes = check_labels(y, S.shape[0], S.shape[1], classes, missing_label=None)
+            if np.unique(codes).size < 2:
+                raise ValueError(
+                    f"y has a single class ({np.unique(np.asarray(y)).tolist()!r}); a "
+                    "reference set needs rows of at least two classes to show how the model "
+                    "errs."
+                )
+            pred = S.argmax(axis=1)
+            correct = pred == codes
+            self.method_ = self._make_method()
+            self.encoder_ = None
+            Fenc = None
+            if F is not None and self.method_.uses_features:
+                self.encoder_ = FeatureEncoder().fit(F)
+                Fenc = self.encoder_.transform(F)
+            self.features_ = RowFeatures(self.proxies, random_state=self.random_state or 0)
+            Z = self.features_.fit_transform(Fenc, codes, S, pred)
+            self.constant_ = None
+            if self.method_.uses_features and (correct.all() or not correct.any()):
+                self.constant_ = (correct.sum() + 1.0) / (correct.size + 2.0)
+                warn(f"The black box is {'right' if correct.any() else 'wrong'} on every "
+                     f"reference row; method {self.method!r} cannot learn where it errs and "
+                     f"predicts the smoothed rate {self.constant_:.3f} for every row.")
+            else:
+                self.method_.fit(Z, correct)
+            self.n_reference_ = int(correct.size)
+            self.n_correct_ = int(correct.sum())
+            self.reference_accuracy_ = self.n_correct_ / self.n_reference_
+        except BaseException:
+            reset_fitted(self)
+            raise
+        return self
+
+    @available_if(_can_partial_fit)
+    @validated
+    def partial_fit(self, X, y, *, scores=None):
+        """Add labeled reference rows (``"confidence"`` and ``"doc"``: their counts add up).
+
+        Parameters
+        ----------
+        X, y, scores
+            As in :meth:`fit`.
+
+        Returns
+        -------
+        self : PerformancePredictor
+        """
+        if not hasattr(self, "method_"):
+            return self.fit(X, y, scores=scores)
+        F, S = self._inputs(X, scores, reset=False)
+        classes = self.estimator.classes_ if self.estimator is not None else self.classes
+        codes = check_labels(y, S.shape[0], S.shape[1], classes, missing_label=None)
+        pred = S.argmax(axis=1)
+        correct = pred == codes
+        Z = self.features_.transform(None, S, pred)
+        self.method_.partial_fit(Z, correct)
+        self.n_reference_ += int(correct.size)
+        self.n_correct_ += int(correct.sum())
+        self.reference_accuracy_ = self.n_correct_ / self.n_reference_
+        return self
+
+    # -- predict ------------------------------------------------------------------------------
+
+    def _rows(self, X, scores):
+        """Everything the methods say about each row of a batch (used by the interval model)."""
+        check_is_fitted(self, "method_")
+        F, S = self._inputs(X, scores, reset=False)
+        pred = S.argmax(axis=1)
+        Fenc = None if self.encoder_ is None else self.encoder_.transform(F)
+        Z = self.features_.transform(Fenc, S, pred)
+        if self.constant_ is not None:
+            out = {"p": np.full(S.shape[0], self.constant_), "u": None, "raw": Z[:, 0]}
+        else:
+            out = self.method_.rows(Z)
+        out.update(Z=Z, scores=S, pred=pred, features=Fenc)
+        return out
+
+    def predict_correctness(self, X, *, scores=None):
+        """The predicted probability that the black box is right on each row.
+
+        Parameters
+        ----------
+        X, scores
+            The batch, as in :meth:`fit` (without labels).
+
+        Returns
+        -------
+        p : ndarray of shape (n_samples,)
+        """
+        return self._rows(X, scores)["p"]
+
+    def predict(self, X, *, scores=None):
+        """The predicted accuracy of the black box on the batch.
+
+        Parameters
+        ----------
+        X, scores
+            The batch, as in :meth:`fit` (without labels).
+
+        Returns
+        -------
+        accuracy : float
+        """
+        return float(np.mean(self.predict_correctness(X, scores=scores)))
+
+    def intrinsic_uncertainty(self, X, *, scores=None):
+        """The method's own uncertainty of its prediction: the mean of its per-row spreads.
+
+        ``"confidence"``: the bins' binomial standard errors; ``"crossval"``
+        and ``"dropout"``: the members' standard deviation. Elder et al. use
+        it (scaled) as an interval half-width baseline.
+
+        Returns
+        -------
+        uncertainty : float
+
+        Raises
+        ------
+        ValueError
+            For the methods that have none (``"meta_model"``, ``"atc"``, ``"doc"``).
+        """
+        rows = self._rows(X, scores)
+        if rows["u"] is None:
+            raise ValueError(f"method {self.method!r} has no intrinsic uncertainty; "
+                             "'confidence', 'crossval' and 'dropout' have one.")
+        return float(np.mean(rows["u"]))
+
+    def score(self, X, y, *, scores=None):
+        """Minus the absolute error of the predicted accuracy on a labeled batch.
+
+        Parameters
+        ----------
+        X, scores
+            The batch, as in :meth:`fit`.
+        y : array-like of shape (n_samples,)
+            Its true labels.
+
+        Returns
+        -------
+        score : float
+            ``-|predicted accuracy - true accuracy|`` (higher is better).
+        """
+        rows = self._rows(X, scores)
+        classes = self.estimator.classes_ if self.estimator is not None else self.classes
+        codes = check_labels(y, rows["scores"].shape[0], self.n_classes_, classes,
+                             missing_label=None)
+        return -abs(float(np.mean(rows["p"])) - float(np.mean(rows["pred"] == codes)))
