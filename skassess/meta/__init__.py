@@ -2,10 +2,16 @@
 
 - :class:`PerformancePredictor`: a black box's accuracy on an unlabeled batch,
   learned from a labeled reference set (six methods).
+- :class:`PerformanceIntervalRegressor`: the same prediction with an interval
+  whose width is learned from simulated drift (Elder et al.'s uncertainty model).
+- :func:`interval_cost`: Elder et al.'s cost C_alpha of a set of intervals.
 - :mod:`skassess.meta.drift`: seeded splitters that simulate covariate drift.
 """
 
 from . import drift
+from ._interval import PerformanceIntervalRegressor
 from ._predictor import METHODS, PerformancePredictor
+from ._quantile_model import LEVELS, interval_cost
 
-__all__ = ["METHODS", "PerformancePredictor", "drift"]
+__all__ = ["LEVELS", "METHODS", "PerformanceIntervalRegressor", "PerformancePredictor", "drift",
+           "interval_cost"]

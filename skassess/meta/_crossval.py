@@ -26,7 +26,7 @@ class CrossvalMethod:
         self.random_state = random_state
 
     def _forest(self, seed):
-        return RandomForestClassifier(n_estimators=50, min_samples_leaf=5, max_features="sqrt",
+        return RandomForestClassifier(n_estimators=30, min_samples_leaf=5, max_features="sqrt",
                                       n_jobs=1, random_state=seed)
 
     def fit(self, Z, correct):

@@ -243,30 +243,40 @@ class PerformancePredictor(BaseEstimator):
                     "reference set needs rows of at least two classes to show how the model "
                     "errs."
                 )
-            pred = S.argmax(axis=1)
-            correct = pred == codes
-            self.method_ = self._make_method()
+            self._fit_core(F, codes, S)
+        except BaseException:
+            reset_fitted(self)
+            raise
+        return self
+
+    def _fit_core(self, F, codes, S, shared=None):
+        """Fit the method on checked inputs; ``shared`` reuses another predictor's row features."""
+        pred = S.argmax(axis=1)
+        correct = pred == codes
+        self.method_ = self._make_method()
+        if shared is None:
             self.encoder_ = None
             Fenc = None
             if F is not None and self.method_.uses_features:
                 self.encoder_ = FeatureEncoder().fit(F)
                 Fenc = self.encoder_.transform(F)
-            self.features_ = RowFeatures(self.proxies, random_state=self.random_state or 0)
+            self.features_ = RowFeatures(bool(self.proxies), random_state=self.random_state or 0)
             Z = self.features_.fit_transform(Fenc, codes, S, pred)
-            self.constant_ = None
-            if self.method_.uses_features and (correct.all() or not correct.any()):
-                self.constant_ = (correct.sum() + 1.0) / (correct.size + 2.0)
-                warn(f"The black box is {'right' if correct.any() else 'wrong'} on every "
-                     f"reference row; method {self.method!r} cannot learn where it errs and "
-                     f"predicts the smoothed rate {self.constant_:.3f} for every row.")
-            else:
-                self.method_.fit(Z, correct)
-            self.n_reference_ = int(correct.size)
-            self.n_correct_ = int(correct.sum())
-            self.reference_accuracy_ = self.n_correct_ / self.n_reference_
-        except BaseException:
-            reset_fitted(self)
-            raise
+        else:
+            self.encoder_, self.features_ = shared.encoder_, shared.features_
+            Fenc, Z = shared._reference["F"], shared._reference["Z"]
+        self._reference = {"F": Fenc, "Z": Z, "pred": pred}
+        self.constant_ = None
+        if self.method_.uses_features and (correct.all() or not correct.any()):
+            self.constant_ = (correct.sum() + 1.0) / (correct.size + 2.0)
+            warn(f"The black box is {'right' if correct.any() else 'wrong'} on every "
+                 f"reference row; method {self.method!r} cannot learn where it errs and "
+                 f"predicts the smoothed rate {self.constant_:.3f} for every row.")
+        else:
+            self.method_.fit(Z, correct)
+        self.n_reference_ = int(correct.size)
+        self.n_correct_ = int(correct.sum())
+        self.reference_accuracy_ = self.n_correct_ / self.n_reference_
         return self
 
     @available_if(_can_partial_fit)

@@ -1,0 +1,248 @@
+"""``PerformanceIntervalRegressor``: predicted accuracy on a batch, with a learned interval."""
+
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ..utils import check_labels, reset_fitted, validated
+from ._predictor import PerformancePredictor
+from ._quantile_model import LEVELS, QuantileEnsemble, fit_scales, interval_cost
+from ._scenarios import evaluate_scenario
+from ._um_features import UM_FEATURES, batch_features
+from .drift import LINEAR_SKEW_RATIOS, LinearSkewSplit
+
+__all__ = ["PerformanceIntervalRegressor"]
+
+
+class PerformanceIntervalRegressor(BaseEstimator):
+    """A performance predictor with prediction intervals learned from simulated drift.
+
+    Elder et al.'s uncertainty model (UM): a regressor of how far the
+    predictor's accuracy estimate is from the truth, trained on drift
+    scenarios, from features of the batch that say how it differs from the
+    reference (distances between histograms of the scores, proxy models'
+    confidences, the most important feature and the first principal
+    component; how well a classifier tells the batch from the reference; the
+    spread and the sampling noise of the per-row predictions; the
+    predictor's own uncertainty). An ensemble of ``n_models`` xgboost
+    quantile regressors predicts the error's quantiles at the levels 0.50,
+    0.55, ..., 0.95; each level's scale is calibrated on held-out scenarios
+    so that the interval ``accuracy +- u`` covers the truth at that rate.
+
+    With ``uncertainty_model="fit"``, :meth:`fit` simulates linear-skew
+    drift inside the labeled reference set (the black box fixed, the
+    predictor refitted on each scenario's reference part, skewed along the
+    two features a random-forest proxy ranks first, or along the black box's
+    confidence and entropy when only scores are given), trains the UM on 80 %
+    of the scenarios and calibrates it on the other 20 % (the paper's
+    target-data calibration).
+
+    Parameters
+    ----------
+    predictor : PerformancePredictor, default=None
+        The (unfitted) predictor whose error is modelled; None means
+        ``PerformancePredictor(method="meta_model")``. It carries the black
+        box (``estimator``) if one is used.
+    coverage : float in [0.5, 0.95], default=0.95
+        The intervals' target coverage (and the level of :meth:`score`).
+    uncertainty_model : {"fit"}, default="fit"
+        Where the UM comes from: trained on the reference's own drift
+        scenarios.
+    n_scenarios : int, default=60
+        Drift scenarios simulated by :meth:`fit`.
+    n_models : int, default=10
+        Quantile regressors in the ensemble.
+    random_state : int or None, default=None
+        Seed of the scenarios, the predictors and the regressors.
+
+    Attributes
+    ----------
+    predictor_ : PerformancePredictor
+        The predictor fitted on the whole reference set.
+    uncertainty_model_ : QuantileEnsemble
+        The fitted quantile regressors.
+    scales_ : ndarray of shape (10,)
+        Calibration factor of each level.
+    scenarios_ : DataFrame
+        The simulated scenarios: true and predicted accuracy, error, and the
+        UM's inputs; column ``split`` says which trained and which calibrated.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skassess.meta import PerformanceIntervalRegressor, PerformancePredictor
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> model = LogisticRegression(max_iter=5000).fit(X[:200], y[:200])
+    >>> pir = PerformanceIntervalRegressor(
+    ...     PerformancePredictor(model, method="confidence"), n_scenarios=15, n_models=2,
+    ...     random_state=0).fit(X[200:450], y[200:450])
+    >>> out = pir.predict(X[450:])
+    >>> list(out.index)
+    ['accuracy', 'lower', 'upper', 'coverage']
+    >>> bool(out["lower"] <= out["accuracy"] <= out["upper"])
+    True
+    """
+
+    _parameter_constraints = {
+        "predictor": [HasMethods(["fit", "predict"]), None],
+        "coverage": [Interval(Real, LEVELS[0], LEVELS[-1], closed="both")],
+        "uncertainty_model": [StrOptions({"fit"})],
+        "n_scenarios": [Interval(Integral, 10, None, closed="left")],
+        "n_models": [Interval(Integral, 1, None, closed="left")],
+        "random_state": [Interval(Integral, 0, 2**31 - 1, closed="left"), None],
+    }
+
+    def __init__(self, predictor=None, *, coverage=0.95, uncertainty_model="fit",
+                 n_scenarios=60, n_models=10, random_state=None):
+        self.predictor = predictor
+        self.coverage = coverage
+        self.uncertainty_model = uncertainty_model
+        self.n_scenarios = n_scenarios
+        self.n_models = n_models
+        self.random_state = random_state
+
+    def _base_predictor(self):
+        if self.predictor is None:
+            pp = PerformancePredictor(method="meta_model")
+        else:  # a fresh predictor around the same (fitted) black box, which is not cloned
+            pp = clone(self.predictor).set_params(estimator=self.predictor.estimator)
+        if self.random_state is not None and pp.get_params().get("random_state") is None:
+            pp.set_params(random_state=self.random_state)
+        return pp
+
+    @validated
+    def fit(self, X, y, *, scores=None):
+        """Fit the predictor on the reference rows and the UM on their drift scenarios.
+
+        Parameters
+        ----------
+        X, y, scores
+            As in :meth:`PerformancePredictor.fit`.
+
+        Returns
+        -------
+        self : PerformanceIntervalRegressor
+        """
+        reset_fitted(self)
+        seed = self.random_state or 0
+        try:
+            pp = self._base_predictor().fit(X, y, scores=scores)
+            self.predictor_ = pp
+            # the UM's inputs always come from the meta-model's row features (with proxies)
+            self.shared_ = pp if pp.method == "meta_model" and pp.proxies else \
+                PerformancePredictor(pp.estimator, method="meta_model", classes=pp.classes,
+                                     random_state=seed).fit(X, y, scores=scores)
+            F, S = pp._inputs(X, scores, reset=False)
+            classes = pp.estimator.classes_ if pp.estimator is not None else pp.classes
+            codes = check_labels(y, S.shape[0], S.shape[1], classes, missing_label=None)
+            Fenc = self.shared_._reference["F"]
+            self.scenarios_ = self._simulate(Fenc, codes, S, pp.method, seed)
+            train = self.scenarios_["split"].to_numpy() == "train"
+            inputs = self.scenarios_.loc[:, list(UM_FEATURES)].to_numpy(dtype=np.float64)
+            target = self.scenarios_["error"].abs().to_numpy()
+            self.uncertainty_model_ = QuantileEnsemble(
+                n_models=self.n_models, random_state=seed).fit(inputs[train], target[train])
+            q = self.uncertainty_model_.predict(inputs[~train])
+            self.scales_ = fit_scales(target[~train], q)
+        except BaseException:
+            reset_fitted(self)
+            raise
+        return self
+
+    def _simulate(self, F, codes, S, method, seed):
+        """Linear-skew scenarios inside the reference, the black box fixed."""
+        if F is not None and F.shape[1] > 0:
+            imp = self.shared_.features_.models_[1].feature_importances_
+            skew, feats = F, [int(i) for i in np.argsort(imp)[::-1][:2]]
+        else:  # scores only: skew along the black box's confidence and entropy
+            skew, feats = self.shared_._reference["Z"][:, [0, 2]], [0, 1]
+        per_ratio = len(feats) * len(LINEAR_SKEW_RATIOS)
+        cv = LinearSkewSplit(feats, n_repeats=max(1, -(-self.n_scenarios // per_ratio)),
+                             random_state=seed)
+        splits = list(cv.split(skew))
+        rng = np.random.default_rng(seed)
+        splits = [splits[i] for i in np.sort(rng.choice(len(splits), self.n_scenarios,
+                                                         replace=False))]
+        records = []
+        for s, (ref, batch) in enumerate(splits):
+            if np.unique(codes[ref]).size < 2 or batch.size < 10:
+                continue
+            Fr = None if F is None else F[ref]
+            Fb = None if F is None else F[batch]
+            records += evaluate_scenario(Fr, codes[ref], S[ref], Fb, codes[batch], S[batch],
+                                         methods=[method], seed=seed + s)
+        if len(records) < 10:
+            raise ValueError(f"Only {len(records)} drift scenarios could be simulated from "
+                             "the reference rows (each needs both classes and 10 batch "
+                             "rows); give more reference rows.")
+        df = pd.DataFrame(records)
+        n_cal = max(2, int(round(0.2 * len(df))))
+        split = np.array(["train"] * len(df), dtype=object)
+        split[rng.choice(len(df), n_cal, replace=False)] = "calibration"
+        df["split"] = split
+        return df
+
+    def _batch(self, X, scores):
+        check_is_fitted(self, "uncertainty_model_")
+        rows = self.predictor_._rows(X, scores)
+        if self.shared_ is self.predictor_:
+            srows = rows
+        else:
+            srows = self.shared_._rows(X, scores)
+        ref = self.shared_._reference
+        imp = (self.shared_.features_.models_[1].feature_importances_
+               if self.shared_.features_.use_proxies_ else None)
+        feats = batch_features(ref, {"Z": srows["Z"], "F": srows["features"],
+                                     "pred": srows["pred"]},
+                               rows, self.predictor_.reference_accuracy_, importances=imp,
+                               seed=self.random_state or 0)
+        q = self.uncertainty_model_.predict(np.array([[feats[k] for k in UM_FEATURES]]))[0]
+        return rows, np.maximum.accumulate(q * self.scales_)
+
+    def _half_width(self, q, coverage):
+        return float(np.interp(coverage, LEVELS, q))
+
+    def predict(self, X, *, scores=None, coverage=None):
+        """The predicted accuracy on the batch and its interval.
+
+        Parameters
+        ----------
+        X, scores
+            The batch, as in :meth:`PerformancePredictor.predict`.
+        coverage : float in [0.5, 0.95], default=None
+            The interval's target coverage; None uses ``self.coverage``.
+
+        Returns
+        -------
+        Series
+            ``accuracy``, ``lower``, ``upper`` (clipped to [0, 1]) and ``coverage``.
+        """
+        coverage = self.coverage if coverage is None else coverage
+        if not LEVELS[0] <= coverage <= LEVELS[-1]:
+            raise ValueError(f"coverage must be in [{LEVELS[0]}, {LEVELS[-1]}]; got "
+                             f"{coverage!r}.")
+        rows, q = self._batch(X, scores)
+        acc = float(np.mean(rows["p"]))
+        u = self._half_width(q, coverage)
+        return pd.Series({"accuracy": acc, "lower": max(0.0, acc - u),
+                          "upper": min(1.0, acc + u), "coverage": float(coverage)})
+
+    def score(self, X, y, *, scores=None):
+        """Minus the interval cost C_alpha on a labeled batch (alpha = ``coverage``).
+
+        Returns
+        -------
+        score : float
+            ``-C_alpha(|predicted - true accuracy|, half-width)``; higher is better.
+        """
+        rows, q = self._batch(X, scores)
+        pp = self.predictor_
+        classes = pp.estimator.classes_ if pp.estimator is not None else pp.classes
+        codes = check_labels(y, rows["pred"].size, pp.n_classes_, classes, missing_label=None)
+        error = float(np.mean(rows["p"])) - float(np.mean(rows["pred"] == codes))
+        return -interval_cost(error, self._half_width(q, self.coverage), self.coverage)

@@ -1,0 +1,136 @@
+"""The uncertainty model's regressor: an ensemble of xgboost quantile regressors.
+
+Elder et al. (Sec. 3.2, App. 8.2) train ten gradient-boosting models with a
+quantile loss on the absolute error of the predicted accuracy and average
+them. xgboost's ``reg:quantileerror`` objective fits every level of
+``LEVELS`` in one model. The ensemble's quantiles are made non-decreasing
+in the level and non-negative; a scale factor per level, fitted on held-out
+scenarios to minimize the interval cost, calibrates them (their "TL
+calibration"). The fitted boosters serialize to JSON-safe text (xgboost's
+UBJSON, base64), so a pretrained model ships as a small data file, not a
+pickle.
+"""
+
+import base64
+
+import numpy as np
+
+from ._xgboost import import_xgboost
+
+__all__ = ["LEVELS", "QuantileEnsemble", "fit_scales", "interval_cost"]
+
+#: The levels alpha the uncertainty model predicts (the paper's range, in steps of 0.05).
+LEVELS = tuple(np.round(np.arange(0.5, 0.951, 0.05), 2).tolist())
+
+_SCALE_GRID = np.exp(np.linspace(np.log(0.1), np.log(10.0), 401))
+
+
+def interval_cost(error, half_width, alpha):
+    """Elder et al.'s interval cost C_alpha, averaged over batches.
+
+    ``alpha * max(|e| - u, 0) + (1 - alpha) * max(u - |e|, 0)``: too narrow
+    an interval costs ``alpha`` per unit, too wide ``1 - alpha``. It is the
+    pinball loss of ``u`` as the alpha-quantile of ``|e|``, so the constant
+    ``u`` that minimizes it is that quantile: an interval ``pred +- u`` then
+    covers the truth in a share alpha of the batches.
+
+    Parameters
+    ----------
+    error : array-like
+        Predicted minus true accuracy, per batch (the sign is ignored).
+    half_width : array-like or float
+        The intervals' half-widths ``u``.
+    alpha : float in (0, 1)
+        The cost's balance.
+
+    Returns
+    -------
+    cost : float
+
+    Examples
+    --------
+    >>> from skassess.meta import interval_cost
+    >>> float(interval_cost([0.02, -0.05], 0.03, 0.9))  # (0.1 * 0.01 + 0.9 * 0.02) / 2
+    0.0095
+    """
+    d = np.abs(np.asarray(error, dtype=np.float64))
+    u = np.asarray(half_width, dtype=np.float64)
+    return float(np.mean(alpha * np.maximum(d - u, 0.0) + (1 - alpha) * np.maximum(u - d, 0.0)))
+
+
+def fit_scales(error, half_widths, levels=LEVELS):
+    """Per level, the factor ``s`` that minimizes ``C_alpha(error, s * u)`` (grid 0.1-10)."""
+    d = np.abs(np.asarray(error, dtype=np.float64))
+    U = np.asarray(half_widths, dtype=np.float64).reshape(d.size, -1)
+    scales = np.empty(len(levels))
+    for j, a in enumerate(levels):
+        u = U[:, j if U.shape[1] > 1 else 0]
+        cost = [interval_cost(d, s * u, a) for s in _SCALE_GRID]
+        scales[j] = _SCALE_GRID[int(np.argmin(cost))]
+    return scales
+
+
+class QuantileEnsemble:
+    """``n_models`` xgboost models, each predicting every level of ``levels`` of a target."""
+
+    def __init__(self, levels=LEVELS, n_models=10, n_estimators=150, max_depth=3,
+                 learning_rate=0.05, subsample=0.8, colsample_bynode=0.5, random_state=0):
+        self.levels = tuple(levels)
+        self.n_models = n_models
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.learning_rate = learning_rate
+        self.subsample = subsample
+        self.colsample_bynode = colsample_bynode
+        self.random_state = random_state
+
+    def fit(self, F, target):
+        xgb = import_xgboost()
+        F = np.asarray(F, dtype=np.float64)
+        target = np.asarray(target, dtype=np.float64)
+        dm = xgb.DMatrix(F, label=target)
+        self.boosters_ = []
+        for m in range(self.n_models):
+            params = {
+                "objective": "reg:quantileerror",
+                "quantile_alpha": np.asarray(self.levels),
+                "tree_method": "hist",
+                "max_depth": self.max_depth,
+                "learning_rate": self.learning_rate,
+                "subsample": self.subsample,
+                "colsample_bynode": self.colsample_bynode,
+                "seed": int(self.random_state) + m,
+                "nthread": 1,
+                "verbosity": 0,
+            }
+            self.boosters_.append(xgb.train(params, dm, num_boost_round=self.n_estimators))
+        self.n_features_in_ = F.shape[1]
+        return self
+
+    def predict(self, F):
+        """Quantiles of the target, shape (n, n_levels), non-decreasing and >= 0."""
+        xgb = import_xgboost()
+        dm = xgb.DMatrix(np.asarray(F, dtype=np.float64))
+        q = np.mean([b.predict(dm).reshape(dm.num_row(), -1) for b in self.boosters_], axis=0)
+        return np.maximum.accumulate(np.maximum(q, 0.0), axis=1)
+
+    def to_dict(self):
+        """A JSON-safe description (parameters and the boosters as base64 UBJSON)."""
+        return {
+            "levels": list(self.levels),
+            "n_features_in": int(self.n_features_in_),
+            "boosters": [base64.b64encode(bytes(b.save_raw("ubj"))).decode("ascii")
+                         for b in self.boosters_],
+        }
+
+    @classmethod
+    def from_dict(cls, d):
+        xgb = import_xgboost()
+        self = cls(levels=d["levels"], n_models=len(d["boosters"]))
+        self.boosters_ = []
+        for text in d["boosters"]:
+            booster = xgb.Booster()
+            booster.load_model(bytearray(base64.b64decode(text)))
+            self.boosters_.append(booster)
+        self.n_features_in_ = d["n_features_in"]
+        return self

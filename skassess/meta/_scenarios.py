@@ -1,0 +1,133 @@
+"""Drift scenarios: what a predictor gets wrong on simulated drift, and the batch features.
+
+One scenario is a labeled reference set and a labeled batch under drift. The
+predictors learn from the reference; on the batch, their predicted accuracy is
+compared with the true one, and the uncertainty model's inputs are computed.
+Two uses: the user's fixed black box (its scores on the rows are given), and
+a library of data sets where a base model is trained per scenario (how the
+pretrained uncertainty model is made).
+"""
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.impute import SimpleImputer
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from ._predictor import PerformancePredictor
+from ._um_features import SHARED_FEATURES, batch_features
+
+__all__ = ["BASE_MODELS", "evaluate_scenario", "library_scenario"]
+
+#: The base models of the library scenarios (Elder et al. use these two).
+BASE_MODELS = {
+    "lr": make_pipeline(SimpleImputer(), StandardScaler(), LogisticRegression(max_iter=2000)),
+    "rf": RandomForestClassifier(n_estimators=100, min_samples_leaf=2, n_jobs=1,
+                                 random_state=0),
+}
+
+_N_BOOT = 200
+
+
+def _bootstrap_sd(p, rng):
+    """Standard deviation of the batch mean over Poisson-bootstrap resamples of its rows."""
+    w = rng.poisson(1.0, size=(_N_BOOT, p.size)).astype(np.float64)
+    means = (w @ p) / np.maximum(w.sum(axis=1), 1.0)
+    return float(means.std())
+
+
+def evaluate_scenario(F_ref, y_ref, S_ref, F_batch, y_batch, S_batch, *, methods, seed=0,
+                      features=True):
+    """Fit each predictor on the reference and judge it on the batch.
+
+    Parameters
+    ----------
+    F_ref, F_batch : ndarray or DataFrame, or None
+        Features (None: score-only).
+    y_ref, y_batch : ndarray of int
+        True class indices.
+    S_ref, S_batch : ndarray of shape (n, n_classes)
+        The black box's scores.
+    methods : sequence of str
+        Predictors (:data:`METHODS` names).
+    seed : int
+        Seed of the predictors, the drift classifiers and the bootstrap.
+    features : bool
+        Compute the uncertainty model's inputs.
+
+    Returns
+    -------
+    list of dict
+        One record per method: ``method``, ``truth`` (the batch's accuracy),
+        ``prediction``, ``error`` (signed), ``n_batch``, the baselines'
+        uncalibrated half-widths ``se``, ``bootstrap``, ``intrinsic``, and
+        (with ``features``) the uncertainty model's inputs.
+    """
+    truth = float(np.mean(S_batch.argmax(axis=1) == y_batch))
+    shared = PerformancePredictor(method="meta_model", random_state=seed)
+    shared.fit(F_ref, y_ref, scores=S_ref)
+    rng = np.random.default_rng(seed)
+    ref_rows = {"Z": shared._reference["Z"], "F": shared._reference["F"],
+                "pred": shared._reference["pred"]}
+    importances = None
+    if shared.features_.use_proxies_:
+        importances = shared.features_.models_[1].feature_importances_
+    records = []
+    batch_info = shared_feats = None
+    for method in methods:
+        pp = shared if method == "meta_model" else PerformancePredictor(method=method,
+                                                                        random_state=seed)
+        if pp is not shared:
+            pp.n_features_in_, pp.n_classes_ = shared.n_features_in_, shared.n_classes_
+            if hasattr(shared, "feature_names_in_"):
+                pp.feature_names_in_ = shared.feature_names_in_
+            pp._fit_core(None, y_ref, S_ref, shared=shared)
+        rows = pp._rows(F_batch, S_batch)
+        p = rows["p"]
+        rec = {"method": method, "truth": truth, "prediction": float(p.mean()),
+               "n_batch": int(p.size), "n_reference": int(S_ref.shape[0])}
+        rec["error"] = rec["prediction"] - truth
+        rec["se"] = float(p.std() / np.sqrt(p.size))
+        rec["bootstrap"] = _bootstrap_sd(p, rng)
+        rec["intrinsic"] = np.nan if rows["u"] is None else float(np.mean(rows["u"]))
+        if features:
+            if batch_info is None:
+                batch_info = {"Z": rows["Z"], "F": rows["features"], "pred": rows["pred"]}
+            feats = batch_features(ref_rows, batch_info, rows, pp.reference_accuracy_,
+                                   importances=importances, seed=seed, shared=shared_feats)
+            if shared_feats is None:
+                shared_feats = {k: feats[k] for k in SHARED_FEATURES}
+            rec.update(feats)
+        records.append(rec)
+    return records
+
+
+def library_scenario(X, y, reference, batch, *, base, methods, seed=0, train_share=0.5,
+                     features=True):
+    """A scenario of the data-set library: train a base model, then :func:`evaluate_scenario`.
+
+    The reference rows are split at random into the base model's training rows
+    (``train_share``) and the predictors' reference rows (Elder et al.'s
+    train/test split of the pre-drift data).
+    """
+    train, ref = train_test_split(reference, train_size=train_share, random_state=seed,
+                                  stratify=None)
+    model = clone(BASE_MODELS[base])
+    if "random_state" in model.get_params():
+        model.set_params(random_state=seed)
+    model.fit(X[train], y[train])
+    K = int(y.max()) + 1
+
+    def scores(rows):
+        S = np.zeros((rows.size, K))
+        S[:, model.classes_] = model.predict_proba(X[rows])
+        return S
+
+    out = evaluate_scenario(X[ref], y[ref], scores(ref), X[batch], y[batch], scores(batch),
+                            methods=methods, seed=seed, features=features)
+    for rec in out:
+        rec["base"] = base
+    return out

@@ -1,0 +1,116 @@
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.datasets import make_classification
+from sklearn.linear_model import LogisticRegression
+
+from skassess.meta import (
+    LEVELS,
+    PerformanceIntervalRegressor,
+    PerformancePredictor,
+    interval_cost,
+)
+from skassess.meta._quantile_model import QuantileEnsemble, fit_scales
+from skassess.meta._um_features import SHARED_FEATURES, UM_FEATURES, batch_features
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.floats(-0.5, 0.5), min_size=5, max_size=60), st.floats(0.5, 0.95))
+def test_the_cost_is_minimized_at_the_error_quantile(errors, alpha):
+    d = np.abs(np.asarray(errors))
+    grid = np.linspace(0, 0.6, 601)
+    costs = np.array([interval_cost(d, u, alpha) for u in grid])
+    best = grid[costs.argmin()]
+    # the pinball loss is minimized by an alpha-quantile of |e|: no grid point does better
+    cost_q = interval_cost(d, np.quantile(d, alpha, method="inverted_cdf"), alpha)
+    assert cost_q <= costs.min() + 1e-12
+    assert costs.min() <= interval_cost(d, best + 0.01, alpha)
+
+
+def test_fit_scales_reaches_the_coverage():
+    rng = np.random.default_rng(0)
+    sd = rng.uniform(0.01, 0.05, size=4000)
+    err = rng.normal(0, sd)
+    s = fit_scales(err, np.column_stack([sd] * len(LEVELS)))
+    for a, k in zip(LEVELS, s, strict=True):
+        cover = np.mean(np.abs(err) <= k * sd)
+        assert abs(cover - a) < 0.03  # 4000 draws: binomial SE <= 0.008
+
+
+def test_quantile_ensemble_learns_heteroscedastic_quantiles_and_round_trips():
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0, 1, size=(3000, 2))
+    target = np.abs(rng.normal(0, 0.01 + 0.1 * x[:, 0]))
+    qe = QuantileEnsemble(n_models=2, n_estimators=100, random_state=0).fit(x, target)
+    q = qe.predict(x)
+    assert np.all(np.diff(q, axis=1) >= 0) and np.all(q >= 0)
+    j = LEVELS.index(0.9)
+    hi, lo = x[:, 0] > 0.8, x[:, 0] < 0.2
+    assert q[hi, j].mean() > 3 * q[lo, j].mean()  # the width follows the noise
+    cover = np.mean(target <= q[:, j])
+    assert 0.85 < cover < 0.95
+    again = QuantileEnsemble.from_dict(qe.to_dict())
+    np.testing.assert_allclose(again.predict(x[:50]), q[:50], rtol=1e-6)
+
+
+def test_feature_names_match_what_is_computed():
+    rng = np.random.default_rng(0)
+    d = {"Z": rng.random((40, 10)), "pred": rng.integers(0, 3, 40), "F": rng.random((40, 4))}
+    rows = {"p": rng.random(40), "u": rng.random(40), "raw": rng.random(40),
+            "members": rng.random((3, 40))}
+    feats = batch_features(d, d, rows, 0.7, importances=np.array([0.1, 0.5, 0.2, 0.2]))
+    assert set(feats) == set(UM_FEATURES)
+    assert set(SHARED_FEATURES) < set(UM_FEATURES)
+    # no features, no proxies: those inputs are NaN, the others finite
+    d0 = {"Z": rng.random((40, 4)), "pred": rng.integers(0, 3, 40), "F": None}
+    feats = batch_features(d0, d0, rows, 0.7)
+    assert np.isnan(feats["pca_ks"]) and np.isnan(feats["lr_top_ks"])
+    assert np.isfinite(feats["base_top_ks"]) and feats["base_top_ks"] == 0.0
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X, y = make_classification(3000, n_features=6, n_informative=4, flip_y=0.05,
+                               random_state=0)
+    model = LogisticRegression(max_iter=1000).fit(X[:800], y[:800])
+    pir = PerformanceIntervalRegressor(PerformancePredictor(model, method="confidence"),
+                                       n_scenarios=20, n_models=2, random_state=0)
+    return pir.fit(X[800:2000], y[800:2000]), X, y, model
+
+
+def test_interval_regressor_predicts_an_interval(fitted):
+    pir, X, y, model = fitted
+    out = pir.predict(X[2000:2400])
+    assert isinstance(out, pd.Series)
+    assert out["lower"] <= out["accuracy"] <= out["upper"]
+    wide = pir.predict(X[2000:2400], coverage=0.95)
+    narrow = pir.predict(X[2000:2400], coverage=0.5)
+    assert narrow["upper"] - narrow["lower"] <= wide["upper"] - wide["lower"]
+    assert pir.score(X[2000:2400], y[2000:2400]) <= 0
+    assert len(pir.scenarios_) >= 10
+    assert set(pir.scenarios_["split"]) == {"train", "calibration"}
+    # the black box given to the predictor is used as is, not refitted
+    assert pir.predictor_.estimator is model
+
+
+def test_interval_regressor_on_scores_only():
+    rng = np.random.default_rng(0)
+    top = rng.beta(6, 2, size=1500)
+    S = np.column_stack([1 - top, top])
+    y = (rng.random(1500) < top).astype(int)
+    pir = PerformanceIntervalRegressor(PerformancePredictor(method="doc"), n_scenarios=15,
+                                       n_models=1, random_state=0).fit(S[:1000], y[:1000])
+    out = pir.predict(S[1000:])
+    assert 0 <= out["lower"] <= out["upper"] <= 1
+
+
+def test_interval_regressor_bad_input(fitted):
+    pir, X, y, _ = fitted
+    with pytest.raises(ValueError, match="coverage"):
+        pir.predict(X[2000:2100], coverage=0.99)
+    with pytest.raises(ValueError, match="coverage"):
+        PerformanceIntervalRegressor(coverage=0.3).fit(X[:100], y[:100])
+    with pytest.raises(ValueError, match="5 columns"):
+        pir.predict(X[2000:2100, :5])
