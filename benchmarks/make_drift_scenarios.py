@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 from sklearn.ensemble import RandomForestClassifier
+from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _tabular import DATASETS, load_tabular  # noqa: E402
@@ -53,7 +54,8 @@ def run(dataset, drift, base, args):
     t0 = time.perf_counter()
     X, y, _ = load_tabular(dataset)
     records = []
-    with warnings.catch_warnings():
+    # one thread per worker: the workers already use both cores
+    with warnings.catch_warnings(), threadpool_limits(1):
         warnings.simplefilter("ignore")
         for s, (ref, batch) in enumerate(splitter(drift, X, y, args).split(X)):
             if np.unique(y[ref]).size < 2 or batch.size < 20:

@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils import check_labels, reset_fitted, validated
 from ._predictor import PerformancePredictor
+from ._pretrained import load_pretrained
 from ._quantile_model import LEVELS, QuantileEnsemble, fit_scales, interval_cost
 from ._scenarios import evaluate_scenario
 from ._um_features import UM_FEATURES, batch_features
@@ -33,7 +34,13 @@ class PerformanceIntervalRegressor(BaseEstimator):
     0.55, ..., 0.95; each level's scale is calibrated on held-out scenarios
     so that the interval ``accuracy +- u`` covers the truth at that rate.
 
-    With ``uncertainty_model="fit"``, :meth:`fit` simulates linear-skew
+    With ``uncertainty_model="pretrained"`` (the default), the UM shipped
+    with skassess is used: trained on linear-skew scenarios of a library of
+    real tabular data sets with logistic-regression and random-forest base
+    models (``pretrained_info_`` says which), so :meth:`fit` only fits the
+    predictor, in seconds. It exists for the ``"meta_model"`` and
+    ``"confidence"`` predictors. With ``uncertainty_model="fit"``,
+    :meth:`fit` simulates linear-skew
     drift inside the labeled reference set (the black box fixed, the
     predictor refitted on each scenario's reference part, skewed along the
     two features a random-forest proxy ranks first, or along the black box's
@@ -49,13 +56,13 @@ class PerformanceIntervalRegressor(BaseEstimator):
         box (``estimator``) if one is used.
     coverage : float in [0.5, 0.95], default=0.95
         The intervals' target coverage (and the level of :meth:`score`).
-    uncertainty_model : {"fit"}, default="fit"
-        Where the UM comes from: trained on the reference's own drift
-        scenarios.
+    uncertainty_model : {"pretrained", "fit"}, default="pretrained"
+        Where the UM comes from: shipped with skassess, or trained on the
+        reference set's own drift scenarios.
     n_scenarios : int, default=60
-        Drift scenarios simulated by :meth:`fit`.
+        Drift scenarios simulated by :meth:`fit` (``"fit"`` only).
     n_models : int, default=10
-        Quantile regressors in the ensemble.
+        Quantile regressors in the ensemble (``"fit"`` only).
     random_state : int or None, default=None
         Seed of the scenarios, the predictors and the regressors.
 
@@ -67,9 +74,13 @@ class PerformanceIntervalRegressor(BaseEstimator):
         The fitted quantile regressors.
     scales_ : ndarray of shape (10,)
         Calibration factor of each level.
+    pretrained_info_ : dict
+        How the shipped UM was trained (``"pretrained"`` only): data sets,
+        base models, drift, number of scenarios, ensemble size.
     scenarios_ : DataFrame
-        The simulated scenarios: true and predicted accuracy, error, and the
-        UM's inputs; column ``split`` says which trained and which calibrated.
+        The simulated scenarios (``"fit"`` only): true and predicted
+        accuracy, error, and the UM's inputs; column ``split`` says which
+        trained and which calibrated.
 
     Examples
     --------
@@ -79,8 +90,8 @@ class PerformanceIntervalRegressor(BaseEstimator):
     >>> X, y = load_breast_cancer(return_X_y=True)
     >>> model = LogisticRegression(max_iter=5000).fit(X[:200], y[:200])
     >>> pir = PerformanceIntervalRegressor(
-    ...     PerformancePredictor(model, method="confidence"), n_scenarios=15, n_models=2,
-    ...     random_state=0).fit(X[200:450], y[200:450])
+    ...     PerformancePredictor(model, method="confidence"), uncertainty_model="fit",
+    ...     n_scenarios=15, n_models=2, random_state=0).fit(X[200:450], y[200:450])
     >>> out = pir.predict(X[450:])
     >>> list(out.index)
     ['accuracy', 'lower', 'upper', 'coverage']
@@ -91,13 +102,13 @@ class PerformanceIntervalRegressor(BaseEstimator):
     _parameter_constraints = {
         "predictor": [HasMethods(["fit", "predict"]), None],
         "coverage": [Interval(Real, LEVELS[0], LEVELS[-1], closed="both")],
-        "uncertainty_model": [StrOptions({"fit"})],
+        "uncertainty_model": [StrOptions({"pretrained", "fit"})],
         "n_scenarios": [Interval(Integral, 10, None, closed="left")],
         "n_models": [Interval(Integral, 1, None, closed="left")],
         "random_state": [Interval(Integral, 0, 2**31 - 1, closed="left"), None],
     }
 
-    def __init__(self, predictor=None, *, coverage=0.95, uncertainty_model="fit",
+    def __init__(self, predictor=None, *, coverage=0.95, uncertainty_model="pretrained",
                  n_scenarios=60, n_models=10, random_state=None):
         self.predictor = predictor
         self.coverage = coverage
@@ -137,6 +148,10 @@ class PerformanceIntervalRegressor(BaseEstimator):
             self.shared_ = pp if pp.method == "meta_model" and pp.proxies else \
                 PerformancePredictor(pp.estimator, method="meta_model", classes=pp.classes,
                                      random_state=seed).fit(X, y, scores=scores)
+            if self.uncertainty_model == "pretrained":
+                self.uncertainty_model_, self.scales_, self.pretrained_info_ = \
+                    load_pretrained(pp.method)
+                return self
             F, S = pp._inputs(X, scores, reset=False)
             classes = pp.estimator.classes_ if pp.estimator is not None else pp.classes
             codes = check_labels(y, S.shape[0], S.shape[1], classes, missing_label=None)
@@ -231,6 +246,37 @@ class PerformanceIntervalRegressor(BaseEstimator):
         u = self._half_width(q, coverage)
         return pd.Series({"accuracy": acc, "lower": max(0.0, acc - u),
                           "upper": min(1.0, acc + u), "coverage": float(coverage)})
+
+    def beta_prior(self, X, *, scores=None, coverage=None):
+        """A Beta prior for the batch accuracy: the prediction its mean, the interval its spread.
+
+        The mean is the predicted accuracy ``m``; the strength ``n0`` makes the
+        prior's standard deviation the interval's half-width divided by the
+        normal quantile of ``coverage``: ``n0 = m (1 - m) / sd^2 - 1``,
+        bounded to [2, 10 000]. Give it to :class:`~skassess.BayesianAccuracy`
+        (``prior=``, one group) and a few labels from the batch update the
+        label-free estimate.
+
+        Parameters
+        ----------
+        X, scores
+            The batch.
+        coverage : float, default=None
+            The interval used; None means ``self.coverage``.
+
+        Returns
+        -------
+        ndarray of shape (2,)
+            ``(alpha, beta)``.
+        """
+        from scipy.stats import norm
+
+        out = self.predict(X, scores=scores, coverage=coverage)
+        m = float(np.clip(out["accuracy"], 1e-3, 1 - 1e-3))
+        sd = max(out["upper"] - out["accuracy"], out["accuracy"] - out["lower"], 1e-4) / \
+            norm.ppf((1 + out["coverage"]) / 2)
+        n0 = float(np.clip(m * (1 - m) / sd**2 - 1.0, 2.0, 1e4))
+        return np.array([m * n0, (1 - m) * n0])
 
     def score(self, X, y, *, scores=None):
         """Minus the interval cost C_alpha on a labeled batch (alpha = ``coverage``).

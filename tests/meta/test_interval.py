@@ -76,7 +76,8 @@ def fitted():
                                random_state=0)
     model = LogisticRegression(max_iter=1000).fit(X[:800], y[:800])
     pir = PerformanceIntervalRegressor(PerformancePredictor(model, method="confidence"),
-                                       n_scenarios=20, n_models=2, random_state=0)
+                                       uncertainty_model="fit", n_scenarios=20, n_models=2,
+                                       random_state=0)
     return pir.fit(X[800:2000], y[800:2000]), X, y, model
 
 
@@ -100,10 +101,30 @@ def test_interval_regressor_on_scores_only():
     top = rng.beta(6, 2, size=1500)
     S = np.column_stack([1 - top, top])
     y = (rng.random(1500) < top).astype(int)
-    pir = PerformanceIntervalRegressor(PerformancePredictor(method="doc"), n_scenarios=15,
-                                       n_models=1, random_state=0).fit(S[:1000], y[:1000])
+    pir = PerformanceIntervalRegressor(PerformancePredictor(method="doc"),
+                                       uncertainty_model="fit", n_scenarios=15, n_models=1,
+                                       random_state=0).fit(S[:1000], y[:1000])
     out = pir.predict(S[1000:])
     assert 0 <= out["lower"] <= out["upper"] <= 1
+
+
+def test_beta_prior_matches_the_interval(fitted):
+    from scipy.stats import beta as beta_dist
+
+    pir, X, _, _ = fitted
+    a, b = pir.beta_prior(X[2000:2400])
+    out = pir.predict(X[2000:2400])
+    assert a / (a + b) == pytest.approx(out["accuracy"], abs=1e-3)
+    lo, hi = beta_dist.interval(0.95, a, b)
+    half = (out["upper"] - out["lower"]) / 2
+    assert (hi - lo) / 2 == pytest.approx(half, rel=0.25)  # normal approximation of a Beta
+
+
+def test_no_pretrained_model_for_a_method(fitted):
+    _, X, y, model = fitted
+    pir = PerformanceIntervalRegressor(PerformancePredictor(model, method="atc"))
+    with pytest.raises(ValueError, match="no pretrained uncertainty model for method 'atc'"):
+        pir.fit(X[800:1200], y[800:1200])
 
 
 def test_interval_regressor_bad_input(fitted):

@@ -147,3 +147,24 @@ def test_a_reference_without_errors_falls_back_to_a_smoothed_rate():
     assert pp.predict(rng.normal(size=(5, 2)), scores=S[:5]) == pytest.approx(51 / 52)
     # the score-only methods need no fallback
     assert PerformancePredictor(method="confidence").fit(S, y).predict(S) == 1.0
+
+
+def test_pickle_clone_and_grid_search(task):
+    import pickle
+
+    from sklearn.base import clone
+    from sklearn.model_selection import GridSearchCV
+
+    X, y, model = task
+    S = model.predict_proba(X)
+    pp = PerformancePredictor(method="meta_model", random_state=0).fit(X[:800], y[:800],
+                                                                       scores=S[:800])
+    again = pickle.loads(pickle.dumps(pp))
+    assert again.predict(X[900:1300], scores=S[900:1300]) == pp.predict(X[900:1300],
+                                                                         scores=S[900:1300])
+    assert clone(pp).get_params() == pp.get_params()
+    # users can choose a score-only method by cross-validation (X = scores)
+    search = GridSearchCV(PerformancePredictor(), {"method": ["confidence", "doc", "atc"]},
+                          cv=3).fit(S[1000:2500], y[1000:2500])
+    assert search.best_params_["method"] in {"confidence", "doc", "atc"}
+    assert search.best_score_ <= 0
