@@ -8,7 +8,8 @@ Reads the scenario records written by ``make_drift_scenarios.py`` and prints:
    baselines (SE, bootstrap, intrinsic, each scaled by the normal quantile of
    the level or "TL"-calibrated on the other data sets' scenarios; a constant
    width calibrated on the other data sets) and the uncertainty model (UM),
-   beside the paper's Tables 3/7;
+   beside the paper's Tables 3/7 (the UM predicts errors in units of
+   ``error_unit``: the batch's binomial standard error with a drift floor);
 3. the coverage and mean width of the 95 % intervals of the UM and of the
    TL-calibrated baselines over every held-out batch;
 4. a few labels on top: the UM's prediction and 95 % interval as a Beta prior
@@ -18,7 +19,8 @@ Reads the scenario records written by ``make_drift_scenarios.py`` and prints:
    against the labels alone (uniform prior) and the label-free estimate alone.
 
 Leave-one-data-set-out: for each data set, the UM is trained on the
-linear-skew scenarios of all the others (80 % fit, 20 % per-level scale
+linear-skew scenarios of all the others (``--train-drift both``: their
+nearest-neighbour scenarios too) (80 % fit, 20 % per-level scale
 calibration), then judged on the held-out set's linear-skew and
 nearest-neighbour scenarios. Costs are averaged over scenarios within a data
 set and then over data sets, as in the paper.
@@ -36,7 +38,13 @@ import pandas as pd
 from scipy.stats import beta as beta_dist
 from scipy.stats import norm
 
-from skassess.meta._quantile_model import LEVELS, QuantileEnsemble, fit_scales, interval_cost
+from skassess.meta._quantile_model import (
+    LEVELS,
+    QuantileEnsemble,
+    error_unit,
+    fit_scales,
+    interval_cost,
+)
 from skassess.meta._um_features import UM_FEATURES
 
 CACHE = Path.home() / ".cache" / "skassess" / "scenarios"
@@ -64,7 +72,7 @@ def load():
     return pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
 
 
-def half_widths(train, test, n_models, seed):
+def half_widths(train, test, n_models, seed, n_estimators=150):
     """Half-widths (n_test, n_levels) of every interval method, fitted without ``test``."""
     err_tr = train["error"].to_numpy()
     out = {}
@@ -80,10 +88,12 @@ def half_widths(train, test, n_models, seed):
     rng = np.random.default_rng(seed)
     cal = rng.random(len(train)) < 0.2
     F_tr = train.loc[:, list(UM_FEATURES)].to_numpy(dtype=np.float64)
-    um = QuantileEnsemble(n_models=n_models, random_state=seed).fit(F_tr[~cal],
-                                                                   np.abs(err_tr[~cal]))
-    scales = fit_scales(err_tr[cal], um.predict(F_tr[cal]))
-    q = um.predict(test.loc[:, list(UM_FEATURES)].to_numpy(dtype=np.float64)) * scales
+    unit_tr = error_unit(train["prediction"], train["n_batch"])
+    unit_te = error_unit(test["prediction"], test["n_batch"])[:, None]
+    um = QuantileEnsemble(n_models=n_models, n_estimators=n_estimators, random_state=seed).fit(
+        F_tr[~cal], np.abs(err_tr[~cal]) / unit_tr[~cal])
+    scales = fit_scales(err_tr[cal], um.predict(F_tr[cal]) * unit_tr[cal, None])
+    q = um.predict(test.loc[:, list(UM_FEATURES)].to_numpy(dtype=np.float64)) * unit_te * scales
     out["UM"] = np.maximum.accumulate(q, axis=1)
     return out
 
@@ -127,7 +137,12 @@ def few_labels(test, U, seed, ns=(10, 20, 50), draws=20, prior_levels=(0.5, 0.8,
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n-models", type=int, default=10)
+    ap.add_argument("--n-estimators", type=int, default=150)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--train-drift", choices=["ls", "both"], default="ls",
+                    help="drift of the other data sets' scenarios the UM learns from "
+                         "(the paper: ls)")
+    ap.add_argument("--methods", nargs="*", default=list(PREDICTORS))
     args = ap.parse_args()
     df = load()
     datasets = sorted(df["dataset"].unique())
@@ -151,13 +166,15 @@ def main():
     rows, cover, labels = [], [], []
     t0 = time.perf_counter()
     for k, held in enumerate(datasets):
-        for method in PREDICTORS:
+        for method in args.methods:
             sub = df[df["method"] == method]
-            train = sub[(sub["dataset"] != held) & (sub["drift"] == "ls")]
+            train = sub[sub["dataset"] != held]
+            if args.train_drift == "ls":
+                train = train[train["drift"] == "ls"]
             test = sub[sub["dataset"] == held]
             if train.empty or test.empty:
                 continue
-            hw = half_widths(train, test, args.n_models, seed=k)
+            hw = half_widths(train, test, args.n_models, seed=k, n_estimators=args.n_estimators)
             err = test["error"].to_numpy()
             for name, U in hw.items():
                 for drift in ("ls", "nn"):
@@ -180,7 +197,7 @@ def main():
                          ("nn", "linear skew -> nearest neighbours")):
         print(f"\nC_alpha x 100, alpha 0.50-0.95, {title} (paper Table 7 in brackets)")
         print("  " + " " * 11 + "".join(f"{c:>15s}" for c in COST_COLUMNS) + "   UM/best")
-        for m in PREDICTORS:
+        for m in args.methods:
             if (drift, m) not in table.index:
                 continue
             line = table.loc[(drift, m)]

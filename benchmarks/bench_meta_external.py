@@ -58,10 +58,11 @@ def run(name, base, method, seed=0):
             if batch.size < 20:
                 continue
             truth = float(np.mean(model.predict(Xr[batch]) == yr[batch]))
+            rows, q = pir._batch(Xr[batch], None)  # one pass for both levels
+            acc = float(np.mean(rows["p"]))
             for level in LEVELS:
-                p = pir.predict(Xr[batch], coverage=level)
-                out.append((name, base, drift, level, p["accuracy"] - truth,
-                            p["lower"] <= truth <= p["upper"], (p["upper"] - p["lower"]) / 2))
+                u = pir._half_width(q, level)
+                out.append((name, base, drift, level, acc - truth, abs(acc - truth) <= u, u))
     return out, fit_s, pir, X
 
 

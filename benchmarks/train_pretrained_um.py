@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 import skassess
-from skassess.meta._quantile_model import QuantileEnsemble, fit_scales
+from skassess.meta._quantile_model import QuantileEnsemble, error_unit, fit_scales
 from skassess.meta._um_features import UM_FEATURES
 
 CACHE = Path.home() / ".cache" / "skassess" / "scenarios"
@@ -48,10 +48,11 @@ def main():
         cal = rng.random(len(sub)) < 0.2
         F = sub.loc[:, list(UM_FEATURES)].to_numpy(dtype=np.float64)
         target = sub["error"].abs().to_numpy()
+        unit = error_unit(sub["prediction"], sub["n_batch"])
         t0 = time.perf_counter()
         um = QuantileEnsemble(n_models=args.n_models, n_estimators=args.n_estimators,
-                              random_state=0).fit(F[~cal], target[~cal])
-        scales = fit_scales(target[cal], um.predict(F[cal]))
+                              random_state=0).fit(F[~cal], target[~cal] / unit[~cal])
+        scales = fit_scales(target[cal], um.predict(F[cal]) * unit[cal, None])
         secs = time.perf_counter() - t0
         payload = {
             "format": 1,

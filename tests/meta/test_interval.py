@@ -157,3 +157,29 @@ def test_interval_regressor_bad_input(fitted):
         PerformanceIntervalRegressor(coverage=0.3).fit(X[:100], y[:100])
     with pytest.raises(ValueError, match="5 columns"):
         pir.predict(X[2000:2100, :5])
+
+
+@pytest.mark.parametrize("method", ["meta_model", "confidence"])
+def test_pretrained_uncertainty_model(method):
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    model = LogisticRegression(max_iter=5000).fit(X[:250], y[:250])
+    pir = PerformanceIntervalRegressor(PerformancePredictor(model, method=method),
+                                       random_state=0).fit(X[250:450], y[250:450])
+    assert len(pir.pretrained_info_["datasets"]) >= 10
+    assert not hasattr(pir, "scenarios_")
+    out = pir.predict(X[450:])
+    assert 0 <= out["lower"] <= out["accuracy"] <= out["upper"] <= 1
+    q = pir._batch(X[450:], None)[1]
+    assert np.all(np.diff(q) >= 0) and q[0] > 0
+
+
+def test_missing_xgboost_names_the_extra(monkeypatch):
+    import sys
+
+    from skassess.meta._xgboost import import_xgboost
+
+    monkeypatch.setitem(sys.modules, "xgboost", None)  # makes "import xgboost" fail
+    with pytest.raises(ImportError, match=r"skassess\[meta\]"):
+        import_xgboost()
