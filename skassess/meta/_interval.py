@@ -315,7 +315,7 @@ class PerformanceIntervalRegressor(BaseEstimator):
 
         prior = self.beta_prior(X, scores=scores, level=level)
         pp = self.predictor_
-        _, S = pp._inputs(pp._check_columns(X, reset=False), scores, reset=False)
+        _, S = pp._inputs(X, scores, reset=False)
         classes = pp.estimator.classes_ if pp.estimator is not None else pp.classes
         est = BayesianAccuracy(grouping="external", prior=prior, classes=classes, **params)
         return est.fit(S, y, group_by=np.full(S.shape[0], "batch", dtype=object))

@@ -232,6 +232,7 @@ class PerformancePredictor(BaseEstimator):
         self : PerformancePredictor
         """
         reset_fitted(self)
+        self.__dict__.pop("_reference", None)
         try:
             F, S = self._inputs(X, scores, reset=True)
             self.n_classes_ = S.shape[1]
