@@ -263,7 +263,10 @@ class PerformancePredictor(BaseEstimator):
                 Fenc = self.encoder_.transform(F)
             self.features_ = RowFeatures(bool(self.proxies), random_state=self.random_state or 0)
             Z = self.features_.fit_transform(Fenc, codes, S, pred)
-        else:
+        else:  # the same reference rows: take the input contract and row features as they are
+            self.n_features_in_, self.n_classes_ = shared.n_features_in_, shared.n_classes_
+            if hasattr(shared, "feature_names_in_"):
+                self.feature_names_in_ = shared.feature_names_in_
             self.encoder_, self.features_ = shared.encoder_, shared.features_
             Fenc, Z = shared._reference["F"], shared._reference["Z"]
         self._reference = {"F": Fenc, "Z": Z, "pred": pred}

@@ -81,9 +81,6 @@ def evaluate_scenario(F_ref, y_ref, S_ref, F_batch, y_batch, S_batch, *, methods
         pp = shared if method == "meta_model" else PerformancePredictor(method=method,
                                                                         random_state=seed)
         if pp is not shared:
-            pp.n_features_in_, pp.n_classes_ = shared.n_features_in_, shared.n_classes_
-            if hasattr(shared, "feature_names_in_"):
-                pp.feature_names_in_ = shared.feature_names_in_
             pp._fit_core(None, y_ref, S_ref, shared=shared)
         rows = pp._rows(F_batch, S_batch)
         p = rows["p"]
