@@ -1,8 +1,14 @@
-"""Warnings raised by skassess."""
+"""Warnings and errors raised by skassess."""
 
 from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
 
-__all__ = ["ConvergenceWarning", "SkassessWarning"]
+__all__ = [
+    "ConvergenceWarning",
+    "ScoresFileError",
+    "SessionError",
+    "SessionLockedError",
+    "SkassessWarning",
+]
 
 
 class SkassessWarning(UserWarning):
@@ -19,3 +25,19 @@ class ConvergenceWarning(SkassessWarning, _SklearnConvergenceWarning):
     Also a :class:`sklearn.exceptions.ConvergenceWarning`, so filters written
     for scikit-learn's warning catch it.
     """
+
+
+class ScoresFileError(ValueError):
+    """A scores file cannot be used as it is; the message names the row and column."""
+
+
+class SessionError(ValueError):
+    """A labeling session file does not match what it is opened with.
+
+    For example, the scores it was started on changed, or a setting given on
+    resuming differs from the stored one.
+    """
+
+
+class SessionLockedError(SessionError):
+    """Another process has the labeling session open."""

@@ -105,6 +105,8 @@ class ActiveAssessor(LabelingSessionMixin, BaseEstimator):
         ``index`` (pool row), ``group``, ``label`` (as given) and ``time``.
     n_labeled_ : int
         Labeled pool rows.
+    skipped_ : ndarray of int
+        Rows taken out of the candidates by :meth:`skip`.
     prior_update_ : CalibratedPrior or None
         The fitted ``prior_update``.
     n_features_in_ : int
@@ -239,6 +241,7 @@ class ActiveAssessor(LabelingSessionMixin, BaseEstimator):
         self._X, self._group_by, self._y_pred = X, group_by, y_pred
         self._scores, self._pred, self._cell, self._arm = scores, pred, cell, arm
         self._classes, self.labels_ = classes, labels
+        self._skipped = np.zeros(n, dtype=bool)
         self.n_features_in_ = estimator.n_features_in_
         self._rng = np.random.default_rng(int(seed))
         # Rows grouped by arm, in a random order within each arm; a pointer per
@@ -342,7 +345,7 @@ class ActiveAssessor(LabelingSessionMixin, BaseEstimator):
         for i in range(n):
             available = None
             if return_utilities or not group_level:
-                available = (self.labels_ < 0) & task.allowed[self._arm]
+                available = (self.labels_ < 0) & ~self._skipped & task.allowed[self._arm]
                 available[out[:i]] = False
             if group_level:
                 u = self.strategy_.utilities(task, state, remaining[None], self._rng)
@@ -379,7 +382,7 @@ class ActiveAssessor(LabelingSessionMixin, BaseEstimator):
         while pointer < self._arm_end[arm]:
             row = self._order[pointer]
             pointer += 1
-            if self.labels_[row] < 0 and row not in taken:
+            if self.labels_[row] < 0 and not self._skipped[row] and row not in taken:
                 return row, pointer
         raise RuntimeError("No unlabeled row left in the chosen group.")  # pragma: no cover
 
@@ -461,11 +464,73 @@ class ActiveAssessor(LabelingSessionMixin, BaseEstimator):
             codes = self.labels_.copy()
             codes[rows] = y_new
             self.prior_update_, self.estimator_ = self._refit_prior(estimator, codes)
-        # Commit.
+        # Commit. A skipped row was out of the remaining counts already.
         self.labels_[rows] = y_new
-        np.subtract.at(self._remaining, self._arm[rows], 1)
+        np.subtract.at(self._remaining, self._arm[rows[~self._skipped[rows]]], 1)
+        self._skipped[rows] = False
         self._n_steps += 1
         self._history.extend(entries)
+        return self
+
+    def skip(self, indices):
+        """Take rows out of the candidates without a label (e.g. an annotator cannot tell).
+
+        A skipped row is never queried again; it stays unlabeled, so its
+        group weight and prior share still count, and a later :meth:`tell`
+        may label it. Skipping is not ignorable when the rows an annotator
+        cannot label differ in accuracy: the posterior then describes the
+        rows that can be labeled.
+
+        Parameters
+        ----------
+        indices : array-like of int
+            Pool rows; rows skipped already are ignored.
+
+        Returns
+        -------
+        self : ActiveAssessor
+
+        Raises
+        ------
+        ValueError
+            If an index is outside the pool or its row is labeled.
+        """
+        check_is_fitted(self)
+        rows = np.unique(self._check_indices(indices))
+        labeled = self.labels_[rows] >= 0
+        if labeled.any():
+            raise ValueError(f"Row {rows[labeled][0]} is labeled; only unlabeled rows can be "
+                             "skipped.")
+        rows = rows[~self._skipped[rows]]
+        self._skipped[rows] = True
+        np.subtract.at(self._remaining, self._arm[rows], 1)
+        return self
+
+    @property
+    def skipped_(self):
+        """Pool rows taken out of the candidates by :meth:`skip`, ascending."""
+        check_is_fitted(self)
+        return np.flatnonzero(self._skipped)
+
+    # A labeling session (skassess.session) stores the generator state after each
+    # label and restores a run from its labels in one tell.
+    def _cursor(self):
+        return {"rng": self._rng.bit_generator.state, "n_steps": self._n_steps}
+
+    def _restore(self, rows, labels, steps, times, skipped, cursor):
+        """Labels and skips recorded one by one, in one update, and the query cursor."""
+        start = len(self._history)
+        if len(rows):
+            self.tell(np.asarray(rows, dtype=np.intp), labels)
+        arm_labels = self._setup.arm_labels
+        self._history[start:] = [
+            (step, row, as_scalar(arm_labels[self._arm[row]]), as_scalar(label), t)
+            for row, label, step, t in zip(rows, labels, steps, times, strict=True)
+        ]
+        if len(skipped):
+            self.skip(np.asarray(skipped, dtype=np.intp))
+        self._n_steps = cursor["n_steps"]
+        self._rng.bit_generator.state = cursor["rng"]
         return self
 
     def _label_name(self, code):
@@ -490,6 +555,39 @@ class ActiveAssessor(LabelingSessionMixin, BaseEstimator):
             self.rope,
         )
         return tuple(float(p) for p in probs[0])
+
+    @validate_args(
+        {
+            "n_draws": [Interval(Integral, 1, None, closed="left")],
+            "random_state": ["random_state"],
+        },
+    )
+    def identification_probabilities(self, n_draws=4000, random_state=0):
+        """P(group is the answer) of an identification task, by posterior draws.
+
+        For ``task="least_accurate"`` the probability that each group has the
+        lowest rate; ``"most_accurate"`` the highest; ``"least_calibrated"``
+        the largest class ECE; ``"most_costly"`` the highest expected cost.
+        The draws use their own generator (``random_state``), never the one
+        that chooses the next item.
+
+        Returns
+        -------
+        probabilities : pandas.Series
+            Indexed by :attr:`groups_`; sums to 1.
+        """
+        check_is_fitted(self)
+        task = self._setup.task
+        if not task.identifies:
+            raise ValueError(
+                f"identification_probabilities needs an identification task; task={self.task!r}."
+            )
+        rng = check_random_state(random_state)
+        rng = np.random.default_rng(rng.randint(np.iinfo(np.int32).max))
+        state = initial_state(self.estimator_, self._setup, n_draws)
+        reward = np.where(task.allowed, task.reward(state, state.draw(rng)), -np.inf)
+        best = np.bincount(reward.argmax(axis=1), minlength=self._setup.n_arms)
+        return pd.Series(best / n_draws, index=self.groups_, name="probability")
 
     @validate_args(RUN_CONSTRAINTS)
     def run(self, oracle, budget, *, batch_size=1, progress=True, callback=None):

@@ -295,3 +295,36 @@ def test_calibrated_prior_needs_a_per_group_accuracy_estimator():
         a.fit(X)
     with pytest.raises(ValueError, match="The 'strength' parameter of CalibratedPrior"):
         ActiveAssessor(prior_update=CalibratedPrior(strength=-1)).fit(X)
+
+
+def test_skip_takes_rows_out_of_the_candidates():
+    rng = np.random.default_rng(0)
+    scores = rng.dirichlet(np.ones(3), size=60)
+    assessor = ActiveAssessor(strategy="random", random_state=0).fit(scores)
+    assessor.skip([4, 4, 9])
+    assert assessor.skipped_.tolist() == [4, 9]
+    seen = set()
+    for _ in range(58):
+        row = int(assessor.query()[0])
+        seen.add(row)
+        assessor.tell([row], [0])
+    assert seen.isdisjoint({4, 9}) and len(seen) == 58
+    with pytest.raises(ValueError, match="pool is exhausted"):
+        assessor.query()
+    with pytest.raises(ValueError, match="only unlabeled rows can be skipped"):
+        assessor.skip([0, 1])
+    assessor.tell([4], [1])  # a skipped row may still be labeled
+    assert assessor.skipped_.tolist() == [9] and assessor.n_labeled_ == 59
+
+
+def test_identification_probabilities():
+    rng = np.random.default_rng(1)
+    scores = rng.dirichlet(np.ones(3), size=300)
+    assessor = ActiveAssessor(task="least_accurate", random_state=0).fit(scores)
+    p = assessor.identification_probabilities(n_draws=500)
+    assert p.index.equals(assessor.groups_) and p.sum() == pytest.approx(1)
+    # its own generator: the query sequence does not move
+    a = ActiveAssessor(task="least_accurate", random_state=0).fit(scores)
+    assert a.query(3).tolist() == assessor.query(3).tolist()
+    with pytest.raises(ValueError, match="needs an identification task"):
+        ActiveAssessor(task="estimate").fit(scores).identification_probabilities()

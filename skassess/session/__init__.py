@@ -1,0 +1,18 @@
+"""Labeling sessions on disk, scores files and the HTML report.
+
+:class:`LabelingSession` is an :class:`~skassess.ActiveAssessor` whose labels
+are committed to an SQLite file one by one (the ``skassess label`` command's
+format); :class:`ScoresFile` reads and checks a black box's scores file.
+"""
+
+from ._labeling import LabelingSession, pool_fingerprint, task_answer
+from ._scores_file import ScoresFile, ScoresTable, file_checksum
+
+__all__ = [
+    "LabelingSession",
+    "ScoresFile",
+    "ScoresTable",
+    "file_checksum",
+    "pool_fingerprint",
+    "task_answer",
+]

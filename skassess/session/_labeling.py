@@ -1,0 +1,392 @@
+"""LabelingSession: an ActiveAssessor whose every label is on disk before the next query."""
+
+import base64
+import hashlib
+import pickle
+import secrets
+from numbers import Integral, Real
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+
+from ..exceptions import SessionError
+from ..samplers import ActiveAssessor
+from ..utils import as_scalar
+from ._store import SessionStore
+
+__all__ = ["LabelingSession", "pool_fingerprint", "task_answer"]
+
+
+def pool_fingerprint(*parts):
+    """SHA-256 of the pool a session labels: its scores, labels, groups, predictions, ids."""
+    digest = hashlib.sha256()
+    for part in parts:
+        if part is None:
+            digest.update(b"\x00none")
+            continue
+        arr = np.asarray(part)
+        digest.update(f"\x00{arr.shape}".encode())
+        if arr.dtype == object or arr.dtype.kind in "USO":
+            digest.update("\x1f".join(map(str, arr.ravel().tolist())).encode())
+        else:
+            digest.update(str(arr.dtype).encode())
+            digest.update(np.ascontiguousarray(arr).tobytes())
+    return digest.hexdigest()
+
+
+def _params_json(assessor):
+    return {k: repr(v) for k, v in sorted(assessor.get_params(deep=False).items())}
+
+
+def task_answer(assessor, level=0.95):
+    """The current answer to the assessor's task, for a progress line and a stop rule.
+
+    Returns
+    -------
+    answer : dict
+        ``text`` (one line), ``probability`` (of the top candidate, the
+        most probable comparison region; None for ``"estimate"``) and
+        ``max_width`` (the widest per-group ``level`` interval).
+    """
+    est = assessor.estimator_
+    summary = est.summary(level)
+    widths = (summary["upper"] - summary["lower"]).to_numpy()
+    out = {"max_width": float(np.nanmax(widths)) if len(widths) else float("nan"),
+           "probability": None}
+    if assessor.task == "compare":
+        p = assessor.comparison_probabilities()
+        a, b = assessor.compare
+        names = (f"{a} < {b}", "practically equal", f"{a} > {b}")
+        k = int(np.argmax(p))
+        out["probability"] = p[k]
+        out["text"] = f"{names[k]} (P = {p[k]:.3f}; rope ±{assessor.rope:g})"
+    elif assessor.task == "estimate":
+        lo, hi = est.overall_interval(level)
+        out["text"] = (f"overall {est.overall_mean():.4f} [{lo:.4f}, {hi:.4f}]; widest group "
+                       f"interval {out['max_width']:.3f}")
+    else:
+        p = assessor.identification_probabilities()
+        out["probability"] = float(p.max())
+        words = assessor.task.replace("_", " ")
+        out["text"] = f"{words}: {as_scalar(p.idxmax())!s} (P = {p.max():.3f})"
+    return out
+
+
+class LabelingSession:
+    """An active-labeling session stored in a file, resumable after a crash.
+
+    The session wraps an :class:`~skassess.ActiveAssessor` fitted on the
+    pool. Each :meth:`tell` (or :meth:`skip`) is committed to the session
+    file, an SQLite database in WAL mode, in its own transaction before the
+    call returns; the file keeps the assessor, the pool's fingerprint and
+    every label with its time and the query generator's state after it.
+    Opening an existing file with the same pool resumes the session: the
+    next :meth:`query` gives the item an uninterrupted session would have
+    given. The ``skassess label`` command writes the same files.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The session file, created if it does not exist.
+    X : array-like of shape (n_pool, n_classes) or (n_pool,)
+        Black-box scores of every pool item.
+    y : array-like of shape (n_pool,), default=None
+        Labels known before the session (``-1`` elsewhere); not stored.
+    assessor : ActiveAssessor, default=None
+        Starts a new session (unfitted; its ``random_state`` must be an int
+        or None, which draws one and stores it). On resuming, None uses the
+        stored assessor; a given one must have the same parameters.
+    group_by, y_pred : array-like, default=None
+        As in :meth:`ActiveAssessor.fit`.
+    ids : array-like of shape (n_pool,), default=None
+        Item ids stored beside the labels; None: the row numbers.
+    info : dict, default=None
+        JSON-serializable facts stored with a new session (e.g. the input
+        file and its checksum); read back as :attr:`info`.
+
+    Attributes
+    ----------
+    assessor_ : ActiveAssessor
+        The fitted assessor holding the posterior.
+    info : dict
+    resumed : bool
+        Whether the file held a session already.
+
+    Raises
+    ------
+    SessionError
+        If the pool differs from the one the session started on, a given
+        assessor's parameters differ from the stored ones, or the file is not
+        a session file.
+    SessionLockedError
+        If another process has the session open.
+
+    Notes
+    -----
+    The file stores the assessor with :mod:`pickle`: open only session files
+    you trust.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skassess import ActiveAssessor
+    >>> from skassess.datasets import load_fashion_mnist_scores
+    >>> from skassess.session import LabelingSession
+    >>> data = load_fashion_mnist_scores()
+    >>> path = getfixture("tmp_path") / "session.sqlite"
+    >>> assessor = ActiveAssessor(task="least_accurate", random_state=0)
+    >>> with LabelingSession(path, data.scores, assessor=assessor) as session:
+    ...     first = session.query()
+    ...     session = session.tell(first, data.target[first])
+    ...     second = session.query()        # shown, then the process dies
+    >>> with LabelingSession(path, data.scores) as session:   # resume
+    ...     session.n_labeled, session.query() == second
+    (1, True)
+    """
+
+    def __init__(self, path, X, y=None, *, assessor=None, group_by=None, y_pred=None,
+                 ids=None, info=None):
+        n = len(X)
+        if ids is not None and len(ids) != n:
+            raise ValueError(f"ids must hold one id per pool row ({n}); got {len(ids)}.")
+        self._pool = (X, y, group_by, y_pred)
+        self._ids = np.arange(n).astype(str) if ids is None else np.asarray(ids).astype(str)
+        fingerprint = pool_fingerprint(X, y, group_by, y_pred, self._ids)
+        self._store = SessionStore(path)
+        try:
+            if self._store.is_new:
+                self.resumed = False
+                template = self._new_template(assessor)
+                self._store.create(
+                    settings=_params_json(template), data_sha256=fingerprint,
+                    assessor=base64.b64encode(pickle.dumps(template)).decode("ascii"),
+                    info=info or {},
+                )
+            else:
+                self.resumed = True
+                template = pickle.loads(base64.b64decode(self._store.get("assessor")))
+                stored = self._store.get("data_sha256")
+                if stored != fingerprint:
+                    raise SessionError(
+                        f"{path}: the pool differs from the one this session was started on "
+                        f"(fingerprint {fingerprint[:12]}..., stored {stored[:12]}...); "
+                        "resume with the same scores, labels, groups and ids."
+                    )
+                if assessor is not None:
+                    given, kept = _params_json(assessor), _params_json(template)
+                    diff = sorted(k for k in kept if given.get(k) != kept[k])
+                    if diff:
+                        raise SessionError(
+                            f"{path}: the session was started with "
+                            + ", ".join(f"{k}={kept[k]}" for k in diff)
+                            + "; given " + ", ".join(f"{k}={given.get(k)}" for k in diff)
+                            + ". Start a new session file to change them."
+                        )
+            self.info = self._store.get("info", {})
+            self._template = template
+            self._rebuild()
+        except BaseException:
+            self._store.close()
+            raise
+
+    @staticmethod
+    def _new_template(assessor):
+        if assessor is None:
+            raise SessionError("A new session needs an assessor (an unfitted ActiveAssessor).")
+        if not isinstance(assessor, ActiveAssessor):
+            raise ValueError(f"assessor must be an ActiveAssessor; got {type(assessor).__name__}.")
+        template = clone(assessor)
+        seed = template.random_state
+        if seed is None:
+            # The seed is stored: the session resumes the same query sequence.
+            template.set_params(random_state=secrets.randbelow(2**31 - 1))
+        elif not isinstance(seed, Integral):
+            raise ValueError(
+                "A labeling session needs assessor.random_state to be an int or None, so that a "
+                f"resumed session repeats the query sequence; got {type(seed).__name__}."
+            )
+        return template
+
+    def _rebuild(self):
+        """Fit the assessor on the pool and replay the stored events (resume, undo)."""
+        X, y, group_by, y_pred = self._pool
+        assessor = clone(self._template).fit(X, y, group_by=group_by, y_pred=y_pred)
+        events = self._store.events()
+        labels = [e for e in events if e["kind"] == "label"]
+        if events:
+            assessor._restore(
+                [e["row"] for e in labels], [e["label"] for e in labels],
+                [e["step"] for e in labels], [e["time"] for e in labels],
+                [e["row"] for e in events if e["kind"] == "skip"], events[-1]["cursor"],
+            )
+        self.assessor_ = assessor
+        self._pending = None
+
+    # --------------------------------------------------------------- labeling
+    def query(self):
+        """The pool row to label next (the same row until it is labeled or skipped)."""
+        if self._pending is None:
+            self._pending = int(self.assessor_.query(1)[0])
+        return self._pending
+
+    def item_id(self, row):
+        """The id of pool row ``row``."""
+        return str(self._ids[row])
+
+    def tell(self, row, label):
+        """Record the label of one pool row, committed to the file before returning."""
+        row = self._row(row)
+        label = as_scalar(label)
+        before = self.assessor_.n_labeled_
+        self.assessor_.tell([row], [label])  # validates first; raises leaving all as it was
+        if self.assessor_.n_labeled_ == before:
+            return self  # the same label again: nothing new
+        self._commit("label", row, label)
+        return self
+
+    def skip(self, row):
+        """Never ask for ``row`` again, without a label; committed to the file."""
+        row = self._row(row)
+        if row in set(self.assessor_.skipped_.tolist()):
+            return self
+        self.assessor_.skip([row])
+        self._commit("skip", row, None)
+        return self
+
+    def undo(self):
+        """Delete the last label or skip; the next :meth:`query` asks for its row again.
+
+        Returns the undone event (a dict) or None if there was none.
+        """
+        last = self._store.pop()
+        if last is not None:
+            self._rebuild()
+        return last
+
+    def _row(self, row):
+        if not isinstance(row, Integral | np.integer) or isinstance(row, bool):
+            raise ValueError(f"row must be an int pool index; got {row!r}.")
+        return int(row)
+
+    def _commit(self, kind, row, label):
+        step = self.assessor_._n_steps
+        try:
+            when = self._store.add(kind, row, self._ids[row], label, step,
+                                   self.assessor_._cursor())
+        except BaseException:
+            # Not on disk, so not recorded: go back to what the file holds.
+            self._rebuild()
+            raise
+        if kind == "label":
+            # The stored time is the history's time (a resumed history equals it).
+            entry = self.assessor_._history[-1]
+            self.assessor_._history[-1] = entry[:-1] + (when,)
+        self._pending = None
+
+    def run(self, oracle, budget, *, stop_probability=None, stop_width=None, progress=True):
+        """Label until ``budget`` more labels are recorded or a stop rule holds.
+
+        Parameters
+        ----------
+        oracle : callable or array-like
+            ``row -> label`` (None skips the row), or the labels of the pool.
+        budget : int
+            Labels to add in this call.
+        stop_probability : float, default=None
+            Stop when the task's answer has this probability (identification:
+            the top candidate's; ``"compare"``: the most probable region's).
+        stop_width : float, default=None
+            Stop when every group's 95 % interval is at most this wide.
+        progress : bool, default=True
+            A tqdm line with the labels and the current answer.
+
+        Returns
+        -------
+        self : LabelingSession
+        """
+        if not isinstance(budget, Integral) or budget < 0:
+            raise ValueError(f"budget must be a non-negative int; got {budget!r}.")
+        for name, value in (("stop_probability", stop_probability), ("stop_width", stop_width)):
+            if value is not None and not (isinstance(value, Real) and 0 < value <= 1):
+                raise ValueError(f"{name} must be in (0, 1]; got {value!r}.")
+        if not callable(oracle):
+            labels = np.asarray(oracle, dtype=object)
+            if labels.shape != (len(self._ids),):
+                raise ValueError(f"oracle as an array must hold one label per pool row "
+                                 f"({len(self._ids)}); got shape {labels.shape}.")
+            oracle = labels.__getitem__
+        from tqdm.auto import tqdm
+
+        with tqdm(total=budget, disable=not progress, desc="labels") as bar:
+            done = 0
+            while done < budget and not self.should_stop(stop_probability, stop_width):
+                if self.assessor_._available_rows() == 0:
+                    break
+                row = self.query()
+                label = oracle(row)
+                if label is None:
+                    self.skip(row)
+                    continue
+                self.tell(row, label)
+                done += 1
+                bar.update(1)
+                if progress:
+                    bar.set_postfix_str(task_answer(self.assessor_)["text"], refresh=False)
+        return self
+
+    def should_stop(self, stop_probability=None, stop_width=None):
+        """Whether a stop rule of :meth:`run` holds now."""
+        if stop_probability is None and stop_width is None:
+            return False
+        answer = task_answer(self.assessor_)
+        if stop_probability is not None and answer["probability"] is not None \
+                and answer["probability"] >= stop_probability:
+            return True
+        return stop_width is not None and answer["max_width"] <= stop_width
+
+    # ---------------------------------------------------------------- results
+    @property
+    def n_labeled(self):
+        """Labels recorded in this session (labels known before it are not counted)."""
+        return sum(e["kind"] == "label" for e in self._store.events())
+
+    def events(self):
+        """Every label and skip, in order, as a DataFrame."""
+        return _events_frame(self._store.events())
+
+    def summary(self, level=0.95):
+        """The posterior summary of :attr:`assessor_`."""
+        return self.assessor_.summary(level)
+
+    def close(self):
+        """Release the session file."""
+        self._store.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    @staticmethod
+    def read_events(path):
+        """The events of a session file, without the pool (labels as CSV need nothing else)."""
+        if not Path(path).is_file():
+            raise SessionError(f"{path}: no such session file.")
+        store = SessionStore(path)
+        try:
+            if store.is_new:
+                raise SessionError(f"{path}: not a skassess session (no settings).")
+            return _events_frame(store.events()), store.get("info", {}), store.get("settings")
+        finally:
+            store.close()
+
+
+def _events_frame(events):
+    columns = ["seq", "kind", "row", "item_id", "label", "step", "time"]
+    frame = pd.DataFrame([{k: e[k] for k in columns} for e in events], columns=columns)
+    frame["time"] = pd.to_datetime(frame["time"], unit="s", utc=True)
+    return frame

@@ -1,0 +1,217 @@
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from skassess import ActiveAssessor
+from skassess.datasets import load_fashion_mnist_scores
+from skassess.exceptions import SessionError, SessionLockedError
+from skassess.session import LabelingSession, task_answer
+
+
+@pytest.fixture(scope="module")
+def data():
+    return load_fashion_mnist_scores()
+
+
+def _assessor(**kw):
+    kw.setdefault("task", "least_accurate")
+    kw.setdefault("random_state", 3)
+    return ActiveAssessor(**kw)
+
+
+def _columns(frame):
+    return frame[["kind", "row", "label", "step"]].fillna(-1).to_numpy().tolist()
+
+
+def test_resume_gives_the_same_next_item(tmp_path, data):
+    ref = _assessor().fit(data.scores)
+    expected = []
+    for _ in range(8):
+        i = int(ref.query()[0])
+        expected.append(i)
+        ref.tell([i], [data.target[i]])
+    path = tmp_path / "s.sqlite"
+    got = []
+    for _ in range(8):  # a new process-like open for every label
+        with LabelingSession(path, data.scores, assessor=_assessor()) as s:
+            assert s.resumed == bool(got)
+            i = s.query()
+            assert s.query() == i  # the pending item does not change
+            got.append(i)
+            s.tell(i, data.target[i])
+    assert got == expected
+    with LabelingSession(path, data.scores) as s:
+        assert s.query() == int(ref.query()[0])
+        assert s.n_labeled == 8
+        np.testing.assert_allclose(s.assessor_.estimator_.posterior_.alpha,
+                                   ref.estimator_.posterior_.alpha)
+        hist = s.assessor_.history_
+        assert hist["index"].tolist() == expected and hist["step"].tolist() == list(range(1, 9))
+        assert (hist["time"].to_numpy() == s.events()["time"].astype("int64").to_numpy()
+                / 1e9).all() or np.allclose(hist["time"], s.events()["time"].astype("int64") / 1e9)
+
+
+def test_undo_asks_the_same_item_again_and_skip_is_stored(tmp_path, data):
+    path = tmp_path / "s.sqlite"
+    with LabelingSession(path, data.scores, assessor=_assessor()) as s:
+        a = s.query()
+        s.tell(a, data.target[a])
+        b = s.query()
+        s.skip(b)
+        assert b in s.assessor_.skipped_
+        c = s.query()
+        assert c not in (a, b)
+        s.tell(c, data.target[c])
+        assert s.undo()["row"] == c
+        assert s.query() == c and s.n_labeled == 1
+        assert s.undo()["kind"] == "skip"
+        assert s.query() == b
+    with LabelingSession(path, data.scores) as s:
+        assert s.query() == b and s.n_labeled == 1
+        assert s.undo()["row"] == a
+        assert s.undo() is None
+        assert s.n_labeled == 0 and s.assessor_.n_labeled_ == 0
+
+
+def test_changed_pool_or_settings_are_refused(tmp_path, data):
+    path = tmp_path / "s.sqlite"
+    with LabelingSession(path, data.scores, assessor=_assessor()) as s:
+        s.tell(s.query(), 0)
+    changed = data.scores.copy()
+    changed[5] = changed[5][::-1]
+    with pytest.raises(SessionError, match="the pool differs"):
+        LabelingSession(path, changed)
+    with pytest.raises(SessionError, match="started with task='least_accurate'"):
+        LabelingSession(path, data.scores, assessor=_assessor(task="estimate"))
+    with pytest.raises(SessionError, match="needs an assessor"):
+        LabelingSession(tmp_path / "new.sqlite", data.scores)
+    with pytest.raises(ValueError, match="random_state to be an int"):
+        LabelingSession(tmp_path / "new2.sqlite", data.scores,
+                        assessor=_assessor(random_state=np.random.RandomState(0)))
+    with pytest.raises(ValueError, match="ids must hold one id per pool row"):
+        LabelingSession(tmp_path / "new3.sqlite", data.scores, assessor=_assessor(), ids=[1])
+    # the refusals wrote nothing
+    with LabelingSession(path, data.scores) as s:
+        assert s.n_labeled == 1
+
+
+def test_not_a_session_file(tmp_path, data):
+    bad = tmp_path / "x.sqlite"
+    bad.write_text("hello, not a database" * 100)
+    with pytest.raises(SessionError, match="not a skassess session file"):
+        LabelingSession(bad, data.scores, assessor=_assessor())
+    with pytest.raises(SessionError, match="no such session file"):
+        LabelingSession.read_events(tmp_path / "missing.sqlite")
+
+
+def test_second_process_is_refused(tmp_path, data):
+    path = tmp_path / "s.sqlite"
+    with LabelingSession(path, data.scores, assessor=_assessor()) as s:
+        s.tell(s.query(), 1)
+        code = (
+            "import sys\n"
+            "from skassess.session import LabelingSession\n"
+            "from skassess.datasets import load_fashion_mnist_scores\n"
+            "from skassess.exceptions import SessionLockedError\n"
+            "try:\n"
+            f"    LabelingSession({str(path)!r}, load_fashion_mnist_scores().scores)\n"
+            "except SessionLockedError as e:\n"
+            "    print(e); sys.exit(3)\n"
+        )
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert proc.returncode == 3, proc.stderr
+        assert "open in another process" in proc.stdout
+        with pytest.raises(SessionLockedError):
+            LabelingSession.read_events(path)
+        s.tell(s.query(), 2)  # the first process is unharmed
+    events, _, _ = LabelingSession.read_events(path)
+    assert events["label"].tolist() == [1, 2]
+
+
+def test_bad_labels_leave_the_file_unchanged(tmp_path, data):
+    path = tmp_path / "s.sqlite"
+    with LabelingSession(path, data.scores, assessor=_assessor()) as s:
+        row = s.query()
+        with pytest.raises(ValueError):
+            s.tell(row, 17)
+        with pytest.raises(ValueError, match="row must be an int"):
+            s.tell("3", 1)
+        assert s.n_labeled == 0 and s.query() == row
+        s.tell(row, 4)
+        s.tell(row, 4)  # the same label again: nothing new
+        with pytest.raises(ValueError, match="cannot change"):
+            s.tell(row, 5)
+        assert s.n_labeled == 1
+
+
+def test_run_with_stop_rules(tmp_path, data):
+    with LabelingSession(tmp_path / "a.sqlite", data.scores, assessor=_assessor()) as s:
+        s.run(data.target, 5000, stop_probability=0.9, progress=False)
+        answer = task_answer(s.assessor_)
+        assert answer["probability"] >= 0.9 and s.n_labeled < 5000
+        pred = data.scores.argmax(axis=1)
+        accuracy = np.bincount(pred, pred == data.target) / np.bincount(pred)
+        assert f"least accurate: {accuracy.argmin()} " in answer["text"]
+    est = _assessor(task="estimate")
+    with LabelingSession(tmp_path / "b.sqlite", data.scores, assessor=est) as s:
+        s.run(data.target, 2000, stop_width=0.3, progress=False)
+        assert task_answer(s.assessor_)["max_width"] <= 0.3 < 1
+        n = s.n_labeled
+        assert 0 < n < 2000
+    with LabelingSession(tmp_path / "c.sqlite", data.scores, assessor=est) as s:
+        s.run(lambda row: None if row % 2 else int(data.target[row]), 20, progress=False)
+        ev = s.events()
+        assert (ev["kind"] == "label").sum() == 20
+        assert (ev.loc[ev["kind"] == "skip", "row"] % 2 == 1).all()
+        with pytest.raises(ValueError, match="stop_width must be in"):
+            s.run(data.target, 5, stop_width=2)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the SIGKILL test forks (POSIX only)")
+def test_sigkill_loses_no_label_and_keeps_the_query_sequence(tmp_path, data):
+    """Kill a labeling process 50+ times at random moments; resume each time."""
+    budget = 300
+
+    def oracle(row):
+        time.sleep(0.002)  # an annotator; also spreads the kills over the run
+        return None if row % 7 == 0 else int(data.target[row])  # some rows are skipped
+
+    with LabelingSession(tmp_path / "ref.sqlite", data.scores, assessor=_assessor()) as s:
+        s.run(oracle, budget, progress=False)
+        reference = _columns(s.events())
+
+    path = tmp_path / "killed.sqlite"
+    rng = np.random.default_rng(0)
+    kills, committed, finished = 0, 0, False
+    while not finished:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            code = 1
+            try:
+                with LabelingSession(path, data.scores, assessor=_assessor()) as s:
+                    s.run(oracle, budget - s.n_labeled, progress=False)
+                code = 0
+            finally:
+                os._exit(code)
+        if kills < 50:
+            time.sleep(rng.uniform(0.0, 0.15))
+            os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(status):
+            kills += 1
+        else:
+            assert os.WEXITSTATUS(status) == 0
+            finished = kills >= 50
+        events, _, _ = LabelingSession.read_events(path)
+        labels = events[events["kind"] == "label"]
+        assert len(labels) >= committed  # nothing committed is ever lost
+        assert not events["row"].duplicated().any()  # nor duplicated
+        assert _columns(events) == reference[:len(events)]
+        committed = len(labels)
+    assert kills >= 50 and committed == budget
+    assert _columns(LabelingSession.read_events(path)[0]) == reference
