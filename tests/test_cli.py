@@ -1,9 +1,14 @@
+import io
+import json
 import subprocess
 import sys
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from skassess.cli import main
+from skassess.session import LabelingSession
 
 
 def test_demo_prints_posterior_and_writes_png(tmp_path, capsys):
@@ -30,3 +35,136 @@ def test_python_dash_m(tmp_path):
         capture_output=True, text=True, check=True,
     )
     assert "Wrote the reliability diagram" in proc.stdout
+
+
+# ------------------------------------------------------------ assess, label, export
+
+
+@pytest.fixture
+def example(tmp_path, capsys):
+    assert main(["example", "--directory", str(tmp_path)]) == 0
+    capsys.readouterr()
+    return tmp_path / "example_scores.csv", tmp_path / "example_labels.csv"
+
+
+def test_assess_prints_tables_and_writes_json(example, tmp_path, capsys):
+    scores, _ = example
+    out = tmp_path / "a.json"
+    assert main(["assess", str(scores), "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "2,000 rows, 100 labeled, 10 classes" in text
+    assert "Accuracy per predicted class" in text and "Shirt" in text and "p_rope" in text
+    result = json.loads(out.read_text())
+    assert result["source"]["rows"] == 2000 and len(result["by_class"]) == 10
+    acc = next(r for r in result["overall"] if r["metric"] == "accuracy")
+    assert 0.8 < acc["lower"] < acc["mean"] < acc["upper"] < 0.95
+
+
+def test_assess_groups_and_cost(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    n = 400
+    p = rng.uniform(size=n)
+    frame = pd.DataFrame({"score": p.round(4), "y": np.where(rng.uniform(size=n) < p, "1", "0"),
+                          "sex": rng.choice(["F", "M"], n)})
+    frame.loc[200:, "y"] = ""
+    path = tmp_path / "b.csv"
+    frame.to_csv(path, index=False)
+    (tmp_path / "cost.csv").write_text("0,1\n5,0\n")
+    assert main(["assess", str(path), "--group", "sex", "--cost-matrix",
+                 str(tmp_path / "cost.csv"), "--json", "-", "--quiet"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert [r["sex"] for r in result["by_group"]["sex"]] == ["F", "M"]
+    assert {r["metric"] for r in result["overall"]} == {"accuracy", "ECE", "expected cost"}
+    assert len(result["differences"]["sex"]) == 1
+    (tmp_path / "cost3.csv").write_text("0,1,1\n1,0,1\n1,1,0\n")
+    assert main(["assess", str(path), "--cost-matrix", str(tmp_path / "cost3.csv")]) == 2
+    assert "--cost-matrix must be 2 x 2" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text,message", [
+    ("id;score_a;score_b\n1;0.5;0.5\n", "no score columns found"),
+    ("id,score_a,score_b,label\n1,0.5,0.5,a\n2,0.5,0.5,zz\n", "row 2 (line 3), column 'label'"),
+    ("id,score_a,score_b\n1,0.5,0.4\n", "row 1 (line 2): the 2 class scores sum to 0.9"),
+    ("id,score_a,score_b\n1,0.5,0.5\n1,0.5,0.5\n", "the id '1' repeats row 1"),
+    ("", "the file is empty"),
+])
+def test_bad_files_exit_nonzero_and_write_no_session(tmp_path, capsys, text, message):
+    path = tmp_path / "bad.csv"
+    path.write_text(text)
+    session = tmp_path / "s.sqlite"
+    args = ["--sep", ","] if text.startswith("id;") else []
+    assert main(["assess", str(path), *args]) == 2
+    assert message in capsys.readouterr().err
+    assert main(["label", str(path), "--session", str(session), *args]) == 2
+    assert message in capsys.readouterr().err
+    assert not session.exists()
+
+
+def test_label_with_oracle_resumes_and_exports(example, tmp_path, capsys):
+    scores, labels = example
+    session = tmp_path / "s.sqlite"
+    base = ["label", str(scores), "--session", str(session), "--oracle", str(labels),
+            "--no-progress"]
+    assert main([*base, "--task", "least_accurate", "--seed", "4", "--budget", "30"]) == 0
+    out = capsys.readouterr().out
+    assert "new; 0 labels so far; task least_accurate" in out and "[30/30 labeled]" in out
+    assert main([*base, "--budget", "50"]) == 0  # resumes with the stored settings
+    assert "resumed; 30 labels so far" in capsys.readouterr().out
+    # the same 50 rows as one uninterrupted run
+    assert main([*base[:3], str(tmp_path / "one.sqlite"), *base[4:], "--task",
+                 "least_accurate", "--seed", "4", "--budget", "50"]) == 0
+    a, _, _ = LabelingSession.read_events(session)
+    b, _, _ = LabelingSession.read_events(tmp_path / "one.sqlite")
+    assert a["row"].tolist() == b["row"].tolist() and len(a) == 50
+    # a changed setting or file is refused, and nothing is written
+    assert main([*base, "--task", "estimate"]) == 2
+    assert "started with task='least_accurate'" in capsys.readouterr().err
+    changed = tmp_path / "example_scores.csv"
+    changed.write_text(changed.read_text().replace("img-00001,", "img-00001x,"))
+    assert main(base) == 2
+    assert "changed since the session started" in capsys.readouterr().err
+    assert len(LabelingSession.read_events(session)[0]) == 50
+    capsys.readouterr()
+    # export needs the original file: its checksum is checked
+    assert main(["export", str(session), "--posterior", "-"]) == 2
+    assert "is not the file the session labeled" in capsys.readouterr().err
+    assert main(["example", "--directory", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert main(["export", str(session), "--labels", str(tmp_path / "l.csv"), "--posterior",
+                 str(tmp_path / "p.json")]) == 0
+    exported = pd.read_csv(tmp_path / "l.csv")
+    truth = pd.read_csv(labels).set_index("id")["label"]
+    assert len(exported) == 50
+    assert (exported["label"].to_numpy() == truth[exported["id"]].to_numpy()).all()
+    post = json.loads((tmp_path / "p.json").read_text())
+    assert post["n_labeled_in_session"] == 50 and len(post["posterior"]) == 10
+    assert post["answer"]["text"].startswith("least accurate: ")
+
+
+def test_label_interactive_keys(example, tmp_path, capsys, monkeypatch):
+    scores, _ = example
+    session = tmp_path / "i.sqlite"
+    keys = "3\nu\ns\nShirt\nnonsense\n?\nq\n"
+    monkeypatch.setattr("sys.stdin", io.StringIO(keys))
+    assert main(["label", str(scores), "--session", str(session), "--task", "least_accurate",
+                 "--seed", "0", "--display", "label"]) == 0
+    out = capsys.readouterr().out
+    assert "model predicts:" in out and "Undone: the label of item" in out
+    assert "Not a class or a command: 'nonsense'" in out and "s = skip" in out
+    events, _, _ = LabelingSession.read_events(session)
+    assert events["kind"].tolist() == ["skip", "label"]
+    assert events["label"].tolist()[1] == 6  # Shirt
+    # end of input ends the session cleanly too
+    monkeypatch.setattr("sys.stdin", io.StringIO("0\n"))
+    assert main(["label", str(scores), "--session", str(session)]) == 0
+    assert len(LabelingSession.read_events(session)[0]) == 3
+
+
+def test_label_bad_oracle(example, tmp_path, capsys):
+    scores, _ = example
+    oracle = tmp_path / "o.csv"
+    oracle.write_text("id,label\nimg-00001,Pullover\nimg-00002,Cat\n")
+    assert main(["label", str(scores), "--session", str(tmp_path / "s.sqlite"), "--oracle",
+                 str(oracle)]) == 2
+    assert "row 2 (line 3), column 'label': the label 'Cat' is not a class" in \
+        capsys.readouterr().err

@@ -101,3 +101,28 @@ def load_fashion_mnist_scores():
         class_names=list(FASHION_MNIST_CLASSES),
         DESCR=_descr("fashion_mnist_scores.rst"),
     )
+
+
+@validate_params(
+    {"name": [StrOptions({"scores", "labels"})]},
+    prefer_skip_nested_validation=True,
+)
+def example_scores_path(name="scores"):
+    """Path of the example scores file (or its labels) shipped with the package.
+
+    ``"scores"``: a CSV (gzip) of 2,000 Fashion-MNIST test images scored by
+    the bundled MLP, with an ``id``, one ``score_<class>`` column per class and
+    a ``label`` column holding 100 true labels (empty elsewhere), the format
+    ``skassess assess`` and ``skassess label`` read. ``"labels"``: every true
+    label (``id``, ``label``), an oracle for a scripted labeling session.
+    ``skassess example`` writes both, uncompressed, to a directory.
+
+    Examples
+    --------
+    >>> from skassess.datasets import example_scores_path
+    >>> from skassess.session import ScoresFile
+    >>> ScoresFile(example_scores_path()).read().scores.shape
+    (2000, 10)
+    """
+    with resources.as_file(_data(f"example_{name}.csv.gz")) as path:
+        return path

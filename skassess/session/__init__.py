@@ -5,10 +5,13 @@ are committed to an SQLite file one by one (the ``skassess label`` command's
 format); :class:`ScoresFile` reads and checks a black box's scores file.
 """
 
+from ._assessment import FileAssessment, assess_file
 from ._labeling import LabelingSession, pool_fingerprint, task_answer
 from ._scores_file import ScoresFile, ScoresTable, file_checksum
 
 __all__ = [
+    "FileAssessment",
+    "assess_file",
     "LabelingSession",
     "ScoresFile",
     "ScoresTable",

@@ -40,8 +40,11 @@ def _params_json(assessor):
     return {k: repr(v) for k, v in sorted(assessor.get_params(deep=False).items())}
 
 
-def task_answer(assessor, level=0.95):
+def task_answer(assessor, level=0.95, group_names=None):
     """The current answer to the assessor's task, for a progress line and a stop rule.
+
+    ``group_names`` (a sequence indexed by group position, e.g. class names)
+    names the groups in the text.
 
     Returns
     -------
@@ -51,13 +54,20 @@ def task_answer(assessor, level=0.95):
         ``max_width`` (the widest per-group ``level`` interval).
     """
     est = assessor.estimator_
+    groups = list(assessor.groups_)
+
+    def name(group):
+        if group_names is None:
+            return str(as_scalar(group))
+        return str(group_names[groups.index(group)])
+
     summary = est.summary(level)
     widths = (summary["upper"] - summary["lower"]).to_numpy()
     out = {"max_width": float(np.nanmax(widths)) if len(widths) else float("nan"),
            "probability": None}
     if assessor.task == "compare":
         p = assessor.comparison_probabilities()
-        a, b = assessor.compare
+        a, b = (name(g) for g in assessor._setup.arm_labels[list(assessor._setup.task.pair)])
         names = (f"{a} < {b}", "practically equal", f"{a} > {b}")
         k = int(np.argmax(p))
         out["probability"] = p[k]
@@ -70,7 +80,7 @@ def task_answer(assessor, level=0.95):
         p = assessor.identification_probabilities()
         out["probability"] = float(p.max())
         words = assessor.task.replace("_", " ")
-        out["text"] = f"{words}: {as_scalar(p.idxmax())!s} (P = {p.max():.3f})"
+        out["text"] = f"{words}: {name(p.idxmax())} (P = {p.max():.3f})"
     return out
 
 
@@ -102,6 +112,9 @@ class LabelingSession:
         As in :meth:`ActiveAssessor.fit`.
     ids : array-like of shape (n_pool,), default=None
         Item ids stored beside the labels; None: the row numbers.
+    group_names : sequence, default=None
+        Names of the assessor's groups in progress lines (e.g. class names
+        for groups by predicted class); not stored.
     info : dict, default=None
         JSON-serializable facts stored with a new session (e.g. the input
         file and its checksum); read back as :attr:`info`.
@@ -147,8 +160,9 @@ class LabelingSession:
     """
 
     def __init__(self, path, X, y=None, *, assessor=None, group_by=None, y_pred=None,
-                 ids=None, info=None):
+                 ids=None, info=None, group_names=None):
         n = len(X)
+        self.group_names = group_names
         if ids is not None and len(ids) != n:
             raise ValueError(f"ids must hold one id per pool row ({n}); got {len(ids)}.")
         self._pool = (X, y, group_by, y_pred)
@@ -333,7 +347,8 @@ class LabelingSession:
                 done += 1
                 bar.update(1)
                 if progress:
-                    bar.set_postfix_str(task_answer(self.assessor_)["text"], refresh=False)
+                    answer = task_answer(self.assessor_, group_names=self.group_names)
+                    bar.set_postfix_str(answer["text"], refresh=False)
         return self
 
     def should_stop(self, stop_probability=None, stop_width=None):

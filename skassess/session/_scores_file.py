@@ -128,7 +128,9 @@ class ScoresFile:
     sep : str, default=None
         CSV delimiter; None: found from the header.
     sum_tolerance : float, default=0.01
-        How far a row of class scores may sum from 1.
+        How far a row of class scores may sum from 1 (rounding in a text
+        file); such rows are divided by their sum, and the largest
+        deviation read is kept in ``max_sum_error``.
 
     Raises
     ------
@@ -362,7 +364,7 @@ class ScoresFile:
         scores = np.empty((n, len(self.score_columns)), dtype=np.float64)
         for j, c in enumerate(self.score_columns):
             col = frame[c]
-            if not (pd.api.types.is_numeric_dtype(col) or col.dtype == object):
+            if pd.api.types.is_bool_dtype(col) or pd.api.types.is_datetime64_any_dtype(col):
                 self._fail(f"column {c!r} holds {col.dtype} values, not scores.")
             values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64,
                                                                    na_value=np.nan)
@@ -370,12 +372,17 @@ class ScoresFile:
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
                 raw = col.iloc[i]
-                what = "is empty" if pd.isna(raw) else f"is {raw!r}, not a finite number"
-                self._fail(f"{self._where(offset + i, c)}: the score {what}.")
+                if pd.isna(raw) or str(raw).strip() == "":
+                    what = "the score is empty"
+                elif np.isnan(pd.to_numeric(pd.Series([raw]), errors="coerce").iloc[0]):
+                    what = f"the score {raw!r} is not a number"
+                else:
+                    what = f"the score {raw!r} is not finite"
+                self._fail(f"{self._where(offset + i, c)}: {what}.")
             out = (values < 0) | (values > 1)
             if out.any():
                 i = int(np.flatnonzero(out)[0])
-                self._fail(f"{self._where(offset + i, c)}: the score {values[i]!r} is not in "
+                self._fail(f"{self._where(offset + i, c)}: the score {values[i]:.6g} is not in "
                            "[0, 1].")
             scores[:, j] = values
         if not self.binary:
@@ -389,6 +396,11 @@ class ScoresFile:
                     f"not 1 (tolerance {self.sum_tolerance}; rows that are not probabilities "
                     "must be normalized by the user)."
                 )
+            # Rounding in a text file: the rows are divided by their sums (all within
+            # sum_tolerance of 1), as the estimators expect probabilities.
+            scores /= total[:, None]
+            self.max_sum_error = max(getattr(self, "max_sum_error", 0.0),
+                                     float(np.abs(total - 1).max(initial=0.0)))
         else:
             scores = scores[:, 0]
         ids = self._ids(frame, offset)
@@ -416,8 +428,7 @@ class ScoresFile:
         raw = frame[self.label_column]
         text = raw.astype("string").str.strip()
         missing = text.isna() | (text == "")
-        codes = pd.Categorical(text.where(~missing), categories=self.classes).codes.astype(
-            np.int64)
+        codes = pd.Index(self.classes).get_indexer(text.where(~missing, None)).astype(np.int64)
         unknown = (~missing.to_numpy()) & (codes < 0)
         if unknown.any():
             i = int(np.flatnonzero(unknown)[0])

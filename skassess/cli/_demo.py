@@ -1,13 +1,12 @@
-"""The ``skassess`` command."""
+"""``skassess demo``: a real assessment on bundled data."""
 
-import argparse
 import sys
 
 import numpy as np
 import pandas as pd
 
-from .datasets import load_adult_scores, load_fashion_mnist_scores
-from .metrics import (
+from ..datasets import load_adult_scores, load_fashion_mnist_scores
+from ..metrics import (
     BayesianAccuracy,
     BayesianCalibrationError,
     ReliabilityDisplay,
@@ -16,11 +15,7 @@ from .metrics import (
 )
 
 
-def _parser():
-    parser = argparse.ArgumentParser(
-        prog="skassess", description="Bayesian assessment of black-box classifiers."
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
+def add_parser(sub):
     demo = sub.add_parser(
         "demo",
         help="assess a real model from a few labels (bundled data)",
@@ -40,7 +35,7 @@ def _parser():
     demo.add_argument(
         "--output", default="skassess_reliability.png", help="PNG of the reliability diagram"
     )
-    return parser
+    demo.set_defaults(func=demo_command)
 
 
 def _reveal(target, n_labels, seed):
@@ -62,7 +57,7 @@ def _interval(est, truth, name):
     )
 
 
-def demo(args):
+def demo_command(args):
     pd.set_option("display.width", 120)
     if args.dataset == "fashion-mnist":
         data = load_fashion_mnist_scores()
@@ -115,11 +110,3 @@ def demo(args):
     disp.figure_.savefig(args.output, dpi=120)
     print(f"\nWrote the reliability diagram to {args.output}")
     return 0
-
-
-def main(argv=None):
-    """Run the ``skassess`` command line."""
-    args = _parser().parse_args(argv)
-    if args.command == "demo":
-        return demo(args)
-    return 2  # pragma: no cover - argparse rejects unknown commands

@@ -1,0 +1,83 @@
+"""``skassess assess``: the posterior assessment of a scores file."""
+
+import numpy as np
+import pandas as pd
+
+from ..session import assess_file
+from ._common import add_file_arguments, dump_json, file_options, open_scores, print_table
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "assess", help="posterior accuracy, calibration and group differences of a scores file",
+        description="Read a scores file (labeled and unlabeled rows), print the posterior "
+        "accuracy per predicted class and per group, the overall accuracy, ECE and cost "
+        "with credible intervals, and each group's difference from the best group with "
+        "P(delta > 0) and the ROPE probabilities. The file is read in batches.",
+    )
+    add_file_arguments(p)
+    opts = p.add_argument_group("assessment")
+    opts.add_argument("--prior", choices=("informative", "uniform"), default="informative",
+                      help="informative: from the scores of all rows (default)")
+    opts.add_argument("--level", type=float, default=0.95, help="credible level (0.95)")
+    opts.add_argument("--rope", type=float, default=0.05,
+                      help="half-width of the region of practical equivalence (0.05)")
+    opts.add_argument("--n-bins", type=int, default=10, help="confidence bins of the ECE (10)")
+    opts.add_argument("--cost-matrix", metavar="CSV",
+                      help="K x K costs C[true, predicted], no header: adds the expected cost")
+    opts.add_argument("--seed", type=int, default=0, help="seed of the posterior draws (0)")
+    out = p.add_argument_group("output")
+    out.add_argument("--report", metavar="HTML", help="write the HTML report here")
+    out.add_argument("--json", metavar="FILE", help="write the results as JSON ('-': stdout)")
+    out.add_argument("--quiet", action="store_true", help="print no tables")
+    p.set_defaults(func=run)
+
+
+def read_cost_matrix(path, n_classes):
+    cost = pd.read_csv(path, header=None, sep=None, engine="python").to_numpy(dtype=float)
+    if cost.shape != (n_classes, n_classes):
+        raise ValueError(f"--cost-matrix must be {n_classes} x {n_classes} (one row and column "
+                         f"per class); {path} is {cost.shape[0]} x {cost.shape[1]}.")
+    return cost
+
+
+def print_assessment(result):
+    src = result.source
+    print(f"{src['file']}: {src['rows']:,} rows, {src['labeled']:,} labeled, "
+          f"{len(src['columns']['classes'])} classes; sha256 {src['sha256'][:16]}...")
+    level = result.settings["level"]
+    if src["labeled"] == 0:
+        print("No row is labeled: the posterior is the prior "
+              f"({result.settings['prior']}).")
+    print(f"Posterior means and {level:.0%} credible intervals.\n")
+    print_table("Overall", result.overall)
+    print_table("Accuracy per predicted class", result.by_class)
+    for name, table in result.by_group.items():
+        print_table(f"Accuracy per {name}", table)
+    rope = result.settings["rope"]
+    for name, table in result.differences.items():
+        if not table.empty:
+            cols = ["versus", "mean", "lower", "upper", "p_greater", "p_left", "p_rope",
+                    "p_right", "decision"]
+            print_table(f"Accuracy difference per {name} (group - best; ROPE ±{rope:g})",
+                        table[cols])
+
+
+def run(args):
+    sf = open_scores(args.scores, file_options(args))
+    cost = None if args.cost_matrix is None else read_cost_matrix(args.cost_matrix,
+                                                                  len(sf.classes))
+    result = assess_file(None, scores_file=sf, prior=args.prior, level=args.level,
+                         rope=args.rope, n_bins=args.n_bins, cost_matrix=cost,
+                         random_state=args.seed)
+    if not args.quiet:
+        print_assessment(result)
+    if args.json:
+        dump_json(result.to_dict(), args.json)
+    if args.report:
+        from ..session import write_report
+
+        write_report(result, args.report)
+        if not args.quiet:
+            print(f"Wrote the report to {args.report}")
+    return 0 if np.isfinite(result.overall["mean"]).all() else 1

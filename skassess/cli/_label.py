@@ -1,0 +1,279 @@
+"""``skassess label``: a crash-safe labeling session, interactive or with an oracle file."""
+
+import secrets
+import sys
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import SessionError
+from ..metrics import BayesianAccuracy
+from ..samplers import ActiveAssessor
+from ..samplers._rewards import TASKS
+from ..samplers._setup import STRATEGIES
+from ..session import LabelingSession, task_answer
+from ._common import add_file_arguments, file_options, open_scores, print_table
+
+#: Settings that fix the query sequence: given again on resuming, they must not change.
+FIXED = ("task", "strategy", "compare", "rope", "seed")
+DEFAULTS = {"task": "estimate", "strategy": "thompson", "compare": None, "rope": 0.05,
+            "seed": None}
+COMMANDS = {"s": "skip", "skip": "skip", "u": "undo", "undo": "undo", "q": "quit",
+            "quit": "quit", "?": "help", "h": "help", "help": "help"}
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "label", help="label items one by one, chosen to answer a question fast (resumable)",
+        description="An active labeling session. Each answer is committed to the session "
+        "file (SQLite) before the next item is shown; running the same command again "
+        "resumes where it stopped, with the same next item. With --oracle the labels come "
+        "from a file instead of the keyboard.",
+    )
+    add_file_arguments(p, display=True)
+    s = p.add_argument_group("session")
+    s.add_argument("--session", required=True, metavar="FILE",
+                   help="the session file (created, or resumed if it exists)")
+    s.add_argument("--task", choices=TASKS,
+                   help="what the labels are for (default estimate); least_accurate: find "
+                   "the least accurate group; compare: compare --compare A B")
+    s.add_argument("--strategy", choices=sorted(STRATEGIES),
+                   help="how the next item is chosen (default thompson)")
+    s.add_argument("--compare", nargs=2, metavar=("A", "B"), help="the two groups to compare")
+    s.add_argument("--rope", type=float, help="ROPE half-width of --compare (0.05)")
+    s.add_argument("--seed", type=int, help="seed of the query sequence (default: drawn, stored)")
+    s.add_argument("--budget", type=int, metavar="N",
+                   help="stop when the session holds N labels (default: no limit)")
+    s.add_argument("--stop-probability", type=float, metavar="P",
+                   help="stop when the answer has probability >= P (e.g. 0.95: P(least "
+                   "accurate group) or P(comparison region))")
+    s.add_argument("--stop-width", type=float, metavar="W",
+                   help="stop when every group's 95%% interval is at most W wide")
+    s.add_argument("--oracle", metavar="CSV",
+                   help="non-interactive: labels from a CSV with the id and label columns "
+                   "(ids it lacks are skipped)")
+    s.add_argument("--no-progress", action="store_true", help="no progress line (--oracle)")
+    p.set_defaults(func=run)
+
+
+# ----------------------------------------------------------------- settings
+def _settings(args, path):
+    """Column options, fixed settings and stop rules: stored ones on resuming."""
+    options = file_options(args)
+    fixed = {k: getattr(args, k) for k in FIXED}
+    if isinstance(fixed["compare"], list):
+        fixed["compare"] = list(fixed["compare"])
+    stored_info = None
+    if path.exists():
+        _, stored_info, _ = LabelingSession.read_events(path)
+        for name, stored in (("columns", stored_info["options"]),
+                             ("settings", stored_info["settings"])):
+            given = options if name == "columns" else fixed
+            for key, value in given.items():
+                if value is not None and value != stored.get(key):
+                    flag = "--" + key.replace("_", "-").replace("columns", "column")
+                    raise SessionError(
+                        f"{path}: the session was started with {key}={stored.get(key)!r}; "
+                        f"{flag} gives {value!r}. Resume without it, or start a new "
+                        "session file."
+                    )
+        options, fixed = dict(stored_info["options"]), dict(stored_info["settings"])
+    else:
+        fixed = {k: DEFAULTS[k] if v is None else v for k, v in fixed.items()}
+        if fixed["seed"] is None:
+            fixed["seed"] = secrets.randbelow(2**31 - 1)  # stored: resuming repeats it
+    return options, fixed, stored_info
+
+
+def _assessor(fixed, sf, group):
+    classes = sf.classes
+    estimator = None
+    compare = fixed["compare"]
+    if group is not None:
+        estimator = BayesianAccuracy(grouping="external", prior="informative")
+    elif compare is not None:
+        bad = [c for c in compare if c not in classes]
+        if bad:
+            raise ValueError(f"--compare: {bad[0]!r} is not a class; classes: {classes!r}.")
+        compare = [classes.index(c) for c in compare]
+    return ActiveAssessor(
+        estimator, strategy=fixed["strategy"], task=fixed["task"],
+        compare=None if compare is None else tuple(compare), rope=fixed["rope"],
+        random_state=fixed["seed"],
+    )
+
+
+def read_oracle(path, ids, classes, id_column):
+    """Pool-row labels (class codes, -1 = not given) from an oracle CSV."""
+    frame = pd.read_csv(path, sep=None, engine="python", dtype=str, keep_default_na=False)
+    cols = {c.lower(): c for c in frame.columns}
+    idc = next((cols[c] for c in ((id_column or "id").lower(), "id") if c in cols), None)
+    labc = next((cols[c] for c in ("label", "y", "y_true", "true_label", "target", "truth")
+                 if c in cols), None)
+    if idc is None or labc is None:
+        raise ValueError(f"--oracle {path}: needs an id column ({id_column or 'id'}) and a label "
+                         f"column; it has {list(frame.columns)!r}.")
+    dup = frame[idc].duplicated()
+    if dup.any():
+        i = int(np.flatnonzero(dup.to_numpy())[0])
+        raise ValueError(f"--oracle {path}: row {i + 1} (line {i + 2}): the id "
+                         f"{frame[idc].iloc[i]!r} repeats.")
+    text = frame[labc].str.strip()
+    codes = pd.Index(classes).get_indexer(text.where(text != "", None))
+    bad = (text != "").to_numpy() & (codes < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"--oracle {path}: row {i + 1} (line {i + 2}), column {labc!r}: the "
+                         f"label {frame[labc].iloc[i]!r} is not a class; classes: {classes!r}.")
+    lookup = pd.Series(codes, index=frame[idc].to_numpy())
+    return lookup.reindex(ids).fillna(-1).to_numpy(dtype=np.int64)
+
+
+# -------------------------------------------------------------------- items
+def _describe(row, table, classes, width=400):
+    lines = [f"item {table.ids[row]}  (row {row + 1})"]
+    for col in table.display.columns:
+        value = str(table.display[col].iloc[row])
+        lines.append(f"  {col}: {value[:width]}{'...' if len(value) > width else ''}")
+    s = table.scores[row]
+    probs = np.array([1 - s, s]) if np.ndim(s) == 0 else np.asarray(s)
+    top = np.argsort(-probs)[:3]
+    shown = ", ".join(f"{classes[k]} {probs[k]:.3f}" for k in top)
+    lines.append(f"  model predicts: {classes[top[0]]}   (scores: {shown})")
+    return "\n".join(lines)
+
+
+def _help(classes):
+    keys = "  ".join(f"{k}={c}" for k, c in enumerate(classes))
+    return (f"Type a class number or name ({keys}); s = skip (cannot tell), u = undo the last "
+            "answer, q = quit (the session is saved; run the same command to resume), "
+            "? = this help. A class named like a command is typed by its number.")
+
+
+def _parse(answer, classes):
+    text = answer.strip()
+    if text.lower() in COMMANDS:
+        return COMMANDS[text.lower()], None
+    if text.isdigit() and int(text) < len(classes):
+        return "label", int(text)
+    lower = [c.lower() for c in classes]
+    if text.lower() in lower:
+        return "label", lower.index(text.lower())
+    return "unknown", None
+
+
+def _status(session, budget):
+    left = "" if budget is None else f"/{budget}"
+    answer = task_answer(session.assessor_, group_names=session.group_names)
+    return f"[{session.n_labeled}{left} labeled] {answer['text']}"
+
+
+def _stop_reason(session, budget, stop_p, stop_w):
+    if budget is not None and session.n_labeled >= budget:
+        return f"the budget of {budget} labels is reached"
+    if session.should_stop(stop_p, None):
+        return f"the answer's probability reached {stop_p}"
+    if session.should_stop(None, stop_w):
+        return f"every group's 95% interval is at most {stop_w} wide"
+    if session.assessor_._available_rows() == 0:
+        return "no unlabeled item is left"
+    return None
+
+
+def interactive(session, table, classes, budget, stop_p, stop_w, read=input):
+    print(_help(classes))
+    while True:
+        reason = _stop_reason(session, budget, stop_p, stop_w)
+        if reason:
+            print(f"Stopping: {reason}.")
+            return
+        row = session.query()
+        print("\n" + _status(session, budget))
+        print(_describe(row, table, classes))
+        try:
+            answer = read("label> ")
+        except EOFError:
+            print()
+            return
+        kind, code = _parse(answer, classes)
+        if kind == "label":
+            session.tell(row, code)
+        elif kind == "skip":
+            session.skip(row)
+        elif kind == "undo":
+            last = session.undo()
+            print("Nothing to undo." if last is None else
+                  f"Undone: the {last['kind']} of item {last['item_id']}.")
+        elif kind == "quit":
+            return
+        elif kind == "help":
+            print(_help(classes))
+        else:
+            print(f"Not a class or a command: {answer.strip()!r}. Type ? for help.")
+
+
+def named_groups(summary, assessor, sf):
+    """A summary indexed by class names (or the group column's name)."""
+    summary = summary.copy()
+    if assessor.estimator_.grouping_.uses_group_by:
+        summary.index.name = sf.group_columns[0] if sf.group_columns else "group"
+        return summary
+    names = np.asarray(sf.classes, dtype=object)
+    if isinstance(summary.index, pd.MultiIndex):
+        level = summary.index.get_level_values(0)
+        summary.index = summary.index.set_levels(
+            [names[summary.index.levels[0]]] + list(summary.index.levels[1:]))
+        del level
+    else:
+        summary.index = pd.Index(names[summary.index.to_numpy()], name="predicted class")
+    return summary
+
+
+def run(args):
+    from pathlib import Path
+
+    path = Path(args.session)
+    options, fixed, stored = _settings(args, path)
+    sf = open_scores(args.scores, options)
+    checksum = sf.checksum()
+    if stored is not None and stored["sha256"] != checksum:
+        raise SessionError(
+            f"{args.scores} changed since the session started (sha256 now {checksum[:16]}..., "
+            f"stored {stored['sha256'][:16]}...). Resume with the original file, or start a new "
+            "session file."
+        )
+    if len(sf.group_columns) > 1:
+        raise ValueError("label takes at most one --group column.")
+    table = sf.read()
+    group = table.groups[sf.group_columns[0]].to_numpy() if sf.group_columns else None
+    assessor = _assessor(fixed, sf, group)
+    info = {"input": str(Path(args.scores).resolve()), "sha256": checksum,
+            "options": options, "settings": fixed, "classes": sf.classes}
+    with LabelingSession(path, table.scores, table.labels, assessor=assessor, group_by=group,
+                         ids=table.ids, info=info,
+                         group_names=None if group is not None else sf.classes) as session:
+        print(f"Session {path}: {'resumed' if session.resumed else 'new'}; "
+              f"{session.n_labeled} labels so far; task {fixed['task']}, strategy "
+              f"{fixed['strategy']}; pool of {len(table):,} items, "
+              f"{int((table.labels >= 0).sum()):,} labeled in the file.")
+        budget, stop_p, stop_w = args.budget, args.stop_probability, args.stop_width
+        if args.oracle:
+            codes = read_oracle(args.oracle, table.ids, sf.classes, sf.id_column)
+            left = None if budget is None else max(budget - session.n_labeled, 0)
+            left = len(table) if left is None else left
+            session.run(lambda row: None if codes[row] < 0 else int(codes[row]), left,
+                        stop_probability=stop_p, stop_width=stop_w,
+                        progress=not args.no_progress)
+            skipped = len(session.assessor_.skipped_)
+            if skipped:
+                print(f"{skipped} items had no label in {args.oracle}: skipped.")
+        else:
+            interactive(session, table, sf.classes, budget, stop_p, stop_w)
+        print("\n" + _status(session, budget))
+        summary = named_groups(session.summary(), session.assessor_, sf)
+        print_table("Posterior per group", summary[[c for c in ("n_labeled", "weight", "mean",
+                                                                "lower", "upper")
+                                                    if c in summary]])
+        print(f"Saved in {path}; the same command resumes the session.")
+    sys.stdout.flush()
+    return 0

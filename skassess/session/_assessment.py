@@ -1,0 +1,186 @@
+"""The posterior assessment of a scores file, read in batches (``skassess assess``)."""
+
+import json
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..metrics import (
+    BayesianAccuracy,
+    BayesianCalibrationError,
+    BayesianMisclassificationCost,
+    compare_groups,
+)
+from ._scores_file import CHUNK_ROWS, ScoresFile
+
+__all__ = ["FileAssessment", "assess_file"]
+
+
+@dataclass
+class FileAssessment:
+    """What ``skassess assess`` prints, writes as JSON and puts in the report.
+
+    Attributes
+    ----------
+    source : dict
+        The file, its SHA-256, rows, labeled rows, column roles.
+    settings : dict
+        Prior, level, ROPE, bins, seed.
+    overall : pandas.DataFrame
+        One row per metric (accuracy, ECE, cost): mean, lower, upper.
+    by_class : pandas.DataFrame
+        Accuracy per predicted class.
+    by_group : dict of str to pandas.DataFrame
+        Accuracy per value of each group column.
+    differences : dict of str to pandas.DataFrame
+        Per grouping (``"predicted class"`` and each group column): each
+        group minus the group with the highest posterior mean accuracy, with
+        P(delta > 0) and the ROPE probabilities.
+    reliability : pandas.DataFrame
+        The Bayesian reliability diagram's bins.
+    estimators : dict
+        The fitted estimators (``"by_class"``, ``"ece"``, ``"group:<col>"``,
+        ``"cost"``).
+    """
+
+    source: dict
+    settings: dict
+    overall: pd.DataFrame
+    by_class: pd.DataFrame
+    by_group: dict
+    differences: dict
+    reliability: pd.DataFrame
+    estimators: dict = field(repr=False, default_factory=dict)
+    history: pd.DataFrame | None = None
+
+    def to_dict(self):
+        """Plain JSON-ready dict (tables as lists of records)."""
+
+        def records(frame):
+            return json.loads(frame.reset_index().to_json(orient="records"))
+
+        return {
+            "source": self.source,
+            "settings": self.settings,
+            "overall": records(self.overall),
+            "by_class": records(self.by_class),
+            "by_group": {k: records(v) for k, v in self.by_group.items()},
+            "differences": {k: records(v) for k, v in self.differences.items()},
+            "reliability": records(self.reliability),
+            "history": None if self.history is None else records(self.history),
+        }
+
+
+def _differences(estimator, names, rope, level, seed):
+    summary = estimator.summary(level)
+    if len(summary) < 2:
+        return pd.DataFrame()
+    best = summary["mean"].idxmax()
+    rows = []
+    for g in summary.index:
+        if g == best:
+            continue
+        comp = compare_groups(estimator, g, best, rope=rope, random_state=seed)
+        lower, upper = comp.interval(level)
+        p_left, p_rope, p_right = comp.probabilities
+        rows.append({
+            "group": names(g), "versus": names(best), "mean": comp.mean, "lower": lower,
+            "upper": upper, "p_greater": float(np.mean(comp.samples > 0)), "p_left": p_left,
+            "p_rope": p_rope, "p_right": p_right, "decision": comp.decision,
+        })
+    return pd.DataFrame(rows).set_index("group")
+
+
+def assess_file(path, *, scores_file=None, prior="informative", level=0.95, rope=0.05,
+                n_bins=10, cost_matrix=None, random_state=0, chunk_rows=CHUNK_ROWS,
+                checksum=True, **columns):
+    """Assess the black box of a scores file from its labeled and unlabeled rows.
+
+    The file is read in batches of ``chunk_rows`` rows and each batch is a
+    conjugate update (``partial_fit``) of the estimators, so the memory does
+    not grow with the file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A scores file (see :class:`ScoresFile`; ``columns`` are its keyword
+        arguments).
+    scores_file : ScoresFile, default=None
+        An opened file instead of ``path`` and ``columns``.
+    prior : {"informative", "uniform"}, default="informative"
+    level : float, default=0.95
+        Credible level of the intervals.
+    rope : float, default=0.05
+        Half-width of the region of practical equivalence of group differences.
+    n_bins : int, default=10
+        Confidence bins of the ECE and the reliability diagram.
+    cost_matrix : array-like of shape (n_classes, n_classes), default=None
+        ``C[true, predicted]``; adds the expected misclassification cost.
+    random_state : int, default=0
+        Seed of the Monte Carlo draws (ECE, differences, overall intervals).
+    checksum : bool, default=True
+        Record the file's SHA-256.
+
+    Returns
+    -------
+    FileAssessment
+    """
+    start = time.perf_counter()
+    sf = scores_file if scores_file is not None else ScoresFile(path, **columns)
+    seed = int(random_state)
+    est = {
+        "by_class": BayesianAccuracy(prior=prior, random_state=seed),
+        "ece": BayesianCalibrationError(n_bins=n_bins, prior=prior, random_state=seed),
+    }
+    for g in sf.group_columns:
+        est[f"group:{g}"] = BayesianAccuracy(grouping="external", prior=prior,
+                                            random_state=seed)
+    if cost_matrix is not None:
+        est["cost"] = BayesianMisclassificationCost(cost_matrix=np.asarray(cost_matrix),
+                                                    prior=prior, random_state=seed)
+    n_rows = n_labeled = 0
+    for chunk in sf.iter_chunks(chunk_rows):
+        for key, e in est.items():
+            group = chunk.groups[key[6:]].to_numpy() if key.startswith("group:") else None
+            e.partial_fit(chunk.scores, chunk.labels, group_by=group)
+        n_rows += len(chunk)
+        n_labeled += int((chunk.labels >= 0).sum())
+    classes = list(sf.classes)
+
+    def class_name(k):
+        return classes[int(k)]
+
+    by_class = est["by_class"].summary(level)
+    by_class.index = pd.Index([class_name(k) for k in by_class.index], name="predicted class")
+    overall = []
+    names = {"by_class": "accuracy", "ece": "ECE", "cost": "expected cost"}
+    for key, label in names.items():
+        if key in est:
+            lower, upper = est[key].overall_interval(level)
+            overall.append({"metric": label, "mean": est[key].overall_mean(), "lower": lower,
+                            "upper": upper})
+    by_group, differences = {}, {}
+    differences["predicted class"] = _differences(est["by_class"], class_name, rope, level,
+                                                  seed)
+    for g in sf.group_columns:
+        table = est[f"group:{g}"].summary(level)
+        table.index.name = g
+        by_group[g] = table
+        differences[g] = _differences(est[f"group:{g}"], str, rope, level, seed)
+    reliability = est["ece"].summary(level)
+    source = {
+        "file": str(sf.path), "bytes": sf.size, "rows": n_rows, "labeled": n_labeled,
+        "sha256": sf.checksum() if checksum else None, "columns": sf.describe(),
+        "seconds": None,
+    }
+    settings = {"prior": prior, "level": level, "rope": rope, "n_bins": n_bins,
+                "random_state": seed, "cost_matrix": None if cost_matrix is None
+                else np.asarray(cost_matrix).tolist()}
+    out = FileAssessment(source=source, settings=settings,
+                         overall=pd.DataFrame(overall).set_index("metric"), by_class=by_class,
+                         by_group=by_group, differences=differences, reliability=reliability,
+                         estimators=est)
+    source["seconds"] = round(time.perf_counter() - start, 3)
+    return out
