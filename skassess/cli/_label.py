@@ -53,6 +53,7 @@ def add_parser(sub):
                    help="non-interactive: labels from a CSV with the id and label columns "
                    "(ids it lacks are skipped)")
     s.add_argument("--no-progress", action="store_true", help="no progress line (--oracle)")
+    s.add_argument("--report", metavar="HTML", help="write the HTML report when the run ends")
     p.set_defaults(func=run)
 
 
@@ -275,5 +276,10 @@ def run(args):
                                                                 "lower", "upper")
                                                     if c in summary]])
         print(f"Saved in {path}; the same command resumes the session.")
+        if args.report:
+            from ._report import session_report
+
+            session_report(session, sf, args.report)
+            print(f"Wrote the report to {args.report}")
     sys.stdout.flush()
     return 0

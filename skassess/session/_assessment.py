@@ -54,6 +54,7 @@ class FileAssessment:
     reliability: pd.DataFrame
     estimators: dict = field(repr=False, default_factory=dict)
     history: pd.DataFrame | None = None
+    session: dict | None = None
 
     def to_dict(self):
         """Plain JSON-ready dict (tables as lists of records)."""
@@ -70,6 +71,7 @@ class FileAssessment:
             "differences": {k: records(v) for k, v in self.differences.items()},
             "reliability": records(self.reliability),
             "history": None if self.history is None else records(self.history),
+            "session": self.session,
         }
 
 
@@ -95,7 +97,7 @@ def _differences(estimator, names, rope, level, seed):
 
 def assess_file(path, *, scores_file=None, prior="informative", level=0.95, rope=0.05,
                 n_bins=10, cost_matrix=None, random_state=0, chunk_rows=CHUNK_ROWS,
-                checksum=True, **columns):
+                checksum=True, extra_labels=None, **columns):
     """Assess the black box of a scores file from its labeled and unlabeled rows.
 
     The file is read in batches of ``chunk_rows`` rows and each batch is a
@@ -122,6 +124,9 @@ def assess_file(path, *, scores_file=None, prior="informative", level=0.95, rope
         Seed of the Monte Carlo draws (ECE, differences, overall intervals).
     checksum : bool, default=True
         Record the file's SHA-256.
+    extra_labels : tuple of two arrays (rows, codes), default=None
+        Labels recorded elsewhere (a labeling session): 0-based rows of the
+        file and class indices. A row labeled in the file too must agree.
 
     Returns
     -------
@@ -141,7 +146,19 @@ def assess_file(path, *, scores_file=None, prior="informative", level=0.95, rope
         est["cost"] = BayesianMisclassificationCost(cost_matrix=np.asarray(cost_matrix),
                                                     prior=prior, random_state=seed)
     n_rows = n_labeled = 0
+    if extra_labels is not None:
+        extra_rows, extra_codes = (np.asarray(a, dtype=np.int64) for a in extra_labels)
+        order = np.argsort(extra_rows)
+        extra_rows, extra_codes = extra_rows[order], extra_codes[order]
     for chunk in sf.iter_chunks(chunk_rows):
+        if extra_labels is not None:
+            lo, hi = np.searchsorted(extra_rows, [chunk.offset, chunk.offset + len(chunk)])
+            rows, codes = extra_rows[lo:hi] - chunk.offset, extra_codes[lo:hi]
+            clash = (chunk.labels[rows] >= 0) & (chunk.labels[rows] != codes)
+            if clash.any():
+                i = int(rows[np.argmax(clash)]) + chunk.offset
+                raise ValueError(f"extra_labels: row {i + 1} has another label in the file.")
+            chunk.labels[rows] = codes
         for key, e in est.items():
             group = chunk.groups[key[6:]].to_numpy() if key.startswith("group:") else None
             e.partial_fit(chunk.scores, chunk.labels, group_by=group)

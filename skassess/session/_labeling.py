@@ -362,6 +362,52 @@ class LabelingSession:
         return stop_width is not None and answer["max_width"] <= stop_width
 
     # ---------------------------------------------------------------- results
+    def history(self, n_points=50, level=0.95):
+        """How the posterior converged: the summary after every few labels of the session.
+
+        The stored labels are replayed in order on a fresh fit of the pool.
+
+        Parameters
+        ----------
+        n_points : int, default=50
+            Label counts at which the posterior is summarized (0 and the last
+            included).
+        level : float, default=0.95
+
+        Returns
+        -------
+        history : pandas.DataFrame
+            One row per (label count, group): ``n_labels``, ``group``,
+            ``mean``, ``lower``, ``upper`` and ``probability`` (the task's
+            answer probability at that count, for identification and
+            comparison tasks).
+        """
+        X, y, group_by, y_pred = self._pool
+        assessor = clone(self._template).fit(X, y, group_by=group_by, y_pred=y_pred)
+        labels = [e for e in self._store.events() if e["kind"] == "label"]
+        counts = np.unique(np.linspace(0, len(labels), min(n_points, len(labels) + 1))
+                           .round().astype(int))
+        frames, done = [], 0
+        for k in counts:
+            if k > done:
+                chunk = labels[done:k]
+                assessor.tell([e["row"] for e in chunk], [e["label"] for e in chunk])
+                done = k
+            table = assessor.summary(level).reset_index()
+            table = table.rename(columns={table.columns[0]: "group"})
+            keep = [c for c in ("group", "mean", "lower", "upper") if c in table]
+            table = table[keep]
+            table.insert(0, "n_labels", int(k))
+            table["probability"] = task_answer(assessor, level)["probability"]
+            frames.append(table)
+        return pd.concat(frames, ignore_index=True)
+
+    def labeled_rows(self):
+        """``(rows, labels)`` recorded in this session, as the assessor took them."""
+        labels = [e for e in self._store.events() if e["kind"] == "label"]
+        return (np.array([e["row"] for e in labels], dtype=np.int64),
+                np.array([e["label"] for e in labels], dtype=object))
+
     @property
     def n_labeled(self):
         """Labels recorded in this session (labels known before it are not counted)."""

@@ -1,0 +1,65 @@
+"""``skassess report``: the HTML report of a scores file, with a labeling session's labels."""
+
+from pathlib import Path
+
+from ..exceptions import SessionError
+from ..session import LabelingSession, assess_file, write_report
+from ._common import add_file_arguments, file_options, open_scores
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "report", help="write the HTML report of a scores file (and of a labeling session)",
+        description="Assess a scores file and write one self-contained HTML file: forest "
+        "plots per group, group differences, the reliability diagram, the settings and the "
+        "data's SHA-256; with --session, the session's labels count too and the labeling "
+        "history shows how the answer converged.",
+    )
+    add_file_arguments(p)
+    p.add_argument("--session", metavar="FILE", help="a labeling session of this file")
+    p.add_argument("-o", "--output", default="skassess_report.html", metavar="HTML",
+                   help="the report (skassess_report.html)")
+    p.add_argument("--prior", choices=("informative", "uniform"), default="informative")
+    p.add_argument("--seed", type=int, default=0, help="seed of the posterior draws (0)")
+    p.set_defaults(func=run)
+
+
+def session_report(session, sf, output, *, prior="informative", seed=0):
+    """Assessment of ``sf`` with the labels of an open ``session``, and its history."""
+    rows, labels = session.labeled_rows()
+    history = session.history()
+    if session.group_names is not None:
+        history["group"] = [session.group_names[int(g)] for g in history["group"]]
+    result = assess_file(None, scores_file=sf, prior=prior, random_state=seed,
+                         extra_labels=(rows, labels.astype(int)))
+    info = session.info
+    result.history = history
+    result.session = {"file": str(session._store.path), "labels": len(rows),
+                      "skipped": len(session.assessor_.skipped_),
+                      "settings": info.get("settings", {})}
+    write_report(result, output)
+    return result
+
+
+def run(args):
+    options = file_options(args)
+    if args.session is None:
+        sf = open_scores(args.scores, options)
+        write_report(assess_file(None, scores_file=sf, prior=args.prior,
+                                 random_state=args.seed), args.output)
+    else:
+        _, info, _ = LabelingSession.read_events(args.session)
+        stored = info.get("options", {})
+        options = {k: stored.get(k) if v is None else v for k, v in options.items()}
+        sf = open_scores(args.scores, options)
+        if info.get("sha256") and sf.checksum() != info["sha256"]:
+            raise SessionError(f"{args.scores} is not the file the session "
+                               f"{args.session} labeled (its SHA-256 differs).")
+        table = sf.read()
+        group = table.groups[sf.group_columns[0]].to_numpy() if sf.group_columns else None
+        with LabelingSession(args.session, table.scores, table.labels, group_by=group,
+                             ids=table.ids,
+                             group_names=None if group is not None else sf.classes) as s:
+            session_report(s, sf, args.output, prior=args.prior, seed=args.seed)
+    print(f"Wrote the report to {Path(args.output)}")
+    return 0

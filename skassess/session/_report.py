@@ -1,0 +1,220 @@
+"""The HTML report: one self-contained file (inline SVG and CSS, no script, no network)."""
+
+import html
+import io
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["render_report", "write_report"]
+
+_CSS = """
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+       color: #1d2329; margin: 0 auto; max-width: 1080px; padding: 24px 28px 48px; }
+h1 { font-size: 1.6em; margin: 0 0 4px; }
+h2 { font-size: 1.2em; margin: 32px 0 8px; border-bottom: 2px solid #d7dde3;
+     padding-bottom: 4px; }
+.sub { color: #5b6670; margin: 0 0 18px; }
+.cards { display: flex; flex-wrap: wrap; gap: 12px; margin: 12px 0; }
+.card { border: 1px solid #d7dde3; border-radius: 8px; padding: 10px 16px; min-width: 180px; }
+.card .v { font-size: 1.5em; font-weight: 600; }
+.card .k { color: #5b6670; font-size: .85em; }
+table { border-collapse: collapse; margin: 8px 0 16px; font-size: .9em; }
+th, td { padding: 4px 10px; text-align: right; border-bottom: 1px solid #e6eaee; }
+th:first-child, td:first-child { text-align: left; }
+thead th { background: #f3f5f7; }
+figure { margin: 8px 0 16px; }
+figure svg { max-width: 100%; height: auto; }
+figcaption { color: #5b6670; font-size: .85em; }
+.grid { display: flex; flex-wrap: wrap; gap: 8px 24px; align-items: flex-start; }
+.grid figure { flex: 0 1 560px; }
+.grid table { flex: 0 0 auto; }
+code { font-size: .9em; background: #f3f5f7; padding: 1px 4px; border-radius: 3px; }
+.left { color: #b3261e; } .right { color: #1b6e3a; } .rope { color: #5b6670; }
+@media print {
+  body { max-width: none; padding: 0; font-size: 11pt; }
+  h2 { break-after: avoid; }
+  figure, table, .card { break-inside: avoid; }
+}
+"""
+
+
+def _svg(fig):
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg"):]
+
+
+def _table(frame, digits=4, percent=()):
+    frame = frame.copy()
+    for col in frame.columns:
+        if col == "n_labeled":
+            frame[col] = frame[col].map(lambda v: "" if pd.isna(v) else f"{v:,.0f}")
+        elif col in percent:
+            frame[col] = frame[col].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
+        elif pd.api.types.is_float_dtype(frame[col]):
+            frame[col] = frame[col].map(lambda v: "" if pd.isna(v) else f"{v:.{digits}f}")
+    body = frame.to_html(border=0, escape=True, na_rep="")
+    for word in ("left", "right", "rope"):
+        body = body.replace(f"<td>{word}</td>", f'<td class="{word}">{word}</td>')
+    return body
+
+
+def _bins(table):
+    """The reliability table with one 'confidence bin' label instead of its two edges."""
+    out = table.drop(columns=[c for c in ("prior_mean", "bin_lower", "bin_upper") if c in table])
+    out.index = pd.Index([f"{lo:.2f}–{hi:.2f}" for lo, hi in
+                          zip(table["bin_lower"], table["bin_upper"], strict=True)],
+                         name="confidence bin")
+    return out
+
+
+def _forest(table, title, xlabel):
+    import matplotlib.pyplot as plt
+
+    from ..metrics import PosteriorDisplay
+
+    fig, ax = plt.subplots(figsize=(6.0, 0.45 * len(table) + 1.2))
+    PosteriorDisplay([str(g) for g in table.index], table["mean"].to_numpy(),
+                     table["lower"].to_numpy(), table["upper"].to_numpy(),
+                     xlabel=xlabel).plot(ax=ax, color="#1f5fa8")
+    if "prior_mean" in table:
+        ax.plot(table["prior_mean"].to_numpy(), np.arange(len(table)), "x", color="#9aa5ae",
+                label="prior mean (from the scores)")
+        ax.legend(loc="lower left", fontsize="small")
+    ax.set_title(title, fontsize="medium")
+    ax.grid(axis="x", alpha=0.3)
+    return _svg(fig)
+
+
+def _reliability(assessment):
+    import matplotlib.pyplot as plt
+
+    from ..metrics import ReliabilityDisplay
+
+    fig, ax = plt.subplots(figsize=(5.2, 4.6))
+    ReliabilityDisplay.from_estimator(assessment.estimators["ece"], ax=ax)
+    ax.set_title("Bayesian reliability diagram", fontsize="medium")
+    return _svg(fig)
+
+
+def _history_plot(history, task):
+    import matplotlib.pyplot as plt
+
+    has_p = history["probability"].notna().any()
+    fig, axes = plt.subplots(1 + has_p, 1, figsize=(9, 3.6 + 2.4 * has_p), sharex=True,
+                             squeeze=False)
+    ax = axes[0, 0]
+    for i, (group, part) in enumerate(history.groupby("group", sort=False)):
+        color = plt.cm.tab10(i % 10)
+        ax.plot(part["n_labels"], part["mean"], color=color, label=str(group))
+        ax.fill_between(part["n_labels"], part["lower"], part["upper"], color=color, alpha=0.06)
+    ax.set_ylabel("posterior (95 % interval)")
+    ax.set_title("How the posterior converged as labels arrived", fontsize="medium")
+    ax.legend(fontsize="x-small", ncol=2, loc="lower right")
+    if has_p:
+        first = history.groupby("n_labels", sort=True)["probability"].first()
+        ax2 = axes[1, 0]
+        ax2.plot(first.index, first.to_numpy(), color="#1d2329")
+        ax2.set_ylim(0, 1.02)
+        ax2.set_ylabel("P(answer)")
+        ax2.set_title(f"Probability of the current answer ({task})", fontsize="medium")
+        ax2.grid(alpha=0.3)
+    axes[-1, 0].set_xlabel("labels in the session")
+    return _svg(fig)
+
+
+def render_report(assessment, *, title=None):
+    """The report of a :class:`FileAssessment` as one HTML string."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+    except ImportError as exc:
+        raise ImportError("The HTML report draws with matplotlib: pip install "
+                          "\"skassess[plot]\".") from exc
+    from .. import __version__
+
+    src, settings = assessment.source, assessment.settings
+    esc = html.escape
+    title = title or f"Assessment of {Path(src['file']).name}"
+    level = settings["level"]
+    acc = assessment.overall.loc["accuracy"]
+    cards = [
+        ("rows", f"{src['rows']:,}"), ("labeled", f"{src['labeled']:,}"),
+        ("accuracy", f"{acc['mean']:.3f}"),
+        (f"{level:.0%} interval", f"[{acc['lower']:.3f}, {acc['upper']:.3f}]"),
+    ]
+    if "ECE" in assessment.overall.index:
+        cards.append(("ECE", f"{assessment.overall.loc['ECE', 'mean']:.3f}"))
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{esc(title)}</h1>",
+        f'<p class="sub">skassess {esc(__version__)} · {time.strftime("%Y-%m-%d %H:%M")} · '
+        f"posterior means with {level:.0%} credible intervals</p>",
+        '<div class="cards">' + "".join(
+            f'<div class="card"><div class="k">{esc(k)}</div><div class="v">{esc(v)}</div>'
+            "</div>" for k, v in cards) + "</div>",
+        "<h2>Overall</h2>", _table(assessment.overall),
+    ]
+    if src["labeled"] == 0:
+        parts.append("<p>No row is labeled: every posterior is the prior.</p>")
+    parts += [
+        "<h2>Accuracy per predicted class</h2>", '<div class="grid"><figure>',
+        _forest(assessment.by_class, "Accuracy per predicted class", "accuracy"),
+        "<figcaption>Dots: posterior means; bars: credible intervals; crosses: the "
+        "informative prior's means.</figcaption></figure>",
+        _table(assessment.by_class, percent=("weight",)), "</div>",
+    ]
+    for name, table in assessment.by_group.items():
+        parts += [f"<h2>Accuracy per {esc(name)}</h2>", '<div class="grid"><figure>',
+                  _forest(table, f"Accuracy per {name}", "accuracy"), "</figure>",
+                  _table(table, percent=("weight",)), "</div>"]
+    parts.append("<h2>Group differences</h2>")
+    parts.append(
+        f"<p>Each group's accuracy minus the group with the highest posterior mean; "
+        f"<code>p_greater</code> = P(Δ &gt; 0); ROPE ±{settings['rope']:g}: "
+        "<code>p_left</code> = P(Δ &lt; −ROPE), <code>p_rope</code> = P(|Δ| ≤ ROPE), "
+        "<code>p_right</code> = P(Δ &gt; ROPE).</p>")
+    for name, table in assessment.differences.items():
+        if not table.empty:
+            parts += [f"<h3>per {esc(name)}</h3>", _table(table)]
+    parts += ["<h2>Calibration</h2>", '<div class="grid"><figure>', _reliability(assessment),
+              "</figure>", _table(_bins(assessment.reliability), digits=3, percent=("weight",)),
+              "</div>"]
+    if assessment.history is not None and len(assessment.history):
+        task = (assessment.session or {}).get("settings", {}).get("task", "")
+        parts += ["<h2>Labeling history</h2>", "<figure>",
+                  _history_plot(assessment.history, task), "</figure>"]
+    if assessment.session:
+        s = assessment.session
+        parts += ["<h2>Labeling session</h2>", _table(pd.DataFrame(
+            {"value": [str(v) for v in s.values()]}, index=pd.Index(list(s), name="")))]
+    cols = src["columns"]
+    facts = {
+        "file": src["file"], "SHA-256": src["sha256"], "bytes": f"{src['bytes']:,}",
+        "id column": cols["id_column"], "label column": cols["label_column"],
+        "classes": ", ".join(cols["classes"]),
+        "group columns": ", ".join(cols["group_columns"]) or "—",
+        "prior": settings["prior"], "credible level": level, "ROPE": settings["rope"],
+        "ECE bins": settings["n_bins"], "seed": settings["random_state"],
+        "cost matrix": settings["cost_matrix"] or "—", "seconds": src["seconds"],
+    }
+    parts += ["<h2>Data and settings</h2>", _table(pd.DataFrame(
+        {"value": [str(v) for v in facts.values()]}, index=pd.Index(list(facts), name="")))]
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write_report(assessment, path, *, title=None):
+    """Write :func:`render_report` to ``path`` (UTF-8)."""
+    Path(path).write_text(render_report(assessment, title=title), encoding="utf-8")
+    return Path(path)
