@@ -168,3 +168,21 @@ def test_label_bad_oracle(example, tmp_path, capsys):
                  str(oracle)]) == 2
     assert "row 2 (line 3), column 'label': the label 'Cat' is not a class" in \
         capsys.readouterr().err
+
+
+def test_readme_commands_run(tmp_path, monkeypatch, capsys):
+    """Every `skassess ...` line of the README's shell blocks runs as written."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```bash\n(.*?)```", readme, flags=re.S)
+    lines = [line.split("#")[0].strip() for block in blocks for line in block.splitlines()]
+    commands = [shlex.split(line)[1:] for line in lines if line.startswith("skassess ")]
+    assert [c[0] for c in commands] == ["example", "assess", "label", "label", "export"]
+    monkeypatch.chdir(tmp_path)
+    for command in commands:
+        monkeypatch.setattr("sys.stdin", io.StringIO(""))  # the interactive run quits at EOF
+        assert main(command) == 0, (command, capsys.readouterr().err)
+    assert (tmp_path / "report.html").exists() and (tmp_path / "s.sqlite.labels.csv").exists()

@@ -331,9 +331,7 @@ class LabelingSession:
                 raise ValueError(f"oracle as an array must hold one label per pool row "
                                  f"({len(self._ids)}); got shape {labels.shape}.")
             oracle = labels.__getitem__
-        from tqdm.auto import tqdm
-
-        with tqdm(total=budget, disable=not progress, desc="labels") as bar:
+        with _progress_bar(budget, progress) as bar:
             done = 0
             while done < budget and not self.should_stop(stop_probability, stop_width):
                 if self.assessor_._available_rows() == 0:
@@ -444,6 +442,30 @@ class LabelingSession:
             return _events_frame(store.events()), store.get("info", {}), store.get("settings")
         finally:
             store.close()
+
+
+class _NoBar:
+    def update(self, n):
+        pass
+
+    def set_postfix_str(self, text, refresh=True):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _progress_bar(total, progress):
+    # Without a bar, no tqdm at all: tqdm takes a process-shared lock, which a
+    # process killed while holding it would leave locked for forked siblings.
+    if not progress:
+        return _NoBar()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="labels")
 
 
 def _events_frame(events):

@@ -1,0 +1,171 @@
+"""Speed and crash safety of the command and the labeling session.
+
+* ``assess`` on a 10-million-row Parquet file with 10 classes: wall time and
+  peak memory of the ``skassess assess`` process (goal < 30 s, < 2 GB);
+* one ``label`` step (query + commit to the session file) on a 1-million-item
+  pool (goal < 20 ms);
+* SIGKILL of a scripted labeling session at random moments: labels lost,
+  duplicated, and whether the query sequence equals an uninterrupted run.
+
+    python benchmarks/bench_session.py [--rows 10000000] [--pool 1000000] [--kills 200]
+"""
+
+import argparse
+import os
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from skassess import ActiveAssessor
+from skassess.session import LabelingSession
+
+
+def make_parquet(path, n_rows, n_classes=10, seed=0, block=1_000_000):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    writer = None
+    for start in range(0, n_rows, block):
+        n = min(block, n_rows - start)
+        logits = rng.normal(size=(n, n_classes)) * 3
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        cols = {"id": np.arange(start, start + n).astype(str)}
+        for k in range(n_classes):
+            cols[f"score_c{k}"] = p[:, k]
+        true = (rng.uniform(size=n)[:, None] > np.cumsum(p, axis=1)).sum(axis=1)
+        label = np.where(rng.uniform(size=n) < 0.001, [f"c{t}" for t in true], None)
+        table = pa.table({**cols, "label": pa.array(label, type=pa.string())})
+        writer = writer or pq.ParquetWriter(path, table.schema)
+        writer.write_table(table)
+    writer.close()
+
+
+def bench_assess(n_rows):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "scores.parquet"
+        t = time.perf_counter()
+        make_parquet(path, n_rows)
+        print(f"wrote {n_rows:,} rows ({path.stat().st_size / 1e6:.0f} MB Parquet) in "
+              f"{time.perf_counter() - t:.0f} s")
+        code = ("import resource, sys, time; from skassess.cli import main; "
+                "t = time.perf_counter();"
+                f" rc = main(['assess', {str(path)!r}, '--quiet', '--json', "
+                f"{str(Path(tmp) / 'a.json')!r}]);"
+                " print('seconds', time.perf_counter() - t);"
+                " print('maxrss_mb', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
+        t = time.perf_counter()
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True).stdout
+        wall = time.perf_counter() - t
+        stats = dict(line.split() for line in out.splitlines() if line.split()[0] in
+                     ("seconds", "maxrss_mb"))
+        print(f"assess, {n_rows:,} rows x 10 classes: {float(stats['seconds']):.1f} s inside, "
+              f"{wall:.1f} s with start-up; peak memory {float(stats['maxrss_mb']):.0f} MB")
+
+
+def bench_step(n_pool, n_steps=300):
+    rng = np.random.default_rng(0)
+    scores = rng.dirichlet(np.full(10, 0.3), size=n_pool)
+    truth = rng.integers(0, 10, n_pool)
+    with tempfile.TemporaryDirectory() as tmp:
+        t = time.perf_counter()
+        session = LabelingSession(Path(tmp) / "s.sqlite", scores, assessor=ActiveAssessor(
+            task="least_accurate", random_state=0))
+        print(f"open a new session on {n_pool:,} items: {time.perf_counter() - t:.2f} s")
+        times = []
+        for _ in range(n_steps):
+            t = time.perf_counter()
+            row = session.query()
+            session.tell(row, int(truth[row]))
+            times.append(time.perf_counter() - t)
+        session.close()
+        t = time.perf_counter()
+        with LabelingSession(Path(tmp) / "s.sqlite", scores) as again:
+            again.query()
+        resume = time.perf_counter() - t
+    ms = np.array(times) * 1e3
+    print(f"label step (query + commit, synchronous=FULL) on {n_pool:,} items: median "
+          f"{np.median(ms):.2f} ms, p95 {np.percentile(ms, 95):.2f} ms, max {ms.max():.2f} ms "
+          f"over {n_steps} steps; resume after {n_steps} labels {resume:.2f} s")
+
+
+def bench_kills(n_kills, budget=600, seed=0):
+    from skassess.datasets import load_fashion_mnist_scores
+
+    data = load_fashion_mnist_scores()
+
+    def oracle(row):
+        time.sleep(0.002)
+        return None if row % 7 == 0 else int(data.target[row])
+
+    def assessor():
+        return ActiveAssessor(task="least_accurate", random_state=3)
+
+    def columns(frame):
+        return frame[["kind", "row", "label"]].fillna(-1).to_numpy().tolist()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        with LabelingSession(tmp / "ref.sqlite", data.scores, assessor=assessor()) as s:
+            s.run(oracle, budget, progress=False)
+            reference = columns(s.events())
+        rng = np.random.default_rng(seed)
+        kills = lost = duplicated = mismatched = 0
+        committed = 0
+        while True:
+            pid = os.fork()
+            if pid == 0:
+                code = 1
+                try:
+                    with LabelingSession(tmp / "k.sqlite", data.scores, assessor=assessor()) as s:
+                        s.run(oracle, budget - s.n_labeled, progress=False)
+                    code = 0
+                finally:
+                    os._exit(code)
+            if kills < n_kills:
+                time.sleep(rng.uniform(0, 0.15))
+                os.kill(pid, signal.SIGKILL)
+            _, status = os.waitpid(pid, 0)
+            kills += os.WIFSIGNALED(status)
+            events, _, _ = LabelingSession.read_events(tmp / "k.sqlite")
+            n = int((events["kind"] == "label").sum())
+            lost += max(committed - n, 0)
+            duplicated += int(events["row"].duplicated().sum())
+            mismatched += columns(events) != reference[:len(events)]
+            committed = n
+            if not os.WIFSIGNALED(status) and kills >= n_kills:
+                break
+        final = columns(LabelingSession.read_events(tmp / "k.sqlite")[0]) == reference
+    print(f"SIGKILL test: {kills} kills over a {budget}-label session ({len(reference)} events "
+          f"with skips): labels lost {lost}, duplicated {duplicated}, prefix mismatches "
+          f"{mismatched}, final sequence equal to the uninterrupted run: {final}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--pool", type=int, default=1_000_000)
+    parser.add_argument("--kills", type=int, default=200)
+    parser.add_argument("--skip", nargs="*", default=[], choices=["assess", "step", "kills"])
+    args = parser.parse_args()
+    print(f"rusage before: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+    if "step" not in args.skip:
+        bench_step(args.pool)
+    if "kills" not in args.skip and hasattr(os, "fork"):
+        bench_kills(args.kills)
+    if "assess" not in args.skip:
+        bench_assess(args.rows)
+    pd.set_option("display.width", 120)
+
+
+if __name__ == "__main__":
+    main()
