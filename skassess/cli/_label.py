@@ -8,10 +8,8 @@ import pandas as pd
 
 from ..exceptions import SessionError
 from ..metrics import BayesianAccuracy
-from ..samplers import ActiveAssessor
-from ..samplers._rewards import TASKS
-from ..samplers._setup import STRATEGIES
-from ..session import LabelingSession, task_answer
+from ..samplers import STRATEGY_NAMES, TASKS, ActiveAssessor
+from ..session import LabelingSession, stop_rule, task_answer
 from ._common import add_file_arguments, file_options, open_scores, print_table
 
 #: Settings that fix the query sequence: given again on resuming, they must not change.
@@ -37,7 +35,7 @@ def add_parser(sub):
     s.add_argument("--task", choices=TASKS,
                    help="what the labels are for (default estimate); least_accurate: find "
                    "the least accurate group; compare: compare --compare A B")
-    s.add_argument("--strategy", choices=sorted(STRATEGIES),
+    s.add_argument("--strategy", choices=STRATEGY_NAMES,
                    help="how the next item is chosen (default thompson)")
     s.add_argument("--compare", nargs=2, metavar=("A", "B"), help="the two groups to compare")
     s.add_argument("--rope", type=float, help="ROPE half-width of --compare (0.05)")
@@ -163,20 +161,22 @@ def _parse(answer, classes):
     return "unknown", None
 
 
-def _status(session, budget):
+def _status(session, budget, answer=None):
     left = "" if budget is None else f"/{budget}"
-    answer = task_answer(session.assessor_, group_names=session.group_names)
+    if answer is None:
+        answer = task_answer(session.assessor_, group_names=session.group_names)
     return f"[{session.n_labeled}{left} labeled] {answer['text']}"
 
 
-def _stop_reason(session, budget, stop_p, stop_w):
+def _stop_reason(session, answer, budget, stop_p, stop_w):
     if budget is not None and session.n_labeled >= budget:
         return f"the budget of {budget} labels is reached"
-    if session.should_stop(stop_p, None):
+    rule = stop_rule(answer, stop_p, stop_w)
+    if rule == "probability":
         return f"the answer's probability reached {stop_p}"
-    if session.should_stop(None, stop_w):
+    if rule == "width":
         return f"every group's 95% interval is at most {stop_w} wide"
-    if session.assessor_._available_rows() == 0:
+    if session.exhausted:
         return "no unlabeled item is left"
     return None
 
@@ -184,12 +184,14 @@ def _stop_reason(session, budget, stop_p, stop_w):
 def interactive(session, table, classes, budget, stop_p, stop_w, read=input):
     print(_help(classes))
     while True:
-        reason = _stop_reason(session, budget, stop_p, stop_w)
+        # One answer per item: the stop rules and the status line share it.
+        answer = task_answer(session.assessor_, group_names=session.group_names)
+        reason = _stop_reason(session, answer, budget, stop_p, stop_w)
         if reason:
             print(f"Stopping: {reason}.")
             return
         row = session.query()
-        print("\n" + _status(session, budget))
+        print("\n" + _status(session, budget, answer))
         print(_describe(row, table, classes))
         try:
             answer = read("label> ")
@@ -221,10 +223,8 @@ def named_groups(summary, assessor, sf):
         return summary
     names = np.asarray(sf.classes, dtype=object)
     if isinstance(summary.index, pd.MultiIndex):
-        level = summary.index.get_level_values(0)
         summary.index = summary.index.set_levels(
             [names[summary.index.levels[0]]] + list(summary.index.levels[1:]))
-        del level
     else:
         summary.index = pd.Index(names[summary.index.to_numpy()], name="predicted class")
     return summary

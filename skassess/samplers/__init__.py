@@ -7,13 +7,23 @@ from ._calibrated_prior import CalibratedPrior
 from ._epsilon_greedy import EpsilonGreedy
 from ._multiple_play import MultiplePlayThompsonSampling
 from ._random import RandomSampling
+from ._rewards import TASKS
+from ._setup import STRATEGIES
 from ._simulate import simulate
 from ._surrogate import MLPEnsembleSurrogate
 from ._thompson import ThompsonSampling
 from ._top_two import TopTwoThompsonSampling
 from ._ucb import BayesianUCB
 
+#: The ``task`` names of ActiveAssessor.
+TASKS = TASKS
+#: The ``strategy`` names of ActiveAssessor.
+STRATEGY_NAMES = tuple(sorted(STRATEGIES))
+del STRATEGIES
+
 __all__ = [
+    "STRATEGY_NAMES",
+    "TASKS",
     "ActiveAssessor",
     "ActiveTester",
     "BayesianUCB",

@@ -6,7 +6,7 @@ format); :class:`ScoresFile` reads and checks a black box's scores file.
 """
 
 from ._assessment import FileAssessment, assess_file
-from ._labeling import LabelingSession, pool_fingerprint, task_answer
+from ._labeling import LabelingSession, pool_fingerprint, stop_rule, task_answer
 from ._report import render_report, write_report
 from ._scores_file import ScoresFile, ScoresTable, file_checksum
 
@@ -19,6 +19,7 @@ __all__ = [
     "file_checksum",
     "pool_fingerprint",
     "render_report",
+    "stop_rule",
     "task_answer",
     "write_report",
 ]

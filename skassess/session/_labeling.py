@@ -16,7 +16,7 @@ from ..samplers import ActiveAssessor
 from ..utils import as_scalar
 from ._store import SessionStore
 
-__all__ = ["LabelingSession", "pool_fingerprint", "task_answer"]
+__all__ = ["LabelingSession", "pool_fingerprint", "stop_rule", "task_answer"]
 
 
 def pool_fingerprint(*parts):
@@ -331,21 +331,26 @@ class LabelingSession:
                 raise ValueError(f"oracle as an array must hold one label per pool row "
                                  f"({len(self._ids)}); got shape {labels.shape}.")
             oracle = labels.__getitem__
+        rules = stop_probability is not None or stop_width is not None
         with _progress_bar(budget, progress) as bar:
             done = 0
-            while done < budget and not self.should_stop(stop_probability, stop_width):
-                if self.assessor_._available_rows() == 0:
+            # One answer per label: the stop rules and the progress line share it.
+            answer = task_answer(self.assessor_, group_names=self.group_names) if rules \
+                else None
+            while done < budget and not stop_rule(answer, stop_probability, stop_width):
+                if self.exhausted:
                     break
                 row = self.query()
                 label = oracle(row)
                 if label is None:
-                    self.skip(row)
+                    self.skip(row)  # the posterior, hence the answer, is unchanged
                     continue
                 self.tell(row, label)
                 done += 1
                 bar.update(1)
-                if progress:
+                if rules or progress:
                     answer = task_answer(self.assessor_, group_names=self.group_names)
+                if progress:
                     bar.set_postfix_str(answer["text"], refresh=False)
         return self
 
@@ -353,11 +358,7 @@ class LabelingSession:
         """Whether a stop rule of :meth:`run` holds now."""
         if stop_probability is None and stop_width is None:
             return False
-        answer = task_answer(self.assessor_)
-        if stop_probability is not None and answer["probability"] is not None \
-                and answer["probability"] >= stop_probability:
-            return True
-        return stop_width is not None and answer["max_width"] <= stop_width
+        return stop_rule(task_answer(self.assessor_), stop_probability, stop_width) is not None
 
     # ---------------------------------------------------------------- results
     def history(self, n_points=50, level=0.95):
@@ -409,7 +410,12 @@ class LabelingSession:
     @property
     def n_labeled(self):
         """Labels recorded in this session (labels known before it are not counted)."""
-        return sum(e["kind"] == "label" for e in self._store.events())
+        return self._store.count("label")
+
+    @property
+    def exhausted(self):
+        """Whether no item is left that the task may ask for."""
+        return self.assessor_._available_rows() == 0
 
     def events(self):
         """Every label and skip, in order, as a DataFrame."""
@@ -442,6 +448,18 @@ class LabelingSession:
             return _events_frame(store.events()), store.get("info", {}), store.get("settings")
         finally:
             store.close()
+
+
+def stop_rule(answer, stop_probability=None, stop_width=None):
+    """Which stop rule a :func:`task_answer` meets: "probability", "width" or None."""
+    if answer is None:
+        return None
+    p = answer["probability"]
+    if stop_probability is not None and p is not None and p >= stop_probability:
+        return "probability"
+    if stop_width is not None and answer["max_width"] <= stop_width:
+        return "width"
+    return None
 
 
 class _NoBar:

@@ -4,7 +4,7 @@ import csv
 import gzip
 import hashlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -58,7 +58,6 @@ class ScoresTable:
     groups: pd.DataFrame
     display: pd.DataFrame
     offset: int = 0
-    extra: dict = field(default_factory=dict)
 
     def __len__(self):
         return len(self.ids)

@@ -121,6 +121,10 @@ class SessionStore:
         return {"kind": last[1], "row": last[2], "item_id": last[3],
                 "label": None if last[4] is None else json.loads(last[4])}
 
+    def count(self, kind):
+        """Number of events of one kind."""
+        return self._db.execute("SELECT COUNT(*) FROM events WHERE kind = ?", (kind,)).fetchone()[0]
+
     def events(self):
         """Every event in order: dicts with kind, row, item_id, label, step, time, cursor."""
         rows = self._db.execute(
