@@ -2,12 +2,14 @@
 
 * ``assess`` on a 10-million-row Parquet file with 10 classes: wall time and
   peak memory of the ``skassess assess`` process (goal < 30 s, < 2 GB);
+* ``assess`` on a CSV file of 1 GB (streamed in batches);
 * one ``label`` step (query + commit to the session file) on a 1-million-item
   pool (goal < 20 ms);
 * SIGKILL of a scripted labeling session at random moments: labels lost,
   duplicated, and whether the query sequence equals an uninterrupted run.
 
     python benchmarks/bench_session.py [--rows 10000000] [--pool 1000000] [--kills 200]
+        [--csv-bytes 1e9] [--skip assess csv step kills]
 """
 
 import argparse
@@ -49,6 +51,24 @@ def make_parquet(path, n_rows, n_classes=10, seed=0, block=1_000_000):
     writer.close()
 
 
+def run_assess(path, label):
+    """``skassess assess`` in a fresh process: time inside, wall time, peak memory."""
+    out_json = Path(path).with_suffix(".json")
+    code = ("import resource, sys, time; from skassess.cli import main; "
+            "t = time.perf_counter();"
+            f" rc = main(['assess', {str(path)!r}, '--quiet', '--json', {str(out_json)!r}]);"
+            " print('seconds', time.perf_counter() - t);"
+            " print('maxrss_mb', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
+    t = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    wall = time.perf_counter() - t
+    stats = dict(line.split() for line in out.splitlines() if line.split()[0] in
+                 ("seconds", "maxrss_mb"))
+    print(f"assess, {label}: {float(stats['seconds']):.1f} s inside, {wall:.1f} s with "
+          f"start-up; peak memory {float(stats['maxrss_mb']):.0f} MB")
+
+
 def bench_assess(n_rows):
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "scores.parquet"
@@ -56,20 +76,36 @@ def bench_assess(n_rows):
         make_parquet(path, n_rows)
         print(f"wrote {n_rows:,} rows ({path.stat().st_size / 1e6:.0f} MB Parquet) in "
               f"{time.perf_counter() - t:.0f} s")
-        code = ("import resource, sys, time; from skassess.cli import main; "
-                "t = time.perf_counter();"
-                f" rc = main(['assess', {str(path)!r}, '--quiet', '--json', "
-                f"{str(Path(tmp) / 'a.json')!r}]);"
-                " print('seconds', time.perf_counter() - t);"
-                " print('maxrss_mb', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
+        run_assess(path, f"{n_rows:,} rows x 10 classes, Parquet")
+
+
+def make_csv(path, n_bytes, n_classes=10, seed=1, block=500_000):
+    """A CSV of at least ``n_bytes``: id, 10 class scores (8 decimals), sparse labels."""
+    rng = np.random.default_rng(seed)
+    start = 0
+    while not path.exists() or path.stat().st_size < n_bytes:
+        logits = rng.normal(size=(block, n_classes)) * 3
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        frame = pd.DataFrame(p, columns=[f"score_c{k}" for k in range(n_classes)])
+        frame.insert(0, "id", np.arange(start, start + block).astype(str))
+        true = (rng.uniform(size=block)[:, None] > np.cumsum(p, axis=1)).sum(axis=1)
+        frame["label"] = np.where(rng.uniform(size=block) < 0.001,
+                                  pd.Series(true).map(lambda t: f"c{t}"), "")
+        frame.to_csv(path, mode="a", header=start == 0, index=False, float_format="%.8f")
+        start += block
+    return start
+
+
+def bench_csv(n_bytes):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "scores.csv"
         t = time.perf_counter()
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             check=True).stdout
-        wall = time.perf_counter() - t
-        stats = dict(line.split() for line in out.splitlines() if line.split()[0] in
-                     ("seconds", "maxrss_mb"))
-        print(f"assess, {n_rows:,} rows x 10 classes: {float(stats['seconds']):.1f} s inside, "
-              f"{wall:.1f} s with start-up; peak memory {float(stats['maxrss_mb']):.0f} MB")
+        n_rows = make_csv(path, n_bytes)
+        print(f"wrote {n_rows:,} rows ({path.stat().st_size / 1e9:.2f} GB CSV) in "
+              f"{time.perf_counter() - t:.0f} s")
+        run_assess(path, f"{n_rows:,} rows x 10 classes, "
+                         f"{path.stat().st_size / 1e9:.2f} GB CSV")
 
 
 def bench_step(n_pool, n_steps=300):
@@ -155,7 +191,8 @@ def main():
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--pool", type=int, default=1_000_000)
     parser.add_argument("--kills", type=int, default=200)
-    parser.add_argument("--skip", nargs="*", default=[], choices=["assess", "step", "kills"])
+    parser.add_argument("--csv-bytes", type=float, default=1e9)
+    parser.add_argument("--skip", nargs="*", default=[], choices=["assess", "csv", "step", "kills"])
     args = parser.parse_args()
     print(f"rusage before: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     if "step" not in args.skip:
@@ -164,6 +201,8 @@ def main():
         bench_kills(args.kills)
     if "assess" not in args.skip:
         bench_assess(args.rows)
+    if "csv" not in args.skip:
+        bench_csv(args.csv_bytes)
     pd.set_option("display.width", 120)
 
 

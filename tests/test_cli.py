@@ -170,6 +170,81 @@ def test_label_bad_oracle(example, tmp_path, capsys):
         capsys.readouterr().err
 
 
+ORACLE_SCRIPT = """
+import json, sys
+import pandas as pd
+truth = pd.read_csv(sys.argv[1]).set_index("id")["label"]
+n = 0
+for line in sys.stdin:
+    item = json.loads(line)
+    assert set(item) == {"id", "row", "predicted", "scores", "display"}, item
+    n += 1
+    if n == int(sys.argv[2]):
+        print("quit", flush=True)
+    elif n % 5 == 0:
+        print("skip" if n % 10 else "", flush=True)
+    else:
+        print(truth[item["id"]], flush=True)
+"""
+
+
+def test_label_with_oracle_command(example, tmp_path, capsys):
+    """--oracle-command gives the same labels as the CSV oracle, skips, quits, resumes."""
+    scores, labels = example
+    script = tmp_path / "oracle.py"
+    script.write_text(ORACLE_SCRIPT)
+    session = tmp_path / "c.sqlite"
+
+    def command(quit_at):
+        return f"{sys.executable} {script} {labels} {quit_at}"
+
+    base = ["label", str(scores), "--session", str(session), "--seed", "2", "--no-progress",
+            "--task", "least_accurate"]
+    assert main([*base, "--oracle-command", command(23), "--budget", "40"]) == 0
+    assert "answered quit" in capsys.readouterr().out
+    events, _, _ = LabelingSession.read_events(session)
+    # items 1..22 answered: every 5th is a skip, the 23rd was "quit"
+    assert events["kind"].tolist().count("skip") == 4 and len(events) == 22
+    truth = pd.read_csv(labels).set_index("id")["label"]
+    classes = pd.read_csv(scores, nrows=0).columns[1:11].str.removeprefix("score_").tolist()
+    got = events.dropna(subset=["label"])
+    assert [classes[int(k)] for k in got["label"]] == truth[got["item_id"]].tolist()
+    # resuming with another oracle goes on from the same next item, up to the budget
+    assert main([*base, "--oracle-command", command(0), "--budget", "40"]) == 0
+    assert "resumed; 18 labels so far" in capsys.readouterr().out
+    events, _, _ = LabelingSession.read_events(session)
+    assert (events["kind"] == "label").sum() == 40
+
+
+@pytest.mark.parametrize("body, message", [
+    ("import sys; sys.stdin.readline(); print('Cat', flush=True)",
+     "the answer 'Cat' for item"),
+    ("import sys; sys.stdin.readline()", "no answer for item"),
+    ("raise SystemExit(3)", "exited with code 3"),
+])
+def test_label_oracle_command_errors(example, tmp_path, capsys, body, message):
+    scores, _ = example
+    script = tmp_path / "bad.py"
+    script.write_text(body)
+    session = tmp_path / "e.sqlite"
+    assert main(["label", str(scores), "--session", str(session), "--no-progress",
+                 "--oracle-command", f"{sys.executable} {script}"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "the labels given so far are saved" in err.lower()
+    assert len(LabelingSession.read_events(session)[0]) == 0
+
+
+def test_label_oracle_command_not_found(example, tmp_path, capsys):
+    scores, _ = example
+    assert main(["label", str(scores), "--session", str(tmp_path / "n.sqlite"),
+                 "--oracle-command", "no-such-program-xyz --flag"]) == 2
+    assert "--oracle-command: cannot start 'no-such-program-xyz'" in capsys.readouterr().err
+    assert not (tmp_path / "n.sqlite").exists()
+    assert main(["label", str(scores), "--session", str(tmp_path / "n.sqlite"),
+                 "--oracle-command", "  "]) == 2
+    assert "--oracle-command: the command is empty" in capsys.readouterr().err
+
+
 def test_readme_commands_run(tmp_path, monkeypatch, capsys):
     """Every `skassess ...` line of the README's shell blocks runs as written."""
     import re

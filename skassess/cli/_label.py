@@ -1,5 +1,6 @@
 """``skassess label``: a crash-safe labeling session, interactive or with an oracle file."""
 
+import contextlib
 import secrets
 import sys
 
@@ -11,6 +12,7 @@ from ..metrics import BayesianAccuracy
 from ..samplers import STRATEGY_NAMES, TASKS, ActiveAssessor
 from ..session import LabelingSession, stop_rule, task_answer
 from ._common import add_file_arguments, file_options, open_scores, print_table
+from ._oracle import CommandOracle, OracleQuit, read_oracle
 
 #: Settings that fix the query sequence: given again on resuming, they must not change.
 FIXED = ("task", "strategy", "compare", "rope", "seed")
@@ -47,10 +49,16 @@ def add_parser(sub):
                    "accurate group) or P(comparison region))")
     s.add_argument("--stop-width", type=float, metavar="W",
                    help="stop when every group's 95%% interval is at most W wide")
-    s.add_argument("--oracle", metavar="CSV",
-                   help="non-interactive: labels from a CSV with the id and label columns "
-                   "(ids it lacks are skipped)")
-    s.add_argument("--no-progress", action="store_true", help="no progress line (--oracle)")
+    oracle = s.add_mutually_exclusive_group()
+    oracle.add_argument("--oracle", metavar="CSV",
+                        help="non-interactive: labels from a CSV with the id and label "
+                        "columns (ids it lacks are skipped)")
+    oracle.add_argument("--oracle-command", metavar="CMD",
+                        help="non-interactive: a program that reads one JSON item per line "
+                        "on its standard input and writes one line per item: a class name or "
+                        "number, an empty line or 'skip', or 'quit'")
+    s.add_argument("--no-progress", action="store_true",
+                   help="no progress line (--oracle, --oracle-command)")
     s.add_argument("--report", metavar="HTML", help="write the HTML report when the run ends")
     p.set_defaults(func=run)
 
@@ -100,32 +108,6 @@ def _assessor(fixed, sf, group):
         compare=None if compare is None else tuple(compare), rope=fixed["rope"],
         random_state=fixed["seed"],
     )
-
-
-def read_oracle(path, ids, classes, id_column):
-    """Pool-row labels (class codes, -1 = not given) from an oracle CSV."""
-    frame = pd.read_csv(path, sep=None, engine="python", dtype=str, keep_default_na=False)
-    cols = {c.lower(): c for c in frame.columns}
-    idc = next((cols[c] for c in ((id_column or "id").lower(), "id") if c in cols), None)
-    labc = next((cols[c] for c in ("label", "y", "y_true", "true_label", "target", "truth")
-                 if c in cols), None)
-    if idc is None or labc is None:
-        raise ValueError(f"--oracle {path}: needs an id column ({id_column or 'id'}) and a label "
-                         f"column; it has {list(frame.columns)!r}.")
-    dup = frame[idc].duplicated()
-    if dup.any():
-        i = int(np.flatnonzero(dup.to_numpy())[0])
-        raise ValueError(f"--oracle {path}: row {i + 1} (line {i + 2}): the id "
-                         f"{frame[idc].iloc[i]!r} repeats.")
-    text = frame[labc].str.strip()
-    codes = pd.Index(classes).get_indexer(text.where(text != "", None))
-    bad = (text != "").to_numpy() & (codes < 0)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"--oracle {path}: row {i + 1} (line {i + 2}), column {labc!r}: the "
-                         f"label {frame[labc].iloc[i]!r} is not a class; classes: {classes!r}.")
-    lookup = pd.Series(codes, index=frame[idc].to_numpy())
-    return lookup.reindex(ids).fillna(-1).to_numpy(dtype=np.int64)
 
 
 # -------------------------------------------------------------------- items
@@ -250,24 +232,33 @@ def run(args):
     assessor = _assessor(fixed, sf, group)
     info = {"input": str(Path(args.scores).resolve()), "sha256": checksum,
             "options": options, "settings": fixed, "classes": sf.classes}
-    with LabelingSession(path, table.scores, table.labels, assessor=assessor, group_by=group,
-                         ids=table.ids, info=info,
-                         group_names=None if group is not None else sf.classes) as session:
+    # started before the session file is created: a command that cannot start leaves none
+    oracle = CommandOracle(args.oracle_command, table, sf.classes) if args.oracle_command \
+        else contextlib.nullcontext()
+    with oracle, LabelingSession(path, table.scores, table.labels, assessor=assessor,
+                                 group_by=group, ids=table.ids, info=info,
+                                 group_names=None if group is not None else sf.classes) \
+            as session:
         print(f"Session {path}: {'resumed' if session.resumed else 'new'}; "
               f"{session.n_labeled} labels so far; task {fixed['task']}, strategy "
               f"{fixed['strategy']}; pool of {len(table):,} items, "
               f"{int((table.labels >= 0).sum()):,} labeled in the file.")
         budget, stop_p, stop_w = args.budget, args.stop_probability, args.stop_width
+        left = len(table) if budget is None else max(budget - session.n_labeled, 0)
         if args.oracle:
             codes = read_oracle(args.oracle, table.ids, sf.classes, sf.id_column)
-            left = None if budget is None else max(budget - session.n_labeled, 0)
-            left = len(table) if left is None else left
             session.run(lambda row: None if codes[row] < 0 else int(codes[row]), left,
                         stop_probability=stop_p, stop_width=stop_w,
                         progress=not args.no_progress)
             skipped = len(session.assessor_.skipped_)
             if skipped:
                 print(f"{skipped} items had no label in {args.oracle}: skipped.")
+        elif args.oracle_command:
+            try:
+                session.run(oracle, left, stop_probability=stop_p, stop_width=stop_w,
+                            progress=not args.no_progress)
+            except OracleQuit:
+                print("The oracle command answered quit.")
         else:
             interactive(session, table, sf.classes, budget, stop_p, stop_w)
         print("\n" + _status(session, budget))

@@ -260,7 +260,10 @@ class ScoresFile:
         if self.parquet:
             pq = _pyarrow_parquet()
             try:
-                for batch in pq.ParquetFile(self.path).iter_batches(chunk_rows, columns=usecols):
+                # Buffered page reads without pre-buffering: pyarrow otherwise keeps
+                # whole column chunks alive and the memory grows with the file.
+                reader = pq.ParquetFile(self.path, buffer_size=1 << 20, pre_buffer=False)
+                for batch in reader.iter_batches(chunk_rows, columns=usecols):
                     yield batch.to_pandas()
             except Exception as exc:
                 raise ScoresFileError(f"{self.path}: cannot read the Parquet file ({exc}).") \

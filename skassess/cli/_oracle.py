@@ -1,0 +1,146 @@
+"""Where ``skassess label`` gets labels without a keyboard: a CSV or a command."""
+
+import json
+import shlex
+import subprocess
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import SessionError
+
+__all__ = ["CommandOracle", "OracleQuit", "read_oracle"]
+
+
+class OracleQuit(Exception):
+    """The oracle command asked to end the session (it answered ``quit``)."""
+
+
+def read_oracle(path, ids, classes, id_column):
+    """Pool-row labels (class codes, -1 = not given) from an oracle CSV."""
+    frame = pd.read_csv(path, sep=None, engine="python", dtype=str, keep_default_na=False)
+    cols = {c.lower(): c for c in frame.columns}
+    idc = next((cols[c] for c in ((id_column or "id").lower(), "id") if c in cols), None)
+    labc = next((cols[c] for c in ("label", "y", "y_true", "true_label", "target", "truth")
+                 if c in cols), None)
+    if idc is None or labc is None:
+        raise ValueError(f"--oracle {path}: needs an id column ({id_column or 'id'}) and a label "
+                         f"column; it has {list(frame.columns)!r}.")
+    dup = frame[idc].duplicated()
+    if dup.any():
+        i = int(np.flatnonzero(dup.to_numpy())[0])
+        raise ValueError(f"--oracle {path}: row {i + 1} (line {i + 2}): the id "
+                         f"{frame[idc].iloc[i]!r} repeats.")
+    text = frame[labc].str.strip()
+    codes = pd.Index(classes).get_indexer(text.where(text != "", None))
+    bad = (text != "").to_numpy() & (codes < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"--oracle {path}: row {i + 1} (line {i + 2}), column {labc!r}: the "
+                         f"label {frame[labc].iloc[i]!r} is not a class; classes: {classes!r}.")
+    lookup = pd.Series(codes, index=frame[idc].to_numpy())
+    return lookup.reindex(ids).fillna(-1).to_numpy(dtype=np.int64)
+
+
+class CommandOracle:
+    """A program that answers one item per line (``--oracle-command``).
+
+    The program is started once (no shell: the command line is split like a
+    shell would, see :func:`shlex.split`). For every item, one JSON object is
+    written to its standard input, on one line::
+
+        {"id": "img-00042", "row": 41, "predicted": "Shirt",
+         "scores": {"T-shirt/top": 0.12, ...}, "display": {"path": "..."}}
+
+    and one line is read from its standard output: a class name or number
+    labels the item; an empty line or ``skip`` skips it; ``quit`` ends the
+    session (every label given so far is kept). Its standard error goes to
+    the terminal.
+
+    Parameters
+    ----------
+    command : str
+        The command line.
+    table : ScoresTable
+        The pool (ids, scores, display columns).
+    classes : list of str
+        Class names, in score-column order.
+    """
+
+    def __init__(self, command, table, classes):
+        argv = shlex.split(command)
+        if not argv:
+            raise ValueError("--oracle-command: the command is empty.")
+        self.command = command
+        self.table = table
+        self.classes = list(classes)
+        self._lower = [c.lower() for c in self.classes]
+        try:
+            self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                            text=True, bufsize=1, encoding="utf-8")
+        except OSError as exc:
+            raise ValueError(f"--oracle-command: cannot start {argv[0]!r}: {exc}.") from exc
+
+    def item(self, row):
+        """The JSON object sent for pool row ``row``."""
+        s = self.table.scores[row]
+        probs = np.array([1 - s, s]) if np.ndim(s) == 0 else np.asarray(s)
+        return {
+            "id": str(self.table.ids[row]), "row": int(row),
+            "predicted": self.classes[int(np.argmax(probs))],
+            "scores": {c: float(p) for c, p in zip(self.classes, probs, strict=True)},
+            "display": {str(c): str(self.table.display[c].iloc[row])
+                        for c in self.table.display.columns},
+        }
+
+    def _failed(self, what):
+        try:  # the end of its output comes just before its exit status
+            code = self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            code = None
+        status = "" if code is None else f" (it exited with code {code})"
+        return SessionError(f"--oracle-command {self.command!r}: {what}{status}. The labels "
+                            "given so far are saved; the same command resumes the session.")
+
+    def __call__(self, row):
+        item = self.item(row)
+        try:
+            self.process.stdin.write(json.dumps(item) + "\n")
+            self.process.stdin.flush()
+            line = self.process.stdout.readline()
+        except (BrokenPipeError, OSError):
+            raise self._failed(f"cannot send item {item['id']!r}") from None
+        if not line:
+            raise self._failed(f"no answer for item {item['id']!r}")
+        text = line.strip()
+        if text == "" or text.lower() == "skip":
+            return None
+        if text.lower() == "quit":
+            raise OracleQuit
+        if text.isdigit() and int(text) < len(self.classes):
+            return int(text)
+        if text.lower() in self._lower:
+            return self._lower.index(text.lower())
+        raise self._failed(f"the answer {text!r} for item {item['id']!r} is not a class "
+                           f"(classes: {self.classes!r}), a class number, skip or quit")
+
+    def close(self):
+        """Close its input (end of items) and wait briefly for it to exit."""
+        if self.process.stdin and not self.process.stdin.closed:
+            try:
+                self.process.stdin.close()
+            except OSError:  # pragma: no cover - already gone
+                pass
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if self.process.stdout:
+            self.process.stdout.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
