@@ -2,7 +2,8 @@
 
 * ``assess`` on a 10-million-row Parquet file with 10 classes: wall time and
   peak memory of the ``skassess assess`` process (goal < 30 s, < 2 GB);
-* ``assess`` on a CSV file of 1 GB (streamed in batches);
+* ``assess`` on a CSV file of 1 GB (streamed in batches), and ``label`` on it
+  (which holds the pool in memory);
 * one ``label`` step (query + commit to the session file) on a 1-million-item
   pool (goal < 20 ms);
 * SIGKILL of a scripted labeling session at random moments: labels lost,
@@ -51,22 +52,26 @@ def make_parquet(path, n_rows, n_classes=10, seed=0, block=1_000_000):
     writer.close()
 
 
-def run_assess(path, label):
-    """``skassess assess`` in a fresh process: time inside, wall time, peak memory."""
-    out_json = Path(path).with_suffix(".json")
+def run_command(argv, label):
+    """A ``skassess`` command in a fresh process: time inside, wall time, peak memory."""
     code = ("import resource, sys, time; from skassess.cli import main; "
             "t = time.perf_counter();"
-            f" rc = main(['assess', {str(path)!r}, '--quiet', '--json', {str(out_json)!r}]);"
+            f" rc = main({argv!r});"
             " print('seconds', time.perf_counter() - t);"
             " print('maxrss_mb', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
     t = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     wall = time.perf_counter() - t
-    stats = dict(line.split() for line in out.splitlines() if line.split()[0] in
-                 ("seconds", "maxrss_mb"))
-    print(f"assess, {label}: {float(stats['seconds']):.1f} s inside, {wall:.1f} s with "
+    stats = dict(line.split() for line in out.splitlines() if line.split() and
+                 line.split()[0] in ("seconds", "maxrss_mb"))
+    print(f"{label}: {float(stats['seconds']):.1f} s inside, {wall:.1f} s with "
           f"start-up; peak memory {float(stats['maxrss_mb']):.0f} MB")
+
+
+def run_assess(path, label):
+    out_json = str(Path(path).with_suffix(".json"))
+    run_command(["assess", str(path), "--quiet", "--json", out_json], f"assess, {label}")
 
 
 def bench_assess(n_rows):
@@ -104,8 +109,15 @@ def bench_csv(n_bytes):
         n_rows = make_csv(path, n_bytes)
         print(f"wrote {n_rows:,} rows ({path.stat().st_size / 1e9:.2f} GB CSV) in "
               f"{time.perf_counter() - t:.0f} s")
-        run_assess(path, f"{n_rows:,} rows x 10 classes, "
-                         f"{path.stat().st_size / 1e9:.2f} GB CSV")
+        size = f"{n_rows:,} rows x 10 classes, {path.stat().st_size / 1e9:.2f} GB CSV"
+        run_assess(path, size)
+        # label holds the pool in memory: a new session, 20 labels from a command, resume
+        oracle = Path(tmp) / "oracle.py"
+        oracle.write_text("import sys\nfor line in sys.stdin:\n    print('c0', flush=True)\n")
+        base = ["label", str(path), "--session", str(Path(tmp) / "s.sqlite"), "--no-progress",
+                "--oracle-command", f"{sys.executable} {oracle}"]
+        run_command([*base, "--budget", "20"], f"label (new session, 20 labels), {size}")
+        run_command([*base, "--budget", "40"], f"label (resumed, 20 more labels), {size}")
 
 
 def bench_step(n_pool, n_steps=300):

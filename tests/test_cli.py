@@ -81,6 +81,32 @@ def test_assess_groups_and_cost(tmp_path, capsys):
     assert "--cost-matrix must be 2 x 2" in capsys.readouterr().err
 
 
+def test_assess_meta_on_a_binary_file(tmp_path, capsys):
+    """--meta: the unlabeled rows' accuracy; here they drifted to harder items."""
+    rng = np.random.default_rng(1)
+    n = 2000
+    p = np.concatenate([rng.beta(8, 1, n // 2), rng.beta(2, 2, n // 2)])  # then harder
+    y = (rng.uniform(size=n) < p).astype(int)
+    frame = pd.DataFrame({"score": p.round(5), "y": y.astype(str)})
+    frame.loc[n // 4:, "y"] = ""  # labeled: the first quarter only
+    path = tmp_path / "d.csv"
+    frame.to_csv(path, index=False)
+    assert main(["assess", str(path), "--meta", "confidence", "atc", "--json",
+                 str(tmp_path / "d.json")]) == 0
+    assert "Accuracy of the 1,500 unlabeled rows predicted from 500 labeled rows" in \
+        capsys.readouterr().out
+    u = {r["method"]: r for r in json.loads((tmp_path / "d.json").read_text())["unlabeled"]}
+    truth = np.mean((p >= 0.5) == y)
+    unlabeled_truth = np.mean(((p >= 0.5) == y)[n // 4:])
+    assert unlabeled_truth < truth - 0.02
+    assert u["confidence"]["lower"] <= unlabeled_truth <= u["confidence"]["upper"]
+    # calibrated scores: the calibrated confidence is near the truth under this drift (its
+    # map is learned on confident rows only; 0.81 against 0.77 here). ATC, whose threshold
+    # is learned on the confident labeled rows, is far off (0.52): it is only printed.
+    assert abs(u["confidence"]["accuracy"] - unlabeled_truth) < 0.05
+    assert u["atc"]["lower"] is None and 0 <= u["atc"]["accuracy"] <= 1  # NaN is null
+
+
 @pytest.mark.parametrize("text,message", [
     ("id;score_a;score_b\n1;0.5;0.5\n", "no score columns found"),
     ("id,score_a,score_b,label\n1,0.5,0.5,a\n2,0.5,0.5,zz\n", "row 2 (line 3), column 'label'"),
@@ -255,7 +281,8 @@ def test_readme_commands_run(tmp_path, monkeypatch, capsys):
     blocks = re.findall(r"```bash\n(.*?)```", readme, flags=re.S)
     lines = [line.split("#")[0].strip() for block in blocks for line in block.splitlines()]
     commands = [shlex.split(line)[1:] for line in lines if line.startswith("skassess ")]
-    assert [c[0] for c in commands] == ["example", "assess", "label", "label", "export"]
+    assert [c[0] for c in commands] == ["example", "assess", "assess", "label", "label",
+                                     "export"]
     monkeypatch.chdir(tmp_path)
     for command in commands:
         monkeypatch.setattr("sys.stdin", io.StringIO(""))  # the interactive run quits at EOF

@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from ..session import assess_file
+from ..session import META_METHODS, assess_file
 from ._common import add_file_arguments, dump_json, file_options, open_scores, print_table
 
 
@@ -26,6 +26,11 @@ def add_parser(sub):
     opts.add_argument("--cost-matrix", metavar="CSV",
                       help="K x K costs C[true, predicted], no header: adds the expected cost")
     opts.add_argument("--seed", type=int, default=0, help="seed of the posterior draws (0)")
+    opts.add_argument("--meta", nargs="+", choices=META_METHODS, metavar="METHOD",
+                      help="also predict the accuracy of the unlabeled rows from the labeled "
+                      "ones, allowing for drift between them (skassess.meta; methods: "
+                      f"{', '.join(META_METHODS)}; confidence and meta_model with a "
+                      "prediction interval)")
     out = p.add_argument_group("output")
     out.add_argument("--report", metavar="HTML", help="write the HTML report here")
     out.add_argument("--json", metavar="FILE", help="write the results as JSON ('-': stdout)")
@@ -61,6 +66,11 @@ def print_assessment(result):
                     "p_right", "decision"]
             print_table(f"Accuracy difference per {name} (group - best; ROPE ±{rope:g})",
                         table[cols])
+    if result.unlabeled is not None:
+        u = result.unlabeled
+        print_table(f"Accuracy of the {int(u['rows'].iloc[0]):,} unlabeled rows predicted "
+                    f"from {int(u['reference'].iloc[0]):,} labeled rows (skassess.meta)",
+                    result.unlabeled[["accuracy", "lower", "upper", "coverage"]])
 
 
 def run(args):
@@ -69,7 +79,7 @@ def run(args):
                                                                   len(sf.classes))
     result = assess_file(None, scores_file=sf, prior=args.prior, level=args.level,
                          rope=args.rope, n_bins=args.n_bins, cost_matrix=cost,
-                         random_state=args.seed)
+                         random_state=args.seed, meta=args.meta)
     if not args.quiet:
         print_assessment(result)
     if args.json:

@@ -11,7 +11,8 @@
 from . import drift
 from ._interval import PerformanceIntervalRegressor
 from ._predictor import METHODS, PerformancePredictor
+from ._pretrained import pretrained_methods
 from ._quantile_model import LEVELS, interval_cost
 
 __all__ = ["LEVELS", "METHODS", "PerformanceIntervalRegressor", "PerformancePredictor", "drift",
-           "interval_cost"]
+           "interval_cost", "pretrained_methods"]

@@ -9,9 +9,11 @@ from ._assessment import FileAssessment, assess_file
 from ._labeling import LabelingSession, pool_fingerprint, stop_rule, task_answer
 from ._report import render_report, write_report
 from ._scores_file import ScoresFile, ScoresTable, file_checksum
+from ._unlabeled import META_METHODS
 
 __all__ = [
     "FileAssessment",
+    "META_METHODS",
     "assess_file",
     "LabelingSession",
     "ScoresFile",

@@ -14,6 +14,7 @@ from ..metrics import (
     compare_groups,
 )
 from ._scores_file import CHUNK_ROWS, ScoresFile
+from ._unlabeled import RowSample, check_meta, predict_unlabeled
 
 __all__ = ["FileAssessment", "assess_file"]
 
@@ -40,6 +41,9 @@ class FileAssessment:
         P(delta > 0) and the ROPE probabilities.
     reliability : pandas.DataFrame
         The Bayesian reliability diagram's bins.
+    unlabeled : pandas.DataFrame or None
+        With ``meta``: each method's predicted accuracy of the unlabeled rows
+        (see :func:`assess_file`).
     estimators : dict
         The fitted estimators (``"by_class"``, ``"ece"``, ``"group:<col>"``,
         ``"cost"``).
@@ -55,6 +59,7 @@ class FileAssessment:
     estimators: dict = field(repr=False, default_factory=dict)
     history: pd.DataFrame | None = None
     session: dict | None = None
+    unlabeled: pd.DataFrame | None = None
 
     def to_dict(self):
         """Plain JSON-ready dict (tables as lists of records)."""
@@ -72,6 +77,7 @@ class FileAssessment:
             "reliability": records(self.reliability),
             "history": None if self.history is None else records(self.history),
             "session": self.session,
+            "unlabeled": None if self.unlabeled is None else records(self.unlabeled),
         }
 
 
@@ -97,7 +103,7 @@ def _differences(estimator, names, rope, level, seed):
 
 def assess_file(path, *, scores_file=None, prior="informative", level=0.95, rope=0.05,
                 n_bins=10, cost_matrix=None, random_state=0, chunk_rows=CHUNK_ROWS,
-                checksum=True, extra_labels=None, **columns):
+                checksum=True, extra_labels=None, meta=None, meta_rows=100_000, **columns):
     """Assess the black box of a scores file from its labeled and unlabeled rows.
 
     The file is read in batches of ``chunk_rows`` rows and each batch is a
@@ -127,12 +133,25 @@ def assess_file(path, *, scores_file=None, prior="informative", level=0.95, rope
     extra_labels : tuple of two arrays (rows, codes), default=None
         Labels recorded elsewhere (a labeling session): 0-based rows of the
         file and class indices. A row labeled in the file too must agree.
+    meta : list of str, default=None
+        Also predict the accuracy of the *unlabeled* rows from the labeled
+        ones with these :mod:`skassess.meta` methods (``"confidence"``,
+        ``"atc"``, ``"doc"``, ``"meta_model"``; the scores are the only
+        features). Unlike the posterior, which assumes the labeled rows are a
+        sample of all rows, these predictors allow the unlabeled rows to have
+        drifted; ``"confidence"`` and ``"meta_model"`` come with the interval
+        of the shipped uncertainty model (coverage ``min(level, 0.95)``).
+        Needs at least 20 labeled rows of two classes.
+    meta_rows : int, default=100_000
+        ``meta`` uses a uniform sample (seeded) of at most this many labeled
+        and this many unlabeled rows.
 
     Returns
     -------
     FileAssessment
     """
     start = time.perf_counter()
+    meta = check_meta(meta)
     sf = scores_file if scores_file is not None else ScoresFile(path, **columns)
     seed = int(random_state)
     est = {
@@ -150,6 +169,9 @@ def assess_file(path, *, scores_file=None, prior="informative", level=0.95, rope
         extra_rows, extra_codes = (np.asarray(a, dtype=np.int64) for a in extra_labels)
         order = np.argsort(extra_rows)
         extra_rows, extra_codes = extra_rows[order], extra_codes[order]
+    if meta:
+        rngs = np.random.default_rng(seed).spawn(2)
+        samples = RowSample(meta_rows, rngs[0]), RowSample(meta_rows, rngs[1])
     for chunk in sf.iter_chunks(chunk_rows):
         if extra_labels is not None:
             lo, hi = np.searchsorted(extra_rows, [chunk.offset, chunk.offset + len(chunk)])
@@ -164,6 +186,10 @@ def assess_file(path, *, scores_file=None, prior="informative", level=0.95, rope
             e.partial_fit(chunk.scores, chunk.labels, group_by=group)
         n_rows += len(chunk)
         n_labeled += int((chunk.labels >= 0).sum())
+        if meta:
+            known = chunk.labels >= 0
+            samples[0].add(chunk.scores[known], chunk.labels[known])
+            samples[1].add(chunk.scores[~known], chunk.labels[~known])
     classes = list(sf.classes)
 
     def class_name(k):
@@ -187,6 +213,8 @@ def assess_file(path, *, scores_file=None, prior="informative", level=0.95, rope
         by_group[g] = table
         differences[g] = _differences(est[f"group:{g}"], str, rope, level, seed)
     reliability = est["ece"].summary(level)
+    unlabeled = None if not meta else predict_unlabeled(
+        *samples, meta, len(sf.classes), level=level, random_state=seed)
     source = {
         "file": str(sf.path), "bytes": sf.size, "rows": n_rows, "labeled": n_labeled,
         "sha256": sf.checksum() if checksum else None, "columns": sf.describe(),
@@ -194,10 +222,10 @@ def assess_file(path, *, scores_file=None, prior="informative", level=0.95, rope
     }
     settings = {"prior": prior, "level": level, "rope": rope, "n_bins": n_bins,
                 "random_state": seed, "cost_matrix": None if cost_matrix is None
-                else np.asarray(cost_matrix).tolist()}
+                else np.asarray(cost_matrix).tolist(), "meta": meta}
     out = FileAssessment(source=source, settings=settings,
                          overall=pd.DataFrame(overall).set_index("metric"), by_class=by_class,
                          by_group=by_group, differences=differences, reliability=reliability,
-                         estimators=est)
+                         estimators=est, unlabeled=unlabeled)
     source["seconds"] = round(time.perf_counter() - start, 3)
     return out

@@ -187,6 +187,16 @@ def render_report(assessment, *, title=None):
     for name, table in assessment.differences.items():
         if not table.empty:
             parts += [f"<h3>per {esc(name)}</h3>", _table(table)]
+    if assessment.unlabeled is not None:
+        u = assessment.unlabeled
+        parts += [
+            "<h2>Unlabeled rows under drift</h2>",
+            f"<p>Accuracy of the {int(u['rows'].iloc[0]):,} unlabeled rows predicted from "
+            f"{int(u['reference'].iloc[0]):,} labeled rows by <code>skassess.meta</code>, "
+            "which allows the unlabeled rows to differ from the labeled ones; intervals from "
+            "the shipped uncertainty model (prediction intervals, not posteriors).</p>",
+            _table(u[["accuracy", "lower", "upper", "coverage", "sampled"]]),
+        ]
     parts += ["<h2>Calibration</h2>", '<div class="grid"><figure>', _reliability(assessment),
               "</figure>", _table(_bins(assessment.reliability), digits=3, percent=("weight",)),
               "</div>"]
