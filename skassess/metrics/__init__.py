@@ -7,6 +7,11 @@ from ._confusion import BayesianConfusionMatrix
 from ._conjugate import BetaPosterior, DirichletPosterior
 from ._cost import BayesianMisclassificationCost
 from ._display import DifferenceDisplay, PosteriorDisplay, ReliabilityDisplay
+from ._model_comparison import (
+    BayesianModelComparison,
+    agreement_patterns,
+    check_model_scores,
+)
 from ._nested_dirichlet import NestedDirichletPosterior
 from ._rate_table import RATES, expected_rate_terms, rate_terms
 from ._rope import rope_probabilities
@@ -17,6 +22,7 @@ __all__ = [
     "BayesianCalibrationError",
     "BayesianConfusionMatrix",
     "BayesianMisclassificationCost",
+    "BayesianModelComparison",
     "BetaPosterior",
     "DifferenceDisplay",
     "DirichletPosterior",
@@ -24,6 +30,8 @@ __all__ = [
     "NestedDirichletPosterior",
     "PosteriorDisplay",
     "ReliabilityDisplay",
+    "agreement_patterns",
+    "check_model_scores",
     "compare_groups",
     "expected_calibration_error",
     "expected_rate_terms",

@@ -5,6 +5,7 @@ from ._active_testing import ActiveTester
 from ._base import GroupStrategy, QueryContext, QueryStrategy
 from ._calibrated_prior import CalibratedPrior
 from ._epsilon_greedy import EpsilonGreedy
+from ._model_selection import ActiveModelSelector
 from ._multiple_play import MultiplePlayThompsonSampling
 from ._random import RandomSampling
 from ._rewards import TASKS
@@ -25,6 +26,7 @@ __all__ = [
     "STRATEGY_NAMES",
     "TASKS",
     "ActiveAssessor",
+    "ActiveModelSelector",
     "ActiveTester",
     "BayesianUCB",
     "CalibratedPrior",

@@ -1,0 +1,437 @@
+"""Which of several black boxes is more accurate on the same items (paired, few labels)."""
+
+from numbers import Real
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ..utils import (
+    LEVEL,
+    N_DRAWS,
+    check_labels,
+    check_scores,
+    naming,
+    reset_fitted,
+    validate_args,
+    validated,
+)
+from ._base import DEFAULT_N_DRAWS
+from ._comparison import compare_groups
+
+__all__ = ["BayesianModelComparison", "agreement_patterns", "check_model_scores"]
+
+#: A category's prior mean is at least this (then renormalized): no outcome is impossible.
+MIN_PRIOR_MEAN = 1e-3
+
+
+def check_model_scores(X, n_models=None, n_classes=None):
+    """Scores of M models on the same items as an array ``(n_samples, M, K)``.
+
+    ``X`` is an array of that shape, an array ``(n_samples, M)`` of P(class 1)
+    of binary models, or a list of M score arrays ``(n_samples, K)`` or
+    ``(n_samples,)``.
+    """
+    if isinstance(X, (list, tuple)):
+        parts = [check_scores(s, input_name=f"X[{m}]") for m, s in enumerate(X)]
+        if len({p.shape for p in parts}) > 1:
+            raise ValueError("X: the models' score arrays differ in shape: "
+                             f"{[p.shape for p in parts]}.")
+        S = np.stack(parts, axis=1) if parts else np.empty((0, 0, 0))
+    else:
+        with naming("X"):
+            A = np.asarray(X, dtype=np.float64)
+        if A.ndim == 2:
+            S = np.stack([check_scores(A[:, m], input_name=f"X[:, {m}]")
+                          for m in range(A.shape[1])], axis=1) if A.shape[1] else \
+                np.empty((A.shape[0], 0, 2))
+        elif A.ndim == 3:
+            S = np.stack([check_scores(A[:, m], input_name=f"X[:, {m}]")
+                          for m in range(A.shape[1])], axis=1) if A.shape[1] else A
+        else:
+            raise ValueError(f"X must be (n_samples, n_models, n_classes), (n_samples, "
+                             f"n_models) or a list of score arrays; got shape {A.shape}.")
+    if S.ndim != 3 or S.shape[1] < 2:
+        raise ValueError(f"X must hold the scores of at least two models; got "
+                         f"{S.shape[1] if S.ndim == 3 else 0}.")
+    if S.shape[0] == 0:
+        raise ValueError("X has no rows.")
+    if n_models is not None and S.shape[1] != n_models:
+        raise ValueError(f"X has {S.shape[1]} models, but the estimator was fitted with "
+                         f"{n_models}.")
+    if n_classes is not None and S.shape[2] != n_classes:
+        raise ValueError(f"X has {S.shape[2]} classes, but the estimator was fitted with "
+                         f"{n_classes}.")
+    return S
+
+
+def agreement_patterns(predictions):
+    """Each row's agreement pattern: which models predict the same class.
+
+    Parameters
+    ----------
+    predictions : ndarray of shape (n_samples, n_models)
+        Predicted classes.
+
+    Returns
+    -------
+    blocks : ndarray of shape (n_samples, n_models)
+        Block of each model: models with the same prediction share a block;
+        blocks are numbered by first appearance (``[0, 0, 1]``: the first two
+        models agree, the third differs), so equal rows mean equal patterns.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> agreement_patterns(np.array([[3, 3, 1], [2, 0, 2], [5, 5, 5]]))
+    array([[0, 0, 1],
+           [0, 1, 0],
+           [0, 0, 0]])
+    """
+    P = np.asarray(predictions)
+    n, M = P.shape
+    blocks = np.zeros((n, M), dtype=np.int64)
+    for m in range(1, M):
+        # the block of the first earlier model with the same prediction, else a new one
+        new = blocks[:, :m].max(axis=1) + 1
+        same = P[:, :m] == P[:, [m]]
+        first = np.argmax(same, axis=1)
+        blocks[:, m] = np.where(same.any(axis=1), blocks[np.arange(n), first], new)
+    return blocks
+
+
+class BayesianModelComparison(BaseEstimator):
+    """Posterior accuracy of M black boxes scored on the same items, and which is best.
+
+    On each item the models' predictions form an *agreement pattern*: the
+    models split into blocks that predict the same class. At most one block
+    is right, so on an item of a pattern with ``r`` blocks the joint outcome
+    ("which models are right") is one of ``r + 1`` categories: block 1
+    right, ..., block r right, or none. Each pattern (stratum) gets a
+    Dirichlet posterior over its categories. Items on which all models agree
+    are one pattern whose outcome says nothing about which model is better;
+    labels inform the comparison only where models disagree.
+
+    The pool's accuracy of model m is the share of its items on which m is
+    right: the labeled items count as observed, and the unlabeled items of
+    each pattern as a multinomial draw with the pattern's probabilities (a
+    finite-population posterior: with every item labeled it is the exact
+    accuracy).
+
+    The informative prior of a pattern has the mean of its items' outcome
+    probabilities under the models' averaged scores (block b right with the
+    average score of b's class; none right with the rest) and
+    ``prior_strength`` pseudo-counts; ``prior="uniform"`` gives every
+    category one pseudo-count.
+
+    ``groupwise_samples`` and ``groups_`` make the models the "groups" of
+    :func:`compare_groups`, :func:`rank_groups` and :func:`top_m_groups`.
+
+    Parameters
+    ----------
+    prior : {"informative", "uniform"}, default="informative"
+    prior_strength : float, default=2.0
+        Pseudo-counts of a pattern's informative prior (grid-search it with
+        :meth:`score`).
+    model_names : list of str, default=None
+        Names of the models (default ``"model 0"``, ...).
+    rope : float, default=0.01
+        Half-width of the region of practical equivalence of an accuracy
+        difference (one point: models are usually compared more finely than
+        groups).
+    n_draws : int, default=4000
+        Posterior draws behind the intervals and P(best).
+    random_state : int, RandomState or None, default=None
+        Seed of the draws.
+
+    Attributes
+    ----------
+    n_models_, n_classes_ : int
+    patterns_ : ndarray of shape (n_patterns, n_models)
+        The agreement patterns present (blocks of each model).
+    pattern_ : ndarray of shape (n_samples,)
+        Each item's pattern.
+    prior_ : ndarray of shape (n_patterns, n_models + 1)
+        Dirichlet prior per pattern (category b < r: block b right; category
+        ``n_models``: none right; absent blocks have 0).
+    counts_ : ndarray of shape (n_patterns, n_models + 1)
+        Labeled outcomes per pattern and category.
+    n_unlabeled_ : ndarray of shape (n_patterns,)
+        Unlabeled items per pattern.
+    n_correct_labeled_ : ndarray of shape (n_models,)
+        Labeled items each model gets right.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skassess.metrics import BayesianModelComparison
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 2000)
+    >>> a = np.where(rng.uniform(size=2000) < 0.9, y, 1 - y)   # 90 % accurate
+    >>> b = np.where(rng.uniform(size=2000) < 0.8, y, 1 - y)   # 80 % accurate
+    >>> X = np.stack([np.where(a == 1, 0.9, 0.1), np.where(b == 1, 0.8, 0.2)], axis=1)
+    >>> labels = np.full(2000, -1)
+    >>> labels[:300] = y[:300]
+    >>> comp = BayesianModelComparison(model_names=["A", "B"], random_state=0).fit(X, labels)
+    >>> comp.summary().round(2)  # the truth: 0.90 and 0.79  # doctest: +NORMALIZE_WHITESPACE
+           mean  lower  upper  p_best
+    model
+    A      0.91   0.88   0.94     1.0
+    B      0.80   0.77   0.83     0.0
+    """
+
+    _parameter_constraints = {
+        "prior": [StrOptions({"informative", "uniform"})],
+        "prior_strength": [Interval(Real, 0, None, closed="neither")],
+        "model_names": [list, None],
+        "rope": [Interval(Real, 0, None, closed="left")],
+        "n_draws": [N_DRAWS],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, prior="informative", *, prior_strength=2.0, model_names=None,
+                 rope=0.01, n_draws=DEFAULT_N_DRAWS, random_state=None):
+        self.prior = prior
+        self.prior_strength = prior_strength
+        self.model_names = model_names
+        self.rope = rope
+        self.n_draws = n_draws
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fitting
+    def _rows(self, X, y, reset):
+        S = check_model_scores(X, None if reset else self.n_models_,
+                               None if reset else self.n_classes_)
+        codes = check_labels(y, S.shape[0], S.shape[2])
+        pred = S.argmax(axis=2)
+        return S, pred, agreement_patterns(pred), codes
+
+    def _outcomes(self, blocks, pred, codes):
+        """Category of each labeled row: the right block, or n_models for none."""
+        right = pred == codes[:, None]
+        return np.where(right.any(axis=1), blocks[np.arange(len(codes)), right.argmax(axis=1)],
+                        self.n_models_)
+
+    def _prior_means(self, S, pred, blocks):
+        """Per row, the outcome probabilities under the models' averaged scores."""
+        M = self.n_models_
+        avg = S.mean(axis=1)
+        q = np.zeros((len(S), M + 1))
+        # the class of each block is the prediction of its first model
+        for m in range(M):
+            first = blocks[:, m] == blocks[:, :m + 1].max(axis=1)
+            first &= ~(blocks[:, :m] == blocks[:, [m]]).any(axis=1)
+            rows = np.flatnonzero(first)
+            q[rows, blocks[rows, m]] = avg[rows, pred[rows, m]]
+        q[:, M] = np.clip(1.0 - q[:, :M].sum(axis=1), 0.0, None)
+        return q
+
+    def _pattern_ids(self, blocks, reset):
+        if reset:
+            self.patterns_, ids = np.unique(blocks, axis=0, return_inverse=True)
+            return ids.ravel()
+        known = {tuple(p): i for i, p in enumerate(self.patterns_)}
+        new = [tuple(b) for b in np.unique(blocks, axis=0) if tuple(b) not in known]
+        if new:
+            self.patterns_ = np.vstack([self.patterns_, np.array(new)])
+            grow = len(new)
+            self.counts_ = np.vstack([self.counts_, np.zeros((grow, self.n_models_ + 1))])
+            self._q_sum = np.vstack([self._q_sum, np.zeros((grow, self.n_models_ + 1))])
+            self.n_unlabeled_ = np.concatenate([self.n_unlabeled_, np.zeros(grow, np.int64)])
+            self._n_items = np.concatenate([self._n_items, np.zeros(grow, np.int64)])
+            known = {tuple(p): i for i, p in enumerate(self.patterns_)}
+        return np.array([known[tuple(b)] for b in blocks], dtype=np.int64) if len(blocks) \
+            else np.empty(0, np.int64)
+
+    def _add(self, S, pred, blocks, codes, reset):
+        ids = self._pattern_ids(blocks, reset)
+        n_pat = len(self.patterns_)
+        if reset:
+            M = self.n_models_
+            self.counts_ = np.zeros((n_pat, M + 1))
+            self._q_sum = np.zeros((n_pat, M + 1))
+            self.n_unlabeled_ = np.zeros(n_pat, dtype=np.int64)
+            self._n_items = np.zeros(n_pat, dtype=np.int64)
+            self.n_correct_labeled_ = np.zeros(M, dtype=np.int64)
+            self.n_samples_ = 0
+        labeled = codes >= 0
+        cats = self._outcomes(blocks[labeled], pred[labeled], codes[labeled])
+        np.add.at(self.counts_, (ids[labeled], cats), 1.0)
+        self.n_unlabeled_ += np.bincount(ids[~labeled], minlength=n_pat)
+        self._n_items += np.bincount(ids, minlength=n_pat)
+        np.add.at(self._q_sum, ids, self._prior_means(S, pred, blocks))
+        self.n_correct_labeled_ += (pred[labeled] == codes[labeled, None]).sum(axis=0)
+        self.n_samples_ += len(codes)
+        self._set_prior()
+        self.pattern_ = ids if reset else np.concatenate([self.pattern_, ids])
+
+    def _set_prior(self):
+        M = self.n_models_
+        n_blocks = self.patterns_.max(axis=1) + 1
+        support = np.arange(M + 1)[None, :] < n_blocks[:, None]
+        support[:, M] = True
+        if self.prior == "uniform":
+            self.prior_ = support.astype(np.float64)
+            return
+        mean = np.where(support, np.maximum(self._q_sum / self._n_items[:, None],
+                                            MIN_PRIOR_MEAN), 0.0)
+        self.prior_ = self.prior_strength * mean / mean.sum(axis=1, keepdims=True)
+
+    @validated
+    def fit(self, X, y=None):
+        """Fit on the models' scores of the pool; ``y`` labels some items (-1: unlabeled).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_models, n_classes), (n_samples, n_models) or list
+            The models' scores on the same items (see :func:`check_model_scores`).
+        y : array-like of shape (n_samples,), default=None
+            Class indices; -1 marks an unlabeled item. None: no item is labeled.
+
+        Returns
+        -------
+        self : BayesianModelComparison
+        """
+        reset_fitted(self)
+        try:
+            S, pred, blocks, codes = self._rows(X, y, reset=True)
+            self.n_models_, self.n_classes_ = S.shape[1], S.shape[2]
+            names = self.model_names
+            if names is not None and len(names) != self.n_models_:
+                raise ValueError(f"model_names has {len(names)} names for "
+                                 f"{self.n_models_} models.")
+            self._add(S, pred, blocks, codes, reset=True)
+        except BaseException:
+            reset_fitted(self)
+            raise
+        return self
+
+    @validated
+    def partial_fit(self, X, y=None):
+        """Add items (labeled or not) to the pool; the first call is :meth:`fit`."""
+        if not hasattr(self, "prior_"):
+            return self.fit(X, y)
+        S, pred, blocks, codes = self._rows(X, y, reset=False)
+        self._add(S, pred, blocks, codes, reset=False)
+        return self
+
+    def label(self, pattern, category):
+        """Record labels of items already in the pool (used by active selection).
+
+        Parameters
+        ----------
+        pattern, category : array-like of int
+            Each labeled item's pattern and outcome category.
+        """
+        check_is_fitted(self)
+        pattern = np.asarray(pattern, dtype=np.int64)
+        category = np.asarray(category, dtype=np.int64)
+        if np.any(self.n_unlabeled_[np.unique(pattern)] <
+                  np.bincount(pattern, minlength=len(self.patterns_))[np.unique(pattern)]):
+            raise ValueError("label: more labels than unlabeled items in a pattern.")
+        np.add.at(self.counts_, (pattern, category), 1.0)
+        self.n_unlabeled_ -= np.bincount(pattern, minlength=len(self.patterns_))
+        blocks = self.patterns_[pattern]
+        self.n_correct_labeled_ += (blocks == category[:, None]).sum(axis=0)
+        return self
+
+    # ---------------------------------------------------------------- posterior
+    @property
+    def groups_(self):
+        """The models' names (a pandas Index): the "groups" of the comparison functions."""
+        check_is_fitted(self)
+        names = self.model_names or [f"model {m}" for m in range(self.n_models_)]
+        return pd.Index(names, name="model")
+
+    def dirichlet_parameters(self):
+        """Dirichlet parameters per pattern: prior + labeled counts."""
+        return self.prior_ + self.counts_
+
+    def groupwise_samples(self, n_draws=None, random_state=None):
+        """Posterior draws of each model's accuracy on the pool, ``(n_draws, n_models)``.
+
+        ``random_state``: a seed, a ``numpy.random.Generator`` (used as it is)
+        or None for the estimator's ``random_state``.
+        """
+        check_is_fitted(self)
+        n_draws = self.n_draws if n_draws is None else n_draws
+        seed = self.random_state if random_state is None else random_state
+        if isinstance(seed, np.random.RandomState):
+            seed = seed.randint(2**31)
+        rng = np.random.default_rng(seed)  # a Generator is used as it is
+        return self._accuracy_draws(rng, n_draws)
+
+    def _accuracy_draws(self, rng, n_draws):
+        alpha = self.dirichlet_parameters()
+        g = rng.standard_gamma(np.broadcast_to(alpha, (n_draws, *alpha.shape)))
+        theta = g / g.sum(axis=2, keepdims=True)
+        # the unlabeled items' outcomes: a multinomial draw per pattern
+        counts = rng.multinomial(self.n_unlabeled_, theta)
+        # model m is right on category blocks[p, m] of pattern p
+        correct = np.take_along_axis(counts, np.broadcast_to(
+            self.patterns_, (n_draws, *self.patterns_.shape)), axis=2)
+        return (correct.sum(axis=1) + self.n_correct_labeled_) / self.n_samples_
+
+    def mean_accuracy(self):
+        """Posterior mean accuracy of each model, ``(n_models,)``."""
+        check_is_fitted(self)
+        alpha = self.dirichlet_parameters()
+        theta = alpha / alpha.sum(axis=1, keepdims=True)
+        expected = self.n_unlabeled_[:, None] * np.take_along_axis(theta, self.patterns_,
+                                                                    axis=1)
+        return (expected.sum(axis=0) + self.n_correct_labeled_) / self.n_samples_
+
+    def best_probabilities(self, n_draws=None, random_state=None):
+        """P(model m is the most accurate) for each model (ties split evenly)."""
+        draws = self.groupwise_samples(n_draws, random_state)
+        top = draws == draws.max(axis=1, keepdims=True)
+        return pd.Series((top / top.sum(axis=1, keepdims=True)).mean(axis=0),
+                         index=self.groups_, name="p_best")
+
+    @validate_args({"level": [LEVEL]})
+    def summary(self, level=0.95):
+        """Per model: posterior mean accuracy, credible interval, P(best)."""
+        draws = self.groupwise_samples()
+        tail = (1 - level) / 2
+        lower, upper = np.quantile(draws, [tail, 1 - tail], axis=0)
+        top = draws == draws.max(axis=1, keepdims=True)
+        return pd.DataFrame({
+            "mean": self.mean_accuracy(), "lower": lower, "upper": upper,
+            "p_best": (top / top.sum(axis=1, keepdims=True)).mean(axis=0),
+        }, index=self.groups_)
+
+    @validate_args({"level": [LEVEL]})
+    def pairwise(self, level=0.95):
+        """Every pair: Δ accuracy (a − b) with interval and ``(p_left, p_rope, p_right)``."""
+        names = self.groups_
+        draws = pd.DataFrame(self.groupwise_samples(), columns=names)
+        rows = [compare_groups(draws, a, b, rope=self.rope).summary(level)
+                for i, a in enumerate(names) for b in names[i + 1:]]
+        return pd.concat(rows, ignore_index=True).rename(
+            columns={"group_a": "model_a", "group_b": "model_b"})
+
+    def score(self, X, y):
+        """Mean log posterior predictive probability of the labeled items' joint outcomes.
+
+        Higher is better: :class:`~sklearn.model_selection.GridSearchCV` uses
+        it to choose ``prior_strength``. Items of patterns not seen in
+        :meth:`fit` get the uniform prior's probability.
+        """
+        check_is_fitted(self)
+        S, pred, blocks, codes = self._rows(X, y, reset=False)
+        labeled = codes >= 0
+        if not labeled.any():
+            raise ValueError("score needs at least one labeled row (y is not -1).")
+        cats = self._outcomes(blocks[labeled], pred[labeled], codes[labeled])
+        known = {tuple(p): i for i, p in enumerate(self.patterns_)}
+        alpha = self.dirichlet_parameters()
+        out = []
+        for b, c in zip(blocks[labeled], cats, strict=True):
+            i = known.get(tuple(b))
+            if i is None:
+                out.append(-np.log(b.max() + 2.0))
+            else:
+                out.append(np.log(alpha[i, c] / alpha[i].sum()))
+        return float(np.mean(out))

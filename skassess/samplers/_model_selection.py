@@ -1,0 +1,272 @@
+"""ActiveModelSelector: which item to label next to tell which black box is best."""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ..metrics import BayesianModelComparison, check_model_scores
+from ..utils import check_labels, reset_fitted, validated
+from ._session import RUN_CONSTRAINTS, LabelingSessionMixin
+
+__all__ = ["ActiveModelSelector"]
+
+#: Thompson draws tried for a challenger different from the sampled leader.
+N_CHALLENGER_TRIES = 10
+
+
+class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
+    """Label the items that decide which of several black boxes is the most accurate.
+
+    The posterior is a :class:`~skassess.metrics.BayesianModelComparison`
+    fitted on the pool (every item the models scored). Each query picks an
+    agreement pattern and labels a uniformly random unlabeled item of it (so
+    every pattern's labels stay a random sample of it):
+
+    * ``"top_two"`` (default): top-two Thompson sampling of the best model.
+      A posterior draw names a leader ``a``; further draws name a challenger
+      ``b != a``. The pattern chosen is the one where one more label most
+      reduces the posterior variance of the pool's accuracy difference
+      ``acc_a - acc_b``: ``n_unlabeled**2 * Var(c . z) / ((A + 1) (A + 2))``
+      with ``c`` the +1 / -1 indicator of a's and b's blocks, ``z`` the
+      pattern's outcome under its posterior mean and ``A`` its Dirichlet
+      total. Patterns where a and b agree have ``c = 0``: they are never
+      chosen for this pair, which concentrates the labels where the
+      contenders disagree.
+    * ``"disagreement"``: a uniformly random item among those where the
+      models do not all agree.
+    * ``"random"``: a uniformly random unlabeled item.
+
+    Parameters
+    ----------
+    estimator : BayesianModelComparison, default=None
+        Its prior and settings (cloned); None: the default comparison.
+    strategy : {"top_two", "disagreement", "random"}, default="top_two"
+    random_state : int or None, default=None
+        Seed of the item order and of the Thompson draws.
+
+    Attributes
+    ----------
+    estimator_ : BayesianModelComparison
+        The posterior, updated by every :meth:`tell`.
+    labels_ : ndarray of shape (n_samples,)
+        Class index of each labeled item, -1 elsewhere.
+    history_ : DataFrame
+        One row per label: ``step``, ``index``, ``label``, ``best`` (the
+        model with the highest P(best) after it) and ``p_best`` (its
+        probability, with ``n_draws`` of the estimator) -- filled by
+        :meth:`run` when it has a stop rule, else NaN.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skassess.samplers import ActiveModelSelector
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 5000)
+    >>> a = np.where(rng.uniform(size=5000) < 0.90, y, 1 - y)
+    >>> b = np.where(rng.uniform(size=5000) < 0.85, y, 1 - y)
+    >>> X = np.stack([np.where(a == 1, 0.9, 0.1), np.where(b == 1, 0.85, 0.15)], axis=1)
+    >>> sel = ActiveModelSelector(random_state=0).fit(X)
+    >>> sel = sel.run(y, budget=2000, stop_probability=0.95, progress=False)
+    >>> int(sel.best_probabilities().idxmax()[-1]), sel.n_labeled_ < 400
+    (0, True)
+    """
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit", "groupwise_samples"]), None],
+        "strategy": [StrOptions({"top_two", "disagreement", "random"})],
+        "random_state": [Interval(Integral, 0, 2**32 - 1, closed="left"), None],
+    }
+    _history_columns = ("step", "index", "label", "best", "p_best")
+
+    def __init__(self, estimator=None, *, strategy="top_two", random_state=None):
+        self.estimator = estimator
+        self.strategy = strategy
+        self.random_state = random_state
+
+    @validated
+    def fit(self, X, y=None):
+        """Fit the comparison on the pool and order each pattern's items at random.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_models, n_classes) or list
+            The models' scores on the pool (see
+            :class:`~skassess.metrics.BayesianModelComparison`).
+        y : array-like of shape (n_samples,), default=None
+            Labels already known (-1: unlabeled).
+        """
+        reset_fitted(self)
+        S = check_model_scores(X)
+        est = BayesianModelComparison() if self.estimator is None else clone(self.estimator)
+        self.estimator_ = est.fit(S, y)
+        n = est.n_samples_
+        self.labels_ = check_labels(y, n, est.n_classes_)
+        self._pred = S.argmax(axis=2)
+        self._rng = np.random.default_rng(self.random_state)
+        # every pattern's unlabeled items in a random order, one after the other
+        order = self._rng.permutation(n)
+        order = order[self.labels_[order] < 0]
+        order = order[np.argsort(est.pattern_[order], kind="stable")]
+        self._queue = order
+        n_pat = len(est.patterns_)
+        counts = np.bincount(est.pattern_[order], minlength=n_pat)
+        self._next = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        self._end = self._next + counts
+        self._disagree = est.patterns_.max(axis=1) > 0
+        self._pending = None
+        self._history = []
+        return self
+
+    # ---------------------------------------------------------------- choosing
+    def _head(self, p):
+        """The next unlabeled item of pattern p (items told out of order are passed)."""
+        while self._next[p] < self._end[p] and self.labels_[self._queue[self._next[p]]] >= 0:
+            self._next[p] += 1
+        return self._queue[self._next[p]] if self._next[p] < self._end[p] else None
+
+    def _pick_pattern(self):
+        est = self.estimator_
+        left = est.n_unlabeled_.astype(np.float64)
+        if self.strategy == "top_two":
+            score = self._top_two_scores()
+            if np.any(score > 0):
+                return int(np.argmax(score))
+        if self.strategy != "random" and np.any(left[self._disagree] > 0):
+            left = np.where(self._disagree, left, 0.0)
+        if left.sum() <= 0:
+            raise ValueError("Every item of the pool is labeled; there is nothing to query.")
+        return int(self._rng.choice(len(left), p=left / left.sum()))
+
+    def _top_two_scores(self):
+        est = self.estimator_
+        leader = int(np.argmax(est.groupwise_samples(1, random_state=self._rng)[0]))
+        best = est.groupwise_samples(N_CHALLENGER_TRIES, random_state=self._rng).argmax(axis=1)
+        others = best[best != leader]
+        if len(others):
+            challenger = int(others[0])
+        else:  # the leader won every draw: the runner-up by posterior mean
+            mean = est.mean_accuracy()
+            mean[leader] = -np.inf
+            challenger = int(np.argmax(mean))
+        alpha = est.dirichlet_parameters()
+        total = alpha.sum(axis=1)
+        mu = alpha / total[:, None]
+        rows = np.arange(len(alpha))
+        c = np.zeros_like(mu)
+        c[rows, est.patterns_[:, leader]] += 1.0
+        c[rows, est.patterns_[:, challenger]] -= 1.0
+        var = (c ** 2 * mu).sum(axis=1) - (c * mu).sum(axis=1) ** 2
+        return est.n_unlabeled_ ** 2 * var / ((total + 1) * (total + 2))
+
+    def query(self, n=1):
+        """The next ``n`` items to label (pool indices); the same until told."""
+        check_is_fitted(self)
+        if self._pending is not None and len(self._pending) == n and \
+                (self.labels_[self._pending] < 0).all():
+            return self._pending.copy()
+        picked = []
+        taken = {}
+        for _ in range(n):
+            p = self._pick_pattern()
+            head = self._head(p)
+            # within one batch, pass the items already picked from this pattern
+            skip = taken.get(p, 0)
+            pos = self._next[p] + skip
+            if skip:
+                while pos < self._end[p] and self.labels_[self._queue[pos]] >= 0:
+                    pos += 1
+                head = self._queue[pos] if pos < self._end[p] else None
+            if head is None:
+                break
+            taken[p] = skip + 1
+            picked.append(int(head))
+        self._pending = np.array(picked, dtype=np.intp)
+        return self._pending.copy()
+
+    def tell(self, indices, labels):
+        """Record labels (class indices) of pool items; each is a conjugate update."""
+        check_is_fitted(self)
+        idx = self._check_indices(np.atleast_1d(indices))
+        codes = check_labels(np.atleast_1d(labels), len(idx), self.estimator_.n_classes_,
+                             missing_label=None, name="labels")
+        if len(np.unique(idx)) != len(idx):
+            raise ValueError("indices repeat an item.")
+        known = self.labels_[idx] >= 0
+        if known.any():
+            raise ValueError(f"item {int(idx[known][0])} is labeled already.")
+        est = self.estimator_
+        patterns = est.pattern_[idx]
+        blocks = est.patterns_[patterns]
+        pred = self._pred[idx]
+        right = pred == codes[:, None]
+        cats = np.where(right.any(axis=1), blocks[np.arange(len(idx)), right.argmax(axis=1)],
+                        est.n_models_)
+        est.label(patterns, cats)
+        self.labels_[idx] = codes
+        self._pending = None
+        for i, c in zip(idx, codes, strict=True):
+            self._history.append((len(self._history) + 1, int(i), int(c), None, np.nan))
+        return self
+
+    # ------------------------------------------------------------------ running
+    def best_probabilities(self, n_draws=None):
+        """P(model m is the most accurate), from :attr:`estimator_`."""
+        check_is_fitted(self)
+        return self.estimator_.best_probabilities(n_draws,
+                                                  random_state=self.random_state)
+
+    def summary(self, level=0.95):
+        """The comparison's per-model summary."""
+        check_is_fitted(self)
+        return self.estimator_.summary(level)
+
+    def should_stop(self, stop_probability, n_draws=1000):
+        """Whether one model is the best with probability >= ``stop_probability``."""
+        p = self.best_probabilities(n_draws)
+        if self._history:
+            step, index, label, _, _ = self._history[-1]
+            self._history[-1] = (step, index, label, p.idxmax(), float(p.max()))
+        return bool(p.max() >= stop_probability)
+
+    def run(self, oracle, budget, *, batch_size=1, stop_probability=None, progress=True,
+            callback=None):
+        """Query, ask ``oracle`` and tell until ``budget`` labels or the stop rule.
+
+        Parameters
+        ----------
+        oracle : callable or array-like
+            ``indices -> labels``, or the labels of the whole pool.
+        budget : int
+        batch_size : int, default=1
+        stop_probability : float in (0, 1], default=None
+            Stop when a model is the best with at least this probability
+            (checked after every batch with 1,000 posterior draws).
+        progress : bool, default=True
+        callback : callable, default=None
+            ``callback(self)`` after each batch; True stops.
+        """
+        check_is_fitted(self)
+        for name, value in (("oracle", oracle), ("budget", budget),
+                            ("batch_size", batch_size)):
+            ok = RUN_CONSTRAINTS[name]
+            if name != "oracle" and not (isinstance(value, Integral) and value >= 1):
+                raise ValueError(f"{name} must be an int >= 1; got {value!r} ({ok}).")
+        if stop_probability is not None and not (isinstance(stop_probability, Real)
+                                                 and 0 < stop_probability <= 1):
+            raise ValueError(f"stop_probability must be in (0, 1]; got {stop_probability!r}.")
+        if not callable(oracle):
+            truth = np.asarray(oracle)
+            if truth.shape != self.labels_.shape:
+                raise ValueError(f"oracle as an array must hold one label per pool item "
+                                 f"({len(self.labels_)}); got shape {truth.shape}.")
+            oracle = truth.__getitem__
+        if stop_probability is not None and self.should_stop(stop_probability):
+            return self
+        stop = (lambda: False) if stop_probability is None else \
+            (lambda: self.should_stop(stop_probability))
+        return self._label_loop(oracle, budget, int((self.labels_ < 0).sum()), what="items",
+                                batch_size=batch_size, progress=progress, callback=callback,
+                                should_stop=stop)

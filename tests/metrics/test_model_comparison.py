@@ -1,0 +1,163 @@
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.model_selection import GridSearchCV
+
+from skassess.metrics import (
+    BayesianModelComparison,
+    agreement_patterns,
+    check_model_scores,
+    compare_groups,
+    rank_groups,
+)
+
+
+def _pool(n=3000, accs=(0.9, 0.85, 0.8), K=3, seed=0):
+    """Scores of len(accs) models on n items of K classes; model m right w.p. accs[m]."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, K, n)
+    S = np.empty((n, len(accs), K))
+    for m, acc in enumerate(accs):
+        right = rng.uniform(size=n) < acc
+        pred = np.where(right, y, (y + rng.integers(1, K, n)) % K)
+        conf = rng.uniform(0.5, 1.0, n)
+        S[:, m] = (1 - conf[:, None]) / (K - 1)
+        S[np.arange(n), m, pred] = conf
+    return S, y
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 3), min_size=4, max_size=4), min_size=1,
+                max_size=20))
+def test_agreement_patterns_are_canonical(rows):
+    P = np.array(rows)
+    B = agreement_patterns(P)
+    assert (B[:, 0] == 0).all()
+    for p, b in zip(P, B, strict=True):
+        same_pred = p[:, None] == p[None, :]
+        same_block = b[:, None] == b[None, :]
+        assert (same_pred == same_block).all()
+        # blocks numbered by first appearance
+        firsts = [b[i] for i in range(len(b)) if b[i] not in b[:i]]
+        assert firsts == list(range(b.max() + 1))
+
+
+def test_every_item_labeled_gives_the_exact_accuracies():
+    S, y = _pool()
+    comp = BayesianModelComparison(random_state=0).fit(S, y)
+    truth = (S.argmax(axis=2) == y[:, None]).mean(axis=0)
+    summary = comp.summary()
+    np.testing.assert_allclose(summary["mean"], truth)
+    np.testing.assert_allclose(summary["lower"], truth)
+    np.testing.assert_allclose(summary["upper"], truth)
+    assert summary["p_best"].iloc[int(np.argmax(truth))] == 1.0
+
+
+def test_uniform_prior_mean_by_hand():
+    # two binary models, 4 items: agree-right (labeled), disagree (labeled: model 0 right),
+    # disagree (unlabeled), agree (unlabeled)
+    X = np.array([[0.1, 0.2], [0.9, 0.2], [0.1, 0.7], [0.3, 0.4]])
+    y = np.array([0, 1, -1, -1])
+    comp = BayesianModelComparison("uniform").fit(X, y)
+    # agree pattern: categories (both right, none) ~ Dir(1 + 1, 1); disagree: (block 0
+    # right, block 1 right, none) ~ Dir(1 + 1, 1, 1)
+    agree, disagree = 2 / 3, (2 / 4, 1 / 4)
+    expected = np.array([(2 + agree + disagree[0]) / 4, (1 + agree + disagree[1]) / 4])
+    np.testing.assert_allclose(comp.mean_accuracy(), expected)
+    np.testing.assert_allclose(comp.groupwise_samples(200000, 0).mean(axis=0), expected,
+                               atol=3e-3)
+
+
+def test_partial_fit_equals_fit():
+    S, y = _pool(600)
+    labels = np.where(np.arange(600) % 4 == 0, y, -1)
+    whole = BayesianModelComparison(random_state=1).fit(S, labels)
+    parts = BayesianModelComparison(random_state=1)
+    for a in range(0, 600, 150):
+        parts.partial_fit(S[a:a + 150], labels[a:a + 150])
+    order = np.lexsort(whole.patterns_.T[::-1])
+    order2 = np.lexsort(parts.patterns_.T[::-1])
+    np.testing.assert_array_equal(whole.patterns_[order], parts.patterns_[order2])
+    np.testing.assert_allclose(whole.counts_[order], parts.counts_[order2])
+    np.testing.assert_allclose(whole.prior_[order], parts.prior_[order2])
+    np.testing.assert_allclose(whole.mean_accuracy(), parts.mean_accuracy())
+
+
+def test_difference_intervals_cover():
+    """95 % intervals of a pool's accuracy difference, random labels, 400 seeded runs.
+
+    The pool is fixed (truth = every label); each run labels 150 random items.
+    Tolerance: 0.915..0.985 (about 3 standard errors of 400 runs).
+    """
+    S, y = _pool(2000, accs=(0.8, 0.78), K=2, seed=3)
+    truth = (S.argmax(axis=2) == y[:, None]).mean(axis=0)
+    delta = truth[0] - truth[1]
+    rng = np.random.default_rng(0)
+    hits = 0
+    for run in range(400):
+        labels = np.full(2000, -1)
+        rows = rng.choice(2000, 150, replace=False)
+        labels[rows] = y[rows]
+        comp = BayesianModelComparison(n_draws=1000, random_state=run).fit(S, labels)
+        lo, hi = comp.pairwise().loc[0, ["lower", "upper"]]
+        hits += lo <= delta <= hi
+    assert 0.915 <= hits / 400 <= 0.985, hits / 400
+
+
+def test_comparison_functions_and_pairwise():
+    S, y = _pool()
+    labels = np.where(np.arange(len(y)) < 500, y, -1)
+    comp = BayesianModelComparison(model_names=["a", "b", "c"], random_state=0).fit(S, labels)
+    table = comp.pairwise()
+    assert list(zip(table["model_a"], table["model_b"], strict=True)) == [
+        ("a", "b"), ("a", "c"), ("b", "c")]
+    assert np.allclose(table[["p_left", "p_rope", "p_right"]].sum(axis=1), 1)
+    assert compare_groups(comp, "a", "c").decision == "right"
+    assert rank_groups(comp).index[0] in ("a", "b", "c")
+    p = comp.best_probabilities()
+    assert p.index.tolist() == ["a", "b", "c"] and np.isclose(p.sum(), 1)
+
+
+def test_grid_search_over_the_prior_strength():
+    S, y = _pool(900)
+    labels = np.where(np.arange(900) % 3 == 0, y, -1)
+    search = GridSearchCV(BayesianModelComparison(random_state=0),
+                          {"prior_strength": [0.5, 5.0, 50.0]}, cv=3).fit(S, labels)
+    assert search.best_params_["prior_strength"] in (0.5, 5.0, 50.0)
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+
+
+def test_list_input_and_binary_columns():
+    S, y = _pool(300, K=2)
+    a = BayesianModelComparison(random_state=0).fit([S[:, 0], S[:, 1], S[:, 2]], y)
+    b = BayesianModelComparison(random_state=0).fit(S[:, :, 1], y)
+    np.testing.assert_allclose(a.mean_accuracy(), b.mean_accuracy())
+    assert check_model_scores(S[:, :, 1]).shape == (300, 3, 2)
+
+
+@pytest.mark.parametrize("X, message", [
+    (np.full((5, 1, 2), 0.5), "at least two models; got 1"),
+    (np.zeros((5,)), "X must be \\(n_samples, n_models, n_classes\\)"),
+    ([np.full((5, 2), 0.5), np.full((4, 2), 0.5)], "differ in shape"),
+    (np.full((0, 2, 2), 0.5), "X\\[:, 0\\]: Found array with 0 sample"),
+    (np.full((3, 2, 2), 0.7), "sum"),
+])
+def test_bad_scores(X, message):
+    with pytest.raises(ValueError, match=message):
+        BayesianModelComparison().fit(X)
+
+
+def test_other_errors():
+    S, y = _pool(100)
+    with pytest.raises(ValueError, match="model_names has 2 names for 3 models"):
+        BayesianModelComparison(model_names=["a", "b"]).fit(S)
+    comp = BayesianModelComparison().fit(S, np.full(100, -1))
+    with pytest.raises(ValueError, match="score needs at least one labeled row"):
+        comp.score(S, np.full(100, -1))
+    with pytest.raises(ValueError, match="X has 2 models, but the estimator was fitted with 3"):
+        comp.partial_fit(S[:, :2])
+    with pytest.raises(ValueError, match="prior_strength"):
+        BayesianModelComparison(prior_strength=0).fit(S)
+    assert isinstance(comp.summary(), pd.DataFrame)

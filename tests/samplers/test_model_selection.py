@@ -1,0 +1,78 @@
+import pickle
+
+import numpy as np
+import pytest
+
+from skassess.metrics import BayesianModelComparison
+from skassess.samplers import ActiveModelSelector
+
+
+def _pair(n=4000, accs=(0.9, 0.86), seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    preds = [np.where(rng.uniform(size=n) < a, y, 1 - y) for a in accs]
+    X = np.stack([np.where(p == 1, 0.8, 0.2) for p in preds], axis=1)
+    return X, y, np.stack(preds, axis=1)
+
+
+def test_top_two_labels_only_disagreements():
+    X, y, pred = _pair()
+    sel = ActiveModelSelector(random_state=0).fit(X)
+    sel.run(y, budget=100, progress=False)
+    rows = sel.history_["index"].to_numpy()
+    assert len(rows) == 100 and len(set(rows)) == 100
+    assert (pred[rows, 0] != pred[rows, 1]).all()
+    # random labeling also labels agreements
+    rand = ActiveModelSelector(strategy="random", random_state=0).fit(X)
+    rand.run(y, budget=100, progress=False)
+    rows = rand.history_["index"].to_numpy()
+    assert (pred[rows, 0] == pred[rows, 1]).any()
+
+
+def test_query_is_stable_until_told_and_tell_out_of_order():
+    X, y, _ = _pair(500)
+    sel = ActiveModelSelector(random_state=1).fit(X)
+    first = sel.query()
+    assert (sel.query() == first).all()
+    other = int(np.flatnonzero(np.arange(500) != first[0])[0])
+    sel.tell([other], [y[other]])
+    assert sel.n_labeled_ == 1 and sel.estimator_.counts_.sum() == 1
+    batch = sel.query(5)
+    assert len(set(batch.tolist())) == 5 and other not in batch
+    with pytest.raises(ValueError, match=f"item {other} is labeled already"):
+        sel.tell([other], [y[other]])
+    with pytest.raises(ValueError, match="must lie in the pool"):
+        sel.tell([500], [0])
+
+
+def test_labels_update_the_comparison_like_fit():
+    X, y, _ = _pair(800)
+    sel = ActiveModelSelector(random_state=2).fit(X)
+    sel.run(y, budget=60, batch_size=7, progress=False)
+    labels = sel.labels_
+    direct = BayesianModelComparison().fit(X, labels)
+    np.testing.assert_allclose(sel.estimator_.mean_accuracy(), direct.mean_accuracy())
+    np.testing.assert_allclose(sel.estimator_.counts_, direct.counts_)
+
+
+def test_same_seed_same_sequence_and_pickle():
+    X, y, _ = _pair(1000, seed=4)
+    a = ActiveModelSelector(random_state=5).fit(X).run(y, budget=30, progress=False)
+    b = ActiveModelSelector(random_state=5).fit(X).run(y, budget=15, progress=False)
+    b = pickle.loads(pickle.dumps(b)).run(y, budget=15, progress=False)
+    assert a.history_["index"].tolist() == b.history_["index"].tolist()
+
+
+def test_stop_rule_and_exhaustion():
+    X, y, _ = _pair(3000, accs=(0.95, 0.8))
+    sel = ActiveModelSelector(random_state=0).fit(X)
+    sel.run(y, budget=3000, stop_probability=0.95, progress=False)
+    assert sel.n_labeled_ < 200
+    assert sel.history_["p_best"].iloc[-1] >= 0.95 and sel.history_["best"].iloc[-1] == "model 0"
+    small = ActiveModelSelector(random_state=0).fit(X[:20])
+    with pytest.warns(UserWarning, match="larger than the 20 unlabeled items"):
+        small.run(y[:20], budget=50, progress=False)
+    with pytest.raises(ValueError, match="Every item of the pool is labeled"):
+        small.query()
+    with pytest.raises(ValueError, match="stop_probability must be in"):
+        sel.run(y, budget=5, stop_probability=1.5)
