@@ -8,7 +8,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..metrics import BayesianModelComparison, check_model_scores
-from ..utils import check_labels, reset_fitted, validated
+from ..utils import check_labels, reset_fitted, validate_args, validated
 from ._session import RUN_CONSTRAINTS, LabelingSessionMixin
 
 __all__ = ["ActiveModelSelector"]
@@ -231,6 +231,7 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
             self._history[-1] = (step, index, label, p.idxmax(), float(p.max()))
         return bool(p.max() >= stop_probability)
 
+    @validate_args({**RUN_CONSTRAINTS, "stop_probability": [Real, None]})
     def run(self, oracle, budget, *, batch_size=1, stop_probability=None, progress=True,
             callback=None):
         """Query, ask ``oracle`` and tell until ``budget`` labels or the stop rule.
@@ -249,11 +250,6 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
             ``callback(self)`` after each batch; True stops.
         """
         check_is_fitted(self)
-        for name, value in (("oracle", oracle), ("budget", budget),
-                            ("batch_size", batch_size)):
-            ok = RUN_CONSTRAINTS[name]
-            if name != "oracle" and not (isinstance(value, Integral) and value >= 1):
-                raise ValueError(f"{name} must be an int >= 1; got {value!r} ({ok}).")
         if stop_probability is not None and not (isinstance(stop_probability, Real)
                                                  and 0 < stop_probability <= 1):
             raise ValueError(f"stop_probability must be in (0, 1]; got {stop_probability!r}.")
