@@ -1,11 +1,11 @@
 """Which of several black boxes is more accurate on the same items (paired, few labels)."""
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils import (
@@ -27,6 +27,14 @@ __all__ = ["BayesianModelComparison", "agreement_patterns", "check_model_scores"
 MIN_PRIOR_MEAN = 1e-3
 
 
+@validate_params(
+    {
+        "X": ["array-like"],
+        "n_models": [Interval(Integral, 2, None, closed="left"), None],
+        "n_classes": [Interval(Integral, 2, None, closed="left"), None],
+    },
+    prefer_skip_nested_validation=True,
+)
 def check_model_scores(X, n_models=None, n_classes=None):
     """Scores of M models on the same items as an array ``(n_samples, M, K)``.
 
@@ -67,6 +75,7 @@ def check_model_scores(X, n_models=None, n_classes=None):
     return S
 
 
+@validate_params({"predictions": ["array-like"]}, prefer_skip_nested_validation=True)
 def agreement_patterns(predictions):
     """Each row's agreement pattern: which models predict the same class.
 
@@ -91,6 +100,8 @@ def agreement_patterns(predictions):
            [0, 0, 0]])
     """
     P = np.asarray(predictions)
+    if P.ndim != 2:
+        raise ValueError(f"predictions must be 2-D (n_samples, n_models); got shape {P.shape}.")
     n, M = P.shape
     blocks = np.zeros((n, M), dtype=np.int64)
     for m in range(1, M):

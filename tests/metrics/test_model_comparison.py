@@ -161,3 +161,7 @@ def test_other_errors():
     with pytest.raises(ValueError, match="prior_strength"):
         BayesianModelComparison(prior_strength=0).fit(S)
     assert isinstance(comp.summary(), pd.DataFrame)
+    with pytest.raises(ValueError, match="predictions must be 2-D"):
+        agreement_patterns(np.array([1, 2, 3]))
+    with pytest.raises(ValueError, match="The 'n_models' parameter of check_model_scores"):
+        check_model_scores(S, n_models=1)
