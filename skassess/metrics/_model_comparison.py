@@ -4,6 +4,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit, gammaln
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
@@ -137,6 +138,16 @@ class BayesianModelComparison(BaseEstimator):
     ``prior_strength`` pseudo-counts; ``prior="uniform"`` gives every
     category one pseudo-count.
 
+    A sceptical component guards P(best) against near ties: with prior
+    probability ``tie_prior`` the blocks of a pattern are equally likely to
+    be right (all its models equally accurate there), else they follow the
+    Dirichlet above. Both share how often no block is right, so the labels
+    weigh the two by a Bayes factor on the right blocks alone (a conjugate
+    mixture: exact, no sampling). Under a true tie the factor rarely grows
+    (the chance that it ever reaches ``k`` is at most ``1/k``), so a run
+    that stops when P(best) is high seldom stops on a coin flip, whatever
+    the stopping rule.
+
     ``groupwise_samples`` and ``groups_`` make the models the "groups" of
     :func:`compare_groups`, :func:`rank_groups` and :func:`top_m_groups`.
 
@@ -146,6 +157,9 @@ class BayesianModelComparison(BaseEstimator):
     prior_strength : float, default=2.0
         Pseudo-counts of a pattern's informative prior (grid-search it with
         :meth:`score`).
+    tie_prior : float in [0, 1), default=0.5
+        Prior probability that the models of a pattern where they disagree
+        are equally accurate on its items. 0 drops the sceptical component.
     model_names : list of str, default=None
         Names of the models (default ``"model 0"``, ...).
     rope : float, default=0.01
@@ -166,7 +180,8 @@ class BayesianModelComparison(BaseEstimator):
         Each item's pattern.
     prior_ : ndarray of shape (n_patterns, n_models + 1)
         Dirichlet prior per pattern (category b < r: block b right; category
-        ``n_models``: none right; absent blocks have 0).
+        ``n_models``: none right; absent blocks have 0); the non-tie
+        component of the prior.
     counts_ : ndarray of shape (n_patterns, n_models + 1)
         Labeled outcomes per pattern and category.
     n_unlabeled_ : ndarray of shape (n_patterns,)
@@ -196,16 +211,18 @@ class BayesianModelComparison(BaseEstimator):
     _parameter_constraints = {
         "prior": [StrOptions({"informative", "uniform"})],
         "prior_strength": [Interval(Real, 0, None, closed="neither")],
+        "tie_prior": [Interval(Real, 0, 1, closed="left")],
         "model_names": [list, None],
         "rope": [Interval(Real, 0, None, closed="left")],
         "n_draws": [N_DRAWS],
         "random_state": ["random_state"],
     }
 
-    def __init__(self, prior="informative", *, prior_strength=2.0, model_names=None,
-                 rope=0.01, n_draws=DEFAULT_N_DRAWS, random_state=None):
+    def __init__(self, prior="informative", *, prior_strength=2.0, tie_prior=0.5,
+                 model_names=None, rope=0.01, n_draws=DEFAULT_N_DRAWS, random_state=None):
         self.prior = prior
         self.prior_strength = prior_strength
+        self.tie_prior = tie_prior
         self.model_names = model_names
         self.rope = rope
         self.n_draws = n_draws
@@ -357,8 +374,42 @@ class BayesianModelComparison(BaseEstimator):
         return pd.Index(names, name="model")
 
     def dirichlet_parameters(self):
-        """Dirichlet parameters per pattern: prior + labeled counts."""
+        """Dirichlet parameters per pattern, prior + labeled counts (the non-tie component)."""
         return self.prior_ + self.counts_
+
+    def _n_blocks(self):
+        return self.patterns_.max(axis=1) + 1
+
+    def tie_probabilities(self):
+        """Posterior probability, per pattern, that its models are equally accurate there.
+
+        The prior ``tie_prior`` times the Bayes factor of the labeled items'
+        right blocks: equal chances against the Dirichlet of
+        :meth:`dirichlet_parameters` (the share with no block right is
+        common to both and cancels). Patterns where all models agree keep
+        the prior (there, both components are the same).
+        """
+        check_is_fitted(self)
+        if self.tie_prior == 0:
+            return np.zeros(len(self.patterns_))
+        M = self.n_models_
+        r = self._n_blocks()
+        support = np.arange(M)[None, :] < r[:, None]
+        a = np.where(support, self.prior_[:, :M], 1.0)
+        n = np.where(support, self.counts_[:, :M], 0.0)
+        n_some = n.sum(axis=1)
+        log_slab = (gammaln(a.sum(axis=1, where=support)) -
+                    gammaln(a.sum(axis=1, where=support) + n_some) +
+                    (gammaln(a + n) - gammaln(a)).sum(axis=1, where=support))
+        log_tie = -n_some * np.log(r)
+        log_odds = np.log(self.tie_prior) - np.log1p(-self.tie_prior) + log_tie - log_slab
+        return np.where(r > 1, expit(log_odds), self.tie_prior)
+
+    def _split(self, theta_blocks_slab, tie):
+        """Right-block shares: equal under a tie, else the Dirichlet's."""
+        r = self._n_blocks()
+        even = (np.arange(self.n_models_)[None, :] < r[:, None]) / r[:, None]
+        return np.where(tie[..., None], even, theta_blocks_slab)
 
     def groupwise_samples(self, n_draws=None, random_state=None):
         """Posterior draws of each model's accuracy on the pool, ``(n_draws, n_models)``.
@@ -375,9 +426,15 @@ class BayesianModelComparison(BaseEstimator):
         return self._accuracy_draws(rng, n_draws)
 
     def _accuracy_draws(self, rng, n_draws):
+        M = self.n_models_
         alpha = self.dirichlet_parameters()
         g = rng.standard_gamma(np.broadcast_to(alpha, (n_draws, *alpha.shape)))
-        theta = g / g.sum(axis=2, keepdims=True)
+        total = g.sum(axis=2, keepdims=True)
+        some = g[:, :, :M].sum(axis=2, keepdims=True)
+        # no block right ~ Beta(alpha_none, sum alpha_blocks) in both components
+        tie = rng.uniform(size=(n_draws, len(alpha))) < self.tie_probabilities()
+        split = self._split(g[:, :, :M] / np.where(some > 0, some, 1.0), tie)
+        theta = np.concatenate([split * (some / total), g[:, :, M:] / total], axis=2)
         # the unlabeled items' outcomes: a multinomial draw per pattern
         counts = rng.multinomial(self.n_unlabeled_, theta)
         # model m is right on category blocks[p, m] of pattern p
@@ -385,11 +442,21 @@ class BayesianModelComparison(BaseEstimator):
             self.patterns_, (n_draws, *self.patterns_.shape)), axis=2)
         return (correct.sum(axis=1) + self.n_correct_labeled_) / self.n_samples_
 
+    def outcome_probabilities(self):
+        """Posterior predictive probability of each pattern's categories, ``(n_patterns, M + 1)``."""
+        check_is_fitted(self)
+        M = self.n_models_
+        alpha = self.dirichlet_parameters()
+        none = alpha[:, M] / alpha.sum(axis=1)
+        some = alpha[:, :M].sum(axis=1, keepdims=True)
+        slab = alpha[:, :M] / np.where(some > 0, some, 1.0)
+        w = self.tie_probabilities()[:, None]
+        split = w * self._split(slab, np.ones(len(alpha), bool)) + (1 - w) * slab
+        return np.concatenate([split * (1 - none)[:, None], none[:, None]], axis=1)
+
     def mean_accuracy(self):
         """Posterior mean accuracy of each model, ``(n_models,)``."""
-        check_is_fitted(self)
-        alpha = self.dirichlet_parameters()
-        theta = alpha / alpha.sum(axis=1, keepdims=True)
+        theta = self.outcome_probabilities()
         expected = self.n_unlabeled_[:, None] * np.take_along_axis(theta, self.patterns_,
                                                                     axis=1)
         return (expected.sum(axis=0) + self.n_correct_labeled_) / self.n_samples_
@@ -437,12 +504,12 @@ class BayesianModelComparison(BaseEstimator):
             raise ValueError("score needs at least one labeled row (y is not -1).")
         cats = self._outcomes(blocks[labeled], pred[labeled], codes[labeled])
         known = {tuple(p): i for i, p in enumerate(self.patterns_)}
-        alpha = self.dirichlet_parameters()
+        theta = self.outcome_probabilities()
         out = []
         for b, c in zip(blocks[labeled], cats, strict=True):
             i = known.get(tuple(b))
             if i is None:
                 out.append(-np.log(b.max() + 2.0))
             else:
-                out.append(np.log(alpha[i, c] / alpha[i].sum()))
+                out.append(np.log(theta[i, c]))
         return float(np.mean(out))

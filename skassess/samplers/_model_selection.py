@@ -151,10 +151,9 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
             mean = est.mean_accuracy()
             mean[leader] = -np.inf
             challenger = int(np.argmax(mean))
-        alpha = est.dirichlet_parameters()
-        total = alpha.sum(axis=1)
-        mu = alpha / total[:, None]
-        rows = np.arange(len(alpha))
+        total = est.dirichlet_parameters().sum(axis=1)
+        mu = est.outcome_probabilities()
+        rows = np.arange(len(mu))
         c = np.zeros_like(mu)
         c[rows, est.patterns_[:, leader]] += 1.0
         c[rows, est.patterns_[:, challenger]] -= 1.0

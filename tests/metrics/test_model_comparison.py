@@ -60,7 +60,7 @@ def test_uniform_prior_mean_by_hand():
     # disagree (unlabeled), agree (unlabeled)
     X = np.array([[0.1, 0.2], [0.9, 0.2], [0.1, 0.7], [0.3, 0.4]])
     y = np.array([0, 1, -1, -1])
-    comp = BayesianModelComparison("uniform").fit(X, y)
+    comp = BayesianModelComparison("uniform", tie_prior=0).fit(X, y)
     # agree pattern: categories (both right, none) ~ Dir(1 + 1, 1); disagree: (block 0
     # right, block 1 right, none) ~ Dir(1 + 1, 1, 1)
     agree, disagree = 2 / 3, (2 / 4, 1 / 4)
@@ -68,6 +68,85 @@ def test_uniform_prior_mean_by_hand():
     np.testing.assert_allclose(comp.mean_accuracy(), expected)
     np.testing.assert_allclose(comp.groupwise_samples(200000, 0).mean(axis=0), expected,
                                atol=3e-3)
+
+
+def test_tie_component_by_hand():
+    # the example above with the sceptical component: the disagree pattern's one label
+    # (block 0 right) has the same chance, 1/2, under a tie and under Dir(1, 1), so the
+    # posterior tie probability stays 1/2; the block shares are the even split's and
+    # the Dirichlet's (2/3, 1/3) half and half, 7/12 and 5/12, of the 3/4 not "none"
+    X = np.array([[0.1, 0.2], [0.9, 0.2], [0.1, 0.7], [0.3, 0.4]])
+    y = np.array([0, 1, -1, -1])
+    comp = BayesianModelComparison("uniform", tie_prior=0.5).fit(X, y)
+    disagree = int(np.flatnonzero(comp.patterns_.max(axis=1) == 1)[0])
+    np.testing.assert_allclose(comp.tie_probabilities()[disagree], 0.5)
+    np.testing.assert_allclose(comp.outcome_probabilities()[disagree, [0, 1, 2]],
+                               [7 / 16, 5 / 16, 1 / 4])
+    agree, d = 2 / 3, (7 / 16, 5 / 16)
+    expected = np.array([(2 + agree + d[0]) / 4, (1 + agree + d[1]) / 4])
+    np.testing.assert_allclose(comp.mean_accuracy(), expected)
+    np.testing.assert_allclose(comp.groupwise_samples(200000, 0).mean(axis=0), expected,
+                               atol=3e-3)
+    # a second label for block 0: Bayes factor tie / Dir(1, 1) = (1/4) / (1/3)
+    y2 = np.array([0, 1, 0, -1])
+    comp2 = BayesianModelComparison("uniform", tie_prior=0.5).fit(X, y2)
+    np.testing.assert_allclose(comp2.tie_probabilities()[disagree], (1 / 4) / (1 / 4 + 1 / 3))
+
+
+def _prior_predictive_pit(tie_prior, n_runs, n_labels, seed=5):
+    """Posterior CDF of Δ accuracy at the truth, truths drawn from the prior (tie w.p. 1/2).
+
+    Two models, 3 classes (the third never true, so labels of one class are
+    unambiguous): 300 items where both predict class 0, 100 where they disagree.
+    """
+    n_agree, n_dis = 300, 100
+    pred = np.zeros((n_agree + n_dis, 2), dtype=int)
+    pred[n_agree:, 1] = 1
+    X = np.stack([np.where(pred == 1, 0.2, 0.7), np.where(pred == 1, 0.7, 0.2),
+                  np.full(pred.shape, 0.1)], axis=2)
+    rng = np.random.default_rng(seed)
+    pits, ties, tie_post = [], [], []
+    for run in range(n_runs):
+        # agree: both right w.p. ~ Beta(1, 1); disagree: model 0 right w.p. 1/2 (a tie)
+        # with probability 1/2, else ~ Beta(1, 1); never both wrong there
+        p_both = rng.beta(1, 1)
+        ties.append(rng.uniform() < 0.5)
+        share_a = 0.5 if ties[-1] else rng.beta(1, 1)
+        y = np.empty(n_agree + n_dis, dtype=int)
+        y[:n_agree] = np.where(rng.uniform(size=n_agree) < p_both, 0, 1)
+        y[n_agree:] = np.where(rng.uniform(size=n_dis) < share_a, 0, 1)
+        truth = (pred == y[:, None]).mean(axis=0)
+        labels = np.full(len(y), -1)
+        rows = rng.choice(len(y), n_labels, replace=False)
+        labels[rows] = y[rows]
+        comp = BayesianModelComparison("uniform", tie_prior=tie_prior, n_draws=2000,
+                                       random_state=run).fit(X, labels)
+        comp.prior_[comp.patterns_.max(axis=1) == 1, 2] = 1e-12  # "none" impossible there
+        tie_post.append(comp.tie_probabilities()[comp.patterns_.max(axis=1) == 1][0])
+        draws = comp.groupwise_samples()
+        d, t = draws[:, 0] - draws[:, 1], truth[0] - truth[1]
+        pits.append(np.mean(d < t - 1e-12) + rng.uniform() * np.mean(np.abs(d - t) <= 1e-12))
+    return np.array(pits), np.array(ties), np.array(tie_post)
+
+
+def test_posterior_is_calibrated_when_the_truth_comes_from_the_prior():
+    """The mixture posterior of Δ accuracy is exact: with truths from the prior, the
+    posterior CDF at the truth (randomized for ties) is uniform.
+
+    1000 seeded runs, 100 random labels. Central 50 % / 95 % intervals must hold the
+    truth 0.455..0.545 / 0.93..0.97 of the time (about 3 standard errors). And the
+    posterior tie probability is calibrated: in each fifth of its range, the share of
+    runs whose truth is a tie is within 3 standard errors of the mean probability.
+    """
+    pit, ties, tie_post = _prior_predictive_pit(0.5, 1000, 100)
+    inside50 = np.mean(np.abs(pit - 0.5) <= 0.25)
+    inside95 = np.mean(np.abs(pit - 0.5) <= 0.475)
+    assert 0.455 <= inside50 <= 0.545 and 0.93 <= inside95 <= 0.97, (inside50, inside95)
+    bins = np.minimum((tie_post * 5).astype(int), 4)
+    for b in np.unique(bins):
+        p, hit = tie_post[bins == b], ties[bins == b]
+        se = np.sqrt(max(p.mean() * (1 - p.mean()), 0.01) / len(p))
+        assert abs(hit.mean() - p.mean()) <= 3 * se + 1e-9, (b, hit.mean(), p.mean(), len(p))
 
 
 def test_partial_fit_equals_fit():
@@ -88,6 +167,9 @@ def test_partial_fit_equals_fit():
 def test_difference_intervals_cover():
     """95 % intervals of a pool's accuracy difference, random labels, 400 seeded runs.
 
+    Without the tie component (whose mass at Δ = 0 widens intervals of a
+    fixed, non-tied pair on purpose).
+
     The pool is fixed (truth = every label); each run labels 150 random items.
     Tolerance: 0.915..0.985 (about 3 standard errors of 400 runs).
     """
@@ -100,7 +182,8 @@ def test_difference_intervals_cover():
         labels = np.full(2000, -1)
         rows = rng.choice(2000, 150, replace=False)
         labels[rows] = y[rows]
-        comp = BayesianModelComparison(n_draws=1000, random_state=run).fit(S, labels)
+        comp = BayesianModelComparison(tie_prior=0, n_draws=1000, random_state=run)
+        comp.fit(S, labels)
         lo, hi = comp.pairwise().loc[0, ["lower", "upper"]]
         hits += lo <= delta <= hi
     assert 0.915 <= hits / 400 <= 0.985, hits / 400
