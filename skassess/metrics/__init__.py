@@ -2,11 +2,17 @@
 
 from ._accuracy import BayesianAccuracy
 from ._calibration_error import BayesianCalibrationError, expected_calibration_error
+from ._compare_models import compare_models
 from ._comparison import GroupComparison, compare_groups, rank_groups, top_m_groups
 from ._confusion import BayesianConfusionMatrix
 from ._conjugate import BetaPosterior, DirichletPosterior
 from ._cost import BayesianMisclassificationCost
-from ._display import DifferenceDisplay, PosteriorDisplay, ReliabilityDisplay
+from ._display import (
+    DifferenceDisplay,
+    ModelComparisonDisplay,
+    PosteriorDisplay,
+    ReliabilityDisplay,
+)
 from ._model_comparison import (
     BayesianModelComparison,
     agreement_patterns,
@@ -27,12 +33,14 @@ __all__ = [
     "DifferenceDisplay",
     "DirichletPosterior",
     "GroupComparison",
+    "ModelComparisonDisplay",
     "NestedDirichletPosterior",
     "PosteriorDisplay",
     "ReliabilityDisplay",
     "agreement_patterns",
     "check_model_scores",
     "compare_groups",
+    "compare_models",
     "expected_calibration_error",
     "expected_rate_terms",
     "rank_groups",

@@ -1,4 +1,4 @@
-"""Plots of posteriors: reliability diagrams, per-group intervals, group differences.
+"""Plots of posteriors: reliability diagrams, per-group intervals, group and model comparisons.
 
 matplotlib is imported only when a plot is drawn (``pip install skassess[plot]``).
 """
@@ -13,7 +13,7 @@ from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
 from ._calibration_error import BayesianCalibrationError
 from ._comparison import GroupComparison, compare_groups
 
-__all__ = ["DifferenceDisplay", "PosteriorDisplay", "ReliabilityDisplay"]
+__all__ = ["DifferenceDisplay", "ModelComparisonDisplay", "PosteriorDisplay", "ReliabilityDisplay"]
 
 
 def _axes(ax, caller):
@@ -457,3 +457,85 @@ class DifferenceDisplay:
         ).fit(y_score, y_true, group_by=group_by)
         return cls.from_estimator(est, group_a, group_b, rope=rope, ax=ax, name=name,
                                   **kwargs)
+
+
+class ModelComparisonDisplay(PosteriorDisplay):
+    """Forest plot of several models' posterior accuracy, each with its P(best).
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_models,)
+        Model names.
+    mean, lower, upper : ndarray of shape (n_models,)
+        Posterior mean accuracy and credible interval.
+    p_best : ndarray of shape (n_models,)
+        Posterior probability that each model is the most accurate.
+
+    Attributes
+    ----------
+    line_, errorbar_, ax_, figure_
+        As in :class:`PosteriorDisplay`.
+    texts_ : list of matplotlib Text
+        The P(best) annotations.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> from skassess.metrics import BayesianModelComparison, ModelComparisonDisplay
+    >>> X = np.array([[0.9, 0.8], [0.2, 0.7], [0.3, 0.4], [0.6, 0.1]] * 25)
+    >>> y = np.array([1, 0, 0, -1] * 25)
+    >>> comp = BayesianModelComparison(model_names=["A", "B"], random_state=0).fit(X, y)
+    >>> disp = ModelComparisonDisplay.from_estimator(comp)
+    >>> [t.get_text() for t in disp.texts_]
+    ['P(best) 1.00', 'P(best) 0.00']
+    """
+
+    def __init__(self, labels, mean, lower, upper, p_best):
+        super().__init__(labels, mean, lower, upper, xlabel="accuracy")
+        self.p_best = np.asarray(p_best, dtype=np.float64)
+
+    def plot(self, *, ax=None, name=None, **kwargs):
+        """Draw the forest plot and write each model's P(best) at its right.
+
+        Returns
+        -------
+        display : ModelComparisonDisplay
+        """
+        super().plot(ax=ax, name=name, **kwargs)
+        transform = self.ax_.get_yaxis_transform()
+        self.texts_ = [
+            self.ax_.text(1.01, i, f"P(best) {p:.2f}", transform=transform, va="center",
+                          fontsize="small")
+            for i, p in enumerate(self.p_best)
+        ]
+        return self
+
+    @classmethod
+    @validate_args(
+        {
+            "estimator": [HasMethods("best_probabilities")],
+            "level": [LEVEL],
+            "n_draws": [N_DRAWS],
+            "random_state": ["random_state"],
+        },
+    )
+    def from_estimator(cls, estimator, *, level=0.95, n_draws=DEFAULT_N_DRAWS,
+                       random_state=None, ax=None, name=None, **kwargs):
+        """Plot a fitted :class:`BayesianModelComparison` (or an ``ActiveModelSelector``'s).
+
+        ``level``, ``n_draws``, ``random_state``, ``ax``, ``name`` and
+        ``**kwargs`` are those of :meth:`PosteriorDisplay.from_estimator`.
+
+        Returns
+        -------
+        display : ModelComparisonDisplay
+        """
+        comparison = getattr(estimator, "estimator_", estimator)
+        draws = _group_draws(comparison, n_draws, random_state)
+        mean, lower, upper = _intervals(draws, level)
+        top = draws.to_numpy() == draws.to_numpy().max(axis=1, keepdims=True)
+        p_best = (top / top.sum(axis=1, keepdims=True)).mean(axis=0)
+        return cls(draws.columns, mean, lower, upper, p_best).plot(ax=ax, name=name,
+                                                                    **kwargs)

@@ -6,12 +6,18 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, gammaln
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+from sklearn.utils._param_validation import (
+    Interval,
+    MissingValues,
+    StrOptions,
+    validate_params,
+)
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils import (
     LEVEL,
     N_DRAWS,
+    check_classes,
     check_labels,
     check_scores,
     naming,
@@ -162,6 +168,11 @@ class BayesianModelComparison(BaseEstimator):
         are equally accurate on its items. 0 drops the sceptical component.
     model_names : list of str, default=None
         Names of the models (default ``"model 0"``, ...).
+    classes : array-like of shape (n_classes,), default=None
+        The label of each score column; ``y`` then holds these labels.
+        None: ``y`` holds class indices.
+    missing_label : int, float, str or None, default=-1
+        The marker of an unlabeled item in ``y`` (``np.nan`` for NaN / None).
     rope : float, default=0.01
         Half-width of the region of practical equivalence of an accuracy
         difference (one point: models are usually compared more finely than
@@ -204,8 +215,8 @@ class BayesianModelComparison(BaseEstimator):
     >>> comp.summary().round(2)  # the truth: 0.90 and 0.79  # doctest: +NORMALIZE_WHITESPACE
            mean  lower  upper  p_best
     model
-    A      0.91   0.88   0.94     1.0
-    B      0.80   0.77   0.83     0.0
+    A      0.91   0.87   0.93     1.0
+    B      0.80   0.77   0.84     0.0
     """
 
     _parameter_constraints = {
@@ -213,17 +224,22 @@ class BayesianModelComparison(BaseEstimator):
         "prior_strength": [Interval(Real, 0, None, closed="neither")],
         "tie_prior": [Interval(Real, 0, 1, closed="left")],
         "model_names": [list, None],
+        "classes": ["array-like", None],
+        "missing_label": [MissingValues()],
         "rope": [Interval(Real, 0, None, closed="left")],
         "n_draws": [N_DRAWS],
         "random_state": ["random_state"],
     }
 
     def __init__(self, prior="informative", *, prior_strength=2.0, tie_prior=0.5,
-                 model_names=None, rope=0.01, n_draws=DEFAULT_N_DRAWS, random_state=None):
+                 model_names=None, classes=None, missing_label=-1, rope=0.01,
+                 n_draws=DEFAULT_N_DRAWS, random_state=None):
         self.prior = prior
         self.prior_strength = prior_strength
         self.tie_prior = tie_prior
         self.model_names = model_names
+        self.classes = classes
+        self.missing_label = missing_label
         self.rope = rope
         self.n_draws = n_draws
         self.random_state = random_state
@@ -232,9 +248,15 @@ class BayesianModelComparison(BaseEstimator):
     def _rows(self, X, y, reset):
         S = check_model_scores(X, None if reset else self.n_models_,
                                None if reset else self.n_classes_)
-        codes = check_labels(y, S.shape[0], S.shape[2])
+        codes = self._codes(y, S.shape[0], S.shape[2])
         pred = S.argmax(axis=2)
         return S, pred, agreement_patterns(pred), codes
+
+    def _codes(self, y, n_samples, n_classes, name="y", missing_label="default"):
+        """Class indices of labels (-1: unlabeled), by ``classes`` and ``missing_label``."""
+        classes = None if self.classes is None else check_classes(self.classes, n_classes)
+        missing = self.missing_label if missing_label == "default" else missing_label
+        return check_labels(y, n_samples, n_classes, classes, missing_label=missing, name=name)
 
     def _outcomes(self, blocks, pred, codes):
         """Category of each labeled row: the right block, or n_models for none."""
@@ -316,7 +338,8 @@ class BayesianModelComparison(BaseEstimator):
         X : array-like of shape (n_samples, n_models, n_classes), (n_samples, n_models) or list
             The models' scores on the same items (see :func:`check_model_scores`).
         y : array-like of shape (n_samples,), default=None
-            Class indices; -1 marks an unlabeled item. None: no item is labeled.
+            True labels (class indices, or entries of ``classes``);
+            ``missing_label`` marks an unlabeled item. None: no item is labeled.
 
         Returns
         -------
@@ -443,7 +466,7 @@ class BayesianModelComparison(BaseEstimator):
         return (correct.sum(axis=1) + self.n_correct_labeled_) / self.n_samples_
 
     def outcome_probabilities(self):
-        """Posterior predictive probability of each pattern's categories, ``(n_patterns, M + 1)``."""
+        """Posterior predictive probability of each pattern's categories, ``(n_patterns, M+1)``."""
         check_is_fitted(self)
         M = self.n_models_
         alpha = self.dirichlet_parameters()

@@ -8,7 +8,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..metrics import BayesianModelComparison, check_model_scores
-from ..utils import check_labels, reset_fitted, validate_args, validated
+from ..utils import check_classes, check_labels, reset_fitted, validate_args, validated
 from ._session import RUN_CONSTRAINTS, LabelingSessionMixin
 
 __all__ = ["ActiveModelSelector"]
@@ -103,7 +103,7 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
         est = BayesianModelComparison() if self.estimator is None else clone(self.estimator)
         self.estimator_ = est.fit(S, y)
         n = est.n_samples_
-        self.labels_ = check_labels(y, n, est.n_classes_)
+        self.labels_ = self._codes(y, n, est.missing_label, "y")
         self._pred = S.argmax(axis=2)
         self._rng = np.random.default_rng(self.random_state)
         # every pattern's unlabeled items in a random order, one after the other
@@ -119,6 +119,13 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
         self._pending = None
         self._history = []
         return self
+
+    def _codes(self, y, n, missing_label, name):
+        """Class indices of labels given as the comparison's ``classes`` (or indices)."""
+        est = self.estimator_
+        classes = None if est.classes is None else check_classes(est.classes, est.n_classes_)
+        return check_labels(y, n, est.n_classes_, classes, missing_label=missing_label,
+                            name=name)
 
     # ---------------------------------------------------------------- choosing
     def _head(self, p):
@@ -186,11 +193,10 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
         return self._pending.copy()
 
     def tell(self, indices, labels):
-        """Record labels (class indices) of pool items; each is a conjugate update."""
+        """Record labels of pool items (class indices, or the estimator's ``classes``)."""
         check_is_fitted(self)
         idx = self._check_indices(np.atleast_1d(indices))
-        codes = check_labels(np.atleast_1d(labels), len(idx), self.estimator_.n_classes_,
-                             missing_label=None, name="labels")
+        codes = self._codes(np.atleast_1d(labels), len(idx), None, "labels")
         if len(np.unique(idx)) != len(idx):
             raise ValueError("indices repeat an item.")
         known = self.labels_[idx] >= 0
