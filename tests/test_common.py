@@ -21,6 +21,11 @@ sensitive feature derived from the first feature or the row's parity, its scores
 LogisticRegression) go through both runs too, and the harness has
 ``partial_fit`` for the estimators that have it, so scikit-learn's
 ``partial_fit`` checks run.
+
+``BayesianModelComparison`` and ``ActiveModelSelector`` compare black boxes:
+behind the harness two of them (a LogisticRegression and a depth-2 decision
+tree) score the check's items, and their scores, ``(n_samples, 2,
+n_classes)``, go to the estimator.
 """
 
 import warnings
@@ -28,6 +33,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, TransformerMixin, clone
 from sklearn.linear_model import LogisticRegression
+from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -41,7 +47,8 @@ from skassess import (
 )
 from skassess.calibration import BayesianGroupMetrics, HierarchicalBetaCalibrator
 from skassess.exceptions import SkassessWarning
-from skassess.samplers import CalibratedPrior
+from skassess.metrics import BayesianModelComparison
+from skassess.samplers import ActiveModelSelector, CalibratedPrior
 
 CALIBRATOR = HierarchicalBetaCalibrator(n_burn=100, n_steps=100, target_ess=100, n_draws=200,
                                         random_state=0)
@@ -56,6 +63,8 @@ ESTIMATORS = [
     ActiveAssessor(BayesianAccuracy(), random_state=0),
     CalibratedPrior(),
     BayesianGroupMetrics("beta-binomial", n_draws=200, random_state=0),
+    BayesianModelComparison(n_draws=200, random_state=0),
+    ActiveModelSelector(BayesianModelComparison(n_draws=200), random_state=0),
 ]
 
 NOT_SCORES = (
@@ -189,6 +198,38 @@ class _BehindBlackBox(MetaEstimatorMixin, BaseEstimator):
         return self.estimator_.score(scores, y)
 
 
+class _BehindTwoBlackBoxes(_BehindBlackBox):
+    """Test harness: a LogisticRegression and a shallow tree are the black boxes compared."""
+
+    def _fitted_estimator(self):
+        est = clone(self.estimator)
+        if isinstance(est, ActiveModelSelector):
+            return est.set_params(estimator__classes=self.model_.classes_)
+        return est.set_params(classes=self.model_.classes_)
+
+    def _fit_args(self, X, y, sample_weight):
+        if not hasattr(self, "tree_"):
+            self.tree_ = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+        return self._two_scores(X), y, {}
+
+    def _two_scores(self, X):
+        return np.stack([self.model_.predict_proba(X), self.tree_.predict_proba(X)], axis=1)
+
+    def fit(self, X, y):
+        if hasattr(self, "tree_"):
+            del self.tree_
+        return super().fit(X, y)
+
+    @available_if(_has("partial_fit"))
+    def partial_fit(self, X, y):
+        return super().partial_fit(X, y)
+
+    @available_if(_has("score"))
+    def score(self, X, y):
+        check_is_fitted(self)
+        return self.estimator_.score(self._two_scores(validate_data(self, X, reset=False)), y)
+
+
 class _UnweightedBehindBlackBox(_BehindBlackBox):
     """The harness for estimators whose fit takes no sample_weight."""
 
@@ -229,6 +270,8 @@ def _behind_black_box(estimator):
         return _TransformerBehindBlackBox(estimator)
     if isinstance(estimator, ActiveAssessor | BayesianGroupMetrics):
         return _UnweightedBehindBlackBox(estimator)
+    if isinstance(estimator, BayesianModelComparison | ActiveModelSelector):
+        return _BehindTwoBlackBoxes(estimator)
     return _BehindBlackBox(estimator)
 
 

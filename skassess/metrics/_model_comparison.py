@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import (
     StrOptions,
     validate_params,
 )
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..utils import (
     LEVEL,
@@ -57,7 +57,12 @@ def check_model_scores(X, n_models=None, n_classes=None):
         S = np.stack(parts, axis=1) if parts else np.empty((0, 0, 0))
     else:
         with naming("X"):
-            A = np.asarray(X, dtype=np.float64)
+            # scikit-learn's messages for complex, empty and non-finite input
+            A = check_array(X, dtype=np.float64, allow_nd=True, ensure_2d=False,
+                            input_name="X")
+        if A.ndim >= 2 and np.any(A < 0):
+            raise ValueError("Negative values in data passed to X: scores are "
+                             "probabilities in [0, 1].")
         if A.ndim == 2:
             S = np.stack([check_scores(A[:, m], input_name=f"X[:, {m}]")
                           for m in range(A.shape[1])], axis=1) if A.shape[1] else \
@@ -243,6 +248,12 @@ class BayesianModelComparison(BaseEstimator):
         self.rope = rope
         self.n_draws = n_draws
         self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = False
+        tags.input_tags.positive_only = True
+        return tags
 
     # ------------------------------------------------------------------ fitting
     def _rows(self, X, y, reset):

@@ -127,6 +127,12 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
         return check_labels(y, n, est.n_classes_, classes, missing_label=missing_label,
                             name=name)
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = False
+        tags.input_tags.positive_only = True
+        return tags
+
     # ---------------------------------------------------------------- choosing
     def _head(self, p):
         """The next unlabeled item of pattern p (items told out of order are passed)."""
