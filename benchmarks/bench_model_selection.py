@@ -135,7 +135,7 @@ def one_run(S, y, strategy, seed, cap, tie_prior):
     comparison = BayesianModelComparison(tie_prior=tie_prior)
     sel = ActiveModelSelector(comparison, strategy=strategy, random_state=seed).fit(S)
     sel.run(y, budget=min(cap, len(y)), stop_probability=0.95, progress=False)
-    p = sel.best_probabilities(1000)
+    p = sel.best_probabilities()
     return sel.n_labeled_, bool(p.max() >= 0.95), int(np.argmax(p.to_numpy()))
 
 
@@ -163,19 +163,32 @@ def bench_pairs(sources, runs, cap, n_jobs, tie_prior=0.5):
 
 
 def table(frame):
+    """Per source, |Δ| class and strategy: labels (mean, SE), stopped, right when stopped."""
     out = []
-    for (source, big), part in frame.assign(big=frame.delta.abs() >= 0.02).groupby(
-            ["source", "big"]):
+    frame = frame.assign(big=frame.delta.abs() >= 0.02)
+    for (source, big), part in frame.groupby(["source", "big"]):
         for strategy in STRATEGIES:
             s = part[part.strategy == strategy]
             st = s[s.stopped & s.right.notna()]
             out.append({"source": source, "pairs": ">= 2 pts" if big else "< 2 pts",
-                        "n_pairs": s.pair.nunique(), "strategy": strategy,
+                        "n_pairs": len(s[["file", "pair"]].drop_duplicates()),
+                        "strategy": strategy, "runs": len(s),
                         "labels": s.labels.mean(), "se": s.labels.std() / np.sqrt(len(s)),
                         "stopped": s.stopped.mean(),
                         "right_when_stopped": st.right.mean() if len(st) else np.nan,
                         "n_stopped": len(st)})
     return pd.DataFrame(out)
+
+
+def calibration(frame):
+    """Right when stopped by |Δ| (points), over every source, per strategy."""
+    bins = pd.cut(frame.delta.abs() * 100, [0, 0.5, 1, 2, 5, 100], right=False)
+    st = frame[frame.stopped & frame.right.notna()]
+    out = st.groupby([bins[st.index], "strategy"], observed=True).right.agg(["mean", "size"])
+    total = st.groupby("strategy").right.agg(["mean", "size"])
+    total.index = pd.MultiIndex.from_product([["all"], total.index])
+    return pd.concat([out, total]).rename(columns={"mean": "right_when_stopped",
+                                                   "size": "n_stopped"})
 
 
 def bench_speed(n=1_000_000, M=5, K=10, steps=2000):
@@ -231,9 +244,11 @@ def main():
         print(f"{len(frame)} runs in {time.perf_counter() - t:.0f} s")
         if args.csv:
             frame.to_csv(args.csv, index=False)
+        frame["file"] = frame.source
         frame["source"] = frame.source.where(~frame.source.str.contains("_"), "fairness")
         with pd.option_context("display.width", 160, "display.max_rows", 200):
             print(table(frame).round(3).to_string(index=False))
+            print(calibration(frame).round(3).to_string())
     bench_speed()
 
 

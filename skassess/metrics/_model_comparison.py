@@ -143,11 +143,12 @@ class BayesianModelComparison(BaseEstimator):
     finite-population posterior: with every item labeled it is the exact
     accuracy).
 
-    The informative prior of a pattern has the mean of its items' outcome
-    probabilities under the models' averaged scores (block b right with the
-    average score of b's class; none right with the rest) and
-    ``prior_strength`` pseudo-counts; ``prior="uniform"`` gives every
-    category one pseudo-count.
+    The informative prior of a pattern has ``prior_strength`` pseudo-counts
+    and the mean of its items' outcome probabilities under the models'
+    averaged scores (block b right with the average score of b's class; none
+    right with the rest), with the share of "some block right" split evenly
+    among the blocks (``prior_split="even"``); ``prior="uniform"`` gives
+    every category one pseudo-count.
 
     A sceptical component guards P(best) against near ties: with prior
     probability ``tie_prior`` the blocks of a pattern are equally likely to
@@ -168,6 +169,12 @@ class BayesianModelComparison(BaseEstimator):
     prior_strength : float, default=2.0
         Pseudo-counts of a pattern's informative prior (grid-search it with
         :meth:`score`).
+    prior_split : {"even", "scores"}, default="even"
+        The informative prior's mean of *which* block is right: even among
+        the pattern's blocks (the scores then only say how often none is
+        right), or as the averaged scores say. "scores" trusts the models'
+        own confidence, which favours the most overconfident model: on the
+        benchmark pairs it made runs stop on the wrong model after 5 labels.
     tie_prior : float in [0, 1), default=0.5
         Prior probability that the models of a pattern where they disagree
         are equally accurate on its items. 0 drops the sceptical component.
@@ -220,13 +227,14 @@ class BayesianModelComparison(BaseEstimator):
     >>> comp.summary().round(2)  # the truth: 0.90 and 0.79  # doctest: +NORMALIZE_WHITESPACE
            mean  lower  upper  p_best
     model
-    A      0.91   0.87   0.93     1.0
-    B      0.80   0.77   0.84     0.0
+    A      0.91   0.87   0.94     1.0
+    B      0.80   0.78   0.84     0.0
     """
 
     _parameter_constraints = {
         "prior": [StrOptions({"informative", "uniform"})],
         "prior_strength": [Interval(Real, 0, None, closed="neither")],
+        "prior_split": [StrOptions({"even", "scores"})],
         "tie_prior": [Interval(Real, 0, 1, closed="left")],
         "model_names": [list, None],
         "classes": ["array-like", None],
@@ -236,11 +244,12 @@ class BayesianModelComparison(BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, prior="informative", *, prior_strength=2.0, tie_prior=0.5,
-                 model_names=None, classes=None, missing_label=-1, rope=0.01,
+    def __init__(self, prior="informative", *, prior_strength=2.0, prior_split="even",
+                 tie_prior=0.5, model_names=None, classes=None, missing_label=-1, rope=0.01,
                  n_draws=DEFAULT_N_DRAWS, random_state=None):
         self.prior = prior
         self.prior_strength = prior_strength
+        self.prior_split = prior_split
         self.tie_prior = tie_prior
         self.model_names = model_names
         self.classes = classes
@@ -338,7 +347,13 @@ class BayesianModelComparison(BaseEstimator):
             return
         mean = np.where(support, np.maximum(self._q_sum / self._n_items[:, None],
                                             MIN_PRIOR_MEAN), 0.0)
-        self.prior_ = self.prior_strength * mean / mean.sum(axis=1, keepdims=True)
+        mean /= mean.sum(axis=1, keepdims=True)
+        if self.prior_split == "even":
+            # the scores say how often no block is right; which block is right starts
+            # even: each model's own scores would favour the most overconfident one
+            some = 1.0 - mean[:, M]
+            mean[:, :M] = np.where(support[:, :M], (some / n_blocks)[:, None], 0.0)
+        self.prior_ = self.prior_strength * mean
 
     @validated
     def fit(self, X, y=None):

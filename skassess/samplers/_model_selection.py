@@ -234,8 +234,12 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
         check_is_fitted(self)
         return self.estimator_.summary(level)
 
-    def should_stop(self, stop_probability, n_draws=1000):
-        """Whether one model is the best with probability >= ``stop_probability``."""
+    def should_stop(self, stop_probability, n_draws=None):
+        """Whether one model is the best with probability >= ``stop_probability``.
+
+        ``n_draws``: posterior draws behind P(best) (None: the estimator's
+        ``n_draws``, 4000 by default: a Monte Carlo error of 0.0035 at 0.95).
+        """
         p = self.best_probabilities(n_draws)
         if self._history:
             step, index, label, _, _ = self._history[-1]
@@ -255,7 +259,7 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
         batch_size : int, default=1
         stop_probability : float in (0, 1], default=None
             Stop when a model is the best with at least this probability
-            (checked after every batch with 1,000 posterior draws).
+            (checked after every batch with the estimator's ``n_draws``).
         progress : bool, default=True
         callback : callable, default=None
             ``callback(self)`` after each batch; True stops.

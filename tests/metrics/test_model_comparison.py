@@ -250,3 +250,18 @@ def test_other_errors():
         agreement_patterns(np.array([1, 2, 3]))
     with pytest.raises(ValueError, match="The 'n_models' parameter of check_model_scores"):
         check_model_scores(S, n_models=1)
+
+
+def test_prior_split():
+    # an overconfident model 0 and a hesitant model 1 that disagree on every item
+    X = np.tile([[0.99, 0.4], [0.02, 0.55]], (50, 1))
+    even = BayesianModelComparison(prior_strength=10).fit(X)
+    scores = BayesianModelComparison(prior_strength=10, prior_split="scores").fit(X)
+    disagree = even.patterns_.max(axis=1) == 1
+    # "scores": block 0 (the confident model) gets the larger prior share; "even": equal
+    a = scores.prior_[disagree][0]
+    b = even.prior_[disagree][0]
+    assert a[0] > a[1]
+    np.testing.assert_allclose(b[0], b[1])
+    np.testing.assert_allclose(b.sum(), 10.0)
+    np.testing.assert_allclose(b[2], a[2])          # the "none" share is the scores' in both
