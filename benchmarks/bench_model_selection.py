@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/bench_model_selection.py --runs 4 --n-jobs 2
     python benchmarks/bench_model_selection.py --speed-only
+    python benchmarks/bench_model_selection.py --set-size 5 --runs 10
 
 Pairs of real black boxes scored on the same items (the truth is every item
 labeled):
@@ -18,8 +19,9 @@ labeled):
   (``make_classification``), the check of the settings before the real pairs.
 
 Each run labels items one at a time with ``ActiveModelSelector`` (default
-``BayesianModelComparison``: informative prior, ``tie_prior=0.5``; ``--tie-prior
-0``: without the sceptical component) until one model is the best with
+``BayesianModelComparison``: informative prior, ``prior_split="even"``,
+``tie_prior=0.5``; ``--tie-prior 0`` / ``--prior-split scores`` for the
+ablations) until one model is the best with
 probability >= 0.95 (checked after every label) or ``--cap`` labels.
 Strategies: ``top_two`` (active), ``disagreement`` (random items where the
 models disagree), ``random``. Reported per source and
@@ -27,7 +29,9 @@ strategy, for pairs whose accuracies differ by >= 2 points and for all pairs:
 labels used (mean, standard error over runs; a run that hits the cap counts
 as the cap), the share of runs stopped, and among stopped runs the share that
 named the truly better model. Last, the time of one query + tell on a
-1,000,000-item pool of 5 models and 10 classes.
+1,000,000-item pool of 5 models and 10 classes. ``--set-size M``: the M most
+accurate models of each source at once (where ``top_two`` and
+``disagreement`` differ), labels until one is the best with probability 0.95.
 """
 
 import argparse
@@ -131,15 +135,15 @@ def synthetic_pool():
     return "synthetic", list(models), S / S.sum(axis=2, keepdims=True), yte
 
 
-def one_run(S, y, strategy, seed, cap, tie_prior):
-    comparison = BayesianModelComparison(tie_prior=tie_prior)
+def one_run(S, y, strategy, seed, cap, tie_prior, prior_split):
+    comparison = BayesianModelComparison(tie_prior=tie_prior, prior_split=prior_split)
     sel = ActiveModelSelector(comparison, strategy=strategy, random_state=seed).fit(S)
     sel.run(y, budget=min(cap, len(y)), stop_probability=0.95, progress=False)
     p = sel.best_probabilities()
     return sel.n_labeled_, bool(p.max() >= 0.95), int(np.argmax(p.to_numpy()))
 
 
-def bench_pairs(sources, runs, cap, n_jobs, tie_prior=0.5):
+def bench_pairs(sources, runs, cap, n_jobs, tie_prior=0.5, prior_split="even"):
     tasks, meta = [], []
     for source, names, S, y in sources:
         acc = (S.argmax(axis=2) == y[:, None]).mean(axis=0)
@@ -149,7 +153,7 @@ def bench_pairs(sources, runs, cap, n_jobs, tie_prior=0.5):
                 for strategy in STRATEGIES:
                     for r in range(runs):
                         tasks.append(delayed(one_run)(pair, y, strategy, 1000 * r + 7, cap,
-                                                      tie_prior))
+                                                      tie_prior, prior_split))
                         meta.append((source, f"{names[i]} vs {names[j]}", strategy, r,
                                      acc[i] - acc[j]))
     out = Parallel(n_jobs=n_jobs, verbose=0)(tasks)
@@ -160,6 +164,32 @@ def bench_pairs(sources, runs, cap, n_jobs, tie_prior=0.5):
                      "delta": delta, "labels": n, "stopped": stopped,
                      "right": (chosen == 0) == (delta > 0) if delta != 0 else np.nan})
     return pd.DataFrame(rows)
+
+
+def bench_sets(sources, size, runs, cap, n_jobs):
+    """M models at once: the ``size`` most accurate of each source, labels to P(best) >= 0.95."""
+    tasks, meta = [], []
+    for source, _, S, y in sources:
+        acc = (S.argmax(axis=2) == y[:, None]).mean(axis=0)
+        keep = np.sort(np.argsort(-acc)[:size])
+        sub = np.ascontiguousarray(S[:, keep])
+        gap = np.sort(acc[keep])[-1] - np.sort(acc[keep])[-2]
+        for strategy in STRATEGIES:
+            for r in range(runs):
+                tasks.append(delayed(one_run)(sub, y, strategy, 1000 * r + 7, cap, 0.5, "even"))
+                meta.append((source, strategy, int(np.argmax(acc[keep])), gap))
+    out = Parallel(n_jobs=n_jobs)(tasks)
+    frame = pd.DataFrame([{"source": source, "strategy": strategy, "gap": gap, "labels": n,
+                           "stopped": stopped, "right": chosen == best}
+                          for (source, strategy, best, gap), (n, stopped, chosen)
+                          in zip(meta, out, strict=True)])
+    summary = frame.groupby(["source", "strategy"], sort=False).agg(
+        gap=("gap", "first"), labels=("labels", "mean"),
+        se=("labels", lambda v: v.std() / np.sqrt(len(v))), stopped=("stopped", "mean"),
+        right=("right", "mean"))
+    print(f"{size} models at once (the {size} most accurate of each source), {runs} runs, "
+          f"cap {cap}; gap = the best model's lead in accuracy")
+    print(summary.round(3).to_string())
 
 
 def table(frame):
@@ -223,6 +253,10 @@ def main():
     parser.add_argument("--sources", default="synthetic,fairness,mnist")
     parser.add_argument("--tie-prior", type=float, default=0.5,
                         help="BayesianModelComparison's tie_prior (0: none)")
+    parser.add_argument("--prior-split", default="even", choices=["even", "scores"],
+                        help="BayesianModelComparison's prior_split")
+    parser.add_argument("--set-size", type=int, default=0,
+                        help="instead of pairs: this many models at once per source")
     parser.add_argument("--speed-only", action="store_true")
     parser.add_argument("--csv", default=None, help="write every run here")
     args = parser.parse_args()
@@ -239,8 +273,12 @@ def main():
             acc = (S.argmax(axis=2) == y[:, None]).mean(axis=0)
             print(f"{source}: {len(y)} items; accuracies " +
                   ", ".join(f"{n} {a:.3f}" for n, a in zip(names, acc, strict=True)))
+        if args.set_size:
+            bench_sets(sources, args.set_size, args.runs, args.cap, args.n_jobs)
+            return
         t = time.perf_counter()
-        frame = bench_pairs(sources, args.runs, args.cap, args.n_jobs, args.tie_prior)
+        frame = bench_pairs(sources, args.runs, args.cap, args.n_jobs, args.tie_prior,
+                            args.prior_split)
         print(f"{len(frame)} runs in {time.perf_counter() - t:.0f} s")
         if args.csv:
             frame.to_csv(args.csv, index=False)

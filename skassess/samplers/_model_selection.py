@@ -7,7 +7,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..metrics import BayesianModelComparison, check_model_scores
+from ..metrics import BayesianModelComparison, check_model_scores, rope_probabilities
 from ..utils import check_classes, check_labels, reset_fitted, validate_args, validated
 from ._session import RUN_CONSTRAINTS, LabelingSessionMixin
 
@@ -234,22 +234,43 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
         check_is_fitted(self)
         return self.estimator_.summary(level)
 
-    def should_stop(self, stop_probability, n_draws=None):
-        """Whether one model is the best with probability >= ``stop_probability``.
+    def should_stop(self, stop_probability=None, n_draws=None, *, stop_rope=None):
+        """Whether the question is decided: by P(best), or by the ROPE decision.
 
-        ``n_draws``: posterior draws behind P(best) (None: the estimator's
-        ``n_draws``, 4000 by default: a Monte Carlo error of 0.0035 at 0.95).
+        Parameters
+        ----------
+        stop_probability : float, default=None
+            Decided when one model is the best with at least this probability.
+        n_draws : int, default=None
+            Posterior draws (None: the estimator's ``n_draws``, 4000 by
+            default: a Monte Carlo error of 0.0035 at 0.95).
+        stop_rope : float, default=None
+            Decided when the two models most probably best are, with at least
+            this probability, on one side of the estimator's ROPE or within it
+            (practically equivalent: either will do), by
+            :func:`~skassess.metrics.rope_probabilities`.
         """
-        p = self.best_probabilities(n_draws)
+        est = self.estimator_
+        draws = est.groupwise_samples(n_draws, random_state=self.random_state)
+        top = draws == draws.max(axis=1, keepdims=True)
+        p = (top / top.sum(axis=1, keepdims=True)).mean(axis=0)
         if self._history:
             step, index, label, _, _ = self._history[-1]
-            self._history[-1] = (step, index, label, p.idxmax(), float(p.max()))
-        return bool(p.max() >= stop_probability)
+            self._history[-1] = (step, index, label, est.groups_[int(np.argmax(p))],
+                                 float(p.max()))
+        decided = stop_probability is not None and bool(p.max() >= stop_probability)
+        if stop_rope is not None and not decided:
+            a, b = np.argsort(-p, kind="stable")[:2]
+            rope = rope_probabilities(draws[:, a] - draws[:, b], est.rope)
+            decided = bool(rope.max() >= stop_rope)
+        return decided
 
-    @validate_args({**RUN_CONSTRAINTS, "stop_probability": [Real, None]})
-    def run(self, oracle, budget, *, batch_size=1, stop_probability=None, progress=True,
-            callback=None):
-        """Query, ask ``oracle`` and tell until ``budget`` labels or the stop rule.
+    @validate_args({**RUN_CONSTRAINTS,
+                    "stop_probability": [Interval(Real, 0, 1, closed="right"), None],
+                    "stop_rope": [Interval(Real, 0, 1, closed="right"), None]})
+    def run(self, oracle, budget, *, batch_size=1, stop_probability=None, stop_rope=None,
+            progress=True, callback=None):
+        """Query, ask ``oracle`` and tell until ``budget`` labels or a stop rule.
 
         Parameters
         ----------
@@ -260,24 +281,27 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
         stop_probability : float in (0, 1], default=None
             Stop when a model is the best with at least this probability
             (checked after every batch with the estimator's ``n_draws``).
+        stop_rope : float in (0, 1], default=None
+            Stop when the two leading models' ROPE decision (left, equivalent
+            or right) has at least this probability (see :meth:`should_stop`).
         progress : bool, default=True
         callback : callable, default=None
             ``callback(self)`` after each batch; True stops.
         """
         check_is_fitted(self)
-        if stop_probability is not None and not (isinstance(stop_probability, Real)
-                                                 and 0 < stop_probability <= 1):
-            raise ValueError(f"stop_probability must be in (0, 1]; got {stop_probability!r}.")
         if not callable(oracle):
             truth = np.asarray(oracle)
             if truth.shape != self.labels_.shape:
                 raise ValueError(f"oracle as an array must hold one label per pool item "
                                  f"({len(self.labels_)}); got shape {truth.shape}.")
             oracle = truth.__getitem__
-        if stop_probability is not None and self.should_stop(stop_probability):
+        rules = stop_probability is not None or stop_rope is not None
+
+        def stop():
+            return rules and self.should_stop(stop_probability, stop_rope=stop_rope)
+
+        if stop():
             return self
-        stop = (lambda: False) if stop_probability is None else \
-            (lambda: self.should_stop(stop_probability))
         return self._label_loop(oracle, budget, int((self.labels_ < 0).sum()), what="items",
                                 batch_size=batch_size, progress=progress, callback=callback,
                                 should_stop=stop)

@@ -74,5 +74,26 @@ def test_stop_rule_and_exhaustion():
         small.run(y[:20], budget=50, progress=False)
     with pytest.raises(ValueError, match="Every item of the pool is labeled"):
         small.query()
-    with pytest.raises(ValueError, match="stop_probability must be in"):
+    with pytest.raises(ValueError, match="The 'stop_probability' parameter of ActiveModelSelector.run"):
         sel.run(y, budget=5, stop_probability=1.5)
+    with pytest.raises(ValueError, match="The 'stop_rope' parameter of ActiveModelSelector.run"):
+        sel.run(y, budget=5, stop_rope=0)
+
+
+def test_rope_stop_rule_decides_equivalence():
+    # two models with the same accuracy: P(best) stays near 1/2, the ROPE decides
+    X, y, pred = _pair(3000, accs=(0.85, 0.85), seed=2)
+    truth = (pred == y[:, None]).mean(axis=0)
+    assert abs(truth[0] - truth[1]) < 0.01
+    sel = ActiveModelSelector(random_state=0).fit(X)
+    sel.run(y, budget=3000, stop_rope=0.9, progress=False)
+    n_disagree = int((pred[:, 0] != pred[:, 1]).sum())
+    assert sel.n_labeled_ < n_disagree                  # stopped before every disagreement
+    row = sel.estimator_.pairwise().iloc[0]
+    assert row["p_rope"] >= 0.85 and row["decision"] == "rope"
+    assert sel.best_probabilities().max() < 0.95
+    # a clear difference stops on the ROPE rule too, on the right side
+    X, y, _ = _pair(3000, accs=(0.95, 0.8))
+    sel = ActiveModelSelector(random_state=0).fit(X).run(y, budget=3000, stop_rope=0.95,
+                                                         progress=False)
+    assert sel.estimator_.pairwise().iloc[0]["decision"] == "right"
