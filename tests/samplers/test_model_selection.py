@@ -74,7 +74,7 @@ def test_stop_rule_and_exhaustion():
         small.run(y[:20], budget=50, progress=False)
     with pytest.raises(ValueError, match="Every item of the pool is labeled"):
         small.query()
-    with pytest.raises(ValueError, match="The 'stop_probability' parameter of ActiveModelSelector.run"):
+    with pytest.raises(ValueError, match="'stop_probability' parameter of ActiveModelSelector"):
         sel.run(y, budget=5, stop_probability=1.5)
     with pytest.raises(ValueError, match="The 'stop_rope' parameter of ActiveModelSelector.run"):
         sel.run(y, budget=5, stop_rope=0)
