@@ -27,6 +27,7 @@ from ..utils import (
 )
 from ._base import DEFAULT_N_DRAWS
 from ._comparison import compare_groups
+from ._rate_table import RATES, rate_terms
 
 __all__ = ["BayesianModelComparison", "agreement_patterns", "check_model_scores"]
 
@@ -166,6 +167,12 @@ class BayesianModelComparison(BaseEstimator):
     Parameters
     ----------
     prior : {"informative", "uniform"}, default="informative"
+    metric : str, default="accuracy"
+        What is compared: ``"accuracy"``, or for binary models (class 1
+        positive) a rate of :func:`rate_terms` -- ``"tpr"`` (``"recall"``),
+        ``"fnr"``, ``"tnr"``, ``"fpr"``, ``"ppv"`` (``"precision"``),
+        ``"npv"``. For a rate the patterns also record the class each block
+        predicts, so that the outcome of an item gives its true class.
     prior_strength : float, default=2.0
         Pseudo-counts of a pattern's informative prior (grid-search it with
         :meth:`score`).
@@ -233,6 +240,7 @@ class BayesianModelComparison(BaseEstimator):
 
     _parameter_constraints = {
         "prior": [StrOptions({"informative", "uniform"})],
+        "metric": [StrOptions(set(RATES) - {"selection_rate"})],
         "prior_strength": [Interval(Real, 0, None, closed="neither")],
         "prior_split": [StrOptions({"even", "scores"})],
         "tie_prior": [Interval(Real, 0, 1, closed="left")],
@@ -244,10 +252,12 @@ class BayesianModelComparison(BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, prior="informative", *, prior_strength=2.0, prior_split="even",
+    def __init__(self, prior="informative", *, metric="accuracy", prior_strength=2.0,
+                 prior_split="even",
                  tie_prior=0.5, model_names=None, classes=None, missing_label=-1, rope=0.01,
                  n_draws=DEFAULT_N_DRAWS, random_state=None):
         self.prior = prior
+        self.metric = metric
         self.prior_strength = prior_strength
         self.prior_split = prior_split
         self.tie_prior = tie_prior
@@ -298,25 +308,33 @@ class BayesianModelComparison(BaseEstimator):
         q[:, M] = np.clip(1.0 - q[:, :M].sum(axis=1), 0.0, None)
         return q
 
-    def _pattern_ids(self, blocks, reset):
+    def _keys(self, blocks, pred):
+        """Each row's pattern key: its blocks, and for a rate the class of block 0."""
+        first = pred[:, 0] if self.metric != "accuracy" else np.zeros(len(pred), np.int64)
+        return np.column_stack([blocks, first]).astype(np.int64)
+
+    def _pattern_ids(self, keys, reset):
+        M = self.n_models_
         if reset:
-            self.patterns_, ids = np.unique(blocks, axis=0, return_inverse=True)
+            self._key_table, ids = np.unique(keys, axis=0, return_inverse=True)
+            self.patterns_ = self._key_table[:, :M]
             return ids.ravel()
-        known = {tuple(p): i for i, p in enumerate(self.patterns_)}
-        new = [tuple(b) for b in np.unique(blocks, axis=0) if tuple(b) not in known]
+        known = {tuple(p): i for i, p in enumerate(self._key_table)}
+        new = [tuple(b) for b in np.unique(keys, axis=0) if tuple(b) not in known]
         if new:
-            self.patterns_ = np.vstack([self.patterns_, np.array(new)])
+            self._key_table = np.vstack([self._key_table, np.array(new)])
+            self.patterns_ = self._key_table[:, :M]
             grow = len(new)
             self.counts_ = np.vstack([self.counts_, np.zeros((grow, self.n_models_ + 1))])
             self._q_sum = np.vstack([self._q_sum, np.zeros((grow, self.n_models_ + 1))])
             self.n_unlabeled_ = np.concatenate([self.n_unlabeled_, np.zeros(grow, np.int64)])
             self._n_items = np.concatenate([self._n_items, np.zeros(grow, np.int64)])
-            known = {tuple(p): i for i, p in enumerate(self.patterns_)}
-        return np.array([known[tuple(b)] for b in blocks], dtype=np.int64) if len(blocks) \
+            known = {tuple(p): i for i, p in enumerate(self._key_table)}
+        return np.array([known[tuple(b)] for b in keys], dtype=np.int64) if len(keys) \
             else np.empty(0, np.int64)
 
     def _add(self, S, pred, blocks, codes, reset):
-        ids = self._pattern_ids(blocks, reset)
+        ids = self._pattern_ids(self._keys(blocks, pred), reset)
         n_pat = len(self.patterns_)
         if reset:
             M = self.n_models_
@@ -341,7 +359,8 @@ class BayesianModelComparison(BaseEstimator):
         M = self.n_models_
         n_blocks = self.patterns_.max(axis=1) + 1
         support = np.arange(M + 1)[None, :] < n_blocks[:, None]
-        support[:, M] = True
+        # "none right" is impossible where the blocks predict every class
+        support[:, M] = n_blocks < self.n_classes_
         if self.prior == "uniform":
             self.prior_ = support.astype(np.float64)
             return
@@ -375,6 +394,9 @@ class BayesianModelComparison(BaseEstimator):
         try:
             S, pred, blocks, codes = self._rows(X, y, reset=True)
             self.n_models_, self.n_classes_ = S.shape[1], S.shape[2]
+            if self.metric != "accuracy" and self.n_classes_ != 2:
+                raise ValueError(f"metric={self.metric!r} needs binary models (2 classes); "
+                                 f"got {self.n_classes_} classes.")
             names = self.model_names
             if names is not None and len(names) != self.n_models_:
                 raise ValueError(f"model_names has {len(names)} names for "
@@ -472,9 +494,10 @@ class BayesianModelComparison(BaseEstimator):
         if isinstance(seed, np.random.RandomState):
             seed = seed.randint(2**31)
         rng = np.random.default_rng(seed)  # a Generator is used as it is
-        return self._accuracy_draws(rng, n_draws)
+        return self._metric_draws(rng, n_draws)
 
-    def _accuracy_draws(self, rng, n_draws):
+    def _category_draws(self, rng, n_draws):
+        """Posterior draws of the unlabeled items' categories, ``(n_draws, n_patterns, M+1)``."""
         M = self.n_models_
         alpha = self.dirichlet_parameters()
         g = rng.standard_gamma(np.broadcast_to(alpha, (n_draws, *alpha.shape)))
@@ -485,11 +508,38 @@ class BayesianModelComparison(BaseEstimator):
         split = self._split(g[:, :, :M] / np.where(some > 0, some, 1.0), tie)
         theta = np.concatenate([split * (some / total), g[:, :, M:] / total], axis=2)
         # the unlabeled items' outcomes: a multinomial draw per pattern
-        counts = rng.multinomial(self.n_unlabeled_, theta)
-        # model m is right on category blocks[p, m] of pattern p
-        correct = np.take_along_axis(counts, np.broadcast_to(
-            self.patterns_, (n_draws, *self.patterns_.shape)), axis=2)
-        return (correct.sum(axis=1) + self.n_correct_labeled_) / self.n_samples_
+        return rng.multinomial(self.n_unlabeled_, theta)
+
+    def _rate_weights(self):
+        """Condition and condition x outcome of each (pattern, category, model).
+
+        For binary models the category gives the true class: block 0 predicts
+        the pattern's recorded class, block 1 the other; "none right" happens
+        only where all agree, and then the true class is the other one.
+        """
+        M = self.n_models_
+        cls0 = self._key_table[:, M]
+        block_class = np.where(np.arange(M + 1)[None, :] == 0, cls0[:, None],
+                               1 - cls0[:, None])                 # (n_pat, M + 1)
+        y = np.where(np.arange(M + 1)[None, :] == M, 1 - cls0[:, None], block_class)
+        pred = np.where(self.patterns_ == 0, cls0[:, None], 1 - cls0[:, None])  # (n_pat, M)
+        cond, out = rate_terms(self.metric, pred[:, None, :], y[:, :, None])
+        return cond, cond * out
+
+    def _metric_draws(self, rng, n_draws):
+        counts = self._category_draws(rng, n_draws)
+        if self.metric == "accuracy":
+            # model m is right on category blocks[p, m] of pattern p
+            correct = np.take_along_axis(counts, np.broadcast_to(
+                self.patterns_, (n_draws, *self.patterns_.shape)), axis=2)
+            return (correct.sum(axis=1) + self.n_correct_labeled_) / self.n_samples_
+        cond, joint = self._rate_weights()
+        total = counts + self.counts_
+        den = np.einsum("dpc,pcm->dm", total, cond)
+        num = np.einsum("dpc,pcm->dm", total, joint)
+        # a draw whose pool has no item meeting the condition (e.g. no positive) has
+        # no rate; it counts as 0 (the pools this is for have thousands of items)
+        return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
 
     def outcome_probabilities(self):
         """Posterior predictive probability of each pattern's categories, ``(n_patterns, M+1)``."""
@@ -504,14 +554,17 @@ class BayesianModelComparison(BaseEstimator):
         return np.concatenate([split * (1 - none)[:, None], none[:, None]], axis=1)
 
     def mean_accuracy(self):
-        """Posterior mean accuracy of each model, ``(n_models,)``."""
+        """Posterior mean accuracy of each model, ``(n_models,)`` (exact)."""
         theta = self.outcome_probabilities()
         expected = self.n_unlabeled_[:, None] * np.take_along_axis(theta, self.patterns_,
                                                                     axis=1)
         return (expected.sum(axis=0) + self.n_correct_labeled_) / self.n_samples_
 
     def best_probabilities(self, n_draws=None, random_state=None):
-        """P(model m is the most accurate) for each model (ties split evenly)."""
+        """P(model m has the highest metric) for each model (ties split evenly).
+
+        For an error rate (``"fnr"``, ``"fpr"``) the highest is the worst.
+        """
         draws = self.groupwise_samples(n_draws, random_state)
         top = draws == draws.max(axis=1, keepdims=True)
         return pd.Series((top / top.sum(axis=1, keepdims=True)).mean(axis=0),
@@ -519,19 +572,23 @@ class BayesianModelComparison(BaseEstimator):
 
     @validate_args({"level": [LEVEL]})
     def summary(self, level=0.95):
-        """Per model: posterior mean accuracy, credible interval, P(best)."""
+        """Per model: posterior mean of the metric, credible interval, P(best).
+
+        The mean is exact for accuracy and the draws' mean for a rate.
+        """
         draws = self.groupwise_samples()
         tail = (1 - level) / 2
         lower, upper = np.quantile(draws, [tail, 1 - tail], axis=0)
         top = draws == draws.max(axis=1, keepdims=True)
+        mean = self.mean_accuracy() if self.metric == "accuracy" else draws.mean(axis=0)
         return pd.DataFrame({
-            "mean": self.mean_accuracy(), "lower": lower, "upper": upper,
+            "mean": mean, "lower": lower, "upper": upper,
             "p_best": (top / top.sum(axis=1, keepdims=True)).mean(axis=0),
         }, index=self.groups_)
 
     @validate_args({"level": [LEVEL]})
     def pairwise(self, level=0.95):
-        """Every pair: Δ accuracy (a − b) with interval and ``(p_left, p_rope, p_right)``."""
+        """Every pair: Δ metric (a − b) with interval and ``(p_left, p_rope, p_right)``."""
         names = self.groups_
         draws = pd.DataFrame(self.groupwise_samples(), columns=names)
         rows = [compare_groups(draws, a, b, rope=self.rope).summary(level)
@@ -552,13 +609,14 @@ class BayesianModelComparison(BaseEstimator):
         if not labeled.any():
             raise ValueError("score needs at least one labeled row (y is not -1).")
         cats = self._outcomes(blocks[labeled], pred[labeled], codes[labeled])
-        known = {tuple(p): i for i, p in enumerate(self.patterns_)}
+        known = {tuple(p): i for i, p in enumerate(self._key_table)}
         theta = self.outcome_probabilities()
         out = []
-        for b, c in zip(blocks[labeled], cats, strict=True):
+        keys = self._keys(blocks[labeled], pred[labeled])
+        for b, c in zip(keys, cats, strict=True):
             i = known.get(tuple(b))
             if i is None:
-                out.append(-np.log(b.max() + 2.0))
+                out.append(-np.log(b[:-1].max() + 2.0))
             else:
                 out.append(np.log(theta[i, c]))
         return float(np.mean(out))

@@ -11,6 +11,7 @@ from skassess.metrics import (
     check_model_scores,
     compare_groups,
     rank_groups,
+    rate_terms,
 )
 
 
@@ -62,8 +63,8 @@ def test_uniform_prior_mean_by_hand():
     y = np.array([0, 1, -1, -1])
     comp = BayesianModelComparison("uniform", tie_prior=0).fit(X, y)
     # agree pattern: categories (both right, none) ~ Dir(1 + 1, 1); disagree: (block 0
-    # right, block 1 right, none) ~ Dir(1 + 1, 1, 1)
-    agree, disagree = 2 / 3, (2 / 4, 1 / 4)
+    # right, block 1 right) ~ Dir(1 + 1, 1) -- with two classes one of them is right
+    agree, disagree = 2 / 3, (2 / 3, 1 / 3)
     expected = np.array([(2 + agree + disagree[0]) / 4, (1 + agree + disagree[1]) / 4])
     np.testing.assert_allclose(comp.mean_accuracy(), expected)
     np.testing.assert_allclose(comp.groupwise_samples(200000, 0).mean(axis=0), expected,
@@ -74,15 +75,15 @@ def test_tie_component_by_hand():
     # the example above with the sceptical component: the disagree pattern's one label
     # (block 0 right) has the same chance, 1/2, under a tie and under Dir(1, 1), so the
     # posterior tie probability stays 1/2; the block shares are the even split's and
-    # the Dirichlet's (2/3, 1/3) half and half, 7/12 and 5/12, of the 3/4 not "none"
+    # the Dirichlet's (2/3, 1/3) half and half, 7/12 and 5/12 ("none" is impossible)
     X = np.array([[0.1, 0.2], [0.9, 0.2], [0.1, 0.7], [0.3, 0.4]])
     y = np.array([0, 1, -1, -1])
     comp = BayesianModelComparison("uniform", tie_prior=0.5).fit(X, y)
     disagree = int(np.flatnonzero(comp.patterns_.max(axis=1) == 1)[0])
     np.testing.assert_allclose(comp.tie_probabilities()[disagree], 0.5)
     np.testing.assert_allclose(comp.outcome_probabilities()[disagree, [0, 1, 2]],
-                               [7 / 16, 5 / 16, 1 / 4])
-    agree, d = 2 / 3, (7 / 16, 5 / 16)
+                               [7 / 12, 5 / 12, 0])
+    agree, d = 2 / 3, (7 / 12, 5 / 12)
     expected = np.array([(2 + agree + d[0]) / 4, (1 + agree + d[1]) / 4])
     np.testing.assert_allclose(comp.mean_accuracy(), expected)
     np.testing.assert_allclose(comp.groupwise_samples(200000, 0).mean(axis=0), expected,
@@ -265,3 +266,59 @@ def test_prior_split():
     np.testing.assert_allclose(b[0], b[1])
     np.testing.assert_allclose(b.sum(), 10.0)
     np.testing.assert_allclose(b[2], a[2])          # the "none" share is the scores' in both
+
+
+def _binary_trio(n=3000, accs=(0.9, 0.8, 0.85), seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    pred = np.stack([np.where(rng.uniform(size=n) < a, y, 1 - y) for a in accs], axis=1)
+    return np.where(pred == 1, 0.8, 0.2), y, pred
+
+
+@pytest.mark.parametrize("metric", ["tpr", "fnr", "tnr", "fpr", "ppv", "npv", "precision"])
+def test_rates_with_every_item_labeled_are_exact(metric):
+    X, y, pred = _binary_trio()
+    comp = BayesianModelComparison(metric=metric, random_state=0).fit(X, y)
+    truth = []
+    for m in range(3):
+        cond, out = rate_terms(metric, pred[:, m], y)
+        truth.append((cond * out).sum() / cond.sum())
+    summary = comp.summary()
+    np.testing.assert_allclose(summary["mean"], truth)
+    np.testing.assert_allclose(summary["lower"], truth)
+    np.testing.assert_allclose(summary["upper"], truth)
+    # the patterns record the class of block 0: all-agree items split by their class
+    assert len(comp.patterns_) == 2 * len(np.unique(comp.patterns_, axis=0))
+
+
+def test_rate_difference_intervals_cover():
+    """95 % intervals of the pool's TPR difference of two binary models, 300 seeded runs
+    of 200 random labels each (without the tie component, as for accuracy above).
+    Tolerance 0.91..0.99 (about 3 standard errors of 300 runs)."""
+    X, y, pred = _binary_trio(2000, accs=(0.85, 0.8), seed=4)
+    X, pred = X[:, :2], pred[:, :2]
+    pos = y == 1
+    delta = np.mean(pred[pos, 0] == 1) - np.mean(pred[pos, 1] == 1)
+    rng = np.random.default_rng(1)
+    hits = 0
+    for run in range(300):
+        labels = np.full(2000, -1)
+        rows = rng.choice(2000, 200, replace=False)
+        labels[rows] = y[rows]
+        comp = BayesianModelComparison(metric="tpr", tie_prior=0, n_draws=1000,
+                                       random_state=run).fit(X, labels)
+        lo, hi = comp.pairwise().loc[0, ["lower", "upper"]]
+        hits += lo <= delta <= hi
+    assert 0.91 <= hits / 300 <= 0.99, hits / 300
+
+
+def test_rates_need_binary_models_and_none_is_impossible_where_blocks_cover_the_classes():
+    S, y = _pool(200)                                   # 3 classes
+    with pytest.raises(ValueError, match="metric='tpr' needs binary models"):
+        BayesianModelComparison(metric="tpr").fit(S, y)
+    X, y, _ = _binary_trio(200)
+    comp = BayesianModelComparison().fit(X)
+    two_blocks = comp.patterns_.max(axis=1) == 1
+    assert (comp.prior_[two_blocks, 3] == 0).all() and (comp.prior_[~two_blocks, 3] > 0).all()
+    three = BayesianModelComparison().fit(S)            # 3 classes: two blocks leave one
+    assert (three.prior_[three.patterns_.max(axis=1) == 1, 3] > 0).all()
