@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..utils import N_DRAWS
 from ._base import DEFAULT_N_DRAWS
 from ._model_comparison import BayesianModelComparison
+from ._rate_table import RATES
 
 __all__ = ["compare_models"]
 
@@ -69,6 +70,7 @@ def _scores(estimator, X, n_classes, response_method):
         "missing_label": [MissingValues()],
         "response_method": [StrOptions({"auto", "predict_proba", "decision_function",
                                         "predict"})],
+        "metric": [StrOptions(set(RATES) - {"selection_rate"})],
         "prior": [StrOptions({"informative", "uniform"})],
         "prior_strength": [Interval(Real, 0, None, closed="neither")],
         "tie_prior": [Interval(Real, 0, 1, closed="left")],
@@ -79,8 +81,8 @@ def _scores(estimator, X, n_classes, response_method):
     prefer_skip_nested_validation=True,
 )
 def compare_models(estimators, X, y=None, *, missing_label=-1, response_method="auto",
-                   prior="informative", prior_strength=2.0, tie_prior=0.5, rope=0.01,
-                   n_draws=DEFAULT_N_DRAWS, random_state=None):
+                   metric="accuracy", prior="informative", prior_strength=2.0,
+                   tie_prior=0.5, rope=0.01, n_draws=DEFAULT_N_DRAWS, random_state=None):
     """Which of several fitted classifiers is the most accurate on these items?
 
     Scores the items ``X`` with every estimator and fits a
@@ -108,7 +110,7 @@ def compare_models(estimators, X, y=None, *, missing_label=-1, response_method="
         Margins go through a logistic (binary) or softmax; ``predict`` gives
         the predicted class all the score (the informative prior then only
         knows the predictions).
-    prior, prior_strength, tie_prior, rope, n_draws, random_state
+    metric, prior, prior_strength, tie_prior, rope, n_draws, random_state
         As in :class:`BayesianModelComparison`.
 
     Returns
@@ -152,7 +154,7 @@ def compare_models(estimators, X, y=None, *, missing_label=-1, response_method="
                              f"but {names[0]!r} has {classes.tolist()!r}.")
     S = np.stack([_scores(m, X, len(classes), response_method) for m in models], axis=1)
     comparison = BayesianModelComparison(
-        prior, prior_strength=prior_strength, tie_prior=tie_prior, model_names=names,
+        prior, metric=metric, prior_strength=prior_strength, tie_prior=tie_prior, model_names=names,
         classes=classes, missing_label=missing_label, rope=rope, n_draws=n_draws,
         random_state=random_state)
     return comparison.fit(S, y)

@@ -470,6 +470,8 @@ class ModelComparisonDisplay(PosteriorDisplay):
         Posterior mean accuracy and credible interval.
     p_best : ndarray of shape (n_models,)
         Posterior probability that each model is the most accurate.
+    xlabel : str, default="accuracy"
+        The metric compared.
 
     Attributes
     ----------
@@ -492,8 +494,8 @@ class ModelComparisonDisplay(PosteriorDisplay):
     ['P(best) 1.00', 'P(best) 0.00']
     """
 
-    def __init__(self, labels, mean, lower, upper, p_best):
-        super().__init__(labels, mean, lower, upper, xlabel="accuracy")
+    def __init__(self, labels, mean, lower, upper, p_best, xlabel="accuracy"):
+        super().__init__(labels, mean, lower, upper, xlabel=xlabel)
         self.p_best = np.asarray(p_best, dtype=np.float64)
 
     def plot(self, *, ax=None, name=None, **kwargs):
@@ -537,5 +539,6 @@ class ModelComparisonDisplay(PosteriorDisplay):
         mean, lower, upper = _intervals(draws, level)
         top = draws.to_numpy() == draws.to_numpy().max(axis=1, keepdims=True)
         p_best = (top / top.sum(axis=1, keepdims=True)).mean(axis=0)
-        return cls(draws.columns, mean, lower, upper, p_best).plot(ax=ax, name=name,
-                                                                    **kwargs)
+        return cls(draws.columns, mean, lower, upper, p_best,
+                   xlabel=getattr(comparison, "metric", "accuracy")).plot(ax=ax, name=name,
+                                                                           **kwargs)

@@ -39,6 +39,10 @@ def test_labels_in_the_estimators_classes_and_every_input_shape():
     assert list(pairs.groups_) == ["lr", "nb", "tree"]
     plain = compare_models([models["lr"], models["nb"], GaussianNB().fit(X, y)], X)
     assert list(plain.groups_) == ["LogisticRegression 0", "GaussianNB 1", "GaussianNB 2"]
+    # a rate: the TPR of class "yes"
+    tpr = compare_models(models, X, y, metric="tpr")
+    truth = [np.mean(m.predict(X)[y == "yes"] == "yes") for m in models.values()]
+    np.testing.assert_allclose(tpr.summary()["mean"], truth)
     # every label: the exact accuracies
     full = compare_models(models, X, y)
     truth = [np.mean(m.predict(X) == y) for m in models.values()]
