@@ -97,3 +97,13 @@ def test_rope_stop_rule_decides_equivalence():
     sel = ActiveModelSelector(random_state=0).fit(X).run(y, budget=3000, stop_rope=0.95,
                                                          progress=False)
     assert sel.estimator_.pairwise().iloc[0]["decision"] == "right"
+
+
+def test_selection_on_a_rate():
+    X, y, pred = _pair(5000, accs=(0.9, 0.8))
+    comparison = BayesianModelComparison(metric="tpr")
+    sel = ActiveModelSelector(comparison, random_state=0).fit(X)
+    sel.run(y, budget=3000, stop_probability=0.95, progress=False)
+    tpr = [np.mean(pred[y == 1, m] == 1) for m in range(2)]
+    assert tpr[0] > tpr[1]
+    assert sel.best_probabilities().idxmax() == "model 0" and sel.n_labeled_ < 1000
