@@ -12,6 +12,7 @@ from ._accuracy import BayesianAccuracy
 from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
 from ._calibration_error import BayesianCalibrationError
 from ._comparison import GroupComparison, compare_groups
+from ._model_comparison import best_shares
 
 __all__ = ["DifferenceDisplay", "ModelComparisonDisplay", "PosteriorDisplay", "ReliabilityDisplay"]
 
@@ -537,8 +538,6 @@ class ModelComparisonDisplay(PosteriorDisplay):
         comparison = getattr(estimator, "estimator_", estimator)
         draws = _group_draws(comparison, n_draws, random_state)
         mean, lower, upper = _intervals(draws, level)
-        top = draws.to_numpy() == draws.to_numpy().max(axis=1, keepdims=True)
-        p_best = (top / top.sum(axis=1, keepdims=True)).mean(axis=0)
-        return cls(draws.columns, mean, lower, upper, p_best,
+        return cls(draws.columns, mean, lower, upper, best_shares(draws),
                    xlabel=getattr(comparison, "metric", "accuracy")).plot(ax=ax, name=name,
                                                                            **kwargs)

@@ -35,6 +35,17 @@ __all__ = ["BayesianModelComparison", "agreement_patterns", "check_model_scores"
 MIN_PRIOR_MEAN = 1e-3
 
 
+def best_shares(draws):
+    """P(best) per column of posterior draws ``(n_draws, n_models)``: ties split evenly.
+
+    Finite-population draws tie often (two models right on the same number of
+    items), so an argmax would favour the first model.
+    """
+    draws = np.asarray(draws)
+    top = draws == draws.max(axis=1, keepdims=True)
+    return (top / top.sum(axis=1, keepdims=True)).mean(axis=0)
+
+
 @validate_params(
     {
         "X": ["array-like"],
@@ -565,9 +576,7 @@ class BayesianModelComparison(BaseEstimator):
 
         For an error rate (``"fnr"``, ``"fpr"``) the highest is the worst.
         """
-        draws = self.groupwise_samples(n_draws, random_state)
-        top = draws == draws.max(axis=1, keepdims=True)
-        return pd.Series((top / top.sum(axis=1, keepdims=True)).mean(axis=0),
+        return pd.Series(best_shares(self.groupwise_samples(n_draws, random_state)),
                          index=self.groups_, name="p_best")
 
     @validate_args({"level": [LEVEL]})
@@ -579,11 +588,10 @@ class BayesianModelComparison(BaseEstimator):
         draws = self.groupwise_samples()
         tail = (1 - level) / 2
         lower, upper = np.quantile(draws, [tail, 1 - tail], axis=0)
-        top = draws == draws.max(axis=1, keepdims=True)
         mean = self.mean_accuracy() if self.metric == "accuracy" else draws.mean(axis=0)
         return pd.DataFrame({
             "mean": mean, "lower": lower, "upper": upper,
-            "p_best": (top / top.sum(axis=1, keepdims=True)).mean(axis=0),
+            "p_best": best_shares(draws),
         }, index=self.groups_)
 
     @validate_args({"level": [LEVEL]})
