@@ -19,10 +19,14 @@ and builds each group's Beta prior from it in three steps.
    the derivative of the group mean in the map's parameters; ``dmean_g``:
    the mean of ``p (1 - p)``), which a Beta of the same mean and variance
    turns into a strength. ``tau`` is not fitted to a point: on the grid
-   ``deviations`` (the same prior weight on every point), its weights are the beta-binomial marginal
-   likelihoods of all groups' labeled outcomes, and the prior variance is
-   the weighted average (a moment-matched mixture), so that with few labels
-   a group's prior stays wide.
+   ``deviations`` (the same prior weight on every point), its posterior
+   weights are the beta-binomial marginal likelihoods of all groups'
+   labeled outcomes. Each tau gives a conjugate posterior of the group's
+   accuracy; the group's posterior is their mixture under tau's weights,
+   and the pseudo-counts returned are those whose Beta posterior has the
+   mixture's mean and variance. (Moment-matching the *prior* mixture
+   instead lets the widest tau set the variance, so that a group shrinks
+   as if tau were large: on SVHN, RMSE x 100 at 20 labels 2.9 against 2.4.)
    The groups are random effects in the map's fit too: after a first fit
    that pools the rows, the map is refitted with each labeled row of group
    g weighted by ``1 / (1 + E[tau^2] I_g)`` (``I_g``: the group's
@@ -401,15 +405,23 @@ class CalibratedPrior(BaseEstimator):
             loglik = (betaln(a + s, b + n - s) - betaln(a, b)).sum(axis=1)  # (n_runs, T)
             weight = np.exp(loglik - loglik.max(axis=1, keepdims=True))
             weight = (weight / weight.sum(axis=1, keepdims=True))[:, None, :]
-            # the mixture over tau of the unlabeled rows' accuracy, moment-matched
+            # Each tau gives the unlabeled rows' accuracy a Beta prior, shrunk for
+            # the finite pool, and a conjugate posterior; the group's posterior is
+            # the mixture of those posteriors under tau's posterior weights.
             mean_t, var_t = _logit_normal_moments(logit(m)[..., None], s2)
-            m = (weight * mean_t).sum(axis=2)
-            var = (weight * (var_t + mean_t**2)).sum(axis=2) - m**2
-            strength = _strength_of(m, var)
+            pool = (n_unlabeled + trials)[..., None]
+            k = _strength_of(mean_t, var_t)
+            kappa = np.maximum(k * n_unlabeled[..., None] / (k + pool), EMPTY)
+            a, b = kappa * mean_t + s, kappa * (1.0 - mean_t) + (n - s)
+            post_mean = a / (a + b)
+            post_var = a * b / ((a + b) ** 2 * (a + b + 1.0))
+            mean = (weight * post_mean).sum(axis=2)
+            var = (weight * (post_var + post_mean**2)).sum(axis=2) - mean**2
             tau2 = weight[:, 0, :] @ self._grid() ** 2
-        else:
-            strength = np.full(m.shape, float(self.strength))
-            tau2 = np.zeros(m.shape[0])
+            alpha, beta = _prior_of_posterior(mean, var, successes, trials)
+            return alpha, beta, tau2
+        strength = np.full(m.shape, float(self.strength))
+        tau2 = np.zeros(m.shape[0])
         pool = n_unlabeled + trials
         kappa = np.maximum(strength * n_unlabeled / (strength + pool), EMPTY)
         return kappa * m, kappa * (1.0 - m), tau2
@@ -551,6 +563,24 @@ def _logit_normal_moments(eta, s2):
     p = expit(eta[..., None] + np.sqrt(s2)[..., None] * node)
     mean = p @ w
     return mean, np.maximum(p**2 @ w - mean**2, 0.0)
+
+
+def _prior_of_posterior(mean, var, successes, trials):
+    """Pseudo-counts whose conjugate posterior has this ``mean`` and ``var``.
+
+    The Beta of that mean and variance minus the labeled counts; where that
+    would leave a pseudo-count below ``EMPTY`` (a mixture wider than the
+    labels alone allow), the Beta is narrowed just enough, keeping the mean.
+    """
+    mean = np.clip(mean, 1e-9, 1 - 1e-9)
+    failures = trials - successes
+    with np.errstate(divide="ignore"):
+        total = np.clip(mean * (1.0 - mean) / var - 1.0, MIN_STRENGTH, MAX_STRENGTH)
+    total = np.maximum(total, np.maximum((successes + EMPTY) / mean,
+                                         (failures + EMPTY) / (1.0 - mean)))
+    alpha = np.maximum(total * mean - successes, EMPTY)
+    beta = np.maximum(total * (1.0 - mean) - failures, EMPTY)
+    return alpha, beta
 
 
 def _strength_of(mean, var):

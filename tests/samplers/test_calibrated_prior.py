@@ -2,10 +2,18 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.special import expit, logit
 
 from skassess import BayesianAccuracy
 from skassess.samplers import ActiveAssessor, CalibratedPrior, simulate
+from skassess.samplers._calibrated_prior import (
+    EMPTY,
+    MAX_STRENGTH,
+    MIN_STRENGTH,
+    _prior_of_posterior,
+)
 
 
 def _pool(n_classes=10, rows=150, shift=0.8, slope=0.6, seed=0):
@@ -153,3 +161,29 @@ def test_active_assessor_reaches_the_observed_accuracy_when_a_group_is_exhausted
     pred = X.argmax(1)
     observed = np.bincount(pred, weights=pred == y) / np.bincount(pred)
     assert assessor.estimator_.posterior_.mean() == pytest.approx(observed, abs=1e-6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(mean=st.floats(0.001, 0.999), sd=st.floats(1e-4, 0.4),
+       trials=st.integers(0, 500), share=st.floats(0, 1))
+def test_prior_of_posterior_gives_the_mixture_mean_and_at_most_its_variance(
+        mean, sd, trials, share):
+    # The group's posterior is a mixture over tau, moment-matched: the
+    # pseudo-counts must reproduce its mean exactly, and its variance unless
+    # the labels alone already make the posterior narrower (or the total
+    # strength is capped).
+    successes = float(round(share * trials))
+    var = min(sd**2, 0.99 * mean * (1 - mean))
+    alpha, beta = _prior_of_posterior(np.array(mean), np.array(var), np.array(successes),
+                                      np.array(float(trials)))
+    assert alpha >= EMPTY and beta >= EMPTY
+    a, b = alpha + successes, beta + trials - successes
+    assert a / (a + b) == pytest.approx(mean, rel=1e-9, abs=1e-12)
+    post_var = a * b / ((a + b) ** 2 * (a + b + 1))
+    strength = mean * (1 - mean) / var - 1
+    if strength < MAX_STRENGTH:  # (at most MAX_STRENGTH pseudo-counts in all)
+        assert post_var <= var * (1 + 1e-9)
+    fits = MIN_STRENGTH < strength < MAX_STRENGTH and strength * mean > successes + EMPTY \
+        and strength * (1 - mean) > trials - successes + EMPTY
+    if fits:
+        assert post_var == pytest.approx(var, rel=1e-6)
