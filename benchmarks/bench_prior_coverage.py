@@ -4,6 +4,8 @@ Usage::
 
     python benchmarks/bench_prior_coverage.py --runs 1000
     python benchmarks/bench_prior_coverage.py --dataset synthetic --runs 1000 --seed 3
+    python benchmarks/bench_prior_coverage.py --dataset synthetic --shift 1.5 --methods CPrior+TS
+    python benchmarks/bench_prior_coverage.py --dataset svhn --tau-prior half-normal
 
 For every pool, prior (informative, calibrated) and strategy (random,
 Thompson sampling), at N = 20, 50 and 100 labels (and 200 on the synthetic
@@ -13,7 +15,10 @@ runs in brackets) and RMSE x 100 of the posterior means. Pools: SVHN (the
 paper's ResNet-152 outputs, ``../shared/data``), the bundled Fashion-MNIST
 scores, and a synthetic pool of 100 classes x ~100 rows whose calibration
 differs by class (a pool the defaults were not chosen on; ``--seed`` draws
-another one).
+another one, ``--shift`` sets how far the classes' calibration differs and
+``--groups`` their number). ``--tau-prior`` replaces the calibrated prior's
+grid of group deviations by the quantiles of another prior on tau (the
+frontier of coverage against RMSE in docs/benchmarks.md).
 """
 
 import argparse
@@ -21,6 +26,7 @@ import pathlib
 import time
 
 import numpy as np
+from scipy import stats
 from scipy.special import expit, logit
 
 from skassess import BayesianAccuracy
@@ -30,19 +36,30 @@ from skassess.samplers import CalibratedPrior, simulate
 SVHN = pathlib.Path(__file__).resolve().parents[2] / "shared/data/predictions/svhn_resnet152.txt.gz"
 
 
-def synthetic_pool(n_classes=100, rows=100, seed=0):
+#: Priors on tau, as grids of 15 points of equal prior mass (or, log-uniform,
+#: 10 points evenly spaced in log tau): the default is uniform on [0, 3].
+TAU_PRIORS = {
+    "uniform": None,
+    "half-normal": tuple(stats.halfnorm(scale=1.5).ppf((np.arange(15) + 0.5) / 15)),
+    "half-cauchy": tuple(stats.halfcauchy().ppf(
+        (np.arange(15) + 0.5) / 15 * stats.halfcauchy().cdf(3.0))),
+    "log-uniform": tuple(np.geomspace(0.05, 3.0, 10)),
+}
+
+
+def synthetic_pool(n_classes=100, rows=100, seed=0, shift=0.8):
     """Top-1 confidences of an overconfident model whose calibration differs by class.
 
     Each row's predicted class is its group; the confidence is drawn from a
     Beta(6, 1.2); the row is right with probability
-    ``sigmoid(0.6 * logit(c) - 0.3 + delta_class)``, ``delta ~ N(0, 0.8)``;
+    ``sigmoid(0.6 * logit(c) - 0.3 + delta_class)``, ``delta ~ N(0, shift)``;
     the rest of the score mass is spread evenly over the other classes.
     """
     rng = np.random.default_rng(seed)
     size = rng.integers(int(0.78 * rows), int(1.31 * rows) + 1, n_classes)
     pred = np.repeat(np.arange(n_classes), size)
     conf = np.clip(rng.beta(6.0, 1.2, len(pred)), 1.5 / n_classes, 1 - 1e-6)
-    delta = rng.normal(0.0, 0.8, n_classes)
+    delta = rng.normal(0.0, shift, n_classes)
     right = rng.random(len(pred)) < expit(0.6 * logit(conf) - 0.3 + delta[pred])
     scores = np.repeat(((1 - conf) / (n_classes - 1))[:, None], n_classes, axis=1)
     scores[np.arange(len(pred)), pred] = conf
@@ -50,12 +67,12 @@ def synthetic_pool(n_classes=100, rows=100, seed=0):
     return scores, np.where(right, pred, other)
 
 
-def load(name, seed):
+def load(name, seed, shift=0.8, groups=100):
     if name == "svhn":
         data = read_predictions(SVHN)
         return data.scores, data.target
     if name == "synthetic":
-        return synthetic_pool(seed=seed)
+        return synthetic_pool(n_classes=groups, rows=10_000 // groups, seed=seed, shift=shift)
     data = load_fashion_mnist_scores()
     return data.scores, data.target
 
@@ -67,18 +84,31 @@ def main():
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--shift", type=float, default=0.8,
+                        help="standard deviation of the synthetic classes' log-odds shift")
+    parser.add_argument("--groups", type=int, default=100, help="synthetic classes")
+    parser.add_argument("--tau-prior", choices=list(TAU_PRIORS), default="uniform")
+    parser.add_argument("--methods", nargs="+",
+                        choices=["IPrior", "IPrior+TS", "CPrior", "CPrior+TS"],
+                        default=["IPrior", "IPrior+TS", "CPrior", "CPrior+TS"])
     args = parser.parse_args()
+    grid = TAU_PRIORS[args.tau_prior]
+    calibrated = {} if grid is None else {"deviations": grid}
     for name in args.dataset or ["svhn", "fashion-mnist", "synthetic"]:
-        X, y = load(name, args.seed)
+        X, y = load(name, args.seed, args.shift, args.groups)
         budgets = [20, 50, 100] + ([200] if name == "synthetic" else [])
         print(f"\n{name}: {len(y)} rows, {X.shape[1]} groups (predicted classes), "
-              f"{args.runs} runs; coverage % of the 95 % intervals (SE) / RMSE x 100")
+              f"{args.runs} runs; coverage % of the 95 % intervals (SE) / RMSE x 100; prior on "
+              f"tau: {args.tau_prior}"
+              + (f"; shift {args.shift}, seed {args.seed}" if name == "synthetic" else ""))
         print("| method | " + " | ".join(f"N={b}" for b in budgets) + " |\n|---|"
               + "---|" * len(budgets))
         for label, strategy, prior in [("IPrior", "random", None),
                                        ("IPrior+TS", "thompson", None),
-                                       ("CPrior", "random", CalibratedPrior()),
-                                       ("CPrior+TS", "thompson", CalibratedPrior())]:
+                                       ("CPrior", "random", CalibratedPrior(**calibrated)),
+                                       ("CPrior+TS", "thompson", CalibratedPrior(**calibrated))]:
+            if label not in args.methods:
+                continue
             start = time.perf_counter()
             cells = {}
             for evaluate in ("coverage", "rmse"):

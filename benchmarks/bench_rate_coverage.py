@@ -1,0 +1,161 @@
+"""Coverage of the rate and cost intervals: TPR, FPR, PPV, NPV, accuracy per group; cost.
+
+Usage::
+
+    python benchmarks/bench_rate_coverage.py --runs 200 --n-jobs 2
+    python benchmarks/bench_rate_coverage.py --runs 200 --only cost
+
+Rates: ``BayesianAccuracy(metric=..., grouping="external")`` on the fairness
+files of ``../shared/data/fairness`` (4 files x 5 models; groups: the
+privileged group and the rest), with the uniform and the informative prior,
+after N random labels (no stratification; a group or class may get none).
+Each cell is the share of 95 % intervals that hold the rate computed from
+every row of the file: per group (``summary()``), and the overall rate
+(``overall_interval()``, Monte Carlo). Cost: ``BayesianMisclassificationCost``
+on SVHN (the paper's ResNet-152 outputs) and the bundled Fashion-MNIST
+scores, with a cost matrix drawn once per pool (off-diagonal costs
+uniform on [0, 10]), overall expected cost per row against the pool's mean
+cost. Rows are pooled over the files and models of a metric (the range over
+them in brackets).
+"""
+
+import argparse
+import pathlib
+import warnings
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+
+from skassess import BayesianAccuracy
+from skassess.datasets import load_fashion_mnist_scores, read_predictions
+from skassess.metrics import BayesianMisclassificationCost
+
+SHARED = pathlib.Path(__file__).resolve().parents[2] / "shared/data"
+FILES = {
+    "Adult race": ("adult_race", "income-per-year", "race", "White"),
+    "Adult gender": ("adult_sex", "income-per-year", "sex", "Male"),
+    "Compas-R race": ("propublica-recidivism_race", "two_year_recid", "race", "Caucasian"),
+    "Compas-R gender": ("propublica-recidivism_sex", "two_year_recid", "sex", "Male"),
+}
+MODELS = ("GaussianNB", "LR", "DecisionTree", "RandomForest", "MultiLayerPerceptron")
+METRICS = ("accuracy", "tpr", "fpr", "ppv", "npv")
+
+
+def true_rate(pred, y, mask, metric):
+    """The rate on the rows of ``mask`` (NaN where it is undefined)."""
+    pred, y = pred[mask], y[mask]
+    on = {"accuracy": np.ones_like(y, dtype=bool), "tpr": y == 1, "fpr": y == 0,
+          "ppv": pred == 1, "npv": pred == 0}[metric]
+    if not on.any():
+        return np.nan
+    hit = (pred == y) if metric == "accuracy" else (
+        pred == 1 if metric in ("tpr", "fpr") else y == 1 if metric == "ppv" else y == 0)
+    return float(hit[on].mean())
+
+
+def rate_cell(name, model, metric, prior, budget, runs, seed):
+    """Coverage per group and overall, over ``runs`` random label sets."""
+    file, label, attribute, privileged = FILES[name]
+    frame = pd.read_csv(SHARED / f"fairness/{file}_scores.csv.gz", index_col=0)
+    p = frame[f"score_{model}"].to_numpy()
+    X, y = np.column_stack([1 - p, p]), frame[label].to_numpy().astype(int)
+    groups = np.where(frame[attribute] == privileged, "privileged", "rest")
+    pred = (p > 0.5).astype(int)
+    truth_g = {g: true_rate(pred, y, groups == g, metric) for g in ("privileged", "rest")}
+    truth = true_rate(pred, y, np.ones(len(y), dtype=bool), metric)
+    group_hits, overall_hits = [], []
+    for run in range(runs):
+        rng = np.random.default_rng([seed, budget, run])
+        rows = rng.choice(len(y), size=min(budget, len(y)), replace=False)
+        masked = np.full(len(y), -1)
+        masked[rows] = y[rows]
+        est = BayesianAccuracy(metric=metric, grouping="external", prior=prior,
+                               random_state=run)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(X, masked, group_by=groups)
+            table = est.summary()
+            lower, upper = est.overall_interval(0.95, n_draws=2000)
+        for g, t in truth_g.items():
+            if np.isfinite(t):
+                group_hits.append(table.loc[g, "lower"] <= t <= table.loc[g, "upper"])
+        if np.isfinite(truth):
+            overall_hits.append(lower <= truth <= upper)
+    return np.mean(group_hits), np.mean(overall_hits)
+
+
+def cost_pools(seed):
+    svhn = SHARED / "predictions/svhn_resnet152.txt.gz"
+    if svhn.exists():
+        data = read_predictions(svhn)
+        yield "SVHN", data.scores, data.target
+    data = load_fashion_mnist_scores()
+    yield "Fashion-MNIST", data.scores, data.target
+
+
+def cost_cell(X, y, prior, budget, runs, seed):
+    K = X.shape[1]
+    rng = np.random.default_rng(seed)
+    cost = rng.uniform(0, 10, (K, K))
+    np.fill_diagonal(cost, 0.0)
+    truth = cost[y, X.argmax(axis=1)].mean()
+    hits = []
+    for run in range(runs):
+        rows = np.random.default_rng([seed, budget, run]).choice(len(y), budget, replace=False)
+        masked = np.full(len(y), -1)
+        masked[rows] = y[rows]
+        est = BayesianMisclassificationCost(cost_matrix=cost, prior=prior, random_state=run)
+        lower, upper = est.fit(X, masked).overall_interval(0.95, n_draws=2000)
+        hits.append(lower <= truth <= upper)
+    return truth, np.mean(hits)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--budgets", type=int, nargs="+", default=[50, 200, 1000])
+    parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--only", choices=["rates", "cost"])
+    args = parser.parse_args()
+    priors = ("uniform", "informative")
+    if args.only != "cost":
+        keys = [(n, m, metric, prior, b) for metric in METRICS for prior in priors
+                for b in args.budgets for n in FILES for m in MODELS]
+        out = Parallel(n_jobs=args.n_jobs)(
+            delayed(rate_cell)(*k, args.runs, args.seed) for k in keys)
+        res = dict(zip(keys, out, strict=True))
+        print(f"\nRates: coverage % of 95 % intervals, per group / overall, mean over "
+              f"{len(FILES)} files x {len(MODELS)} models [range over them], "
+              f"{args.runs} runs each")
+        print("| metric | prior | " + " | ".join(f"N={b}" for b in args.budgets)
+              + " |\n|---|---|" + "---|" * len(args.budgets))
+        for metric in METRICS:
+            for prior in priors:
+                cells = []
+                for b in args.budgets:
+                    g = np.array([res[(n, m, metric, prior, b)][0] for n in FILES
+                                  for m in MODELS]) * 100
+                    o = np.array([res[(n, m, metric, prior, b)][1] for n in FILES
+                                  for m in MODELS]) * 100
+                    cells.append(f"{np.nanmean(g):.1f} [{np.nanmin(g):.0f}-{np.nanmax(g):.0f}]"
+                                 f" / {np.nanmean(o):.1f} [{np.nanmin(o):.0f}-"
+                                 f"{np.nanmax(o):.0f}]")
+                print(f"| {metric} | {prior} | " + " | ".join(cells) + " |", flush=True)
+    if args.only != "rates":
+        print(f"\nCost: coverage % of the 95 % interval of the overall expected cost, "
+              f"{args.runs} runs each")
+        print("| pool | true cost | prior | " + " | ".join(f"N={b}" for b in args.budgets)
+              + " |\n|---|---|---|" + "---|" * len(args.budgets))
+        for name, X, y in cost_pools(args.seed):
+            for prior in priors:
+                out = Parallel(n_jobs=args.n_jobs)(
+                    delayed(cost_cell)(X, y, prior, b, args.runs, args.seed)
+                    for b in args.budgets)
+                print(f"| {name} | {out[0][0]:.3f} | {prior} | "
+                      + " | ".join(f"{100 * h:.1f}" for _, h in out) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
