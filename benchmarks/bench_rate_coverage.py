@@ -15,8 +15,9 @@ every row of the file: per group (``summary()``), and the overall rate
 on SVHN (the paper's ResNet-152 outputs) and the bundled Fashion-MNIST
 scores, with a cost matrix drawn once per pool (off-diagonal costs
 uniform on [0, 10]), overall expected cost per row against the pool's mean
-cost. Rows are pooled over the files and models of a metric (the range over
-them in brackets).
+cost, and beside it ``BayesianAccuracy``'s overall accuracy (groups: the
+predicted classes) against the pool's accuracy. Rate rows are pooled over the
+files and models of a metric (the range over them in brackets).
 """
 
 import argparse
@@ -25,19 +26,14 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from bench_ece_coverage import pools
+from bench_fairness import SETS as FILES
 from joblib import Parallel, delayed
 
 from skassess import BayesianAccuracy
-from skassess.datasets import load_fashion_mnist_scores, read_predictions
 from skassess.metrics import BayesianMisclassificationCost
 
 SHARED = pathlib.Path(__file__).resolve().parents[2] / "shared/data"
-FILES = {
-    "Adult race": ("adult_race", "income-per-year", "race", "White"),
-    "Adult gender": ("adult_sex", "income-per-year", "sex", "Male"),
-    "Compas-R race": ("propublica-recidivism_race", "two_year_recid", "race", "Caucasian"),
-    "Compas-R gender": ("propublica-recidivism_sex", "two_year_recid", "sex", "Male"),
-}
 MODELS = ("GaussianNB", "LR", "DecisionTree", "RandomForest", "MultiLayerPerceptron")
 METRICS = ("accuracy", "tpr", "fpr", "ppv", "npv")
 
@@ -86,12 +82,10 @@ def rate_cell(name, model, metric, prior, budget, runs, seed):
 
 
 def cost_pools(seed):
-    svhn = SHARED / "predictions/svhn_resnet152.txt.gz"
-    if svhn.exists():
-        data = read_predictions(svhn)
-        yield "SVHN", data.scores, data.target
-    data = load_fashion_mnist_scores()
-    yield "Fashion-MNIST", data.scores, data.target
+    """SVHN (when its file is there) and the bundled Fashion-MNIST scores."""
+    for name, X, y in pools(seed):
+        if name in ("SVHN", "Fashion-MNIST"):
+            yield name, X, y
 
 
 def cost_cell(X, y, prior, budget, runs, seed):
@@ -99,7 +93,8 @@ def cost_cell(X, y, prior, budget, runs, seed):
     rng = np.random.default_rng(seed)
     cost = rng.uniform(0, 10, (K, K))
     np.fill_diagonal(cost, 0.0)
-    truth = cost[y, X.argmax(axis=1)].mean()
+    pred = X.argmax(axis=1)
+    truth, accuracy = cost[y, pred].mean(), np.mean(pred == y)
     hits = []
     for run in range(runs):
         rows = np.random.default_rng([seed, budget, run]).choice(len(y), budget, replace=False)
@@ -107,8 +102,10 @@ def cost_cell(X, y, prior, budget, runs, seed):
         masked[rows] = y[rows]
         est = BayesianMisclassificationCost(cost_matrix=cost, prior=prior, random_state=run)
         lower, upper = est.fit(X, masked).overall_interval(0.95, n_draws=2000)
-        hits.append(lower <= truth <= upper)
-    return truth, np.mean(hits)
+        acc = BayesianAccuracy(prior=prior, random_state=run).fit(X, masked)
+        acc_lower, acc_upper = acc.overall_interval(0.95, n_draws=2000)
+        hits.append((lower <= truth <= upper, acc_lower <= accuracy <= acc_upper))
+    return truth, np.mean(hits, axis=0)
 
 
 def main():
@@ -144,7 +141,8 @@ def main():
                                  f"{np.nanmax(o):.0f}]")
                 print(f"| {metric} | {prior} | " + " | ".join(cells) + " |", flush=True)
     if args.only != "rates":
-        print(f"\nCost: coverage % of the 95 % interval of the overall expected cost, "
+        print(f"\nCost and overall accuracy (groups: the predicted classes): coverage % of "
+              f"the 95 % interval of the overall expected cost / of the overall accuracy, "
               f"{args.runs} runs each")
         print("| pool | true cost | prior | " + " | ".join(f"N={b}" for b in args.budgets)
               + " |\n|---|---|---|" + "---|" * len(args.budgets))
@@ -154,7 +152,8 @@ def main():
                     delayed(cost_cell)(X, y, prior, b, args.runs, args.seed)
                     for b in args.budgets)
                 print(f"| {name} | {out[0][0]:.3f} | {prior} | "
-                      + " | ".join(f"{100 * h:.1f}" for _, h in out) + " |", flush=True)
+                      + " | ".join(f"{100 * h[0]:.1f} / {100 * h[1]:.1f}" for _, h in out)
+                      + " |", flush=True)
 
 
 if __name__ == "__main__":
