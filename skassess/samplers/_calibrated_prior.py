@@ -573,6 +573,7 @@ def _prior_of_posterior(mean, var, successes, trials):
     labels alone allow), the Beta is narrowed just enough, keeping the mean.
     """
     mean = np.clip(mean, 1e-9, 1 - 1e-9)
+    var = np.maximum(var, 0.0)  # E[x^2] - E[x]^2 can round to just below 0
     failures = trials - successes
     with np.errstate(divide="ignore"):
         total = np.clip(mean * (1.0 - mean) / var - 1.0, MIN_STRENGTH, MAX_STRENGTH)

@@ -187,3 +187,12 @@ def test_prior_of_posterior_gives_the_mixture_mean_and_at_most_its_variance(
         and strength * (1 - mean) > trials - successes + EMPTY
     if fits:
         assert post_var == pytest.approx(var, rel=1e-6)
+
+
+def test_prior_of_posterior_reads_a_variance_rounded_below_zero_as_zero():
+    # A mixture of identical components has variance E[x^2] - E[x]^2, which
+    # can round to -1e-18: that is the narrowest Beta, not the widest.
+    alpha, beta = _prior_of_posterior(np.array([0.8, 0.8]), np.array([-1e-18, 0.0]),
+                                      np.array([4.0, 4.0]), np.array([5.0, 5.0]))
+    assert alpha[0] == alpha[1] and beta[0] == beta[1]
+    assert alpha[0] + beta[0] + 5.0 == pytest.approx(MAX_STRENGTH)
