@@ -575,10 +575,8 @@ def _prior_of_posterior(mean, var, successes, trials):
     mean = np.clip(mean, 1e-9, 1 - 1e-9)
     var = np.maximum(var, 0.0)  # E[x^2] - E[x]^2 can round to just below 0
     failures = trials - successes
-    with np.errstate(divide="ignore"):
-        total = np.clip(mean * (1.0 - mean) / var - 1.0, MIN_STRENGTH, MAX_STRENGTH)
-    total = np.maximum(total, np.maximum((successes + EMPTY) / mean,
-                                         (failures + EMPTY) / (1.0 - mean)))
+    needed = np.maximum((successes + EMPTY) / mean, (failures + EMPTY) / (1.0 - mean))
+    total = np.maximum(_strength_of(mean, var), needed)
     alpha = np.maximum(total * mean - successes, EMPTY)
     beta = np.maximum(total * (1.0 - mean) - failures, EMPTY)
     return alpha, beta
