@@ -165,6 +165,22 @@ def test_partial_fit_equals_fit():
     np.testing.assert_allclose(whole.mean_accuracy(), parts.mean_accuracy())
 
 
+def _delta_coverage(X, y, delta, *, runs, n_labels, seed, **params):
+    """Share of seeded runs (random labels each) whose 95 % interval of the first pair's
+    difference holds ``delta``; without the tie component."""
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for run in range(runs):
+        labels = np.full(len(y), -1)
+        rows = rng.choice(len(y), n_labels, replace=False)
+        labels[rows] = y[rows]
+        comp = BayesianModelComparison(tie_prior=0, n_draws=1000, random_state=run,
+                                       **params).fit(X, labels)
+        lo, hi = comp.pairwise().loc[0, ["lower", "upper"]]
+        hits += lo <= delta <= hi
+    return hits / runs
+
+
 def test_difference_intervals_cover():
     """95 % intervals of a pool's accuracy difference, random labels, 400 seeded runs.
 
@@ -177,17 +193,8 @@ def test_difference_intervals_cover():
     S, y = _pool(2000, accs=(0.8, 0.78), K=2, seed=3)
     truth = (S.argmax(axis=2) == y[:, None]).mean(axis=0)
     delta = truth[0] - truth[1]
-    rng = np.random.default_rng(0)
-    hits = 0
-    for run in range(400):
-        labels = np.full(2000, -1)
-        rows = rng.choice(2000, 150, replace=False)
-        labels[rows] = y[rows]
-        comp = BayesianModelComparison(tie_prior=0, n_draws=1000, random_state=run)
-        comp.fit(S, labels)
-        lo, hi = comp.pairwise().loc[0, ["lower", "upper"]]
-        hits += lo <= delta <= hi
-    assert 0.915 <= hits / 400 <= 0.985, hits / 400
+    share = _delta_coverage(S, y, delta, runs=400, n_labels=150, seed=0)
+    assert 0.915 <= share <= 0.985, share
 
 
 def test_comparison_functions_and_pairwise():
@@ -299,17 +306,8 @@ def test_rate_difference_intervals_cover():
     X, pred = X[:, :2], pred[:, :2]
     pos = y == 1
     delta = np.mean(pred[pos, 0] == 1) - np.mean(pred[pos, 1] == 1)
-    rng = np.random.default_rng(1)
-    hits = 0
-    for run in range(300):
-        labels = np.full(2000, -1)
-        rows = rng.choice(2000, 200, replace=False)
-        labels[rows] = y[rows]
-        comp = BayesianModelComparison(metric="tpr", tie_prior=0, n_draws=1000,
-                                       random_state=run).fit(X, labels)
-        lo, hi = comp.pairwise().loc[0, ["lower", "upper"]]
-        hits += lo <= delta <= hi
-    assert 0.91 <= hits / 300 <= 0.99, hits / 300
+    share = _delta_coverage(X, y, delta, runs=300, n_labels=200, seed=1, metric="tpr")
+    assert 0.91 <= share <= 0.99, share
 
 
 def test_rates_need_binary_models_and_none_is_impossible_where_blocks_cover_the_classes():
