@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/bench_rate_coverage.py --runs 200 --n-jobs 2
     python benchmarks/bench_rate_coverage.py --runs 200 --only cost
+    python benchmarks/bench_rate_coverage.py --runs 200 --priors hierarchical
 
 Rates: ``BayesianAccuracy(metric=..., grouping="external")`` on the fairness
 files of ``../shared/data/fairness`` (4 files x 5 models; groups: the
@@ -16,7 +17,8 @@ on SVHN (the paper's ResNet-152 outputs) and the bundled Fashion-MNIST
 scores, with a cost matrix drawn once per pool (off-diagonal costs
 uniform on [0, 10]), overall expected cost per row against the pool's mean
 cost, and beside it ``BayesianAccuracy``'s overall accuracy (groups: the
-predicted classes) against the pool's accuracy. Rate rows are pooled over the
+predicted classes) against the pool's accuracy and its per-class intervals
+against the classes' accuracies. Rate rows are pooled over the
 files and models of a metric (the range over them in brackets).
 """
 
@@ -95,6 +97,8 @@ def cost_cell(X, y, prior, budget, runs, seed):
     np.fill_diagonal(cost, 0.0)
     pred = X.argmax(axis=1)
     truth, accuracy = cost[y, pred].mean(), np.mean(pred == y)
+    per_class = np.bincount(pred, weights=pred == y, minlength=K) / np.maximum(
+        np.bincount(pred, minlength=K), 1)
     hits = []
     for run in range(runs):
         rows = np.random.default_rng([seed, budget, run]).choice(len(y), budget, replace=False)
@@ -104,7 +108,9 @@ def cost_cell(X, y, prior, budget, runs, seed):
         lower, upper = est.fit(X, masked).overall_interval(0.95, n_draws=2000)
         acc = BayesianAccuracy(prior=prior, random_state=run).fit(X, masked)
         acc_lower, acc_upper = acc.overall_interval(0.95, n_draws=2000)
-        hits.append((lower <= truth <= upper, acc_lower <= accuracy <= acc_upper))
+        table = acc.summary()
+        groups = np.mean((table["lower"] <= per_class) & (per_class <= table["upper"]))
+        hits.append((lower <= truth <= upper, acc_lower <= accuracy <= acc_upper, groups))
     return truth, np.mean(hits, axis=0)
 
 
@@ -115,8 +121,10 @@ def main():
     parser.add_argument("--budgets", type=int, nargs="+", default=[50, 200, 1000])
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--only", choices=["rates", "cost"])
+    parser.add_argument("--priors", nargs="+", default=["uniform", "informative"],
+                        choices=["uniform", "informative", "hierarchical"])
     args = parser.parse_args()
-    priors = ("uniform", "informative")
+    priors = args.priors
     if args.only != "cost":
         keys = [(n, m, metric, prior, b) for metric in METRICS for prior in priors
                 for b in args.budgets for n in FILES for m in MODELS]
@@ -142,8 +150,8 @@ def main():
                 print(f"| {metric} | {prior} | " + " | ".join(cells) + " |", flush=True)
     if args.only != "rates":
         print(f"\nCost and overall accuracy (groups: the predicted classes): coverage % of "
-              f"the 95 % interval of the overall expected cost / of the overall accuracy, "
-              f"{args.runs} runs each")
+              f"the 95 % interval of the overall expected cost / of the overall accuracy / "
+              f"of the class accuracies (mean over classes), {args.runs} runs each")
         print("| pool | true cost | prior | " + " | ".join(f"N={b}" for b in args.budgets)
               + " |\n|---|---|---|" + "---|" * len(args.budgets))
         for name, X, y in cost_pools(args.seed):
@@ -152,7 +160,8 @@ def main():
                     delayed(cost_cell)(X, y, prior, b, args.runs, args.seed)
                     for b in args.budgets)
                 print(f"| {name} | {out[0][0]:.3f} | {prior} | "
-                      + " | ".join(f"{100 * h[0]:.1f} / {100 * h[1]:.1f}" for _, h in out)
+                      + " | ".join(f"{100 * h[0]:.1f} / {100 * h[1]:.1f} / {100 * h[2]:.1f}"
+                                   for _, h in out)
                       + " |", flush=True)
 
 

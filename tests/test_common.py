@@ -56,6 +56,7 @@ CALIBRATOR = HierarchicalBetaCalibrator(n_burn=100, n_steps=100, target_ess=100,
 ESTIMATORS = [
     BayesianAccuracy(),
     BayesianAccuracy(grouping="score_bins", prior="informative", n_bins=3),
+    BayesianAccuracy(prior="hierarchical", random_state=0),
     BayesianCalibrationError(n_bins=4),
     BayesianConfusionMatrix(prior="informative"),
     BayesianMisclassificationCost(),

@@ -36,13 +36,20 @@ class BayesianAccuracy(_BetaAssessor):
         Bins of equal width on [0, 1], or with equal numbers of rows (edges
         from the first batch seen), as in
         :func:`sklearn.calibration.calibration_curve`.
-    prior : {"uniform", "informative"} or array-like, default="uniform"
+    prior : {"uniform", "informative", "hierarchical"} or array-like, \
+            default="uniform"
         ``"uniform"``: ``Beta(N0/2, N0/2)`` in every group.
         ``"informative"``: ``Beta(N0 s_g, N0 (1 - s_g))`` with ``s_g`` the rate
         the model's own scores predict for group ``g`` (for accuracy, the mean
-        top-1 score over all rows of the group, labeled or not). An array of
-        shape (2,) or (n_groups, 2) gives ``(alpha, beta)`` directly, and then
-        ``prior_strength`` is not used.
+        top-1 score over all rows of the group, labeled or not).
+        ``"hierarchical"``: the groups' rates are exchangeable,
+        ``Beta(mu kappa, (1 - mu) kappa)`` with a shared mean ``mu ~
+        Uniform(0, 1)`` and concentration ``kappa`` log-uniform on [0.5, 1e4],
+        both integrated out; a group with few labels borrows from the others
+        as much as the labels show the groups to be alike, and overall
+        quantities draw the groups jointly (see Notes). An array of
+        shape (2,) or (n_groups, 2) gives ``(alpha, beta)`` directly. With an
+        array or ``"hierarchical"``, ``prior_strength`` is not used.
     prior_strength : float, default=2.0
         ``N0``, the prior's weight in pseudo-labels (the same default for
         every conjugate estimator).
@@ -99,6 +106,19 @@ class BayesianAccuracy(_BetaAssessor):
     rate by ``p_g P(y = c | g)``, with a Beta posterior for the class share
     ``P(y = c | g)`` (``condition_posterior_``) drawn jointly.
 
+    With ``prior="hierarchical"`` each group's posterior is a mixture, over
+    the grid of ``(mu, kappa)``, of conjugate posteriors. ``posterior_`` is
+    the Beta per group with the mixture's mean and variance (``prior_``: the
+    pseudo-counts that give it, i.e. what the other groups lend), which
+    :meth:`summary`, :meth:`predict` and the samplers read; the draws of
+    :meth:`overall_samples` and :meth:`groupwise_samples` come from the
+    mixture, so that the groups move together through ``mu``. The uniform
+    prior treats the groups as unrelated: with many groups and few labels
+    each, its overall interval is centred on a rate pulled toward 1/2 in
+    every group, and it can miss the truth at any level (see the user
+    guide). :meth:`log_marginal_likelihood` is then that of the hierarchical
+    model.
+
     References
     ----------
     .. [1] D. Ji, R. L. Logan IV, P. Smyth, M. Steyvers, "Active Bayesian
@@ -122,6 +142,7 @@ class BayesianAccuracy(_BetaAssessor):
 
     _parameter_constraints = {
         **_BetaAssessor._parameter_constraints,
+        "prior": [StrOptions({"uniform", "informative", "hierarchical"}), "array-like"],
         "metric": [StrOptions(set(METRICS))],
         "grouping": [StrOptions(set(GROUPINGS))],
         "n_bins": [Interval(Integral, 1, None, closed="left")],

@@ -9,7 +9,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils import LEVEL, N_DRAWS, validate_args, validated
 from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH, DRAW_CHUNK, _BaseAssessor
-from ._conjugate import MIN_PSEUDO_COUNT
+from ._conjugate import MIN_PSEUDO_COUNT, dirichlet_draws
+from ._hierarchical import HierarchicalBeta
 from ._nested_dirichlet import NestedDirichletPosterior
 
 
@@ -26,13 +27,17 @@ class BayesianConfusionMatrix(_BaseAssessor):
 
     Parameters
     ----------
-    prior : {"uniform", "informative"} or array-like, default="uniform"
+    prior : {"uniform", "informative", "hierarchical"} or array-like, \
+            default="uniform"
         ``"uniform"``: accuracy ``Beta(N0/2, N0/2)``, errors
         ``Dirichlet(N0/(K-1), ...)``. ``"informative"``: accuracy
         ``Beta(N0 s_k, N0 (1 - s_k))`` with ``s_k`` the mean of ``p(y = k |
         x)`` over the rows predicted ``k``, errors Dirichlet with ``K - 1``
         pseudo-counts, half spread as the scores spread the errors, half
-        evenly (see Notes). An array of shape (n_classes,) or (n_classes,
+        evenly (see Notes). ``"hierarchical"``: the accuracies of the
+        predicted classes share a hierarchical Beta prior, as in
+        :class:`BayesianAccuracy` (drawn jointly), errors as with
+        ``"uniform"``. An array of shape (n_classes,) or (n_classes,
         n_classes) (row = predicted class) is a plain ``Dirichlet(alpha_k)``
         per predicted class, and then ``prior_strength`` is not used.
     prior_strength : float, default=2.0
@@ -114,7 +119,10 @@ class BayesianConfusionMatrix(_BaseAssessor):
     1                0.250000  0.333333
     """
 
-    _parameter_constraints = {**_BaseAssessor._parameter_constraints}
+    _parameter_constraints = {
+        **_BaseAssessor._parameter_constraints,
+        "prior": [StrOptions({"uniform", "informative", "hierarchical"}), "array-like"],
+    }
     _group_arrays = ("n_rows_", "expected_counts_", "counts_")
 
     def __init__(self, *, prior="uniform", prior_strength=DEFAULT_PRIOR_STRENGTH, classes=None,
@@ -154,6 +162,12 @@ class BayesianConfusionMatrix(_BaseAssessor):
         if isinstance(self.prior, str) and self.prior == "uniform":
             alpha = np.where(off, n0 / (K - 1), n0 / 2.0)
             return NestedDirichletPosterior(alpha, np.full(K, n0 / 2.0))
+        if isinstance(self.prior, str) and self.prior == "hierarchical":
+            # The accuracy's prior: a new predicted class's, given the others' labels
+            # (see BayesianAccuracy); the posterior's pseudo-counts are set apart.
+            acc = self._hierarchy.predictive()
+            return NestedDirichletPosterior(
+                np.where(off, n0 / (K - 1), np.diag(acc.prior_alpha)), acc.prior_beta)
         if isinstance(self.prior, str):  # informative
             with np.errstate(invalid="ignore", divide="ignore"):
                 mean = self.expected_counts_ / self.n_rows_[:, None]
@@ -177,8 +191,38 @@ class BayesianConfusionMatrix(_BaseAssessor):
         return NestedDirichletPosterior.from_dirichlet(np.broadcast_to(prior, (K, K)))
 
     def _update_posterior(self):
+        self._hierarchy = None
+        if isinstance(self.prior, str) and self.prior == "hierarchical":
+            self._hierarchy = HierarchicalBeta(np.diagonal(self.counts_).copy(),
+                                               self.counts_.sum(axis=1))
         self.prior_ = self._prior()
-        self.posterior_ = self.prior_.update(self.counts_)
+        if self._hierarchy is None:
+            self.posterior_ = self.prior_.update(self.counts_)
+        else:
+            # The accuracy's pseudo-counts are those whose Beta posterior has the
+            # hierarchical mixture's mean and variance.
+            K = self.n_classes_
+            acc = self._hierarchy.posterior()
+            off = ~np.eye(K, dtype=bool)
+            self.posterior_ = NestedDirichletPosterior(
+                np.where(off, self.prior_.prior_alpha, np.diag(acc.prior_alpha)),
+                acc.prior_beta, self.counts_)
+
+    def _accuracy_samples(self, n_draws, rng):
+        """Draws of each predicted class's accuracy ``theta_kk``, shape (n_draws, K)."""
+        if getattr(self, "_hierarchy", None) is not None:
+            return self._hierarchy.rvs(n_draws, rng)
+        return self.posterior_.diagonal().rvs(n_draws, rng)
+
+    def _theta_samples(self, n_draws, rng):
+        """Draws of every row ``theta_k``, the accuracies drawn as above."""
+        if getattr(self, "_hierarchy", None) is None:
+            return self.posterior_.rvs(n_draws, rng)
+        K = self.n_classes_
+        hit = self._accuracy_samples(n_draws, rng)
+        errors = dirichlet_draws(
+            np.broadcast_to(self.posterior_._error_alpha(), (n_draws, K, K)), rng)
+        return errors * (1.0 - hit)[..., None] + hit[..., None] * np.eye(K)
 
     # ------------------------------------------------------------ contract hooks
     def _observed_outcomes(self, pred, y):
@@ -230,6 +274,11 @@ class BayesianConfusionMatrix(_BaseAssessor):
             random_state = 0 if self.random_state is None else self.random_state
         lower, upper = self.posterior_.interval(level, n_draws, check_random_state(random_state))
         K = self.n_classes_
+        if getattr(self, "_hierarchy", None) is not None:
+            # The accuracies' own (mixture) intervals on the diagonal.
+            acc_lower, acc_upper = self._hierarchy.interval(level)
+            lower[np.arange(K), np.arange(K)] = acc_lower
+            upper[np.arange(K), np.arange(K)] = acc_upper
         index = pd.MultiIndex.from_product(
             [self.classes_, self.classes_], names=["predicted_class", "true_class"]
         )
@@ -274,7 +323,7 @@ class BayesianConfusionMatrix(_BaseAssessor):
         samples : ndarray of shape (n_draws, n_classes, n_classes)
         """
         check_is_fitted(self)
-        theta = self.posterior_.rvs(n_draws, self._rng(random_state))
+        theta = self._theta_samples(n_draws, self._rng(random_state))
         return _normalize(theta, self.group_weights_, normalize, self.n_rows_.sum())
 
     @validate_args(
@@ -299,7 +348,7 @@ class BayesianConfusionMatrix(_BaseAssessor):
             chunk = max(1, DRAW_CHUNK // (K * K))
             matrix = np.zeros((K, K))
             for start in range(0, n_draws, chunk):
-                theta = self.posterior_.rvs(min(chunk, n_draws - start), rng)
+                theta = self._theta_samples(min(chunk, n_draws - start), rng)
                 matrix += _normalize(theta, self.group_weights_, "true", 0.0).sum(axis=0)
             matrix /= n_draws
         else:
@@ -315,7 +364,7 @@ class BayesianConfusionMatrix(_BaseAssessor):
     def _groupwise_samples(self, n_draws, rng):
         # The accuracy of predicted class k is Beta; the rows are independent,
         # so these draws are exact with O(n_draws x K) numbers, not K^2.
-        return self.posterior_.diagonal().rvs(n_draws, rng)
+        return self._accuracy_samples(n_draws, rng)
 
     def _overall_samples(self, n_draws, rng):
         return self._groupwise_samples(n_draws, rng) @ self.group_weights_

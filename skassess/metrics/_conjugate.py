@@ -93,6 +93,54 @@ class BetaPosterior:
         obj.successes, obj.failures = successes, failures
         return obj
 
+    @classmethod
+    def from_moments(cls, mean, var, successes, failures, *, min_strength=0.0,
+                     max_strength=1e12, floor=1e-9):
+        """The posterior after these counts whose mean and variance are as given.
+
+        A posterior known only by its moments (e.g. a mixture over
+        hyperparameters) becomes one Beta per cell: the Beta of that ``mean``
+        and ``var``, whose prior pseudo-counts are it minus the counts. Where
+        that would leave a pseudo-count below ``floor`` (a mixture wider than
+        the counts alone allow), the Beta is narrowed just enough, keeping the
+        mean; its strength ``alpha + beta`` is kept within ``[min_strength,
+        max_strength]`` unless the counts need more.
+
+        Parameters
+        ----------
+        mean, var : array-like of shape (..., n_groups)
+            Posterior mean (clipped to ``[1e-9, 1 - 1e-9]``) and variance (a
+            variance rounded below 0 is read as 0, the narrowest Beta).
+        successes, failures : array-like of shape (..., n_groups)
+            Counts seen.
+        min_strength, max_strength : float, default=0, 1e12
+            Bounds of the posterior strength ``alpha + beta`` (a zero variance
+            gives ``max_strength``).
+        floor : float, default=1e-9
+            The smallest prior pseudo-count.
+
+        Returns
+        -------
+        posterior : BetaPosterior
+
+        Examples
+        --------
+        >>> from skassess.metrics import BetaPosterior
+        >>> post = BetaPosterior.from_moments(0.75, 0.75 * 0.25 / 11, 4.0, 1.0)
+        >>> post.prior_alpha, post.prior_beta, post.mean()
+        (array([3.5]), array([1.5]), array([0.75]))
+        """
+        mean = np.clip(np.asarray(mean, dtype=np.float64), 1e-9, 1 - 1e-9)
+        var = np.maximum(np.asarray(var, dtype=np.float64), 0.0)
+        successes = np.asarray(successes, dtype=np.float64)
+        failures = np.asarray(failures, dtype=np.float64)
+        needed = np.maximum((successes + floor) / mean, (failures + floor) / (1.0 - mean))
+        with np.errstate(divide="ignore"):
+            strength = np.clip(mean * (1.0 - mean) / var - 1.0, min_strength, max_strength)
+        total = np.maximum(strength, needed)
+        return cls(np.maximum(total * mean - successes, floor),
+                   np.maximum(total * (1.0 - mean) - failures, floor), successes, failures)
+
     @property
     def shape(self):
         """Shape of the cells, ``(..., n_groups)``."""

@@ -143,13 +143,12 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
 
     def _groupwise_samples(self, n_draws, rng):
         values, alpha = self._cost_levels()
-        accuracy = self.posterior_.diagonal()
         hit_cost = np.diagonal(self.cost_matrix_)
         chunk = max(1, DRAW_CHUNK // alpha.size)
         out = np.empty((n_draws, self.n_classes_))
         for start in range(0, n_draws, chunk):
             m = min(chunk, n_draws - start)
-            hit = accuracy.rvs(m, rng)
+            hit = self._accuracy_samples(m, rng)
             shares = dirichlet_draws(np.broadcast_to(alpha, (m,) + alpha.shape), rng)
             out[start:start + m] = hit * hit_cost + (1.0 - hit) * (shares * values).sum(axis=-1)
         return out

@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..utils import LEVEL, validate_args
 from ._base import _BaseAssessor
 from ._conjugate import MIN_PSEUDO_COUNT, BetaPosterior
+from ._hierarchical import HierarchicalBeta
 from ._rate_table import (
     CONDITION_ON_LABEL,
     CONDITION_ON_PREDICTION,
@@ -130,10 +131,22 @@ class _BetaAssessor(_BaseAssessor):
         prior = np.broadcast_to(prior, (G, 2))
         return prior[:, 0].copy(), prior[:, 1].copy()
 
+    def _hierarchical(self):
+        return isinstance(self.prior, str) and self.prior == "hierarchical"
+
     def _update_posterior(self):
-        alpha, beta = self._prior_params()
-        self.prior_ = BetaPosterior(alpha, beta)
-        self.posterior_ = self.prior_.update(self.n_success_, self.n_labeled_)
+        if self._hierarchical():
+            # Each group's posterior is a mixture over the shared (mu, kappa); the
+            # Beta state holds its mean and variance, joint draws and intervals come
+            # from the mixture itself. prior_: a new group's rate given the labels.
+            self._hierarchy = HierarchicalBeta(self.n_success_, self.n_labeled_)
+            self.posterior_ = self._hierarchy.posterior()
+            self.prior_ = self._hierarchy.predictive()
+        else:
+            self._hierarchy = None
+            alpha, beta = self._prior_params()
+            self.prior_ = BetaPosterior(alpha, beta)
+            self.posterior_ = self.prior_.update(self.n_success_, self.n_labeled_)
         metric = self._metric()
         if metric in CONDITION_ON_LABEL:
             # P(condition | group), e.g. P(y = 1 | g) for TPR: it weighs the groups in
@@ -165,8 +178,14 @@ class _BetaAssessor(_BaseAssessor):
             return weights
         return p * self.condition_posterior_.rvs(n_draws, rng)
 
+    def _theta_samples(self, n_draws, rng):
+        """Draws of every group's rate, shape ``(n_draws, n_groups)``."""
+        if getattr(self, "_hierarchy", None) is not None:
+            return self._hierarchy.rvs(n_draws, rng)
+        return self.posterior_.rvs(n_draws, rng)
+
     def _overall_samples(self, n_draws, rng):
-        theta = self.posterior_.rvs(n_draws, rng)
+        theta = self._theta_samples(n_draws, rng)
         weights = np.array(np.broadcast_to(self._overall_weights(n_draws, rng), theta.shape))
         total = weights.sum(axis=1)
         underflow = ~(total > 0)
@@ -184,7 +203,7 @@ class _BetaAssessor(_BaseAssessor):
         return float(weights @ self.posterior_.mean() / weights.sum())
 
     def _groupwise_samples(self, n_draws, rng):
-        return self.posterior_.rvs(n_draws, rng)
+        return self._theta_samples(n_draws, rng)
 
     def _group_metric_mean(self):
         return self.posterior_.mean()
@@ -211,7 +230,10 @@ class _BetaAssessor(_BaseAssessor):
             ``prior_mean``, ``mean``, ``lower`` and ``upper``.
         """
         check_is_fitted(self)
-        lower, upper = self.posterior_.interval(level)
+        if getattr(self, "_hierarchy", None) is not None:
+            lower, upper = self._hierarchy.interval(level)
+        else:
+            lower, upper = self.posterior_.interval(level)
         return pd.DataFrame(
             {
                 "n_labeled": self.n_labeled_,
@@ -230,6 +252,8 @@ class _BetaAssessor(_BaseAssessor):
         Useful to choose ``prior_strength`` by empirical Bayes.
         """
         check_is_fitted(self)
+        if getattr(self, "_hierarchy", None) is not None:
+            return self._hierarchy.log_evidence
         return float(self.posterior_.log_marginal_likelihood().sum())
 
 

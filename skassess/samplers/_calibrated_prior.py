@@ -58,6 +58,7 @@ from sklearn.utils._param_validation import Interval, MissingValues, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..calibration import fit_llo, log_odds
+from ..metrics import BetaPosterior
 from ..utils import (
     atomic,
     check_classes,
@@ -568,18 +569,13 @@ def _logit_normal_moments(eta, s2):
 def _prior_of_posterior(mean, var, successes, trials):
     """Pseudo-counts whose conjugate posterior has this ``mean`` and ``var``.
 
-    The Beta of that mean and variance minus the labeled counts; where that
-    would leave a pseudo-count below ``EMPTY`` (a mixture wider than the
-    labels alone allow), the Beta is narrowed just enough, keeping the mean.
+    See :meth:`BetaPosterior.from_moments`; pseudo-counts >= ``EMPTY``, the
+    strength within ``[MIN_STRENGTH, MAX_STRENGTH]`` unless the labels need more.
     """
-    mean = np.clip(mean, 1e-9, 1 - 1e-9)
-    var = np.maximum(var, 0.0)  # E[x^2] - E[x]^2 can round to just below 0
-    failures = trials - successes
-    needed = np.maximum((successes + EMPTY) / mean, (failures + EMPTY) / (1.0 - mean))
-    total = np.maximum(_strength_of(mean, var), needed)
-    alpha = np.maximum(total * mean - successes, EMPTY)
-    beta = np.maximum(total * (1.0 - mean) - failures, EMPTY)
-    return alpha, beta
+    post = BetaPosterior.from_moments(mean, var, successes, trials - successes,
+                                      min_strength=MIN_STRENGTH, max_strength=MAX_STRENGTH,
+                                      floor=EMPTY)
+    return post.prior_alpha, post.prior_beta
 
 
 def _strength_of(mean, var):

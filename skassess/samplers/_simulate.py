@@ -159,6 +159,14 @@ def simulate(
     True
     """
     estimator = clone(default_estimator(task) if estimator is None else estimator)
+    if isinstance(estimator.get_params().get("prior"), str) and \
+            estimator.get_params()["prior"] == "hierarchical":
+        raise ValueError(
+            "simulate does not refit the hierarchical prior as labels arrive (each run "
+            "would keep the prior of the unlabeled pool); estimator with "
+            "prior='hierarchical' is not supported here. Use ActiveAssessor, whose "
+            "estimator refits it after every label."
+        )
     estimator.fit(X, group_by=group_by, y_pred=y_pred)
     setup = Setup(estimator, task, top_m=top_m, compare=compare, rope=rope)
     strat = make_strategy(strategy, top_m=top_m)

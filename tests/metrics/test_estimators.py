@@ -30,6 +30,7 @@ ESTIMATORS = [
     BayesianAccuracy(grouping="score_bins", n_bins=4),
     BayesianAccuracy(grouping="class_bin", n_bins=3, prior="informative"),
     BayesianAccuracy(grouping="external", prior="informative"),
+    BayesianAccuracy(grouping="external", prior="hierarchical"),
     BayesianCalibrationError(n_bins=5),
     BayesianCalibrationError(n_bins=3, classwise=True, prior="informative"),
     BayesianConfusionMatrix(),
