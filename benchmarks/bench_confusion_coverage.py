@@ -3,8 +3,9 @@
 Usage::
 
     python benchmarks/bench_confusion_coverage.py --runs 1000 --n-jobs 2
+    python benchmarks/bench_confusion_coverage.py --runs 1000 --priors hierarchical
 
-For every pool and prior (uniform and informative Dirichlet, N0 = 2), N rows
+For every pool and prior (uniform, informative and hierarchical, N0 = 2), N rows
 labeled at random: the share of the cells ``theta_kj = P(y = j | pred = k)``
 whose 95 % interval in :meth:`BayesianConfusionMatrix.summary` holds the
 pool's own share of true class ``j`` among the rows predicted ``k``. The
@@ -59,6 +60,8 @@ def main():
     parser.add_argument("--budgets", type=int, nargs="+", default=[20, 50, 100, 200, 1000])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--priors", nargs="+", default=["uniform", "informative"],
+                        choices=["uniform", "informative", "hierarchical"])
     args = parser.parse_args()
     for name in args.dataset or ["svhn", "fashion-mnist", "synthetic"]:
         X, y = load(name, args.seed)
@@ -66,7 +69,7 @@ def main():
               "of the 95 % cell intervals, all cells / diagonal / non-empty off-diagonal (SE)")
         print("| prior | " + " | ".join(f"N={b}" for b in args.budgets) + " |\n|---|"
               + "---|" * len(args.budgets))
-        for prior in ("uniform", "informative"):
+        for prior in args.priors:
             start = time.perf_counter()
             cells = []
             for budget in args.budgets:

@@ -6,6 +6,7 @@ Usage::
     python benchmarks/bench_prior_coverage.py --dataset synthetic --runs 1000 --seed 3
     python benchmarks/bench_prior_coverage.py --dataset synthetic --shift 1.5 --methods CPrior+TS
     python benchmarks/bench_prior_coverage.py --dataset svhn --tau-prior half-normal
+    python benchmarks/bench_prior_coverage.py --methods HPrior HPrior+TS --n-jobs 2
 
 For every pool, prior (informative, calibrated) and strategy (random,
 Thompson sampling), at N = 20, 50 and 100 labels (and 200 on the synthetic
@@ -18,7 +19,11 @@ differs by class (a pool the defaults were not chosen on; ``--seed`` draws
 another one, ``--shift`` sets how far the classes' calibration differs and
 ``--groups`` their number). ``--tau-prior`` replaces the calibrated prior's
 grid of group deviations by the quantiles of another prior on tau (the
-frontier of coverage against RMSE in docs/benchmarks.md).
+frontier of coverage against RMSE in docs/benchmarks.md). ``HPrior`` is
+``prior="hierarchical"`` (no score prior: the groups' accuracies share a
+Beta whose mean and concentration the labels learn); ``simulate`` does not
+refit it, so its runs are ``ActiveAssessor`` query/tell loops, and its
+intervals are the mixture quantiles of ``summary()``.
 """
 
 import argparse
@@ -26,10 +31,11 @@ import pathlib
 import time
 
 import numpy as np
+from joblib import Parallel, delayed
 from scipy import stats
 from scipy.special import expit, logit
 
-from skassess import BayesianAccuracy
+from skassess import ActiveAssessor, BayesianAccuracy
 from skassess.datasets import load_fashion_mnist_scores, read_predictions
 from skassess.samplers import CalibratedPrior, simulate
 
@@ -77,6 +83,36 @@ def load(name, seed, shift=0.8, groups=100):
     return data.scores, data.target
 
 
+def hierarchical_run(X, y, strategy, budgets, seed):
+    """Coverage and RMSE at each budget of one query/tell run under prior="hierarchical"."""
+    pred = X.argmax(axis=1)
+    K = X.shape[1]
+    size = np.bincount(pred, minlength=K)
+    truth = np.bincount(pred, weights=pred == y, minlength=K) / np.maximum(size, 1)
+    present, weight = size > 0, size / size.sum()
+    assessor = ActiveAssessor(BayesianAccuracy(prior="hierarchical"), strategy=strategy,
+                              random_state=seed).fit(X)
+    out = []
+    for t in range(1, budgets[-1] + 1):
+        rows = assessor.query(1)
+        assessor.tell(rows, y[rows])
+        if t in budgets:
+            table = assessor.summary()
+            inside = (table["lower"].to_numpy() <= truth) & (truth <= table["upper"].to_numpy())
+            rmse = np.sqrt(((table["mean"].to_numpy() - truth) ** 2) @ weight)
+            out.append((inside[present].mean(), rmse))
+    return np.array(out)
+
+
+def hierarchical_cells(X, y, strategy, budgets, runs, seed, n_jobs):
+    res = np.array(Parallel(n_jobs=n_jobs)(
+        delayed(hierarchical_run)(X, y, strategy, budgets, seed * 100_003 + run)
+        for run in range(runs)))
+    cover, rmse = res[..., 0], res[..., 1]
+    return {"coverage": (100 * cover.mean(axis=0), 100 * cover.std(axis=0) / np.sqrt(runs)),
+            "rmse": (100 * rmse.mean(axis=0), None)}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", choices=["svhn", "fashion-mnist", "synthetic"],
@@ -89,7 +125,8 @@ def main():
     parser.add_argument("--groups", type=int, default=100, help="synthetic classes")
     parser.add_argument("--tau-prior", choices=list(TAU_PRIORS), default="uniform")
     parser.add_argument("--methods", nargs="+",
-                        choices=["IPrior", "IPrior+TS", "CPrior", "CPrior+TS"],
+                        choices=["IPrior", "IPrior+TS", "CPrior", "CPrior+TS", "HPrior",
+                                 "HPrior+TS"],
                         default=["IPrior", "IPrior+TS", "CPrior", "CPrior+TS"])
     args = parser.parse_args()
     grid = TAU_PRIORS[args.tau_prior]
@@ -106,12 +143,17 @@ def main():
         for label, strategy, prior in [("IPrior", "random", None),
                                        ("IPrior+TS", "thompson", None),
                                        ("CPrior", "random", CalibratedPrior(**calibrated)),
-                                       ("CPrior+TS", "thompson", CalibratedPrior(**calibrated))]:
+                                       ("CPrior+TS", "thompson", CalibratedPrior(**calibrated)),
+                                       ("HPrior", "random", "hierarchical"),
+                                       ("HPrior+TS", "thompson", "hierarchical")]:
             if label not in args.methods:
                 continue
             start = time.perf_counter()
             cells = {}
-            for evaluate in ("coverage", "rmse"):
+            if prior == "hierarchical":
+                cells = hierarchical_cells(X, y, strategy, budgets, args.runs, args.seed,
+                                           args.n_jobs)
+            for evaluate in () if cells else ("coverage", "rmse"):
                 res = simulate(X, y, estimator=BayesianAccuracy(prior="informative"),
                                strategy=strategy, budget=budgets[-1], n_runs=args.runs,
                                log_every=10, prior_update=prior, evaluate=evaluate,

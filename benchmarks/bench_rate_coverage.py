@@ -5,6 +5,7 @@ Usage::
     python benchmarks/bench_rate_coverage.py --runs 200 --n-jobs 2
     python benchmarks/bench_rate_coverage.py --runs 200 --only cost
     python benchmarks/bench_rate_coverage.py --runs 200 --priors hierarchical
+    python benchmarks/bench_rate_coverage.py --only cost --synthetic --priors hierarchical
 
 Rates: ``BayesianAccuracy(metric=..., grouping="external")`` on the fairness
 files of ``../shared/data/fairness`` (4 files x 5 models; groups: the
@@ -30,6 +31,7 @@ import numpy as np
 import pandas as pd
 from bench_ece_coverage import pools
 from bench_fairness import SETS as FILES
+from bench_prior_coverage import synthetic_pool
 from joblib import Parallel, delayed
 
 from skassess import BayesianAccuracy
@@ -83,11 +85,19 @@ def rate_cell(name, model, metric, prior, budget, runs, seed):
     return np.mean(group_hits), np.mean(overall_hits)
 
 
-def cost_pools(seed):
-    """SVHN (when its file is there) and the bundled Fashion-MNIST scores."""
+def cost_pools(seed, synthetic=False):
+    """SVHN (when its file is there) and the bundled Fashion-MNIST scores, or synthetic pools.
+
+    With ``synthetic``, instead, two pools of ``bench_prior_coverage.py`` whose
+    classes' calibration differs (30 classes of ~300 rows, log-odds shift
+    sd 0.8; 20 classes of ~500 rows, sd 2.5: accuracies far apart).
+    """
     for name, X, y in pools(seed):
-        if name in ("SVHN", "Fashion-MNIST"):
+        if name in ("SVHN", "Fashion-MNIST") and not synthetic:
             yield name, X, y
+    if synthetic:
+        yield "synthetic 30 x 300, shift 0.8", *synthetic_pool(30, 300, seed, 0.8)
+        yield "synthetic 20 x 500, shift 2.5", *synthetic_pool(20, 500, seed + 6, 2.5)
 
 
 def cost_cell(X, y, prior, budget, runs, seed):
@@ -121,6 +131,8 @@ def main():
     parser.add_argument("--budgets", type=int, nargs="+", default=[50, 200, 1000])
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--only", choices=["rates", "cost"])
+    parser.add_argument("--synthetic", action="store_true",
+                        help="the cost table on two synthetic pools instead")
     parser.add_argument("--priors", nargs="+", default=["uniform", "informative"],
                         choices=["uniform", "informative", "hierarchical"])
     args = parser.parse_args()
@@ -154,7 +166,7 @@ def main():
               f"of the class accuracies (mean over classes), {args.runs} runs each")
         print("| pool | true cost | prior | " + " | ".join(f"N={b}" for b in args.budgets)
               + " |\n|---|---|---|" + "---|" * len(args.budgets))
-        for name, X, y in cost_pools(args.seed):
+        for name, X, y in cost_pools(args.seed, args.synthetic):
             for prior in priors:
                 out = Parallel(n_jobs=args.n_jobs)(
                     delayed(cost_cell)(X, y, prior, b, args.runs, args.seed)

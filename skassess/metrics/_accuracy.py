@@ -44,9 +44,10 @@ class BayesianAccuracy(_BetaAssessor):
         top-1 score over all rows of the group, labeled or not).
         ``"hierarchical"``: the groups' rates are exchangeable,
         ``Beta(mu kappa, (1 - mu) kappa)`` with a shared mean ``mu ~
-        Uniform(0, 1)`` and concentration ``kappa`` log-uniform on [0.5, 1e4],
-        both integrated out; a group with few labels borrows from the others
-        as much as the labels show the groups to be alike, and overall
+        Uniform(0, 1)`` and concentration ``kappa`` in [0.5, 1e4] with
+        ``1 / sqrt(kappa)`` uniform, both integrated out; a group with few
+        labels borrows from the others as much as the labels show the groups
+        to be alike, and overall
         quantities draw the groups jointly (see Notes). An array of
         shape (2,) or (n_groups, 2) gives ``(alpha, beta)`` directly. With an
         array or ``"hierarchical"``, ``prior_strength`` is not used.

@@ -2,7 +2,9 @@
 
 Each group's rate is ``theta_g ~ Beta(mu kappa, (1 - mu) kappa)``: the groups
 share an unknown mean ``mu ~ Uniform(0, 1)`` and an unknown concentration
-``kappa``, log-uniform on ``[KAPPA_MIN, KAPPA_MAX]``. Given ``(mu, kappa)``
+``kappa`` in ``[KAPPA_MIN, KAPPA_MAX]`` with ``1 / sqrt(kappa)`` uniform (the
+scale of the groups' spread: Gelman et al., *Bayesian Data Analysis*, 3rd
+ed., section 5.3). Given ``(mu, kappa)``
 the groups are independent Beta-Bernoulli cells, so the posterior is a
 mixture over ``(mu, kappa)`` of conjugate posteriors, weighted by the
 beta-binomial marginal likelihood of every group's labels.
@@ -21,9 +23,8 @@ from ._conjugate import BetaPosterior
 #: Range of the groups' concentration ``kappa`` (prior pseudo-counts per group):
 #: from groups nearly unrelated (0.5) to groups equal up to the last 1e-2.
 KAPPA_MIN, KAPPA_MAX = 0.5, 1e4
-#: Nodes of ``log kappa`` (equal prior weight each).
+#: Nodes of ``log kappa`` (midpoints of equal cells).
 N_KAPPA = 40
-KAPPA_PRIOR = "sd-uniform"
 #: Nodes of ``logit mu`` in the first, coarse pass and in each refined row.
 N_COARSE, N_FINE = 241, 81
 #: Range of ``logit mu`` searched by the coarse pass.
@@ -86,11 +87,14 @@ class HierarchicalBeta:
 
     @staticmethod
     def _log_kappa_prior(log_kappa):
-        """Log prior weight of each node of ``log kappa`` (sums to 1)."""
-        if KAPPA_PRIOR == "log-uniform":
-            w = np.zeros_like(log_kappa)
-        else:  # uniform on 1 / sqrt(kappa), the scale of the groups' spread
-            w = -0.5 * log_kappa
+        """Log prior weight of each node of ``log kappa`` (sums to 1).
+
+        ``1 / sqrt(kappa)`` uniform is a density ``kappa^(-1/2)`` in ``log
+        kappa``. (A log-uniform ``kappa`` puts 46 % of its mass above 100: with a
+        few labels per group it then shrinks every group to the mean, and the
+        per-class intervals of Fashion-MNIST covered 83 % at 50 labels.)
+        """
+        w = -0.5 * log_kappa
         return w - logsumexp(w)
 
     def _log_density(self, u, log_kappa):

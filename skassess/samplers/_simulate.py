@@ -97,7 +97,8 @@ def simulate(
     estimator : skassess metric estimator, default=None
         Gives the grouping and the prior (it is cloned and fitted on the
         unlabeled pool). None: the task's default, as in
-        :class:`ActiveAssessor`.
+        :class:`ActiveAssessor`. ``prior="hierarchical"`` is refused (the
+        runs would not refit it); use :class:`ActiveAssessor`.
     task : str, default="estimate"
         One of ``"estimate"``, ``"least_accurate"``, ``"most_accurate"``,
         ``"least_calibrated"``, ``"most_costly"``, ``"compare"``.

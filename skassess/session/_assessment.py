@@ -117,7 +117,13 @@ def assess_file(path, *, scores_file=None, prior="informative", level=0.95, rope
         arguments).
     scores_file : ScoresFile, default=None
         An opened file instead of ``path`` and ``columns``.
-    prior : {"informative", "uniform"}, default="informative"
+    prior : {"informative", "uniform", "hierarchical"}, default="informative"
+        The prior of the accuracy (per predicted class, per group) and cost
+        estimators; the ECE's bins take ``"informative"`` when it is
+        ``"hierarchical"`` (bins of increasing confidence are not
+        exchangeable). ``"hierarchical"`` is the one whose per-class and
+        overall intervals both hold their level with few labels per class
+        (see the user guide).
     level : float, default=0.95
         Credible level of the intervals.
     rope : float, default=0.05
@@ -156,7 +162,9 @@ def assess_file(path, *, scores_file=None, prior="informative", level=0.95, rope
     seed = int(random_state)
     est = {
         "by_class": BayesianAccuracy(prior=prior, random_state=seed),
-        "ece": BayesianCalibrationError(n_bins=n_bins, prior=prior, random_state=seed),
+        "ece": BayesianCalibrationError(
+            n_bins=n_bins, prior="informative" if prior == "hierarchical" else prior,
+            random_state=seed),
     }
     for g in sf.group_columns:
         est[f"group:{g}"] = BayesianAccuracy(grouping="external", prior=prior,

@@ -145,3 +145,24 @@ def test_gzip_is_read(tmp_path):
     with gzip.open(path, "wt") as f:
         f.write("id;score_a;score_b\n1;0.5;0.5\n")
     assert ScoresFile(path).read().scores.shape == (1, 2)
+
+
+def test_hierarchical_prior_in_the_assessment(tmp_path):
+    """The accuracy and cost estimators take it; the ECE's bins keep the informative one."""
+    rng = np.random.default_rng(0)
+    n = 200
+    scores = rng.dirichlet(np.ones(3), size=n).round(6)
+    labels = np.where(np.arange(n) < 40, rng.integers(0, 3, n).astype(str), "")
+    path = tmp_path / "s.csv"
+    frame = pd.DataFrame(scores, columns=["score_0", "score_1", "score_2"])
+    frame["label"] = labels
+    frame["g"] = rng.choice(["u", "v", "w"], n)
+    frame.to_csv(path, index=False)
+    result = assess_file(path, group_columns=["g"], prior="hierarchical",
+                         cost_matrix=1 - np.eye(3))
+    est = result.estimators
+    assert est["by_class"].prior == est["group:g"].prior == est["cost"].prior == "hierarchical"
+    assert est["ece"].prior == "informative"
+    assert result.settings["prior"] == "hierarchical"
+    row = result.overall.iloc[0]
+    assert row["lower"] <= row["mean"] <= row["upper"]
