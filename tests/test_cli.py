@@ -19,6 +19,15 @@ def test_demo_prints_posterior_and_writes_png(tmp_path, capsys):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.parametrize("prior, line", [(None, "Hierarchical prior"),
+                                          ("informative", "Informative prior"),
+                                          ("uniform", "Uniform prior")])
+def test_demo_prior(tmp_path, capsys, prior, line):
+    args = ["demo", "--output", str(tmp_path / "p.png"), "--n-labels", "60"]
+    assert main(args + ([] if prior is None else ["--prior", prior])) == 0
+    assert line in capsys.readouterr().out
+
+
 def test_demo_adult(tmp_path, capsys):
     assert main(["demo", "--dataset", "adult", "--output", str(tmp_path / "a.png")]) == 0
     assert "White - non-White" in capsys.readouterr().out
@@ -48,7 +57,7 @@ def example(tmp_path, capsys):
 
 
 def test_assess_prints_tables_and_writes_json(example, tmp_path, capsys):
-    scores, _ = example
+    scores, labels = example
     out = tmp_path / "a.json"
     assert main(["assess", str(scores), "--json", str(out)]) == 0
     text = capsys.readouterr().out
@@ -57,7 +66,13 @@ def test_assess_prints_tables_and_writes_json(example, tmp_path, capsys):
     result = json.loads(out.read_text())
     assert result["source"]["rows"] == 2000 and len(result["by_class"]) == 10
     acc = next(r for r in result["overall"] if r["metric"] == "accuracy")
-    assert 0.8 < acc["lower"] < acc["mean"] < acc["upper"] < 0.95
+    # the default (hierarchical) prior's interval holds the accuracy on all 2,000 rows
+    table = pd.read_csv(scores).set_index("id")
+    truth = pd.read_csv(labels).set_index("id")["label"].reindex(table.index)
+    predicted = table.filter(like="score_").idxmax(axis=1).str.removeprefix("score_")
+    true_acc = float((predicted == truth).mean())
+    assert acc["lower"] < true_acc < acc["upper"] and acc["upper"] - acc["lower"] < 0.15
+    assert result["settings"]["prior"] == "hierarchical"
 
 
 def test_assess_groups_and_cost(tmp_path, capsys):

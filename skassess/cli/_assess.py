@@ -17,10 +17,11 @@ def add_parser(sub):
     )
     add_file_arguments(p)
     opts = p.add_argument_group("assessment")
-    opts.add_argument("--prior", choices=("informative", "uniform", "hierarchical"),
-                      default="informative",
-                      help="informative: from the scores of all rows (default); hierarchical: "
-                      "the classes' (groups') accuracies share a prior learned from the labels")
+    opts.add_argument("--prior", choices=("hierarchical", "informative", "uniform"),
+                      default="hierarchical",
+                      help="hierarchical (default): the classes' (groups') accuracies share a "
+                      "prior learned from the labels; informative: from the scores of all "
+                      "rows; uniform: Beta(1, 1) per class (group)")
     opts.add_argument("--level", type=float, default=0.95, help="credible level (0.95)")
     opts.add_argument("--rope", type=float, default=0.05,
                       help="half-width of the region of practical equivalence (0.05)")

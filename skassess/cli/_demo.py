@@ -14,6 +14,15 @@ from ..metrics import (
     expected_calibration_error,
 )
 
+#: The priors the demo offers and the line it prints for each.
+PRIORS = {
+    "hierarchical": "Hierarchical prior: the groups' accuracies share Beta(mu kappa, "
+                    "(1 - mu) kappa), (mu, kappa) learned from the labels.",
+    "informative": "Informative prior: Beta(2 s_g, 2 (1 - s_g)), s_g = mean top-1 score of "
+                   "group g.",
+    "uniform": "Uniform prior: Beta(1, 1) for every group.",
+}
+
 
 def add_parser(sub):
     demo = sub.add_parser(
@@ -31,6 +40,11 @@ def add_parser(sub):
         "adult: a scikit-learn MLP on 10,054 people, grouped by race (White vs other)",
     )
     demo.add_argument("--n-labels", type=int, default=200, help="labels to reveal (200)")
+    demo.add_argument(
+        "--prior", choices=tuple(PRIORS), default="hierarchical",
+        help="prior of the group accuracies: hierarchical (default; the groups share a "
+        "Beta learned from the labels), informative (from the scores) or uniform",
+    )
     demo.add_argument("--seed", type=int, default=0, help="seed of the labeled rows (0)")
     demo.add_argument(
         "--output", default="skassess_reliability.png", help="PNG of the reliability diagram"
@@ -63,19 +77,19 @@ def demo_command(args):
         data = load_fashion_mnist_scores()
         scores, target = data.scores, data.target
         groups, title = None, "MLP on Fashion-MNIST (10,000 test images)"
-        acc = BayesianAccuracy(prior="informative", random_state=args.seed)
+        acc = BayesianAccuracy(prior=args.prior, random_state=args.seed)
     else:
         data = load_adult_scores("race")
         scores = data.scores["MultiLayerPerceptron"].to_numpy()
         target = data.target.to_numpy()
         groups = np.where(data.sensitive["race"] == "White", "White", "non-White")
         title = "MLP on Adult income (10,054 people)"
-        acc = BayesianAccuracy(grouping="external", prior="informative",
+        acc = BayesianAccuracy(grouping="external", prior=args.prior,
                                random_state=args.seed)
     y = _reveal(target, args.n_labels, args.seed)
     acc.fit(scores, y, group_by=groups)
     print(f"{title}: {args.n_labels} labeled rows, {len(y) - args.n_labels} unlabeled.")
-    print("Informative prior: Beta(2 s_g, 2 (1 - s_g)), s_g = mean top-1 score of group g.\n")
+    print(PRIORS[args.prior] + "\n")
     table = acc.summary(0.95)
     if args.dataset == "fashion-mnist":
         table.index = pd.Index(data.class_names, name="predicted class")

@@ -101,7 +101,7 @@ def _differences(estimator, names, rope, level, seed):
     return pd.DataFrame(rows).set_index("group")
 
 
-def assess_file(path, *, scores_file=None, prior="informative", level=0.95, rope=0.05,
+def assess_file(path, *, scores_file=None, prior="hierarchical", level=0.95, rope=0.05,
                 n_bins=10, cost_matrix=None, random_state=0, chunk_rows=CHUNK_ROWS,
                 checksum=True, extra_labels=None, meta=None, meta_rows=100_000, **columns):
     """Assess the black box of a scores file from its labeled and unlabeled rows.
@@ -117,13 +117,15 @@ def assess_file(path, *, scores_file=None, prior="informative", level=0.95, rope
         arguments).
     scores_file : ScoresFile, default=None
         An opened file instead of ``path`` and ``columns``.
-    prior : {"informative", "uniform", "hierarchical"}, default="informative"
+    prior : {"hierarchical", "informative", "uniform"}, default="hierarchical"
         The prior of the accuracy (per predicted class, per group) and cost
         estimators; the ECE's bins take ``"informative"`` when it is
         ``"hierarchical"`` (bins of increasing confidence are not
         exchangeable). ``"hierarchical"`` is the one whose per-class and
-        overall intervals both hold their level with few labels per class
-        (see the user guide).
+        overall intervals both hold their level with few labels per class;
+        the informative prior's per-class intervals covered 66-76 % at 200
+        labels on SVHN and Fashion-MNIST, the uniform prior's overall ones
+        0-8 % (user guide, *The hierarchical prior*).
     level : float, default=0.95
         Credible level of the intervals.
     rope : float, default=0.05

@@ -171,7 +171,7 @@ def render_report(assessment, *, title=None):
         "<h2>Accuracy per predicted class</h2>", '<div class="grid"><figure>',
         _forest(assessment.by_class, "Accuracy per predicted class", "accuracy"),
         "<figcaption>Dots: posterior means; bars: credible intervals; crosses: the "
-        "informative prior's means.</figcaption></figure>",
+        f"prior's means ({esc(settings['prior'])} prior).</figcaption></figure>",
         _table(assessment.by_class, percent=("weight",)), "</div>",
     ]
     for name, table in assessment.by_group.items():
