@@ -12,14 +12,16 @@ files of ``../shared/data/fairness`` (4 files x 5 models; groups: the
 privileged group and the rest), with the uniform and the informative prior,
 after N random labels (no stratification; a group or class may get none).
 Each cell is the share of 95 % intervals that hold the rate computed from
-every row of the file: per group (``summary()``), and the overall rate
-(``overall_interval()``, Monte Carlo). Cost: ``BayesianMisclassificationCost``
+every row of the file: per group (``summary()``), the overall rate
+(``overall_interval()``, Monte Carlo) and the difference privileged - rest
+(``compare_groups``). Cost: ``BayesianMisclassificationCost``
 on SVHN (the paper's ResNet-152 outputs) and the bundled Fashion-MNIST
 scores, with a cost matrix drawn once per pool (off-diagonal costs
 uniform on [0, 10]), overall expected cost per row against the pool's mean
 cost, and beside it ``BayesianAccuracy``'s overall accuracy (groups: the
 predicted classes) against the pool's accuracy and its per-class intervals
-against the classes' accuracies. Rate rows are pooled over the
+against the classes' accuracies, and the interval of the difference of every
+pair of classes' accuracies against the pool's. Rate rows are pooled over the
 files and models of a metric (the range over them in brackets).
 """
 
@@ -35,7 +37,7 @@ from bench_prior_coverage import synthetic_pool
 from joblib import Parallel, delayed
 
 from skassess import BayesianAccuracy
-from skassess.metrics import BayesianMisclassificationCost
+from skassess.metrics import BayesianMisclassificationCost, compare_groups
 
 SHARED = pathlib.Path(__file__).resolve().parents[2] / "shared/data"
 MODELS = ("GaussianNB", "LR", "DecisionTree", "RandomForest", "MultiLayerPerceptron")
@@ -64,7 +66,7 @@ def rate_cell(name, model, metric, prior, budget, runs, seed):
     pred = (p > 0.5).astype(int)
     truth_g = {g: true_rate(pred, y, groups == g, metric) for g in ("privileged", "rest")}
     truth = true_rate(pred, y, np.ones(len(y), dtype=bool), metric)
-    group_hits, overall_hits = [], []
+    group_hits, overall_hits, delta_hits = [], [], []
     for run in range(runs):
         rng = np.random.default_rng([seed, budget, run])
         rows = rng.choice(len(y), size=min(budget, len(y)), replace=False)
@@ -77,12 +79,17 @@ def rate_cell(name, model, metric, prior, budget, runs, seed):
             est.fit(X, masked, group_by=groups)
             table = est.summary()
             lower, upper = est.overall_interval(0.95, n_draws=2000)
+            d_lower, d_upper = compare_groups(est, "privileged", "rest", n_draws=2000,
+                                              random_state=run).interval(0.95)
         for g, t in truth_g.items():
             if np.isfinite(t):
                 group_hits.append(table.loc[g, "lower"] <= t <= table.loc[g, "upper"])
         if np.isfinite(truth):
             overall_hits.append(lower <= truth <= upper)
-    return np.mean(group_hits), np.mean(overall_hits)
+        delta = truth_g["privileged"] - truth_g["rest"]
+        if np.isfinite(delta):
+            delta_hits.append(d_lower <= delta <= d_upper)
+    return np.mean(group_hits), np.mean(overall_hits), np.mean(delta_hits)
 
 
 def cost_pools(seed, synthetic=False):
@@ -120,7 +127,14 @@ def cost_cell(X, y, prior, budget, runs, seed):
         acc_lower, acc_upper = acc.overall_interval(0.95, n_draws=2000)
         table = acc.summary()
         groups = np.mean((table["lower"] <= per_class) & (per_class <= table["upper"]))
-        hits.append((lower <= truth <= upper, acc_lower <= accuracy <= acc_upper, groups))
+        # every pair of classes: the interval of theta_j - theta_k (compare_groups)
+        draws = acc.groupwise_samples(2000, random_state=run)
+        j, k = np.triu_indices(K, 1)
+        d_lower, d_upper = np.quantile(draws[:, j] - draws[:, k], [0.025, 0.975], axis=0)
+        delta = per_class[j] - per_class[k]
+        pairs = np.mean((d_lower <= delta) & (delta <= d_upper))
+        hits.append((lower <= truth <= upper, acc_lower <= accuracy <= acc_upper, groups,
+                     pairs))
     return truth, np.mean(hits, axis=0)
 
 
@@ -143,7 +157,8 @@ def main():
         out = Parallel(n_jobs=args.n_jobs)(
             delayed(rate_cell)(*k, args.runs, args.seed) for k in keys)
         res = dict(zip(keys, out, strict=True))
-        print(f"\nRates: coverage % of 95 % intervals, per group / overall, mean over "
+        print(f"\nRates: coverage % of 95 % intervals, per group / overall / difference "
+              f"privileged - rest, mean over "
               f"{len(FILES)} files x {len(MODELS)} models [range over them], "
               f"{args.runs} runs each")
         print("| metric | prior | " + " | ".join(f"N={b}" for b in args.budgets)
@@ -156,14 +171,17 @@ def main():
                                   for m in MODELS]) * 100
                     o = np.array([res[(n, m, metric, prior, b)][1] for n in FILES
                                   for m in MODELS]) * 100
-                    cells.append(f"{np.nanmean(g):.1f} [{np.nanmin(g):.0f}-{np.nanmax(g):.0f}]"
-                                 f" / {np.nanmean(o):.1f} [{np.nanmin(o):.0f}-"
-                                 f"{np.nanmax(o):.0f}]")
+                    d = np.array([res[(n, m, metric, prior, b)][2] for n in FILES
+                                  for m in MODELS]) * 100
+                    cells.append(" / ".join(
+                        f"{np.nanmean(v):.1f} [{np.nanmin(v):.0f}-{np.nanmax(v):.0f}]"
+                        for v in (g, o, d)))
                 print(f"| {metric} | {prior} | " + " | ".join(cells) + " |", flush=True)
     if args.only != "rates":
         print(f"\nCost and overall accuracy (groups: the predicted classes): coverage % of "
               f"the 95 % interval of the overall expected cost / of the overall accuracy / "
-              f"of the class accuracies (mean over classes), {args.runs} runs each")
+              f"of the class accuracies (mean over classes) / of the differences of two "
+              f"classes' accuracies (mean over pairs), {args.runs} runs each")
         print("| pool | true cost | prior | " + " | ".join(f"N={b}" for b in args.budgets)
               + " |\n|---|---|---|" + "---|" * len(args.budgets))
         for name, X, y in cost_pools(args.seed, args.synthetic):
@@ -172,8 +190,7 @@ def main():
                     delayed(cost_cell)(X, y, prior, b, args.runs, args.seed)
                     for b in args.budgets)
                 print(f"| {name} | {out[0][0]:.3f} | {prior} | "
-                      + " | ".join(f"{100 * h[0]:.1f} / {100 * h[1]:.1f} / {100 * h[2]:.1f}"
-                                   for _, h in out)
+                      + " | ".join(" / ".join(f"{100 * v:.1f}" for v in h) for _, h in out)
                       + " |", flush=True)
 
 
