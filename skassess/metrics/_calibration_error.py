@@ -328,6 +328,9 @@ class BayesianCalibrationError(_BetaAssessor):
         """Draws of each bin's calibration gap ``|accuracy_b - s_b|``."""
         return np.abs(self._accuracy_draws(n_draws, rng, pool) - np.nan_to_num(self.confidence_))
 
+    def _overall_prior_pull(self):
+        return None  # the ECE is not a weighted mean of the bins' accuracies
+
     def _groupwise_samples(self, n_draws, rng):
         """Calibration gap ``|theta_b - s_b|`` per bin."""
         return self._gap_draws(n_draws, rng, pool=False)

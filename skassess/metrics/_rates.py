@@ -202,6 +202,23 @@ class _BetaAssessor(_BaseAssessor):
         weights = self._overall_weights(1, None)
         return float(weights @ self.posterior_.mean() / weights.sum())
 
+    def _overall_prior_pull(self):
+        """How far the uniform prior moves the overall accuracy from the labels.
+
+        Each labeled group's label rate, each unlabeled group the labeled rows'
+        pooled rate: the posterior mean's distance from that, weighted as in
+        the overall accuracy, against the overall posterior standard deviation.
+        """
+        if (self._metric() != "accuracy" or not isinstance(self.prior, str)
+                or self.prior != "uniform" or not self.n_labeled_.sum() > 0):
+            return None
+        n, r = self.n_labeled_, self.n_success_
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = np.where(n > 0, r / n, r.sum() / n.sum())
+        p = self.group_weights_ / self.group_weights_.sum()
+        return float(p @ (self.posterior_.mean() - rate)), float(
+            np.sqrt(p**2 @ self.posterior_.var()))
+
     def _groupwise_samples(self, n_draws, rng):
         return self._theta_samples(n_draws, rng)
 
