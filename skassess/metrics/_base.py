@@ -379,6 +379,9 @@ class _BaseAssessor(BaseEstimator):
             for start in range(0, n_draws, chunk)
         ])
 
+    #: What the overall metric is called in messages.
+    _overall_name = "accuracy"
+
     def _overall_prior_pull(self):
         """``(pull, sd)`` of the overall metric under a uniform prior, or None (no check)."""
         return None
@@ -412,20 +415,21 @@ class _BaseAssessor(BaseEstimator):
         """Equal-tailed credible interval ``(lower, upper)`` of the overall metric.
 
         Warns (SkassessWarning) when independent uniform priors over the
-        groups move the overall accuracy's mean by more than half its
-        posterior standard deviation from what the labels say (user guide,
+        groups move the overall accuracy's (or expected cost's) mean by more
+        than half its posterior standard deviation from what the labels say (user guide,
         *The hierarchical prior*): the interval then mostly reflects the
         prior's 1/2.
         """
         check_is_fitted(self)
         pull = self._overall_prior_pull()
         if pull is not None and abs(pull[0]) > MAX_PRIOR_PULL * pull[1]:
+            name = self._overall_name
             warn(
-                f"The uniform prior moves the overall accuracy by {pull[0]:+.3f}, "
+                f"The uniform prior moves the overall {name} by {pull[0]:+.3f}, "
                 f"{abs(pull[0]) / pull[1]:.1f} posterior standard deviations, from the "
-                f"labels' rate: independent Beta priors over {self.n_rows_.size} groups pull "
-                "every group toward 1/2, so this interval may not hold the overall "
-                "accuracy. Use prior='hierarchical' for overall quantities."
+                f"labels' values: independent priors over {self.n_rows_.size} groups pull "
+                "every group toward the prior's mean, so this interval may not hold the "
+                f"overall {name}. Use prior='hierarchical' for overall quantities."
             )
         tail = (1.0 - level) / 2.0
         lower, upper = np.quantile(
@@ -457,3 +461,20 @@ class _BaseAssessor(BaseEstimator):
         tags.target_tags.required = False
         tags.input_tags.positive_only = True
         return tags
+
+
+def prior_pull(weights, post_mean, post_var, n_labeled, observed_sum):
+    """``(pull, sd)``: how far the priors move a weighted mean of group metrics.
+
+    Each labeled group's observed value ``observed_sum / n_labeled``, each
+    unlabeled group the labeled rows' pooled value, against the posterior
+    means; weighted by ``weights``, beside the overall posterior standard
+    deviation of independent groups. None without labels.
+    """
+    n = np.asarray(n_labeled, dtype=np.float64)
+    if not n.sum() > 0:
+        return None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = np.where(n > 0, observed_sum / n, observed_sum.sum() / n.sum())
+    p = weights / weights.sum()
+    return float(p @ (post_mean - value)), float(np.sqrt(p**2 @ post_var))

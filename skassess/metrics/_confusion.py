@@ -8,7 +8,13 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils import LEVEL, N_DRAWS, validate_args, validated
-from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH, DRAW_CHUNK, _BaseAssessor
+from ._base import (
+    DEFAULT_N_DRAWS,
+    DEFAULT_PRIOR_STRENGTH,
+    DRAW_CHUNK,
+    _BaseAssessor,
+    prior_pull,
+)
 from ._conjugate import MIN_PSEUDO_COUNT, dirichlet_draws
 from ._hierarchical import HierarchicalBeta
 from ._nested_dirichlet import NestedDirichletPosterior
@@ -371,6 +377,22 @@ class BayesianConfusionMatrix(_BaseAssessor):
 
     def _overall_exact_mean(self):
         return float(np.diagonal(self.posterior_.mean()) @ self.group_weights_)
+
+    def _overall_prior_pull(self):
+        if not (isinstance(self.prior, str) and self.prior == "uniform"):
+            return None
+        mean, var = self._group_metric_moments()
+        return prior_pull(self.group_weights_, mean, var, self.counts_.sum(axis=1),
+                          self._observed_group_sums())
+
+    def _group_metric_moments(self):
+        """Posterior mean and variance of each predicted class's metric (accuracy)."""
+        diagonal = self.posterior_.diagonal()
+        return diagonal.mean(), diagonal.var()
+
+    def _observed_group_sums(self):
+        """Sum of the metric over each predicted class's labeled rows (right ones)."""
+        return np.diagonal(self.counts_).copy()
 
 
 

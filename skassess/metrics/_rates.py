@@ -11,7 +11,7 @@ import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils import LEVEL, validate_args
-from ._base import _BaseAssessor
+from ._base import _BaseAssessor, prior_pull
 from ._conjugate import MIN_PSEUDO_COUNT, BetaPosterior
 from ._hierarchical import HierarchicalBeta
 from ._rate_table import (
@@ -210,14 +210,10 @@ class _BetaAssessor(_BaseAssessor):
         the overall accuracy, against the overall posterior standard deviation.
         """
         if (self._metric() != "accuracy" or not isinstance(self.prior, str)
-                or self.prior != "uniform" or not self.n_labeled_.sum() > 0):
+                or self.prior != "uniform"):
             return None
-        n, r = self.n_labeled_, self.n_success_
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rate = np.where(n > 0, r / n, r.sum() / n.sum())
-        p = self.group_weights_ / self.group_weights_.sum()
-        return float(p @ (self.posterior_.mean() - rate)), float(
-            np.sqrt(p**2 @ self.posterior_.var()))
+        return prior_pull(self.group_weights_, self.posterior_.mean(), self.posterior_.var(),
+                          self.n_labeled_, self.n_success_)
 
     def _groupwise_samples(self, n_draws, rng):
         return self._theta_samples(n_draws, rng)

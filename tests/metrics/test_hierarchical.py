@@ -10,7 +10,11 @@ from scipy.special import betaln, logsumexp
 
 from skassess import ActiveAssessor, BayesianAccuracy
 from skassess.exceptions import SkassessWarning
-from skassess.metrics import BetaPosterior
+from skassess.metrics import (
+    BayesianConfusionMatrix,
+    BayesianMisclassificationCost,
+    BetaPosterior,
+)
 from skassess.metrics._hierarchical import KAPPA_MAX, KAPPA_MIN, HierarchicalBeta
 from skassess.samplers import simulate
 
@@ -191,21 +195,31 @@ def test_uniform_overall_interval_warns_only_when_the_prior_moves_it():
 
     data = load_fashion_mnist_scores()
     order = np.random.default_rng(0).permutation(len(data.target))
+    cost = np.random.default_rng(0).uniform(0, 10, (10, 10))
+    np.fill_diagonal(cost, 0.0)
+    makers = {
+        "accuracy": lambda prior: BayesianAccuracy(prior=prior, random_state=0),
+        "accuracy ": lambda prior: BayesianConfusionMatrix(prior=prior, random_state=0),
+        "expected cost": lambda prior: BayesianMisclassificationCost(
+            cost_matrix=cost, prior=prior, random_state=0),
+    }
     for n, should_warn in ((50, True), (5000, False)):
         y = np.full(len(data.target), -1)
         y[order[:n]] = data.target[order[:n]]
-        est = BayesianAccuracy(random_state=0).fit(data.scores, y)
-        pull, sd = est._overall_prior_pull()
-        assert (abs(pull) > 0.5 * sd) == should_warn, (n, pull, sd)
-        if should_warn:
-            with pytest.warns(SkassessWarning, match="prior='hierarchical'"):
-                est.overall_interval()
-        else:
-            est.overall_interval()  # SkassessWarning is an error in the tests
-        for prior in ("informative", "hierarchical"):
-            BayesianAccuracy(prior=prior).fit(data.scores, y).overall_interval()
+        for name, make in makers.items():
+            est = make("uniform").fit(data.scores, y)
+            pull, sd = est._overall_prior_pull()
+            assert (abs(pull) > 0.5 * sd) == should_warn, (name, n, pull, sd)
+            if should_warn:
+                with pytest.warns(SkassessWarning, match=f"overall {name.strip()} by"):
+                    est.overall_interval()
+            else:
+                est.overall_interval()  # SkassessWarning is an error in the tests
+            for prior in ("informative", "hierarchical"):
+                make(prior).fit(data.scores, y).overall_interval()
     # no label: the posterior is the prior, nothing to compare with
-    BayesianAccuracy().fit(data.scores).overall_interval()
+    for make in makers.values():
+        make("uniform").fit(data.scores).overall_interval()
 
 
 def test_overall_draws_move_the_groups_together():
@@ -307,7 +321,13 @@ def test_cost_interval_covers_on_the_bundled_scores():
         masked[rows] = y[rows]
         for prior, out in hits.items():
             est = BayesianMisclassificationCost(cost_matrix=C, prior=prior, random_state=run)
-            lower, upper = est.fit(X, masked).overall_interval(n_draws=2000)
+            est.fit(X, masked)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                lower, upper = est.overall_interval(n_draws=2000)
             out.append(lower <= truth <= upper)
+            # the uniform prior's interval warns whenever it misses; the other never
+            assert bool(caught) or prior == "hierarchical" or out[-1]
+            assert not caught or prior == "uniform"
     assert np.mean(hits["hierarchical"]) >= 0.88, np.mean(hits["hierarchical"])
     assert np.mean(hits["uniform"]) < 0.5, np.mean(hits["uniform"])
