@@ -426,7 +426,8 @@ class _BaseAssessor(BaseEstimator):
             name = self._overall_name
             warn(
                 f"The uniform prior moves the overall {name} by {pull[0]:+.3f}, "
-                f"{abs(pull[0]) / pull[1]:.1f} posterior standard deviations, from the "
+                f"{abs(pull[0]) / max(pull[1], 1e-300):.1f} posterior standard deviations, "
+                "from the "
                 f"labels' values: independent priors over {self.n_rows_.size} groups pull "
                 "every group toward the prior's mean, so this interval may not hold the "
                 f"overall {name}. Use prior='hierarchical' for overall quantities."
