@@ -7,7 +7,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..utils import LEVEL, N_DRAWS, validate_args, validated
 from ._base import DEFAULT_PRIOR_STRENGTH, DRAW_CHUNK
 from ._confusion import BayesianConfusionMatrix
-from ._conjugate import dirichlet_draws
+from ._conjugate import MIN_PSEUDO_COUNT, dirichlet_draws
 
 
 class BayesianMisclassificationCost(BayesianConfusionMatrix):
@@ -159,10 +159,25 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
     _overall_name = "expected cost"
 
     def _group_metric_moments(self):
-        # the variance by Monte Carlo (4000 seeded draws): each class's cost mixes
-        # its accuracy's Beta and its errors' Dirichlet
-        draws = self._groupwise_samples(4000, np.random.RandomState(0))
-        return self._cost(self.posterior_.mean()), draws.var(axis=0)
+        """Exact mean and variance of each predicted class's cost.
+
+        The cost is ``Y = X + theta (c - X)``: ``theta`` the accuracy (Beta),
+        ``c = C[k, k]``, ``X = sum_v v phi_v`` the cost of an error, ``phi``
+        Dirichlet (``_cost_levels``) and independent of ``theta``; a
+        Dirichlet gives ``E[X^2] = ((sum v alpha)^2 + sum v^2 alpha) /
+        (alpha_0 (alpha_0 + 1))``.
+        """
+        values, alpha = self._cost_levels()
+        total = np.maximum(alpha.sum(axis=1), MIN_PSEUDO_COUNT)
+        first = (alpha * values).sum(axis=1)
+        m1 = first / total
+        m2 = (first**2 + (alpha * values**2).sum(axis=1)) / (total * (total + 1.0))
+        hit = self.posterior_.diagonal()
+        t1, t2 = hit.mean(), hit.var() + hit.mean() ** 2
+        c = np.diagonal(self.cost_matrix_)
+        mean = m1 + t1 * (c - m1)
+        second = m2 + 2.0 * t1 * (c * m1 - m2) + t2 * (c**2 - 2.0 * c * m1 + m2)
+        return mean, np.maximum(second - mean**2, 0.0)
 
     def _observed_group_sums(self):
         return self._cost(self.counts_)
