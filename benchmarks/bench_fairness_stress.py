@@ -21,7 +21,14 @@ difference of accuracy ``A - B`` on the whole file (threshold 0.5). Kinds:
 Cells: coverage % of the 95 % interval of Delta accuracy / MAE x 100 of the
 posterior median (the estimate of least expected absolute error), for BC
 (``BayesianGroupMetrics``, the default calibrator) and BB (Beta(1, 1) per
-group), and the share of BC fits that raised the labels-versus-scores warning.
+group), BC's MAE minus BB's with the standard error of that difference (both
+methods see the same labels in a run, so the difference is paired), and the
+share of BC fits that raised the labels-versus-scores warning.
+
+By default a cell is one file (fixed by kind, size and share) and the runs
+differ in which rows are labeled. ``--vary-files`` draws a new file in every
+run as well, so the coverage is over files of the kind, not over the label
+draws of one file; the truth column is then the mean over the runs.
 """
 
 import argparse
@@ -69,8 +76,9 @@ def labeled_rows(group, n_labeled, rng):
     return np.concatenate([first, rest])[:n_labeled]
 
 
-def one_run(kind, n, share, n_labeled, run, options):
-    s, y, group = make_file(kind, n, share, seed=[n, int(100 * share), KINDS.index(kind)])
+def one_run(kind, n, share, n_labeled, run, options, vary_files=False):
+    seed = [n, int(100 * share), KINDS.index(kind)] + ([1000 + run] if vary_files else [])
+    s, y, group = make_file(kind, n, share, seed=seed)
     right = (s > 0.5) == y
     truth = right[group == "A"].mean() - right[group == "B"].mean()
     rng = np.random.default_rng([run, n, n_labeled])
@@ -104,30 +112,37 @@ def main():
                         help="BC's p_pooled (default: the estimator's)")
     parser.add_argument("--unlabeled", choices=("expected", "sampled"), default=None,
                         help="BC's unlabeled (default: the estimator's)")
+    parser.add_argument("--vary-files", action="store_true",
+                        help="a new file in every run (coverage over files, not label draws)")
     args = parser.parse_args()
     options = {k: v for k, v in (("p_pooled", args.p_pooled), ("unlabeled", args.unlabeled))
                if v is not None}
     print(f"{args.runs} runs per cell; cells: coverage % / MAE x 100 of Delta accuracy (A - B)")
-    print("| kind | n | B share | n_L | true Δ × 100 | BC | BB | BC warned % |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| kind | n | B share | n_L | true Δ × 100 | BC | BB | BC − BB MAE (SE) "
+          "| BC warned % |")
+    print("|---|---|---|---|---|---|---|---|---|")
     worst = 100.0
     for kind, n, share, n_labeled in itertools.product(args.kinds, args.sizes, args.shares,
                                                        args.labels):
         start = time.perf_counter()
         results = Parallel(n_jobs=args.n_jobs, backend="multiprocessing")(
-            delayed(one_run)(kind, n, share, n_labeled, run, options) for run in range(args.runs))
-        truth = results[0][0]
-        cells = []
+            delayed(one_run)(kind, n, share, n_labeled, run, options, args.vary_files)
+            for run in range(args.runs))
+        truth = np.mean([r[0] for r in results])
+        cells, errors_of = [], {}
         for method in ("bayesian-calibration", "beta-binomial"):
             hits, errors, _ = (np.array(v) for v in zip(*(r[1][method] for r in results),
                                                           strict=True))
             cells.append(f"{100 * hits.mean():.0f} / {100 * errors.mean():.1f}")
+            errors_of[method] = errors
             if method == "bayesian-calibration":
                 worst = min(worst, 100 * hits.mean())
+        excess = 100 * (errors_of["bayesian-calibration"] - errors_of["beta-binomial"])
+        se = excess.std(ddof=1) / np.sqrt(len(excess)) if len(excess) > 1 else np.nan
         warned = np.mean([r[1]["bayesian-calibration"][2] for r in results])
         print(f"| {kind} | {n} | {share:g} | {n_labeled} | {100 * truth:.1f} | {cells[0]} | "
-              f"{cells[1]} | {100 * warned:.0f} |  [{time.perf_counter() - start:.0f} s]",
-              flush=True)
+              f"{cells[1]} | {excess.mean():+.1f} ({se:.1f}) | {100 * warned:.0f} |  "
+              f"[{time.perf_counter() - start:.0f} s]", flush=True)
     print(f"lowest BC coverage: {worst:.0f} %")
 
 
