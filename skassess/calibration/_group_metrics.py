@@ -116,7 +116,7 @@ default="bayesian-calibration"
         rows`` (10 million rows take about 0.5 GB). On files of millions of
         rows the two differ only in small groups; on small files
         ``"expected"`` is too narrow for the file's value.
-    p_pooled : float in (0, 1], default=0.5
+    p_pooled : float in (0, 1], default=0.2
         BC only. Prior probability that a group's labels follow the pooled
         calibration model; otherwise the group is *free*: its rows are right
         with an unknown rate, whatever their scores (the beta-binomial
@@ -130,7 +130,13 @@ default="bayesian-calibration"
         interval as wide as its labels allow rather than a narrow, biased
         one. Groups below 1/2 are refitted out of the pooled model so that
         they do not pull the other groups' maps (one extra fit). ``1.0``
-        is the thesis's BC: every group pooled.
+        is the thesis's BC: every group pooled. The default 0.2 puts
+        coverage first: it covered the true difference in 88-100 % of runs
+        in every cell of a stress suite of small files whose small group is
+        calibrated differently (0.5: down to 86 %; 1.0: 0-53 %), at the
+        price of larger errors where the groups are in fact calibrated alike
+        (there, with outside evidence, raise it: 0.97 keeps the thesis's
+        errors).
     missing_label : int, float, str or None, default=-1
         The value of ``y`` that marks an unlabeled row.
     random_state : int, RandomState instance or None, default=None
@@ -191,7 +197,7 @@ default="bayesian-calibration"
         rope=0.05,
         n_draws=2000,
         unlabeled="sampled",
-        p_pooled=0.5,
+        p_pooled=0.2,
         missing_label=-1,
         random_state=None,
     ):
