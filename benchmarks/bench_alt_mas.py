@@ -136,7 +136,12 @@ def main():
     parser.add_argument("--methods", nargs="+", default=list(METHODS))
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--out", default="alt_mas_results.pkl")
+    parser.add_argument("--report-only", action="store_true",
+                        help="print the tables of the results saved in --out, run nothing")
     args = parser.parse_args()
+    if args.report_only:
+        report(pd.read_pickle(args.out))
+        return
     X, y, all_scores = load_mnist_models()
     Z = PCA(30, random_state=0).fit_transform(X)
     Z /= Z.std()
@@ -201,6 +206,41 @@ def report(df):
                       for c in ["cover_accuracy", "cover_macro_f1"]]
                 print(f"| {method} | {budget} | " + " | ".join(cells + cv) + " |")
         del acc
+    goal_check(df)
+
+
+GOAL_METRICS = ["accuracy", "macro_f1", "precision", "recall"]
+
+
+def goal_check(df, method="final"):
+    """Cells where ``method``'s mean error exceeds the best other method's mean + its SE.
+
+    A cell is (model, budget, metric); the other methods are the ones in ``df``
+    besides ``method`` and ``random_cv``. Prints the misses and the count.
+    """
+    others = [m for m in METHODS if m not in (method, "random_cv") and m in set(df.method)]
+    if method not in set(df.method) or not others:
+        return
+    g = df.groupby(["model", "method", "budget"])[GOAL_METRICS]
+    mean, se = g.mean(), g.sem()
+    met, total, misses = 0, 0, []
+    for model in df.model.unique():
+        for budget in BUDGETS:
+            for metric in GOAL_METRICS:
+                best = min(others, key=lambda m: mean.loc[(model, m, budget), metric])
+                bound = mean.loc[(model, best, budget), metric] + se.loc[(model, best, budget),
+                                                                        metric]
+                value = mean.loc[(model, method, budget), metric]
+                total += 1
+                if value <= bound:
+                    met += 1
+                else:
+                    misses.append(f"{model} {budget} {metric}: {value:.2f} against {best} "
+                                  f"{mean.loc[(model, best, budget), metric]:.2f} "
+                                  f"(SE {se.loc[(model, best, budget), metric]:.2f})")
+    print(f"\n{method}: error <= best other + 1 SE in {met} of {total} cells")
+    for line in misses:
+        print(f"- {line}")
 
 
 if __name__ == "__main__":

@@ -30,11 +30,69 @@ calibrated). A row with one draw or none has only the second.
 """
 
 import numpy as np
+from scipy.special import gammaln
 from scipy.stats import norm
 
 from ._confusion_metrics import metric_gradients, metric_values
 
-__all__ = ["DifferenceEstimate"]
+__all__ = ["DifferenceEstimate", "shrink_errors"]
+
+#: Grid of the strengths of the even prior on where a row's errors go.
+_STRENGTHS = np.geomspace(0.1, 1e4, 41)
+
+
+def shrink_errors(T, counts):
+    """Spread each row's estimated unlabeled errors by a Dirichlet-multinomial posterior mean.
+
+    Row ``c``'s labeled items and its diagonal (its correct items) are kept.
+    The errors estimated among its *unlabeled* items, ``R = T[c] - counts[c]``
+    off the diagonal, are spread over the other classes as ``(n_e pi + m u) /
+    (n_e + m)``: ``pi`` their estimated shares (negative cells clipped to 0),
+    ``n_e`` the errors among the row's labels, ``u`` even shares and ``m`` the
+    strength of greatest Dirichlet-multinomial marginal likelihood of the
+    labeled errors' classes (a tie, as with one error, keeps the smallest).
+    A row without a labeled error gets even shares. The diagonal, and so
+    accuracy and per-class precision, is untouched; recall and F1, whose
+    columns add every row's errors, lose the noise of a few errors per row;
+    a fully labeled row is left exact. With random labels and the plug-in
+    ``T``, this is the Dirichlet-multinomial posterior mean of the row's
+    errors with an even prior of strength ``m`` (empirical Bayes).
+
+    Parameters
+    ----------
+    T : ndarray of shape (K, K)
+        Estimated confusion totals (rows: predicted class).
+    counts : ndarray of shape (K, K)
+        Labeled items per (predicted, true) class.
+
+    Returns
+    -------
+    ndarray of shape (K, K)
+    """
+    K = T.shape[0]
+    out = np.array(T, dtype=np.float64)
+    off = ~np.eye(K, dtype=bool)
+    counts = np.asarray(counts, dtype=np.float64)
+    for c in range(K):
+        n_err = counts[c][off[c]]
+        ne = n_err.sum()
+        rest = out[c] - counts[c]  # the unlabeled items' estimated classes
+        errors = rest.sum() - rest[c]
+        if errors <= 0:
+            continue
+        u = np.full(K - 1, 1.0 / (K - 1))
+        est = np.maximum(rest[off[c]], 0.0)
+        pi = est / est.sum() if est.sum() > 0 else u
+        if ne > 0:
+            a = _STRENGTHS[:, None] * u[None]
+            loglik = (gammaln(_STRENGTHS) - gammaln(_STRENGTHS + ne)
+                      + (gammaln(a + n_err[None]) - gammaln(a)).sum(axis=1))
+            m = _STRENGTHS[int(np.argmax(loglik))]
+            pi = (ne * pi + m * u) / (ne + m)
+        else:
+            pi = u
+        out[c, off[c]] = n_err + errors * pi
+    return out
 
 
 class DifferenceEstimate:
@@ -61,15 +119,19 @@ class DifferenceEstimate:
         self.Z[row].append(np.asarray(Z, dtype=np.float64))
         self.model_var[row].append(np.asarray(model_var, dtype=np.float64))
 
-    def totals(self, plugin):
-        """The estimate of the confusion totals; ``plugin`` (K, K) fills rows without draws."""
+    def totals(self, plugin, counts=None):
+        """The estimate of the confusion totals; ``plugin`` (K, K) fills rows without draws.
+
+        With ``counts`` (labeled items per cell), each row's errors are spread
+        by :func:`shrink_errors`.
+        """
         T = np.array(plugin, dtype=np.float64)
         for c, z in enumerate(self.Z):
             if z:
                 T[c] = np.mean(z, axis=0)
-        return T
+        return T if counts is None else shrink_errors(T, counts)
 
-    def estimate(self, plugin, plugin_var, level=0.95):
+    def estimate(self, plugin, plugin_var, level=0.95, counts=None):
         """``(value, se, lower, upper)`` of each metric.
 
         Parameters
@@ -79,8 +141,10 @@ class DifferenceEstimate:
         plugin_var : ndarray of shape (K, n_metrics)
             Its predicted variance, for rows without a draw.
         level : float
+        counts : ndarray of shape (K, K), default=None
+            Labeled items per cell: spread each row's errors (:func:`shrink_errors`).
         """
-        T = self.totals(plugin)
+        T = self.totals(plugin, counts)
         value = metric_values(T, self.metrics)
         grad = metric_gradients(T, self.metrics)  # (n_metrics, K, K)
         var = np.zeros(len(self.metrics))

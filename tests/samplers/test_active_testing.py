@@ -90,7 +90,8 @@ def test_each_draw_is_unbiased_for_its_row(strategy):
         assert np.all(np.abs(z.mean(axis=0) - truth[c]) <= 4.5 * se + 1e-9)
 
 
-def test_intervals_cover_the_pool_metrics():
+@pytest.mark.parametrize("spread_errors", [False, True])
+def test_intervals_cover_the_pool_metrics(spread_errors):
     # 300 runs of 80 drawn labels on a 1000-item pool whose scores are
     # overconfident (the truth is a tempered version): the 95 % intervals of
     # accuracy and macro-F1 hold the pool's values in 95 % +- 4 of the runs
@@ -106,7 +107,8 @@ def test_intervals_cover_the_pool_metrics():
     truth = metric_values(_totals(scores.argmax(1), y, K), parse_metrics(metrics, range(K)))
     covered = []
     for seed in range(300):
-        t = ActiveTester(metrics, min_labels=10_000, random_state=seed).fit(scores)
+        t = ActiveTester(metrics, min_labels=10_000, spread_errors=spread_errors,
+                         random_state=seed).fit(scores)
         table = t.run(y, budget=80, batch_size=20, progress=False).summary()
         covered.append((table["lower"] <= truth) & (truth <= table["upper"]))
     coverage = np.mean(covered, axis=0)
@@ -152,6 +154,27 @@ def test_pickled_tester_resumes_the_same_sequence():
     b = pickle.loads(pickle.dumps(a))
     np.testing.assert_array_equal(a.query(5), b.query(5))
     assert clone(a).get_params() == a.get_params()
+
+
+def test_uniform_share_follows_where_the_draws_met_their_residuals():
+    # The share of uniform sampling is chosen on the earlier draws' importance-weighted
+    # residuals: a proposal that put almost no mass where they fell is mixed fully with
+    # uniform sampling; one that put its mass there keeps the floor, uniform_mix.
+    scores, y = _pool(n=400)
+    t = ActiveTester(["accuracy", "macro_f1"], min_labels=5, random_state=0).fit(scores)
+    t.run(y, budget=40, batch_size=10, progress=False)
+    assert t.uniform_mix <= t.uniform_share_ <= 1.0
+    grad = metric_gradients(t._estimate.totals(t._plugin(t._g)[0]), t._metrics)
+    n_unlabeled = int((t.labels_ < 0).sum())
+    drawn = np.array([d.index for d in t._draws])
+    weight = np.ones(2)
+    starve = np.full(len(y), 1.0 / n_unlabeled)
+    starve[drawn] = 1e-9
+    assert t._uniform_share(starve, n_unlabeled, grad, t.control_variate_, weight) == 1.0
+    focus = np.full(len(y), 1e-9)
+    focus[drawn] = 1.0 / len(drawn)
+    share = t._uniform_share(focus, n_unlabeled, grad, t.control_variate_, weight)
+    assert share == t.uniform_mix
 
 
 def test_draws_told_out_of_order_count_once_all_are_known():
