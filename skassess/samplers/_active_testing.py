@@ -76,8 +76,7 @@ default=("accuracy", "precision", "recall")
     spread_errors : bool, default=False
         Spread each predicted class's estimated errors among its unlabeled
         items over the true classes by an empirical-Bayes Dirichlet-multinomial
-        posterior mean (:func:`~skassess.samplers._difference.shrink_errors`):
-        recall and F1, whose columns add every class's few errors, lose much
+        posterior mean: recall and F1, whose columns add every class's few errors, lose much
         of their noise when errors scatter over many classes, and gain a bias
         when each class's errors go to one or two others (see Notes).
         Accuracy and precision (the diagonal) are unchanged; a fully labeled
@@ -461,8 +460,7 @@ default=("accuracy", "precision", "recall")
         comp = np.stack([d.components for d in draws], axis=1)
         resid = np.eye(grad.shape[-1])[self.labels_[idx]] - mix(name, comp)
         r2 = weight @ ((grad[:, self._pred[idx], :] * resid[None]).sum(-1) ** 2)
-        shares = sorted({self.uniform_mix, 0.25, 0.5, 1.0} - {s for s in (0.25, 0.5)
-                                                               if s < self.uniform_mix})
+        shares = sorted({s for s in (self.uniform_mix, 0.25, 0.5, 1.0) if s >= self.uniform_mix})
         cost = [np.mean(r2 / (q_old * ((1.0 - s) * proposal[idx] + s / n_unlabeled)))
                 for s in shares]
         return float(shares[int(np.argmin(cost))])
