@@ -25,6 +25,7 @@ from ._acquisition import bald, metric_utility, parse_metrics
 from ._confusion_metrics import metric_gradients, metric_names, metric_values
 from ._control_variate import CANDIDATES, Draw, calibrated, choose, mix, strata
 from ._difference import DifferenceEstimate
+from ._proposal import relative_roots, uniform_share
 from ._pseudo_labels import pseudo_labels
 from ._session import RUN_CONSTRAINTS, LabelingSessionMixin
 from ._surrogate import MLPEnsembleSurrogate
@@ -403,18 +404,14 @@ default=("accuracy", "precision", "recall")
         v = self._v[:, unlabeled]
         q = np.full(len(unlabeled), 1.0 / len(unlabeled))
         if self.strategy == "variance":
-            # Each metric's variance relative to its variance under uniform sampling
-            # (proportional to its summed squared residuals): the proposal minimizes
-            # the sum of these ratios, so an easy metric (accuracy, whose residuals
-            # are small) is not given up for the noisier per-class ones.
-            resid = np.maximum(hedged, 0.0)
-            total = resid[:, unlabeled].sum(axis=1)
-            weight = np.divide(1.0, total, out=np.zeros_like(total), where=total > 0)
-            root_all = np.sqrt(weight @ resid)
+            root_all, weights = relative_roots(hedged, unlabeled)
             root = root_all[unlabeled]
             if root.sum() > 0:
-                share = self._uniform_share(root_all / root.sum(), len(unlabeled), grad, name,
-                                            weight)
+                share = self.uniform_mix
+                if len(self._draws) >= self.min_labels:
+                    share = uniform_share(self._draws, self.labels_, self._pred,
+                                          root_all / root.sum(), len(unlabeled), grad, name,
+                                          weights, self.uniform_mix)
                 self.uniform_share_ = share
                 q = (1.0 - share) * root / root.sum() + share * q
         picks = _sample_without_replacement(q, n, self._rng)
@@ -437,33 +434,6 @@ default=("accuracy", "precision", "recall")
             "resolved": 0,
         }
         return unlabeled[picks]
-
-    def _uniform_share(self, proposal, n_unlabeled, grad, name, weight):
-        """The share of uniform sampling that the earlier draws say gives the least variance.
-
-        A draw from ``q`` adds ``sum_i r_i^2 / q_i`` to the weighted variance of
-        the metrics (``r_i^2`` the metric-weighted squared residual ``e_i -
-        g_i`` along each metric's gradient). An earlier draw ``j``, drawn with
-        probability ``q_j``, gives the unbiased estimate ``r_j^2 / (q'_j q_j)``
-        of that sum for a proposal ``q'``; the mixtures ``(1 - s) proposal + s
-        uniform`` for ``s`` in ``uniform_mix``, 0.25, 0.5 and 1 are compared on
-        their mean. Where the errors the draws met lie where the proposal puts
-        little mass (scores or a surrogate sure of the wrong items), the share
-        rises towards uniform sampling. The share is fixed before the draws it
-        is used for, so the estimate stays unbiased whatever it is.
-        """
-        if len(self._draws) < self.min_labels:
-            return self.uniform_mix
-        draws = self._draws
-        idx = np.array([d.index for d in draws])
-        q_old = np.array([d.q for d in draws])
-        comp = np.stack([d.components for d in draws], axis=1)
-        resid = np.eye(grad.shape[-1])[self.labels_[idx]] - mix(name, comp)
-        r2 = weight @ ((grad[:, self._pred[idx], :] * resid[None]).sum(-1) ** 2)
-        shares = sorted({s for s in (self.uniform_mix, 0.25, 0.5, 1.0) if s >= self.uniform_mix})
-        cost = [np.mean(r2 / (q_old * ((1.0 - s) * proposal[idx] + s / n_unlabeled)))
-                for s in shares]
-        return float(shares[int(np.argmin(cost))])
 
     def tell(self, indices, labels):
         """Record labels of pool items.

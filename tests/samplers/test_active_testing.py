@@ -156,27 +156,6 @@ def test_pickled_tester_resumes_the_same_sequence():
     assert clone(a).get_params() == a.get_params()
 
 
-def test_uniform_share_follows_where_the_draws_met_their_residuals():
-    # The share of uniform sampling is chosen on the earlier draws' importance-weighted
-    # residuals: a proposal that put almost no mass where they fell is mixed fully with
-    # uniform sampling; one that put its mass there keeps the floor, uniform_mix.
-    scores, y = _pool(n=400)
-    t = ActiveTester(["accuracy", "macro_f1"], min_labels=5, random_state=0).fit(scores)
-    t.run(y, budget=40, batch_size=10, progress=False)
-    assert t.uniform_mix <= t.uniform_share_ <= 1.0
-    grad = metric_gradients(t._estimate.totals(t._plugin(t._g)[0]), t._metrics)
-    n_unlabeled = int((t.labels_ < 0).sum())
-    drawn = np.array([d.index for d in t._draws])
-    weight = np.ones(2)
-    starve = np.full(len(y), 1.0 / n_unlabeled)
-    starve[drawn] = 1e-9
-    assert t._uniform_share(starve, n_unlabeled, grad, t.control_variate_, weight) == 1.0
-    focus = np.full(len(y), 1e-9)
-    focus[drawn] = 1.0 / len(drawn)
-    share = t._uniform_share(focus, n_unlabeled, grad, t.control_variate_, weight)
-    assert share == t.uniform_mix
-
-
 def test_draws_told_out_of_order_count_once_all_are_known():
     scores, y = _pool(n=50)
     t = ActiveTester(min_labels=10_000, random_state=0).fit(scores)
