@@ -77,9 +77,10 @@ default=("accuracy", "precision", "recall")
     spread_errors : bool, default=False
         Spread each predicted class's estimated errors among its unlabeled
         items over the true classes by an empirical-Bayes Dirichlet-multinomial
-        posterior mean: recall and F1, whose columns add every class's few errors, lose much
-        of their noise when errors scatter over many classes, and gain a bias
-        when each class's errors go to one or two others (see Notes).
+        posterior mean: recall and F1, whose columns add every class's few
+        errors, lose much of their noise when errors scatter over many
+        classes, and gain a bias when each class's errors go to one or two
+        others (see Notes).
         Accuracy and precision (the diagonal) are unchanged; a fully labeled
         pool stays exact.
     uniform_mix : float in (0, 1], default=0.1
