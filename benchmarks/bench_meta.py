@@ -72,7 +72,7 @@ def load():
     return pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
 
 
-def half_widths(train, test, n_models, seed, n_estimators=150):
+def half_widths(train, test, n_models, seed, n_estimators=150, features=UM_FEATURES):
     """Half-widths (n_test, n_levels) of every interval method, fitted without ``test``."""
     err_tr = train["error"].to_numpy()
     out = {}
@@ -87,13 +87,13 @@ def half_widths(train, test, n_models, seed, n_estimators=150):
     out["C (TL)"] = np.tile(const, (len(test), 1))
     rng = np.random.default_rng(seed)
     cal = rng.random(len(train)) < 0.2
-    F_tr = train.loc[:, list(UM_FEATURES)].to_numpy(dtype=np.float64)
+    F_tr = train.loc[:, list(features)].to_numpy(dtype=np.float64)
     unit_tr = error_unit(train["prediction"], train["n_batch"])
     unit_te = error_unit(test["prediction"], test["n_batch"])[:, None]
     um = QuantileEnsemble(n_models=n_models, n_estimators=n_estimators, random_state=seed).fit(
         F_tr[~cal], np.abs(err_tr[~cal]) / unit_tr[~cal])
     scales = fit_scales(err_tr[cal], um.predict(F_tr[cal]) * unit_tr[cal, None])
-    q = um.predict(test.loc[:, list(UM_FEATURES)].to_numpy(dtype=np.float64)) * unit_te * scales
+    q = um.predict(test.loc[:, list(features)].to_numpy(dtype=np.float64)) * unit_te * scales
     out["UM"] = np.maximum.accumulate(q, axis=1)
     return out
 
@@ -143,7 +143,12 @@ def main():
                     help="drift of the other data sets' scenarios the UM learns from "
                          "(the paper: ls)")
     ap.add_argument("--methods", nargs="*", default=list(PREDICTORS))
+    ap.add_argument("--exclude", nargs="*", default=[], metavar="TEXT",
+                    help="leave out the UM inputs whose names contain TEXT (an ablation: "
+                         "'peer _iw_' drops the Peers family)")
     args = ap.parse_args()
+    features = [f for f in UM_FEATURES if not any(t in f for t in args.exclude)]
+    print(f"UM inputs: {len(features)} of {len(UM_FEATURES)}")
     df = load()
     datasets = sorted(df["dataset"].unique())
     print(f"{len(datasets)} data sets: {', '.join(datasets)}")
@@ -174,7 +179,8 @@ def main():
             test = sub[sub["dataset"] == held]
             if train.empty or test.empty:
                 continue
-            hw = half_widths(train, test, args.n_models, seed=k, n_estimators=args.n_estimators)
+            hw = half_widths(train, test, args.n_models, seed=k, n_estimators=args.n_estimators,
+                             features=features)
             err = test["error"].to_numpy()
             for name, U in hw.items():
                 for drift in ("ls", "nn"):

@@ -12,7 +12,7 @@ from ..utils import check_labels, reset_fitted, validated
 from ._predictor import PerformancePredictor
 from ._pretrained import load_pretrained
 from ._quantile_model import LEVELS, QuantileEnsemble, error_unit, fit_scales, interval_cost
-from ._scenarios import evaluate_scenario
+from ._scenarios import evaluate_scenario, fit_peers, peer_accuracies
 from ._um_features import UM_FEATURES, batch_features
 from .drift import LINEAR_SKEW_RATIOS, LinearSkewSplit
 
@@ -32,7 +32,8 @@ class PerformanceIntervalRegressor(BaseEstimator):
     confidences, the most important feature and the first principal
     component; how well a classifier tells the batch from the reference; the
     spread and the sampling noise of the per-row predictions; the
-    predictor's own uncertainty). An ensemble of ``n_models`` xgboost
+    predictor's own uncertainty; how far its prediction is from those of
+    other predictors). An ensemble of ``n_models`` xgboost
     quantile regressors predicts the error's quantiles at the levels 0.50,
     0.55, ..., 0.95, in units of ``error_unit`` (the batch's binomial
     standard error with a floor for drift, so that one model serves batches
@@ -79,6 +80,10 @@ class PerformanceIntervalRegressor(BaseEstimator):
         The fitted quantile regressors.
     scales_ : ndarray of shape (10,)
         Calibration factor of each level.
+    peers_ : dict
+        The predictors whose accuracies the UM compares with the predictor's
+        (calibrated confidence, ATC, DoC, the meta-model), fitted on the
+        reference rows.
     pretrained_info_ : dict
         How the shipped UM was trained (``"pretrained"`` only): data sets,
         base models, drift, number of scenarios, ensemble size.
@@ -153,13 +158,14 @@ class PerformanceIntervalRegressor(BaseEstimator):
             self.shared_ = pp if pp.method == "meta_model" and pp.proxies else \
                 PerformancePredictor(pp.estimator, method="meta_model", classes=pp.classes,
                                      random_state=seed).fit(X, y, scores=scores)
+            _, S = pp._inputs(X, scores, reset=False)
+            classes = pp.estimator.classes_ if pp.estimator is not None else pp.classes
+            codes = check_labels(y, S.shape[0], S.shape[1], classes, missing_label=None)
+            self.peers_ = fit_peers(self.shared_, codes, S, seed)
             if self.uncertainty_model == "pretrained":
                 self.uncertainty_model_, self.scales_, self.pretrained_info_ = \
                     load_pretrained(pp.method)
                 return self
-            F, S = pp._inputs(X, scores, reset=False)
-            classes = pp.estimator.classes_ if pp.estimator is not None else pp.classes
-            codes = check_labels(y, S.shape[0], S.shape[1], classes, missing_label=None)
             Fenc = self.shared_._reference["F"]
             self.scenarios_ = self._simulate(Fenc, codes, S, pp.method, seed)
             train = self.scenarios_["split"].to_numpy() == "train"
@@ -222,7 +228,8 @@ class PerformanceIntervalRegressor(BaseEstimator):
         feats = batch_features(ref, {"Z": srows["Z"], "F": srows["features"],
                                      "pred": srows["pred"]},
                                rows, self.predictor_.reference_accuracy_, importances=imp,
-                               seed=self.random_state or 0)
+                               seed=self.random_state or 0,
+                               peers=peer_accuracies(self.peers_, srows["Z"]))
         q = self.uncertainty_model_.predict(np.array([[feats[k] for k in UM_FEATURES]]))[0]
         q = q * error_unit(np.mean(rows["p"]), rows["p"].size)
         return rows, np.maximum.accumulate(q * self.scales_)

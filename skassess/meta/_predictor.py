@@ -269,7 +269,7 @@ class PerformancePredictor(BaseEstimator):
                 self.feature_names_in_ = shared.feature_names_in_
             self.encoder_, self.features_ = shared.encoder_, shared.features_
             Fenc, Z = shared._reference["F"], shared._reference["Z"]
-        self._reference = {"F": Fenc, "Z": Z, "pred": pred}
+        self._reference = {"F": Fenc, "Z": Z, "pred": pred, "correct": correct}
         self.constant_ = None
         if self.method_.uses_features and (correct.all() or not correct.any()):
             self.constant_ = (correct.sum() + 1.0) / (correct.size + 2.0)
@@ -320,12 +320,15 @@ class PerformancePredictor(BaseEstimator):
         pred = S.argmax(axis=1)
         Fenc = None if self.encoder_ is None else self.encoder_.transform(F)
         Z = self.features_.transform(Fenc, S, pred)
-        if self.constant_ is not None:
-            out = {"p": np.full(S.shape[0], self.constant_), "u": None, "raw": Z[:, 0]}
-        else:
-            out = self.method_.rows(Z)
+        out = self._rows_from(Z)
         out.update(Z=Z, scores=S, pred=pred, features=Fenc)
         return out
+
+    def _rows_from(self, Z):
+        """The method's per-row outputs from row features already computed (``_rows``'s ``Z``)."""
+        if self.constant_ is not None:
+            return {"p": np.full(Z.shape[0], self.constant_), "u": None, "raw": Z[:, 0]}
+        return self.method_.rows(Z)
 
     def predict_correctness(self, X, *, scores=None):
         """The predicted probability that the black box is right on each row.

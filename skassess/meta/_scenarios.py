@@ -18,9 +18,10 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from ._predictor import PerformancePredictor
-from ._um_features import SHARED_FEATURES, batch_features
+from ._um_features import PEERS, SHARED_FEATURES, batch_features
 
-__all__ = ["BASE_MODELS", "evaluate_scenario", "library_scenario"]
+__all__ = ["BASE_MODELS", "evaluate_scenario", "fit_peers", "library_scenario",
+           "peer_accuracies"]
 
 #: The base models of the library scenarios (Elder et al. use these two).
 BASE_MODELS = {
@@ -37,6 +38,26 @@ def _bootstrap_sd(p, rng):
     w = rng.poisson(1.0, size=(_N_BOOT, p.size)).astype(np.float64)
     means = (w @ p) / np.maximum(w.sum(axis=1), 1.0)
     return float(means.std())
+
+
+def fit_peers(shared, codes, S, seed):
+    """The :data:`PEERS` predictors on the reference rows of ``shared`` (a fitted meta-model).
+
+    They reuse its row features, so each costs one pass over the reference.
+    """
+    out = {}
+    for method in PEERS:
+        if method == "meta_model":
+            out[method] = shared
+            continue
+        pp = PerformancePredictor(method=method, random_state=seed)
+        out[method] = pp._fit_core(None, codes, S, shared=shared)
+    return out
+
+
+def peer_accuracies(peers, Z):
+    """Each peer's predicted accuracy of the batch whose row features (of the meta-model) are Z."""
+    return {m: float(np.mean(pp._rows_from(Z)["p"])) for m, pp in peers.items()}
 
 
 def evaluate_scenario(F_ref, y_ref, S_ref, F_batch, y_batch, S_batch, *, methods, seed=0,
@@ -70,19 +91,23 @@ def evaluate_scenario(F_ref, y_ref, S_ref, F_batch, y_batch, S_batch, *, methods
     shared = PerformancePredictor(method="meta_model", random_state=seed)
     shared.fit(F_ref, y_ref, scores=S_ref)
     rng = np.random.default_rng(seed)
-    ref_rows = {"Z": shared._reference["Z"], "F": shared._reference["F"],
-                "pred": shared._reference["pred"]}
+    ref_rows = shared._reference
     importances = None
     if shared.features_.use_proxies_:
         importances = shared.features_.models_[1].feature_importances_
+    fitted = fit_peers(shared, y_ref, S_ref, seed)
+    shared_rows = shared._rows(F_batch, S_batch)
+    Z = shared_rows["Z"]  # every predictor here reads the meta-model's row features
+    batch_info = {"Z": Z, "F": shared_rows["features"], "pred": shared_rows["pred"]}
+    peers = peer_accuracies(fitted, Z)
     records = []
-    batch_info = shared_feats = None
+    shared_feats = None
     for method in methods:
-        pp = shared if method == "meta_model" else PerformancePredictor(method=method,
-                                                                        random_state=seed)
-        if pp is not shared:
+        pp = fitted.get(method)
+        if pp is None:
+            pp = PerformancePredictor(method=method, random_state=seed)
             pp._fit_core(None, y_ref, S_ref, shared=shared)
-        rows = pp._rows(F_batch, S_batch)
+        rows = pp._rows_from(Z)
         p = rows["p"]
         rec = {"method": method, "truth": truth, "prediction": float(p.mean()),
                "n_batch": int(p.size), "n_reference": int(S_ref.shape[0])}
@@ -91,10 +116,9 @@ def evaluate_scenario(F_ref, y_ref, S_ref, F_batch, y_batch, S_batch, *, methods
         rec["bootstrap"] = _bootstrap_sd(p, rng)
         rec["intrinsic"] = np.nan if rows["u"] is None else float(np.mean(rows["u"]))
         if features:
-            if batch_info is None:
-                batch_info = {"Z": rows["Z"], "F": rows["features"], "pred": rows["pred"]}
             feats = batch_features(ref_rows, batch_info, rows, pp.reference_accuracy_,
-                                   importances=importances, seed=seed, shared=shared_feats)
+                                   importances=importances, seed=seed, shared=shared_feats,
+                                   peers=peers)
             if shared_feats is None:
                 shared_feats = {k: feats[k] for k in SHARED_FEATURES}
             rec.update(feats)

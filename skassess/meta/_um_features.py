@@ -21,6 +21,15 @@ a new one. Four families:
   members (between their means; the mean per-row spread), the change made
   by its calibration, and how many features carry 90 % of the random-forest
   proxy's importance.
+- **Peers** (not in the paper): how far the predictor's accuracy is from
+  that of each of the four predictors that share its row features
+  (``PEERS``: calibrated confidence, ATC, DoC, the meta-model), and the
+  range and spread of those four; and how far it is from the reference
+  accuracy reweighted to the batch by each drift classifier's odds
+  (importance weighting, which assumes covariate shift and nothing about
+  the scores), with that estimate's standard error and effective sample
+  size. Predictors that rest on different assumptions disagree when drift
+  breaks one of them.
 
 The paper's 16 "gbm whitebox" statistics (distances to the boosting model's
 split thresholds) are left out: scikit-learn's histogram boosting does not
@@ -36,7 +45,11 @@ from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-__all__ = ["SHARED_FEATURES", "UM_FEATURES", "batch_features"]
+__all__ = ["PEERS", "SHARED_FEATURES", "UM_FEATURES", "batch_features", "peer_features"]
+
+#: The predictors whose batch accuracies the Peers family compares (all cheap once the
+#: meta-model's row features exist).
+PEERS = ("confidence", "atc", "doc", "meta_model")
 
 _CONF_BINS = np.concatenate([np.arange(0.0, 0.9, 0.1), np.arange(0.9, 1.0001, 0.01)])
 _UNIT_BINS = np.linspace(0.0, 1.0, 11)
@@ -78,18 +91,21 @@ def _drift_classifier(A, B, seed):
     """Out-of-fold P(batch) of a forest telling batch rows from reference rows, and its accuracy.
 
     Each side is subsampled to at most ``_DRIFT_ROWS`` rows (seeded), which
-    bounds the cost on large batches.
+    bounds the cost on large batches; the third output is the indices of the
+    reference rows kept (the first of the probabilities).
     """
     rng = np.random.default_rng(seed)
+    kept = np.arange(A.shape[0])
     if A.shape[0] > _DRIFT_ROWS:
-        A = A[rng.choice(A.shape[0], _DRIFT_ROWS, replace=False)]
+        kept = rng.choice(A.shape[0], _DRIFT_ROWS, replace=False)
+        A = A[kept]
     if B.shape[0] > _DRIFT_ROWS:
         B = B[rng.choice(B.shape[0], _DRIFT_ROWS, replace=False)]
     X = np.vstack([A, B])
     t = np.r_[np.zeros(A.shape[0], int), np.ones(B.shape[0], int)]
     n_folds = int(min(_DRIFT_FOLDS, A.shape[0], B.shape[0]))
     if n_folds < 2:
-        return None, np.nan
+        return None, np.nan, kept
     forest = RandomForestClassifier(n_estimators=30, min_samples_leaf=5, max_features="sqrt",
                                     n_jobs=1, random_state=seed)
     proba = cross_val_predict(forest, X, t, cv=StratifiedKFold(n_folds, shuffle=True,
@@ -97,7 +113,26 @@ def _drift_classifier(A, B, seed):
                               method="predict_proba")[:, 1]
     # balanced accuracy: 0.5 is "cannot tell them apart" whatever the sizes
     acc = 0.5 * ((proba[t == 0] < 0.5).mean() + (proba[t == 1] >= 0.5).mean())
-    return proba, acc
+    return proba, acc, kept
+
+
+def _importance_weighted(proba_ref, correct):
+    """The reference accuracy reweighted to the batch, its standard error and effective size.
+
+    Covariate shift (what both drift generators simulate) changes which rows
+    come, not how the black box does on a given row; weighting each
+    reference row by the drift classifier's odds ``P(batch | x) / P(ref | x)``
+    (clipped to [0.01, 0.99]) gives an estimate of the batch accuracy that
+    assumes nothing about the scores (Sugiyama et al., 2007). Its standard
+    error is that of a ratio estimator, ``sqrt(sum w^2 (c - a)^2) / sum w``,
+    and the effective sample size ``(sum w)^2 / sum w^2`` over the rows.
+    """
+    p = np.clip(proba_ref, 0.01, 0.99)
+    w = p / (1.0 - p)
+    c = correct.astype(np.float64)
+    acc = float(w @ c / w.sum())
+    se = float(np.sqrt(np.sum(w**2 * (c - acc) ** 2)) / w.sum())
+    return acc, se, float(w.sum() ** 2 / np.sum(w**2) / w.size)
 
 
 def _entropy(p):
@@ -105,8 +140,31 @@ def _entropy(p):
     return float(-(p * np.log(p)).sum())
 
 
+def peer_features(prediction, peers):
+    """The Peers family: the predictor's batch accuracy against its peers'.
+
+    Parameters
+    ----------
+    prediction : float
+        The predictor's batch accuracy.
+    peers : dict or None
+        :data:`PEERS` name to that predictor's batch accuracy (None: NaN features).
+
+    Returns
+    -------
+    dict
+    """
+    if peers is None:
+        return {name: np.nan for name in _PEER_NAMES}
+    vals = np.array([peers[m] for m in PEERS], dtype=np.float64)
+    out = {f"peer_{m}": float(prediction - v) for m, v in zip(PEERS, vals, strict=True)}
+    out["peer_range"] = float(vals.max() - vals.min())
+    out["peer_sd"] = float(vals.std())
+    return out
+
+
 def batch_features(ref, batch, rows, reference_accuracy, *, importances=None, seed=0,
-                   shared=None):
+                   shared=None, peers=None):
     """The uncertainty model's inputs for one batch.
 
     Parameters
@@ -128,6 +186,9 @@ def batch_features(ref, batch, rows, reference_accuracy, *, importances=None, se
     shared : dict or None
         The features that do not depend on the predictor (Distance, drift
         classifiers), from an earlier call on the same reference and batch.
+    peers : dict or None
+        :data:`PEERS` name to that predictor's accuracy on the batch (None:
+        the Peers family is NaN).
 
     Returns
     -------
@@ -137,6 +198,7 @@ def batch_features(ref, batch, rows, reference_accuracy, *, importances=None, se
     Zr, Zb = ref["Z"], batch["Z"]
     out = dict(shared) if shared is not None else _shared_features(ref, batch, importances, seed)
     _predictor_features(out, Zr, Zb, rows, reference_accuracy)
+    out.update(peer_features(out["predicted_accuracy"], peers))
     return out
 
 
@@ -192,15 +254,22 @@ def _shared_features(ref, batch, importances, seed):
         out.update({f"pca_{k}": np.nan for k in ("ks", "io", "sio")})
     # Drift classifiers: on the features, and on the predictor's per-row inputs
     sources = [("drift_x", (Gr, Gb) if has_f else None), ("drift_z", (Zr, Zb))]
+    correct = ref.get("correct")
     for name, pair in sources:
-        proba, acc = (None, np.nan) if pair is None else _drift_classifier(*pair, seed)
+        proba, acc, kept = (None, np.nan, None) if pair is None else \
+            _drift_classifier(*pair, seed)
         out[f"{name}_accuracy"] = acc
         if proba is None:
             out.update({f"{name}_{k}": np.nan for k in ("ks", "io", "sio")})
+            out.update({f"{name}_iw_{k}": np.nan for k in ("accuracy", "se", "ess")})
             continue
-        n_r = min(pair[0].shape[0], _DRIFT_ROWS)
+        n_r = kept.size
         conf = np.maximum(proba, 1 - proba)
         dist(name, conf[:n_r], conf[n_r:], _UNIT_BINS)
+        iw = (np.nan,) * 3 if correct is None else \
+            _importance_weighted(proba[:n_r], correct[kept])
+        out.update(dict(zip((f"{name}_iw_{k}" for k in ("accuracy", "se", "ess")), iw,
+                            strict=True)))
     return out
 
 
@@ -230,6 +299,12 @@ def _predictor_features(out, Zr, Zb, rows, reference_accuracy):
     diff = float(p.mean() - np.mean(rows["raw"]))
     out["calibration_change"] = diff
     out["calibration_change_abs"] = abs(diff)
+    # Peers: the importance-weighted reference accuracies (from the shared features)
+    for src in ("drift_x", "drift_z"):
+        out[f"{src}_iw_gap"] = out["predicted_accuracy"] - out.get(f"{src}_iw_accuracy", np.nan)
+
+
+_PEER_NAMES = tuple(f"peer_{m}" for m in PEERS) + ("peer_range", "peer_sd")
 
 
 def _feature_names():
@@ -241,11 +316,13 @@ def _feature_names():
     names += ["n_important_features"] + [f"pca_{k}" for k in d3]
     for src in ("drift_x", "drift_z"):
         names += [f"{src}_accuracy"] + [f"{src}_{k}" for k in d3]
+        names += [f"{src}_iw_{k}" for k in ("accuracy", "se", "ess")]
     names += ["entropy_ratio", "predicted_change", "predicted_accuracy", "reference_accuracy",
               "prediction_sd", "prediction_entropy", "mean_confidence_change",
               "confidence_halfwidth", "prediction_halfwidth", "inverse_sqrt_n", "intrinsic",
               "members_sd_of_means", "members_mean_of_sd", "calibration_change",
               "calibration_change_abs"]
+    names += list(_PEER_NAMES) + ["drift_x_iw_gap", "drift_z_iw_gap"]
     return tuple(names), tuple(names[:names.index("entropy_ratio")])
 
 
