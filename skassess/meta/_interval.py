@@ -229,7 +229,8 @@ class PerformanceIntervalRegressor(BaseEstimator):
                                      "pred": srows["pred"]},
                                rows, self.predictor_.reference_accuracy_, importances=imp,
                                seed=self.random_state or 0,
-                               peers=peer_accuracies(self.peers_, srows["Z"]))
+                               peers=peer_accuracies(self.peers_, srows["Z"], known={
+                                   "meta_model": float(np.mean(srows["p"]))}))
         q = self.uncertainty_model_.predict(np.array([[feats[k] for k in UM_FEATURES]]))[0]
         q = q * error_unit(np.mean(rows["p"]), rows["p"].size)
         return rows, np.maximum.accumulate(q * self.scales_)

@@ -55,9 +55,14 @@ def fit_peers(shared, codes, S, seed):
     return out
 
 
-def peer_accuracies(peers, Z):
-    """Each peer's predicted accuracy of the batch whose row features (of the meta-model) are Z."""
-    return {m: float(np.mean(pp._rows_from(Z)["p"])) for m, pp in peers.items()}
+def peer_accuracies(peers, Z, known=None):
+    """Each peer's predicted accuracy of the batch whose row features (of the meta-model) are Z.
+
+    ``known`` maps a peer to its accuracy when the caller has it already.
+    """
+    known = known or {}
+    return {m: known[m] if m in known else float(np.mean(pp._rows_from(Z)["p"]))
+            for m, pp in peers.items()}
 
 
 def evaluate_scenario(F_ref, y_ref, S_ref, F_batch, y_batch, S_batch, *, methods, seed=0,
@@ -99,7 +104,7 @@ def evaluate_scenario(F_ref, y_ref, S_ref, F_batch, y_batch, S_batch, *, methods
     shared_rows = shared._rows(F_batch, S_batch)
     Z = shared_rows["Z"]  # every predictor here reads the meta-model's row features
     batch_info = {"Z": Z, "F": shared_rows["features"], "pred": shared_rows["pred"]}
-    peers = peer_accuracies(fitted, Z)
+    peers = peer_accuracies(fitted, Z, known={"meta_model": float(np.mean(shared_rows["p"]))})
     records = []
     shared_feats = None
     for method in methods:
@@ -107,7 +112,7 @@ def evaluate_scenario(F_ref, y_ref, S_ref, F_batch, y_batch, S_batch, *, methods
         if pp is None:
             pp = PerformancePredictor(method=method, random_state=seed)
             pp._fit_core(None, y_ref, S_ref, shared=shared)
-        rows = pp._rows_from(Z)
+        rows = shared_rows if pp is shared else pp._rows_from(Z)
         p = rows["p"]
         rec = {"method": method, "truth": truth, "prediction": float(p.mean()),
                "n_batch": int(p.size), "n_reference": int(S_ref.shape[0])}
