@@ -1,10 +1,10 @@
-"""The ``skassess`` command: demo, example, assess, label, export, report."""
+"""The ``skassess`` command: demo, example, assess, label, export, report, migrate."""
 
 import argparse
 import sys
 
 from ..exceptions import ScoresFileError, SessionError
-from . import _assess, _demo, _example, _export, _label, _report
+from . import _assess, _demo, _example, _export, _label, _migrate, _report
 
 __all__ = ["main"]
 
@@ -14,7 +14,7 @@ def _parser():
         prog="skassess", description="Bayesian assessment of black-box classifiers."
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (_demo, _example, _assess, _label, _export, _report):
+    for module in (_demo, _example, _assess, _label, _export, _report, _migrate):
         module.add_parser(sub)
     return parser
 

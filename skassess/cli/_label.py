@@ -33,7 +33,8 @@ def add_parser(sub):
     add_file_arguments(p, display=True)
     s = p.add_argument_group("session")
     s.add_argument("--session", required=True, metavar="FILE",
-                   help="the session file (created, or resumed if it exists)")
+                   help="the session file (created, or resumed if it exists); it holds data "
+                   "only and is checked whole on opening, so a colleague's file is safe")
     s.add_argument("--task", choices=TASKS,
                    help="what the labels are for (default estimate); least_accurate: find "
                    "the least accurate group; compare: compare --compare A B")
@@ -71,7 +72,7 @@ def _settings(args, path):
     if isinstance(fixed["compare"], list):
         fixed["compare"] = list(fixed["compare"])
     stored_info = None
-    if path.exists():
+    if path.is_file() and path.stat().st_size > 0:
         _, stored_info, _ = LabelingSession.read_events(path)
         for name, stored in (("columns", stored_info["options"]),
                              ("settings", stored_info["settings"])):

@@ -35,7 +35,7 @@ def session_report(session, sf, output, *, prior="hierarchical", seed=0):
                          extra_labels=(rows, labels.astype(int)))
     info = session.info
     result.history = history
-    result.session = {"file": str(session._store.path), "labels": len(rows),
+    result.session = {"file": str(session.path), "labels": len(rows),
                       "skipped": len(session.assessor_.skipped_),
                       "settings": info.get("settings", {})}
     write_report(result, output)

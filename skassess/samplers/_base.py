@@ -88,6 +88,9 @@ class QueryStrategy(BaseEstimator):
     it learns nothing itself.
     """
 
+    # A subclass without parameters needs no constraints of its own.
+    _parameter_constraints: dict = {}
+
     def item_utilities(self, context, rng):
         """Score of every pool item (higher is labeled first); NaN where not available.
 

@@ -1,8 +1,6 @@
 """LabelingSession: an ActiveAssessor whose every label is on disk before the next query."""
 
-import base64
 import hashlib
-import pickle
 import secrets
 from numbers import Integral, Real
 from pathlib import Path
@@ -14,6 +12,7 @@ from sklearn.base import clone
 from ..exceptions import SessionError
 from ..samplers import ActiveAssessor
 from ..utils import as_scalar
+from ._spec import SpecError, encode_estimator, estimator_from_spec, same_spec
 from ._store import SessionStore
 
 __all__ = ["LabelingSession", "pool_fingerprint", "stop_rule", "task_answer"]
@@ -90,8 +89,10 @@ class LabelingSession:
     The session wraps an :class:`~skassess.ActiveAssessor` fitted on the
     pool. Each :meth:`tell` (or :meth:`skip`) is committed to the session
     file, an SQLite database in WAL mode, in its own transaction before the
-    call returns; the file keeps the assessor, the pool's fingerprint and
-    every label with its time and the query generator's state after it.
+    call returns; the file keeps the assessor's class and parameters, the
+    pool's fingerprint and every label with its time and the query
+    generator's state after it, all as plain data (JSON), with a checksum
+    chain that is verified on every open.
     Opening an existing file with the same pool resumes the session: the
     next :meth:`query` gives the item an uninterrupted session would have
     given. The ``skassess label`` command writes the same files.
@@ -106,8 +107,10 @@ class LabelingSession:
         Labels known before the session (``-1`` elsewhere); not stored.
     assessor : ActiveAssessor, default=None
         Starts a new session (unfitted; its ``random_state`` must be an int
-        or None, which draws one and stores it). On resuming, None uses the
-        stored assessor; a given one must have the same parameters.
+        or None, which draws one and stores it). On resuming, None rebuilds
+        the stored assessor; a given one must have the same parameters. An
+        assessor holding a class of your own (e.g. a custom strategy) is
+        stored by its name only, never as code: pass it again to resume.
     group_by, y_pred : array-like, default=None
         As in :meth:`ActiveAssessor.fit`.
     ids : array-like of shape (n_pool,), default=None
@@ -123,6 +126,8 @@ class LabelingSession:
     ----------
     assessor_ : ActiveAssessor
         The fitted assessor holding the posterior.
+    path : pathlib.Path
+        The session file.
     info : dict
     resumed : bool
         Whether the file held a session already.
@@ -131,15 +136,16 @@ class LabelingSession:
     ------
     SessionError
         If the pool differs from the one the session started on, a given
-        assessor's parameters differ from the stored ones, or the file is not
-        a session file.
+        assessor's parameters differ from the stored ones, the file is not a
+        session file or is damaged (the message says how), or it is a
+        format-1 file, which held a pickle (see :func:`migrate_session`).
     SessionLockedError
         If another process has the session open.
 
     Notes
     -----
-    The file stores the assessor with :mod:`pickle`: open only session files
-    you trust.
+    A session file holds data only: opening one never runs code from it, so
+    a file received from someone else is safe to open.
 
     Examples
     --------
@@ -168,6 +174,7 @@ class LabelingSession:
         self._pool = (X, y, group_by, y_pred)
         self._ids = np.arange(n).astype(str) if ids is None else np.asarray(ids).astype(str)
         fingerprint = pool_fingerprint(X, y, group_by, y_pred, self._ids)
+        self.path = Path(path)
         self._store = SessionStore(path)
         try:
             if self._store.is_new:
@@ -175,12 +182,11 @@ class LabelingSession:
                 template = self._new_template(assessor)
                 self._store.create(
                     settings=_params_json(template), data_sha256=fingerprint,
-                    assessor=base64.b64encode(pickle.dumps(template)).decode("ascii"),
-                    info=info or {},
+                    assessor=encode_estimator(template), info=info or {},
                 )
             else:
                 self.resumed = True
-                template = pickle.loads(base64.b64decode(self._store.get("assessor")))
+                template = self._stored_assessor(path, assessor)
                 stored = self._store.get("data_sha256")
                 if stored != fingerprint:
                     raise SessionError(
@@ -188,22 +194,37 @@ class LabelingSession:
                         f"(fingerprint {fingerprint[:12]}..., stored {stored[:12]}...); "
                         "resume with the same scores, labels, groups and ids."
                     )
-                if assessor is not None:
-                    given, kept = _params_json(assessor), _params_json(template)
-                    diff = sorted(k for k in kept if given.get(k) != kept[k])
-                    if diff:
-                        raise SessionError(
-                            f"{path}: the session was started with "
-                            + ", ".join(f"{k}={kept[k]}" for k in diff)
-                            + "; given " + ", ".join(f"{k}={given.get(k)}" for k in diff)
-                            + ". Start a new session file to change them."
-                        )
             self.info = self._store.get("info", {})
             self._template = template
             self._rebuild()
         except BaseException:
             self._store.close()
             raise
+
+    def _stored_assessor(self, path, assessor):
+        """The stored assessor, rebuilt from its data (or the given one, if the same)."""
+        spec = self._store.get("assessor")
+        if assessor is None:
+            try:
+                return estimator_from_spec(spec)
+            except SpecError as exc:
+                raise SessionError(f"{path}: {exc}") from exc
+        try:
+            given = encode_estimator(assessor)
+        except SpecError as exc:
+            raise SessionError(f"{path}: {exc}") from exc
+        if not same_spec(given, spec):
+            kept, now = self._store.get("settings"), _params_json(assessor)
+            diff = sorted(k for k in set(kept) | set(now) if now.get(k) != kept.get(k))
+            if not diff:  # the same repr, other data (e.g. a nested estimator's arrays)
+                diff = ["assessor"]
+            raise SessionError(
+                f"{path}: the session was started with "
+                + ", ".join(f"{k}={kept.get(k)}" for k in diff)
+                + "; given " + ", ".join(f"{k}={now.get(k)}" for k in diff)
+                + ". Start a new session file to change them."
+            )
+        return clone(assessor)
 
     @staticmethod
     def _new_template(assessor):
@@ -221,6 +242,10 @@ class LabelingSession:
                 "A labeling session needs assessor.random_state to be an int or None, so that a "
                 f"resumed session repeats the query sequence; got {type(seed).__name__}."
             )
+        try:
+            encode_estimator(template)
+        except SpecError as exc:
+            raise ValueError(f"A labeling session stores its assessor as data: {exc}") from exc
         return template
 
     def _rebuild(self):
@@ -230,11 +255,17 @@ class LabelingSession:
         events = self._store.events()
         labels = [e for e in events if e["kind"] == "label"]
         if events:
-            assessor._restore(
-                [e["row"] for e in labels], [e["label"] for e in labels],
-                [e["step"] for e in labels], [e["time"] for e in labels],
-                [e["row"] for e in events if e["kind"] == "skip"], events[-1]["cursor"],
-            )
+            try:
+                assessor._restore(
+                    [e["row"] for e in labels], [e["label"] for e in labels],
+                    [e["step"] for e in labels], [e["time"] for e in labels],
+                    [e["row"] for e in events if e["kind"] == "skip"], events[-1]["cursor"],
+                )
+            except (ValueError, TypeError, KeyError) as exc:
+                raise SessionError(
+                    f"{self.path}: the stored events do not fit the pool and assessor they "
+                    f"were recorded with ({exc})."
+                ) from exc
         self.assessor_ = assessor
         self._pending = None
 
@@ -439,12 +470,8 @@ class LabelingSession:
     @staticmethod
     def read_events(path):
         """The events of a session file, without the pool (labels as CSV need nothing else)."""
-        if not Path(path).is_file():
-            raise SessionError(f"{path}: no such session file.")
-        store = SessionStore(path)
+        store = SessionStore(path, create=False)
         try:
-            if store.is_new:
-                raise SessionError(f"{path}: not a skassess session (no settings).")
             return _events_frame(store.events()), store.get("info", {}), store.get("settings")
         finally:
             store.close()

@@ -1,5 +1,21 @@
-"""The session file: SQLite in WAL mode, one transaction per label, one process at a time."""
+"""The session file: SQLite in WAL mode, one transaction per label, one process at a time.
 
+Integrity: every event carries ``hash = sha256(previous hash + the event)``,
+chained from a hash of the session's settings, and the ``meta`` table keeps
+the number of events and the last hash (the *head*), written in the same
+transaction as the event. On open the file is checked whole (SQLite's
+``quick_check``, the settings, sequence numbers ``1..n`` without gaps, the
+chain and the head), so random bytes, a duplicated, rewritten or deleted
+event and a truncated file are each refused with one message, before
+anything is written. The chain detects damage, not a forger: anyone can
+recompute it.
+
+Every commit is also copied into the main file (a checkpoint after each
+transaction), so a session file whose ``-wal`` file is lost after a crash
+still holds every committed label.
+"""
+
+import hashlib
 import json
 import sqlite3
 import time
@@ -9,7 +25,10 @@ from ..exceptions import SessionError, SessionLockedError
 
 __all__ = ["FORMAT_VERSION", "SessionStore"]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: The keys of ``meta`` that fix a session; their hash starts the event chain.
+SETTINGS_KEYS = ("format", "created", "settings", "data_sha256", "assessor", "info")
+EVENT_KINDS = ("label", "skip")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -24,9 +43,33 @@ CREATE TABLE IF NOT EXISTS events (
     label TEXT,
     step INTEGER NOT NULL,
     time REAL NOT NULL,
-    cursor TEXT NOT NULL
+    cursor TEXT NOT NULL,
+    hash TEXT NOT NULL
 );
 """
+
+_EVENT_COLUMNS = "seq, kind, row, item_id, label, step, time, cursor, hash"
+
+
+def _canonical(value):
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def settings_hash(meta):
+    """The chain's start: a hash of the stored settings (their JSON texts)."""
+    return hashlib.sha256(_canonical([[k, meta[k]] for k in SETTINGS_KEYS]).encode()).hexdigest()
+
+
+def event_hash(previous, seq, kind, row, item_id, label, step, when, cursor):
+    """``sha256(previous + event)``; ``label`` and ``cursor`` as their stored JSON texts."""
+    body = _canonical([seq, kind, row, item_id, label, step, repr(float(when)), cursor])
+    return hashlib.sha256((previous + body).encode()).hexdigest()
+
+
+def _printable(text, limit=120):
+    """A message from SQLite, safe to print (no control bytes), shortened."""
+    text = "".join(c if c.isprintable() else "?" for c in str(text))
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 class SessionStore:
@@ -36,88 +79,229 @@ class SessionStore:
     mode): a second process opening it gets :class:`SessionLockedError`. The
     lock dies with the process, so a killed session can be reopened at once.
     Each event (a label or a skip) is one committed transaction, synced to
-    disk before :meth:`add` returns.
+    disk and copied into the main file before :meth:`add` returns.
 
     Tables: ``meta`` (``format``, ``created``, ``settings``, ``data_sha256``,
-    ``info`` as JSON) and ``events`` (``seq``, ``kind``, ``row``,
+    ``assessor`` (the assessor's class and parameters), ``info`` and
+    ``head``, as JSON) and ``events`` (``seq``, ``kind``, ``row``,
     ``item_id``, ``label`` as JSON, ``step``, ``time``, ``cursor``: the
-    query generator's state after the event).
+    query generator's state after the event, ``hash``).
+
+    Parameters
+    ----------
+    path : path-like
+    create : bool, default=True
+        Whether a missing or empty file becomes a new session file; False
+        refuses it (reading a session).
+
+    Raises
+    ------
+    SessionError
+        If the file is not a session file, is damaged, or has another format
+        (format 1 stored a pickle and is refused: see
+        :func:`~skassess.session.migrate_session`).
     """
 
-    def __init__(self, path):
+    def __init__(self, path, *, create=True):
         self.path = Path(path)
+        existed = self.path.is_file() and self.path.stat().st_size > 0
+        if not existed and not create:
+            raise SessionError(f"{path}: no such session file.")
         try:
             # timeout=0: a session open elsewhere is refused at once, not waited for.
             self._db = sqlite3.connect(self.path, timeout=0, isolation_level=None)
         except sqlite3.Error as exc:
-            raise SessionError(f"{path}: cannot open the session file ({exc}).") from exc
+            raise SessionError(f"{path}: cannot open the session file "
+                               f"({_printable(exc)}).") from exc
         try:
             self._db.execute("PRAGMA locking_mode=EXCLUSIVE")
+            # Reads only: a damaged file is refused unchanged. A file whose start
+            # never finished (tables, no settings, no events) holds nothing to lose.
+            blank = not existed or self._check(create)
             mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             self._db.execute("PRAGMA synchronous=FULL")
+            # Checkpoint after every commit: the main file holds every label.
+            self._db.execute("PRAGMA wal_autocheckpoint=1")
             # Take the lock now (exclusive mode keeps it until close).
             self._db.execute("BEGIN EXCLUSIVE")
-            for statement in filter(str.strip, _SCHEMA.split(";")):
-                self._db.execute(statement)
+            if blank:
+                for statement in filter(str.strip, _SCHEMA.split(";")):
+                    self._db.execute(statement)
             self._db.execute("COMMIT")
+        except SessionError:
+            self._db.close()
+            raise
         except sqlite3.OperationalError as exc:
             self._db.close()
             if "locked" in str(exc) or "busy" in str(exc):
                 raise SessionLockedError(
                     f"{path}: the session is open in another process; close it there first."
                 ) from exc
-            raise SessionError(f"{path}: not a skassess session file ({exc}).") from exc
+            raise SessionError(f"{path}: not a skassess session file "
+                               f"({_printable(exc)}).") from exc
         except sqlite3.DatabaseError as exc:
             self._db.close()
-            raise SessionError(f"{path}: not a skassess session file ({exc}).") from exc
+            raise SessionError(f"{path}: not a skassess session file, or a damaged one "
+                               f"({_printable(exc)}).") from exc
         if mode.lower() != "wal":  # pragma: no cover - a file system without WAL support
             self._db.close()
             raise SessionError(f"{path}: the file system does not support SQLite's WAL mode.")
-        fmt = self.get("format")
-        if fmt is not None and int(fmt) != FORMAT_VERSION:
-            self._db.close()
-            raise SessionError(f"{path}: session format {fmt}; this skassess reads format "
-                               f"{FORMAT_VERSION}.")
+        self._meta = {} if blank else self._read_meta()
+
+    # ---------------------------------------------------------------- checking
+    def _damaged(self, what):
+        return SessionError(
+            f"{self.path}: the session file is damaged: {what}. It is not read; restore it "
+            "from a copy, or start a new session file."
+        )
+
+    def _check(self, create):
+        """Refuse a file that is not a whole, intact session of this format.
+
+        Returns True for a blank file (tables without settings or events) that
+        may become a new session (``create``).
+        """
+        db = self._db
+        problems = [r[0] for r in db.execute("PRAGMA quick_check(5)").fetchall()]
+        if problems != ["ok"]:
+            raise self._damaged(f"SQLite's integrity check failed "
+                                f"({_printable('; '.join(problems))})")
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not {"meta", "events"} <= tables:
+            raise SessionError(f"{self.path}: not a skassess session file (no meta and events "
+                               "tables).")
+        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        n_events = db.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+        if not meta and n_events == 0:
+            if create:
+                return True
+            raise SessionError(f"{self.path}: holds no session (the run that created it "
+                               "stopped before writing its settings).")
+        if "format" not in meta:
+            raise self._damaged("its settings are missing (the file was cut short, or "
+                                "created by a run that never finished starting)")
+        fmt = self._json(meta["format"], "the format")
+        if fmt == 1:
+            raise SessionError(
+                f"{self.path}: a session file of format 1, which stores its assessor as a "
+                "Python pickle; loading a pickle can run any code the file holds, so skassess "
+                "no longer opens it. If you made this file yourself (trust it), convert it "
+                f"once with `skassess migrate {self.path} --trust-pickle` (or "
+                "skassess.session.migrate_session(path, trust_pickle=True)); otherwise start "
+                "a new session file."
+            )
+        if fmt != FORMAT_VERSION:
+            raise SessionError(f"{self.path}: session format {fmt!r}; this skassess reads "
+                               f"format {FORMAT_VERSION}.")
+        missing = [k for k in (*SETTINGS_KEYS, "head") if k not in meta]
+        if missing:
+            raise self._damaged(f"the settings lack {', '.join(missing)}")
+        head = self._json(meta["head"], "the head")
+        if not (isinstance(head, list) and len(head) == 2 and isinstance(head[0], int)):
+            raise self._damaged("its head record is not readable")
+        previous = settings_hash(meta)
+        expected_seq, labeled = 1, set()
+        for seq, kind, row, item_id, label, step, when, cursor, stored in db.execute(
+                f"SELECT {_EVENT_COLUMNS} FROM events ORDER BY seq"):
+            if seq != expected_seq:
+                raise self._damaged(
+                    f"event {expected_seq} is missing (the next stored event is {seq})")
+            if not isinstance(row, int) or not isinstance(step, int) \
+                    or not isinstance(when, float) or kind not in EVENT_KINDS:
+                raise self._damaged(f"event {seq} has values of the wrong type")
+            for text, what in ((label, "label"), (cursor, "cursor")):
+                if text is not None:
+                    self._json(text, f"event {seq}'s {what}")
+            digest = event_hash(previous, seq, kind, row, item_id, label, step, when, cursor)
+            if digest != stored:
+                raise self._damaged(
+                    f"event {seq} (a {kind} of item {_printable(item_id, 40)!r}) does not match "
+                    "its checksum: it was changed, copied or inserted after it was written")
+            if kind == "label":
+                if row in labeled:
+                    raise self._damaged(f"event {seq} labels row {row} a second time")
+                labeled.add(row)
+            previous, expected_seq = digest, expected_seq + 1
+        if head != [expected_seq - 1, previous]:
+            raise self._damaged(
+                f"it holds {expected_seq - 1} events but was last written with {head[0]} "
+                "(events were deleted, or the file is an older copy)")
+        return False
+
+    def _json(self, text, what):
+        try:
+            return json.loads(text)
+        except (TypeError, ValueError) as exc:
+            raise self._damaged(f"{what} is not readable") from exc
+
+    def _read_meta(self):
+        return dict(self._db.execute("SELECT key, value FROM meta").fetchall())
 
     # ------------------------------------------------------------------- meta
     @property
     def is_new(self):
-        return self.get("format") is None
+        return "format" not in self._meta
 
     def get(self, key, default=None):
-        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return default if row is None else json.loads(row[0])
+        text = self._meta.get(key)
+        return default if text is None else json.loads(text)
 
-    def create(self, **values):
+    def create(self, *, created=None, **values):
         """Write the session's settings, in one transaction."""
+        created = time.time() if created is None else created
+        meta = {"format": _canonical(FORMAT_VERSION), "created": _canonical(created)}
+        meta.update({k: _canonical(v) for k, v in values.items()})
+        missing = [k for k in SETTINGS_KEYS if k not in meta]
+        if missing:
+            raise ValueError(f"A new session needs {missing}.")
+        meta["head"] = _canonical([0, settings_hash(meta)])
         with self._transaction():
-            self._db.execute("INSERT INTO meta VALUES ('format', ?)", (json.dumps(FORMAT_VERSION),))
-            self._db.execute("INSERT INTO meta VALUES ('created', ?)", (json.dumps(time.time()),))
-            self._db.executemany("INSERT INTO meta VALUES (?, ?)",
-                                 [(k, json.dumps(v)) for k, v in values.items()])
+            self._db.executemany("INSERT INTO meta VALUES (?, ?)", list(meta.items()))
+        self._meta = meta
 
     # ----------------------------------------------------------------- events
+    def _head(self):
+        return json.loads(self._meta["head"])
+
+    def _set_head(self, n, digest):
+        text = _canonical([n, digest])
+        self._db.execute("UPDATE meta SET value = ? WHERE key = 'head'", (text,))
+        return text
+
     def add(self, kind, row, item_id, label, step, cursor, when=None):
         """Commit one event; returns its time."""
-        when = time.time() if when is None else when
+        when = float(time.time() if when is None else when)
+        n, previous = self._head()
+        seq = n + 1
+        label_text = None if label is None else _canonical(label)
+        cursor_text = _canonical(cursor)
+        digest = event_hash(previous, seq, kind, int(row), str(item_id), label_text,
+                            int(step), when, cursor_text)
         with self._transaction():
             self._db.execute(
-                "INSERT INTO events (kind, row, item_id, label, step, time, cursor) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (kind, int(row), str(item_id), None if label is None else json.dumps(label),
-                 int(step), when, json.dumps(cursor)),
+                f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (seq, kind, int(row), str(item_id), label_text, int(step), when, cursor_text,
+                 digest),
             )
+            head = self._set_head(seq, digest)
+        self._meta["head"] = head
         return when
 
     def pop(self):
         """Delete the last event and return it (None if there is none)."""
+        n, _ = self._head()
+        if n == 0:
+            return None
         with self._transaction():
             last = self._db.execute(
-                "SELECT seq, kind, row, item_id, label FROM events ORDER BY seq DESC LIMIT 1"
+                "SELECT seq, kind, row, item_id, label FROM events WHERE seq = ?", (n,)
             ).fetchone()
-            if last is None:
-                return None
-            self._db.execute("DELETE FROM events WHERE seq = ?", (last[0],))
+            before = self._db.execute("SELECT hash FROM events WHERE seq = ?",
+                                      (n - 1,)).fetchone()
+            previous = before[0] if before else settings_hash(self._meta)
+            self._db.execute("DELETE FROM events WHERE seq = ?", (n,))
+            head = self._set_head(n - 1, previous)
+        self._meta["head"] = head
         return {"kind": last[1], "row": last[2], "item_id": last[3],
                 "label": None if last[4] is None else json.loads(last[4])}
 

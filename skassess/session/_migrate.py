@@ -1,0 +1,97 @@
+"""Convert a format-1 session file (which held a pickle) into the data-only format."""
+
+import base64
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+from ..exceptions import SessionError
+from ._spec import SpecError, encode_estimator
+from ._store import FORMAT_VERSION, SessionStore
+
+__all__ = ["migrate_session"]
+
+
+def migrate_session(path, *, trust_pickle=False):
+    """Rewrite a format-1 session file in the current, data-only format.
+
+    Format 1 stored the assessor as a Python pickle, and loading a pickle
+    runs whatever code it holds. Convert only a file you made yourself (or
+    otherwise trust): this is the one place skassess reads such a file, and
+    only with ``trust_pickle=True``. The old file is kept beside the new one
+    as ``<path>.format1``.
+
+    Parameters
+    ----------
+    path : path-like
+        A format-1 session file (closed: no process may have it open).
+    trust_pickle : bool, default=False
+        Must be True: you vouch that the file's pickle is safe to load.
+
+    Returns
+    -------
+    backup : pathlib.Path
+        Where the old file was moved.
+
+    Raises
+    ------
+    SessionError
+        Without ``trust_pickle=True``; if the file is not a format-1 session;
+        if its assessor cannot be stored as data.
+    """
+    path = Path(path)
+    if trust_pickle is not True:
+        raise SessionError(
+            f"{path}: converting a format-1 session loads the pickle it holds, which can run "
+            "any code; pass trust_pickle=True (the command: --trust-pickle) only for a file "
+            "you made yourself."
+        )
+    if not path.is_file():
+        raise SessionError(f"{path}: no such session file.")
+    try:
+        db = sqlite3.connect(path, timeout=0)
+        try:
+            meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+            events = db.execute(
+                "SELECT kind, row, item_id, label, step, time, cursor FROM events ORDER BY seq"
+            ).fetchall()
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        raise SessionError(f"{path}: not a readable format-1 session file ({exc}).") from exc
+    fmt = json.loads(meta.get("format", "null"))
+    if fmt != 1:
+        raise SessionError(f"{path}: session format {fmt!r}, not 1; nothing to convert "
+                           f"(this skassess reads format {FORMAT_VERSION}).")
+    import pickle
+
+    from ..samplers import ActiveAssessor
+
+    # The caller vouched for this file (trust_pickle=True): the only pickle load.
+    assessor = pickle.loads(base64.b64decode(json.loads(meta["assessor"])))  # noqa: S301
+    if not isinstance(assessor, ActiveAssessor):
+        raise SessionError(f"{path}: the stored assessor is a {type(assessor).__name__}, "
+                           "not an ActiveAssessor.")
+    try:
+        spec = encode_estimator(assessor)
+    except SpecError as exc:
+        raise SessionError(f"{path}: {exc}") from exc
+    new = path.with_name(path.name + ".converting")
+    for leftover in (new, Path(f"{new}-wal"), Path(f"{new}-shm")):
+        leftover.unlink(missing_ok=True)
+    store = SessionStore(new)
+    try:
+        store.create(created=json.loads(meta["created"]),
+                     settings=json.loads(meta["settings"]),
+                     data_sha256=json.loads(meta["data_sha256"]), assessor=spec,
+                     info=json.loads(meta.get("info", "{}")))
+        for kind, row, item_id, label, step, when, cursor in events:
+            store.add(kind, row, item_id, None if label is None else json.loads(label), step,
+                      json.loads(cursor), when=when)
+    finally:
+        store.close()
+    backup = path.with_name(path.name + ".format1")
+    os.replace(path, backup)
+    os.replace(new, path)
+    return backup
