@@ -1,9 +1,11 @@
 """The ``skassess`` command: demo, example, assess, label, export, report, migrate."""
 
 import argparse
+import contextlib
 import sys
 
 from ..exceptions import ScoresFileError, SessionError
+from ..utils import terminal_text
 from . import _assess, _demo, _example, _export, _label, _migrate, _report
 
 __all__ = ["main"]
@@ -23,13 +25,29 @@ def main(argv=None):
     """Run the ``skassess`` command line; returns the exit code."""
     args = _parser().parse_args(argv)
     try:
-        return args.func(args)
+        # Names from the user's files are printed as text, never as terminal controls.
+        with contextlib.redirect_stdout(_TerminalWriter(sys.stdout)):
+            return args.func(args)
     except BrokenPipeError:  # e.g. piped into head
         return 0
     except (ScoresFileError, SessionError, ValueError, ImportError, OSError) as exc:
         # Problems with the user's files and settings: one clear line, no traceback.
-        print(f"skassess {args.command}: error: {exc}", file=sys.stderr)
+        message = terminal_text(exc).replace("\n", " ")
+        print(f"skassess {args.command}: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"\nskassess {args.command}: interrupted.", file=sys.stderr)
         return 130
+
+
+class _TerminalWriter:
+    """Standard output with control characters shown as codes (see terminal_text)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        return self._stream.write(terminal_text(text))
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils._param_validation import HasMethods
 
-from ..utils import LEVEL, N_DRAWS, validate_args
+from ..utils import LEVEL, N_DRAWS, plot_text, validate_args
 from ._accuracy import BayesianAccuracy
 from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
 from ._calibration_error import BayesianCalibrationError
@@ -128,7 +128,7 @@ class ReliabilityDisplay:
             ax.patch.set_visible(False)
         ax.plot([0, 1], [0, 1], ls="--", color="0.4", label="perfect calibration")
         t = table[seen]
-        label = name or f"posterior mean, {self.level:.0%} interval"
+        label = plot_text(name) if name else f"posterior mean, {self.level:.0%} interval"
         if self.ece is not None:
             label += f"\nECE {self.ece[0]:.3f} [{self.ece[1]:.3f}, {self.ece[2]:.3f}]"
         style = {"fmt": "o", "capsize": 3, "color": "C0", "clip_on": False, **kwargs}
@@ -260,22 +260,22 @@ class PosteriorDisplay:
         ax = _axes(ax, "PosteriorDisplay.plot")
         style = {"fmt": "o", "capsize": 3, **kwargs}
         if name is not None:
-            style["label"] = name
+            style["label"] = plot_text(name)
         # a point posterior (e.g. a fully labeled pool's ECE) can put the mean a
         # rounding error outside its interval; matplotlib refuses negative bars
         xerr = np.maximum([self.mean - self.lower, self.upper - self.mean], 0.0)
         if self.y_mean is None:
             pos = np.arange(len(self.labels))
             self.errorbar_ = ax.errorbar(self.mean, pos, xerr=xerr, **style)
-            ax.set_yticks(pos, [str(g) for g in self.labels])
+            ax.set_yticks(pos, [plot_text(g) for g in self.labels])
             ax.invert_yaxis()
-            ax.set_xlabel(self.xlabel or "posterior")
+            ax.set_xlabel(plot_text(self.xlabel or "posterior"))
         else:
             yerr = np.maximum([self.y_mean - self.y_lower, self.y_upper - self.y_mean], 0.0)
             self.errorbar_ = ax.errorbar(self.mean, self.y_mean, xerr=xerr, yerr=yerr, **style)
             for label, x, y in zip(self.labels, self.mean, self.y_mean, strict=True):
-                ax.annotate(str(label), (x, y), textcoords="offset points", xytext=(4, 4))
-            ax.set(xlabel=self.xlabel or "x", ylabel=self.ylabel or "y")
+                ax.annotate(plot_text(label), (x, y), textcoords="offset points", xytext=(4, 4))
+            ax.set(xlabel=plot_text(self.xlabel or "x"), ylabel=plot_text(self.ylabel or "y"))
         if name is not None:
             ax.legend()
         self.line_ = self.errorbar_[0]
@@ -409,7 +409,7 @@ class DifferenceDisplay:
         c = self.comparison
         style = {"color": "C0", "alpha": 0.7, **kwargs}
         if name is not None:
-            style["label"] = name
+            style["label"] = plot_text(name)
         _, _, self.bars_ = ax.hist(c.samples, bins=bins, density=True, **style)
         ax.axvspan(-c.rope, c.rope, color="C2", alpha=0.2, label=f"ROPE ±{c.rope:g}")
         ax.axvline(0.0, color="0.3", lw=1)
@@ -418,7 +418,7 @@ class DifferenceDisplay:
             f"P(left)={p_left:.3f}  P(ROPE)={p_rope:.3f}  P(right)={p_right:.3f}",
             fontsize="medium",
         )
-        ax.set(xlabel=f"{c.group_a} - {c.group_b}", ylabel="posterior density")
+        ax.set(xlabel=plot_text(f"{c.group_a} - {c.group_b}"), ylabel="posterior density")
         ax.legend()
         self.ax_, self.figure_ = ax, ax.figure
         return self

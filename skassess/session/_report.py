@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..utils import plot_text
+
 __all__ = ["render_report", "write_report"]
 
 _CSS = """
@@ -88,7 +90,7 @@ def _forest(table, title, xlabel):
         ax.plot(table["prior_mean"].to_numpy(), np.arange(len(table)), "x", color="#9aa5ae",
                 label="prior mean (from the scores)")
         ax.legend(loc="lower left", fontsize="small")
-    ax.set_title(title, fontsize="medium")
+    ax.set_title(plot_text(title), fontsize="medium")
     ax.grid(axis="x", alpha=0.3)
     return _svg(fig)
 
@@ -113,7 +115,7 @@ def _history_plot(history, task):
     ax = axes[0, 0]
     for i, (group, part) in enumerate(history.groupby("group", sort=False)):
         color = plt.cm.tab10(i % 10)
-        ax.plot(part["n_labels"], part["mean"], color=color, label=str(group))
+        ax.plot(part["n_labels"], part["mean"], color=color, label=plot_text(group))
         ax.fill_between(part["n_labels"], part["lower"], part["upper"], color=color, alpha=0.06)
     ax.set_ylabel("posterior (95 % interval)")
     ax.set_title("How the posterior converged as labels arrived", fontsize="medium")
@@ -124,7 +126,8 @@ def _history_plot(history, task):
         ax2.plot(first.index, first.to_numpy(), color="#1d2329")
         ax2.set_ylim(0, 1.02)
         ax2.set_ylabel("P(answer)")
-        ax2.set_title(f"Probability of the current answer ({task})", fontsize="medium")
+        ax2.set_title(plot_text(f"Probability of the current answer ({task})"),
+                      fontsize="medium")
         ax2.grid(alpha=0.3)
     axes[-1, 0].set_xlabel("labels in the session")
     return _svg(fig)

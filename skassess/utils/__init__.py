@@ -7,6 +7,7 @@ gets the same message.
 
 from ._groups import GroupEncoder, check_group_by
 from ._params import LEVEL, N_DRAWS, ROPE, atomic, reset_fitted, validate_args, validated
+from ._text import plot_text, terminal_text
 from ._validation import (
     BLOCK,
     EPS,
@@ -40,7 +41,9 @@ __all__ = [
     "check_sample_weight",
     "check_scores",
     "naming",
+    "plot_text",
     "reset_fitted",
+    "terminal_text",
     "top1",
     "validate_args",
     "validate_scores",
