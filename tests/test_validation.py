@@ -33,11 +33,27 @@ def test_bad_scores(X, match):
         BayesianAccuracy().fit(X)
 
 
-def test_row_sum_tolerance_is_1e6():
-    ok = np.array([[0.5, 0.5 + 9e-7]])
-    BayesianAccuracy().fit(ok)
-    with pytest.raises(ValueError, match="row 0 sums to 1.0000011"):
-        BayesianAccuracy().fit(np.array([[0.5, 0.5 + 1.1e-6]]))
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_row_sums_within_tolerance_are_renormalized(dtype):
+    """One rule in the API and the command: within ROW_SUM_TOL of 1, rows are divided."""
+    from skassess.session import ScoresFile
+    from skassess.utils import ROW_SUM_TOL, check_scores
+
+    rng = np.random.default_rng(0)
+    p = rng.dirichlet(np.ones(1000), 50).astype(dtype)  # a low-precision softmax
+    before = p.copy()
+    sums = p.astype(np.float64).sum(axis=1)
+    assert np.abs(sums - 1).max() < ROW_SUM_TOL
+    out = check_scores(p)
+    np.testing.assert_allclose(out.sum(axis=1), 1, atol=1e-12)
+    np.testing.assert_array_equal(p, before)  # the caller's array is not changed
+    BayesianAccuracy().fit(p)
+    assert ScoresFile.__init__.__kwdefaults__["sum_tolerance"] == ROW_SUM_TOL
+    exact = np.array([[0.25, 0.75]])
+    assert check_scores(exact) is exact  # exact rows: no copy
+    check_scores(np.array([[0.5, 0.5 + 0.0099]]))
+    with pytest.raises(ValueError, match=r"tolerance 0.01\); row 0 sums to 1.0101"):
+        BayesianAccuracy().fit(np.array([[0.5, 0.5 + 0.0101]]))
 
 
 def test_scores_width_must_match_classes():

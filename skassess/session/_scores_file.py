@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ScoresFileError
+from ..utils import ROW_SUM_TOL
 
 __all__ = ["ScoresFile", "ScoresTable", "file_checksum"]
 
@@ -77,8 +78,13 @@ def _is_parquet(path):
 
 def _sniff_separator(path):
     opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt", newline="", encoding="utf-8-sig") as f:
-        header = f.readline()
+    with opener(path, "rb") as f:
+        raw = f.readline()
+    try:  # the header line alone: later lines are checked as they are read
+        header = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ScoresFileError(f"{path}: line 1 is not UTF-8 text (byte "
+                              f"0x{exc.object[exc.start]:02x}); save the file as UTF-8.") from exc
     if not header.strip():
         return ",", header
     counts = {sep: header.count(sep) for sep in (",", ";", "\t", "|")}
@@ -139,7 +145,7 @@ class ScoresFile:
 
     def __init__(self, path, *, id_column=None, score_columns=None, classes=None,
                  label_column=None, group_columns=(), display_columns=(), sep=None,
-                 sum_tolerance=0.01):
+                 sum_tolerance=ROW_SUM_TOL):
         self.path = Path(path)
         if not self.path.is_file():
             raise ScoresFileError(f"{path}: no such file.")
@@ -270,21 +276,85 @@ class ScoresFile:
                     from exc
             return
         dtype = {c: str for c in text}
+        try:
+            yield from self._csv_chunks(usecols, dtype, chunk_rows)
+        except UnicodeDecodeError:
+            self._not_utf8()
+
+    def _csv_chunks(self, usecols, dtype, chunk_rows):
         reader = pd.read_csv(
             self.path, sep=self.sep, usecols=usecols, dtype=dtype, chunksize=chunk_rows,
             keep_default_na=False, na_values={c: [""] for c in usecols}, skipinitialspace=True,
             encoding="utf-8-sig",
         )
+        shape = self._row_shapes(chunk_rows)
         offset = 0
         while True:
+            # The row shapes first: a row with extra or missing cells, or bytes that
+            # are not UTF-8, are named before pandas would cut, pad or fail on them.
+            lines = next(shape)
+            self._lines, self._offset = lines, offset
             try:
                 frame = next(reader)
             except StopIteration:
                 return
             except (ValueError, pd.errors.ParserError) as exc:
                 self._locate_parse_error(offset, chunk_rows, exc)
+            if len(frame) == 0:
+                return  # a header without rows (refused by iter_chunks)
+            if len(frame) != len(lines):  # pragma: no cover - the two readers disagree
+                self._fail(f"the CSV cannot be read consistently near row {offset + 1}.")
             offset += len(frame)
             yield frame
+
+    def _not_utf8(self):
+        """Refuse the file, naming the first line that is not UTF-8 (a scan of its bytes)."""
+        opener = gzip.open if str(self.path).endswith(".gz") else open
+        with opener(self.path, "rb") as f:
+            for number, line in enumerate(f, start=1):
+                try:
+                    line.decode("utf-8-sig" if number == 1 else "utf-8")
+                except UnicodeDecodeError as exc:
+                    self._fail(f"line {number} is not UTF-8 text (byte "
+                               f"0x{exc.object[exc.start]:02x} at character {exc.start + 1}); "
+                               "save the file as UTF-8.")
+        self._fail("the file is not UTF-8 text; save it as UTF-8.")  # pragma: no cover
+
+    def _row_shapes(self, chunk_rows):
+        """For each chunk of data rows, their line numbers; refuses rows of the wrong width.
+
+        Python's csv module (it follows quotes as pandas does) counts each
+        row's cells, since pandas silently drops the cells of unused columns
+        and pads short rows with empty cells.
+        """
+        width = len(self.columns)
+        opener = gzip.open if str(self.path).endswith(".gz") else open
+        with opener(self.path, "rt", newline="", encoding="utf-8-sig") as f:
+            reader = csv.reader(f, delimiter=self.sep, skipinitialspace=True)
+            row = 0
+            try:
+                next(reader)  # the header
+                while True:
+                    lines = []
+                    for cells in reader:
+                        if not cells:
+                            continue  # a blank line, which pandas skips too
+                        if len(cells) != width:
+                            what = "more" if len(cells) > width else "fewer"
+                            self._fail(
+                                f"row {row + len(lines) + 1} (line {reader.line_num}) has "
+                                f"{len(cells)} cells, {what} than the header's {width} "
+                                f"columns; every row needs one cell per column."
+                            )
+                        lines.append(reader.line_num)
+                        if len(lines) == chunk_rows:
+                            break
+                    row += len(lines)
+                    yield np.asarray(lines, dtype=np.int64)
+            except UnicodeDecodeError:
+                self._not_utf8()
+            except csv.Error as exc:
+                self._fail(f"line {reader.line_num}: the CSV cannot be parsed ({exc}).")
 
     def _locate_parse_error(self, offset, chunk_rows, exc):
         """Re-read a failing CSV chunk as text to name the bad row and column."""
@@ -308,7 +378,13 @@ class ScoresFile:
 
     def _where(self, row, column):
         """'row 7 (line 8), column 'x'' for the 0-based data row ``row``."""
-        line = "" if self.parquet else f" (line {row + 2})"
+        lines = getattr(self, "_lines", None)
+        if self.parquet:
+            line = ""
+        elif lines is not None and len(lines) and row - self._offset < len(lines):
+            line = f" (line {lines[row - self._offset]})"
+        else:
+            line = f" (line {row + 2})"
         return f"row {row + 1}{line}, column {column!r}"
 
     def iter_chunks(self, chunk_rows=CHUNK_ROWS):
@@ -379,7 +455,7 @@ class ScoresFile:
                 elif np.isnan(pd.to_numeric(pd.Series([raw]), errors="coerce").iloc[0]):
                     what = f"the score {raw!r} is not a number"
                 else:
-                    what = f"the score {raw!r} is not finite"
+                    what = f"the score {str(raw).strip()!r} is not finite"
                 self._fail(f"{self._where(offset + i, c)}: {what}.")
             out = (values < 0) | (values > 1)
             if out.any():
@@ -432,6 +508,19 @@ class ScoresFile:
         missing = text.isna() | (text == "")
         codes = pd.Index(self.classes).get_indexer(text.where(~missing, None)).astype(np.int64)
         unknown = (~missing.to_numpy()) & (codes < 0)
+        if unknown.any():
+            # A label column with blanks is a float column in pandas, which to_csv
+            # writes as "7.0": an integer-valued number is read as the class "7".
+            number = pd.to_numeric(text[unknown], errors="coerce").to_numpy(dtype=np.float64,
+                                                                             na_value=np.nan)
+            whole = np.isfinite(number) & (number == np.round(number))
+            names = np.where(whole, pd.Series(number).map(
+                lambda v: str(int(v)) if np.isfinite(v) and v == round(v) else "").to_numpy(),
+                "")
+            again = pd.Index(self.classes).get_indexer(names).astype(np.int64)
+            again[~whole] = -1
+            codes[unknown] = again
+            unknown = (~missing.to_numpy()) & (codes < 0)
         if unknown.any():
             i = int(np.flatnonzero(unknown)[0])
             self._fail(f"{self._where(offset + i, self.label_column)}: the label "

@@ -29,8 +29,14 @@ __all__ = [
 
 #: The largest count of rows a float64 holds exactly; weights must sum to at most it.
 MAX_COUNT = float(2**53)
-#: Absolute tolerance on the row sums of a score matrix.
-ROW_SUM_TOL = 1e-6
+#: How far a row of class scores may sum from 1, in the API and the command alike.
+#: Scores stored as float16 / float32, or written to a text file with a few
+#: decimals, sum to 1 only up to rounding (a float32 softmax over 1,000 classes
+#: is off by ~1e-4, a CSV with 3 decimals by up to 5e-3 over 10 classes); rows
+#: within this tolerance are divided by their sums, rows farther off are refused.
+ROW_SUM_TOL = 0.01
+#: Rows closer than this to a sum of 1 are left as given (float64 rounding).
+_EXACT_SUM = 1e-9
 #: Rows checked, and counted by partial_fit, at a time: temporaries stay O(BLOCK).
 BLOCK = 1 << 15
 #: Probabilities are clipped to ``[EPS, 1 - EPS]`` wherever a logarithm or a
@@ -79,6 +85,9 @@ def check_scores(X, *, n_classes=None, input_name="X"):
     Returns
     -------
     scores : ndarray of shape (n_samples, n_classes), dtype float64
+        Rows that sum to 1 within ``ROW_SUM_TOL`` (0.01: float16/float32
+        rounding, a few decimals in a text file) are divided by their sums
+        (on a copy); rows farther from 1 are refused.
 
     Examples
     --------
@@ -103,8 +112,10 @@ def check_scores(X, *, n_classes=None, input_name="X"):
         scores[:, 1] = X
         np.subtract(1.0, X, out=scores[:, 0])
     else:  # check_array allows 1-D or 2-D only
-        _check_range(X, input_name, binary=False)
         scores = X
+        if _check_range(X, input_name, binary=False):
+            # Within ROW_SUM_TOL of 1 but not exactly: divided by their sums, on a copy.
+            scores = X / X.sum(axis=1, keepdims=True)
     if n_classes is not None and scores.shape[1] != n_classes:
         raise ValueError(
             f"{input_name} has {scores.shape[1]} score columns, but the estimator was "
@@ -117,7 +128,9 @@ def _check_range(X, input_name, binary):
     # Block-wise flat reductions (a flat min, BLAS row sums) instead of reductions
     # along the short class axis, which numpy does slowly; rows are located only
     # when a check fails, and temporaries stay O(block).
+    # Returns whether a row sums to 1 only within ROW_SUM_TOL (to be renormalized).
     ones = np.ones(X.shape[1])
+    renormalize = False
     for start in range(0, X.shape[0], BLOCK):
         block = X[start : start + BLOCK]
         sums = block @ ones
@@ -139,13 +152,16 @@ def _check_range(X, input_name, binary):
                     f"row {row} is {as_scalar(X[row, 0])!r}."
                 )
             continue
-        bad = np.abs(sums - 1.0) > ROW_SUM_TOL
+        off = np.abs(sums - 1.0)
+        bad = off > ROW_SUM_TOL
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(
                 f"The scores in {input_name} must sum to 1 per row (tolerance "
                 f"{ROW_SUM_TOL:g}); row {start + i} sums to {sums[i]:.8g}."
             )
+        renormalize = renormalize or bool((off > _EXACT_SUM).any())
+    return renormalize
 
 
 def _fmt(row):

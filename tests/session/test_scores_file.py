@@ -166,3 +166,65 @@ def test_hierarchical_prior_in_the_assessment(tmp_path):
     assert result.settings["prior"] == "hierarchical"
     row = result.overall.iloc[0]
     assert row["lower"] <= row["mean"] <= row["upper"]
+
+
+def test_labels_written_by_pandas_as_floats_are_classes(tmp_path):
+    """A label column with blanks is float in pandas; to_csv writes 7.0: read as class 7."""
+    rng = np.random.default_rng(0)
+    p = rng.dirichlet(np.ones(10), 30)
+    frame = pd.DataFrame(p, columns=[f"score_{k}" for k in range(10)])
+    frame["label"] = np.where(np.arange(30) % 3 == 0, p.argmax(axis=1), np.nan)
+    assert frame["label"].dtype == np.float64
+    path = tmp_path / "pandas.csv"
+    frame.to_csv(path, index=False)
+    assert "7.0" in path.read_text() or "0.0" in path.read_text()
+    table = ScoresFile(path).read()
+    expected = np.where(np.arange(30) % 3 == 0, p.argmax(axis=1), -1)
+    np.testing.assert_array_equal(table.labels, expected)
+    # a fraction is still not a class
+    frame.loc[0, "label"] = 2.5
+    frame.to_csv(path, index=False)
+    with pytest.raises(ScoresFileError, match=r"row 1 \(line 2\), column 'label': the label "
+                                              r"'2.5' is not a class"):
+        ScoresFile(path).read()
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("id,score_a,score_b,label\n1,0.5,0.5,a\n2,0.3,0.7,b,extra\n",
+         r"s.csv: row 2 \(line 3\) has 5 cells, more than the header's 4 columns"),
+        ("id,score_a,score_b,label\n1,0.5,0.5,a\n2,0.3,0.7\n",
+         r"s.csv: row 2 \(line 3\) has 3 cells, fewer than the header's 4 columns"),
+        ("id,score_a,score_b,label\n1,0.5,0.5,a\n\n2,0.3,0.7,b,x\n",
+         r"row 2 \(line 4\) has 5 cells"),
+        ('id,score_a,score_b,label\n1,0.5,0.5,"a,\nb"\n2,0.3,0.7\n',
+         r"row 2 \(line 4\) has 3 cells"),
+        ("id,score_a,score_b,label\n", r"s.csv: the file has a header but no rows"),
+        ("id,score_a,score_b,label\n1,0.5,0.5,a\n2,inf,0.7,b\n",
+         r"s.csv: row 2 \(line 3\), column 'score_a': the score 'inf' is not finite"),
+        ("id,score_a,score_b,label\n1,0.5,0.5,a\n2,NaN,0.7,b\n",
+         r"s.csv: row 2 \(line 3\), column 'score_a': the score 'NaN' is not a number"),
+    ],
+)
+def test_rows_of_the_wrong_shape_and_non_finite_scores(tmp_path, text, match):
+    path = _write(tmp_path, text)
+    with pytest.raises(ScoresFileError, match=match) as err:
+        ScoresFile(path).read()
+    assert "\n" not in str(err.value) and "np.float64" not in str(err.value)
+
+
+@pytest.mark.parametrize("where", ["header", "row"])
+def test_bytes_that_are_not_utf8_name_the_line(tmp_path, where):
+    head = b"id,score_a,score_b,label\n"
+    if where == "header":
+        blob = "id,score_é,score_b,label\n".encode("latin-1") + b"1,0.5,0.5,a\n"
+        line = 1
+    else:
+        blob = head + b"1,0.5,0.5,a\n" * 5000 + "2,0.3,0.7,café\n".encode("latin-1")
+        line = 5002
+    path = tmp_path / "latin.csv"
+    path.write_bytes(blob)
+    with pytest.raises(ScoresFileError, match=rf"latin.csv: line {line} is not UTF-8 text "
+                                              r"\(byte 0xe9"):
+        ScoresFile(path).read()
