@@ -3,8 +3,12 @@
 Each was trained by ``benchmarks/train_pretrained_um.py`` on linear-skew drift
 scenarios of a library of real tabular data sets (``benchmarks/_tabular.py``;
 the file records which), with logistic-regression and random-forest base
-models. The file holds xgboost boosters as UBJSON text, not a pickle, so it
-loads under any xgboost >= 2.1.
+models. The file holds xgboost boosters as UBJSON text, not a pickle. An
+xgboost of another major version may read the boosters yet predict other
+quantiles (2.1 and 3.0 read the 3.2 boosters; 2.1's intervals are ~8x too narrow), so
+each file also holds 64 reference rows and their predictions under the
+training version (``benchmarks/add_um_reference.py``); :func:`load_pretrained`
+predicts them again and refuses a model that does not reproduce them.
 """
 
 import functools
@@ -15,7 +19,14 @@ from pathlib import Path
 from ._quantile_model import QuantileEnsemble
 from ._um_features import UM_FEATURES
 
-__all__ = ["load_pretrained", "pretrained_methods"]
+__all__ = ["PretrainedModelError", "load_pretrained", "pretrained_methods"]
+
+#: How far the reference predictions may move (xgboost's float32 arithmetic).
+CHECK_RTOL, CHECK_ATOL = 1e-4, 1e-5
+
+
+class PretrainedModelError(RuntimeError):
+    """The installed xgboost does not reproduce a shipped uncertainty model."""
 
 PRETRAINED_DIR = Path(__file__).parent / "_pretrained"
 
@@ -47,5 +58,31 @@ def load_pretrained(method):
         )
     import numpy as np
 
-    return (QuantileEnsemble.from_dict(payload["model"]), np.asarray(payload["scales"]),
-            payload["trained_on"])
+    model = QuantileEnsemble.from_dict(payload["model"])
+    _check(model, payload, method)
+    return model, np.asarray(payload["scales"]), payload["trained_on"]
+
+
+def _check(model, payload, method):
+    """Refuse a model whose reference rows predict differently under this xgboost."""
+    import numpy as np
+    import xgboost
+
+    check = payload.get("check")
+    if check is None:  # pragma: no cover - guards a package built without the check
+        raise PretrainedModelError(
+            f"The pretrained uncertainty model for {method!r} has no reference predictions; "
+            "run benchmarks/add_um_reference.py."
+        )
+    got = model.predict(np.asarray(check["inputs"], dtype=np.float64))
+    expected = np.asarray(check["predictions"])
+    if got.shape != expected.shape or not np.allclose(got, expected, rtol=CHECK_RTOL,
+                                                      atol=CHECK_ATOL):
+        diff = np.abs(got - expected).max() if got.shape == expected.shape else np.inf
+        raise PretrainedModelError(
+            f"The pretrained uncertainty model for {method!r} does not reproduce its reference "
+            f"predictions under xgboost {xgboost.__version__} (largest difference {diff:.3g}; "
+            f"made with xgboost {check['xgboost']}), so its intervals would be wrong. Install "
+            "xgboost >= 3.1 (pip install 'skassess[meta]'), or fit an uncertainty model on "
+            "your reference rows with uncertainty_model='fit'."
+        )

@@ -183,3 +183,28 @@ def test_missing_xgboost_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "xgboost", None)  # makes "import xgboost" fail
     with pytest.raises(ImportError, match=r"skassess\[meta\]"):
         import_xgboost()
+
+
+def test_pretrained_models_check_their_reference_predictions(monkeypatch):
+    """Each shipped model reproduces its stored predictions; a changed one is refused."""
+    import copy
+
+    import xgboost
+
+    from skassess.meta import _pretrained
+
+    for method in _pretrained.pretrained_methods():
+        model, scales, info = _pretrained.load_pretrained(method)  # runs the check
+        payload = _pretrained._read(method)
+        assert len(payload["check"]["inputs"]) == 64
+        got = model.predict(np.asarray(payload["check"]["inputs"]))
+        np.testing.assert_allclose(got, payload["check"]["predictions"],
+                                   rtol=_pretrained.CHECK_RTOL, atol=_pretrained.CHECK_ATOL)
+        # what an xgboost that predicts other quantiles would give
+        broken = copy.deepcopy(payload)
+        broken["check"]["predictions"] = (np.asarray(got) * 0.5).tolist()
+        monkeypatch.setattr(_pretrained, "_read", lambda m, b=broken: b)
+        with pytest.raises(_pretrained.PretrainedModelError,
+                           match=rf"under xgboost {xgboost.__version__} .*xgboost >= 3.1"):
+            _pretrained.load_pretrained(method)
+        monkeypatch.undo()
