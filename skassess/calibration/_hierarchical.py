@@ -90,8 +90,9 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
     missing_label : int, float, str or None, default=-1
         The value of ``y`` that marks an unlabeled row.
     random_state : int, RandomState instance or None, default=None
-    progress : bool, default=False
-        Show the sampler's progress bar.
+    progress : bool, default=True
+        Show the sampler's progress bars (tqdm, on standard error) when a run
+        takes over 2 s.
     sampler : {"emcee", "nuts"}, default="emcee"
         ``"emcee"``: ensembles of emcee walkers on the model with the
         population parameters integrated out (see Notes). ``"nuts"``: the
@@ -201,7 +202,7 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         classes=None,
         missing_label=-1,
         random_state=None,
-        progress=False,
+        progress=True,
         sampler="emcee",
         n_jobs=None,
     ):

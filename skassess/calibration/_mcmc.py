@@ -164,7 +164,13 @@ def sample_mcmc(log_prob, initial, *, n_burn, n_steps, max_steps, target_ess, rn
     thin = max(1, -(-n_chains * max_steps * n_walkers * n_dim // max_stored))
     n_stored, max_stored_steps = max(n_steps // thin, 1), max(max_steps // thin, 1)
     samplers, states = [], []
-    for start in initial:
+
+    def bar(i, what):  # shown only when a run takes over 2 s
+        return {"progress": progress,
+                "progress_kwargs": {"delay": 2, "leave": False,
+                                    "desc": f"MCMC {what}, chain {i + 1}/{n_chains}"}}
+
+    for i, start in enumerate(initial):
         sampler = emcee.EnsembleSampler(
             n_walkers, n_dim, log_prob, vectorize=True,
             # Differential-evolution moves mixed about twice as fast as emcee's
@@ -173,9 +179,9 @@ def sample_mcmc(log_prob, initial, *, n_burn, n_steps, max_steps, target_ess, rn
             moves=emcee.moves.DEMove(),
         )
         sampler.random_state = np.random.RandomState(rng.integers(2**31 - 1)).get_state()
-        state = (sampler.run_mcmc(start, n_burn, progress=progress, store=False) if n_burn
+        state = (sampler.run_mcmc(start, n_burn, store=False, **bar(i, "burn-in")) if n_burn
                  else start)
-        states.append(sampler.run_mcmc(state, n_stored, progress=progress, thin_by=thin))
+        states.append(sampler.run_mcmc(state, n_stored, thin_by=thin, **bar(i, "sampling")))
         samplers.append(sampler)
 
     def chains():
@@ -190,7 +196,8 @@ def sample_mcmc(log_prob, initial, *, n_burn, n_steps, max_steps, target_ess, rn
     while kept.shape[1] < max_stored_steps and (ess.min() < target_ess or rhat.max() > MAX_RHAT):
         more = min(max(kept.shape[1] // 2, 1), max_stored_steps - kept.shape[1])
         for i, sampler in enumerate(samplers):
-            states[i] = sampler.run_mcmc(states[i], more, progress=progress, thin_by=thin)
+            states[i] = sampler.run_mcmc(states[i], more, thin_by=thin,
+                                         **bar(i, "more steps"))
         kept = chains()
         rhat, ess = diagnose(kept)
     return kept, rhat, ess

@@ -9,7 +9,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import check_labels, check_scores, reset_fitted, validated, warn
+from ..utils import check_labels, check_scores, reset_fitted, single_threaded, validated, warn
 from ._atc import ATCMethod
 from ._confidence import ConfidenceMethod
 from ._crossval import CrossvalMethod
@@ -212,6 +212,7 @@ class PerformancePredictor(BaseEstimator):
     # -- fit ----------------------------------------------------------------------------------
 
     @validated
+    @single_threaded
     def fit(self, X, y, *, scores=None):
         """Learn from the labeled reference rows.
 

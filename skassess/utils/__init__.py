@@ -8,6 +8,7 @@ gets the same message.
 from ._groups import GroupEncoder, check_group_by
 from ._params import LEVEL, N_DRAWS, ROPE, atomic, reset_fitted, validate_args, validated
 from ._text import plot_text, terminal_text
+from ._threads import one_native_thread, single_threaded
 from ._validation import (
     BLOCK,
     EPS,
@@ -41,8 +42,10 @@ __all__ = [
     "check_sample_weight",
     "check_scores",
     "naming",
+    "one_native_thread",
     "plot_text",
     "reset_fitted",
+    "single_threaded",
     "terminal_text",
     "top1",
     "validate_args",
