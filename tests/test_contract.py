@@ -473,3 +473,88 @@ def test_one_group_encoder_orders_groups_alike():
     with pytest.warns():
         cal.fit(s, labeled, group_by=g)
     assert list(acc.groups_) == list(cal.groups_) == sorted(set(g))
+
+
+def _failed_refit_cases():
+    from sklearn.linear_model import LogisticRegression
+
+    from skassess import (
+        ActiveAssessor,
+        BayesianAccuracy,
+        BayesianCalibrationError,
+        BayesianConfusionMatrix,
+        BayesianMisclassificationCost,
+    )
+    from skassess.calibration import BayesianGroupMetrics, HierarchicalBetaCalibrator
+    from skassess.meta import PerformanceIntervalRegressor, PerformancePredictor
+    from skassess.metrics import BayesianModelComparison
+    from skassess.samplers import (
+        ActiveModelSelector,
+        ActiveTester,
+        CalibratedPrior,
+        MLPEnsembleSurrogate,
+    )
+
+    rng = np.random.default_rng(0)
+    S = rng.dirichlet(np.ones(3), 60)
+    y = np.where(np.arange(60) % 3 == 0, S.argmax(axis=1), -1)
+    y_full = np.array([rng.choice(3, p=p) for p in S])
+    bad = S.copy()
+    bad[4] = np.nan
+    s1 = S[:, 0]
+    yb = np.where(np.arange(60) % 2 == 0, (rng.random(60) < s1).astype(int), -1)
+    groups = np.array(["a", "b"] * 30)
+    models = np.stack([S, rng.dirichlet(np.ones(3), 60)], axis=1)
+    Xf = rng.normal(size=(120, 4))
+    yf = (Xf[:, 0] > 0).astype(int)
+    clf = LogisticRegression().fit(Xf[:60], yf[:60])
+    Xbad = Xf[60:].copy()
+    Xbad[0, 0] = np.nan
+    return {
+        "BayesianAccuracy": (BayesianAccuracy(), (S, y), (bad, y)),
+        "BayesianConfusionMatrix": (BayesianConfusionMatrix(), (S, y), (bad, y)),
+        "BayesianCalibrationError": (BayesianCalibrationError(), (S, y), (bad, y)),
+        "BayesianMisclassificationCost": (BayesianMisclassificationCost(), (S, y), (bad, y)),
+        "BayesianModelComparison": (BayesianModelComparison(), (models, y), (models, y[:5])),
+        "ActiveAssessor": (ActiveAssessor(random_state=0), (S, y), (bad, y)),
+        "ActiveTester": (ActiveTester(random_state=0), (S, y), (bad, y)),
+        "ActiveModelSelector": (ActiveModelSelector(random_state=0), (models, y),
+                                (models, y[:5])),
+        "CalibratedPrior": (CalibratedPrior(), (S, y_full), (bad, y_full)),
+        "MLPEnsembleSurrogate": (MLPEnsembleSurrogate(n_members=2, random_state=0),
+                                 (Xf[:60], yf[:60]), (Xbad, yf[60:])),
+        "HierarchicalBetaCalibrator": (
+            HierarchicalBetaCalibrator(n_steps=200, n_burn=100, max_steps=200,
+                                       random_state=0, progress=False),
+            (s1, yb), (s1, yb[:5])),
+        "BayesianGroupMetrics": (BayesianGroupMetrics("beta-binomial", random_state=0),
+                                 (s1, yb, groups), (s1, yb, groups[:5])),
+        "PerformancePredictor": (PerformancePredictor(clf, method="confidence"),
+                                 (Xf[60:], yf[60:]), (Xbad, yf[60:])),
+        "PerformanceIntervalRegressor": (
+            PerformanceIntervalRegressor(PerformancePredictor(clf, method="confidence"),
+                                         random_state=0),
+            (Xf[60:], yf[60:]), (Xf[60:], yf[60:70])),
+    }
+
+
+@pytest.mark.parametrize("name", list(_failed_refit_cases()))
+def test_a_failed_refit_keeps_the_previous_fit(name):
+    """One rule for every estimator: fit that raises leaves every attribute as it was."""
+    import warnings
+
+    est, good, bad = _failed_refit_cases()[name]
+
+    def fit(args):
+        if name == "BayesianGroupMetrics":
+            return est.fit(args[0], args[1], sensitive_features=args[2])
+        return est.fit(*args)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit(good)
+        before = dict(vars(est))
+        with pytest.raises(ValueError):
+            fit(bad)
+    assert set(vars(est)) == set(before)
+    assert all(vars(est)[k] is v for k, v in before.items())

@@ -8,7 +8,14 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import check_labels, one_native_thread, reset_fitted, single_threaded, validated
+from ..utils import (
+    atomic,
+    check_labels,
+    one_native_thread,
+    reset_fitted,
+    single_threaded,
+    validated,
+)
 from ._predictor import PerformancePredictor
 from ._pretrained import load_pretrained
 from ._quantile_model import LEVELS, QuantileEnsemble, error_unit, fit_scales, interval_cost
@@ -150,6 +157,7 @@ class PerformanceIntervalRegressor(BaseEstimator):
         return pp
 
     @validated
+    @atomic(deep=False)
     @single_threaded
     def fit(self, X, y, *, scores=None):
         """Fit the predictor on the reference rows and the UM on their drift scenarios.
@@ -163,37 +171,33 @@ class PerformanceIntervalRegressor(BaseEstimator):
         -------
         self : PerformanceIntervalRegressor
         """
-        reset_fitted(self)
+        reset_fitted(self)  # a failure puts the previous fit back (atomic)
         seed = self.random_state or 0
-        try:
-            pp = self._base_predictor().fit(X, y, scores=scores)
-            self.predictor_ = pp
-            # the UM's inputs always come from the meta-model's row features (with proxies)
-            self.shared_ = pp if pp.method == "meta_model" and pp.proxies else \
-                PerformancePredictor(pp.estimator, method="meta_model", classes=pp.classes,
-                                     random_state=seed).fit(X, y, scores=scores)
-            _, S = pp._inputs(X, scores, reset=False)
-            classes = pp.estimator.classes_ if pp.estimator is not None else pp.classes
-            codes = check_labels(y, S.shape[0], S.shape[1], classes, missing_label=None)
-            self.peers_ = fit_peers(self.shared_, codes, S, seed)
-            if self.uncertainty_model == "pretrained":
-                self.uncertainty_model_, self.scales_, self.pretrained_info_ = \
-                    load_pretrained(pp.method)
-                return self
-            Fenc = self.shared_._reference["F"]
-            self.scenarios_ = self._simulate(Fenc, codes, S, pp.method, seed)
-            train = self.scenarios_["split"].to_numpy() == "train"
-            inputs = self.scenarios_.loc[:, list(UM_FEATURES)].to_numpy(dtype=np.float64)
-            target = self.scenarios_["error"].abs().to_numpy()
-            unit = error_unit(self.scenarios_["prediction"], self.scenarios_["n_batch"])
-            self.uncertainty_model_ = QuantileEnsemble(
-                n_models=self.n_models, random_state=seed).fit(inputs[train],
-                                                               target[train] / unit[train])
-            q = self.uncertainty_model_.predict(inputs[~train]) * unit[~train, None]
-            self.scales_ = fit_scales(target[~train], q)
-        except BaseException:
-            reset_fitted(self)
-            raise
+        pp = self._base_predictor().fit(X, y, scores=scores)
+        self.predictor_ = pp
+        # the UM's inputs always come from the meta-model's row features (with proxies)
+        self.shared_ = pp if pp.method == "meta_model" and pp.proxies else \
+            PerformancePredictor(pp.estimator, method="meta_model", classes=pp.classes,
+                                 random_state=seed).fit(X, y, scores=scores)
+        _, S = pp._inputs(X, scores, reset=False)
+        classes = pp.estimator.classes_ if pp.estimator is not None else pp.classes
+        codes = check_labels(y, S.shape[0], S.shape[1], classes, missing_label=None)
+        self.peers_ = fit_peers(self.shared_, codes, S, seed)
+        if self.uncertainty_model == "pretrained":
+            self.uncertainty_model_, self.scales_, self.pretrained_info_ = \
+                load_pretrained(pp.method)
+            return self
+        Fenc = self.shared_._reference["F"]
+        self.scenarios_ = self._simulate(Fenc, codes, S, pp.method, seed)
+        train = self.scenarios_["split"].to_numpy() == "train"
+        inputs = self.scenarios_.loc[:, list(UM_FEATURES)].to_numpy(dtype=np.float64)
+        target = self.scenarios_["error"].abs().to_numpy()
+        unit = error_unit(self.scenarios_["prediction"], self.scenarios_["n_batch"])
+        self.uncertainty_model_ = QuantileEnsemble(
+            n_models=self.n_models, random_state=seed).fit(inputs[train],
+                                                           target[train] / unit[train])
+        q = self.uncertainty_model_.predict(inputs[~train]) * unit[~train, None]
+        self.scales_ = fit_scales(target[~train], q)
         return self
 
     def _simulate(self, F, codes, S, method, seed):

@@ -9,7 +9,15 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import check_labels, check_scores, reset_fitted, single_threaded, validated, warn
+from ..utils import (
+    atomic,
+    check_labels,
+    check_scores,
+    reset_fitted,
+    single_threaded,
+    validated,
+    warn,
+)
 from ._atc import ATCMethod
 from ._confidence import ConfidenceMethod
 from ._crossval import CrossvalMethod
@@ -212,6 +220,7 @@ class PerformancePredictor(BaseEstimator):
     # -- fit ----------------------------------------------------------------------------------
 
     @validated
+    @atomic(deep=False)
     @single_threaded
     def fit(self, X, y, *, scores=None):
         """Learn from the labeled reference rows.
@@ -232,23 +241,19 @@ class PerformancePredictor(BaseEstimator):
         -------
         self : PerformancePredictor
         """
-        reset_fitted(self)
+        reset_fitted(self)  # a failure puts the previous fit back (atomic)
         self.__dict__.pop("_reference", None)
-        try:
-            F, S = self._inputs(X, scores, reset=True)
-            self.n_classes_ = S.shape[1]
-            classes = self.estimator.classes_ if self.estimator is not None else self.classes
-            codes = check_labels(y, S.shape[0], S.shape[1], classes, missing_label=None)
-            if np.unique(codes).size < 2:
-                raise ValueError(
-                    f"y has a single class ({np.unique(np.asarray(y)).tolist()!r}); a "
-                    "reference set needs rows of at least two classes to show how the model "
-                    "errs."
-                )
-            self._fit_core(F, codes, S)
-        except BaseException:
-            reset_fitted(self)
-            raise
+        F, S = self._inputs(X, scores, reset=True)
+        self.n_classes_ = S.shape[1]
+        classes = self.estimator.classes_ if self.estimator is not None else self.classes
+        codes = check_labels(y, S.shape[0], S.shape[1], classes, missing_label=None)
+        if np.unique(codes).size < 2:
+            raise ValueError(
+                f"y has a single class ({np.unique(np.asarray(y)).tolist()!r}); a "
+                "reference set needs rows of at least two classes to show how the model "
+                "errs."
+            )
+        self._fit_core(F, codes, S)
         return self
 
     def _fit_core(self, F, codes, S, shared=None):

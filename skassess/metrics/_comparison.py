@@ -12,6 +12,7 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 from sklearn.utils._param_validation import HasMethods, Interval, validate_params
+from sklearn.utils.validation import check_is_fitted
 
 from ..utils import LEVEL, N_DRAWS, ROPE, validate_args
 from ._base import DEFAULT_N_DRAWS
@@ -35,6 +36,11 @@ def _draws(source, n_draws, random_state):
             )
         return draws, source.columns
     return source.groupwise_samples(n_draws, random_state), source.groups_
+
+
+def _groups(estimator):
+    check_is_fitted(estimator)
+    return estimator.groups_
 
 
 def _position(labels, group, name):
@@ -178,11 +184,13 @@ def compare_groups(source, group_a, group_b, *, rope=0.05, n_draws=DEFAULT_N_DRA
     >>> compare_groups(est, 0, 1).decision
     'right'
     """
-    draws, labels = _draws(source, n_draws, random_state)
+    # The groups are checked before any draw (a large posterior takes seconds to draw).
+    labels = source.columns if isinstance(source, pd.DataFrame) else _groups(source)
     a = _position(labels, group_a, "group_a")
     b = _position(labels, group_b, "group_b")
     if a == b:
         raise ValueError(f"group_a and group_b must differ; both are {group_a!r}.")
+    draws, labels = _draws(source, n_draws, random_state)
     return GroupComparison(draws[:, a] - draws[:, b], group_a, group_b, float(rope))
 
 

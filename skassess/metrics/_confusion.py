@@ -405,6 +405,19 @@ def _normalize(theta, p, normalize, n_total):
         return joint
     if normalize is None:
         return joint * n_total
+    total = joint.sum(axis=2, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return joint / joint.sum(axis=2, keepdims=True)
+        out = joint / total
+    empty = ~(total > 0)
+    if empty.any():
+        # A true class with no mass in a draw (only when tiny pseudo-counts make the
+        # Dirichlet draws one-hot): P(pred | y = i) is undefined there; the draw takes
+        # the row of the draws' mean joint (uniform if that is empty too).
+        mean = joint.mean(axis=0)
+        rows = mean.sum(axis=1, keepdims=True)
+        K = joint.shape[2]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            fallback = np.where(rows > 0, mean / rows, 1.0 / K)
+        out = np.where(empty, fallback[None], out)
+    return out
 

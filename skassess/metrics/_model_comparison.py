@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_array, check_is_fitted
 from ..utils import (
     LEVEL,
     N_DRAWS,
+    atomic,
     check_classes,
     check_labels,
     check_scores,
@@ -386,6 +387,7 @@ class BayesianModelComparison(BaseEstimator):
         self.prior_ = self.prior_strength * mean
 
     @validated
+    @atomic(deep=False)
     def fit(self, X, y=None):
         """Fit on the models' scores of the pool; ``y`` labels some items (-1: unlabeled).
 
@@ -401,21 +403,17 @@ class BayesianModelComparison(BaseEstimator):
         -------
         self : BayesianModelComparison
         """
-        reset_fitted(self)
-        try:
-            S, pred, blocks, codes = self._rows(X, y, reset=True)
-            self.n_models_, self.n_classes_ = S.shape[1], S.shape[2]
-            if self.metric != "accuracy" and self.n_classes_ != 2:
-                raise ValueError(f"metric={self.metric!r} needs binary models (2 classes); "
-                                 f"got {self.n_classes_} classes.")
-            names = self.model_names
-            if names is not None and len(names) != self.n_models_:
-                raise ValueError(f"model_names has {len(names)} names for "
-                                 f"{self.n_models_} models.")
-            self._add(S, pred, blocks, codes, reset=True)
-        except BaseException:
-            reset_fitted(self)
-            raise
+        reset_fitted(self)  # a failure puts the previous fit back (atomic)
+        S, pred, blocks, codes = self._rows(X, y, reset=True)
+        self.n_models_, self.n_classes_ = S.shape[1], S.shape[2]
+        if self.metric != "accuracy" and self.n_classes_ != 2:
+            raise ValueError(f"metric={self.metric!r} needs binary models (2 classes); "
+                             f"got {self.n_classes_} classes.")
+        names = self.model_names
+        if names is not None and len(names) != self.n_models_:
+            raise ValueError(f"model_names has {len(names)} names for "
+                             f"{self.n_models_} models.")
+        self._add(S, pred, blocks, codes, reset=True)
         return self
 
     @validated
@@ -493,6 +491,8 @@ class BayesianModelComparison(BaseEstimator):
         even = (np.arange(self.n_models_)[None, :] < r[:, None]) / r[:, None]
         return np.where(tie[..., None], even, theta_blocks_slab)
 
+    @validate_args({"n_draws": [N_DRAWS, None],
+                    "random_state": ["random_state", np.random.Generator]})
     def groupwise_samples(self, n_draws=None, random_state=None):
         """Posterior draws of each model's accuracy on the pool, ``(n_draws, n_models)``.
 
@@ -571,6 +571,8 @@ class BayesianModelComparison(BaseEstimator):
                                                                     axis=1)
         return (expected.sum(axis=0) + self.n_correct_labeled_) / self.n_samples_
 
+    @validate_args({"n_draws": [N_DRAWS, None],
+                    "random_state": ["random_state", np.random.Generator]})
     def best_probabilities(self, n_draws=None, random_state=None):
         """P(model m has the highest metric) for each model (ties split evenly).
 

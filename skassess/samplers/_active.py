@@ -18,6 +18,7 @@ from ..utils import (
     atomic,
     check_classes,
     check_labels,
+    checked_codes,
     reset_fitted,
     validate_args,
     validated,
@@ -277,12 +278,13 @@ class ActiveAssessor(LabelingSessionMixin, BaseEstimator):
         """
         if self.prior_update_ is None or not (codes >= 0).any():
             return self.prior_update_, estimator
-        prior_update = clone(self.prior_update_).fit(self._scores, codes, y_pred=self._pred)
-        prior = prior_update.prior_for(estimator, self._X, codes, group_by=self._group_by,
-                                       y_pred=self._y_pred)
-        estimator = clone(self._base_estimator).set_params(prior=prior).fit(
-            self._X, self._decoded(codes), group_by=self._group_by, y_pred=self._y_pred
-        )
+        with checked_codes():  # the labels were checked when they were told
+            prior_update = clone(self.prior_update_).fit(self._scores, codes, y_pred=self._pred)
+            prior = prior_update.prior_for(estimator, self._X, codes, group_by=self._group_by,
+                                           y_pred=self._y_pred)
+            estimator = clone(self._base_estimator).set_params(prior=prior).fit(
+                self._X, self._decoded(codes), group_by=self._group_by, y_pred=self._y_pred
+            )
         return prior_update, estimator
 
     @property

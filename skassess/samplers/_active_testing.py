@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_array, check_is_fitted
 from ..utils import (
     LEVEL,
     as_scalar,
+    atomic,
     check_classes,
     check_labels,
     check_predictions,
@@ -225,6 +226,7 @@ default=("accuracy", "precision", "recall")
 
     # ----------------------------------------------------------------- fitting
     @validated
+    @atomic(deep=False)
     def fit(self, X, y=None, *, features=None, y_pred=None):
         """Take the pool: the black box's scores, labels known already, surrogate features.
 

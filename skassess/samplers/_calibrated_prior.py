@@ -397,6 +397,9 @@ class CalibratedPrior(BaseEstimator):
         # the map's uncertainty as a log-odds variance (delta method; it is small)
         var_map = (dx**2 * cov[..., 0, 0] + 2.0 * dx * dmean * cov[..., 0, 1]
                    + dmean**2 * cov[..., 1, 1]) / np.maximum(dmean, 1e-12) ** 2
+        # A group without rows (a class the model never predicts in the pool) has no
+        # averages: its prior is the flat 0.5 above, with no map uncertainty.
+        var_map = np.where(np.isfinite(var_map), var_map, 0.0)
         if self.strength == "auto":
             s2 = var_map[..., None] + self._grid() ** 2  # (n_runs, G, T)
             mean_t, var_t = _logit_normal_moments(logit(m_all)[..., None], s2)

@@ -8,7 +8,14 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..metrics import BayesianModelComparison, check_model_scores, rope_probabilities
-from ..utils import check_classes, check_labels, reset_fitted, validate_args, validated
+from ..utils import (
+    atomic,
+    check_classes,
+    check_labels,
+    reset_fitted,
+    validate_args,
+    validated,
+)
 from ._session import RUN_CONSTRAINTS, LabelingSessionMixin
 
 __all__ = ["ActiveModelSelector"]
@@ -87,6 +94,7 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
         self.random_state = random_state
 
     @validated
+    @atomic(deep=False)
     def fit(self, X, y=None):
         """Fit the comparison on the pool and order each pattern's items at random.
 
@@ -100,7 +108,10 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
         """
         reset_fitted(self)
         S = check_model_scores(X)
-        est = BayesianModelComparison() if self.estimator is None else clone(self.estimator)
+        if self.estimator is None:  # the selector's seed also fixes the comparison's draws
+            est = BayesianModelComparison(random_state=self.random_state)
+        else:
+            est = clone(self.estimator)
         self.estimator_ = est.fit(S, y)
         n = est.n_samples_
         self.labels_ = self._codes(y, n, est.missing_label, "y")
@@ -173,9 +184,20 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
         var = (c ** 2 * mu).sum(axis=1) - (c * mu).sum(axis=1) ** 2
         return est.n_unlabeled_ ** 2 * var / ((total + 1) * (total + 2))
 
+    @validate_args({"n": [Interval(Integral, 1, None, closed="left")]})
     def query(self, n=1):
-        """The next ``n`` items to label (pool indices); the same until told."""
+        """The next ``n`` items to label (pool indices); the same until told.
+
+        Raises
+        ------
+        ValueError
+            If fewer than ``n`` items are unlabeled (nothing is drawn then).
+        """
         check_is_fitted(self)
+        left = int((self.labels_ < 0).sum())
+        if n > left:
+            raise ValueError(f"The pool is exhausted: {left} unlabeled items are left, and "
+                             f"query asked for n={n}.")
         if self._pending is not None and len(self._pending) == n and \
                 (self.labels_[self._pending] < 0).all():
             return self._pending.copy()
@@ -223,6 +245,7 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
         return self
 
     # ------------------------------------------------------------------ running
+    @validate_args({"n_draws": [Interval(Integral, 1, None, closed="left"), None]})
     def best_probabilities(self, n_draws=None):
         """P(model m is the most accurate), from :attr:`estimator_`."""
         check_is_fitted(self)
@@ -234,6 +257,9 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
         check_is_fitted(self)
         return self.estimator_.summary(level)
 
+    @validate_args({"stop_probability": [Interval(Real, 0, 1, closed="right"), None],
+                    "n_draws": [Interval(Integral, 1, None, closed="left"), None],
+                    "stop_rope": [Interval(Real, 0, 1, closed="right"), None]})
     def should_stop(self, stop_probability=None, n_draws=None, *, stop_rope=None):
         """Whether the question is decided: by P(best), or by the ROPE decision.
 
@@ -250,6 +276,7 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
             (practically equivalent: either will do), by
             :func:`~skassess.metrics.rope_probabilities`.
         """
+        check_is_fitted(self)
         est = self.estimator_
         draws = est.groupwise_samples(n_draws, random_state=self.random_state)
         top = draws == draws.max(axis=1, keepdims=True)

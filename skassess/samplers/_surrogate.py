@@ -17,6 +17,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..utils import atomic
+
 __all__ = ["MLPEnsembleSurrogate"]
 
 
@@ -137,6 +139,7 @@ class MLPEnsembleSurrogate(ClassifierMixin, BaseEstimator):
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 member.partial_fit(X[order], y[order], classes=classes)
 
+    @atomic(deep=False)
     def fit(self, X, y, *, classes=None, sample_weight=None):
         """Fit every member from scratch.
 

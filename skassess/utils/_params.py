@@ -83,8 +83,9 @@ def validate_args(constraints):
 def reset_fitted(estimator):
     """Delete every learned attribute (``name_``), leaving the estimator unfitted.
 
-    ``fit`` calls it first, and again when fitting fails, so a failed ``fit``
-    raises ``NotFittedError`` afterwards instead of exposing a half-built state.
+    ``fit`` calls it first, inside :func:`atomic`, so a ``fit`` that fails puts
+    the previous fit back whole (an unfitted estimator stays unfitted) and never
+    exposes a half-built state.
     """
     for attr in [a for a in vars(estimator) if a.endswith("_") and not a.startswith("__")]:
         delattr(estimator, attr)

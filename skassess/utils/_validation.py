@@ -5,6 +5,7 @@ offending value; nothing is coerced silently and no row is dropped.
 """
 
 import contextlib
+import contextvars
 import numbers
 import re
 
@@ -26,6 +27,21 @@ __all__ = [
     "top1",
     "validate_scores",
 ]
+
+#: Set inside skassess while it refits on labels it has checked already (codes
+#: with the -1 marker): the {-1, +1} guess of check_labels is for a user's input.
+_CHECKED_CODES = contextvars.ContextVar("skassess_checked_codes", default=False)
+
+
+@contextlib.contextmanager
+def checked_codes():
+    """Within this block, labels are class codes skassess made (-1: unlabeled)."""
+    token = _CHECKED_CODES.set(True)
+    try:
+        yield
+    finally:
+        _CHECKED_CODES.reset(token)
+
 
 #: The largest count of rows a float64 holds exactly; weights must sum to at most it.
 MAX_COUNT = float(2**53)
@@ -341,6 +357,7 @@ def _check_indices(y, missing, n_classes, name, missing_label):
         )
     if (
         n_classes == 2
+        and not _CHECKED_CODES.get()
         and isinstance(missing_label, numbers.Integral)
         and missing_label == -1
         and missing.any()
