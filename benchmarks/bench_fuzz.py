@@ -1,9 +1,11 @@
 """Fuzz the public API with many adversarial calls and print the tally of outcomes.
 
 Runs the property tests of ``tests/test_fuzz.py`` with more examples per target
-(each example makes several calls) and prints, per target, how many calls
-returned a finite result, raised a clean ValueError/TypeError naming an
-argument, or met an unfitted estimator. Any other outcome fails the run.
+(each example makes several calls) and prints, per target, the calls sorted
+into outcomes: finite, clean error (ValueError/TypeError naming an argument),
+not fitted, and the defects -- crash, nan/inf, unclear message, bad input
+accepted, state changed (by a call that failed), valid input refused. Any
+defect fails the run.
 
     python benchmarks/bench_fuzz.py --examples 150
 """

@@ -1,5 +1,6 @@
 """What ActiveAssessor and ActiveTester share: labels so far, history, the labeling loop."""
 
+import copy
 from numbers import Integral
 
 import numpy as np
@@ -55,6 +56,11 @@ class LabelingSessionMixin:
             )
         return indices.astype(np.intp)
 
+    def _query_state(self):
+        """Copies of what a query changes: the random generators and the pending items."""
+        return {k: copy.deepcopy(v) for k, v in vars(self).items()
+                if isinstance(v, np.random.Generator) or k == "_pending"}
+
     def _label_loop(self, oracle, budget, left, *, what, batch_size, progress, callback,
                     should_stop=lambda: False):
         """Query ``batch_size`` items, ask ``oracle``, tell, until ``budget`` labels."""
@@ -67,14 +73,21 @@ class LabelingSessionMixin:
         with tqdm(total=budget, disable=not progress, desc="labels") as bar:
             done = 0
             while done < budget:
-                idx = self.query(min(batch_size, budget - done))
-                labels = oracle(idx)
-                if np.ndim(labels) != 1 or len(labels) != len(idx):
-                    raise ValueError(
-                        f"The oracle must return one label per index: asked for {len(idx)}, "
-                        f"got {np.shape(labels)}."
-                    )
-                self.tell(idx, labels)
+                # A batch whose oracle call or tell fails leaves no trace (the query's
+                # draws are undone); the labels of earlier batches are kept.
+                saved = self._query_state()
+                try:
+                    idx = self.query(min(batch_size, budget - done))
+                    labels = oracle(idx)
+                    if np.ndim(labels) != 1 or len(labels) != len(idx):
+                        raise ValueError(
+                            f"The oracle must return one label per index: asked for "
+                            f"{len(idx)}, got {np.shape(labels)}."
+                        )
+                    self.tell(idx, labels)
+                except BaseException:
+                    vars(self).update(saved)
+                    raise
                 done += len(idx)
                 bar.update(len(idx))
                 if callback is not None and callback(self):

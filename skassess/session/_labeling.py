@@ -11,7 +11,7 @@ from sklearn.base import clone
 
 from ..exceptions import SessionError
 from ..samplers import ActiveAssessor
-from ..utils import as_scalar
+from ..utils import as_scalar, check_scores
 from ._spec import SpecError, encode_estimator, estimator_from_spec, same_spec
 from ._store import SessionStore
 
@@ -167,7 +167,7 @@ class LabelingSession:
 
     def __init__(self, path, X, y=None, *, assessor=None, group_by=None, y_pred=None,
                  ids=None, info=None, group_names=None):
-        n = len(X)
+        n = len(check_scores(X))  # the pool's size, with the message of a bad X
         self.group_names = group_names
         if ids is not None and len(ids) != n:
             raise ValueError(f"ids must hold one id per pool row ({n}); got {len(ids)}.")

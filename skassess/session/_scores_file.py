@@ -282,12 +282,16 @@ class ScoresFile:
             self._not_utf8()
 
     def _csv_chunks(self, usecols, dtype, chunk_rows):
-        reader = pd.read_csv(
-            self.path, sep=self.sep, usecols=usecols, dtype=dtype, chunksize=chunk_rows,
-            keep_default_na=False, na_values={c: [""] for c in usecols}, skipinitialspace=True,
-            encoding="utf-8-sig",
-        )
         shape = self._row_shapes(chunk_rows)
+        try:
+            reader = pd.read_csv(
+                self.path, sep=self.sep, usecols=usecols, dtype=dtype, chunksize=chunk_rows,
+                keep_default_na=False, na_values={c: [""] for c in usecols},
+                skipinitialspace=True, encoding="utf-8-sig",
+            )
+        except pd.errors.ParserError as exc:
+            next(shape)  # names the row if its cells are the problem
+            self._fail(f"the CSV cannot be parsed ({exc}).")
         offset = 0
         while True:
             # The row shapes first: a row with extra or missing cells, or bytes that

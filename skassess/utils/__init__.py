@@ -6,7 +6,16 @@ gets the same message.
 """
 
 from ._groups import GroupEncoder, check_group_by
-from ._params import LEVEL, N_DRAWS, ROPE, atomic, reset_fitted, validate_args, validated
+from ._params import (
+    LEVEL,
+    N_DRAWS,
+    ROPE,
+    atomic,
+    reset_fitted,
+    validate_args,
+    validate_params,
+    validated,
+)
 from ._text import plot_text, terminal_text
 from ._threads import one_native_thread, single_threaded
 from ._validation import (
@@ -51,6 +60,7 @@ __all__ = [
     "terminal_text",
     "top1",
     "validate_args",
+    "validate_params",
     "validate_scores",
     "validated",
     "warn",

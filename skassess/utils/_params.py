@@ -12,10 +12,18 @@ import functools
 import inspect
 from numbers import Integral, Real
 
+import numpy as np
 from sklearn import get_config
-from sklearn.utils._param_validation import Interval, validate_parameter_constraints
+from sklearn.utils._param_validation import (
+    Interval,
+    InvalidParameterError,
+    make_constraint,
+    validate_parameter_constraints,
+)
+from sklearn.utils._param_validation import validate_params as _sklearn_validate_params
 
-__all__ = ["LEVEL", "N_DRAWS", "ROPE", "atomic", "reset_fitted", "validate_args", "validated"]
+__all__ = ["LEVEL", "N_DRAWS", "ROPE", "atomic", "reset_fitted", "validate_args",
+           "validate_params", "validated"]
 
 #: Constraints shared by the public functions and methods (scikit-learn's
 #: ``validate_params`` style): a credible level, a number of Monte Carlo
@@ -23,6 +31,29 @@ __all__ = ["LEVEL", "N_DRAWS", "ROPE", "atomic", "reset_fitted", "validate_args"
 LEVEL = Interval(Real, 0, 1, closed="neither")
 N_DRAWS = Interval(Integral, 1, None, closed="left")
 ROPE = Interval(Real, 0, None, closed="left")
+
+
+def reject_bools(constraints, values, caller):
+    """Refuse True/False for a number parameter (scikit-learn's Interval lets them pass).
+
+    ``True`` is an ``int`` to Python, so ``n_draws=True`` would be one draw and
+    ``level=True`` a level of 1: nothing is coerced silently, so a bool is
+    accepted only where a constraint other than a number range allows it.
+    """
+    for name, value in values.items():
+        if not isinstance(value, bool | np.bool_) or name not in constraints:
+            continue
+        ranges = [c for c in constraints[name] if isinstance(c, Interval)]
+        if not ranges:
+            continue
+        others = [make_constraint(c) for c in constraints[name] if not isinstance(c, Interval)]
+        if any(c.is_satisfied_by(value) for c in others):
+            continue
+        described = " or ".join(str(c) for c in ranges)
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {caller} must be {described}, not a bool. "
+            f"Got {value!r} instead."
+        )
 
 
 def validated(method):
@@ -37,6 +68,8 @@ def validated(method):
     def wrapper(self, *args, **kwargs):
         if not get_config()["skip_parameter_validation"]:
             self._validate_params()
+            reject_bools(self._parameter_constraints, self.get_params(deep=False),
+                         type(self).__name__)
         return method(self, *args, **kwargs)
 
     return wrapper
@@ -68,12 +101,41 @@ def validate_args(constraints):
                 bound = signature.bind(self, *args, **kwargs)
                 bound.apply_defaults()
                 owner = self if isinstance(self, type) else type(self)
-                validate_parameter_constraints(
-                    constraints,
-                    {k: v for k, v in bound.arguments.items() if k in constraints},
-                    caller_name=f"{owner.__name__}.{method.__name__}",
-                )
+                given = {k: v for k, v in bound.arguments.items() if k in constraints}
+                caller = f"{owner.__name__}.{method.__name__}"
+                validate_parameter_constraints(constraints, given, caller_name=caller)
+                reject_bools(constraints, given, caller)
             return method(self, *args, **kwargs)
+
+        return wrapper
+
+    return decorator
+
+
+def validate_params(constraints, *, prefer_skip_nested_validation):
+    """scikit-learn's ``validate_params`` for skassess's functions, refusing bools for numbers.
+
+    The same constraints, messages and ``InvalidParameterError``; in addition
+    a bool given for a number range is refused (:func:`reject_bools`).
+    """
+
+    def decorator(function):
+        checked = _sklearn_validate_params(
+            constraints, prefer_skip_nested_validation=prefer_skip_nested_validation
+        )(function)
+        signature = inspect.signature(function)
+
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            if not get_config()["skip_parameter_validation"]:
+                try:
+                    bound = signature.bind(*args, **kwargs)
+                except TypeError:
+                    return checked(*args, **kwargs)  # scikit-learn's message
+                bound.apply_defaults()
+                reject_bools(constraints, {k: v for k, v in bound.arguments.items()
+                                           if k in constraints}, function.__qualname__)
+            return checked(*args, **kwargs)
 
         return wrapper
 
