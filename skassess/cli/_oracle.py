@@ -39,7 +39,7 @@ def read_oracle(path, ids, classes, id_column):
         raise ValueError(f"--oracle {path}: row {i + 1} (line {i + 2}), column {labc!r}: the "
                          f"label {frame[labc].iloc[i]!r} is not a class; classes: {classes!r}.")
     lookup = pd.Series(codes, index=frame[idc].to_numpy())
-    return lookup.reindex(ids).fillna(-1).to_numpy(dtype=np.int64)
+    return lookup.reindex(np.asarray(ids)).fillna(-1).to_numpy(dtype=np.int64)
 
 
 class CommandOracle:

@@ -12,6 +12,7 @@ from sklearn.base import clone
 from ..exceptions import SessionError
 from ..samplers import ActiveAssessor
 from ..utils import as_scalar, check_scores
+from ._ids import ItemIds
 from ._spec import SpecError, encode_estimator, estimator_from_spec, same_spec
 from ._store import SessionStore
 
@@ -25,13 +26,19 @@ def pool_fingerprint(*parts):
         if part is None:
             digest.update(b"\x00none")
             continue
+        if isinstance(part, ItemIds):  # the same bytes as an array of its strings
+            digest.update(f"\x00({len(part)},)".encode())
+            for block in part.joined():
+                digest.update(block)
+            continue
         arr = np.asarray(part)
         digest.update(f"\x00{arr.shape}".encode())
         if arr.dtype == object or arr.dtype.kind in "USO":
             digest.update("\x1f".join(map(str, arr.ravel().tolist())).encode())
         else:
             digest.update(str(arr.dtype).encode())
-            digest.update(np.ascontiguousarray(arr).tobytes())
+            # the array's own buffer: no copy of a large pool
+            digest.update(memoryview(np.ascontiguousarray(arr)).cast("B"))
     return digest.hexdigest()
 
 
@@ -172,7 +179,9 @@ class LabelingSession:
         if ids is not None and len(ids) != n:
             raise ValueError(f"ids must hold one id per pool row ({n}); got {len(ids)}.")
         self._pool = (X, y, group_by, y_pred)
-        self._ids = np.arange(n).astype(str) if ids is None else np.asarray(ids).astype(str)
+        if ids is None:
+            ids = np.arange(n).astype(str)
+        self._ids = ids if isinstance(ids, ItemIds) else np.asarray(ids).astype(str)
         fingerprint = pool_fingerprint(X, y, group_by, y_pred, self._ids)
         self.path = Path(path)
         self._store = SessionStore(path)

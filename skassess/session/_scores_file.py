@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..exceptions import ScoresFileError
 from ..utils import ROW_SUM_TOL
+from ._ids import ItemIds
 
 __all__ = ["ScoresFile", "ScoresTable", "file_checksum"]
 
@@ -39,15 +40,18 @@ class ScoresTable:
 
     Attributes
     ----------
-    ids : ndarray of str, shape (n,)
-        Item ids (the row numbers from 1 when the file has no id column).
+    ids : ItemIds or ndarray of str, shape (n,)
+        Item ids (the row numbers from 1 when the file has no id column):
+        :class:`ItemIds` from :meth:`ScoresFile.read`, an object array in
+        the batches of :meth:`ScoresFile.iter_chunks`.
     scores : ndarray of shape (n, n_classes), or (n,) for one P(class 1) column
     labels : ndarray of int, shape (n,)
         Class index of each true label, -1 where the label is empty.
     classes : list of str
         Class names, in score-column order.
     groups : pandas.DataFrame
-        The group columns (strings), empty when none was chosen.
+        The group columns (strings; categoricals from :meth:`ScoresFile.read`),
+        empty when none was chosen.
     display : pandas.DataFrame
         The display columns (strings).
     """
@@ -430,15 +434,24 @@ class ScoresFile:
                    "ids must be unique.")
 
     def read(self, chunk_rows=CHUNK_ROWS):
-        """Every row as one :class:`ScoresTable`."""
-        parts = list(self.iter_chunks(chunk_rows))
+        """Every row as one :class:`ScoresTable`.
+
+        Only what an assessment needs is kept, compactly: the scores, the label
+        codes, the ids as :class:`ItemIds` (their bytes, not Python strings) and
+        the group columns as categoricals; each batch is freed once copied, so
+        the peak memory is the table's size plus one batch.
+        """
+        ids, scores, labels, groups, display = [], [], [], [], []
+        for part in self.iter_chunks(chunk_rows):
+            ids.append(ItemIds.from_strings(part.ids))
+            scores.append(part.scores)
+            labels.append(part.labels)
+            groups.append(part.groups.astype("category"))
+            display.append(part.display)
         return ScoresTable(
-            ids=np.concatenate([p.ids for p in parts]),
-            scores=np.concatenate([p.scores for p in parts]),
-            labels=np.concatenate([p.labels for p in parts]),
-            classes=self.classes,
-            groups=pd.concat([p.groups for p in parts], ignore_index=True),
-            display=pd.concat([p.display for p in parts], ignore_index=True),
+            ids=ItemIds.concat(ids), scores=_stack(scores), labels=_stack(labels),
+            classes=self.classes, groups=_concat_categories(groups),
+            display=pd.concat(display, ignore_index=True),
         )
 
     def _check(self, frame, offset):
@@ -543,6 +556,27 @@ class ScoresFile:
                 self._fail(f"{self._where(offset + i, c)}: the {what} is empty.")
             out[c] = out[c].astype(str)
         return out
+
+
+def _stack(parts):
+    """``np.concatenate(parts)``, freeing each part once copied (peak: result + one part)."""
+    total = sum(len(p) for p in parts)
+    out = np.empty((total, *parts[0].shape[1:]), dtype=parts[0].dtype)
+    start = 0
+    for i in range(len(parts)):
+        out[start:start + len(parts[i])] = parts[i]
+        start += len(parts[i])
+        parts[i] = None
+    return out
+
+
+def _concat_categories(frames):
+    """Row-wise concatenation of frames of categorical columns, categorical throughout."""
+    if not frames[0].columns.size:
+        return pd.DataFrame(index=range(sum(len(f) for f in frames)))
+    return pd.DataFrame({
+        c: pd.api.types.union_categoricals([f[c] for f in frames]) for c in frames[0].columns
+    })
 
 
 def _auto_scores(columns):
