@@ -4,6 +4,7 @@ from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
 
 __all__ = [
     "ConvergenceWarning",
+    "DrawMemoryError",
     "ScoresFileError",
     "SessionError",
     "SessionLockedError",
@@ -41,3 +42,11 @@ class SessionError(ValueError):
 
 class SessionLockedError(SessionError):
     """Another process has the labeling session open."""
+
+
+class DrawMemoryError(ValueError, MemoryError):
+    """Posterior draws would not fit in memory; raised before any is made.
+
+    The message gives the size the draws need and the memory available, and
+    how to ask for fewer (``n_draws``). Also a ``MemoryError``.
+    """

@@ -27,6 +27,7 @@ from ..utils import (
     N_DRAWS,
     atomic,
     check_classes,
+    check_draw_memory,
     check_group_by,
     check_labels,
     check_sample_weight,
@@ -450,8 +451,15 @@ class _BaseAssessor(BaseEstimator):
 
         This is the quantity that :meth:`predict` averages and
         :func:`compare_groups` and :func:`rank_groups` compare.
+
+        Raises
+        ------
+        DrawMemoryError
+            If the draws would not fit in the memory available (checked first).
         """
         check_is_fitted(self)
+        check_draw_memory(n_draws, self.n_rows_.size, f"{type(self).__name__}.groupwise_samples",
+                          "groups")
         return self._groupwise_samples(n_draws, self._rng(random_state))
 
     def _overall_exact_mean(self):

@@ -113,19 +113,34 @@ class HierarchicalBeta:
             out = out + m * (betaln(a + s, b + f) - base)
         return out
 
+    def _distinct(self):
+        """The distinct ``(successes, failures)`` pairs and each group's pair.
+
+        Groups with the same counts have the same posterior (e.g. the many
+        unlabeled classes of a 100,000-class model), so the per-node arrays
+        are computed once per pair: O(nodes x pairs), not O(nodes x groups).
+        """
+        if not hasattr(self, "_pairs"):
+            pairs, inverse = np.unique(np.column_stack([self.successes, self.failures]),
+                                       axis=0, return_inverse=True)
+            self._pairs, self._inverse = pairs, inverse.ravel()
+        return self._pairs, self._inverse
+
     def _components(self):
-        """Per node and group: the conjugate posterior's shape parameters."""
-        a = self.mu[:, None] * self.kappa[:, None] + self.successes[None, :]
-        b = (1.0 - self.mu[:, None]) * self.kappa[:, None] + self.failures[None, :]
+        """Per node and distinct count pair: the conjugate posterior's shape parameters."""
+        pairs, _ = self._distinct()
+        a = self.mu[:, None] * self.kappa[:, None] + pairs[None, :, 0]
+        b = (1.0 - self.mu[:, None]) * self.kappa[:, None] + pairs[None, :, 1]
         return a, b
 
     def moments(self):
         """Posterior mean and variance of each group's rate (exact over the grid)."""
         a, b = self._components()
+        inverse = self._distinct()[1]
         n = a + b
         mean = self.weights @ (a / n)
         second = self.weights @ (a * (a + 1.0) / (n * (n + 1.0)))
-        return mean, second - mean**2
+        return mean[inverse], (second - mean**2)[inverse]
 
     def posterior(self):
         """One Beta per group with the mixture's mean and variance."""
@@ -161,7 +176,7 @@ class HierarchicalBeta:
         w = row_w[kept] / row_w[kept].sum()
         tail = (1.0 - level) / 2.0
         target = np.array([tail, 1.0 - tail])[:, None]  # (2, 1): lower and upper
-        lo = np.zeros((2, len(self.successes)))
+        lo = np.zeros((2, a.shape[1]))
         hi = np.ones_like(lo)
         for _ in range(N_BISECTION):
             mid = (lo + hi) / 2.0
@@ -169,7 +184,8 @@ class HierarchicalBeta:
             lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
         # The outer ends of the last brackets: a quantile closer to 0 or 1 than
         # 2**-40 (rates drawn that close round to 0 or 1) stays inside.
-        return lo[0], hi[1]
+        inverse = self._distinct()[1]
+        return lo[0][inverse], hi[1][inverse]
 
     def predictive(self):
         """The Beta (mean and variance matched) of a new group's rate, one per group.
@@ -193,4 +209,5 @@ class HierarchicalBeta:
         """
         node = rng.choice(len(self.weights), size=size, p=self.weights)
         a, b = self._components()
-        return rng.beta(a[node], b[node])
+        inverse = self._distinct()[1]
+        return rng.beta(a[node][:, inverse], b[node][:, inverse])

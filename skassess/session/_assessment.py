@@ -11,7 +11,7 @@ from ..metrics import (
     BayesianAccuracy,
     BayesianCalibrationError,
     BayesianMisclassificationCost,
-    compare_groups,
+    GroupComparison,
 )
 from ._scores_file import CHUNK_ROWS, ScoresFile
 from ._unlabeled import RowSample, check_meta, predict_unlabeled
@@ -86,11 +86,15 @@ def _differences(estimator, names, rope, level, seed):
     if len(summary) < 2:
         return pd.DataFrame()
     best = summary["mean"].idxmax()
+    # One set of draws for every comparison (not one per group: K groups x K draws)
+    draws = estimator.groupwise_samples(random_state=seed)
+    position = {g: i for i, g in enumerate(estimator.groups_)}
     rows = []
     for g in summary.index:
         if g == best:
             continue
-        comp = compare_groups(estimator, g, best, rope=rope, random_state=seed)
+        comp = GroupComparison(draws[:, position[g]] - draws[:, position[best]], g, best,
+                               float(rope))
         lower, upper = comp.interval(level)
         p_left, p_rope, p_right = comp.probabilities
         rows.append({

@@ -6,6 +6,7 @@ gets the same message.
 """
 
 from ._groups import GroupEncoder, check_group_by
+from ._memory import available_memory, check_draw_memory
 from ._params import (
     LEVEL,
     N_DRAWS,
@@ -45,6 +46,8 @@ __all__ = [
     "GroupEncoder",
     "as_scalar",
     "atomic",
+    "available_memory",
+    "check_draw_memory",
     "check_classes",
     "check_group_by",
     "check_labels",

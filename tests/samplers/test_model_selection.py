@@ -72,7 +72,7 @@ def test_stop_rule_and_exhaustion():
     small = ActiveModelSelector(random_state=0).fit(X[:20])
     with pytest.warns(UserWarning, match="larger than the 20 unlabeled items"):
         small.run(y[:20], budget=50, progress=False)
-    with pytest.raises(ValueError, match="Every item of the pool is labeled"):
+    with pytest.raises(ValueError, match="The pool is exhausted: 0 unlabeled items"):
         small.query()
     with pytest.raises(ValueError, match="'stop_probability' parameter of ActiveModelSelector"):
         sel.run(y, budget=5, stop_probability=1.5)
