@@ -228,3 +228,26 @@ def test_bytes_that_are_not_utf8_name_the_line(tmp_path, where):
     with pytest.raises(ScoresFileError, match=rf"latin.csv: line {line} is not UTF-8 text "
                                               r"\(byte 0xe9"):
         ScoresFile(path).read()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["0.5", "0.25", '"a,b"', '"x\ny"', "", " 0.1",
+                                          '"q""q"', "é"]), min_size=0, max_size=5),
+                max_size=25),
+       st.booleans(), st.integers(1, 64))
+def test_cells_are_counted_as_the_csv_module_counts_them(tmp_path_factory, rows, newline,
+                                                         block):
+    """The fast count of cells per row (numpy outside quotes) equals csv's, at any block size."""
+    import csv
+    import io
+
+    text = "id,score_a,score_b\n" + "\n".join(",".join(r) for r in rows) + ("\n" if newline
+                                                                          else "")
+    path = tmp_path_factory.mktemp("cells") / "f.csv"
+    path.write_bytes(text.encode())
+    sf = ScoresFile(path)
+    got = [pair for lines, widths in sf._record_blocks(block_bytes=block)
+           for pair in zip(lines.tolist(), widths.tolist(), strict=True)]
+    reader = csv.reader(io.StringIO(text, newline=""), skipinitialspace=True)
+    next(reader)
+    assert got == [(reader.line_num, len(cells)) for cells in reader if cells]
