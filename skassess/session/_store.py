@@ -117,7 +117,12 @@ class SessionStore:
             self._db.execute("PRAGMA locking_mode=EXCLUSIVE")
             # Reads only: a damaged file is refused unchanged. A file whose start
             # never finished (tables, no settings, no events) holds nothing to lose.
-            blank = not existed or self._check(create)
+            try:
+                blank = not existed or self._check(create)
+            except sqlite3.DatabaseError as exc:
+                if "locked" in str(exc) or "busy" in str(exc) or "not a database" in str(exc):
+                    raise
+                raise self._damaged(f"its data cannot be read ({_printable(exc, 80)})") from exc
             mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             self._db.execute("PRAGMA synchronous=FULL")
             # Checkpoint after every commit: the main file holds every label.
@@ -141,7 +146,10 @@ class SessionStore:
                                f"({_printable(exc)}).") from exc
         except sqlite3.DatabaseError as exc:
             self._db.close()
-            raise SessionError(f"{path}: not a skassess session file, or a damaged one "
+            if "malformed" in str(exc):
+                raise self._damaged("SQLite finds it malformed (cut short or overwritten)") \
+                    from exc
+            raise SessionError(f"{path}: not a skassess session file "
                                f"({_printable(exc)}).") from exc
         if mode.lower() != "wal":  # pragma: no cover - a file system without WAL support
             self._db.close()
