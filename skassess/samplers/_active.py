@@ -616,7 +616,8 @@ class ActiveAssessor(LabelingSessionMixin, BaseEstimator):
         """
         check_is_fitted(self)
         if not callable(oracle):
-            oracle = _ArrayOracle(oracle, len(self.labels_), self._classes)
+            oracle = _ArrayOracle(oracle, len(self.labels_), self._classes,
+                                  self._scores.shape[1])
         return self._label_loop(oracle, budget, self._available_rows(),
                                 what="rows the task can label", batch_size=batch_size,
                                 progress=progress, callback=callback,
@@ -655,13 +656,15 @@ def _as_label_array(labels, classes):
 
 
 class _ArrayOracle:
-    def __init__(self, labels, n, classes):
+    def __init__(self, labels, n, classes, n_classes):
         labels = _as_label_array(labels, classes)
         if labels.ndim != 1 or len(labels) != n:
             raise ValueError(
                 f"oracle as an array must hold one label per pool row ({n}); got shape "
                 f"{labels.shape}."
             )
+        # every label checked before any is told: a bad one changes nothing
+        check_labels(labels, n, n_classes, classes, missing_label=None, name="oracle")
         self.labels = labels
 
     def __call__(self, indices):

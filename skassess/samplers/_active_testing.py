@@ -553,6 +553,9 @@ default=("accuracy", "precision", "recall")
             if truth.ndim != 1 or len(truth) != len(self.labels_):
                 raise ValueError(f"oracle as an array must hold one label per pool item "
                                  f"({len(self.labels_)}); got shape {truth.shape}.")
+            # every label checked before any is told: a bad one changes nothing
+            check_labels(truth, len(truth), self._scores.shape[1], self._classes,
+                         missing_label=None, name="oracle")
             oracle = truth.__getitem__
         return self._label_loop(oracle, budget, int((self.labels_ < 0).sum()), what="items",
                                 batch_size=batch_size, progress=progress, callback=callback)

@@ -226,10 +226,10 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
         idx = self._check_indices(np.atleast_1d(indices))
         codes = self._codes(np.atleast_1d(labels), len(idx), None, "labels")
         if len(np.unique(idx)) != len(idx):
-            raise ValueError("indices repeat an item.")
+            raise ValueError(f"indices repeat an item: {np.asarray(indices).tolist()!r}.")
         known = self.labels_[idx] >= 0
         if known.any():
-            raise ValueError(f"item {int(idx[known][0])} is labeled already.")
+            raise ValueError(f"indices: item {int(idx[known][0])} is labeled already.")
         est = self.estimator_
         patterns = est.pattern_[idx]
         blocks = est.patterns_[patterns]
@@ -321,6 +321,8 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
             if truth.shape != self.labels_.shape:
                 raise ValueError(f"oracle as an array must hold one label per pool item "
                                  f"({len(self.labels_)}); got shape {truth.shape}.")
+            # every label checked before any is told: a bad one changes nothing
+            self._codes(truth, len(truth), None, "oracle")
             oracle = truth.__getitem__
         rules = stop_probability is not None or stop_rope is not None
 
