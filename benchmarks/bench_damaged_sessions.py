@@ -100,10 +100,18 @@ def main():
         proc.wait()
         wal = Path(f"{path}-wal")
         had = wal.exists()
+        # what the file and its log hold: read from a copy of both
+        ref = tmp / "with_wal"
+        ref.mkdir()
+        for f in (path, wal):
+            if f.exists():
+                shutil.copy(f, ref / f.name)
+        _, counted = skassess("export", str(ref / path.name), cwd=tmp)
         wal.unlink(missing_ok=True)
         code, message = skassess("export", str(path), cwd=tmp)
+        with_wal = counted.split(" to ")[0]
         print(f"{'lost -wal after kill':<22} {code:>4}  {'-':9}  {message} (a -wal file was "
-              f"{'there' if had else 'not there'} and deleted)")
+              f"{'there' if had else 'not there'} and deleted; with it: {with_wal})")
         # a crafted format-1 file
         path, marker = tmp / "crafted.sqlite", tmp / "marker"
         db = sqlite3.connect(path)
@@ -123,8 +131,8 @@ def main():
                      ["report", str(scores), "--session", str(path), "-o",
                       str(tmp / "r.html")]):
             code, message = skassess(*argv, cwd=tmp)
-            print(f"{'pickle: ' + argv[0]:<22} {code:>4}  marker {'CREATED' if marker.exists() else 'absent'}  "
-                  f"{message}")
+            made = "CREATED" if marker.exists() else "absent"
+            print(f"{'pickle: ' + argv[0]:<22} {code:>4}  marker {made}  {message}")
 
 
 if __name__ == "__main__":
