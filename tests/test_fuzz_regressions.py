@@ -141,3 +141,31 @@ def test_a_failing_oracle_batch_leaves_no_trace():
 def test_labeling_session_names_a_bad_pool(tmp_path):
     with pytest.raises((ValueError, TypeError), match="^X: "):
         LabelingSession(tmp_path / "s.sqlite", None, assessor=ActiveAssessor(random_state=0))
+
+
+def test_draws_that_cannot_fit_are_refused_up_front(monkeypatch, tmp_path, capsys):
+    """K x n_draws beyond the memory available: refused with the size, before any draw."""
+    from skassess.cli import main
+    from skassess.exceptions import DrawMemoryError
+    from skassess.utils import _memory
+
+    S = np.random.default_rng(0).dirichlet(np.ones(500), 10)
+    est = BayesianAccuracy(random_state=0).fit(S)
+    monkeypatch.setattr(_memory, "available_memory", lambda: 10_000_000)  # 10 MB
+
+    def no_draws(*args, **kwargs):
+        raise AssertionError("drew before checking the size")
+
+    monkeypatch.setattr(est, "_groupwise_samples", no_draws)
+    with pytest.raises(DrawMemoryError, match=r"4,000 draws of 500 groups need about 48 MB, more than the 10 MB"
+                                              r".*n_draws=833"):
+        est.groupwise_samples()
+    assert isinstance(DrawMemoryError("x"), MemoryError)
+    # the command says the same in one line
+    import pandas as pd
+
+    frame = pd.DataFrame(S, columns=[f"score_c{k}" for k in range(500)])
+    frame.to_csv(tmp_path / "wide.csv", index_label="id")
+    assert main(["assess", str(tmp_path / "wide.csv"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "draws of 500 groups need" in err and err.count("\n") == 1

@@ -38,7 +38,11 @@ def check_draw_memory(n_draws, width, caller, what):
         return
     fits = max(1, available // (int(width) * BYTES_PER_DRAW))
     raise DrawMemoryError(
-        f"{caller}: {n_draws:,} draws of {width:,} {what} need about {needed / 1e9:.1f} GB, "
-        f"more than the {available / 1e9:.1f} GB of memory available; ask for at most "
+        f"{caller}: {n_draws:,} draws of {width:,} {what} need about {_size(needed)}, "
+        f"more than the {_size(available)} of memory available; ask for at most "
         f"n_draws={fits:,}, or assess fewer {what}."
     )
+
+
+def _size(n_bytes):
+    return f"{n_bytes / 1e9:.1f} GB" if n_bytes >= 1e9 else f"{n_bytes / 1e6:.0f} MB"
