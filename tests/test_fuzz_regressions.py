@@ -157,8 +157,8 @@ def test_draws_that_cannot_fit_are_refused_up_front(monkeypatch, tmp_path, capsy
         raise AssertionError("drew before checking the size")
 
     monkeypatch.setattr(est, "_groupwise_samples", no_draws)
-    with pytest.raises(DrawMemoryError, match=r"4,000 draws of 500 groups need about 48 MB, more than the 10 MB"
-                                              r".*n_draws=833"):
+    with pytest.raises(DrawMemoryError, match=r"4,000 draws of 500 groups need about 48 MB, "
+                                              r"more than the 10 MB.*n_draws=833"):
         est.groupwise_samples()
     assert isinstance(DrawMemoryError("x"), MemoryError)
     # the command says the same in one line

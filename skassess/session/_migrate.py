@@ -1,13 +1,15 @@
 """Convert a format-1 session file (which held a pickle) into the data-only format."""
 
 import base64
+import io
 import json
 import os
+import pickle
 import sqlite3
 from pathlib import Path
 
 from ..exceptions import SessionError
-from ._spec import SpecError, encode_estimator
+from ._spec import SpecError, _registry, encode_estimator
 from ._store import FORMAT_VERSION, SessionStore
 
 __all__ = ["migrate_session"]
@@ -19,8 +21,11 @@ def migrate_session(path, *, trust_pickle=False):
     Format 1 stored the assessor as a Python pickle, and loading a pickle
     runs whatever code it holds. Convert only a file you made yourself (or
     otherwise trust): this is the one place skassess reads such a file, and
-    only with ``trust_pickle=True``. The old file is kept beside the new one
-    as ``<path>.format1``.
+    only with ``trust_pickle=True``. Even then the pickle is read with a
+    restricted unpickler that builds nothing but skassess's estimator classes
+    and numpy arrays, so a pickle naming anything else (``os.system``, ...)
+    is refused. The old file is kept beside the new one as
+    ``<path>.format1``.
 
     Parameters
     ----------
@@ -64,12 +69,13 @@ def migrate_session(path, *, trust_pickle=False):
     if fmt != 1:
         raise SessionError(f"{path}: session format {fmt!r}, not 1; nothing to convert "
                            f"(this skassess reads format {FORMAT_VERSION}).")
-    import pickle
-
     from ..samplers import ActiveAssessor
 
-    # The caller vouched for this file (trust_pickle=True): the only pickle load.
-    assessor = pickle.loads(base64.b64decode(json.loads(meta["assessor"])))  # noqa: S301
+    try:
+        assessor = _RestrictedUnpickler(
+            io.BytesIO(base64.b64decode(json.loads(meta["assessor"])))).load()
+    except pickle.UnpicklingError as exc:
+        raise SessionError(f"{path}: {exc}") from exc
     if not isinstance(assessor, ActiveAssessor):
         raise SessionError(f"{path}: the stored assessor is a {type(assessor).__name__}, "
                            "not an ActiveAssessor.")
@@ -95,3 +101,32 @@ def migrate_session(path, *, trust_pickle=False):
     os.replace(path, backup)
     os.replace(new, path)
     return backup
+
+
+#: What a format-1 assessor's pickle may build besides skassess's own classes: numpy
+#: arrays and scalars (parameters such as a prior or a cost matrix).
+_NUMPY_GLOBALS = {
+    ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
+    ("numpy", "ndarray"), ("numpy", "dtype"), ("copyreg", "_reconstructor"),
+    ("builtins", "object"),
+}
+
+
+class _RestrictedUnpickler(pickle.Unpickler):
+    """Python's "restricting globals" recipe: only skassess's estimator classes and numpy
+    arrays may be built, so even a file that was not what its owner thought cannot name
+    ``os.system`` or any other callable. A format-1 assessor needs no more."""
+
+    def find_class(self, module, name):
+        if (module, name) in _NUMPY_GLOBALS or (
+                module.startswith("numpy.dtypes") and name.endswith("DType")):
+            return super().find_class(module, name)
+        if module == "skassess" or module.startswith("skassess."):
+            obj = super().find_class(module, name)
+            if obj in _registry().values():
+                return obj
+        raise pickle.UnpicklingError(
+            f"the stored assessor names {module}.{name}, which is neither a skassess estimator "
+            "nor a numpy array; it is not loaded."
+        )

@@ -321,3 +321,13 @@ def test_copied_session_opens_elsewhere(tmp_path, data):
     proc = subprocess.run([sys.executable, "-m", "skassess", "export", str(other), "--scores",
                            "/nonexistent.csv"], capture_output=True, text=True)
     assert proc.returncode == 2 and "not there" in proc.stderr
+
+
+def test_migrating_a_crafted_file_even_when_trusted_builds_nothing_else(tmp_path):
+    """The conversion's unpickler builds only skassess estimators and numpy arrays."""
+    marker = tmp_path / "marker"
+    path = tmp_path / "crafted.sqlite"
+    _write_v1(path, _WritesMarker(marker), {})
+    with pytest.raises(SessionError, match="names posix.system, which is neither a skassess"):
+        migrate_session(path, trust_pickle=True)
+    assert not marker.exists() and path.is_file()
