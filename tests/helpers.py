@@ -1,6 +1,15 @@
-"""Data shared by the tests."""
+"""Data and helpers shared by the tests."""
+
+import shutil
 
 import numpy as np
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+
+def browser():
+    """A Chromium or Chrome on this machine, or None."""
+    return next((shutil.which(b) for b in BROWSERS if shutil.which(b)), None)
 
 
 def labeled_pool(n=600, k=3, seed=0, frac=0.3, concentration=0.6):

@@ -1,7 +1,6 @@
 """Names from a user's file are shown literally: in plots, in HTML and on the terminal."""
 
 import html
-import shutil
 import subprocess
 
 import numpy as np
@@ -11,17 +10,14 @@ import pytest
 from skassess.cli import main
 from skassess.utils import plot_text, terminal_text
 
+from .helpers import browser
+
 mpl = pytest.importorskip("matplotlib")
 mpl.use("Agg")
 
 LONG = "a very long class name " * 12
 CLASSES = ["$\\alpha^{$", "$5-$10 band", "<b>&\"q'</b>", "שלום עולם", LONG.strip()]
 GROUPS = ["$x$", "<script>alert(1)</script>", "\u202eevil", "\x1b[31mred", "ok & fine"]
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-
-
-def _browser():
-    return next((shutil.which(b) for b in BROWSERS if shutil.which(b)), None)
 
 
 @pytest.fixture(scope="module")
@@ -111,14 +107,14 @@ def test_every_report_route_takes_hostile_names(files, capsys):
     assert set(exported["label"]) <= set(CLASSES)
 
 
-@pytest.mark.skipif(_browser() is None,
+@pytest.mark.skipif(browser() is None,
                     reason="no Chromium or Chrome on this machine (Debian: apt install chromium)")
 def test_reports_render_names_literally_in_chromium(files, capsys):
     for page in ("a.html", "c.html", "e.html"):
         if not (files / page).exists():
             test_every_report_route_takes_hostile_names(files, capsys)
         proc = subprocess.run(
-            [_browser(), "--headless", "--no-sandbox", "--disable-gpu",
+            [browser(), "--headless", "--no-sandbox", "--disable-gpu",
              "--disable-background-networking", "--no-first-run", "--dump-dom",
              (files / page).resolve().as_uri()],
             capture_output=True, text=True, timeout=120,

@@ -12,7 +12,7 @@ from sklearn.base import clone
 from ..exceptions import SessionError
 from ..samplers import ActiveAssessor
 from ..utils import as_scalar, check_scores
-from ._ids import ItemIds
+from ._columns import ItemIds
 from ._spec import SpecError, encode_estimator, estimator_from_spec, same_spec
 from ._store import SessionStore
 

@@ -3,7 +3,6 @@
 import csv
 import gzip
 import hashlib
-import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +12,8 @@ import pandas as pd
 
 from ..exceptions import ScoresFileError
 from ..utils import ROW_SUM_TOL
-from ._ids import ItemIds
+from ._columns import ItemIds, concat_categories, stack
+from ._csv_rows import not_utf8_message, record_blocks, row_lines
 
 __all__ = ["ScoresFile", "ScoresTable", "file_checksum"]
 
@@ -317,100 +317,18 @@ class ScoresFile:
             yield frame
 
     def _not_utf8(self):
-        """Refuse the file, naming the first line that is not UTF-8 (a scan of its bytes)."""
-        opener = gzip.open if str(self.path).endswith(".gz") else open
-        with opener(self.path, "rb") as f:
-            for number, line in enumerate(f, start=1):
-                try:
-                    line.decode("utf-8-sig" if number == 1 else "utf-8")
-                except UnicodeDecodeError as exc:
-                    self._fail(f"line {number} is not UTF-8 text (byte "
-                               f"0x{exc.object[exc.start]:02x} at character {exc.start + 1}); "
-                               "save the file as UTF-8.")
-        self._fail("the file is not UTF-8 text; save it as UTF-8.")  # pragma: no cover
+        """Refuse the file, naming the first line that is not UTF-8."""
+        self._fail(not_utf8_message(self.path))
 
     def _row_shapes(self, chunk_rows):
-        """For each chunk of data rows, their line numbers; refuses rows of the wrong width.
-
-        pandas silently drops the cells of unused columns and pads short rows
-        with empty cells, so each row's cells are counted here first: by
-        counting delimiters in blocks without quotes (numpy, ~1 s a GB) and
-        with Python's csv module, which follows quotes as pandas does, in
-        blocks with them. Bytes that are not UTF-8 are refused here too.
-        """
-        width = len(self.columns)
-        buffered, seen = [np.zeros(0, dtype=np.int64)], 0
-        for lines, widths in self._record_blocks():
-            bad = np.flatnonzero(widths != width)
-            if len(bad):
-                i = int(bad[0])
-                what = "more" if widths[i] > width else "fewer"
-                self._fail(f"row {seen + i + 1} (line {lines[i]}) has {widths[i]} cells, {what} "
-                           f"than the header's {width} columns; every row needs one cell per "
-                           "column.")
-            seen += len(lines)
-            buffered.append(lines)
-            ready = np.concatenate(buffered)
-            while len(ready) >= chunk_rows:
-                yield ready[:chunk_rows]
-                ready = ready[chunk_rows:]
-            buffered = [ready]
-        yield np.concatenate(buffered)
-        while True:  # past the end: no more rows
-            yield np.zeros(0, dtype=np.int64)
+        """Line numbers of each chunk's data rows, refusing a row of the wrong width."""
+        return row_lines(self.path, self.sep, len(self.columns), chunk_rows, fail=self._fail,
+                         not_utf8=self._not_utf8)
 
     def _record_blocks(self, block_bytes=1 << 24):
         """``(line numbers, cell counts)`` of the data rows, a block of whole records at a time."""
-        sep = self.sep.encode("utf-8")
-        opener = gzip.open if str(self.path).endswith(".gz") else open
-        with opener(self.path, "rb") as f:
-            header = f.readline()
-            while header.count(b'"') % 2:  # a quoted header cell with a line break
-                more = f.readline()
-                if not more:
-                    break
-                header += more
-            line = header.count(b"\n") + 1  # the number of the next line
-            tail = b""
-            while True:
-                block = f.read(block_bytes)
-                data = tail + block
-                if not data:
-                    return
-                if block:
-                    cut = _record_end(data)
-                    if cut == 0:  # no whole record yet
-                        tail = data
-                        continue
-                else:  # the end of the file
-                    cut = len(data)
-                    if not data.endswith(b"\n"):
-                        data += b"\n"
-                        cut += 1
-                part, tail = data[:cut], data[cut:]
-                try:
-                    text = part.decode("utf-8")
-                except UnicodeDecodeError:
-                    self._not_utf8()
-                if b'"' in part:
-                    yield self._quoted_widths(text, line)
-                else:
-                    yield _plain_widths(part, sep, line)
-                line += part.count(b"\n")
-
-    def _quoted_widths(self, text, first_line):
-        reader = csv.reader(io.StringIO(text, newline=""), delimiter=self.sep,
-                            skipinitialspace=True)
-        lines, widths = [], []
-        try:
-            for cells in reader:
-                if cells:  # a blank line, which pandas skips too
-                    lines.append(first_line - 1 + reader.line_num)
-                    widths.append(len(cells))
-        except csv.Error as exc:
-            self._fail(f"line {first_line - 1 + reader.line_num}: the CSV cannot be parsed "
-                       f"({exc}).")
-        return np.asarray(lines, dtype=np.int64), np.asarray(widths, dtype=np.int64)
+        return record_blocks(self.path, self.sep, fail=self._fail, not_utf8=self._not_utf8,
+                             block_bytes=block_bytes)
 
     def _locate_parse_error(self, offset, chunk_rows, exc):
         """Re-read a failing CSV chunk as text to name the bad row and column."""
@@ -497,8 +415,8 @@ class ScoresFile:
             groups.append(part.groups.astype("category"))
             display.append(part.display)
         return ScoresTable(
-            ids=ItemIds.concat(ids), scores=_stack(scores), labels=_stack(labels),
-            classes=self.classes, groups=_concat_categories(groups),
+            ids=ItemIds.concat(ids), scores=stack(scores), labels=stack(labels),
+            classes=self.classes, groups=concat_categories(groups),
             display=pd.concat(display, ignore_index=True),
         )
 
@@ -607,55 +525,6 @@ class ScoresFile:
                 self._fail(f"{self._where(offset + i, c)}: the {what} is empty.")
             out[c] = out[c].astype(str)
         return out
-
-
-def _record_end(data):
-    """The end of the last whole record in ``data``: after a line break outside quotes."""
-    cut = data.rfind(b"\n") + 1
-    if cut == 0 or b'"' not in data[:cut]:
-        return cut
-    arr = np.frombuffer(data, dtype=np.uint8, count=cut)
-    breaks = np.flatnonzero(arr == 10)
-    quotes = np.cumsum(arr == 34)
-    outside = breaks[quotes[breaks] % 2 == 0]
-    return int(outside[-1]) + 1 if len(outside) else 0
-
-
-def _plain_widths(part, sep, first_line):
-    """Cells per line of a block without quotes (blank lines left out), by counting."""
-    arr = np.frombuffer(part, dtype=np.uint8)
-    ends = np.flatnonzero(arr == 10)
-    starts = np.concatenate([[0], ends[:-1] + 1])
-    if len(sep) == 1:
-        marks = np.flatnonzero(arr == sep[0])
-        cells = np.searchsorted(marks, ends) - np.searchsorted(marks, starts) + 1
-    else:  # pragma: no cover - a delimiter of several bytes (a non-ASCII character)
-        cells = np.array([part[a:b].count(sep) + 1 for a, b in zip(starts, ends, strict=True)])
-    length = ends - starts
-    blank = (length == 0) | ((length == 1) & (arr[np.minimum(starts, len(arr) - 1)] == 13))
-    lines = first_line + np.arange(len(ends))
-    return lines[~blank].astype(np.int64), cells[~blank].astype(np.int64)
-
-
-def _stack(parts):
-    """``np.concatenate(parts)``, freeing each part once copied (peak: result + one part)."""
-    total = sum(len(p) for p in parts)
-    out = np.empty((total, *parts[0].shape[1:]), dtype=parts[0].dtype)
-    start = 0
-    for i in range(len(parts)):
-        out[start:start + len(parts[i])] = parts[i]
-        start += len(parts[i])
-        parts[i] = None
-    return out
-
-
-def _concat_categories(frames):
-    """Row-wise concatenation of frames of categorical columns, categorical throughout."""
-    if not frames[0].columns.size:
-        return pd.DataFrame(index=range(sum(len(f) for f in frames)))
-    return pd.DataFrame({
-        c: pd.api.types.union_categoricals([f[c] for f in frames]) for c in frames[0].columns
-    })
 
 
 def _auto_scores(columns):

@@ -8,14 +8,8 @@ import numpy as np
 import pytest
 
 from skassess import ActiveAssessor
-from skassess.datasets import load_fashion_mnist_scores
 from skassess.exceptions import SessionError, SessionLockedError
 from skassess.session import LabelingSession, task_answer
-
-
-@pytest.fixture(scope="module")
-def data():
-    return load_fashion_mnist_scores()
 
 
 def _assessor(**kw):

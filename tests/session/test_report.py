@@ -1,5 +1,4 @@
 import re
-import shutil
 import subprocess
 
 import numpy as np
@@ -9,13 +8,10 @@ from skassess.cli import main
 from skassess.datasets import example_scores_path
 from skassess.session import assess_file, render_report
 
+from ..helpers import browser
+
 pytest.importorskip("matplotlib")
 
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-
-
-def _browser():
-    return next((shutil.which(b) for b in BROWSERS if shutil.which(b)), None)
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +46,7 @@ def test_report_counts_session_labels(report_files):
     assert ">100<" in html.replace(",", "")
 
 
-@pytest.mark.skipif(_browser() is None,
+@pytest.mark.skipif(browser() is None,
                     reason="no Chromium or Chrome on this machine (Debian: apt install chromium)")
 def test_report_renders_in_headless_chromium(report_files, tmp_path):
     from matplotlib.image import imread
@@ -58,7 +54,7 @@ def test_report_renders_in_headless_chromium(report_files, tmp_path):
     shot = tmp_path / "report.png"
     page = (report_files / "session.html").resolve().as_uri()
     proc = subprocess.run(
-        [_browser(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+        [browser(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
          "--window-size=1280,2400", f"--screenshot={shot}", "--enable-logging=stderr",
          "--v=0", page],
         capture_output=True, text=True, timeout=120,

@@ -16,16 +16,10 @@ import pytest
 
 from skassess import ActiveAssessor, BayesianAccuracy
 from skassess.cli import main
-from skassess.datasets import load_fashion_mnist_scores
 from skassess.exceptions import SessionError
 from skassess.samplers import EpsilonGreedy, QueryStrategy
 from skassess.session import LabelingSession, migrate_session
 from skassess.session._spec import SpecError, encode_estimator, estimator_from_spec
-
-
-@pytest.fixture(scope="module")
-def data():
-    return load_fashion_mnist_scores()
 
 
 def _assessor(**kw):

@@ -1,4 +1,6 @@
-"""Item ids held compactly: a pool of millions of string ids in a few bytes each.
+"""The columns of a pool held compactly: ids as bytes, groups as categoricals.
+
+Item ids: a pool of millions of string ids in a few bytes each.
 
 A numpy object array of Python strings costs about 60 bytes an id (the
 string objects and their pointers); a fixed-width numpy string array costs
@@ -9,8 +11,9 @@ pyarrow does the same, but it is an optional dependency of skassess.
 """
 
 import numpy as np
+import pandas as pd
 
-__all__ = ["ItemIds"]
+__all__ = ["ItemIds", "concat_categories", "stack"]
 
 
 class ItemIds:
@@ -93,3 +96,24 @@ class ItemIds:
     @property
     def nbytes(self):
         return self._data.nbytes + self._offsets.nbytes
+
+
+def stack(parts):
+    """``np.concatenate(parts)``, freeing each part once copied (peak: result + one part)."""
+    total = sum(len(p) for p in parts)
+    out = np.empty((total, *parts[0].shape[1:]), dtype=parts[0].dtype)
+    start = 0
+    for i in range(len(parts)):
+        out[start:start + len(parts[i])] = parts[i]
+        start += len(parts[i])
+        parts[i] = None
+    return out
+
+
+def concat_categories(frames):
+    """Row-wise concatenation of frames of categorical columns, categorical throughout."""
+    if not frames[0].columns.size:
+        return pd.DataFrame(index=range(sum(len(f) for f in frames)))
+    return pd.DataFrame({
+        c: pd.api.types.union_categoricals([f[c] for f in frames]) for c in frames[0].columns
+    })
