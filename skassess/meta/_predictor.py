@@ -87,6 +87,10 @@ class PerformancePredictor(BaseEstimator):
         The per-row score that ``"atc"`` thresholds.
     random_state : int or None, default=None
         Seed of the meta-models.
+    progress : bool, default=True
+        A progress bar (tqdm, on standard error) when :meth:`fit` takes over
+        2 s. Fits run each native thread pool at one thread (see
+        :class:`PerformanceIntervalRegressor`).
 
     Attributes
     ----------
@@ -137,10 +141,11 @@ class PerformancePredictor(BaseEstimator):
         "n_bins": [Interval(Integral, 2, None, closed="left")],
         "atc_score": [StrOptions({"negative_entropy", "max_confidence"})],
         "random_state": [Interval(Integral, 0, 2**31 - 1, closed="left"), None],
+        "progress": ["boolean"],
     }
 
     def __init__(self, estimator=None, method="meta_model", *, classes=None, proxies=True,
-                 n_bins=10, atc_score="negative_entropy", random_state=None):
+                 n_bins=10, atc_score="negative_entropy", random_state=None, progress=True):
         self.estimator = estimator
         self.method = method
         self.classes = classes
@@ -148,6 +153,7 @@ class PerformancePredictor(BaseEstimator):
         self.n_bins = n_bins
         self.atc_score = atc_score
         self.random_state = random_state
+        self.progress = progress
 
     # -- inputs -------------------------------------------------------------------------------
 
@@ -253,10 +259,15 @@ class PerformancePredictor(BaseEstimator):
                 "reference set needs rows of at least two classes to show how the model "
                 "errs."
             )
-        self._fit_core(F, codes, S)
+        from tqdm.auto import tqdm
+
+        # shown only when the fit takes over 2 s (the row features' proxies, the method)
+        with tqdm(total=2, desc=f"PerformancePredictor.fit ({self.method})", delay=2,
+                  leave=False, disable=not self.progress) as bar:
+            self._fit_core(F, codes, S, bar=bar)
         return self
 
-    def _fit_core(self, F, codes, S, shared=None):
+    def _fit_core(self, F, codes, S, shared=None, bar=None):
         """Fit the method on checked inputs; ``shared`` reuses another predictor's row features."""
         pred = S.argmax(axis=1)
         correct = pred == codes
@@ -276,6 +287,8 @@ class PerformancePredictor(BaseEstimator):
             self.encoder_, self.features_ = shared.encoder_, shared.features_
             Fenc, Z = shared._reference["F"], shared._reference["Z"]
         self._reference = {"F": Fenc, "Z": Z, "pred": pred, "correct": correct}
+        if bar is not None:
+            bar.update(1)
         self.constant_ = None
         if self.method_.uses_features and (correct.all() or not correct.any()):
             self.constant_ = (correct.sum() + 1.0) / (correct.size + 2.0)
@@ -284,6 +297,8 @@ class PerformancePredictor(BaseEstimator):
                  f"predicts the smoothed rate {self.constant_:.3f} for every row.")
         else:
             self.method_.fit(Z, correct)
+        if bar is not None:
+            bar.update(1)
         self.n_reference_ = int(correct.size)
         self.n_correct_ = int(correct.sum())
         self.reference_accuracy_ = self.n_correct_ / self.n_reference_

@@ -93,7 +93,7 @@ def evaluate_scenario(F_ref, y_ref, S_ref, F_batch, y_batch, S_batch, *, methods
         (with ``features``) the uncertainty model's inputs.
     """
     truth = float(np.mean(S_batch.argmax(axis=1) == y_batch))
-    shared = PerformancePredictor(method="meta_model", random_state=seed)
+    shared = PerformancePredictor(method="meta_model", random_state=seed, progress=False)
     shared.fit(F_ref, y_ref, scores=S_ref)
     rng = np.random.default_rng(seed)
     ref_rows = shared._reference
