@@ -207,7 +207,9 @@ class LabelingSession:
             self._template = template
             self._rebuild()
         except BaseException:
-            self._store.close()
+            # A session that cannot start leaves no file behind (nor one it must be told
+            # to ignore); an existing file is only closed.
+            self._store.discard()
             raise
 
     def _stored_assessor(self, path, assessor):

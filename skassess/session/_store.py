@@ -105,6 +105,8 @@ class SessionStore:
     def __init__(self, path, *, create=True):
         self.path = Path(path)
         existed = self.path.is_file() and self.path.stat().st_size > 0
+        #: Whether this open made the file (a session that then fails to start removes it).
+        self.made_file = not self.path.exists()
         if not existed and not create:
             raise SessionError(f"{path}: no such session file.")
         try:
@@ -334,6 +336,13 @@ class SessionStore:
 
     def close(self):
         self._db.close()
+
+    def discard(self):
+        """Close and delete a file this open made (with its -wal and -shm files)."""
+        self.close()
+        if self.made_file:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
 
 
 class _Transaction:

@@ -291,7 +291,11 @@ def test_spec_round_trip_and_foreign_classes(tmp_path, data):
 def test_a_blank_file_becomes_a_session_and_is_not_read_as_one(tmp_path, data):
     path = tmp_path / "s.sqlite"
     with pytest.raises(SessionError, match="needs an assessor"):
-        LabelingSession(path, data.scores)  # leaves tables without settings
+        LabelingSession(path, data.scores)
+    assert not path.exists()  # a session that cannot start leaves no file
+    from skassess.session._store import SessionStore
+
+    SessionStore(path).close()  # tables without settings, as a killed start leaves them
     with pytest.raises(SessionError, match="holds no session"):
         LabelingSession.read_events(path)
     with LabelingSession(path, data.scores, assessor=_assessor()) as s:
