@@ -11,7 +11,7 @@ from sklearn.base import clone
 
 from ..exceptions import SessionError
 from ..samplers import ActiveAssessor
-from ..utils import as_scalar, check_scores
+from ..utils import as_scalar
 from ._columns import ItemIds
 from ._spec import SpecError, encode_estimator, estimator_from_spec, same_spec
 from ._store import SessionStore
@@ -38,7 +38,7 @@ def pool_fingerprint(*parts):
         else:
             digest.update(str(arr.dtype).encode())
             # the array's own buffer: no copy of a large pool
-            digest.update(memoryview(np.ascontiguousarray(arr)).cast("B"))
+            digest.update(np.ascontiguousarray(arr).reshape(-1).view(np.uint8))
     return digest.hexdigest()
 
 
@@ -174,7 +174,11 @@ class LabelingSession:
 
     def __init__(self, path, X, y=None, *, assessor=None, group_by=None, y_pred=None,
                  ids=None, info=None, group_names=None):
-        n = len(check_scores(X))  # the pool's size, with the message of a bad X
+        try:  # the pool's size; the scores themselves are checked once, by the assessor
+            n = len(X)
+        except TypeError as exc:
+            raise TypeError(f"X: the black box's scores must be an array of shape (n_pool, "
+                            f"n_classes) or (n_pool,); got {type(X).__name__}.") from exc
         self.group_names = group_names
         if ids is not None and len(ids) != n:
             raise ValueError(f"ids must hold one id per pool row ({n}); got {len(ids)}.")
