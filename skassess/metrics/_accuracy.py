@@ -143,7 +143,8 @@ class BayesianAccuracy(_BetaAssessor):
 
     _parameter_constraints = {
         **_BetaAssessor._parameter_constraints,
-        "prior": [StrOptions({"uniform", "informative", "hierarchical"}), "array-like"],
+        "prior": [StrOptions({"auto", "calibrated", "uniform", "informative", "hierarchical"}),
+                  "array-like"],
         "metric": [StrOptions(set(METRICS))],
         "grouping": [StrOptions(set(GROUPINGS))],
         "n_bins": [Interval(Integral, 1, None, closed="left")],

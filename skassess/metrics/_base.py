@@ -181,9 +181,11 @@ class _BaseAssessor(BaseEstimator):
         -------
         self : object
         """
-        pred, group, y, weight = self._labeled_batch(X, y, group_by, y_pred, sample_weight)
+        pred, group, y, weight, conf = self._labeled_batch(X, y, group_by, y_pred,
+                                                           sample_weight, with_conf=True)
         labeled = y >= 0
-        self._count_labels(pred[labeled], group[labeled], y[labeled], weight[labeled])
+        self._count_labels(pred[labeled], group[labeled], y[labeled], weight[labeled],
+                           conf[labeled])
         self._update_posterior()
         return self
 
@@ -194,14 +196,18 @@ class _BaseAssessor(BaseEstimator):
         scores, pred, conf = validate_scores(self, X, y_pred=y_pred, reset=reset)
         return scores, pred, conf, self._checked_group_by(group_by, scores.shape[0])
 
-    def _labeled_batch(self, X, y, group_by, y_pred, sample_weight):
-        """Predicted class, group, label code and weight of each row of a fitted batch."""
+    def _labeled_batch(self, X, y, group_by, y_pred, sample_weight, with_conf=False):
+        """Predicted class, group, label code and weight of each row of a fitted batch.
+
+        With ``with_conf``, also the score of the predicted class.
+        """
         scores, pred, conf, group_by = self._rows(X, group_by, y_pred, reset=False)
         n = scores.shape[0]
         y = check_labels(y, n, self.n_classes_, self._classes(self.n_classes_),
                          missing_label=self.missing_label)
         weight = check_sample_weight(sample_weight, n)
-        return pred, self.grouping_.transform(pred, conf, group_by), y, weight
+        out = pred, self.grouping_.transform(pred, conf, group_by), y, weight
+        return (*out, conf) if with_conf else out
 
     def _classes(self, n_classes):
         return None if self.classes is None else check_classes(self.classes, n_classes)

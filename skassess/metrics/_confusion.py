@@ -155,7 +155,7 @@ class BayesianConfusionMatrix(_BaseAssessor):
         labeled = y >= 0
         self._count_labels(pred[labeled], pred[labeled], y[labeled], weight[labeled])
 
-    def _count_labels(self, pred, group, y, weight):
+    def _count_labels(self, pred, group, y, weight, conf=None):
         """Add labeled rows (already counted as rows) to the confusion counts."""
         K = self.n_classes_
         cell = pred * K + y

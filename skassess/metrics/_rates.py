@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils import LEVEL, validate_args
 from ._base import _BaseAssessor, prior_pull
+from ._calibrated import N_BINS, CalibratedRates, score_bin, score_logit
 from ._conjugate import MIN_PSEUDO_COUNT, BetaPosterior
 from ._hierarchical import HierarchicalBeta
 from ._rate_table import (
@@ -40,7 +41,13 @@ class _BetaAssessor(_BaseAssessor):
         "expected_success_",
         "n_condition_rows_",
         "n_labeled_rows_",
+        "score_rows_",
+        "score_logit_",
+        "score_labeled_",
+        "score_success_",
     )
+    #: Arrays of the calibrated model: per group and bin of the score's log-odds.
+    _score_arrays = ("score_rows_", "score_logit_", "score_labeled_", "score_success_")
 
     def _metric(self):
         return canonical_rate(getattr(self, "metric", "accuracy"))
@@ -74,9 +81,24 @@ class _BetaAssessor(_BaseAssessor):
                 "grouping='score_bins'."
             )
 
+    def _prior_kind(self):
+        """The prior in use: ``"auto"`` is ``"calibrated"`` for accuracy, else hierarchical."""
+        prior = self.prior
+        if not isinstance(prior, str):
+            return "array"
+        if prior == "auto":
+            return "calibrated" if self._metric() == "accuracy" else "hierarchical"
+        return prior
+
+    def _calibrated(self):
+        return self._prior_kind() == "calibrated"
+
     def _init_stats(self, n_groups):
+        # The calibrated model's per-bin arrays are empty under the other priors.
+        bins = N_BINS if self._calibrated() else 0
         for name in self._group_arrays:
-            setattr(self, name, np.zeros(n_groups))
+            shape = (n_groups, bins) if name in self._score_arrays else (n_groups,)
+            setattr(self, name, np.zeros(shape))
 
     def _accumulate(self, scores, pred, conf, group, y, weight):
         metric, G = self._metric(), self.grouping_.n_groups
@@ -95,17 +117,27 @@ class _BetaAssessor(_BaseAssessor):
         if metric in CONDITION_ON_PREDICTION:
             cond, _ = rate_terms(metric, pred, 0)  # the condition ignores y
             self.n_condition_rows_ += count(weight * cond)
+        if self._calibrated():
+            ell = score_logit(conf)
+            cell = (group, score_bin(ell))
+            np.add.at(self.score_rows_, cell, weight)
+            np.add.at(self.score_logit_, cell, weight * ell)
         labeled = y >= 0
         if labeled.any():
-            self._count_labels(pred[labeled], group[labeled], y[labeled], weight[labeled])
+            self._count_labels(pred[labeled], group[labeled], y[labeled], weight[labeled],
+                               conf[labeled])
 
-    def _count_labels(self, pred, g, y, w):
+    def _count_labels(self, pred, g, y, w, conf=None):
         """Add labeled rows (already counted as rows) to the outcome counts."""
         G = self.grouping_.n_groups
         cond, out = rate_terms(self._metric(), pred, y)
         self.n_labeled_rows_ += np.bincount(g, weights=w, minlength=G)
         self.n_labeled_ += np.bincount(g, weights=w * cond, minlength=G)
         self.n_success_ += np.bincount(g, weights=w * cond * out, minlength=G)
+        if self._calibrated():
+            cell = (g, score_bin(score_logit(conf)))
+            np.add.at(self.score_labeled_, cell, w * cond)
+            np.add.at(self.score_success_, cell, w * cond * out)
 
     def _observed_outcomes(self, pred, y):
         cond, out = rate_terms(self._metric(), pred, y)
@@ -132,10 +164,25 @@ class _BetaAssessor(_BaseAssessor):
         return prior[:, 0].copy(), prior[:, 1].copy()
 
     def _hierarchical(self):
-        return isinstance(self.prior, str) and self.prior == "hierarchical"
+        return self._prior_kind() == "hierarchical"
+
+    def _summary_seed(self):
+        """Seed of the draws behind the calibrated model's summaries (reproducible)."""
+        rs = self.random_state
+        return rs if isinstance(rs, (int, np.integer)) else 0
 
     def _update_posterior(self):
-        if self._hierarchical():
+        if self._calibrated():
+            # The scores through a calibration map whose trust the labels set;
+            # draws, intervals and evidence come from the model itself.
+            rows = self.score_rows_.sum()
+            center = self.score_logit_.sum() / rows if rows > 0 else 0.0
+            self._hierarchy = CalibratedRates(self.score_rows_, self.score_logit_,
+                                              self.score_labeled_, self.score_success_,
+                                              center, seed=self._summary_seed())
+            self.posterior_ = self._hierarchy.posterior()
+            self.prior_ = self._hierarchy.predictive()
+        elif self._hierarchical():
             # Each group's posterior is a mixture over the shared (mu, kappa); the
             # Beta state holds its mean and variance, joint draws and intervals come
             # from the mixture itself. prior_: a new group's rate given the labels.

@@ -1,0 +1,237 @@
+"""Coverage, width and error of every accuracy interval, beside PPI++ and Wilson.
+
+For each pool and label budget n, ``--runs`` times: n rows labeled uniformly at
+random, then
+
+* skassess ``BayesianAccuracy`` with ``prior="calibrated"`` (the default),
+  ``"hierarchical"`` and ``"informative"``: the overall interval and each
+  group's (predicted class, or the file's sensitive attribute);
+* Wilson's interval on the n labels alone;
+* PPI and PPI++ of ``ppi_py`` (the top-1 confidence as the prediction of
+  "the model is right" on every unlabeled row).
+
+Prints, per pool and n: overall coverage, mean width, width / PPI++ and /
+Wilson (same runs), RMSE x 100 of the point estimate and its ratio to the
+label mean's; for the group intervals the mean coverage over groups, the
+lowest, and that of the least accurate group. Each run's numbers are appended
+to ``--out`` (JSON lines) as they come, so a run cut short keeps its results.
+
+Pools. *Tuning* (looked at while the model's priors were chosen): the
+bundled Fashion-MNIST MLP. *Checking* (never looked at before the table):
+SVHN's ResNet-152, three fairness files (MLP and Gaussian naive Bayes
+scores), and synthetic pools made to break a prior:
+
+* ``over-100``: 100 classes of ~100 rows, top-1 confidence ~10 points above
+  the accuracy;
+* ``under-10``: 10 classes, scores flattened (confidence below accuracy);
+* ``classwise-20``: 20 classes, each class's log-odds of being right shifted
+  from its confidence by N(0, 1) (per-class miscalibration);
+* ``ignore-10``: 10 classes whose errors ignore the scores (right with
+  probability 0.8 whatever the confidence).
+
+Needs the peers' extra (``pip install "skassess[peers]"``)::
+
+    OMP_NUM_THREADS=1 python benchmarks/bench_headline.py --runs 200 --out headline.jsonl
+    python benchmarks/bench_headline.py --table headline.jsonl
+"""
+
+import argparse
+import json
+import pathlib
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from scipy.special import expit, logit
+
+from skassess import BayesianAccuracy
+from skassess.datasets import load_fashion_mnist_scores, read_predictions
+
+DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data"
+PRIORS = ("calibrated", "hierarchical", "informative")
+PEERS = ("wilson", "ppi", "ppi++")
+TUNING = ("fashion-mnist",)
+
+
+def top1_pool(conf, correct, pred, n_classes, rng):
+    """A score matrix with this top-1 confidence and prediction, and a target."""
+    n = len(conf)
+    rest = (1.0 - conf) / (n_classes - 1)
+    scores = np.repeat(rest[:, None], n_classes, axis=1)
+    scores[np.arange(n), pred] = conf
+    other = (pred + rng.integers(1, n_classes, n)) % n_classes
+    return scores, np.where(correct, pred, other)
+
+
+def synthetic(kind, seed):
+    rng = np.random.default_rng(seed)
+    if kind == "over-100":
+        K, n = 100, 10_000
+        pred = rng.integers(0, K, n)
+        true_p = rng.beta(3.0, 1.0, n)  # mean 0.75
+        conf = expit(logit(np.clip(true_p, 1e-4, 1 - 1e-4)) + 0.9)
+        conf = np.maximum(conf, 1.0 / K + 1e-3)
+        return (*top1_pool(conf, rng.random(n) < true_p, pred, K, rng), None)
+    if kind == "under-10":
+        K, n = 10, 10_000
+        pred = rng.integers(0, K, n)
+        true_p = rng.beta(6.0, 1.0, n)
+        conf = np.maximum(expit(0.5 * logit(np.clip(true_p, 1e-4, 1 - 1e-4))), 0.11)
+        return (*top1_pool(conf, rng.random(n) < true_p, pred, K, rng), None)
+    if kind == "classwise-20":
+        K, n = 20, 10_000
+        pred = rng.integers(0, K, n)
+        conf = np.maximum(rng.beta(5.0, 1.5, n), 0.06)
+        shift = rng.normal(0.0, 1.0, K)
+        p = expit(logit(np.clip(conf, 1e-4, 1 - 1e-4)) + shift[pred])
+        return (*top1_pool(conf, rng.random(n) < p, pred, K, rng), None)
+    if kind == "ignore-10":
+        K, n = 10, 10_000
+        pred = rng.integers(0, K, n)
+        conf = np.maximum(rng.beta(8.0, 2.0, n), 0.11)
+        return (*top1_pool(conf, rng.random(n) < 0.8, pred, K, rng), None)
+    raise ValueError(kind)
+
+
+def fairness(name, column):
+    file, group, target = {
+        "adult": ("adult_sex_scores.csv.gz", "sex", "income-per-year"),
+        "bank": ("bank_age_scores.csv.gz", "age", "y"),
+        "compas": ("propublica-recidivism_race_scores.csv.gz", "race", "two_year_recid"),
+    }[name]
+    frame = pd.read_csv(DATA / "fairness" / file)
+    p1 = frame[column].to_numpy(dtype=float).clip(0.0, 1.0)
+    return np.column_stack([1.0 - p1, p1]), frame[target].to_numpy(), frame[group].to_numpy()
+
+
+def pools(names, seed):
+    out = {}
+    for name in names:
+        if name == "svhn":
+            p = read_predictions(DATA / "predictions" / "svhn_resnet152.txt.gz")
+            out[name] = (p.scores, p.target, None)
+        elif name == "fashion-mnist":
+            fm = load_fashion_mnist_scores()
+            out[name] = (fm.scores, fm.target, None)
+        elif name.split("-")[0] in ("adult", "bank", "compas"):
+            base, model = name.split("-", 1)
+            column = {"mlp": "score_MultiLayerPerceptron", "nb": "score_GaussianNB"}[model]
+            out[name] = fairness(base, column)
+        else:
+            out[name] = synthetic(name, seed)
+    return out
+
+
+def one_run(scores, target, groups, rows, seed):
+    """Each method's overall (lower, upper, point) and groups' (lower, upper)."""
+    import ppi_py
+
+    pred = scores.argmax(axis=1)
+    conf = scores.max(axis=1)
+    correct = (pred == target).astype(float)
+    labeled = np.zeros(len(target), dtype=bool)
+    labeled[rows] = True
+    y = np.where(labeled, target, -1)
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for prior in PRIORS:
+            kw = {} if groups is None else {"grouping": "external"}
+            fit = {} if groups is None else {"group_by": groups}
+            est = BayesianAccuracy(prior=prior, random_state=seed, **kw).fit(scores, y, **fit)
+            lo, hi = est.overall_interval(0.95)
+            s = est.summary()
+            out[prior] = {"overall": (lo, hi, est.overall_mean()),
+                          "lower": s["lower"].tolist(), "upper": s["upper"].tolist()}
+    k, n = int(correct[rows].sum()), len(rows)
+    ci = stats.binomtest(k, n).proportion_ci(0.95, method="wilson")
+    out["wilson"] = {"overall": (ci.low, ci.high, k / n)}
+    Y, Yhat, Yun = correct[rows], conf[rows], conf[~labeled]
+    for name, lam in (("ppi", 1.0), ("ppi++", None)):
+        lo, hi = ppi_py.ppi_mean_ci(Y, Yhat, Yun, alpha=0.05, lam=lam)
+        point = ppi_py.ppi_mean_pointestimate(Y, Yhat, Yun, lam=lam)
+        out[name] = {"overall": (float(np.ravel(lo)[0]), float(np.ravel(hi)[0]),
+                                 float(np.ravel(point)[0]))}
+    return out
+
+
+def group_truth(scores, target, groups):
+    pred = scores.argmax(axis=1)
+    key = pred if groups is None else groups
+    frame = pd.DataFrame({"g": key, "ok": pred == target})
+    return frame.groupby("g", sort=True)["ok"].mean().to_numpy()
+
+
+def table(records):
+    frame = pd.DataFrame(records)
+    lines = []
+    for (pool, n), cell in frame.groupby(["pool", "n"], sort=False):
+        truth = cell["truth"].iloc[0]
+        ref = {}
+        for m in PEERS + PRIORS:
+            a = np.array(cell[m].map(lambda r: r["overall"]).tolist())
+            ref[m] = a
+        width = {m: np.mean(a[:, 1] - a[:, 0]) for m, a in ref.items()}
+        rmse_mean = np.sqrt(np.mean((ref["wilson"][:, 2] - truth) ** 2))
+        for m, a in ref.items():
+            cover = np.mean((a[:, 0] <= truth) & (truth <= a[:, 1]))
+            rmse = np.sqrt(np.mean((a[:, 2] - truth) ** 2))
+            row = {"pool": pool, "n": n, "method": m, "runs": len(a), "coverage": cover,
+                   "width": width[m], "/ppi++": width[m] / width["ppi++"],
+                   "/wilson": width[m] / width["wilson"], "rmse_x100": 100 * rmse,
+                   "/label_mean": rmse / rmse_mean}
+            if m in PRIORS:
+                gt = np.array(cell["group_truth"].iloc[0])
+                lo = np.array(cell[m].map(lambda r: r["lower"]).tolist())
+                hi = np.array(cell[m].map(lambda r: r["upper"]).tolist())
+                cov = ((lo <= gt) & (gt <= hi)).mean(axis=0)
+                row.update({"group_cov": cov.mean(), "group_cov_min": cov.min(),
+                            "worst_group_cov": cov[np.argmin(gt)],
+                            "group_width": np.mean(hi - lo)})
+            lines.append(row)
+    return pd.DataFrame(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pools", nargs="+", default=[
+        "fashion-mnist", "svhn", "over-100", "under-10", "classwise-20", "ignore-10",
+        "adult-mlp", "bank-mlp", "compas-mlp", "adult-nb"])
+    ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--budgets", type=int, nargs="+", default=[20, 50, 100, 200, 500])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=None, help="JSON lines file the runs are appended to")
+    ap.add_argument("--table", default=None, help="print the table of a JSON lines file")
+    args = ap.parse_args()
+    pd.set_option("display.width", 200)
+    pd.set_option("display.max_rows", 500)
+    if args.table:
+        records = [json.loads(line) for line in open(args.table)]
+        print(table(records).round(3).to_string(index=False))
+        return
+    sink = open(args.out, "a") if args.out else None
+    for name, (scores, target, groups) in pools(args.pools, args.seed).items():
+        truth = float(np.mean(scores.argmax(axis=1) == target))
+        gt = group_truth(scores, target, groups)
+        role = "tuning" if name in TUNING else "checking"
+        print(f"\n{name} ({role}): {len(target):,} rows, {scores.shape[1]} classes, "
+              f"{len(gt)} groups, accuracy {truth:.4f}, mean top-1 confidence "
+              f"{scores.max(axis=1).mean():.4f}", flush=True)
+        rng = np.random.default_rng(args.seed)
+        records = []
+        for n in args.budgets:
+            for r in range(args.runs):
+                rows = rng.choice(len(target), n, replace=False)
+                rec = {"pool": name, "n": n, "run": r, "truth": truth,
+                       "group_truth": gt.tolist(), **one_run(scores, target, groups, rows, r)}
+                records.append(rec)
+                if sink:
+                    sink.write(json.dumps(rec) + "\n")
+                    sink.flush()
+            t = table([x for x in records if x["n"] == n])
+            print(t.drop(columns=["pool"]).round(3).to_string(index=False), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,349 @@
+"""The scores through a calibration map whose trust is learned from the labels.
+
+Each row ``i`` of group ``g`` has a known score ``c_i`` (for accuracy, the
+top-1 confidence) and an unknown outcome ``z_i`` (the black box is right).
+With ``l_i = logit(c_i)`` and ``m`` the mean of ``l`` over the pool,
+
+    P(z_i = 1) = sigmoid(m + a + b (l_i - m) + u_g),   u_g ~ N(0, tau^2),
+
+a linear-in-log-odds calibration map (shift ``a``, slope ``b``) shared by
+every group, plus a per-group deviation ``u_g`` whose spread ``tau`` is
+unknown. The priors are centred on trusting the scores as they are
+(``a = 0``, ``b = 1``, ``tau = 0``) and are weak:
+
+* ``a ~ N(0, PRIOR_SD_SHIFT^2)``, ``b ~ N(1, PRIOR_SD_SLOPE^2)``;
+* ``tau`` half-normal with scale ``PRIOR_SCALE_TAU``.
+
+How far the scores are trusted is therefore learned, not set: if the errors
+ignore the scores the labels drive ``b`` to 0 and the estimate is the label
+rate's; if the groups are miscalibrated in different ways ``tau`` grows and
+each group leans on its own labels; if the map holds, every unlabeled row
+gets the map's probability and the interval is as narrow as the map's
+uncertainty. With a canonical link and an intercept the map's fitted mean
+over the labeled rows equals their observed rate, so the estimate of an
+overall rate is the regression (difference) estimator that prediction-powered
+inference generalises, and it stays unbiased under random labeling however
+wrong the map's shape is.
+
+The estimand is the pool's own rate: a labeled row counts with its observed
+outcome, an unlabeled row with a draw from the posterior predictive, so a
+fully labeled group's posterior is its observed rate.
+
+Inference (no library fits a random-intercept logistic model to binned
+counts with the hyperparameters integrated on a grid and finite-pool draws,
+so it is written here):
+
+* ``u_g`` is integrated exactly, per group, by Gauss-Hermite quadrature;
+* ``tau`` is integrated on a fixed grid of cells weighted by its prior;
+* ``(a, b)`` given ``tau`` on a grid of ``N_GRID x N_GRID`` nodes in the
+  coordinates that make the Laplace approximation at the mode standard
+  (the grid is widened until its edges hold no mass), as in INLA's grid
+  exploration. The weights are the exact posterior at the nodes, so a
+  skewed posterior (few labels, all correct) is integrated as it is.
+
+Rows are held as counts per group and bin of ``l`` (``N_BINS`` bins of width
+``BIN_WIDTH``; each bin uses the mean ``l`` of its rows), so that fitting is
+streaming (``partial_fit``) and its cost does not grow with the pool.
+"""
+
+import numpy as np
+from scipy.special import expit, log_expit, logsumexp, roots_hermite
+
+from ._conjugate import BetaPosterior
+
+#: Prior standard deviation of the map's shift (log-odds) at the pool's mean score.
+PRIOR_SD_SHIFT = 2.0
+#: Prior standard deviation of the map's slope around 1 (the scores as they are).
+PRIOR_SD_SLOPE = 1.0
+#: Scale of the half-normal prior of the groups' spread ``tau`` (log-odds).
+PRIOR_SCALE_TAU = 1.0
+#: Cells of the ``tau`` grid: midpoints of equal cells of ``[0, TAU_MAX]``.
+N_TAU, TAU_MAX = 20, 3.5
+#: Adaptive Gauss-Hermite nodes of each group's deviation.
+N_HERMITE = 7
+#: Nodes per axis of the ``(a, b)`` grid and its initial half-width (in
+#: standard deviations of the Laplace approximation).
+N_GRID, GRID_HALF_WIDTH = 11, 4.5
+#: Log weight below the largest at which a node or a ``tau`` cell is dropped.
+LOG_TOLERANCE = 20.0
+#: Log weight below the largest that the grid's edge may hold (else widened).
+EDGE_TOLERANCE = 9.0
+#: Log-odds are clipped here (a confidence of 1 - 3e-4 or more counts as that).
+LOGIT_CLIP = 8.0
+#: Bins of ``l``: ``N_BINS`` cells of width ``BIN_WIDTH`` over the clipped range.
+N_BINS = 64
+BIN_WIDTH = 2 * LOGIT_CLIP / N_BINS
+#: Floats of one temporary block of node x quadrature x cell evaluations.
+BLOCK_FLOATS = 2**21
+
+
+def score_logit(conf):
+    """Clipped log-odds of scores in [0, 1]."""
+    c = np.clip(np.asarray(conf, dtype=np.float64), 1e-300, 1.0)
+    with np.errstate(divide="ignore"):
+        out = np.log(c) - np.log1p(-np.minimum(c, 1.0 - 1e-16))
+    return np.clip(out, -LOGIT_CLIP, LOGIT_CLIP)
+
+
+def score_bin(logit_score):
+    """Bin index of each clipped log-odds."""
+    return np.minimum(((logit_score + LOGIT_CLIP) / BIN_WIDTH).astype(np.intp), N_BINS - 1)
+
+
+class CalibratedRates:
+    """Posterior of each group's rate on the pool under the calibrated model.
+
+    Parameters
+    ----------
+    rows, logit_sum, labeled, success : ndarray of shape (n_groups, N_BINS)
+        Per group and bin: rows (weighted), the sum of their log-odds,
+        labeled rows and labeled successes.
+    center : float
+        The pool's mean log-odds ``m``.
+    n_draws : int, default=4000
+        Draws behind :meth:`moments` and :meth:`interval`.
+    seed : int, default=0
+        Seed of those draws (so the summaries are reproducible).
+
+    Attributes
+    ----------
+    log_evidence : float
+        Log probability of the labels under the model.
+    """
+
+    def __init__(self, rows, logit_sum, labeled, success, center, *, n_draws=4000, seed=0):
+        rows = np.asarray(rows, dtype=np.float64)
+        self.center = float(center)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mids = -LOGIT_CLIP + BIN_WIDTH * (np.arange(N_BINS) + 0.5)
+            self.ell = np.where(rows > 0, logit_sum / np.where(rows > 0, rows, 1.0), mids)
+        self.rows = rows
+        self.labeled = np.minimum(np.asarray(labeled, dtype=np.float64), rows)
+        self.success = np.asarray(success, dtype=np.float64)
+        self.n_groups = rows.shape[0]
+        # Labeled cells, and the groups that have any.
+        g, b = np.nonzero(self.labeled > 0)
+        self._lab_group = np.unique(g)
+        self._cell_group = np.searchsorted(self._lab_group, g)
+        self._cell_x = self.ell[g, b] - self.center
+        self._cell_n = self.labeled[g, b]
+        self._cell_s = np.minimum(self.success[g, b], self._cell_n)
+        self._gh_x, w = roots_hermite(N_HERMITE)
+        self._gh_logw = np.log(w)
+        self._fit()
+        self._draws = self.rvs(n_draws, np.random.default_rng(seed))
+
+    # ------------------------------------------------------------ likelihood
+    @staticmethod
+    def _log_prior_ab(a, b):
+        return (-0.5 * (a / PRIOR_SD_SHIFT) ** 2 - 0.5 * ((b - 1.0) / PRIOR_SD_SLOPE) ** 2
+                - np.log(2 * np.pi * PRIOR_SD_SHIFT * PRIOR_SD_SLOPE))
+
+    def _joint_mode(self, tau, start):
+        """Joint mode of ``(a, b, u)`` at one ``tau`` and the Laplace terms around it.
+
+        Newton's method on the joint log posterior; its Hessian is an arrow
+        (each ``u_g`` couples only to ``a`` and ``b``), solved through the
+        Schur complement in O(groups). Returns a dict with the mode, the
+        covariance of ``(a, b)`` with ``u`` integrated out (Laplace), each
+        group's ``u`` at the mode, its slope in ``(a, b)`` and its standard
+        deviation, and the Laplace log evidence at this ``tau``.
+        """
+        G = self._lab_group.size
+        x, n, s, cg = self._cell_x, self._cell_n, self._cell_s, self._cell_group
+        prec = 1.0 / tau**2
+        theta, u = np.array(start[0], dtype=np.float64), np.array(start[1], dtype=np.float64)
+
+        def log_post(theta, u):
+            eta = self.center + theta[0] + theta[1] * x + u[cg]
+            ll = s * log_expit(eta) + (n - s) * log_expit(-eta)
+            return (ll.sum() - 0.5 * prec * (u**2).sum() - 0.5 * G * np.log(2 * np.pi * tau**2)
+                    + self._log_prior_ab(theta[0], theta[1]))
+
+        def terms(theta, u):
+            eta = self.center + theta[0] + theta[1] * x + u[cg]
+            p = expit(eta)
+            r, w = s - n * p, n * p * (1.0 - p)
+            g_u = np.bincount(cg, r, G) - prec * u
+            g_t = np.array([r.sum() - theta[0] / PRIOR_SD_SHIFT**2,
+                            (x * r).sum() - (theta[1] - 1.0) / PRIOR_SD_SLOPE**2])
+            h_uu = np.bincount(cg, w, G) + prec
+            cross = np.column_stack([np.bincount(cg, w, G), np.bincount(cg, w * x, G)])
+            wx = (w * x).sum()
+            h_tt = np.array([[w.sum() + 1.0 / PRIOR_SD_SHIFT**2, wx],
+                             [wx, (w * x * x).sum() + 1.0 / PRIOR_SD_SLOPE**2]])
+            schur = h_tt - cross.T @ (cross / h_uu[:, None])
+            return g_u, g_t, h_uu, cross, schur
+
+        value = log_post(theta, u)
+        for _ in range(100):
+            g_u, g_t, h_uu, cross, schur = terms(theta, u)
+            d_t = np.linalg.solve(schur, g_t - cross.T @ (g_u / h_uu))
+            d_u = (g_u - cross @ d_t) / h_uu
+            step = 1.0
+            while True:
+                new = log_post(theta + step * d_t, u + step * d_u)
+                if new >= value - 1e-10 or step < 1e-6:
+                    break
+                step /= 2.0
+            theta, u, value = theta + step * d_t, u + step * d_u, new
+            size = max(np.abs(step * d_t).max(), np.abs(step * d_u).max() if G else 0.0)
+            if size < 1e-8:
+                break
+        _, _, h_uu, cross, schur = terms(theta, u)
+        laplace = (value + 0.5 * (G + 2) * np.log(2 * np.pi) - 0.5 * np.log(h_uu).sum()
+                   - 0.5 * np.linalg.slogdet(schur)[1])
+        return {"theta": theta, "cov": np.linalg.inv(schur), "u": u,
+                "slope": cross / h_uu[:, None], "sd": 1.0 / np.sqrt(h_uu), "laplace": laplace}
+
+    def _group_loglik(self, a, b, tau, mode):
+        """Each labeled group's log likelihood at nodes ``(a, b)`` of one ``tau``.
+
+        The deviation ``u_g`` is integrated by adaptive Gauss-Hermite
+        quadrature, centred where the joint mode puts it given ``(a, b)``
+        and scaled by its Laplace standard deviation. Returns ``(loglik,
+        u_mean, u_var)`` of shape ``(n_nodes, n_labeled_groups)``.
+        """
+        n_nodes, m, G = a.size, self._cell_x.size, self._lab_group.size
+        if G == 0:
+            return tuple(np.zeros((n_nodes, 0)) for _ in range(3))
+        out = [np.empty((n_nodes, G)) for _ in range(3)]
+        onehot = np.zeros((m, G))
+        onehot[np.arange(m), self._cell_group] = 1.0
+        scale = np.sqrt(2.0) * mode["sd"]
+        log_norm = (self._gh_logw + self._gh_x**2)[None, :, None] + np.log(scale)[None, None, :]
+        step = max(1, BLOCK_FLOATS // (N_HERMITE * max(m, G)))
+        for start in range(0, n_nodes, step):
+            sl = slice(start, start + step)
+            da, db = a[sl] - mode["theta"][0], b[sl] - mode["theta"][1]
+            centre = mode["u"] - da[:, None] * mode["slope"][:, 0] - db[:, None] * mode["slope"][:, 1]
+            u = centre[:, None, :] + scale[None, None, :] * self._gh_x[None, :, None]  # (n, K, G)
+            eta = (self.center + a[sl, None, None] + b[sl, None, None] * self._cell_x
+                   + u[:, :, self._cell_group])  # (n, K, m)
+            ll = self._cell_s * log_expit(eta) + (self._cell_n - self._cell_s) * log_expit(-eta)
+            log_f = (ll @ onehot - 0.5 * u**2 / tau**2 - 0.5 * np.log(2 * np.pi * tau**2)
+                     + log_norm)
+            total = logsumexp(log_f, axis=1)
+            post = np.exp(log_f - total[:, None, :])
+            mean = (post * u).sum(axis=1)
+            second = (post * u**2).sum(axis=1)
+            out[0][sl], out[1][sl], out[2][sl] = total, mean, np.maximum(second - mean**2, 0.0)
+        return tuple(out)
+
+    # ------------------------------------------------------------------ fit
+    def _fit(self):
+        edges = np.linspace(0.0, TAU_MAX, N_TAU + 1)
+        taus = (edges[:-1] + edges[1:]) / 2.0
+        # Half-normal prior mass of each cell (renormalised over the grid).
+        log_tau_prior = -0.5 * (taus / PRIOR_SCALE_TAU) ** 2
+        log_tau_prior -= logsumexp(log_tau_prior)
+        modes, start = [], ((0.0, 1.0), np.zeros(self._lab_group.size))
+        for tau in taus:
+            mode = self._joint_mode(tau, start)
+            start = (mode["theta"], mode["u"])
+            modes.append(mode)
+        laplace = np.array([m["laplace"] for m in modes]) + log_tau_prior
+        z = np.linspace(-1.0, 1.0, N_GRID)
+        za, zb = (v.ravel() for v in np.meshgrid(z, z, indexing="ij"))
+        edge = (np.abs(za) == 1.0) | (np.abs(zb) == 1.0)
+        parts = []
+        for tau, lp, mode, lap in zip(taus, log_tau_prior, modes, laplace, strict=True):
+            if lap < laplace.max() - LOG_TOLERANCE:
+                continue
+            chol = np.linalg.cholesky(mode["cov"] + 1e-12 * np.eye(2))
+            half = GRID_HALF_WIDTH
+            for _ in range(6):
+                a, b = mode["theta"][:, None] + chol @ (half * np.vstack([za, zb]))
+                loglik, u_mean, u_var = self._group_loglik(a, b, tau, mode)
+                cell = np.log(abs(np.linalg.det(chol)) * (2 * half / (N_GRID - 1)) ** 2)
+                w = loglik.sum(axis=1) + self._log_prior_ab(a, b) + lp + cell
+                if w[edge].max() < w.max() - EDGE_TOLERANCE:
+                    break
+                half *= 1.6
+            parts.append((a, b, np.full(a.size, tau), w, u_mean, u_var))
+        a, b, tau, log_w, u_mean, u_var = (np.concatenate(v) for v in zip(*parts, strict=True))
+        self.log_evidence = float(logsumexp(log_w))
+        keep = log_w > log_w.max() - LOG_TOLERANCE
+        self.a, self.b, self.tau = a[keep], b[keep], tau[keep]
+        self.weights = np.exp(log_w[keep] - logsumexp(log_w[keep]))
+        self._u_mean, self._u_var = u_mean[keep], u_var[keep]
+
+    # ---------------------------------------------------------------- draws
+    def rvs(self, size, rng):
+        """Joint draws of every group's rate on the pool, shape ``(size, n_groups)``.
+
+        Each draw takes ``(a, b, tau)`` from the grid, each labeled group's
+        deviation from its posterior given them (a normal of the quadrature's
+        mean and variance), each other group's from ``N(0, tau^2)``, and the
+        unlabeled rows' successes from a normal of their Poisson-binomial
+        mean and variance (clipped to the rows available).
+        """
+        node = rng.choice(self.weights.size, size=size, p=self.weights)
+        G = self.n_groups
+        u = rng.standard_normal((size, G)) * self.tau[node][:, None]
+        lab = self._lab_group
+        if lab.size:
+            u[:, lab] = (self._u_mean[node]
+                         + rng.standard_normal((size, lab.size)) * np.sqrt(self._u_var[node]))
+        unlabeled = self.rows - self.labeled
+        g, bins = np.nonzero(unlabeled > 0)
+        count = unlabeled[g, bins]
+        x = self.ell[g, bins] - self.center
+        order = np.argsort(g, kind="stable")
+        g, count, x = g[order], count[order], x[order]
+        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) if g.size else np.array([], int)
+        mean = np.zeros((size, G))
+        var = np.zeros((size, G))
+        step = max(1, BLOCK_FLOATS // max(g.size, 1))
+        a, b = self.a[node], self.b[node]
+        for s in range(0, size, step):
+            sl = slice(s, s + step)
+            p = expit(self.center + a[sl, None] + b[sl, None] * x[None, :] + u[sl][:, g])
+            if g.size:
+                mean[sl][:, g[starts]] = np.add.reduceat(p * count, starts, axis=1)
+                var[sl][:, g[starts]] = np.add.reduceat(p * (1.0 - p) * count, starts, axis=1)
+        total_unlabeled = unlabeled.sum(axis=1)
+        drawn = np.clip(mean + np.sqrt(var) * rng.standard_normal((size, G)), 0.0,
+                        total_unlabeled)
+        n_rows = self.rows.sum(axis=1)
+        successes = np.minimum(self.success, self.labeled).sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = (successes + drawn) / n_rows
+        # A group with no rows (grown but empty) has the map's rate at its mean score.
+        empty = ~(n_rows > 0)
+        if empty.any():
+            rate[:, empty] = expit(self.center + a[:, None] + u[:, empty])
+        return rate
+
+    def moments(self):
+        """Posterior mean and variance of each group's rate (from the stored draws)."""
+        return self._draws.mean(axis=0), self._draws.var(axis=0)
+
+    def posterior(self):
+        """One Beta per group with the posterior's mean and variance."""
+        mean, var = self.moments()
+        s = np.minimum(self.success, self.labeled).sum(axis=1)
+        return BetaPosterior.from_moments(mean, var, s, self.labeled.sum(axis=1) - s)
+
+    def interval(self, level=0.95):
+        """Equal-tailed interval ``(lower, upper)`` per group (from the stored draws)."""
+        tail = (1.0 - level) / 2.0
+        lo, hi = np.quantile(self._draws, [tail, 1.0 - tail], axis=0)
+        return lo, hi
+
+    def predictive(self):
+        """The Beta of a group's rate before its labels: the map with a new deviation."""
+        rng = np.random.default_rng(1)
+        node = rng.choice(self.weights.size, size=2000, p=self.weights)
+        u = rng.standard_normal((2000, self.n_groups)) * self.tau[node][:, None]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            weights = self.rows / np.maximum(self.rows.sum(axis=1, keepdims=True), 1e-300)
+        rate = np.zeros((2000, self.n_groups))
+        for bin_ in np.flatnonzero(weights.any(axis=0)):
+            p = expit(self.center + self.a[node][:, None]
+                      + self.b[node][:, None] * (self.ell[:, bin_] - self.center) + u)
+            rate += weights[:, bin_] * p
+        mean, second = rate.mean(axis=0), (rate**2).mean(axis=0)
+        zeros = np.zeros(self.n_groups)
+        return BetaPosterior.from_moments(mean, np.maximum(second - mean**2, 0.0), zeros,
+                                          zeros)
