@@ -4,7 +4,15 @@ import numpy as np
 import pandas as pd
 
 from ..session import META_METHODS, assess_file
-from ._common import add_file_arguments, dump_json, file_options, open_scores, print_table
+from ._common import (
+    PRIOR_CHOICES,
+    PRIOR_HELP,
+    add_file_arguments,
+    dump_json,
+    file_options,
+    open_scores,
+    print_table,
+)
 
 
 def add_parser(sub):
@@ -17,11 +25,8 @@ def add_parser(sub):
     )
     add_file_arguments(p)
     opts = p.add_argument_group("assessment")
-    opts.add_argument("--prior", choices=("hierarchical", "informative", "uniform"),
-                      default="hierarchical",
-                      help="hierarchical (default): the classes' (groups') accuracies share a "
-                      "prior learned from the labels; informative: from the scores of all "
-                      "rows; uniform: Beta(1, 1) per class (group)")
+    opts.add_argument("--prior", choices=PRIOR_CHOICES, default="calibrated",
+                      help=PRIOR_HELP)
     opts.add_argument("--level", type=float, default=0.95, help="credible level (0.95)")
     opts.add_argument("--rope", type=float, default=0.05,
                       help="half-width of the region of practical equivalence (0.05)")

@@ -7,6 +7,15 @@ import pandas as pd
 
 from ..session import ScoresFile
 
+#: The priors of the accuracy the commands offer, and their help text.
+PRIOR_CHOICES = ("calibrated", "hierarchical", "informative", "uniform")
+PRIOR_HELP = (
+    "calibrated (default): the scores through a calibration map whose trust the labels "
+    "set; hierarchical: the classes' (groups') accuracies share a prior learned from the "
+    "labels, ignoring the scores; informative: the scores as they are; uniform: Beta(1, 1) "
+    "per class (group)"
+)
+
 FILE_OPTIONS = ("id_column", "score_columns", "classes", "label_column", "group_columns",
                 "display_columns", "sep", "sum_tolerance")
 

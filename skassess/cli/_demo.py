@@ -16,6 +16,8 @@ from ..metrics import (
 
 #: The priors the demo offers and the line it prints for each.
 PRIORS = {
+    "calibrated": "Calibrated prior: P(right) = sigmoid(m + a + b (logit(c) - m) + u_g), the "
+                  "map (a, b) and the groups' spread learned from the labels.",
     "hierarchical": "Hierarchical prior: the groups' accuracies share Beta(mu kappa, "
                     "(1 - mu) kappa), (mu, kappa) learned from the labels.",
     "informative": "Informative prior: Beta(2 s_g, 2 (1 - s_g)), s_g = mean top-1 score of "
@@ -41,9 +43,10 @@ def add_parser(sub):
     )
     demo.add_argument("--n-labels", type=int, default=200, help="labels to reveal (200)")
     demo.add_argument(
-        "--prior", choices=tuple(PRIORS), default="hierarchical",
-        help="prior of the group accuracies: hierarchical (default; the groups share a "
-        "Beta learned from the labels), informative (from the scores) or uniform",
+        "--prior", choices=tuple(PRIORS), default="calibrated",
+        help="prior of the group accuracies: calibrated (default; the scores through a "
+        "calibration map learned from the labels), hierarchical (the groups share a "
+        "Beta learned from the labels), informative (the scores as they are) or uniform",
     )
     demo.add_argument("--seed", type=int, default=0, help="seed of the labeled rows (0)")
     demo.add_argument(

@@ -98,7 +98,7 @@ def _assessor(fixed, sf, group):
     estimator = None
     compare = fixed["compare"]
     if group is not None:
-        estimator = BayesianAccuracy(grouping="external", prior="informative")
+        estimator = BayesianAccuracy(grouping="external")
     elif compare is not None:
         bad = [c for c in compare if c not in classes]
         if bad:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from ..exceptions import SessionError
 from ..session import LabelingSession, assess_file, write_report
-from ._common import add_file_arguments, file_options, open_scores
+from ._common import PRIOR_CHOICES, add_file_arguments, file_options, open_scores
 
 
 def add_parser(sub):
@@ -19,13 +19,13 @@ def add_parser(sub):
     p.add_argument("--session", metavar="FILE", help="a labeling session of this file")
     p.add_argument("-o", "--output", default="skassess_report.html", metavar="HTML",
                    help="the report (skassess_report.html)")
-    p.add_argument("--prior", choices=("hierarchical", "informative", "uniform"),
-                   default="hierarchical", help="prior of the accuracies (as in assess)")
+    p.add_argument("--prior", choices=PRIOR_CHOICES, default="calibrated",
+                   help="prior of the accuracies (as in assess)")
     p.add_argument("--seed", type=int, default=0, help="seed of the posterior draws (0)")
     p.set_defaults(func=run)
 
 
-def session_report(session, sf, output, *, prior="hierarchical", seed=0):
+def session_report(session, sf, output, *, prior="calibrated", seed=0):
     """Assessment of ``sf`` with the labels of an open ``session``, and its history."""
     rows, labels = session.labeled_rows()
     history = session.history()

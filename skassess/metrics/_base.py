@@ -393,6 +393,9 @@ class _BaseAssessor(BaseEstimator):
         """``(pull, sd)`` of the overall metric under a uniform prior, or None (no check)."""
         return None
 
+    def _warn_prior_conflict(self):
+        """Warn when the labels contradict an informative prior (hook for subclasses)."""
+
     def _draw_width(self):
         """Floats one posterior draw needs (the chunk size of :meth:`overall_samples`)."""
         return self.n_rows_.size
@@ -439,6 +442,7 @@ class _BaseAssessor(BaseEstimator):
                 "every group toward the prior's mean, so this interval may not hold the "
                 f"overall {name}. Use prior='hierarchical' for overall quantities."
             )
+        self._warn_prior_conflict()
         tail = (1.0 - level) / 2.0
         lower, upper = np.quantile(
             self.overall_samples(n_draws, random_state), [tail, 1.0 - tail]

@@ -8,9 +8,10 @@ every row's expected condition and outcome (the informative prior).
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import LEVEL, validate_args
+from ..utils import LEVEL, validate_args, warn
 from ._base import _BaseAssessor, prior_pull
 from ._calibrated import N_BINS, CalibratedRates, score_bin, score_logit
 from ._conjugate import MIN_PSEUDO_COUNT, BetaPosterior
@@ -22,6 +23,9 @@ from ._rate_table import (
     expected_rate_terms,
     rate_terms,
 )
+
+#: Level of the prior-data conflict check of the informative prior (two-sided).
+PRIOR_CONFLICT_LEVEL = 0.01
 
 #: Rates a BayesianAccuracy accepts (selection_rate is refused with a reason).
 METRICS = (
@@ -262,6 +266,42 @@ class _BetaAssessor(_BaseAssessor):
         return prior_pull(self.group_weights_, self.posterior_.mean(), self.posterior_.var(),
                           self.n_labeled_, self.n_success_)
 
+    def _warn_prior_conflict(self):
+        """Warn when the labels contradict the informative prior (a prior-predictive check).
+
+        Under ``Beta(alpha_g, beta_g)`` a labeled group's successes are
+        beta-binomial. Two checks at the 1 % level: the total over the groups
+        (the scores too confident or not confident enough overall), and the
+        sum of the groups' squared standardized residuals against a
+        chi-square (some groups off in either direction).
+        """
+        if self._prior_kind() != "informative" or self._metric() != "accuracy":
+            return
+        n, s = self.n_labeled_, self.n_success_
+        labeled = n > 0
+        if not labeled.any():
+            return
+        a, b = self.prior_.alpha[labeled], self.prior_.beta[labeled]
+        n, s = n[labeled], s[labeled]
+        m = a / (a + b)
+        var = n * m * (1.0 - m) * (a + b + n) / (a + b + 1.0)
+        expected = n * m
+        total_z = (s.sum() - expected.sum()) / np.sqrt(max(var.sum(), 1e-300))
+        chi2 = float(((s - expected) ** 2 / np.maximum(var, 1e-300)).sum())
+        p_total = 2 * stats.norm.sf(abs(total_z))
+        p_groups = stats.chi2.sf(chi2, df=labeled.sum())
+        if min(p_total, p_groups) < PRIOR_CONFLICT_LEVEL:
+            which = (f"{s.sum():g} of {n.sum():g} labeled rows are right where the scores "
+                     f"expect {expected.sum():.1f} (p = {p_total:.2g})" if p_total <= p_groups
+                     else f"the groups' labels are farther from their scores than chance "
+                     f"allows (p = {p_groups:.2g})")
+            warn(
+                f"The labels contradict the informative prior: {which}. The model's scores "
+                "are not calibrated here, so the informative prior's intervals may not hold "
+                "the accuracy. Use prior='calibrated' (the default), which learns from the "
+                "labels how far to trust the scores."
+            )
+
     def _groupwise_samples(self, n_draws, rng):
         return self._theta_samples(n_draws, rng)
 
@@ -290,6 +330,7 @@ class _BetaAssessor(_BaseAssessor):
             ``prior_mean``, ``mean``, ``lower`` and ``upper``.
         """
         check_is_fitted(self)
+        self._warn_prior_conflict()
         if getattr(self, "_hierarchy", None) is not None:
             lower, upper = self._hierarchy.interval(level)
         else:
