@@ -66,6 +66,12 @@ class _BetaAssessor(_BaseAssessor):
                 "black box predicts positive, known exactly from X. Use "
                 "BayesianGroupMetrics for its differences between groups."
             )
+        if self._prior_kind() == "calibrated" and metric != "accuracy":
+            raise ValueError(
+                f"prior='calibrated' models whether the black box is right, so it needs "
+                f"metric='accuracy'; got metric={name!r}. Use prior='hierarchical' (what "
+                "prior='auto' gives for this metric)."
+            )
         if metric != "accuracy" and n_classes != 2:
             raise ValueError(
                 f"metric={name!r} needs binary scores (2 classes); X has "

@@ -1,0 +1,203 @@
+"""The calibrated prior: limits, invariances, fallbacks and seeded coverage."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+from scipy.special import expit, logit
+
+from skassess import BayesianAccuracy
+from skassess.exceptions import SkassessWarning
+
+
+def pool(n, K, *, shift=0.0, slope=1.0, class_sd=0.0, ignore=None, seed=0):
+    """Top-1 scores and targets: P(right) = sigmoid(slope * logit(conf) + shift + u_class)."""
+    rng = np.random.default_rng(seed)
+    pred = rng.integers(0, K, n)
+    conf = np.clip(rng.beta(5.0, 1.5, n), 1.0 / K + 1e-3, 1 - 1e-6)
+    u = rng.normal(0.0, class_sd, K) if class_sd else np.zeros(K)
+    p = expit(slope * logit(conf) + shift + u[pred]) if ignore is None else np.full(n, ignore)
+    right = rng.random(n) < p
+    scores = np.repeat(((1 - conf) / (K - 1))[:, None], K, axis=1)
+    scores[np.arange(n), pred] = conf
+    target = np.where(right, pred, (pred + rng.integers(1, K, n)) % K)
+    return scores, target
+
+
+def labels_of(target, rows):
+    y = np.full(len(target), -1)
+    y[rows] = target[rows]
+    return y
+
+
+def test_default_is_calibrated_for_accuracy_and_hierarchical_for_rates():
+    S, t = pool(300, 2, seed=1)
+    est = BayesianAccuracy().fit(S, labels_of(t, np.arange(30)))
+    assert est._prior_kind() == "calibrated"
+    rate = BayesianAccuracy(metric="tpr", grouping="score_bins").fit(S, labels_of(t, range(30)))
+    assert rate._prior_kind() == "hierarchical"
+
+
+def test_calibrated_refuses_other_metrics():
+    S, t = pool(100, 2)
+    with pytest.raises(ValueError, match="prior='calibrated' .* needs metric='accuracy'; got "
+                       "metric='tpr'"):
+        BayesianAccuracy(prior="calibrated", metric="tpr", grouping="score_bins").fit(S, t)
+
+
+def test_no_labels_is_the_scores_map_with_a_wide_interval():
+    S, _ = pool(2000, 5, seed=2)
+    est = BayesianAccuracy(random_state=0).fit(S)
+    lo, hi = est.overall_interval()
+    assert hi - lo > 0.2
+    # The priors are centred on the identity map (the weak prior of the shift
+    # pulls the mean toward 1/2 on the probability scale).
+    assert lo < S.max(axis=1).mean() < hi
+
+
+def test_a_fully_labeled_group_is_its_observed_rate():
+    S, t = pool(600, 3, seed=3)
+    pred = S.argmax(axis=1)
+    rows = np.flatnonzero(pred == 0)  # every row of class 0, nothing else
+    est = BayesianAccuracy(random_state=0).fit(S, labels_of(t, rows))
+    s = est.summary()
+    observed = np.mean(t[rows] == 0)
+    assert s.loc[0, "mean"] == pytest.approx(observed, abs=1e-9)
+    assert s.loc[0, "lower"] == pytest.approx(observed, abs=1e-9)
+    assert s.loc[0, "upper"] == pytest.approx(observed, abs=1e-9)
+    assert s.loc[1, "upper"] - s.loc[1, "lower"] > 0.01
+
+
+def test_everything_labeled_gives_the_accuracy_exactly():
+    S, t = pool(400, 4, seed=4)
+    est = BayesianAccuracy(random_state=0).fit(S, t)
+    truth = np.mean(S.argmax(axis=1) == t)
+    lo, hi = est.overall_interval()
+    assert lo == pytest.approx(truth) and hi == pytest.approx(truth)
+    assert est.overall_mean() == pytest.approx(truth)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.integers(1, 299), min_size=1, max_size=3, unique=True))
+def test_batches_give_the_same_posterior_as_one_fit(cuts):
+    S, t = pool(300, 3, seed=5)
+    y = labels_of(t, np.arange(0, 300, 4))
+    one = BayesianAccuracy(random_state=0).fit(S, y)
+    parts = BayesianAccuracy(random_state=0)
+    edges = [0, *sorted(cuts), 300]
+    for a, b in zip(edges[:-1], edges[1:], strict=True):
+        parts.partial_fit(S[a:b], y[a:b])
+    np.testing.assert_allclose(parts.summary()[["mean", "lower", "upper"]],
+                               one.summary()[["mean", "lower", "upper"]], atol=1e-6)
+
+
+def test_row_order_and_weights_as_repetitions():
+    S, t = pool(300, 3, seed=6)
+    y = labels_of(t, np.arange(0, 300, 5))
+    base = BayesianAccuracy(random_state=0).fit(S, y).summary()
+    perm = np.random.default_rng(0).permutation(300)
+    shuffled = BayesianAccuracy(random_state=0).fit(S[perm], y[perm]).summary()
+    np.testing.assert_allclose(shuffled[["mean", "lower", "upper"]],
+                               base[["mean", "lower", "upper"]], atol=1e-6)
+    twice = BayesianAccuracy(random_state=0).fit(np.vstack([S, S]), np.r_[y, y]).summary()
+    weighted = BayesianAccuracy(random_state=0).fit(
+        S, y, sample_weight=np.full(300, 2.0)).summary()
+    np.testing.assert_allclose(weighted[["mean", "lower", "upper"]],
+                               twice[["mean", "lower", "upper"]], atol=1e-6)
+
+
+def test_add_labels_equals_fitting_with_the_labels():
+    S, t = pool(500, 4, seed=7)
+    rows = np.arange(0, 500, 7)
+    direct = BayesianAccuracy(random_state=0).fit(S, labels_of(t, rows))
+    later = BayesianAccuracy(random_state=0).fit(S).add_labels(S[rows], t[rows])
+    np.testing.assert_allclose(later.summary()[["mean", "lower", "upper"]],
+                               direct.summary()[["mean", "lower", "upper"]], atol=1e-9)
+
+
+def test_errors_that_ignore_the_scores_fall_back_to_the_labels():
+    """The slope is learned to be ~0 and the interval is about Wilson's."""
+    S, t = pool(20_000, 10, ignore=0.8, seed=8)
+    rows = np.random.default_rng(0).choice(20_000, 400, replace=False)
+    est = BayesianAccuracy(random_state=0).fit(S, labels_of(t, rows))
+    model = est._hierarchy
+    assert abs(model.weights @ model.b) < 0.5
+    k = int(np.sum(S[rows].argmax(axis=1) == t[rows]))
+    ci = stats.binomtest(k, 400).proportion_ci(0.95, method="wilson")
+    lo, hi = est.overall_interval()
+    assert 0.85 < (hi - lo) / (ci.high - ci.low) < 1.15
+
+
+def test_useful_scores_narrow_the_interval_below_wilson():
+    S, t = pool(20_000, 10, shift=-0.6, slope=1.3, seed=9)
+    rows = np.random.default_rng(1).choice(20_000, 300, replace=False)
+    est = BayesianAccuracy(random_state=0).fit(S, labels_of(t, rows))
+    k = int(np.sum(S[rows].argmax(axis=1) == t[rows]))
+    ci = stats.binomtest(k, 300).proportion_ci(0.95, method="wilson")
+    lo, hi = est.overall_interval()
+    assert (hi - lo) < 0.9 * (ci.high - ci.low)
+
+
+@pytest.mark.parametrize("kind", [
+    {"shift": -1.0, "slope": 1.0},  # over-confident by ~10 points
+    {"shift": 0.3, "slope": 0.6, "class_sd": 0.8},  # miscalibrated per class
+])
+def test_overall_and_group_intervals_cover_on_miscalibrated_pools(kind):
+    """Seeded coverage: 60 runs of 80 random labels on a 20-class pool.
+
+    With a true coverage of 0.95 the count of misses is Binomial(60, 0.05):
+    P(more than 8 misses) < 0.01, so 0.85 is the threshold for the overall
+    interval; the group intervals are averaged over 20 groups (tighter).
+    """
+    S, t = pool(4000, 20, seed=10, **kind)
+    truth = np.mean(S.argmax(axis=1) == t)
+    pred = S.argmax(axis=1)
+    group_truth = np.array([np.mean(t[pred == k] == k) for k in range(20)])
+    rng = np.random.default_rng(11)
+    hits, group_hits = 0, []
+    for r in range(60):
+        rows = rng.choice(4000, 80, replace=False)
+        est = BayesianAccuracy(random_state=r).fit(S, labels_of(t, rows))
+        lo, hi = est.overall_interval()
+        hits += lo <= truth <= hi
+        s = est.summary()
+        group_hits.append(np.mean((s["lower"] <= group_truth) & (group_truth <= s["upper"])))
+    assert hits / 60 >= 0.85
+    assert np.mean(group_hits) >= 0.9
+
+
+def test_the_informative_prior_warns_when_the_labels_contradict_it():
+    S, t = pool(5000, 10, shift=-1.5, seed=12)  # scores far too confident
+    y = labels_of(t, np.arange(0, 5000, 25))
+    est = BayesianAccuracy(prior="informative", random_state=0).fit(S, y)
+    with pytest.warns(SkassessWarning, match="contradict the informative prior.*"
+                      "prior='calibrated'"):
+        est.overall_interval()
+    with pytest.warns(SkassessWarning, match="contradict the informative prior"):
+        est.summary()
+
+
+def test_the_informative_prior_is_quiet_on_calibrated_scores():
+    S, t = pool(5000, 10, seed=13)
+    y = labels_of(t, np.arange(0, 5000, 25))
+    est = BayesianAccuracy(prior="informative", random_state=0).fit(S, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SkassessWarning)
+        est.overall_interval()
+        est.summary()
+
+
+def test_external_groups_may_grow_between_batches():
+    S, t = pool(600, 2, seed=14)
+    g = np.where(np.arange(600) < 300, "a", "b")
+    g[450:] = "c"
+    y = labels_of(t, np.arange(0, 600, 6))
+    est = BayesianAccuracy(grouping="external", random_state=0)
+    est.partial_fit(S[:300], y[:300], group_by=g[:300])
+    est.partial_fit(S[300:], y[300:], group_by=g[300:])
+    one = BayesianAccuracy(grouping="external", random_state=0).fit(S, y, group_by=g)
+    np.testing.assert_allclose(est.summary()[["mean", "lower", "upper"]],
+                               one.summary()[["mean", "lower", "upper"]], atol=1e-9)
