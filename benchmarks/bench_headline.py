@@ -193,6 +193,39 @@ def table(records):
     return pd.DataFrame(lines)
 
 
+def rst(frame, command):
+    """The user guide's coverage table: the calibrated prior beside the peers."""
+    cal = frame[frame["method"] == "calibrated"].set_index(["pool", "n"])
+    cov = frame.pivot_table(index=["pool", "n"], columns="method", values="coverage")
+    lines = [
+        ".. list-table:: 95 % intervals of ``prior=\"calibrated\"``, n random labels "
+        f"(``{command}``)",
+        "   :header-rows: 1",
+        "",
+        "   * - pool",
+        "     - n",
+        "     - runs",
+        "     - overall coverage",
+        "     - width / PPI++",
+        "     - width / Wilson",
+        "     - RMSE / label mean",
+        "     - PPI++ coverage",
+        "     - group coverage (mean, lowest)",
+        "     - least accurate group's coverage",
+    ]
+    for (pool, n), r in cal.iterrows():
+        role = " (tuning)" if pool in TUNING else ""
+        lines += [
+            f"   * - {pool}{role}", f"     - {n}", f"     - {r['runs']}",
+            f"     - {r['coverage']:.3f}", f"     - {r['/ppi++']:.2f}",
+            f"     - {r['/wilson']:.2f}", f"     - {r['/label_mean']:.2f}",
+            f"     - {cov.loc[(pool, n), 'ppi++']:.3f}",
+            f"     - {r['group_cov']:.3f}, {r['group_cov_min']:.3f}",
+            f"     - {r['worst_group_cov']:.3f}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pools", nargs="+", default=[
@@ -203,12 +236,18 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None, help="JSON lines file the runs are appended to")
     ap.add_argument("--table", default=None, help="print the table of a JSON lines file")
+    ap.add_argument("--rst", default=None, help="with --table: also write the user guide's table")
     args = ap.parse_args()
     pd.set_option("display.width", 200)
     pd.set_option("display.max_rows", 500)
     if args.table:
         records = [json.loads(line) for line in open(args.table)]
-        print(table(records).round(3).to_string(index=False))
+        frame = table(records)
+        print(frame.round(3).to_string(index=False))
+        if args.rst:
+            runs = frame["runs"].max()
+            command = f"python benchmarks/bench_headline.py --runs {runs}"
+            pathlib.Path(args.rst).write_text(rst(frame, command))
         return
     sink = open(args.out, "a") if args.out else None
     for name, (scores, target, groups) in pools(args.pools, args.seed).items():

@@ -20,7 +20,8 @@ def test_demo_prints_posterior_and_writes_png(tmp_path, capsys):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.mark.parametrize("prior, line", [(None, "Hierarchical prior"),
+@pytest.mark.parametrize("prior, line", [(None, "Calibrated prior"),
+                                          ("hierarchical", "Hierarchical prior"),
                                           ("informative", "Informative prior"),
                                           ("uniform", "Uniform prior")])
 def test_demo_prior(tmp_path, capsys, prior, line):
@@ -145,6 +146,24 @@ def test_bad_files_exit_nonzero_and_write_no_session(tmp_path, capsys, text, mes
     assert main(["label", str(path), "--session", str(session), *args]) == 2
     assert message in capsys.readouterr().err
     assert not session.exists()
+
+
+def test_plan_from_the_labels_in_the_file(example, tmp_path, capsys):
+    out = tmp_path / "plan.json"
+    assert main(["plan", str(example[0]), "--width", "0.04",
+                 "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "from the 100 labels in the file" in text and "Labels for a width of 0.04" in text
+    plan = json.loads(out.read_text())
+    assert plan["source"] == "labels" and plan["labeled"] == 100
+    widths = [r["width"] for r in plan["table"]]
+    assert widths == sorted(widths, reverse=True)
+    assert 100 < plan["n_needed"] <= 2000
+
+
+def test_plan_refuses_a_bad_width(example, capsys):
+    assert main(["plan", str(example[0]), "--width", "2"]) == 2
+    assert "--width must be in (0, 1); got 2.0" in capsys.readouterr().err
 
 
 def test_label_with_oracle_resumes_and_exports(example, tmp_path, capsys):

@@ -1,4 +1,4 @@
-"""The ``skassess`` command: demo, example, assess, label, export, report, migrate."""
+"""The ``skassess`` command: demo, example, assess, plan, label, export, report, migrate."""
 
 import argparse
 import contextlib
@@ -6,7 +6,7 @@ import sys
 
 from ..exceptions import ScoresFileError, SessionError
 from ..utils import terminal_text
-from . import _assess, _demo, _example, _export, _label, _migrate, _report
+from . import _assess, _demo, _example, _export, _label, _migrate, _plan, _report
 
 __all__ = ["main"]
 
@@ -16,7 +16,7 @@ def _parser():
         prog="skassess", description="Bayesian assessment of black-box classifiers."
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (_demo, _example, _assess, _label, _export, _report, _migrate):
+    for module in (_demo, _example, _assess, _plan, _label, _export, _report, _migrate):
         module.add_parser(sub)
     return parser
 

@@ -19,6 +19,7 @@ from ._model_comparison import (
     check_model_scores,
 )
 from ._nested_dirichlet import NestedDirichletPosterior
+from ._planning import LabelPlan, plan_labels
 from ._rate_table import RATES, expected_rate_terms, rate_terms
 from ._rope import rope_probabilities
 
@@ -33,6 +34,7 @@ __all__ = [
     "DifferenceDisplay",
     "DirichletPosterior",
     "GroupComparison",
+    "LabelPlan",
     "ModelComparisonDisplay",
     "NestedDirichletPosterior",
     "PosteriorDisplay",
@@ -43,6 +45,7 @@ __all__ = [
     "compare_models",
     "expected_calibration_error",
     "expected_rate_terms",
+    "plan_labels",
     "rank_groups",
     "rate_terms",
     "rope_probabilities",

@@ -315,6 +315,26 @@ class CalibratedRates:
             rate[:, empty] = expit(self.center + a[:, None] + u[:, empty])
         return rate
 
+    def row_proba(self, group, conf, n_draws=2000, seed=0):
+        """Posterior mean probability that each row (its group and score given) is right."""
+        group = np.asarray(group, dtype=np.intp)
+        x = score_logit(conf) - self.center
+        rng = np.random.default_rng(seed)
+        node = rng.choice(self.weights.size, size=n_draws, p=self.weights)
+        u = rng.standard_normal((n_draws, self.n_groups)) * self.tau[node][:, None]
+        if self._lab_group.size:
+            u[:, self._lab_group] = (
+                self._u_mean[node]
+                + rng.standard_normal((n_draws, self._lab_group.size))
+                * np.sqrt(self._u_var[node]))
+        out = np.empty(x.size)
+        for start in range(0, x.size, 4096):
+            sl = slice(start, start + 4096)
+            eta = (self.center + self.a[node][:, None] + self.b[node][:, None] * x[None, sl]
+                   + u[:, group[sl]])
+            out[sl] = expit(eta).mean(axis=0)
+        return out
+
     def moments(self):
         """Posterior mean and variance of each group's rate (from the stored draws)."""
         return self._draws.mean(axis=0), self._draws.var(axis=0)
