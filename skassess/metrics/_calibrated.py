@@ -216,7 +216,8 @@ class CalibratedRates:
         for start in range(0, n_nodes, step):
             sl = slice(start, start + step)
             da, db = a[sl] - mode["theta"][0], b[sl] - mode["theta"][1]
-            centre = mode["u"] - da[:, None] * mode["slope"][:, 0] - db[:, None] * mode["slope"][:, 1]
+            slope = mode["slope"]
+            centre = mode["u"] - da[:, None] * slope[:, 0] - db[:, None] * slope[:, 1]
             u = centre[:, None, :] + scale[None, None, :] * self._gh_x[None, :, None]  # (n, K, G)
             eta = (self.center + a[sl, None, None] + b[sl, None, None] * self._cell_x
                    + u[:, :, self._cell_group])  # (n, K, m)
