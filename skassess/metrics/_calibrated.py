@@ -71,7 +71,7 @@ EDGE_TOLERANCE = 9.0
 #: Log-odds are clipped here (a confidence of 1 - 3e-4 or more counts as that).
 LOGIT_CLIP = 8.0
 #: Bins of ``l``: ``N_BINS`` cells of width ``BIN_WIDTH`` over the clipped range.
-N_BINS = 64
+N_BINS = 32
 BIN_WIDTH = 2 * LOGIT_CLIP / N_BINS
 #: Floats of one temporary block of node x quadrature x cell evaluations.
 BLOCK_FLOATS = 2**21
@@ -301,8 +301,10 @@ class CalibratedRates:
             sl = slice(s, s + step)
             p = expit(self.center + a[sl, None] + b[sl, None] * x[None, :] + u[sl][:, g])
             if g.size:
-                mean[sl][:, g[starts]] = np.add.reduceat(p * count, starts, axis=1)
-                var[sl][:, g[starts]] = np.add.reduceat(p * (1.0 - p) * count, starts, axis=1)
+                pc = p * count
+                mean[sl][:, g[starts]] = np.add.reduceat(pc, starts, axis=1)
+                pc *= 1.0 - p
+                var[sl][:, g[starts]] = np.add.reduceat(pc, starts, axis=1)
         total_unlabeled = unlabeled.sum(axis=1)
         drawn = np.clip(mean + np.sqrt(var) * rng.standard_normal((size, G)), 0.0,
                         total_unlabeled)
@@ -355,11 +357,11 @@ class CalibratedRates:
     def predictive(self):
         """The Beta of a group's rate before its labels: the map with a new deviation."""
         rng = np.random.default_rng(1)
-        node = rng.choice(self.weights.size, size=2000, p=self.weights)
-        u = rng.standard_normal((2000, self.n_groups)) * self.tau[node][:, None]
+        node = rng.choice(self.weights.size, size=1000, p=self.weights)
+        u = rng.standard_normal((1000, self.n_groups)) * self.tau[node][:, None]
         with np.errstate(invalid="ignore", divide="ignore"):
             weights = self.rows / np.maximum(self.rows.sum(axis=1, keepdims=True), 1e-300)
-        rate = np.zeros((2000, self.n_groups))
+        rate = np.zeros((1000, self.n_groups))
         for bin_ in np.flatnonzero(weights.any(axis=0)):
             p = expit(self.center + self.a[node][:, None]
                       + self.b[node][:, None] * (self.ell[:, bin_] - self.center) + u)
