@@ -79,7 +79,7 @@ def test_assess_prints_tables_and_writes_json(example, tmp_path, capsys):
     predicted = table.filter(like="score_").idxmax(axis=1).str.removeprefix("score_")
     true_acc = float((predicted == truth).mean())
     assert acc["lower"] < true_acc < acc["upper"] and acc["upper"] - acc["lower"] < 0.15
-    assert result["settings"]["prior"] == "hierarchical"
+    assert result["settings"]["prior"] == "calibrated"
 
 
 def test_assess_groups_and_cost(tmp_path, capsys):

@@ -422,7 +422,8 @@ def test_one_rate_table_for_the_conjugate_and_the_fairness_estimators(metric):
     tn, fp, fn, tp = confusion_matrix(y[group == "a"], pred[group == "a"]).ravel()
     direct = {"tpr": tp / (tp + fn), "fpr": fp / (fp + tn), "ppv": tp / (tp + fp),
               "npv": tn / (tn + fn), "accuracy": (tp + tn) / (tp + tn + fp + fn)}[metric]
-    est = BayesianAccuracy(metric=metric, grouping="external", prior_strength=1e-9).fit(
+    est = BayesianAccuracy(metric=metric, grouping="external", prior="uniform",
+                           prior_strength=1e-9).fit(
         p1, y, group_by=group
     )
     assert est.predict(p1[group == "a"][:1], group_by=["a"])[0] == pytest.approx(direct, 1e-6)
@@ -452,12 +453,14 @@ def test_one_rope_function_behind_every_comparison():
     from skassess.metrics import BetaPosterior, compare_groups, rope_probabilities
 
     scores, y, truth = _data(n=900, seed=5, frac=0.2)
-    est = BayesianAccuracy(random_state=0).fit(scores, y)
+    # Independent Beta posteriors (the calibrated prior draws the groups jointly).
+    est = BayesianAccuracy(prior="uniform", random_state=0).fit(scores, y)
     post = est.posterior_
     pair = (BetaPosterior(post.alpha[:1], post.beta[:1]),
             BetaPosterior(post.alpha[1:2], post.beta[1:2]))
     exact = rope_probabilities(pair, rope=0.05)[0]
-    assessor = ActiveAssessor(BayesianAccuracy(), task="compare", compare=(0, 1)).fit(scores)
+    assessor = ActiveAssessor(BayesianAccuracy(prior="uniform"), task="compare",
+                              compare=(0, 1)).fit(scores)
     assessor.tell(np.flatnonzero(y >= 0), y[y >= 0])
     np.testing.assert_allclose(assessor.comparison_probabilities(), exact, atol=2e-4)
     drawn = compare_groups(est, 0, 1, rope=0.05, n_draws=200_000).probabilities

@@ -95,7 +95,9 @@ def _settings(args, path):
 
 def _assessor(fixed, sf, group):
     classes = sf.classes
-    estimator = None
+    # What the session shows and stops on is the calibrated prior's posterior.
+    accuracy_task = fixed["task"] not in ("least_calibrated", "most_costly")
+    estimator = BayesianAccuracy() if accuracy_task else None
     compare = fixed["compare"]
     if group is not None:
         estimator = BayesianAccuracy(grouping="external")

@@ -1,6 +1,7 @@
 """Bayesian assessment metrics: conjugate posteriors and the estimators built on them."""
 
 from ._accuracy import BayesianAccuracy
+from ._anytime import anytime_accuracy_interval
 from ._calibration_error import BayesianCalibrationError, expected_calibration_error
 from ._compare_models import compare_models
 from ._comparison import GroupComparison, compare_groups, rank_groups, top_m_groups
@@ -40,6 +41,7 @@ __all__ = [
     "PosteriorDisplay",
     "ReliabilityDisplay",
     "agreement_patterns",
+    "anytime_accuracy_interval",
     "check_model_scores",
     "compare_groups",
     "compare_models",

@@ -165,6 +165,8 @@ class BayesianAccuracy(_BetaAssessor):
     0.64
     """
 
+    _checks_prior_conflict = True
+
     _parameter_constraints = {
         **_BetaAssessor._parameter_constraints,
         "prior": [StrOptions({"auto", "calibrated", "uniform", "informative", "hierarchical"}),

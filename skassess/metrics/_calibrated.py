@@ -340,7 +340,10 @@ class CalibratedRates:
 
     def moments(self):
         """Posterior mean and variance of each group's rate (from the stored draws)."""
-        return self._draws.mean(axis=0), self._draws.var(axis=0)
+        d = self._draws
+        # Within the draws' range: identical draws (a fully labeled group) average
+        # to their value, not one rounding error off it.
+        return np.clip(d.mean(axis=0), d.min(axis=0), d.max(axis=0)), d.var(axis=0)
 
     def posterior(self):
         """One Beta per group with the posterior's mean and variance."""
@@ -356,6 +359,10 @@ class CalibratedRates:
 
     def predictive(self):
         """The Beta of a group's rate before its labels: the map with a new deviation."""
+        if self._lab_group.size == 0:  # no label: the posterior is this prior
+            mean, var = self.moments()
+            zeros = np.zeros(self.n_groups)
+            return BetaPosterior.from_moments(mean, var, zeros, zeros)
         rng = np.random.default_rng(1)
         node = rng.choice(self.weights.size, size=1000, p=self.weights)
         u = rng.standard_normal((1000, self.n_groups)) * self.tau[node][:, None]

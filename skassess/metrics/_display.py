@@ -42,7 +42,8 @@ def _group_draws(estimator, n_draws, random_state):
 def _intervals(draws, level):
     tail = (1.0 - level) / 2.0
     lower, upper = np.quantile(draws.to_numpy(), [tail, 1 - tail], axis=0)
-    return draws.mean(axis=0).to_numpy(), lower, upper
+    # Identical draws (a fully labeled group) average to their value, not a rounding off.
+    return np.clip(draws.mean(axis=0).to_numpy(), lower, upper), lower, upper
 
 
 class ReliabilityDisplay:

@@ -24,6 +24,9 @@ from ._rate_table import (
     rate_terms,
 )
 
+#: Attributes of the calibrated prior computed when first read.
+_LAZY = ("posterior_", "prior_", "_hierarchy")
+
 #: Level of the prior-data conflict check of the informative prior (two-sided).
 PRIOR_CONFLICT_LEVEL = 0.01
 
@@ -50,6 +53,8 @@ class _BetaAssessor(_BaseAssessor):
         "score_labeled_",
         "score_success_",
     )
+    #: Whether the informative prior is checked against the labels (accuracy estimators).
+    _checks_prior_conflict = False
     #: Arrays of the calibrated model: per group and bin of the score's log-odds.
     _score_arrays = ("score_rows_", "score_logit_", "score_labeled_", "score_success_")
 
@@ -184,14 +189,12 @@ class _BetaAssessor(_BaseAssessor):
     def _update_posterior(self):
         if self._calibrated():
             # The scores through a calibration map whose trust the labels set;
-            # draws, intervals and evidence come from the model itself.
-            rows = self.score_rows_.sum()
-            center = self.score_logit_.sum() / rows if rows > 0 else 0.0
-            self._hierarchy = CalibratedRates(self.score_rows_, self.score_logit_,
-                                              self.score_labeled_, self.score_success_,
-                                              center, seed=self._summary_seed())
-            self.posterior_ = self._hierarchy.posterior()
-            self.prior_ = self._hierarchy.predictive()
+            # draws, intervals and evidence come from the model itself. Its fit
+            # waits until something reads it (see __getattr__): a file read in
+            # many batches, or labels told in a burst, fit it once.
+            for name in _LAZY:
+                self.__dict__.pop(name, None)
+            self._calibrated_stale = True
         elif self._hierarchical():
             # Each group's posterior is a mixture over the shared (mu, kappa); the
             # Beta state holds its mean and variance, joint draws and intervals come
@@ -216,6 +219,23 @@ class _BetaAssessor(_BaseAssessor):
             self.condition_posterior_ = BetaPosterior(a0, b0).update(
                 self.n_labeled_, self.n_labeled_rows_
             )
+
+    def _fit_calibrated(self):
+        rows = self.score_rows_.sum()
+        center = self.score_logit_.sum() / rows if rows > 0 else 0.0
+        model = CalibratedRates(self.score_rows_, self.score_logit_, self.score_labeled_,
+                                self.score_success_, center, seed=self._summary_seed())
+        self._hierarchy = model
+        self.posterior_ = model.posterior()
+        self.prior_ = model.predictive()
+        self._calibrated_stale = False
+
+    def __getattr__(self, name):
+        # Only reached when normal lookup fails: the calibrated posterior not fitted yet.
+        if name in _LAZY and self.__dict__.get("_calibrated_stale", False):
+            self._fit_calibrated()
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # ---------------------------------------------------------- group weights
     def _overall_weights(self, n_draws, rng):
@@ -281,7 +301,8 @@ class _BetaAssessor(_BaseAssessor):
         sum of the groups' squared standardized residuals against a
         chi-square (some groups off in either direction).
         """
-        if self._prior_kind() != "informative" or self._metric() != "accuracy":
+        if (not self._checks_prior_conflict or self._prior_kind() != "informative"
+                or self._metric() != "accuracy"):
             return
         n, s = self.n_labeled_, self.n_success_
         labeled = n > 0
@@ -341,12 +362,16 @@ class _BetaAssessor(_BaseAssessor):
             lower, upper = self._hierarchy.interval(level)
         else:
             lower, upper = self.posterior_.interval(level)
+        mean = self.posterior_.mean()
+        if self._calibrated():
+            # The model's own mean (the Beta state rounds it), inside its interval.
+            mean = np.clip(self._hierarchy.moments()[0], lower, upper)
         return pd.DataFrame(
             {
                 "n_labeled": self.n_labeled_,
                 "weight": self.group_weights_,
                 "prior_mean": self.prior_.mean(),
-                "mean": self.posterior_.mean(),
+                "mean": mean,
                 "lower": lower,
                 "upper": upper,
             },

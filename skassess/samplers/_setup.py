@@ -45,7 +45,7 @@ def default_estimator(task):
         return BayesianCalibrationError(classwise=True, prior="informative")
     if task == "most_costly":
         return BayesianMisclassificationCost(prior="informative")
-    return BayesianAccuracy()
+    return BayesianAccuracy(prior="informative")
 
 
 def make_strategy(strategy, *, top_m=1):

@@ -26,6 +26,7 @@ def make_data(n=300, k=3, seed=0, label_frac=0.5):
 
 ESTIMATORS = [
     BayesianAccuracy(),
+    BayesianAccuracy(prior="uniform"),
     BayesianAccuracy(prior="informative", prior_strength=5.0),
     BayesianAccuracy(grouping="score_bins", n_bins=4),
     BayesianAccuracy(grouping="class_bin", n_bins=3, prior="informative"),
@@ -83,7 +84,7 @@ def test_group_without_labels_keeps_prior_and_shows_zero():
 
 def test_accuracy_known_answer():
     scores, y, _, _ = make_data(n=500, k=3, seed=1)
-    est = BayesianAccuracy(prior_strength=2.0).fit(scores, y)
+    est = BayesianAccuracy(prior="uniform", prior_strength=2.0).fit(scores, y)
     pred = scores.argmax(axis=1)
     for k in range(3):
         rows = (pred == k) & (y >= 0)
@@ -139,9 +140,8 @@ def test_binary_rates_known_answer_and_overall(metric, cond, outcome):
     p1 = rng.uniform(size=20000)
     y = (rng.uniform(size=20000) < p1 ** 1.5).astype(int)
     groups = rng.choice(["u", "v"], size=20000, p=[0.3, 0.7])
-    est = BayesianAccuracy(metric=metric, grouping="external", random_state=0).fit(
-        p1, y, group_by=groups
-    )
+    est = BayesianAccuracy(metric=metric, grouping="external", prior="uniform",
+                           random_state=0).fit(p1, y, group_by=groups)
     pred = (p1 > 0.5).astype(int)
     for g in ("u", "v"):
         m = (groups == g) & cond(y, pred)
@@ -164,8 +164,8 @@ def test_string_classes_and_predict_score():
     names = np.array(["cat", "dog", "eel"])
     y_named = names[np.maximum(y, 0)].astype(object)
     y_named[y < 0] = -1
-    a = BayesianAccuracy(classes=names).fit(scores, y_named)
-    b = BayesianAccuracy().fit(scores, y)
+    a = BayesianAccuracy(classes=names, random_state=0).fit(scores, y_named)
+    b = BayesianAccuracy(random_state=0).fit(scores, y)
     np.testing.assert_allclose(a.posterior_.alpha, b.posterior_.alpha)
     assert list(a.groups_) == ["cat", "dog", "eel"]
     np.testing.assert_allclose(a.predict(scores), b.posterior_.mean()[scores.argmax(1)])
