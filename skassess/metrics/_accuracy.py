@@ -43,7 +43,8 @@ class BayesianAccuracy(_BetaAssessor):
         Row ``i`` is right with probability ``sigmoid(m + a + b (logit(c_i) -
         m) + u_g)`` (``c_i``: its top-1 score; ``m``: the pool's mean
         log-odds), with the map's shift ``a``, slope ``b`` and the groups'
-        deviations ``u_g ~ N(0, tau^2)`` all learned from the labels and
+        deviations ``u_g`` (Student t, 4 degrees of freedom, scale ``tau``) all
+        learned from the labels and
         integrated out (see Notes). Each group's accuracy is that of its rows
         in the pool: labeled rows count with their labels.
         ``"hierarchical"`` (what ``"auto"`` means for the other rates): the
@@ -157,10 +158,10 @@ class BayesianAccuracy(_BetaAssessor):
     >>> y = np.array([0, 1, 1, -1])  # the last row is unlabeled
     >>> est = BayesianAccuracy(random_state=0).fit(scores, y)
     >>> est.summary()[["n_labeled", "weight", "mean"]].round(3)
-                     n_labeled  weight   mean
+                     n_labeled  weight  mean
     predicted_class
-    0                      2.0     0.5  0.500
-    1                      1.0     0.5  0.779
+    0                      2.0     0.5  0.50
+    1                      1.0     0.5  0.78
     >>> round(est.overall_mean(), 3)
     0.64
     """

@@ -13,11 +13,11 @@ without replacement is conservative) give, at step ``i``,
 with ``f`` the calibrated prior's posterior-mean probability of being right,
 fitted on the labels *before* step ``i`` (predictable), so ``E[x_i | past]``
 is the pool's accuracy whatever ``f`` is; ``f`` only narrows the spread of
-``x``. The ``x_i`` lie in ``[-1, 2]`` and are mapped to [0, 1]; the interval is the predictable plug-in empirical-Bernstein
-confidence sequence of Waudby-Smith and Ramdas (2024, JRSS-B, eq. 13-15),
-intersected over the steps. The formula is short and closed form; the one
-package that implements it (``confseq``) ships only as C++ source, so it is
-written here.
+``x``. The ``x_i`` lie in ``[-1, 2]`` and are mapped to [0, 1]; the interval
+is the predictable plug-in empirical-Bernstein confidence sequence of
+Waudby-Smith and Ramdas (2024, JRSS-B, eq. 13-15), intersected over the
+steps. The formula is short and closed form; the one package that
+implements it (``confseq``) ships only as C++ source, so it is written here.
 """
 
 from numbers import Integral, Real

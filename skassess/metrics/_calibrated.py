@@ -4,7 +4,7 @@ Each row ``i`` of group ``g`` has a known score ``c_i`` (for accuracy, the
 top-1 confidence) and an unknown outcome ``z_i`` (the black box is right).
 With ``l_i = logit(c_i)`` and ``m`` the mean of ``l`` over the pool,
 
-    P(z_i = 1) = sigmoid(m + a + b (l_i - m) + u_g),   u_g ~ N(0, tau^2),
+    P(z_i = 1) = sigmoid(m + a + b (l_i - m) + u_g),   u_g ~ tau t_4,
 
 a linear-in-log-odds calibration map (shift ``a``, slope ``b``) shared by
 every group, plus a per-group deviation ``u_g`` whose spread ``tau`` is
@@ -47,7 +47,7 @@ streaming (``partial_fit``) and its cost does not grow with the pool.
 """
 
 import numpy as np
-from scipy.special import expit, log_expit, logsumexp, roots_hermite
+from scipy.special import expit, gammaln, log_expit, logsumexp, roots_hermite
 
 from ._conjugate import BetaPosterior
 
@@ -55,6 +55,9 @@ from ._conjugate import BetaPosterior
 PRIOR_SD_SHIFT = 2.0
 #: Prior standard deviation of the map's slope around 1 (the scores as they are).
 PRIOR_SD_SLOPE = 1.0
+#: Degrees of freedom of the groups' deviations (Student t): heavier tails than
+#: a normal, so that one far-off group is not shrunk all the way to the others.
+DEVIATION_DF = 4.0
 #: Scale of the half-normal prior of the groups' spread ``tau`` (log-odds).
 PRIOR_SCALE_TAU = 1.0
 #: Cells of the ``tau`` grid: midpoints of equal cells of ``[0, TAU_MAX]``.
@@ -75,6 +78,18 @@ N_BINS = 32
 BIN_WIDTH = 2 * LOGIT_CLIP / N_BINS
 #: Floats of one temporary block of node x quadrature x cell evaluations.
 BLOCK_FLOATS = 2**21
+
+
+def log_deviation_density(u, tau):
+    """Log density of a group's deviation: Student t, ``DEVIATION_DF`` degrees, scale tau."""
+    nu = DEVIATION_DF
+    return (gammaln((nu + 1) / 2) - gammaln(nu / 2) - 0.5 * np.log(nu * np.pi * tau**2)
+            - (nu + 1) / 2 * np.log1p(u**2 / (nu * tau**2)))
+
+
+def deviation_draws(rng, shape, tau):
+    """Draws of new groups' deviations (Student t with scale ``tau``)."""
+    return rng.standard_t(DEVIATION_DF, size=shape) * tau
 
 
 def score_logit(conf):
@@ -151,19 +166,22 @@ class CalibratedRates:
         """
         G = self._lab_group.size
         x, n, s, cg = self._cell_x, self._cell_n, self._cell_s, self._cell_group
-        prec = 1.0 / tau**2
+        nu = DEVIATION_DF
         theta, u = np.array(start[0], dtype=np.float64), np.array(start[1], dtype=np.float64)
 
         def log_post(theta, u):
             eta = self.center + theta[0] + theta[1] * x + u[cg]
             ll = s * log_expit(eta) + (n - s) * log_expit(-eta)
-            return (ll.sum() - 0.5 * prec * (u**2).sum() - 0.5 * G * np.log(2 * np.pi * tau**2)
+            return (ll.sum() + log_deviation_density(u, tau).sum()
                     + self._log_prior_ab(theta[0], theta[1]))
 
         def terms(theta, u):
             eta = self.center + theta[0] + theta[1] * x + u[cg]
             p = expit(eta)
             r, w = s - n * p, n * p * (1.0 - p)
+            # The t prior's gradient, and its IRLS weight as a positive curvature
+            # (the t density is not log-concave; the grid integrates it exactly).
+            prec = (nu + 1.0) / (nu * tau**2 + u**2)
             g_u = np.bincount(cg, r, G) - prec * u
             g_t = np.array([r.sum() - theta[0] / PRIOR_SD_SHIFT**2,
                             (x * r).sum() - (theta[1] - 1.0) / PRIOR_SD_SLOPE**2])
@@ -222,8 +240,7 @@ class CalibratedRates:
             eta = (self.center + a[sl, None, None] + b[sl, None, None] * self._cell_x
                    + u[:, :, self._cell_group])  # (n, K, m)
             ll = self._cell_s * log_expit(eta) + (self._cell_n - self._cell_s) * log_expit(-eta)
-            log_f = (ll @ onehot - 0.5 * u**2 / tau**2 - 0.5 * np.log(2 * np.pi * tau**2)
-                     + log_norm)
+            log_f = ll @ onehot + log_deviation_density(u, tau) + log_norm
             total = logsumexp(log_f, axis=1)
             post = np.exp(log_f - total[:, None, :])
             mean = (post * u).sum(axis=1)
@@ -275,13 +292,13 @@ class CalibratedRates:
 
         Each draw takes ``(a, b, tau)`` from the grid, each labeled group's
         deviation from its posterior given them (a normal of the quadrature's
-        mean and variance), each other group's from ``N(0, tau^2)``, and the
+        mean and variance), each other group's from ``tau t_4``, and the
         unlabeled rows' successes from a normal of their Poisson-binomial
         mean and variance (clipped to the rows available).
         """
         node = rng.choice(self.weights.size, size=size, p=self.weights)
         G = self.n_groups
-        u = rng.standard_normal((size, G)) * self.tau[node][:, None]
+        u = deviation_draws(rng, (size, G), self.tau[node][:, None])
         lab = self._lab_group
         if lab.size:
             u[:, lab] = (self._u_mean[node]
@@ -324,7 +341,7 @@ class CalibratedRates:
         x = score_logit(conf) - self.center
         rng = np.random.default_rng(seed)
         node = rng.choice(self.weights.size, size=n_draws, p=self.weights)
-        u = rng.standard_normal((n_draws, self.n_groups)) * self.tau[node][:, None]
+        u = deviation_draws(rng, (n_draws, self.n_groups), self.tau[node][:, None])
         if self._lab_group.size:
             u[:, self._lab_group] = (
                 self._u_mean[node]
@@ -365,7 +382,7 @@ class CalibratedRates:
             return BetaPosterior.from_moments(mean, var, zeros, zeros)
         rng = np.random.default_rng(1)
         node = rng.choice(self.weights.size, size=1000, p=self.weights)
-        u = rng.standard_normal((1000, self.n_groups)) * self.tau[node][:, None]
+        u = deviation_draws(rng, (1000, self.n_groups), self.tau[node][:, None])
         with np.errstate(invalid="ignore", divide="ignore"):
             weights = self.rows / np.maximum(self.rows.sum(axis=1, keepdims=True), 1e-300)
         rate = np.zeros((1000, self.n_groups))

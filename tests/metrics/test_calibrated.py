@@ -201,3 +201,34 @@ def test_external_groups_may_grow_between_batches():
     one = BayesianAccuracy(grouping="external", random_state=0).fit(S, y, group_by=g)
     np.testing.assert_allclose(est.summary()[["mean", "lower", "upper"]],
                                one.summary()[["mean", "lower", "upper"]], atol=1e-9)
+
+
+def test_anytime_interval_holds_at_every_step_and_narrows():
+    """30 sequences of 300 random labels: each must hold the accuracy at all 300 steps.
+
+    The sequence is valid at level 0.95 uniformly over the steps, so at most
+    a few of 30 may miss anywhere (P(more than 5 misses) < 0.01 at 0.95).
+    """
+    from skassess.metrics import anytime_accuracy_interval
+
+    S, t = pool(5000, 10, shift=-0.8, seed=20)
+    truth = np.mean(S.argmax(axis=1) == t)
+    rng = np.random.default_rng(21)
+    misses = 0
+    for _ in range(30):
+        rows = rng.choice(5000, 300, replace=False)
+        lower, upper = anytime_accuracy_interval(S, rows, t[rows], refit_every=50)
+        assert np.all(np.diff(lower) >= 0) and np.all(np.diff(upper) <= 0)
+        misses += not np.all((lower <= truth) & (truth <= upper))
+    assert misses <= 5
+    assert upper[-1] - lower[-1] < 0.25
+
+
+def test_anytime_interval_checks_its_rows():
+    from skassess.metrics import anytime_accuracy_interval
+
+    S, t = pool(100, 3, seed=22)
+    with pytest.raises(ValueError, match="rows holds 100, outside the pool of 100 rows"):
+        anytime_accuracy_interval(S, [1, 100], t[[1, 2]])
+    with pytest.raises(ValueError, match="labels must hold one label per row: 2 rows and 1"):
+        anytime_accuracy_interval(S, [1, 2], t[[1]])
