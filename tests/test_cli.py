@@ -321,8 +321,8 @@ def test_readme_commands_run(tmp_path, monkeypatch, capsys):
     blocks = re.findall(r"```bash\n(.*?)```", readme, flags=re.S)
     lines = [line.split("#")[0].strip() for block in blocks for line in block.splitlines()]
     commands = [shlex.split(line)[1:] for line in lines if line.startswith("skassess ")]
-    assert [c[0] for c in commands] == ["example", "assess", "assess", "label", "label",
-                                     "export"]
+    assert [c[0] for c in commands] == ["example", "assess", "assess", "plan", "label",
+                                        "label", "export"]
     monkeypatch.chdir(tmp_path)
     for command in commands:
         monkeypatch.setattr("sys.stdin", io.StringIO(""))  # the interactive run quits at EOF
