@@ -226,6 +226,26 @@ def rst(frame, command):
     return "\n".join(lines) + "\n"
 
 
+def markdown(frame):
+    """The benchmarks page's table: the calibrated prior, the peers and the other priors."""
+    cov = frame.pivot_table(index=["pool", "n"], columns="method", values="coverage",
+                            sort=False)
+    cal = frame[frame["method"] == "calibrated"].set_index(["pool", "n"])
+    lines = ["| pool | n | coverage: calibrated | PPI++ | Wilson | hierarchical | informative "
+             "| width / PPI++ | width / Wilson | RMSE / label mean | groups: mean, lowest "
+             "| least accurate group |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+    for (pool, n), r in cal.iterrows():
+        c = cov.loc[(pool, n)]
+        role = " (tuning)" if pool in TUNING else ""
+        lines.append(
+            f"| {pool}{role} | {n} | {r['coverage']:.2f} | {c['ppi++']:.2f} | "
+            f"{c['wilson']:.2f} | {c['hierarchical']:.2f} | {c['informative']:.2f} | "
+            f"{r['/ppi++']:.2f} | {r['/wilson']:.2f} | {r['/label_mean']:.2f} | "
+            f"{r['group_cov']:.2f}, {r['group_cov_min']:.2f} | {r['worst_group_cov']:.2f} |")
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pools", nargs="+", default=[
@@ -237,6 +257,7 @@ def main():
     ap.add_argument("--out", default=None, help="JSON lines file the runs are appended to")
     ap.add_argument("--table", default=None, help="print the table of a JSON lines file")
     ap.add_argument("--rst", default=None, help="with --table: also write the user guide's table")
+    ap.add_argument("--markdown", action="store_true", help="with --table: the page's table")
     args = ap.parse_args()
     pd.set_option("display.width", 200)
     pd.set_option("display.max_rows", 500)
@@ -244,6 +265,8 @@ def main():
         records = [json.loads(line) for line in open(args.table)]
         frame = table(records)
         print(frame.round(3).to_string(index=False))
+        if args.markdown:
+            print(markdown(frame))
         if args.rst:
             runs = frame["runs"].max()
             command = f"python benchmarks/bench_headline.py --runs {runs}"

@@ -16,7 +16,7 @@ extensions = [
     "myst_parser",
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = ["_build", "generated/*.examples"]
+exclude_patterns = ["_build", "generated/*.examples", "_includes"]
 autosummary_generate = True
 autodoc_default_options = {
     "members": True,
