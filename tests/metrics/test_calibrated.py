@@ -204,10 +204,10 @@ def test_external_groups_may_grow_between_batches():
 
 
 def test_anytime_interval_holds_at_every_step_and_narrows():
-    """30 sequences of 300 random labels: each must hold the accuracy at all 300 steps.
+    """15 sequences of 300 random labels: each must hold the accuracy at all 300 steps.
 
     The sequence is valid at level 0.95 uniformly over the steps, so at most
-    a few of 30 may miss anywhere (P(more than 5 misses) < 0.01 at 0.95).
+    a few of 15 may miss anywhere (P(more than 3 misses) < 0.01 at 0.95).
     """
     from skassess.metrics import anytime_accuracy_interval
 
@@ -215,12 +215,12 @@ def test_anytime_interval_holds_at_every_step_and_narrows():
     truth = np.mean(S.argmax(axis=1) == t)
     rng = np.random.default_rng(21)
     misses = 0
-    for _ in range(30):
+    for _ in range(15):
         rows = rng.choice(5000, 300, replace=False)
-        lower, upper = anytime_accuracy_interval(S, rows, t[rows], refit_every=50)
+        lower, upper = anytime_accuracy_interval(S, rows, t[rows], refit_every=100)
         assert np.all(np.diff(lower) >= 0) and np.all(np.diff(upper) <= 0)
         misses += not np.all((lower <= truth) & (truth <= upper))
-    assert misses <= 5
+    assert misses <= 3
     assert upper[-1] - lower[-1] < 0.25
 
 

@@ -221,7 +221,9 @@ def test_thompson_finds_the_worst_group_with_fewer_labels_than_random():
     X[np.arange(n), pred] = 0.9
     labels = {}
     for strategy in ("thompson", "random"):
-        a = ActiveAssessor(BayesianAccuracy(), task="least_accurate", strategy=strategy,
+        # The paper's setting: independent uniform priors per group.
+        a = ActiveAssessor(BayesianAccuracy(prior="uniform"), task="least_accurate",
+                           strategy=strategy,
                            random_state=0).fit(X).run(y, budget=200, progress=False)
         labels[strategy] = a.estimator_.n_labeled_
     # Thompson spends its labels on the worst group and its close rivals.
