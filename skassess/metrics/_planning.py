@@ -107,10 +107,13 @@ def plan_labels(X, y=None, *, width=None, n_labels=None, level=0.95, y_pred=None
     """
     est = BayesianAccuracy(prior="calibrated", missing_label=missing_label, random_state=0)
     est.fit(X, y, y_pred=y_pred)
-    conf = _confidences(est, X, y_pred)
+    _, pred, conf = validate_scores(est, X, y_pred=y_pred, reset=False)
     N = conf.size
     z = stats.norm.ppf(0.5 + level / 2.0)
-    labeled = _labeled_rows(est, X, y)
+    codes = (np.full(N, -1) if y is None else
+             check_labels(y, N, est.n_classes_, est._classes(est.n_classes_),
+                          missing_label=est.missing_label))
+    labeled = codes >= 0
     n_have = int(labeled.sum())
     if n_have < 3:
         var = float(np.mean(conf * (1.0 - conf)))
@@ -118,7 +121,7 @@ def plan_labels(X, y=None, *, width=None, n_labels=None, level=0.95, y_pred=None
         source = "scores"
     else:
         p = est._hierarchy.row_proba(est.apply(X, y_pred=y_pred)[labeled], conf[labeled])
-        right = _right(est, X, y, y_pred)[labeled]
+        right = (pred[labeled] == codes[labeled]).astype(np.float64)
         var = float(np.mean((right - p) ** 2)) * n_have / (n_have - 2)
         rate = est.overall_mean()
         source = "labels"
@@ -145,23 +148,3 @@ def _wilson_width(rate, n, z):
     """Width of Wilson's interval for a rate observed on n labels."""
     centre_sd = np.sqrt(rate * (1 - rate) / n + z**2 / (4 * n**2))
     return float(2 * z * centre_sd / (1 + z**2 / n))
-
-
-def _confidences(est, X, y_pred):
-    _, _, conf = validate_scores(est, X, y_pred=y_pred, reset=False)
-    return conf
-
-
-def _labeled_rows(est, X, y):
-    if y is None:
-        return np.zeros(_confidences(est, X, None).size, dtype=bool)
-    codes = check_labels(y, len(y), est.n_classes_, est._classes(est.n_classes_),
-                         missing_label=est.missing_label)
-    return codes >= 0
-
-
-def _right(est, X, y, y_pred):
-    _, pred, _ = validate_scores(est, X, y_pred=y_pred, reset=False)
-    codes = check_labels(y, len(y), est.n_classes_, est._classes(est.n_classes_),
-                         missing_label=est.missing_label)
-    return (pred == codes).astype(np.float64)
