@@ -22,7 +22,7 @@ y = np.full(len(data.target), -1)
 labeled = np.random.default_rng(0).choice(len(y), size=300, replace=False)
 y[labeled] = data.target[labeled]
 
-accuracy = BayesianAccuracy(prior="informative", classes=data.class_names, random_state=0)
+accuracy = BayesianAccuracy(classes=data.class_names, random_state=0)  # the calibrated prior
 accuracy.fit(data.scores, np.where(y >= 0, np.array(data.class_names, dtype=object)[y], -1))
 print(accuracy.summary().round(3))
 print("P(least accurate class):")
