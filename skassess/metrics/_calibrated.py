@@ -298,11 +298,7 @@ class CalibratedRates:
         """
         node = rng.choice(self.weights.size, size=size, p=self.weights)
         G = self.n_groups
-        u = deviation_draws(rng, (size, G), self.tau[node][:, None])
-        lab = self._lab_group
-        if lab.size:
-            u[:, lab] = (self._u_mean[node]
-                         + rng.standard_normal((size, lab.size)) * np.sqrt(self._u_var[node]))
+        u = self._deviations(node, rng)
         unlabeled = self.rows - self.labeled
         g, bins = np.nonzero(unlabeled > 0)
         count = unlabeled[g, bins]
@@ -335,18 +331,26 @@ class CalibratedRates:
             rate[:, empty] = expit(self.center + a[:, None] + u[:, empty])
         return rate
 
+    def _deviations(self, node, rng):
+        """Each group's deviation at the drawn grid nodes, shape ``(len(node), n_groups)``.
+
+        A labeled group's from its posterior given the node (a normal of the
+        quadrature's mean and variance), any other group's from the t prior.
+        """
+        u = deviation_draws(rng, (node.size, self.n_groups), self.tau[node][:, None])
+        lab = self._lab_group
+        if lab.size:
+            u[:, lab] = (self._u_mean[node]
+                         + rng.standard_normal((node.size, lab.size)) * np.sqrt(self._u_var[node]))
+        return u
+
     def row_proba(self, group, conf, n_draws=2000, seed=0):
         """Posterior mean probability that each row (its group and score given) is right."""
         group = np.asarray(group, dtype=np.intp)
         x = score_logit(conf) - self.center
         rng = np.random.default_rng(seed)
         node = rng.choice(self.weights.size, size=n_draws, p=self.weights)
-        u = deviation_draws(rng, (n_draws, self.n_groups), self.tau[node][:, None])
-        if self._lab_group.size:
-            u[:, self._lab_group] = (
-                self._u_mean[node]
-                + rng.standard_normal((n_draws, self._lab_group.size))
-                * np.sqrt(self._u_var[node]))
+        u = self._deviations(node, rng)
         out = np.empty(x.size)
         for start in range(0, x.size, 4096):
             sl = slice(start, start + 4096)
