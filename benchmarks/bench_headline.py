@@ -123,7 +123,7 @@ def pools(names, seed):
     return out
 
 
-def one_run(scores, target, groups, rows, seed):
+def one_run(scores, target, groups, rows, seed, priors=PRIORS):
     """Each method's overall (lower, upper, point) and groups' (lower, upper)."""
     import ppi_py
 
@@ -136,7 +136,7 @@ def one_run(scores, target, groups, rows, seed):
     out = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for prior in PRIORS:
+        for prior in priors:
             kw = {} if groups is None else {"grouping": "external"}
             fit = {} if groups is None else {"group_by": groups}
             est = BayesianAccuracy(prior=prior, random_state=seed, **kw).fit(scores, y, **fit)
@@ -169,7 +169,7 @@ def table(records):
     for (pool, n), cell in frame.groupby(["pool", "n"], sort=False):
         truth = cell["truth"].iloc[0]
         ref = {}
-        for m in PEERS + PRIORS:
+        for m in [m for m in PEERS + PRIORS if m in cell]:
             a = np.array(cell[m].map(lambda r: r["overall"]).tolist())
             ref[m] = a
         width = {m: np.mean(a[:, 1] - a[:, 0]) for m, a in ref.items()}
@@ -236,7 +236,7 @@ def markdown(frame):
              "| least accurate group |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
     for (pool, n), r in cal.iterrows():
-        c = cov.loc[(pool, n)]
+        c = cov.loc[(pool, n)].reindex(PEERS + PRIORS)
         role = " (tuning)" if pool in TUNING else ""
         lines.append(
             f"| {pool}{role} | {n} | {r['coverage']:.2f} | {c['ppi++']:.2f} | "
@@ -253,7 +253,10 @@ def main():
         "adult-mlp", "bank-mlp", "compas-mlp", "adult-nb"])
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--budgets", type=int, nargs="+", default=[20, 50, 100, 200, 500])
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0,
+                    help="seed of the labeled rows (runs of different seeds can be pooled)")
+    ap.add_argument("--priors", nargs="+", default=list(PRIORS), choices=PRIORS,
+                    help="the skassess priors to run (the peers always run)")
     ap.add_argument("--out", default=None, help="JSON lines file the runs are appended to")
     ap.add_argument("--table", default=None, help="print the table of a JSON lines file")
     ap.add_argument("--rst", default=None, help="with --table: also write the user guide's table")
@@ -286,7 +289,8 @@ def main():
             for r in range(args.runs):
                 rows = rng.choice(len(target), n, replace=False)
                 rec = {"pool": name, "n": n, "run": r, "truth": truth,
-                       "group_truth": gt.tolist(), **one_run(scores, target, groups, rows, r)}
+                       "group_truth": gt.tolist(), "seed": args.seed,
+                       **one_run(scores, target, groups, rows, r, args.priors)}
                 records.append(rec)
                 if sink:
                     sink.write(json.dumps(rec) + "\n")
