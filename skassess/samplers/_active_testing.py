@@ -137,8 +137,13 @@ default=("accuracy", "precision", "recall")
     the row's items (``e`` the one-hot true class, ``g`` a prediction fixed
     before the draw), and a row's estimate is the mean of its draws: a
     martingale, as in active testing with the LURE weights (Kossen et al.
-    2021) and active statistical inference (Zrnic and Candes 2024); a row no
-    draw has reached is predicted by ``g``. The proposal is ``q_i``
+    2021) and active statistical inference (Zrnic and Candes 2024). Rows
+    that few draws reach (fewer than five expected, or fewer than two drawn:
+    many classes, few labels) are estimated together without conditioning on
+    where the draws landed, ``sum_labeled e_i + sum_unlabeled g_i + [I in
+    row] (e_I - g_I) / q(I)`` averaged over all draws, which is unbiased for
+    a row no draw has reached, so a biased ``g`` cannot bias them. The
+    proposal is ``q_i``
     proportional to ``sqrt(sum_k w_k Var[grad h_k . e_i])``, the optimum for
     the sum of the metrics' variances ``h_k``, each relative to its variance
     under uniform sampling (``1 / w_k``, so that an easy metric such as
@@ -507,17 +512,19 @@ default=("accuracy", "precision", "recall")
         for j in range(start, stop):
             a = self._pred[idx[j]]
             e = np.eye(K)[self.labels_[idx[j]]]
-            # Earlier draws of the batch in the same row are labeled now: their
-            # label replaces their g, and they leave the row's q mass.
-            same = [k for k in range(j) if self._pred[idx[k]] == a]
-            z = p["base"][a].copy()
-            mass = p["mass"][a]
-            for k in same:
-                z += np.eye(K)[self.labels_[idx[k]]] - p["g"][k]
-                mass -= p["q"][k]
-            q_in_row = p["q"][j] / mass
-            z += (e - p["g"][j]) / q_in_row
-            self._estimate.add(a, z, mass * p["v_over_q"][a])
+            # Earlier draws of the batch are labeled now: their label replaces
+            # their g, and they leave the q mass (of their row, and in all).
+            base, masses = p["base"].copy(), p["mass"].copy()
+            for k in range(j):
+                row_k = self._pred[idx[k]]
+                base[row_k] += np.eye(K)[self.labels_[idx[k]]] - p["g"][k]
+                masses[row_k] -= p["q"][k]
+            left = 1.0 - p["q"][:j].sum()
+            z = base[a] + (e - p["g"][j]) * masses[a] / p["q"][j]
+            self._estimate.add(a, z, masses[a] * p["v_over_q"][a], base=base,
+                               resid=(e - p["g"][j]) * left / p["q"][j],
+                               row_prob=np.maximum(masses, 0.0) / left,
+                               pooled_var=left * p["v_over_q"])
             self._draws.append(Draw(int(a), int(self.labels_[idx[j]]), float(p["q"][j]),
                                     p["components"][j], p["with_surrogate"], int(idx[j])))
         p["resolved"] = stop
