@@ -64,7 +64,7 @@ def table3(X, y, args, published):
     budgets = [2 * K, 5 * K, 10 * K]
     methods = {
         "UPrior": (BayesianAccuracy(prior=np.array([TINY, TINY])), "random", None),
-        "Beta(1,1)": (BayesianAccuracy(), "random", None),
+        "Beta(1,1)": (BayesianAccuracy(prior="uniform"), "random", None),
         "IPrior": (BayesianAccuracy(prior="informative"), "random", None),
         "IPrior+TS": (BayesianAccuracy(prior="informative"), "thompson", None),
         "CPrior": (BayesianAccuracy(prior="informative"), "random", CalibratedPrior()),
@@ -206,7 +206,7 @@ def table7(X, y, args, published):
     pairs = [tuple(rng.choice(K, size=2, replace=False)) for _ in range(args.runs)]
     unique, counts = np.unique(np.array(pairs), axis=0, return_counts=True)
     methods = {
-        "UPrior": (BayesianAccuracy(), "random"),  # the paper's code: Beta(1, 1)
+        "UPrior": (BayesianAccuracy(prior="uniform"), "random"),  # the paper's code: Beta(1, 1)
         "IPrior": (BayesianAccuracy(prior="informative"), "random"),
         "IPrior+TS": (BayesianAccuracy(prior="informative"), "thompson"),
     }

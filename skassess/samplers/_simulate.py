@@ -160,13 +160,14 @@ def simulate(
     True
     """
     estimator = clone(default_estimator(task) if estimator is None else estimator)
-    if isinstance(estimator.get_params().get("prior"), str) and \
-            estimator.get_params()["prior"] == "hierarchical":
+    prior = estimator.get_params().get("prior")
+    kind = estimator._prior_kind() if hasattr(estimator, "_prior_kind") else prior
+    if isinstance(kind, str) and kind in ("hierarchical", "calibrated"):
         raise ValueError(
-            "simulate does not refit the hierarchical prior as labels arrive (each run "
-            "would keep the prior of the unlabeled pool); estimator with "
-            "prior='hierarchical' is not supported here. Use ActiveAssessor, whose "
-            "estimator refits it after every label."
+            f"simulate does not refit the {kind} prior as labels arrive (each run would "
+            f"keep the prior of the unlabeled pool); estimator with prior={prior!r} "
+            f"(the {kind} prior) is not supported here. Pass prior='informative' or "
+            "'uniform', or use ActiveAssessor, whose estimator refits it after every label."
         )
     estimator.fit(X, group_by=group_by, y_pred=y_pred)
     setup = Setup(estimator, task, top_m=top_m, compare=compare, rope=rope)

@@ -70,7 +70,14 @@ def test_identification_mrr_reaches_one():
      (dict(rope=-0.1), "The 'rope' parameter of simulate must be"),
      (dict(estimator=object()), "The 'estimator' parameter of simulate must be"),
      (dict(task="least_accurate", evaluate="rmse", estimator=BayesianConfusionMatrix()),
-      "needs BayesianAccuracy")],
+      "needs BayesianAccuracy"),
+     # The default prior of BayesianAccuracy is the calibrated one, which each run
+     # would otherwise keep at its unlabeled-pool state, silently.
+     (dict(estimator=BayesianAccuracy()),
+      r"not refit the calibrated prior .* prior='auto' \(the calibrated prior\)"),
+     (dict(estimator=BayesianAccuracy(prior="calibrated")), "not refit the calibrated prior"),
+     (dict(estimator=BayesianAccuracy(prior="hierarchical")),
+      "not refit the hierarchical prior")],
 )
 def test_simulate_rejects_bad_input(fm, kwargs, match):
     X, y = fm
