@@ -121,8 +121,8 @@ class BayesianAccuracy(_BetaAssessor):
     calibration map, so an unlabeled row of high confidence counts as more
     likely right than one of low confidence, as far as the labels show the
     scores to be informative. The priors are centred on the scores as they
-    are and weak: ``a ~ N(0, 2^2)``, ``b ~ N(1, 1)``, ``tau`` half-normal of
-    scale 1. If the errors ignore the scores the labels drive ``b`` to 0 and
+    are and weak: the pool's level ``a + sum_g p_g u_g ~ N(0, 2^2)``, ``b ~
+    N(1, 1)``, ``tau`` half-normal of scale 1. If the errors ignore the scores the labels drive ``b`` to 0 and
     the estimate is the label rate's; if the groups are miscalibrated
     differently ``tau`` grows and each group leans on its own labels; if the
     map holds, the overall interval narrows to the map's uncertainty (about
