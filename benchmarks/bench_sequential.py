@@ -2,8 +2,9 @@
 
 Labels arrive in a uniformly random order, ``--step`` at a time. After each
 batch the calibrated prior is refitted and labeling stops once its 95 %
-overall interval is at most ``--width`` wide (the ``width`` stop rule of
-``skassess label``), or at ``--max-labels``. At that point we record whether
+overall interval is at most ``--width`` wide (a width stop rule on the
+overall interval; ``skassess label --stop-width`` reads the widest group's),
+or at ``--max-labels``. At that point we record whether
 
 * the calibrated prior's credible interval holds the pool's accuracy, and
 * the anytime-valid confidence sequence
