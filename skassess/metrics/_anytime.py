@@ -114,7 +114,7 @@ def anytime_accuracy_interval(X, rows, labels, *, level=0.95, refit_every=20, y_
             y = np.full(N, -1)
             y[rows[:start]] = codes[:start]
             fitted = BayesianAccuracy(prior="calibrated", random_state=0).fit(X, y, y_pred=pred)
-            f = fitted._hierarchy.row_proba(group, conf)
+            f = fitted._hierarchy.row_proba(group, conf, n_draws=500)
         block = slice(start, start + refit_every)
         x[block] = f.mean() + right[block] - f[rows[block]]
     # x lies in [m - 1, m + 1] within [-1, 2] whatever f is: one map to [0, 1] for all
