@@ -120,17 +120,18 @@ class BayesianAccuracy(_BetaAssessor):
     With ``prior="calibrated"`` the score of each row enters through the
     calibration map, so an unlabeled row of high confidence counts as more
     likely right than one of low confidence, as far as the labels show the
-    scores to be informative. The priors are centred on the scores as they
-    are and weak: the pool's level ``a + sum_g p_g u_g ~ N(0, 2^2)``, ``b ~
-    N(1, 1)``, ``tau`` half-normal of scale 1. If the errors ignore the scores the labels drive ``b`` to 0 and
-    the estimate is the label rate's; if the groups are miscalibrated
-    differently ``tau`` grows and each group leans on its own labels; if the
-    map holds, the overall interval narrows to the map's uncertainty (about
-    prediction-powered inference's). The deviations are integrated by
-    adaptive Gauss-Hermite quadrature, ``tau`` and ``(a, b)`` on grids, and
-    the unlabeled rows' outcomes are drawn: see the user guide, *The
-    calibrated prior*, for its measured coverage. Its summaries come from
-    4,000 draws seeded by ``random_state`` (0 when it is not an int).
+    scores to be informative. The priors are centred on the scores as they are
+    and weak: the pool's level ``a + sum_g p_g u_g ~ N(0, 2^2)``, ``b ~ N(1,
+    1)``, ``tau`` half-normal of scale 1. If the errors ignore the scores the
+    labels drive ``b`` to 0 and the estimate is the label rate's; if the
+    groups are miscalibrated differently ``tau`` grows and each group leans on
+    its own labels; if the map holds, the overall interval narrows to the
+    map's uncertainty (about prediction-powered inference's). The deviations
+    are integrated by adaptive Gauss-Hermite quadrature, ``tau`` and ``(a,
+    b)`` on grids, and the unlabeled rows' outcomes are drawn: see the user
+    guide, *The calibrated prior*, for its measured coverage. Its summaries
+    come from 4,000 draws seeded by ``random_state`` (0 when it is not an
+    int).
 
     With ``prior="hierarchical"`` each group's posterior is a mixture, over
     the grid of ``(mu, kappa)``, of conjugate posteriors. ``posterior_`` is
