@@ -165,8 +165,8 @@ def simulate(
     if isinstance(kind, str) and kind in ("hierarchical", "calibrated"):
         raise ValueError(
             f"simulate does not refit the {kind} prior as labels arrive (each run would "
-            f"keep the prior of the unlabeled pool); estimator with prior={prior!r} "
-            f"(the {kind} prior) is not supported here. Pass prior='informative' or "
+            f"keep the prior of the unlabeled pool); estimator with prior={prior!r} is not "
+            f"supported here (it is the {kind} prior). Pass prior='informative' or "
             "'uniform', or use ActiveAssessor, whose estimator refits it after every label."
         )
     estimator.fit(X, group_by=group_by, y_pred=y_pred)

@@ -74,7 +74,8 @@ def test_identification_mrr_reaches_one():
      # The default prior of BayesianAccuracy is the calibrated one, which each run
      # would otherwise keep at its unlabeled-pool state, silently.
      (dict(estimator=BayesianAccuracy()),
-      r"not refit the calibrated prior .* prior='auto' \(the calibrated prior\)"),
+      r"not refit the calibrated prior .* prior='auto' is not supported here \(it is the "
+      r"calibrated prior\)"),
      (dict(estimator=BayesianAccuracy(prior="calibrated")), "not refit the calibrated prior"),
      (dict(estimator=BayesianAccuracy(prior="hierarchical")),
       "not refit the hierarchical prior")],
