@@ -27,10 +27,10 @@ from skassess.samplers import ActiveAssessor
 from skassess.session import stop_rule, task_answer
 
 
-def one_run(scores, target, probabilities, max_labels, seed):
+def one_run(scores, target, probabilities, max_labels, seed, prior="auto"):
     """Labels at which each stop probability first fires, and the answer then (or None)."""
-    assessor = ActiveAssessor(BayesianAccuracy(random_state=seed), task="least_accurate",
-                              random_state=seed).fit(scores)
+    assessor = ActiveAssessor(BayesianAccuracy(prior=prior, random_state=seed),
+                              task="least_accurate", random_state=seed).fit(scores)
     out = {}
     while assessor.n_labeled_ < max_labels and len(out) < len(probabilities):
         rows = assessor.query(10)
@@ -49,6 +49,8 @@ def main():
     ap.add_argument("--probabilities", type=float, nargs="+", default=[0.9, 0.95])
     ap.add_argument("--runs", type=int, default=40)
     ap.add_argument("--max-labels", type=int, default=1500)
+    ap.add_argument("--prior", default="auto",
+                    help="BayesianAccuracy's prior (the command's: auto, the calibrated one)")
     args = ap.parse_args()
     print("pool            P      runs  stopped  labels  error rate (se)   truth")
     for name, (scores, target, _) in pools(args.pools, 0).items():
@@ -59,7 +61,8 @@ def main():
         for r in range(args.runs):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                results.append(one_run(scores, target, args.probabilities, args.max_labels, r))
+                results.append(one_run(scores, target, args.probabilities, args.max_labels, r,
+                                       args.prior))
         for p in args.probabilities:
             hits = [res[p] for res in results if p in res]
             stopped, labels = len(hits), [n for n, _ in hits]
