@@ -436,6 +436,7 @@ default=("accuracy", "precision", "recall")
             "g": g[unlabeled[picks]],
             "base": base,
             "mass": mass,
+            "left": 1.0,
             "v_over_q": v_over_q,
             "components": components[:, unlabeled[picks]].transpose(1, 0, 2),
             "with_surrogate": self._surrogate_proba is not None,
@@ -509,22 +510,22 @@ default=("accuracy", "precision", "recall")
         while stop < len(idx) and self.labels_[idx[stop]] >= 0:
             stop += 1
         K = self._scores.shape[1]
+        # p["base"], p["mass"] and p["left"] hold the totals and q masses as the
+        # draws before j left them: an earlier draw of the batch is labeled now,
+        # its label replaces its g and it leaves the q mass (of its row, and in all).
         for j in range(start, stop):
             a = self._pred[idx[j]]
             e = np.eye(K)[self.labels_[idx[j]]]
-            # Earlier draws of the batch are labeled now: their label replaces
-            # their g, and they leave the q mass (of their row, and in all).
-            base, masses = p["base"].copy(), p["mass"].copy()
-            for k in range(j):
-                row_k = self._pred[idx[k]]
-                base[row_k] += np.eye(K)[self.labels_[idx[k]]] - p["g"][k]
-                masses[row_k] -= p["q"][k]
-            left = 1.0 - p["q"][:j].sum()
-            z = base[a] + (e - p["g"][j]) * masses[a] / p["q"][j]
+            base, masses, left = p["base"], p["mass"], p["left"]
+            resid = e - p["g"][j]
+            z = base[a] + resid * masses[a] / p["q"][j]
             self._estimate.add(a, z, masses[a] * p["v_over_q"][a], base=base,
-                               resid=(e - p["g"][j]) * left / p["q"][j],
+                               resid=resid * left / p["q"][j],
                                row_prob=np.maximum(masses, 0.0) / left,
                                pooled_var=left * p["v_over_q"])
+            base[a] += resid
+            masses[a] -= p["q"][j]
+            p["left"] = left - p["q"][j]
             self._draws.append(Draw(int(a), int(self.labels_[idx[j]]), float(p["q"][j]),
                                     p["components"][j], p["with_surrogate"], int(idx[j])))
         p["resolved"] = stop
