@@ -1,22 +1,26 @@
 """Optional stopping with ``--stop-probability``: is the answer wrong as rarely as promised?
 
-``skassess label --task least_accurate --stop-probability P`` stops once the most
-probable least-accurate group has posterior probability at least ``P``; its
-promise is that the answer it stops on is wrong in at most ``1 - P`` of runs.
-This replays it: ``ActiveAssessor`` with the command's estimator for accuracy
-tasks (``BayesianAccuracy()``, the calibrated prior) and its default strategy
-(Thompson sampling), labels 10 at a time from the pool's true labels, the stop
-rule checked after each batch exactly as the command checks it
+``skassess label --task least_accurate --stop-probability P`` stops once the
+most probable least-accurate group has posterior probability at least ``P``
+and the anytime-valid intervals at level ``P`` confirm it
+(:meth:`skassess.ActiveAssessor.certified_level`); its promise is that a run
+stops on a wrong answer with probability at most ``1 - P``. This replays it:
+``ActiveAssessor`` with the command's estimator (``BayesianAccuracy()``, the
+calibrated prior) and strategy (``--strategy``, the command's default with a
+stop probability: ``lucb``), 10 labels at a time from the pool's true labels,
+the rule checked after each batch exactly as the command checks it
 (:func:`skassess.session.stop_rule` on :func:`skassess.session.task_answer`),
-or ``--max-labels`` (one run serves every ``P``: where each first fires).
-Prints, per pool and ``P``: runs, the share that stopped, labels at the stop
-(mean), and the error rate of the answer among the runs that stopped, with
-its binomial standard error.
+up to ``--max-labels``. The same runs also record where the posterior
+probability alone (the rule before anytime levels) would have stopped.
+Prints, per pool, rule and ``P``: runs, stops, labels at the stop (mean),
+wrong stops among all runs (the promised rate) and among the stops, with
+binomial standard errors. Results go to ``--out`` (JSON lines) run by run.
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_stop_probability.py --runs 40
+    OMP_NUM_THREADS=1 python benchmarks/bench_stop_probability.py --runs 20
 """
 
 import argparse
+import json
 import warnings
 
 import numpy as np
@@ -26,20 +30,28 @@ from skassess import BayesianAccuracy
 from skassess.samplers import ActiveAssessor
 from skassess.session import stop_rule, task_answer
 
+RULES = ("certified", "posterior")
 
-def one_run(scores, target, probabilities, max_labels, seed, prior="auto"):
-    """Labels at which each stop probability first fires, and the answer then (or None)."""
+
+def one_run(scores, target, probabilities, max_labels, seed, prior="auto",
+            strategy="lucb"):
+    """Labels at which each rule and stop probability first fires, and the answer then."""
     assessor = ActiveAssessor(BayesianAccuracy(prior=prior, random_state=seed),
-                              task="least_accurate", random_state=seed).fit(scores)
-    out = {}
-    while assessor.n_labeled_ < max_labels and len(out) < len(probabilities):
+                              task="least_accurate", strategy=strategy,
+                              random_state=seed).fit(scores)
+    out = {rule: {} for rule in RULES}
+    while assessor.n_labeled_ < max_labels and len(out["certified"]) < len(probabilities):
         rows = assessor.query(10)
         assessor.tell(rows, target[rows])
         answer = task_answer(assessor)
+        top = None
         for p in probabilities:
-            if p not in out and stop_rule(answer, p, None) == "probability":
-                out[p] = (assessor.n_labeled_,
-                          assessor.identification_probabilities().idxmax())
+            for rule, ans in (("certified", answer),
+                              ("posterior", {**answer, "certified": None})):
+                if p not in out[rule] and stop_rule(ans, p, None) == "probability":
+                    if top is None:
+                        top = int(assessor.identification_probabilities().idxmax())
+                    out[rule][p] = (assessor.n_labeled_, top)
     return out
 
 
@@ -47,32 +59,60 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pools", nargs="+", default=["fashion-mnist", "classwise-20"])
     ap.add_argument("--probabilities", type=float, nargs="+", default=[0.9, 0.95])
-    ap.add_argument("--runs", type=int, default=40)
-    ap.add_argument("--max-labels", type=int, default=1500)
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--first-run", type=int, default=0)
+    ap.add_argument("--max-labels", type=int, default=6000)
     ap.add_argument("--prior", default="auto",
                     help="BayesianAccuracy's prior (the command's: auto, the calibrated one)")
+    ap.add_argument("--strategy", default="lucb",
+                    help="the query strategy (the command's default with a stop probability: "
+                    "lucb)")
+    ap.add_argument("--out", help="append each run as a JSON line")
+    ap.add_argument("--table", nargs="+", metavar="JSONL",
+                    help="print the table of earlier --out files instead of running")
     args = ap.parse_args()
-    print("pool            P      runs  stopped  labels  error rate (se)   truth")
-    for name, (scores, target, _) in pools(args.pools, 0).items():
-        pred = scores.argmax(axis=1)
-        acc = np.array([np.mean(target[pred == k] == k) for k in range(scores.shape[1])])
-        worst = int(np.argmin(acc))
-        results = []
-        for r in range(args.runs):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                results.append(one_run(scores, target, args.probabilities, args.max_labels, r,
-                                       args.prior))
-        for p in args.probabilities:
-            hits = [res[p] for res in results if p in res]
-            stopped, labels = len(hits), [n for n, _ in hits]
-            wrong = sum(int(chosen != worst) for _, chosen in hits)
-            rate = wrong / stopped if stopped else float("nan")
-            se = np.sqrt(rate * (1 - rate) / stopped) if stopped else float("nan")
-            print(f"{name:<15} {p:<6} {args.runs:>4}  {stopped:>7}  "
-                  f"{np.mean(labels) if labels else float('nan'):>6.0f}  "
-                  f"{rate:>6.3f} ({se:.3f})    class {worst} ({acc[worst]:.3f}; next "
-                  f"{np.sort(acc)[1]:.3f})", flush=True)
+    if args.table:
+        records = [json.loads(line) for f in args.table for line in open(f)]
+    else:
+        records = []
+        for name, (scores, target, _) in pools(args.pools, 0).items():
+            pred = scores.argmax(axis=1)
+            acc = np.array([np.mean(target[pred == k] == k) if np.any(pred == k) else np.inf
+                            for k in range(scores.shape[1])])
+            for r in range(args.first_run, args.first_run + args.runs):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    res = one_run(scores, target, args.probabilities, args.max_labels, r,
+                                  args.prior, args.strategy)
+                rec = {"pool": name, "run": r, "strategy": args.strategy,
+                       "max_labels": args.max_labels, "worst": int(np.argmin(acc)),
+                       "stops": {rule: {str(p): v for p, v in res[rule].items()}
+                                 for rule in RULES}}
+                records.append(rec)
+                if args.out:
+                    with open(args.out, "a") as f:
+                        f.write(json.dumps(rec) + "\n")
+                print(json.dumps(rec), flush=True)
+    print("pool            strategy  rule       P      runs  stops  labels  wrong/runs (se)"
+          "  wrong/stops (se)")
+    keys = sorted({(r["pool"], r["strategy"]) for r in records})
+    for pool, strategy in keys:
+        recs = [r for r in records if r["pool"] == pool and r["strategy"] == strategy]
+        for rule in RULES:
+            for p in sorted({p for r in recs for p in r["stops"][rule]} |
+                            {str(p) for p in args.probabilities}):
+                hits = [r["stops"][rule][p] + [r["worst"]] for r in recs
+                        if p in r["stops"][rule]]
+                n, stopped = len(recs), len(hits)
+                wrong = sum(int(chosen != worst) for _, chosen, worst in hits)
+                per_run = wrong / n
+                per_stop = wrong / stopped if stopped else float("nan")
+                labels = np.mean([h[0] for h in hits]) if hits else float("nan")
+                se_run = np.sqrt(per_run * (1 - per_run) / n)
+                se_stop = np.sqrt(per_stop * (1 - per_stop) / stopped) if stopped else np.nan
+                print(f"{pool:<15} {strategy:<9} {rule:<10} {p:<6} {n:>4}  {stopped:>5}  "
+                      f"{labels:>6.0f}  {per_run:>6.3f} ({se_run:.3f})   {per_stop:>6.3f} "
+                      f"({se_stop:.3f})", flush=True)
 
 
 if __name__ == "__main__":

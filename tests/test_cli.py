@@ -207,6 +207,27 @@ def test_label_with_oracle_resumes_and_exports(example, tmp_path, capsys):
     assert post["answer"]["text"].startswith("least accurate: ")
 
 
+def test_label_stop_probability_uses_lucb_and_anytime_levels(example, tmp_path, capsys):
+    scores, labels = example
+    base = ["label", str(scores), "--oracle", str(labels), "--no-progress", "--seed", "1",
+            "--budget", "30", "--stop-probability", "0.9"]
+    assert main([*base, "--session", str(tmp_path / "a.sqlite"), "--task",
+                 "least_accurate"]) == 0
+    out = capsys.readouterr().out
+    assert "task least_accurate, strategy lucb" in out and "anytime-valid at" in out
+    # a chosen strategy is kept; without --stop-probability the default stays thompson
+    assert main([*base, "--session", str(tmp_path / "b.sqlite"), "--task", "least_accurate",
+                 "--strategy", "top_two"]) == 0
+    assert "strategy top_two" in capsys.readouterr().out
+    assert main([*base[:-2], "--session", str(tmp_path / "c.sqlite"), "--task",
+                 "least_accurate"]) == 0
+    assert "strategy thompson" in capsys.readouterr().out
+    # a task without anytime levels stops on the posterior alone, and says so
+    with pytest.warns(SkassessWarning, match="posterior probability alone"):
+        assert main([*base, "--session", str(tmp_path / "d.sqlite"), "--task",
+                     "least_calibrated"]) == 0
+
+
 def test_label_interactive_keys(example, tmp_path, capsys, monkeypatch):
     scores, _ = example
     session = tmp_path / "i.sqlite"

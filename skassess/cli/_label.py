@@ -11,6 +11,7 @@ from ..exceptions import SessionError
 from ..metrics import BayesianAccuracy
 from ..samplers import STRATEGY_NAMES, TASKS, ActiveAssessor
 from ..session import LabelingSession, stop_rule, task_answer
+from ..utils import warn
 from ._common import add_file_arguments, file_options, open_scores, print_table
 from ._oracle import CommandOracle, OracleQuit, read_oracle
 
@@ -18,6 +19,8 @@ from ._oracle import CommandOracle, OracleQuit, read_oracle
 FIXED = ("task", "strategy", "compare", "rope", "seed")
 DEFAULTS = {"task": "estimate", "strategy": "thompson", "compare": None, "rope": 0.05,
             "seed": None}
+#: Tasks whose answer --stop-probability confirms with anytime-valid intervals.
+CERTIFIED_TASKS = ("least_accurate", "most_accurate", "compare")
 COMMANDS = {"s": "skip", "skip": "skip", "u": "undo", "undo": "undo", "q": "quit",
             "quit": "quit", "?": "help", "h": "help", "help": "help"}
 
@@ -39,7 +42,9 @@ def add_parser(sub):
                    help="what the labels are for (default estimate); least_accurate: find "
                    "the least accurate group; compare: compare --compare A B")
     s.add_argument("--strategy", choices=STRATEGY_NAMES,
-                   help="how the next item is chosen (default thompson)")
+                   help="how the next item is chosen (default thompson; lucb for "
+                   "least_accurate, most_accurate and compare sessions started with "
+                   "--stop-probability)")
     s.add_argument("--compare", nargs=2, metavar=("A", "B"), help="the two groups to compare")
     s.add_argument("--rope", type=float, help="ROPE half-width of --compare (0.05)")
     s.add_argument("--seed", type=int, help="seed of the query sequence (default: drawn, stored)")
@@ -47,7 +52,9 @@ def add_parser(sub):
                    help="stop when the session holds N labels (default: no limit)")
     s.add_argument("--stop-probability", type=float, metavar="P",
                    help="stop when the answer has probability >= P (e.g. 0.95: P(least "
-                   "accurate group) or P(comparison region))")
+                   "accurate group) or P(comparison region)) and, for least_accurate, "
+                   "most_accurate and compare, anytime-valid intervals at level P confirm "
+                   "it: a stopped answer is then wrong with probability <= 1 - P")
     s.add_argument("--stop-width", type=float, metavar="W",
                    help="stop when every group's 95%% interval is at most W wide")
     oracle = s.add_mutually_exclusive_group()
@@ -87,6 +94,11 @@ def _settings(args, path):
                     )
         options, fixed = dict(stored_info["options"]), dict(stored_info["settings"])
     else:
+        if fixed["strategy"] is None and args.stop_probability is not None \
+                and fixed["task"] in CERTIFIED_TASKS:
+            # Thompson sampling seldom labels the groups it is sure of from the scores,
+            # so their anytime-valid intervals, hence the stop rule, would stay open.
+            fixed["strategy"] = "lucb"
         fixed = {k: DEFAULTS[k] if v is None else v for k, v in fixed.items()}
         if fixed["seed"] is None:
             fixed["seed"] = secrets.randbelow(2**31 - 1)  # stored: resuming repeats it
@@ -158,6 +170,8 @@ def _stop_reason(session, answer, budget, stop_p, stop_w):
         return f"the budget of {budget} labels is reached"
     rule = stop_rule(answer, stop_p, stop_w)
     if rule == "probability":
+        if answer.get("certified") is not None:
+            return (f"the answer's probability and its anytime-valid level reached {stop_p}")
         return f"the answer's probability reached {stop_p}"
     if rule == "width":
         return f"every group's 95% interval is at most {stop_w} wide"
@@ -247,6 +261,13 @@ def run(args):
               f"{fixed['strategy']}; pool of {len(table):,} items, "
               f"{int((table.labels >= 0).sum()):,} labeled in the file.")
         budget, stop_p, stop_w = args.budget, args.stop_probability, args.stop_width
+        if stop_p is not None and not session.assessor_.certifies():
+            warn(
+                f"--stop-probability with task {fixed['task']} and strategy "
+                f"{fixed['strategy']} stops on the posterior probability alone, which does "
+                "not keep its error rate when read after every label (least_accurate, "
+                "most_accurate and compare with a group strategy are confirmed by "
+                "anytime-valid intervals).")
         left = len(table) if budget is None else max(budget - session.n_labeled, 0)
         if args.oracle:
             codes = read_oracle(args.oracle, table.ids, sf.classes, sf.id_column)

@@ -5,6 +5,7 @@ from ._active_testing import ActiveTester
 from ._base import GroupStrategy, QueryContext, QueryStrategy
 from ._calibrated_prior import CalibratedPrior
 from ._epsilon_greedy import EpsilonGreedy
+from ._lucb import LUCBSampling
 from ._model_selection import ActiveModelSelector
 from ._multiple_play import MultiplePlayThompsonSampling
 from ._random import RandomSampling
@@ -32,6 +33,7 @@ __all__ = [
     "CalibratedPrior",
     "EpsilonGreedy",
     "GroupStrategy",
+    "LUCBSampling",
     "MLPEnsembleSurrogate",
     "MultiplePlayThompsonSampling",
     "QueryContext",

@@ -15,6 +15,7 @@ from ..metrics import (
 from ..utils import check_classes, check_predictions, check_scores, top1
 from ._base import GroupStrategy, QueryStrategy
 from ._epsilon_greedy import EpsilonGreedy
+from ._lucb import LUCBSampling
 from ._multiple_play import MultiplePlayThompsonSampling
 from ._random import RandomSampling
 from ._rewards import (
@@ -36,6 +37,7 @@ STRATEGIES = {
     "multiple_play": MultiplePlayThompsonSampling,
     "epsilon_greedy": EpsilonGreedy,
     "bayes_ucb": BayesianUCB,
+    "lucb": LUCBSampling,
 }
 
 
@@ -120,6 +122,8 @@ class Setup:
             _need(task, estimator, isinstance(estimator, BayesianAccuracy),
                   "BayesianAccuracy(metric='accuracy')")
             self.task = ExtremeRate(G, highest=task == "most_accurate")
+            # A group without pool rows has no accuracy to be the lowest or highest.
+            self.task.allowed = np.asarray(weights) > 0
         elif task == "least_calibrated":
             _need(task, estimator, isinstance(estimator, BayesianCalibrationError)
                   and estimator.classwise, "BayesianCalibrationError(classwise=True)")

@@ -56,8 +56,10 @@ def task_answer(assessor, level=0.95, group_names=None):
     -------
     answer : dict
         ``text`` (one line), ``probability`` (of the top candidate, the
-        most probable comparison region; None for ``"estimate"``) and
-        ``max_width`` (the widest per-group ``level`` interval).
+        most probable comparison region; None for ``"estimate"``),
+        ``certified`` (:meth:`~skassess.ActiveAssessor.certified_level` of
+        that answer, for the tasks and strategies that have it; else None)
+        and ``max_width`` (the widest per-group ``level`` interval).
     """
     est = assessor.estimator_
     groups = list(assessor.groups_)
@@ -70,14 +72,18 @@ def task_answer(assessor, level=0.95, group_names=None):
     summary = est.summary(level)
     widths = (summary["upper"] - summary["lower"]).to_numpy()
     out = {"max_width": float(np.nanmax(widths)) if len(widths) else float("nan"),
-           "probability": None}
+           "probability": None, "certified": None}
+    certifiable = assessor.certifies()
     if assessor.task == "compare":
         p = assessor.comparison_probabilities()
         a, b = (name(g) for g in assessor._setup.arm_labels[list(assessor._setup.task.pair)])
         names = (f"{a} < {b}", "practically equal", f"{a} > {b}")
         k = int(np.argmax(p))
         out["probability"] = p[k]
-        out["text"] = f"{names[k]} (P = {p[k]:.3f}; rope ±{assessor.rope:g})"
+        if certifiable:
+            out["certified"] = assessor.certified_level(("lower", "equal", "higher")[k])
+        out["text"] = (f"{names[k]} (P = {p[k]:.3f}{_certified_text(out)}; "
+                       f"rope ±{assessor.rope:g})")
     elif assessor.task == "estimate":
         lo, hi = est.overall_interval(level)
         out["text"] = (f"overall {est.overall_mean():.4f} [{lo:.4f}, {hi:.4f}]; widest group "
@@ -85,9 +91,16 @@ def task_answer(assessor, level=0.95, group_names=None):
     else:
         p = assessor.identification_probabilities()
         out["probability"] = float(p.max())
+        if certifiable:
+            out["certified"] = assessor.certified_level(p.idxmax())
         words = assessor.task.replace("_", " ")
-        out["text"] = f"{words}: {name(p.idxmax())} (P = {p.max():.3f})"
+        out["text"] = f"{words}: {name(p.idxmax())} (P = {p.max():.3f}{_certified_text(out)})"
     return out
+
+
+def _certified_text(answer):
+    c = answer["certified"]
+    return "" if c is None else f"; anytime-valid at {c:.2f}"
 
 
 class LabelingSession:
@@ -493,11 +506,21 @@ class LabelingSession:
 
 
 def stop_rule(answer, stop_probability=None, stop_width=None):
-    """Which stop rule a :func:`task_answer` meets: "probability", "width" or None."""
+    """Which stop rule a :func:`task_answer` meets: "probability", "width" or None.
+
+    The probability rule needs the answer's posterior probability at least
+    ``stop_probability`` and, where the answer has an anytime-valid level
+    (``answer["certified"]``), that level too: a run that stops then is
+    wrong with probability at most ``1 - stop_probability``, however its
+    stop was timed. A posterior probability alone, read after every label,
+    does not keep that promise (docs/benchmarks.md, "Stopping on a
+    probability").
+    """
     if answer is None:
         return None
-    p = answer["probability"]
-    if stop_probability is not None and p is not None and p >= stop_probability:
+    p, certified = answer["probability"], answer.get("certified")
+    if stop_probability is not None and p is not None and p >= stop_probability and (
+            certified is None or certified >= stop_probability):
         return "probability"
     if stop_width is not None and answer["max_width"] <= stop_width:
         return "width"

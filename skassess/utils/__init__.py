@@ -5,6 +5,7 @@ and weights; estimators and the command call them so that every bad input
 gets the same message.
 """
 
+from ._confseq import HypergeometricSequence, empirical_bernstein_bets
 from ._groups import GroupEncoder, check_group_by
 from ._memory import available_memory, check_draw_memory
 from ._params import (
@@ -37,6 +38,8 @@ from ._validation import (
 from ._warnings import warn
 
 __all__ = [
+    "HypergeometricSequence",
+    "empirical_bernstein_bets",
     "BLOCK",
     "EPS",
     "LEVEL",
