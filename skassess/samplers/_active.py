@@ -68,9 +68,11 @@ class ActiveAssessor(LabelingSessionMixin, BaseEstimator):
         ``task="least_calibrated"``, ``BayesianMisclassificationCost(
         prior="informative")`` for ``task="most_costly"``).
     strategy : {"thompson", "random", "top_two", "multiple_play", \
-"epsilon_greedy", "bayes_ucb"} or QueryStrategy, default="thompson"
+"epsilon_greedy", "bayes_ucb", "lucb"} or QueryStrategy, default="thompson"
         A name (the strategy with its default parameters) or a strategy
-        object, e.g. ``EpsilonGreedy(epsilon=0.2)``. ``"random"`` is the
+        object, e.g. ``EpsilonGreedy(epsilon=0.2)``. ``"lucb"`` labels toward
+        an answer the :meth:`anytime_intervals` confirm
+        (:meth:`certified_level`). ``"random"`` is the
         non-active baseline: a uniformly random item of the remaining pool.
     task : {"estimate", "least_accurate", "most_accurate", "least_calibrated", \
 "most_costly", "compare"}, default="estimate"
@@ -244,6 +246,13 @@ class ActiveAssessor(LabelingSessionMixin, BaseEstimator):
                     "prior_update needs a per-group accuracy estimator (BayesianAccuracy with "
                     "metric='accuracy', or BayesianCalibrationError with classwise=False)."
                 )
+        if getattr(strategy, "uses_anytime_bounds", False) and not _has_anytime_answers(
+                self.task, strategy, estimator, setup):
+            raise ValueError(
+                f"strategy={type(strategy).__name__}() needs task='least_accurate', "
+                "'most_accurate' or 'compare' with the estimator BayesianAccuracy(metric="
+                f"'accuracy'); got task={self.task!r} and {type(estimator).__name__}."
+            )
         # Everything is valid: the assessor becomes fitted.
         self.strategy_, self.estimator_, self._setup = strategy, estimator, setup
         self._base_estimator = base
@@ -670,10 +679,7 @@ class ActiveAssessor(LabelingSessionMixin, BaseEstimator):
     def certifies(self):
         """Whether :meth:`certified_level` applies: its task, a group strategy, accuracy."""
         check_is_fitted(self)
-        est = self.estimator_
-        return (self.task in ("least_accurate", "most_accurate", "compare")
-                and is_group_strategy(self.strategy_) and isinstance(est, BayesianAccuracy)
-                and est.metric == "accuracy" and self._setup.arm_of_cell is None)
+        return _has_anytime_answers(self.task, self.strategy_, self.estimator_, self._setup)
 
     def certified_level(self, answer=None):
         """The highest level at which the anytime-valid intervals confirm an answer.
@@ -837,6 +843,13 @@ class ActiveAssessor(LabelingSessionMixin, BaseEstimator):
         tags.input_tags.positive_only = True
         tags.non_deterministic = False
         return tags
+
+
+def _has_anytime_answers(task, strategy, estimator, setup):
+    """Whether the anytime-valid intervals and confirmed answers apply."""
+    return (task in ("least_accurate", "most_accurate", "compare")
+            and is_group_strategy(strategy) and isinstance(estimator, BayesianAccuracy)
+            and estimator.metric == "accuracy" and setup.arm_of_cell is None)
 
 
 def _take(values, rows):

@@ -5,7 +5,7 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ._base import GroupStrategy, one_hot
+from ._base import GroupStrategy, one_hot, pick_arms
 from ._rewards import CompareTwo, ExtremeRate
 
 
@@ -57,6 +57,12 @@ class LUCBSampling(GroupStrategy):
 
     def __init__(self, level=0.9):
         self.level = level
+
+    def choose_with_bounds(self, task, state, remaining, rng, bounds):
+        """One arm per run, given the ``(lower, upper)`` bounds, each ``(n_runs, n_arms)``."""
+        allowed_remaining = np.where(task.allowed, remaining, 0)
+        return pick_arms(self.utilities(task, state, remaining, rng, bounds=bounds),
+                         allowed_remaining, rng)
 
     def utilities(self, task, state, remaining, rng, *, bounds=None):
         if bounds is None:

@@ -369,7 +369,12 @@ class LabelingSession:
             Labels to add in this call.
         stop_probability : float, default=None
             Stop when the task's answer has this probability (identification:
-            the top candidate's; ``"compare"``: the most probable region's).
+            the top candidate's; ``"compare"``: the most probable region's)
+            and, where the assessor has them (:meth:`ActiveAssessor.certifies
+            <skassess.ActiveAssessor.certifies>`), its anytime-valid intervals
+            confirm it at this level: the session then stops on a wrong answer
+            with probability at most ``1 - stop_probability`` (see
+            :func:`stop_rule`).
         stop_width : float, default=None
             Stop when every group's 95 % interval is at most this wide.
         progress : bool, default=True

@@ -79,6 +79,16 @@ def test_errors_name_what_is_missing(kwargs, call, match):
             getattr(a, call)()
 
 
+@pytest.mark.parametrize("task, estimator", [
+    ("estimate", None), ("least_calibrated", None),
+    ("most_costly", None),
+])
+def test_lucb_is_refused_where_there_are_no_anytime_answers(task, estimator):
+    X, y = _classes_pool([0.6, 0.8, 0.9])
+    with pytest.raises(ValueError, match="strategy=LUCBSampling\\(\\) needs task="):
+        ActiveAssessor(estimator, task=task, strategy="lucb").fit(X)
+
+
 def test_an_item_strategy_has_no_anytime_intervals():
     from skassess.samplers import QueryStrategy
 

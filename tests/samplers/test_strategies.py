@@ -7,6 +7,7 @@ from skassess.metrics import BetaPosterior
 from skassess.samplers import (
     BayesianUCB,
     EpsilonGreedy,
+    LUCBSampling,
     MultiplePlayThompsonSampling,
     RandomSampling,
     ThompsonSampling,
@@ -109,6 +110,26 @@ def test_compare_task_labels_only_its_two_groups():
         assert set(np.unique(arms)) <= {1, 3}, strategy
 
 
+def test_lucb_labels_the_leader_and_the_groups_that_overlap_it_by_width():
+    # Posterior means 0.5, 0.6, 0.9, 0.7: group 0 leads for the lowest accuracy.
+    state = _state([50, 60, 90, 70], [50, 40, 10, 30])
+    task = ExtremeRate(4, highest=False)
+    lower = np.array([[0.40, 0.45, 0.85, 0.62]] * N_RUNS)
+    upper = np.array([[0.60, 0.90, 0.95, 0.78]] * N_RUNS)
+    # Group 2 cannot be lower than group 0 (0.85 > 0.60), group 3 cannot either.
+    arms = LUCBSampling().choose_with_bounds(task, state, np.full((N_RUNS, 4), 5),
+                                             np.random.default_rng(0), (lower, upper))
+    freq = _freq(arms, 4)
+    assert freq[2] == 0 and freq[3] == 0
+    # in proportion to the widths: 0.20 and 0.45
+    assert abs(freq[1] - 0.45 / 0.65) < 0.03
+    # nothing open: the leader
+    upper[:, 0] = 0.44
+    arms = LUCBSampling().choose_with_bounds(task, state, np.full((N_RUNS, 4), 5),
+                                             np.random.default_rng(0), (lower, upper))
+    assert set(np.unique(arms)) == {0}
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_estimation_reward_prefers_the_uncertain_heavy_group(seed):
     # Group 1: as heavy, far fewer labels, so a label there cuts more variance.
@@ -131,7 +152,7 @@ def test_ties_between_arms_go_to_a_random_item():
 @pytest.mark.parametrize("strategy", [
     TopTwoThompsonSampling(beta=2.0), TopTwoThompsonSampling(max_resample=0),
     EpsilonGreedy(epsilon=-0.1), BayesianUCB(quantile=1.0), BayesianUCB(n_draws=0),
-    MultiplePlayThompsonSampling(m=0),
+    MultiplePlayThompsonSampling(m=0), LUCBSampling(level=1.0), LUCBSampling(level=0),
 ])
 def test_strategy_parameters_are_validated(strategy):
     from skassess import ActiveAssessor
