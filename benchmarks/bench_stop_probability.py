@@ -11,7 +11,9 @@ stop probability: ``lucb``), 10 labels at a time from the pool's true labels,
 the rule checked after each batch exactly as the command checks it
 (:func:`skassess.session.stop_rule` on :func:`skassess.session.task_answer`),
 up to ``--max-labels``. The same runs also record where the posterior
-probability alone (the rule before anytime levels) would have stopped.
+probability alone (the rule before anytime levels) would have stopped, and
+whether the anytime-valid intervals at level ``P`` ever missed a class's
+accuracy (checked after every batch: their promise is at most ``1 - P``).
 Prints, per pool, rule and ``P``: runs, stops, labels at the stop (mean),
 wrong stops among all runs (the promised rate) and among the stops, with
 binomial standard errors. Results go to ``--out`` (JSON lines) run by run.
@@ -34,15 +36,25 @@ RULES = ("certified", "posterior")
 
 
 def one_run(scores, target, probabilities, max_labels, seed, prior="auto",
-            strategy="lucb"):
-    """Labels at which each rule and stop probability first fires, and the answer then."""
+            strategy="lucb", accuracy=None):
+    """Labels at which each rule and stop probability first fires, and the answer then.
+
+    With ``accuracy`` (each class's), also whether the anytime-valid intervals
+    at each level missed a class's accuracy at any batch (``"missed"``).
+    """
     assessor = ActiveAssessor(BayesianAccuracy(prior=prior, random_state=seed),
                               task="least_accurate", strategy=strategy,
                               random_state=seed).fit(scores)
     out = {rule: {} for rule in RULES}
+    out["missed"] = {p: False for p in probabilities}
     while assessor.n_labeled_ < max_labels and len(out["certified"]) < len(probabilities):
         rows = assessor.query(10)
         assessor.tell(rows, target[rows])
+        if accuracy is not None and assessor.certifies():
+            for p in probabilities:
+                iv = assessor.anytime_intervals(p)
+                held = (iv["lower"] <= accuracy + 1e-12) & (accuracy - 1e-12 <= iv["upper"])
+                out["missed"][p] |= bool((~held & iv["lower"].notna()).any())
         answer = task_answer(assessor)
         top = None
         for p in probabilities:
@@ -83,18 +95,20 @@ def main():
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     res = one_run(scores, target, args.probabilities, args.max_labels, r,
-                                  args.prior, args.strategy)
+                                  args.prior, args.strategy, np.where(np.isinf(acc), np.nan,
+                                                                      acc))
                 rec = {"pool": name, "run": r, "strategy": args.strategy,
                        "max_labels": args.max_labels, "worst": int(np.argmin(acc)),
                        "stops": {rule: {str(p): v for p, v in res[rule].items()}
-                                 for rule in RULES}}
+                                 for rule in RULES},
+                       "missed": {str(p): v for p, v in res["missed"].items()}}
                 records.append(rec)
                 if args.out:
                     with open(args.out, "a") as f:
                         f.write(json.dumps(rec) + "\n")
                 print(json.dumps(rec), flush=True)
     print("pool            strategy  rule       P      runs  stops  labels  wrong/runs (se)"
-          "  wrong/stops (se)")
+          "  wrong/stops (se)  interval missed (runs)")
     keys = sorted({(r["pool"], r["strategy"]) for r in records})
     for pool, strategy in keys:
         recs = [r for r in records if r["pool"] == pool and r["strategy"] == strategy]
@@ -110,9 +124,10 @@ def main():
                 labels = np.mean([h[0] for h in hits]) if hits else float("nan")
                 se_run = np.sqrt(per_run * (1 - per_run) / n)
                 se_stop = np.sqrt(per_stop * (1 - per_stop) / stopped) if stopped else np.nan
+                missed = [r["missed"][p] for r in recs if p in r.get("missed", {})]
                 print(f"{pool:<15} {strategy:<9} {rule:<10} {p:<6} {n:>4}  {stopped:>5}  "
                       f"{labels:>6.0f}  {per_run:>6.3f} ({se_run:.3f})   {per_stop:>6.3f} "
-                      f"({se_stop:.3f})", flush=True)
+                      f"({se_stop:.3f})   {sum(missed)} of {len(missed)}", flush=True)
 
 
 if __name__ == "__main__":
