@@ -210,7 +210,7 @@ def test_label_with_oracle_resumes_and_exports(example, tmp_path, capsys):
 def test_label_stop_probability_uses_lucb_and_anytime_levels(example, tmp_path, capsys):
     scores, labels = example
     base = ["label", str(scores), "--oracle", str(labels), "--no-progress", "--seed", "1",
-            "--budget", "30", "--stop-probability", "0.9"]
+            "--budget", "10", "--stop-probability", "0.9"]
     assert main([*base, "--session", str(tmp_path / "a.sqlite"), "--task",
                  "least_accurate"]) == 0
     out = capsys.readouterr().out

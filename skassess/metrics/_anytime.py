@@ -25,13 +25,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ..utils import (
-    LEVEL,
-    check_labels,
-    empirical_bernstein_bets,
-    validate_params,
-    validate_scores,
-)
+from ..utils import LEVEL, check_labels, validate_params, validate_scores
 from ._accuracy import BayesianAccuracy
 
 #: The largest bet ``lambda_i`` (Waudby-Smith and Ramdas use 1/2 or 3/4).
@@ -135,8 +129,12 @@ def _prpl_eb(y, alpha):
     """Predictable plug-in empirical-Bernstein confidence sequence of the mean of y in [0, 1]."""
     n = y.size
     i = np.arange(1, n + 1)
-    lam = empirical_bernstein_bets(y, alpha, MAX_BET)
-    prev_mu = np.r_[0.5, ((0.5 + np.cumsum(y)) / (i + 1))[:-1]]
+    mu_hat = (0.5 + np.cumsum(y)) / (i + 1)
+    sigma2_hat = (0.25 + np.cumsum((y - mu_hat) ** 2)) / (i + 1)
+    prev_sigma2 = np.r_[0.25, sigma2_hat[:-1]]
+    prev_mu = np.r_[0.5, mu_hat[:-1]]
+    lam = np.minimum(np.sqrt(2 * np.log(2 / alpha) / (prev_sigma2 * i * np.log(1 + i))),
+                     MAX_BET)
     v = 4.0 * (y - prev_mu) ** 2
     psi = (-np.log1p(-lam) - lam) / 4.0
     centre = np.cumsum(lam * y) / np.cumsum(lam)

@@ -5,7 +5,7 @@ and weights; estimators and the command call them so that every bad input
 gets the same message.
 """
 
-from ._confseq import HypergeometricSequence, empirical_bernstein_bets
+from ._confseq import HypergeometricSequence
 from ._groups import GroupEncoder, check_group_by
 from ._memory import available_memory, check_draw_memory
 from ._params import (
@@ -39,7 +39,6 @@ from ._warnings import warn
 
 __all__ = [
     "HypergeometricSequence",
-    "empirical_bernstein_bets",
     "BLOCK",
     "EPS",
     "LEVEL",

@@ -1,25 +1,11 @@
-"""Confidence sequences of means (Waudby-Smith and Ramdas).
+"""A confidence sequence of a finite population's share of ones (Waudby-Smith and Ramdas).
 
-Written here because no maintained Python package ships them (``confseq``
-publishes no wheel); each is a few closed-form lines.
+Written here because no maintained Python package ships it (``confseq``
+publishes no wheel); it is a few closed-form lines.
 """
 
 import numpy as np
 from scipy.special import betaln, gammaln, logsumexp
-
-
-def empirical_bernstein_bets(y, alpha, max_bet=0.5):
-    """The predictable bets ``lambda_i`` of the plug-in empirical-Bernstein sequence.
-
-    Any predictable bets give a valid sequence at every level; ``alpha`` only
-    tunes them (Waudby-Smith and Ramdas 2024, eq. 13-14).
-    """
-    i = np.arange(1, y.size + 1)
-    mu_hat = (0.5 + np.cumsum(y)) / (i + 1)
-    sigma2_hat = (0.25 + np.cumsum((y - mu_hat) ** 2)) / (i + 1)
-    prev_sigma2 = np.r_[0.25, sigma2_hat[:-1]]
-    return np.minimum(np.sqrt(2 * np.log(2 / alpha) / (prev_sigma2 * i * np.log(1 + i))),
-                      max_bet)
 
 
 class HypergeometricSequence:
@@ -34,10 +20,11 @@ class HypergeometricSequence:
     "Confidence sequences for sampling without replacement", Thm. 1), so by
     Ville's inequality the set ``{m : pi_t(m) > alpha pi(m)}`` holds the true
     ``m`` at every ``t`` at once with probability ``1 - alpha``. The prior only
-    moves where the set is narrow, never its validity: :meth:`bounds` takes a
-    prior that is half uniform and half beta-binomial around a share given
-    before any draw (e.g. the scores' mean confidence), so good scores narrow
-    the set and misleading ones cost at most a factor 2 on ``alpha``.
+    moves where the set is narrow, never its validity. The prior here is half
+    uniform and half beta-binomial around a share given before any draw
+    (``guess``, e.g. the scores' mean confidence), so good scores narrow the
+    set and misleading ones cost at most a factor 2 on ``alpha`` (the
+    uniform half alone keeps half the prior mass on every ``m``).
 
     Parameters
     ----------
