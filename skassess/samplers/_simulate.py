@@ -106,7 +106,8 @@ def simulate(
         ``"random"``, ``"thompson"``, ``"top_two"``, ``"multiple_play"``,
         ``"epsilon_greedy"`` or ``"bayes_ucb"``, or a group strategy object
         (e.g. ``EpsilonGreedy(epsilon=0.2)``). The simulation advances runs
-        group by group, so item-level strategies are not simulated here.
+        group by group, so item-level strategies are not simulated here, nor
+        ``"lucb"``, which needs each run's anytime-valid intervals.
     budget : int, default=None
         Labels per run; None labels the whole pool (for ``task="compare"``,
         both groups).
