@@ -178,6 +178,11 @@ def simulate(
             f"simulate runs group strategies; {type(strat).__name__} scores items. Use "
             "ActiveAssessor.run on a labeled pool instead."
         )
+    if getattr(strat, "uses_anytime_bounds", False):
+        raise ValueError(
+            f"{type(strat).__name__} cannot run in simulate: it needs each run's "
+            "anytime-valid intervals. Use ActiveAssessor.run on a labeled pool instead."
+        )
     scores, pred, cell, arm = pool_rows(estimator, setup, X, group_by, y_pred)
     n, K = scores.shape
     classes = None if estimator.classes is None else check_classes(estimator.classes, K)

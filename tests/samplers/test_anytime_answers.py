@@ -135,9 +135,10 @@ def test_lucb_compare_labels_only_the_two_groups_and_cannot_run_in_simulate():
     a.run(y, 200, progress=False)
     assert set(a.history_["group"]) == {0, 1}
     assert a.certified_level("lower") > 0.9 and a.certified_level("higher") == 0.0
-    with pytest.raises(ValueError, match="cannot run in simulate"):
-        simulate(X, y, estimator=BayesianAccuracy(prior="uniform"), task="least_accurate",
-                 strategy=LUCBSampling(), budget=5, n_runs=2, progress=False)
+    for strategy in (LUCBSampling(), "lucb"):
+        with pytest.raises(ValueError, match="cannot run in simulate"):
+            simulate(X, y, estimator=BayesianAccuracy(prior="uniform"), task="least_accurate",
+                     strategy=strategy, budget=5, n_runs=2, progress=False)
 
 
 def test_the_probability_stop_rule_waits_for_the_anytime_level():
