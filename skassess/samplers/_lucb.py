@@ -86,6 +86,8 @@ class LUCBSampling(GroupStrategy):
             else:
                 open_ = upper > lower[rows, leader][:, None]
             open_ &= candidates
+            open_[rows, leader] = False
+            # The leader is open while another group is.
             open_[rows, leader] = candidates[rows, leader] & open_.any(axis=1)
             weights = np.where(open_, width, 0.0)
         else:
