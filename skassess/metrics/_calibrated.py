@@ -65,6 +65,7 @@ import numpy as np
 from scipy.special import expit, gammaln, log_expit, logsumexp, roots_hermite
 
 from ._conjugate import BetaPosterior
+from ._rate_table import rate_terms
 
 #: Prior standard deviation of the pool's level (log-odds) at its mean score.
 PRIOR_SD_SHIFT = 2.0
@@ -147,7 +148,8 @@ class CalibratedRates:
         rows = np.asarray(rows, dtype=np.float64)
         self.center = float(center)
         with np.errstate(invalid="ignore", divide="ignore"):
-            mids = -LOGIT_CLIP + BIN_WIDTH * (np.arange(N_BINS) + 0.5)
+            # Columns are one or more blocks of N_BINS bins (a block per kind of row).
+            mids = -LOGIT_CLIP + BIN_WIDTH * (np.arange(rows.shape[1]) % N_BINS + 0.5)
             self.ell = np.where(rows > 0, logit_sum / np.where(rows > 0, rows, 1.0), mids)
         self.rows = rows
         self.labeled = np.minimum(np.asarray(labeled, dtype=np.float64), rows)
@@ -343,18 +345,40 @@ class CalibratedRates:
         unlabeled rows' successes from a normal of their Poisson-binomial
         mean and variance (clipped to the rows available).
         """
+        successes, node, u = self.count_draws(size, rng, kinds=1)
+        n_rows = self.rows.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = successes[:, :, 0] / n_rows
+        # A group with no rows (grown but empty) has the map's rate at its mean score.
+        empty = ~(n_rows > 0)
+        if empty.any():
+            rate[:, empty] = expit(self.center + self.a[node][:, None] + u[:, empty])
+        return rate
+
+    def count_draws(self, size, rng, kinds=1):
+        """Joint draws of the successes on the pool per group and kind of row.
+
+        The columns are ``kinds`` blocks of ``N_BINS`` bins, one block per kind
+        of row (e.g. the predicted class). Returns ``(successes, node, u)``:
+        the drawn successes (labeled ones as observed, unlabeled ones drawn),
+        shape ``(size, n_groups, kinds)``, and the grid nodes and deviations
+        of the draws.
+        """
         node = rng.choice(self.weights.size, size=size, p=self.weights)
         G = self.n_groups
         u = self._deviations(node, rng)
         unlabeled = self.rows - self.labeled
-        g, bins = np.nonzero(unlabeled > 0)
-        count = unlabeled[g, bins]
-        x = self.ell[g, bins] - self.center
-        order = np.argsort(g, kind="stable")
-        g, count, x = g[order], count[order], x[order]
-        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) if g.size else np.array([], int)
-        mean = np.zeros((size, G))
-        var = np.zeros((size, G))
+        g, col = np.nonzero(unlabeled > 0)
+        count = unlabeled[g, col]
+        x = self.ell[g, col] - self.center
+        # segments: one per group and kind, in order of group then kind
+        seg = g * kinds + col // N_BINS
+        order = np.argsort(seg, kind="stable")
+        g, seg, count, x = g[order], seg[order], count[order], x[order]
+        starts = (np.flatnonzero(np.r_[True, seg[1:] != seg[:-1]]) if seg.size
+                  else np.array([], int))
+        mean = np.zeros((size, G * kinds))
+        var = np.zeros((size, G * kinds))
         step = max(1, BLOCK_FLOATS // max(g.size, 1))
         a, b = self.a[node], self.b[node]
         for s in range(0, size, step):
@@ -362,21 +386,14 @@ class CalibratedRates:
             p = expit(self.center + a[sl, None] + b[sl, None] * x[None, :] + u[sl][:, g])
             if g.size:
                 pc = p * count
-                mean[sl][:, g[starts]] = np.add.reduceat(pc, starts, axis=1)
+                mean[sl][:, seg[starts]] = np.add.reduceat(pc, starts, axis=1)
                 pc *= 1.0 - p
-                var[sl][:, g[starts]] = np.add.reduceat(pc, starts, axis=1)
-        total_unlabeled = unlabeled.sum(axis=1)
-        drawn = np.clip(mean + np.sqrt(var) * rng.standard_normal((size, G)), 0.0,
-                        total_unlabeled)
-        n_rows = self.rows.sum(axis=1)
-        successes = np.minimum(self.success, self.labeled).sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rate = (successes + drawn) / n_rows
-        # A group with no rows (grown but empty) has the map's rate at its mean score.
-        empty = ~(n_rows > 0)
-        if empty.any():
-            rate[:, empty] = expit(self.center + a[:, None] + u[:, empty])
-        return rate
+                var[sl][:, seg[starts]] = np.add.reduceat(pc, starts, axis=1)
+        available = unlabeled.reshape(G, kinds, -1).sum(axis=2).ravel()
+        drawn = np.clip(mean + np.sqrt(var) * rng.standard_normal((size, G * kinds)), 0.0,
+                        available)
+        seen = np.minimum(self.success, self.labeled).reshape(G, kinds, -1).sum(axis=2)
+        return (seen + drawn.reshape(size, G, kinds)), node, u
 
     def _deviations(self, node, rng):
         """Each group's deviation at the drawn grid nodes, shape ``(len(node), n_groups)``.
@@ -451,5 +468,102 @@ class CalibratedRates:
             rate += weights[:, bin_] * p
         mean, second = rate.mean(axis=0), (rate**2).mean(axis=0)
         zeros = np.zeros(self.n_groups)
+        return BetaPosterior.from_moments(mean, np.maximum(second - mean**2, 0.0), zeros,
+                                          zeros)
+
+
+class CalibratedBinaryRates(CalibratedRates):
+    """Posterior of a binary rate (TPR, FPR, PPV, ...) per group under the calibrated model.
+
+    The model of :class:`CalibratedRates` with the outcome ``y = 1`` (the
+    positive class) and the score ``p_1``: ``P(y_i = 1) = sigmoid(m + a + b
+    (logit(p_1i) - m) + u_g)``, so that ``a``, ``b`` and ``u_g`` are a shared
+    recalibration of the positive class's score and each group's departure
+    from it. The columns are two blocks of ``N_BINS`` bins: the rows the black
+    box predicts negative, then positive. A group's rate is the ratio of its
+    pool's counts (e.g. TPR: positives predicted positive over positives),
+    with the labeled rows' classes as observed and the others' drawn jointly,
+    so a fully labeled group's rate is its observed one.
+
+    A draw in which a group's condition holds on no row (e.g. PPV in a group
+    with no row predicted positive) takes the pool's rate of the same draw.
+
+    Parameters
+    ----------
+    rows, logit_sum, labeled, success : ndarray of shape (n_groups, 2 * N_BINS)
+        Per group, predicted class and bin of ``logit(p_1)``: rows (weighted),
+        the sum of their log-odds, labeled rows and labeled positives.
+    center : float
+        The pool's mean ``logit(p_1)``.
+    metric : str
+        A rate of :data:`~skassess.metrics._rate_table.RATES` other than
+        ``"selection_rate"``.
+    successes, failures : ndarray of shape (n_groups,)
+        Labeled rows on which the metric's condition holds with and without
+        its outcome (the counts of the Beta that :meth:`posterior` returns).
+    n_draws : int, default=4000
+    seed : int, default=0
+    """
+
+    def __init__(self, rows, logit_sum, labeled, success, center, *, metric, successes,
+                 failures, n_draws=4000, seed=0):
+        # (condition, outcome) of a row predicted k whose class is y
+        self._terms = {(k, y): tuple(float(v) for v in rate_terms(metric, k, y))
+                       for k in (0, 1) for y in (0, 1)}
+        self._counts = (np.asarray(successes, dtype=np.float64),
+                        np.asarray(failures, dtype=np.float64))
+        self._n = np.asarray(rows, dtype=np.float64).reshape(len(rows), 2, N_BINS).sum(axis=2)
+        super().__init__(rows, logit_sum, labeled, success, center, n_draws=n_draws, seed=seed)
+
+    def _ratio(self, positives, n):
+        """Numerator and denominator of the rate from positives ``(..., G, 2)`` among ``n``."""
+        num = den = 0.0
+        for (k, y), (cond, out) in self._terms.items():
+            count = positives[..., k] if y == 1 else n[..., k] - positives[..., k]
+            num = num + cond * out * count
+            den = den + cond * count
+        return num, den
+
+    def _rates(self, positives):
+        """Each group's rate from drawn positives ``(size, G, 2)`` (the pool's where undefined)."""
+        num, den = self._ratio(positives, self._n)
+        pool_num, pool_den = self._ratio(positives.sum(axis=1), self._n.sum(axis=0))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            pool = pool_num / pool_den
+            rate = num / den
+        return np.where(den > 1e-9, rate, pool[:, None])
+
+    def rvs(self, size, rng):
+        """Joint draws of every group's rate on the pool, shape ``(size, n_groups)``."""
+        return self._rates(self.count_draws(size, rng, kinds=2)[0])
+
+    def overall_rvs(self, size, rng):
+        """Draws of the pool's rate (every group's counts summed), shape ``(size,)``."""
+        num, den = self._ratio(self.count_draws(size, rng, kinds=2)[0].sum(axis=1),
+                               self._n.sum(axis=0))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return num / den
+
+    def posterior(self):
+        """One Beta per group with the posterior's mean and variance."""
+        mean, var = self.moments()
+        return BetaPosterior.from_moments(mean, var, *self._counts)
+
+    def predictive(self):
+        """The Beta of a group's rate before its labels: the map with a new deviation."""
+        zeros = np.zeros(self.n_groups)
+        if self._lab_group.size == 0:  # no label: the posterior is this prior
+            mean, var = self.moments()
+            return BetaPosterior.from_moments(mean, var, zeros, zeros)
+        rng = np.random.default_rng(1)
+        node = rng.choice(self.weights.size, size=1000, p=self.weights)
+        u = deviation_draws(rng, (1000, self.n_groups), self.tau[node][:, None])
+        positives = np.zeros((1000, self.n_groups, 2))
+        for col in np.flatnonzero(self.rows.any(axis=0)):
+            p = expit(self.center + self.a[node][:, None]
+                      + self.b[node][:, None] * (self.ell[:, col] - self.center) + u)
+            positives[:, :, col // N_BINS] += self.rows[:, col] * p
+        rate = self._rates(positives)
+        mean, second = rate.mean(axis=0), (rate**2).mean(axis=0)
         return BetaPosterior.from_moments(mean, np.maximum(second - mean**2, 0.0), zeros,
                                           zeros)

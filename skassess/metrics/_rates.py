@@ -13,7 +13,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils import LEVEL, validate_args, warn
 from ._base import _BaseAssessor, prior_pull
-from ._calibrated import N_BINS, CalibratedRates, score_bin, score_logit
+from ._calibrated import (
+    N_BINS,
+    CalibratedBinaryRates,
+    CalibratedRates,
+    score_bin,
+    score_logit,
+)
 from ._conjugate import MIN_PSEUDO_COUNT, BetaPosterior
 from ._hierarchical import HierarchicalBeta
 from ._rate_table import (
@@ -71,12 +77,6 @@ class _BetaAssessor(_BaseAssessor):
                 "black box predicts positive, known exactly from X. Use "
                 "BayesianGroupMetrics for its differences between groups."
             )
-        if self._prior_kind() == "calibrated" and metric != "accuracy":
-            raise ValueError(
-                f"prior='calibrated' models whether the black box is right, so it needs "
-                f"metric='accuracy'; got metric={name!r}. Use prior='hierarchical' (what "
-                "prior='auto' gives for this metric)."
-            )
         if metric != "accuracy" and n_classes != 2:
             raise ValueError(
                 f"metric={name!r} needs binary scores (2 classes); X has "
@@ -97,20 +97,20 @@ class _BetaAssessor(_BaseAssessor):
             )
 
     def _prior_kind(self):
-        """The prior in use: ``"auto"`` is ``"calibrated"`` for accuracy, else hierarchical."""
+        """The prior in use: ``"auto"`` is ``"calibrated"``."""
         prior = self.prior
         if not isinstance(prior, str):
             return "array"
-        if prior == "auto":
-            return "calibrated" if self._metric() == "accuracy" else "hierarchical"
-        return prior
+        return "calibrated" if prior == "auto" else prior
 
     def _calibrated(self):
         return self._prior_kind() == "calibrated"
 
     def _init_stats(self, n_groups):
-        # The calibrated model's per-bin arrays are empty under the other priors.
-        bins = N_BINS if self._calibrated() else 0
+        # The calibrated model's per-bin arrays are empty under the other priors; a
+        # binary rate's model has a block of bins per predicted class.
+        bins = (N_BINS * (1 if self._metric() == "accuracy" else 2) if self._calibrated()
+                else 0)
         for name in self._group_arrays:
             shape = (n_groups, bins) if name in self._score_arrays else (n_groups,)
             setattr(self, name, np.zeros(shape))
@@ -133,8 +133,8 @@ class _BetaAssessor(_BaseAssessor):
             cond, _ = rate_terms(metric, pred, 0)  # the condition ignores y
             self.n_condition_rows_ += count(weight * cond)
         if self._calibrated():
-            ell = score_logit(conf)
-            cell = (group, score_bin(ell))
+            ell, col = self._score_cells(pred, conf)
+            cell = (group, col)
             np.add.at(self.score_rows_, cell, weight)
             np.add.at(self.score_logit_, cell, weight * ell)
         labeled = y >= 0
@@ -149,10 +149,29 @@ class _BetaAssessor(_BaseAssessor):
         self.n_labeled_rows_ += np.bincount(g, weights=w, minlength=G)
         self.n_labeled_ += np.bincount(g, weights=w * cond, minlength=G)
         self.n_success_ += np.bincount(g, weights=w * cond * out, minlength=G)
-        if self._calibrated():
-            cell = (g, score_bin(score_logit(conf)))
+        if self._calibrated() and self._metric() == "accuracy":
+            cell = (g, self._score_cells(pred, conf)[1])
             np.add.at(self.score_labeled_, cell, w * cond)
             np.add.at(self.score_success_, cell, w * cond * out)
+        elif self._calibrated():
+            # The binary rates' model is of the class: every labeled row counts.
+            cell = (g, self._score_cells(pred, conf)[1])
+            np.add.at(self.score_labeled_, cell, w)
+            np.add.at(self.score_success_, cell, w * (y == 1))
+
+    def _score_cells(self, pred, conf):
+        """Log-odds and column of each row in the calibrated model's per-bin arrays.
+
+        Accuracy: the top-1 score's log-odds. A binary rate: the positive
+        class's, ``p_1`` (``conf`` is the predicted class's score), in the
+        block of the predicted class.
+        """
+        if self._metric() == "accuracy":
+            ell = score_logit(conf)
+            return ell, score_bin(ell)
+        pred = np.asarray(pred)
+        ell = score_logit(np.where(pred == 1, conf, 1.0 - conf))
+        return ell, score_bin(ell) + N_BINS * (pred == 1)
 
     def _observed_outcomes(self, pred, y):
         cond, out = rate_terms(self._metric(), pred, y)
@@ -223,8 +242,14 @@ class _BetaAssessor(_BaseAssessor):
     def _fit_calibrated(self):
         rows = self.score_rows_.sum()
         center = self.score_logit_.sum() / rows if rows > 0 else 0.0
-        model = CalibratedRates(self.score_rows_, self.score_logit_, self.score_labeled_,
-                                self.score_success_, center, seed=self._summary_seed())
+        arrays = (self.score_rows_, self.score_logit_, self.score_labeled_,
+                  self.score_success_, center)
+        if self._metric() == "accuracy":
+            model = CalibratedRates(*arrays, seed=self._summary_seed())
+        else:
+            model = CalibratedBinaryRates(
+                *arrays, metric=self._metric(), successes=self.n_success_,
+                failures=self.n_labeled_ - self.n_success_, seed=self._summary_seed())
         self._hierarchy = model
         self.posterior_ = model.posterior()
         self.prior_ = model.predictive()
@@ -262,6 +287,12 @@ class _BetaAssessor(_BaseAssessor):
         return self.posterior_.rvs(n_draws, rng)
 
     def _overall_samples(self, n_draws, rng):
+        if self._calibrated() and self._metric() != "accuracy":
+            # The pool's counts drawn jointly: no weights to draw.
+            draws = self._hierarchy.overall_rvs(n_draws, rng)
+            if not np.isfinite(draws).all():
+                self._overall_weights(1, None)  # raises for an undefined PPV / NPV
+            return draws
         theta = self._theta_samples(n_draws, rng)
         weights = np.array(np.broadcast_to(self._overall_weights(n_draws, rng), theta.shape))
         total = weights.sum(axis=1)

@@ -1,0 +1,240 @@
+"""Binary rates (TPR, FPR, PPV, NPV) with the calibrated prior, beside PPI++ and Wilson.
+
+For each pool, rate and label budget n, ``--runs`` times: n rows labeled
+uniformly at random, then
+
+* ``BayesianAccuracy(metric=..., grouping="external")`` with
+  ``prior="calibrated"`` (the default) and ``"hierarchical"``: the overall
+  interval, each group's, and that of the difference of the first two groups
+  (``compare_groups``);
+* Wilson's interval on the labeled rows where the rate's condition holds;
+* PPI++ (``ppi_py``, the positive class's score as the prediction of
+  ``y``): for PPV and NPV, whose condition is the prediction, the mean of
+  ``y`` over the rows predicted positive (negative); for TPR and FPR, a ratio
+  of two means, by the delta method: the rate's point estimate from the two
+  PPI++ means, and the interval's half-width that of PPI++ on the
+  linearised variable ``(pred - r) * y / mean(y)`` (and its ``1 - y``
+  counterpart for FPR).
+
+Prints, per pool, rate and n: coverage of the overall 95 % interval, mean
+width and its ratio to PPI++'s and Wilson's, RMSE x 100 of the point estimate
+and its ratio to the label rate's; per group: mean and lowest coverage and
+mean width; the difference's coverage. Each run's numbers are appended to
+``--out`` (JSON lines) as they come.
+
+Pools. No pool was looked at while the model was built (its priors were
+chosen for accuracy on Fashion-MNIST). The fairness files of
+``../shared/data/fairness`` (groups: the file's sensitive attribute, the
+privileged group and the rest), with the MLP's and Gaussian naive Bayes'
+scores, and synthetic binary pools made to break the model (four groups of
+unequal size, 8,000 rows):
+
+* ``over``: scores over-confident (the true log-odds 0.5 x the score's);
+* ``under``: scores under-confident (the true log-odds 2 x the score's);
+* ``groupwise``: each group's log-odds shifted from its scores by N(0, 1);
+* ``ignore``: the class ignores the scores (positive with probability 0.35).
+
+Needs the peers' extra (``pip install "skassess[peers]"``)::
+
+    OMP_NUM_THREADS=1 python benchmarks/bench_rates_calibrated.py --runs 100 --out rates.jsonl
+    python benchmarks/bench_rates_calibrated.py --table rates.jsonl
+"""
+
+import argparse
+import json
+import pathlib
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from scipy.special import expit, logit
+
+from skassess import BayesianAccuracy
+from skassess.metrics import compare_groups, rate_terms
+
+DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "fairness"
+METRICS = ("tpr", "fpr", "ppv", "npv")
+PRIORS = ("calibrated", "hierarchical")
+FILES = {
+    "adult": ("adult_sex_scores.csv.gz", "sex", "Male", "income-per-year"),
+    "bank": ("bank_age_scores.csv.gz", "age", "adult", "y"),
+    "compas": ("propublica-recidivism_race_scores.csv.gz", "race", "Caucasian",
+               "two_year_recid"),
+}
+MODELS = {"mlp": "score_MultiLayerPerceptron", "nb": "score_GaussianNB"}
+SYNTHETIC = ("over", "under", "groupwise", "ignore")
+
+
+def synthetic(kind, seed, n=8000):
+    """Positive-class scores, classes and four groups of unequal size."""
+    rng = np.random.default_rng([seed, SYNTHETIC.index(kind)])
+    groups = rng.choice(4, size=n, p=[0.55, 0.25, 0.15, 0.05])
+    p1 = np.clip(rng.beta(1.2, 2.0, n), 1e-4, 1 - 1e-4)
+    s = logit(p1)
+    if kind == "over":
+        p = expit(0.5 * s)
+    elif kind == "under":
+        p = expit(2.0 * s)
+    elif kind == "groupwise":
+        p = expit(s + rng.normal(0.0, 1.0, 4)[groups])
+    else:
+        p = np.full(n, 0.35)
+    return p1, (rng.random(n) < p).astype(int), groups.astype(str)
+
+
+def pool(name, seed):
+    if name in SYNTHETIC:
+        return synthetic(name, seed)
+    base, model = name.split("-")
+    file, attribute, privileged, label = FILES[base]
+    frame = pd.read_csv(DATA / file)
+    p1 = frame[MODELS[model]].to_numpy(dtype=float).clip(0.0, 1.0)
+    groups = np.where(frame[attribute] == privileged, "privileged", "rest")
+    return p1, frame[label].to_numpy().astype(int), groups
+
+
+def rate(metric, pred, y):
+    cond, out = rate_terms(metric, pred, y)
+    return float((cond * out).sum() / cond.sum()) if cond.sum() > 0 else np.nan
+
+
+def ppi_interval(metric, pred, p1, y, labeled):
+    """PPI++ (ppi_py) interval and point of the rate on the pool."""
+    import ppi_py
+
+    lab, unl = labeled, ~labeled
+    if metric in ("ppv", "npv"):
+        on = pred == (1 if metric == "ppv" else 0)
+        target = y if metric == "ppv" else 1 - y
+        guess = p1 if metric == "ppv" else 1 - p1
+        Y, Yh, Yu = target[lab & on], guess[lab & on], guess[unl & on]
+        if len(Y) < 2:
+            return np.nan, np.nan, np.nan
+        lo, hi = ppi_py.ppi_mean_ci(Y, Yh, Yu, alpha=0.05)
+        point = ppi_py.ppi_mean_pointestimate(Y, Yh, Yu)
+        return float(np.ravel(lo)[0]), float(np.ravel(hi)[0]), float(np.ravel(point)[0])
+    # TPR = E[pred y] / E[y]; FPR = E[pred (1 - y)] / E[1 - y]
+    cls, guess = (y, p1) if metric == "tpr" else (1 - y, 1 - p1)
+    Y, Yh, Yu = cls[lab], guess[lab], guess[unl]
+    if Y.sum() == 0 or len(Y) < 2:
+        return np.nan, np.nan, np.nan
+    num = float(np.ravel(ppi_py.ppi_mean_pointestimate(pred[lab] * Y, pred[lab] * Yh,
+                                                       pred[unl] * Yu))[0])
+    den = float(np.ravel(ppi_py.ppi_mean_pointestimate(Y, Yh, Yu))[0])
+    if not den > 0:
+        return np.nan, np.nan, np.nan
+    r = num / den
+    z, zh, zu = ((pred[lab] - r) * Y / den, (pred[lab] - r) * Yh / den,
+                 (pred[unl] - r) * Yu / den)
+    lo, hi = ppi_py.ppi_mean_ci(z, zh, zu, alpha=0.05)
+    half = (float(np.ravel(hi)[0]) - float(np.ravel(lo)[0])) / 2.0
+    return r - half, r + half, r
+
+
+def one_run(metric, p1, y, groups, rows, seed):
+    n = len(y)
+    pred = (p1 > 0.5).astype(int)
+    X = np.column_stack([1.0 - p1, p1])
+    labeled = np.zeros(n, dtype=bool)
+    labeled[rows] = True
+    masked = np.where(labeled, y, -1)
+    names = sorted(np.unique(groups))
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for prior in PRIORS:
+            est = BayesianAccuracy(metric=metric, grouping="external", prior=prior,
+                                   random_state=seed).fit(X, masked, group_by=groups)
+            lo, hi = est.overall_interval(0.95)
+            s = est.summary().loc[names]
+            d = compare_groups(est, names[0], names[1], random_state=seed).interval(0.95)
+            out[prior] = {"overall": (float(lo), float(hi), float(est.overall_mean())),
+                          "lower": s["lower"].tolist(), "upper": s["upper"].tolist(),
+                          "delta": (float(d[0]), float(d[1]))}
+    cond, hit = rate_terms(metric, pred[rows], y[rows])
+    k, m = int((cond * hit).sum()), int(cond.sum())
+    if m:
+        ci = stats.binomtest(k, m).proportion_ci(0.95, method="wilson")
+        out["wilson"] = {"overall": (ci.low, ci.high, k / m)}
+    else:
+        out["wilson"] = {"overall": (0.0, 1.0, np.nan)}
+    out["ppi++"] = {"overall": ppi_interval(metric, pred, p1, y, labeled)}
+    return out
+
+
+def run(pools, metrics, budgets, runs, seed, out_path):
+    for name in pools:
+        p1, y, groups = pool(name, seed)
+        pred = (p1 > 0.5).astype(int)
+        names = sorted(np.unique(groups))
+        for metric in metrics:
+            truth = rate(metric, pred, y)
+            gt = [rate(metric, pred[groups == g], y[groups == g]) for g in names]
+            for n in budgets:
+                for r in range(runs):
+                    rng = np.random.default_rng([seed, n, r])
+                    rows = rng.choice(len(y), size=n, replace=False)
+                    rec = {"pool": name, "metric": metric, "n": n, "run": r, "seed": seed,
+                           "truth": truth, "group_truth": gt,
+                           **one_run(metric, p1, y, groups, rows, r)}
+                    with open(out_path, "a") as f:
+                        f.write(json.dumps(rec) + "\n")
+                print(f"{name} {metric} n={n}: {runs} runs", flush=True)
+
+
+def table(records):
+    frame = pd.DataFrame(records)
+    lines = []
+    for (name, metric, n), cell in frame.groupby(["pool", "metric", "n"], sort=False):
+        truth = cell["truth"].to_numpy()
+        gt = np.array(cell["group_truth"].tolist())
+        ref = {m: np.array(cell[m].map(lambda r: r["overall"]).tolist(), dtype=float)
+               for m in ("ppi++", "wilson") + PRIORS}
+        width = {m: np.nanmean(a[:, 1] - a[:, 0]) for m, a in ref.items()}
+        ok = np.isfinite(ref["wilson"][:, 2])
+        rmse_label = np.sqrt(np.mean((ref["wilson"][ok, 2] - truth[ok]) ** 2))
+        for m, a in ref.items():
+            fine = np.isfinite(a[:, 0])
+            cover = np.mean((a[fine, 0] <= truth[fine]) & (truth[fine] <= a[fine, 1]))
+            rmse = np.sqrt(np.mean((a[ok & fine, 2] - truth[ok & fine]) ** 2))
+            row = {"pool": name, "metric": metric, "n": n, "method": m, "runs": int(fine.sum()),
+                   "coverage": cover, "width": width[m],
+                   "/ppi++": width[m] / width["ppi++"], "/wilson": width[m] / width["wilson"],
+                   "rmse_x100": 100 * rmse, "/label_rate": rmse / rmse_label}
+            if m in PRIORS:
+                lo = np.array(cell[m].map(lambda r: r["lower"]).tolist())
+                hi = np.array(cell[m].map(lambda r: r["upper"]).tolist())
+                held = (lo <= gt) & (gt <= hi)
+                d = np.array(cell[m].map(lambda r: r["delta"]).tolist())
+                delta = gt[:, 0] - gt[:, 1]
+                row.update({"group_cov": held.mean(), "group_cov_min": held.mean(axis=0).min(),
+                            "group_width": np.mean(hi - lo),
+                            "delta_cov": np.mean((d[:, 0] <= delta) & (delta <= d[:, 1])),
+                            "delta_width": np.mean(d[:, 1] - d[:, 0])})
+            lines.append(row)
+    return pd.DataFrame(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pools", nargs="+",
+                        default=[f"{f}-{m}" for f in FILES for m in MODELS] + list(SYNTHETIC))
+    parser.add_argument("--metrics", nargs="+", default=list(METRICS), choices=METRICS)
+    parser.add_argument("--budgets", type=int, nargs="+", default=[20, 50, 100, 200, 500])
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default="rates_calibrated.jsonl")
+    parser.add_argument("--table", metavar="JSONL", help="print the table of these runs")
+    args = parser.parse_args()
+    if args.table:
+        with open(args.table) as f:
+            records = [json.loads(line) for line in f]
+        pd.set_option("display.width", 250)
+        print(table(records).round(3).to_string(index=False))
+        return
+    run(args.pools, args.metrics, args.budgets, args.runs, args.seed, args.out)
+
+
+if __name__ == "__main__":
+    main()
