@@ -38,17 +38,17 @@ class BayesianAccuracy(_BetaAssessor):
         :func:`sklearn.calibration.calibration_curve`.
     prior : {"auto", "calibrated", "hierarchical", "informative", "uniform"} or \
             array-like, default="auto"
-        ``"calibrated"`` (what ``"auto"`` means for accuracy): the scores
-        through a calibration map whose trust is learned from the labels.
-        Row ``i`` is right with probability ``sigmoid(m + a + b (logit(c_i) -
+        ``"calibrated"`` (what ``"auto"`` means): the scores through a
+        calibration map whose trust is learned from the labels. For accuracy,
+        row ``i`` is right with probability ``sigmoid(m + a + b (logit(c_i) -
         m) + u_g)`` (``c_i``: its top-1 score; ``m``: the pool's mean
         log-odds), with the map's shift ``a``, slope ``b`` and the groups'
         deviations ``u_g`` (Student t, 4 degrees of freedom, scale ``tau``) all
-        learned from the labels and
-        integrated out (see Notes). Each group's accuracy is that of its rows
-        in the pool: labeled rows count with their labels.
-        ``"hierarchical"`` (what ``"auto"`` means for the other rates): the
-        groups' rates are exchangeable, ``Beta(mu kappa, (1 - mu) kappa)``
+        learned from the labels and integrated out (see Notes); for the other
+        rates the same map gives the probability that the row's class is
+        positive, from ``c_i = p_1``. Each group's rate is that of its rows in
+        the pool: labeled rows count with their labels.
+        ``"hierarchical"``: the groups' rates are exchangeable, ``Beta(mu kappa, (1 - mu) kappa)``
         with a shared mean ``mu ~ Uniform(0, 1)`` and concentration ``kappa``
         in [0.5, 1e4] with ``1 / sqrt(kappa)`` uniform, both integrated out;
         it ignores the scores.
@@ -120,9 +120,16 @@ class BayesianAccuracy(_BetaAssessor):
     With ``prior="calibrated"`` the score of each row enters through the
     calibration map, so an unlabeled row of high confidence counts as more
     likely right than one of low confidence, as far as the labels show the
-    scores to be informative. The priors are centred on the scores as they are
-    and weak: the pool's level ``a + sum_g p_g u_g ~ N(0, 2^2)``, ``b ~ N(1,
-    1)``, ``tau`` half-normal of scale 1. If the errors ignore the scores the
+    scores to be informative. For TPR, FPR, PPV, NPV, ... the map is of the
+    positive class's score ``p_1``, so it recalibrates the scores (with a
+    departure per group, as in Bayesian calibration for fairness [2]_); a
+    group's rate is the ratio of its pool's counts (e.g. positives predicted
+    positive over positives), the classes of its unlabeled rows drawn from
+    the map, so every labeled row informs the map, whether or not the
+    rate's condition holds on it. ``condition_posterior_`` is then not used.
+    The priors are centred on the scores as they are and weak: the pool's
+    level ``a + sum_g p_g u_g ~ N(0, 2^2)``, ``b ~ N(1, 1)``, ``tau``
+    half-normal of scale 1. If the errors ignore the scores the
     labels drive ``b`` to 0 and the estimate is the label rate's; if the
     groups are miscalibrated differently ``tau`` grows and each group leans on
     its own labels; if the map holds, the overall interval narrows to the
@@ -150,6 +157,9 @@ class BayesianAccuracy(_BetaAssessor):
     ----------
     .. [1] D. Ji, R. L. Logan IV, P. Smyth, M. Steyvers, "Active Bayesian
        Assessment of Black-Box Classifiers", AAAI 2021.
+    .. [2] D. Ji, P. Smyth, M. Steyvers, "Can I Trust My Fairness Metric?
+       Assessing Fairness with Unlabeled Data and Bayesian Inference",
+       NeurIPS 2020.
 
     Examples
     --------

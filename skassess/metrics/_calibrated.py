@@ -486,7 +486,9 @@ class CalibratedBinaryRates(CalibratedRates):
     so a fully labeled group's rate is its observed one.
 
     A draw in which a group's condition holds on no row (e.g. PPV in a group
-    with no row predicted positive) takes the pool's rate of the same draw.
+    with no row predicted positive) takes the pool's rate of the same draw;
+    where it holds on no row of the pool either, the rate is undefined and
+    drawn uniformly on [0, 1] (nothing is known of it).
 
     Parameters
     ----------
@@ -524,18 +526,19 @@ class CalibratedBinaryRates(CalibratedRates):
             den = den + cond * count
         return num, den
 
-    def _rates(self, positives):
+    def _rates(self, positives, rng):
         """Each group's rate from drawn positives ``(size, G, 2)`` (the pool's where undefined)."""
         num, den = self._ratio(positives, self._n)
         pool_num, pool_den = self._ratio(positives.sum(axis=1), self._n.sum(axis=0))
         with np.errstate(invalid="ignore", divide="ignore"):
-            pool = pool_num / pool_den
+            pool = np.where(pool_den > 1e-9, pool_num / pool_den,
+                            rng.uniform(size=pool_den.shape))
             rate = num / den
         return np.where(den > 1e-9, rate, pool[:, None])
 
     def rvs(self, size, rng):
         """Joint draws of every group's rate on the pool, shape ``(size, n_groups)``."""
-        return self._rates(self.count_draws(size, rng, kinds=2)[0])
+        return self._rates(self.count_draws(size, rng, kinds=2)[0], rng)
 
     def overall_rvs(self, size, rng):
         """Draws of the pool's rate (every group's counts summed), shape ``(size,)``."""
@@ -563,7 +566,7 @@ class CalibratedBinaryRates(CalibratedRates):
             p = expit(self.center + self.a[node][:, None]
                       + self.b[node][:, None] * (self.ell[:, col] - self.center) + u)
             positives[:, :, col // N_BINS] += self.rows[:, col] * p
-        rate = self._rates(positives)
+        rate = self._rates(positives, rng)
         mean, second = rate.mean(axis=0), (rate**2).mean(axis=0)
         return BetaPosterior.from_moments(mean, np.maximum(second - mean**2, 0.0), zeros,
                                           zeros)

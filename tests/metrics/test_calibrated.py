@@ -34,19 +34,10 @@ def labels_of(target, rows):
     return y
 
 
-def test_default_is_calibrated_for_accuracy_and_hierarchical_for_rates():
+def test_default_is_calibrated():
     S, t = pool(300, 2, seed=1)
     est = BayesianAccuracy().fit(S, labels_of(t, np.arange(30)))
     assert est._prior_kind() == "calibrated"
-    rate = BayesianAccuracy(metric="tpr", grouping="score_bins").fit(S, labels_of(t, range(30)))
-    assert rate._prior_kind() == "hierarchical"
-
-
-def test_calibrated_refuses_other_metrics():
-    S, t = pool(100, 2)
-    with pytest.raises(ValueError, match="prior='calibrated' .* needs metric='accuracy'; got "
-                       "metric='tpr'"):
-        BayesianAccuracy(prior="calibrated", metric="tpr", grouping="score_bins").fit(S, t)
 
 
 def test_no_labels_is_the_scores_map_with_a_wide_interval():
