@@ -123,7 +123,24 @@ def score_bin(logit_score):
     return np.minimum(((logit_score + LOGIT_CLIP) / BIN_WIDTH).astype(np.intp), N_BINS - 1)
 
 
-class CalibratedRates:
+class _DrawSummaries:
+    """Summaries of a posterior held as draws ``_draws`` of shape ``(n_draws, n_groups)``."""
+
+    def moments(self):
+        """Posterior mean and variance of each group's rate (from the stored draws)."""
+        d = self._draws
+        # Within the draws' range: identical draws (a fully labeled group) average
+        # to their value, not one rounding error off it.
+        return np.clip(d.mean(axis=0), d.min(axis=0), d.max(axis=0)), d.var(axis=0)
+
+    def interval(self, level=0.95):
+        """Equal-tailed interval ``(lower, upper)`` per group (from the stored draws)."""
+        tail = (1.0 - level) / 2.0
+        lo, hi = np.quantile(self._draws, [tail, 1.0 - tail], axis=0)
+        return lo, hi
+
+
+class CalibratedRates(_DrawSummaries):
     """Posterior of each group's rate on the pool under the calibrated model.
 
     Parameters
@@ -148,8 +165,7 @@ class CalibratedRates:
         rows = np.asarray(rows, dtype=np.float64)
         self.center = float(center)
         with np.errstate(invalid="ignore", divide="ignore"):
-            # Columns are one or more blocks of N_BINS bins (a block per kind of row).
-            mids = -LOGIT_CLIP + BIN_WIDTH * (np.arange(rows.shape[1]) % N_BINS + 0.5)
+            mids = -LOGIT_CLIP + BIN_WIDTH * (np.arange(N_BINS) + 0.5)
             self.ell = np.where(rows > 0, logit_sum / np.where(rows > 0, rows, 1.0), mids)
         self.rows = rows
         self.labeled = np.minimum(np.asarray(labeled, dtype=np.float64), rows)
@@ -171,7 +187,7 @@ class CalibratedRates:
         self._gh_x, w = roots_hermite(N_HERMITE)
         self._gh_logw = np.log(w)
         self._fit()
-        self._draws = self.rvs(n_draws, np.random.default_rng(seed))
+        self._draws = self.rvs(n_draws, np.random.default_rng(seed)) if n_draws else None
 
     # ------------------------------------------------------------ likelihood
     @staticmethod
@@ -345,40 +361,35 @@ class CalibratedRates:
         unlabeled rows' successes from a normal of their Poisson-binomial
         mean and variance (clipped to the rows available).
         """
-        successes, node, u = self.count_draws(size, rng, kinds=1)
+        successes, node, u = self.count_draws(size, rng)
         n_rows = self.rows.sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            rate = successes[:, :, 0] / n_rows
+            rate = successes / n_rows
         # A group with no rows (grown but empty) has the map's rate at its mean score.
         empty = ~(n_rows > 0)
         if empty.any():
             rate[:, empty] = expit(self.center + self.a[node][:, None] + u[:, empty])
         return rate
 
-    def count_draws(self, size, rng, kinds=1):
-        """Joint draws of the successes on the pool per group and kind of row.
+    def count_draws(self, size, rng):
+        """Joint draws of each group's successes on the pool.
 
-        The columns are ``kinds`` blocks of ``N_BINS`` bins, one block per kind
-        of row (e.g. the predicted class). Returns ``(successes, node, u)``:
-        the drawn successes (labeled ones as observed, unlabeled ones drawn),
-        shape ``(size, n_groups, kinds)``, and the grid nodes and deviations
-        of the draws.
+        Returns ``(successes, node, u)``: the successes (labeled ones as
+        observed, unlabeled ones drawn), shape ``(size, n_groups)``, and the
+        grid nodes and deviations of the draws.
         """
         node = rng.choice(self.weights.size, size=size, p=self.weights)
         G = self.n_groups
         u = self._deviations(node, rng)
         unlabeled = self.rows - self.labeled
-        g, col = np.nonzero(unlabeled > 0)
-        count = unlabeled[g, col]
-        x = self.ell[g, col] - self.center
-        # segments: one per group and kind, in order of group then kind
-        seg = g * kinds + col // N_BINS
-        order = np.argsort(seg, kind="stable")
-        g, seg, count, x = g[order], seg[order], count[order], x[order]
-        starts = (np.flatnonzero(np.r_[True, seg[1:] != seg[:-1]]) if seg.size
-                  else np.array([], int))
-        mean = np.zeros((size, G * kinds))
-        var = np.zeros((size, G * kinds))
+        g, bins = np.nonzero(unlabeled > 0)
+        count = unlabeled[g, bins]
+        x = self.ell[g, bins] - self.center
+        order = np.argsort(g, kind="stable")
+        g, count, x = g[order], count[order], x[order]
+        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) if g.size else np.array([], int)
+        mean = np.zeros((size, G))
+        var = np.zeros((size, G))
         step = max(1, BLOCK_FLOATS // max(g.size, 1))
         a, b = self.a[node], self.b[node]
         for s in range(0, size, step):
@@ -386,14 +397,12 @@ class CalibratedRates:
             p = expit(self.center + a[sl, None] + b[sl, None] * x[None, :] + u[sl][:, g])
             if g.size:
                 pc = p * count
-                mean[sl][:, seg[starts]] = np.add.reduceat(pc, starts, axis=1)
+                mean[sl][:, g[starts]] = np.add.reduceat(pc, starts, axis=1)
                 pc *= 1.0 - p
-                var[sl][:, seg[starts]] = np.add.reduceat(pc, starts, axis=1)
-        available = unlabeled.reshape(G, kinds, -1).sum(axis=2).ravel()
-        drawn = np.clip(mean + np.sqrt(var) * rng.standard_normal((size, G * kinds)), 0.0,
-                        available)
-        seen = np.minimum(self.success, self.labeled).reshape(G, kinds, -1).sum(axis=2)
-        return (seen + drawn.reshape(size, G, kinds)), node, u
+                var[sl][:, g[starts]] = np.add.reduceat(pc, starts, axis=1)
+        drawn = np.clip(mean + np.sqrt(var) * rng.standard_normal((size, G)), 0.0,
+                        unlabeled.sum(axis=1))
+        return np.minimum(self.success, self.labeled).sum(axis=1) + drawn, node, u
 
     def _deviations(self, node, rng):
         """Each group's deviation at the drawn grid nodes, shape ``(len(node), n_groups)``.
@@ -431,24 +440,11 @@ class CalibratedRates:
             out[sl] = expit(eta).mean(axis=0)
         return out
 
-    def moments(self):
-        """Posterior mean and variance of each group's rate (from the stored draws)."""
-        d = self._draws
-        # Within the draws' range: identical draws (a fully labeled group) average
-        # to their value, not one rounding error off it.
-        return np.clip(d.mean(axis=0), d.min(axis=0), d.max(axis=0)), d.var(axis=0)
-
     def posterior(self):
         """One Beta per group with the posterior's mean and variance."""
         mean, var = self.moments()
         s = np.minimum(self.success, self.labeled).sum(axis=1)
         return BetaPosterior.from_moments(mean, var, s, self.labeled.sum(axis=1) - s)
-
-    def interval(self, level=0.95):
-        """Equal-tailed interval ``(lower, upper)`` per group (from the stored draws)."""
-        tail = (1.0 - level) / 2.0
-        lo, hi = np.quantile(self._draws, [tail, 1.0 - tail], axis=0)
-        return lo, hi
 
     def predictive(self):
         """The Beta of a group's rate before its labels: the map with a new deviation."""
@@ -472,18 +468,23 @@ class CalibratedRates:
                                           zeros)
 
 
-class CalibratedBinaryRates(CalibratedRates):
+class CalibratedBinaryRates(_DrawSummaries):
     """Posterior of a binary rate (TPR, FPR, PPV, ...) per group under the calibrated model.
 
-    The model of :class:`CalibratedRates` with the outcome ``y = 1`` (the
-    positive class) and the score ``p_1``: ``P(y_i = 1) = sigmoid(m + a + b
-    (logit(p_1i) - m) + u_g)``, so that ``a``, ``b`` and ``u_g`` are a shared
-    recalibration of the positive class's score and each group's departure
-    from it. The columns are two blocks of ``N_BINS`` bins: the rows the black
-    box predicts negative, then positive. A group's rate is the ratio of its
+    The rows the black box predicts negative and those it predicts positive
+    each get their own :class:`CalibratedRates` model of the outcome ``y = 1``
+    (the positive class) from the score ``p_1``: ``P(y_i = 1) = sigmoid(m_k +
+    a_k + b_k (logit(p_1i) - m_k) + u_gk)`` for a row of group ``g``
+    predicted ``k``. A map per predicted class, so that each has its own
+    level: its fitted mean over its labeled rows is their observed rate, and
+    the count of positives among its unlabeled rows is a regression
+    (difference) estimate, unbiased under random labeling however wrong the
+    map's shape (one map for both, on a bank-marketing MLP whose scores
+    under-predict the positives fivefold, put PPV 13 points above the truth
+    with an interval 16 points wide). A group's rate is the ratio of its
     pool's counts (e.g. TPR: positives predicted positive over positives),
-    with the labeled rows' classes as observed and the others' drawn jointly,
-    so a fully labeled group's rate is its observed one.
+    with the labeled rows' classes as observed and the others' drawn, so a
+    fully labeled group's rate is its observed one.
 
     A draw in which a group's condition holds on no row (e.g. PPV in a group
     with no row predicted positive) takes the pool's rate of the same draw;
@@ -495,8 +496,6 @@ class CalibratedBinaryRates(CalibratedRates):
     rows, logit_sum, labeled, success : ndarray of shape (n_groups, 2 * N_BINS)
         Per group, predicted class and bin of ``logit(p_1)``: rows (weighted),
         the sum of their log-odds, labeled rows and labeled positives.
-    center : float
-        The pool's mean ``logit(p_1)``.
     metric : str
         A rate of :data:`~skassess.metrics._rate_table.RATES` other than
         ``"selection_rate"``.
@@ -505,17 +504,40 @@ class CalibratedBinaryRates(CalibratedRates):
         its outcome (the counts of the Beta that :meth:`posterior` returns).
     n_draws : int, default=4000
     seed : int, default=0
+
+    Attributes
+    ----------
+    log_evidence : float
+        Log probability of the labels under the two models.
     """
 
-    def __init__(self, rows, logit_sum, labeled, success, center, *, metric, successes,
-                 failures, n_draws=4000, seed=0):
+    def __init__(self, rows, logit_sum, labeled, success, *, metric, successes, failures,
+                 n_draws=4000, seed=0):
+        rows = np.asarray(rows, dtype=np.float64)
+        self.n_groups = rows.shape[0]
         # (condition, outcome) of a row predicted k whose class is y
         self._terms = {(k, y): tuple(float(v) for v in rate_terms(metric, k, y))
                        for k in (0, 1) for y in (0, 1)}
         self._counts = (np.asarray(successes, dtype=np.float64),
                         np.asarray(failures, dtype=np.float64))
-        self._n = np.asarray(rows, dtype=np.float64).reshape(len(rows), 2, N_BINS).sum(axis=2)
-        super().__init__(rows, logit_sum, labeled, success, center, n_draws=n_draws, seed=seed)
+        self._n = rows.reshape(self.n_groups, 2, N_BINS).sum(axis=2)
+        self._blocks = []
+        for k in (0, 1):
+            cols = slice(k * N_BINS, (k + 1) * N_BINS)
+            total = rows[:, cols].sum()
+            self._blocks.append(None if not total > 0 else CalibratedRates(
+                rows[:, cols], logit_sum[:, cols], labeled[:, cols], success[:, cols],
+                np.asarray(logit_sum)[:, cols].sum() / total, n_draws=0))
+        self.log_evidence = float(sum(b.log_evidence for b in self._blocks if b is not None))
+        self._draws = self.rvs(n_draws, np.random.default_rng(seed))
+
+    def _positives(self, size, rng):
+        """Draws of the positives per group and predicted class, ``(size, G, 2)``."""
+        out = np.zeros((size, self.n_groups, 2))
+        for k, block in enumerate(self._blocks):
+            if block is not None:
+                out[:, :, k] = block.count_draws(size, rng)[0]
+        return out
 
     def _ratio(self, positives, n):
         """Numerator and denominator of the rate from positives ``(..., G, 2)`` among ``n``."""
@@ -538,12 +560,11 @@ class CalibratedBinaryRates(CalibratedRates):
 
     def rvs(self, size, rng):
         """Joint draws of every group's rate on the pool, shape ``(size, n_groups)``."""
-        return self._rates(self.count_draws(size, rng, kinds=2)[0], rng)
+        return self._rates(self._positives(size, rng), rng)
 
     def overall_rvs(self, size, rng):
         """Draws of the pool's rate (every group's counts summed), shape ``(size,)``."""
-        num, den = self._ratio(self.count_draws(size, rng, kinds=2)[0].sum(axis=1),
-                               self._n.sum(axis=0))
+        num, den = self._ratio(self._positives(size, rng).sum(axis=1), self._n.sum(axis=0))
         with np.errstate(invalid="ignore", divide="ignore"):
             return num / den
 
@@ -553,20 +574,21 @@ class CalibratedBinaryRates(CalibratedRates):
         return BetaPosterior.from_moments(mean, var, *self._counts)
 
     def predictive(self):
-        """The Beta of a group's rate before its labels: the map with a new deviation."""
+        """The Beta of a group's rate before its labels: each map with a new deviation."""
         zeros = np.zeros(self.n_groups)
-        if self._lab_group.size == 0:  # no label: the posterior is this prior
-            mean, var = self.moments()
-            return BetaPosterior.from_moments(mean, var, zeros, zeros)
         rng = np.random.default_rng(1)
-        node = rng.choice(self.weights.size, size=1000, p=self.weights)
-        u = deviation_draws(rng, (1000, self.n_groups), self.tau[node][:, None])
         positives = np.zeros((1000, self.n_groups, 2))
-        for col in np.flatnonzero(self.rows.any(axis=0)):
-            p = expit(self.center + self.a[node][:, None]
-                      + self.b[node][:, None] * (self.ell[:, col] - self.center) + u)
-            positives[:, :, col // N_BINS] += self.rows[:, col] * p
+        for k, block in enumerate(self._blocks):
+            if block is None:
+                continue
+            node = rng.choice(block.weights.size, size=1000, p=block.weights)
+            u = deviation_draws(rng, (1000, self.n_groups), block.tau[node][:, None])
+            for col in np.flatnonzero(block.rows.any(axis=0)):
+                p = expit(block.center + block.a[node][:, None]
+                          + block.b[node][:, None] * (block.ell[:, col] - block.center) + u)
+                positives[:, :, k] += block.rows[:, col] * p
         rate = self._rates(positives, rng)
         mean, second = rate.mean(axis=0), (rate**2).mean(axis=0)
         return BetaPosterior.from_moments(mean, np.maximum(second - mean**2, 0.0), zeros,
                                           zeros)
+

@@ -248,7 +248,7 @@ class _BetaAssessor(_BaseAssessor):
             model = CalibratedRates(*arrays, seed=self._summary_seed())
         else:
             model = CalibratedBinaryRates(
-                *arrays, metric=self._metric(), successes=self.n_success_,
+                *arrays[:4], metric=self._metric(), successes=self.n_success_,
                 failures=self.n_labeled_ - self.n_success_, seed=self._summary_seed())
         self._hierarchy = model
         self.posterior_ = model.posterior()
