@@ -116,13 +116,14 @@ def cost_cell(X, y, prior, budget, runs, seed):
     truth, accuracy = cost[y, pred].mean(), np.mean(pred == y)
     per_class = np.bincount(pred, weights=pred == y, minlength=K) / np.maximum(
         np.bincount(pred, minlength=K), 1)
-    hits = []
+    hits, widths = [], []
     for run in range(runs):
         rows = np.random.default_rng([seed, budget, run]).choice(len(y), budget, replace=False)
         masked = np.full(len(y), -1)
         masked[rows] = y[rows]
         est = BayesianMisclassificationCost(cost_matrix=cost, prior=prior, random_state=run)
         lower, upper = est.fit(X, masked).overall_interval(0.95, n_draws=2000)
+        widths.append(upper - lower)
         acc = BayesianAccuracy(prior=prior, random_state=run).fit(X, masked)
         acc_lower, acc_upper = acc.overall_interval(0.95, n_draws=2000)
         table = acc.summary()
@@ -135,7 +136,7 @@ def cost_cell(X, y, prior, budget, runs, seed):
         pairs = np.mean((d_lower <= delta) & (delta <= d_upper))
         hits.append((lower <= truth <= upper, acc_lower <= accuracy <= acc_upper, groups,
                      pairs))
-    return truth, np.mean(hits, axis=0)
+    return truth, np.mean(hits, axis=0), np.mean(widths)
 
 
 def main():
@@ -148,7 +149,7 @@ def main():
     parser.add_argument("--synthetic", action="store_true",
                         help="the cost table on two synthetic pools instead")
     parser.add_argument("--priors", nargs="+", default=["uniform", "informative"],
-                        choices=["uniform", "informative", "hierarchical"])
+                        choices=["uniform", "informative", "hierarchical", "calibrated"])
     args = parser.parse_args()
     priors = args.priors
     if args.only != "cost":
@@ -181,7 +182,8 @@ def main():
         print(f"\nCost and overall accuracy (groups: the predicted classes): coverage % of "
               f"the 95 % interval of the overall expected cost / of the overall accuracy / "
               f"of the class accuracies (mean over classes) / of the differences of two "
-              f"classes' accuracies (mean over pairs), {args.runs} runs each")
+              f"classes' accuracies (mean over pairs), {args.runs} runs each; w: mean "
+              f"width of the cost's interval")
         print("| pool | true cost | prior | " + " | ".join(f"N={b}" for b in args.budgets)
               + " |\n|---|---|---|" + "---|" * len(args.budgets))
         for name, X, y in cost_pools(args.seed, args.synthetic):
@@ -190,7 +192,8 @@ def main():
                     delayed(cost_cell)(X, y, prior, b, args.runs, args.seed)
                     for b in args.budgets)
                 print(f"| {name} | {out[0][0]:.3f} | {prior} | "
-                      + " | ".join(" / ".join(f"{100 * v:.1f}" for v in h) for _, h in out)
+                      + " | ".join(" / ".join(f"{100 * v:.1f}" for v in h) + f" (w {w:.3f})"
+                                   for _, h, w in out)
                       + " |", flush=True)
 
 

@@ -123,6 +123,30 @@ def score_bin(logit_score):
     return np.minimum(((logit_score + LOGIT_CLIP) / BIN_WIDTH).astype(np.intp), N_BINS - 1)
 
 
+class LazyCalibratedFit:
+    """Mixin of estimators whose calibrated model is fitted when first read.
+
+    A file read in many batches, or labels told in a burst, fit it once: each
+    update calls :meth:`_mark_calibrated_stale`, and reading an attribute of
+    ``_LAZY`` then calls the estimator's ``_fit_calibrated`` (which sets
+    them and clears ``_calibrated_stale``).
+    """
+
+    _LAZY = ("posterior_", "prior_", "_hierarchy")
+
+    def _mark_calibrated_stale(self):
+        for name in self._LAZY:
+            self.__dict__.pop(name, None)
+        self._calibrated_stale = True
+
+    def __getattr__(self, name):
+        # Only reached when normal lookup fails: the calibrated posterior not fitted yet.
+        if name in type(self)._LAZY and self.__dict__.get("_calibrated_stale", False):
+            self._fit_calibrated()
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
 class _DrawSummaries:
     """Summaries of a posterior held as draws ``_draws`` of shape ``(n_draws, n_groups)``."""
 

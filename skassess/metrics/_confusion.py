@@ -15,12 +15,13 @@ from ._base import (
     _BaseAssessor,
     prior_pull,
 )
+from ._calibrated import N_BINS, CalibratedRates, LazyCalibratedFit, score_bin, score_logit
 from ._conjugate import MIN_PSEUDO_COUNT, dirichlet_draws
 from ._hierarchical import HierarchicalBeta
 from ._nested_dirichlet import NestedDirichletPosterior
 
 
-class BayesianConfusionMatrix(_BaseAssessor):
+class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
     """Bayesian estimate of a black-box classifier's confusion matrix.
 
     For each predicted class ``k``, the distribution ``theta_k`` of the true
@@ -127,9 +128,12 @@ class BayesianConfusionMatrix(_BaseAssessor):
 
     _parameter_constraints = {
         **_BaseAssessor._parameter_constraints,
-        "prior": [StrOptions({"uniform", "informative", "hierarchical"}), "array-like"],
+        "prior": [StrOptions({"uniform", "informative", "hierarchical", "calibrated"}),
+                  "array-like"],
     }
     _group_arrays = ("n_rows_", "expected_counts_", "counts_")
+    #: The calibrated model's arrays: per predicted class and bin of the top-1 log-odds.
+    _score_arrays = ("score_rows_", "score_logit_", "score_labeled_", "score_success_")
 
     def __init__(self, *, prior="uniform", prior_strength=DEFAULT_PRIOR_STRENGTH, classes=None,
                  missing_label=-1, random_state=None):
@@ -144,6 +148,11 @@ class BayesianConfusionMatrix(_BaseAssessor):
         self.n_rows_ = np.zeros(K)
         self.expected_counts_ = np.zeros((K, K))
         self.counts_ = np.zeros((K, K))
+        for name in self._score_arrays:
+            setattr(self, name, np.zeros((K, N_BINS if self._calibrated() else 0)))
+
+    def _calibrated(self):
+        return isinstance(self.prior, str) and self.prior == "calibrated"
 
     def _accumulate(self, scores, pred, conf, group, y, weight):
         K = self.n_classes_
@@ -152,14 +161,23 @@ class BayesianConfusionMatrix(_BaseAssessor):
         # In CSC form the one-hot matrix has one entry per column and needs no sorting.
         one_hot = sparse.csc_matrix((weight, pred, np.arange(len(pred) + 1)), shape=(K, len(pred)))
         self.expected_counts_ += one_hot @ scores
+        if self._calibrated():
+            ell = score_logit(conf)
+            np.add.at(self.score_rows_, (pred, score_bin(ell)), weight)
+            np.add.at(self.score_logit_, (pred, score_bin(ell)), weight * ell)
         labeled = y >= 0
-        self._count_labels(pred[labeled], pred[labeled], y[labeled], weight[labeled])
+        self._count_labels(pred[labeled], pred[labeled], y[labeled], weight[labeled],
+                           conf[labeled])
 
     def _count_labels(self, pred, group, y, weight, conf=None):
         """Add labeled rows (already counted as rows) to the confusion counts."""
         K = self.n_classes_
         cell = pred * K + y
         self.counts_ += np.bincount(cell, weights=weight, minlength=K * K).reshape(K, K)
+        if self._calibrated():
+            cell = (pred, score_bin(score_logit(conf)))
+            np.add.at(self.score_labeled_, cell, weight)
+            np.add.at(self.score_success_, cell, weight * (y == pred))
 
     def _prior(self):
         K = self.n_classes_
@@ -168,22 +186,21 @@ class BayesianConfusionMatrix(_BaseAssessor):
         if isinstance(self.prior, str) and self.prior == "uniform":
             alpha = np.where(off, n0 / (K - 1), n0 / 2.0)
             return NestedDirichletPosterior(alpha, np.full(K, n0 / 2.0))
-        if isinstance(self.prior, str) and self.prior == "hierarchical":
+        if isinstance(self.prior, str) and self.prior in ("hierarchical", "calibrated"):
             # The accuracy's prior: a new predicted class's, given the others' labels
             # (see BayesianAccuracy); the posterior's pseudo-counts are set apart.
+            # The calibrated prior's errors spread as the informative one's.
             acc = self._hierarchy.predictive()
+            errors = (n0 / (K - 1) if self.prior == "hierarchical"
+                      else self._informative_errors())
             return NestedDirichletPosterior(
-                np.where(off, n0 / (K - 1), np.diag(acc.prior_alpha)), acc.prior_beta)
+                np.where(off, errors, np.diag(acc.prior_alpha)), acc.prior_beta)
         if isinstance(self.prior, str):  # informative
             with np.errstate(invalid="ignore", divide="ignore"):
                 mean = self.expected_counts_ / self.n_rows_[:, None]
             mean = np.where(self.n_rows_[:, None] > 0, mean, 1.0 / K)
             hit = np.clip(np.diagonal(mean), 0.0, 1.0)
-            errors = np.where(off, mean, 0.0)
-            total = errors.sum(axis=1, keepdims=True)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                spread = np.where(total > 0, errors / total, 1.0 / (K - 1))
-            alpha = np.where(off, (K - 1) * (0.5 * spread + 0.5 / (K - 1)),
+            alpha = np.where(off, self._informative_errors(),
                              np.maximum(n0 * hit, MIN_PSEUDO_COUNT))
             return NestedDirichletPosterior(alpha, np.maximum(n0 * (1.0 - hit), MIN_PSEUDO_COUNT))
         prior = np.asarray(self.prior, dtype=np.float64)
@@ -196,23 +213,54 @@ class BayesianConfusionMatrix(_BaseAssessor):
             raise ValueError(f"prior pseudo-counts must be finite and > 0; got {prior!r}.")
         return NestedDirichletPosterior.from_dirichlet(np.broadcast_to(prior, (K, K)))
 
+    def _informative_errors(self):
+        """Error pseudo-counts: ``K - 1`` per predicted class, half as the scores spread them."""
+        K = self.n_classes_
+        off = ~np.eye(K, dtype=bool)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = self.expected_counts_ / self.n_rows_[:, None]
+        mean = np.where(self.n_rows_[:, None] > 0, mean, 1.0 / K)
+        errors = np.where(off, mean, 0.0)
+        total = errors.sum(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            spread = np.where(total > 0, errors / total, 1.0 / (K - 1))
+        return (K - 1) * (0.5 * spread + 0.5 / (K - 1))
+
+    def _fit_calibrated(self):
+        """The calibrated model of each predicted class's accuracy (BayesianAccuracy's)."""
+        rows = self.score_rows_.sum()
+        center = self.score_logit_.sum() / rows if rows > 0 else 0.0
+        seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else 0
+        self._hierarchy = CalibratedRates(self.score_rows_, self.score_logit_,
+                                          self.score_labeled_, self.score_success_, center,
+                                          seed=seed)
+        self._set_hierarchical_posterior()
+        self._calibrated_stale = False
+
     def _update_posterior(self):
+        if self._calibrated():
+            self._mark_calibrated_stale()
+            return
         self._hierarchy = None
         if isinstance(self.prior, str) and self.prior == "hierarchical":
             self._hierarchy = HierarchicalBeta(np.diagonal(self.counts_).copy(),
                                                self.counts_.sum(axis=1))
-        self.prior_ = self._prior()
         if self._hierarchy is None:
+            self.prior_ = self._prior()
             self.posterior_ = self.prior_.update(self.counts_)
         else:
-            # The accuracy's pseudo-counts are those whose Beta posterior has the
-            # hierarchical mixture's mean and variance.
-            K = self.n_classes_
-            acc = self._hierarchy.posterior()
-            off = ~np.eye(K, dtype=bool)
-            self.posterior_ = NestedDirichletPosterior(
-                np.where(off, self.prior_.prior_alpha, np.diag(acc.prior_alpha)),
-                acc.prior_beta, self.counts_)
+            self._set_hierarchical_posterior()
+
+    def _set_hierarchical_posterior(self):
+        # The accuracy's pseudo-counts are those whose Beta posterior has the
+        # model's (hierarchical mixture's, calibrated model's) mean and variance.
+        self.prior_ = self._prior()
+        K = self.n_classes_
+        acc = self._hierarchy.posterior()
+        off = ~np.eye(K, dtype=bool)
+        self.posterior_ = NestedDirichletPosterior(
+            np.where(off, self.prior_.prior_alpha, np.diag(acc.prior_alpha)),
+            acc.prior_beta, self.counts_)
 
     def _accuracy_samples(self, n_draws, rng):
         """Draws of each predicted class's accuracy ``theta_kk``, shape (n_draws, K)."""

@@ -142,6 +142,8 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         return self.n_classes_ * (self._cost_levels()[0].shape[1] + 1)
 
     def _groupwise_samples(self, n_draws, rng):
+        if self._calibrated():
+            return self._pool_cost_samples(n_draws, rng)
         values, alpha = self._cost_levels()
         hit_cost = np.diagonal(self.cost_matrix_)
         chunk = max(1, DRAW_CHUNK // alpha.size)
@@ -153,7 +155,45 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
             out[start:start + m] = hit * hit_cost + (1.0 - hit) * (shares * values).sum(axis=-1)
         return out
 
+    def _pool_cost_samples(self, n_draws, rng):
+        """Draws of each predicted class's mean cost on the pool (the calibrated prior).
+
+        A labeled row costs what its label says; of the unlabeled rows
+        predicted ``k``, the calibrated model draws how many are right (cost
+        ``C[k, k]``), and the wrong ones cost, in sum, a normal draw of mean
+        ``W X`` and variance ``W V`` (``W`` of them, ``X`` and ``V`` the mean
+        and variance of an error's cost under a draw of the Dirichlet of
+        ``_cost_levels``). So a fully labeled pool's cost is its observed one.
+        """
+        values, alpha = self._cost_levels()
+        hit_cost = np.diagonal(self.cost_matrix_)
+        n_rows = self.n_rows_
+        labeled = self.counts_.sum(axis=1)
+        unlabeled = np.maximum(n_rows - labeled, 0.0)
+        right_labeled = np.diagonal(self.counts_)
+        labeled_cost = self._observed_group_sums()
+        chunk = max(1, DRAW_CHUNK // alpha.size)
+        out = np.empty((n_draws, self.n_classes_))
+        for start in range(0, n_draws, chunk):
+            m = min(chunk, n_draws - start)
+            hit = self._accuracy_samples(m, rng)
+            right = np.clip(hit * n_rows - right_labeled, 0.0, unlabeled)
+            wrong = unlabeled - right
+            shares = dirichlet_draws(np.broadcast_to(alpha, (m,) + alpha.shape), rng)
+            mean = (shares * values).sum(axis=-1)
+            var = np.maximum((shares * values**2).sum(axis=-1) - mean**2, 0.0)
+            errors = np.maximum(wrong * mean + np.sqrt(wrong * var) * rng.standard_normal(
+                wrong.shape), 0.0)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                pool = (labeled_cost + right * hit_cost + errors) / n_rows
+            # A predicted class with no row: the cost of a new row predicted so.
+            out[start:start + m] = np.where(n_rows > 0, pool,
+                                            hit * hit_cost + (1.0 - hit) * mean)
+        return out
+
     def _overall_exact_mean(self):
+        if self._calibrated():
+            return None  # the pool's cost: a Monte Carlo mean
         return float(self._cost(self.posterior_.mean()) @ self.group_weights_)
 
     _overall_name = "expected cost"
@@ -197,19 +237,22 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         -------
         summary : pandas.DataFrame
             One row per predicted class with ``n_labeled``, ``weight``
-            (``p_k``), ``prior_mean``, ``mean`` (exact) and ``lower``/``upper``
-            (Monte Carlo quantiles of ``n_draws`` draws).
+            (``p_k``), ``prior_mean``, ``mean`` (exact; with the calibrated
+            prior, the mean of the draws) and ``lower``/``upper`` (Monte Carlo
+            quantiles of ``n_draws`` draws).
         """
         check_is_fitted(self)
         tail = (1.0 - level) / 2.0
         draws = self.groupwise_samples(n_draws, random_state)
         lower, upper = np.quantile(draws, [tail, 1.0 - tail], axis=0)
+        mean = (draws.mean(axis=0) if self._calibrated()
+                else self._cost(self.posterior_.mean()))
         return pd.DataFrame(
             {
                 "n_labeled": self.counts_.sum(axis=1),
                 "weight": self.group_weights_,
                 "prior_mean": self._cost(self.prior_.mean()),
-                "mean": self._cost(self.posterior_.mean()),
+                "mean": mean,
                 "lower": lower,
                 "upper": upper,
             },

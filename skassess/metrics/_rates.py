@@ -17,6 +17,7 @@ from ._calibrated import (
     N_BINS,
     CalibratedBinaryRates,
     CalibratedRates,
+    LazyCalibratedFit,
     score_bin,
     score_logit,
 )
@@ -30,9 +31,6 @@ from ._rate_table import (
     rate_terms,
 )
 
-#: Attributes of the calibrated prior computed when first read.
-_LAZY = ("posterior_", "prior_", "_hierarchy")
-
 #: Level of the prior-data conflict check of the informative prior (two-sided).
 PRIOR_CONFLICT_LEVEL = 0.01
 
@@ -43,7 +41,7 @@ METRICS = (
 )
 
 
-class _BetaAssessor(_BaseAssessor):
+class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
     """A Beta posterior per group of the rate named by ``metric``."""
 
     _group_arrays = (
@@ -208,12 +206,9 @@ class _BetaAssessor(_BaseAssessor):
     def _update_posterior(self):
         if self._calibrated():
             # The scores through a calibration map whose trust the labels set;
-            # draws, intervals and evidence come from the model itself. Its fit
-            # waits until something reads it (see __getattr__): a file read in
-            # many batches, or labels told in a burst, fit it once.
-            for name in _LAZY:
-                self.__dict__.pop(name, None)
-            self._calibrated_stale = True
+            # draws, intervals and evidence come from the model itself, fitted
+            # when first read (LazyCalibratedFit).
+            self._mark_calibrated_stale()
         elif self._hierarchical():
             # Each group's posterior is a mixture over the shared (mu, kappa); the
             # Beta state holds its mean and variance, joint draws and intervals come
@@ -254,13 +249,6 @@ class _BetaAssessor(_BaseAssessor):
         self.posterior_ = model.posterior()
         self.prior_ = model.predictive()
         self._calibrated_stale = False
-
-    def __getattr__(self, name):
-        # Only reached when normal lookup fails: the calibrated posterior not fitted yet.
-        if name in _LAZY and self.__dict__.get("_calibrated_stale", False):
-            self._fit_calibrated()
-            return self.__dict__[name]
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # ---------------------------------------------------------- group weights
     def _overall_weights(self, n_draws, rng):

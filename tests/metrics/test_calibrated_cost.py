@@ -1,0 +1,89 @@
+"""The calibrated prior of the confusion matrix and the misclassification cost."""
+
+import numpy as np
+import pytest
+from scipy.special import expit, logit
+
+from skassess import BayesianAccuracy
+from skassess.metrics import BayesianConfusionMatrix, BayesianMisclassificationCost
+
+
+def pool(n, K, *, shift=0.0, seed=0):
+    """Scores and targets: right with probability sigmoid(logit(top-1) + shift)."""
+    rng = np.random.default_rng(seed)
+    scores = rng.dirichlet(np.full(K, 0.3), n)
+    pred = scores.argmax(axis=1)
+    right = rng.random(n) < expit(logit(np.clip(scores.max(axis=1), 1e-6, 1 - 1e-6)) + shift)
+    # a wrong row's class follows the other scores
+    other = scores.copy()
+    other[np.arange(n), pred] = 0.0
+    other /= other.sum(axis=1, keepdims=True)
+    wrong = (other.cumsum(axis=1) > rng.random(n)[:, None]).argmax(axis=1)
+    return scores, np.where(right, pred, wrong)
+
+
+def masked(t, rows):
+    y = np.full(len(t), -1)
+    y[rows] = t[rows]
+    return y
+
+
+def test_the_diagonal_is_the_calibrated_accuracy_per_predicted_class():
+    S, t = pool(3000, 4, shift=-0.8, seed=1)
+    y = masked(t, np.arange(0, 3000, 30))
+    cm = BayesianConfusionMatrix(prior="calibrated", random_state=0).fit(S, y)
+    acc = BayesianAccuracy(prior="calibrated", random_state=0).fit(S, y)
+    s = cm.summary()
+    diag = s[s.index.get_level_values(0) == s.index.get_level_values(1)]
+    a = acc.summary()
+    np.testing.assert_allclose(diag["lower"], a["lower"])
+    np.testing.assert_allclose(diag["upper"], a["upper"])
+    np.testing.assert_allclose(diag["mean"], a["mean"], atol=1e-3)
+
+
+def test_everything_labeled_gives_the_cost_exactly():
+    S, t = pool(400, 3, seed=2)
+    cost = np.array([[0, 1, 4], [2, 0, 1], [8, 3, 0]], dtype=float)
+    est = BayesianMisclassificationCost(cost_matrix=cost, prior="calibrated",
+                                        random_state=0).fit(S, t)
+    truth = cost[t, S.argmax(axis=1)].mean()
+    lo, hi = est.overall_interval()
+    # the accuracy is the pool's; the errors' classes are known where labeled
+    assert lo == pytest.approx(truth) and hi == pytest.approx(truth)
+
+
+def test_batches_are_fitted_once_and_agree_with_one_fit():
+    S, t = pool(2000, 3, seed=3)
+    y = masked(t, np.arange(0, 2000, 10))
+    cost = np.ones((3, 3)) - np.eye(3)
+    one = BayesianMisclassificationCost(cost_matrix=cost, prior="calibrated",
+                                        random_state=0).fit(S, y)
+    many = BayesianMisclassificationCost(cost_matrix=cost, prior="calibrated", random_state=0)
+    for part in np.array_split(np.arange(2000), 5):
+        many.partial_fit(S[part], y[part])
+        assert many._calibrated_stale  # nothing fitted until read
+    assert many.overall_interval() == pytest.approx(one.overall_interval())
+
+
+def test_cost_intervals_cover_and_are_narrower_than_the_hierarchical_priors():
+    """Seeded coverage: 40 runs of 100 random labels on an over-confident 6-class pool.
+
+    With a true coverage of 0.95 the misses are Binomial(40, 0.05): P(more
+    than 6) < 0.01, so 0.85 of runs must hold the pool's mean cost.
+    """
+    S, t = pool(5000, 6, shift=-1.0, seed=4)
+    rng = np.random.default_rng(5)
+    cost = rng.uniform(0, 10, (6, 6))
+    np.fill_diagonal(cost, 0.0)
+    truth = cost[t, S.argmax(axis=1)].mean()
+    hits, widths = 0, {"calibrated": [], "hierarchical": []}
+    for r in range(40):
+        y = masked(t, rng.choice(5000, 100, replace=False))
+        for prior in widths:
+            est = BayesianMisclassificationCost(cost_matrix=cost, prior=prior,
+                                                random_state=r).fit(S, y)
+            lo, hi = est.overall_interval(n_draws=2000)
+            widths[prior].append(hi - lo)
+            hits += prior == "calibrated" and lo <= truth <= hi
+    assert hits / 40 >= 0.85
+    assert np.mean(widths["calibrated"]) < np.mean(widths["hierarchical"])
