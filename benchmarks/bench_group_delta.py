@@ -2,17 +2,21 @@
 
 On the fairness files (``../shared/data/fairness``; MLP and Gaussian naive
 Bayes scores), n rows labeled uniformly at random, ``--runs`` times: the
-difference of accuracy between the file's two largest groups,
+difference of a rate (``--metric``: accuracy, or TPR / FPR / PPV / NPV, the
+gaps of equal opportunity and equalized odds) between the file's two largest
+groups,
 
 * ``calibrated``: ``BayesianAccuracy(grouping="external")`` (the default
   prior) and :func:`skassess.metrics.compare_groups`: the groups share the
   calibration map and differ by their deviations, learned from the labels;
-* ``BB``: independent ``Beta(1, 1)`` posteriors per group (labels only),
+* ``BB``: independent ``Beta(1, 1)`` posteriors per group (labels only; for
+  a rate, of the labeled rows where its condition holds),
 
 prints MAE x 100 of the posterior mean difference against the pool's true
 difference, the coverage of the 95 % interval and its mean width.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_group_delta.py --runs 200
+    OMP_NUM_THREADS=1 python benchmarks/bench_group_delta.py --runs 100 --metric tpr
 """
 
 import argparse
@@ -23,7 +27,7 @@ import pandas as pd
 from bench_headline import fairness
 
 from skassess import BayesianAccuracy
-from skassess.metrics import compare_groups
+from skassess.metrics import compare_groups, rate_terms
 
 FILES = [("adult", "mlp"), ("bank", "mlp"), ("compas", "mlp"), ("adult", "nb"), ("bank", "nb"),
          ("compas", "nb")]
@@ -34,6 +38,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--budgets", type=int, nargs="+", default=[10, 20, 50, 100])
+    ap.add_argument("--metric", default="accuracy",
+                    choices=["accuracy", "tpr", "fpr", "ppv", "npv"])
     args = ap.parse_args()
     out = []
     for base, model in FILES:
@@ -41,8 +47,12 @@ def main():
         a, b = pd.Series(group).value_counts().index[:2]
         keep = np.isin(group, [a, b])
         X, target, group = X[keep], target[keep], group[keep]
-        right = X.argmax(axis=1) == target
-        truth = right[group == a].mean() - right[group == b].mean()
+        cond, hit = rate_terms(args.metric, X.argmax(axis=1), target)
+
+        def rate(mask, cond=cond, hit=hit):
+            return (cond * hit)[mask].sum() / cond[mask].sum()
+
+        truth = rate(group == a) - rate(group == b)
         rng = np.random.default_rng(0)
         for n in args.budgets:
             res = {"calibrated": [], "BB": []}
@@ -53,14 +63,16 @@ def main():
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     for name, prior in (("calibrated", "calibrated"), ("BB", "uniform")):
-                        est = BayesianAccuracy(grouping="external", prior=prior,
-                                               random_state=r).fit(X, y, group_by=group)
+                        est = BayesianAccuracy(metric=args.metric, grouping="external",
+                                               prior=prior, random_state=r).fit(
+                                                   X, y, group_by=group)
                         d = compare_groups(est, a, b, n_draws=4000).samples
                         lo, hi = np.quantile(d, [0.025, 0.975])
                         res[name].append((d.mean(), lo, hi))
             for name, v in res.items():
                 v = np.array(v)
-                out.append({"file": f"{base}-{model}", "groups": f"{a} - {b}", "n": n,
+                out.append({"file": f"{base}-{model}", "metric": args.metric,
+                            "groups": f"{a} - {b}", "n": n,
                             "method": name, "truth": truth,
                             "mae_x100": 100 * np.mean(np.abs(v[:, 0] - truth)),
                             "coverage": np.mean((v[:, 1] <= truth) & (truth <= v[:, 2])),

@@ -440,7 +440,7 @@ class _BaseAssessor(BaseEstimator):
                 "from the "
                 f"labels' values: independent priors over {self.n_rows_.size} groups pull "
                 "every group toward the prior's mean, so this interval may not hold the "
-                f"overall {name}. Use prior='hierarchical' for overall quantities."
+                f"overall {name}. Use prior='calibrated' (the default) for overall quantities."
             )
         self._warn_prior_conflict()
         tail = (1.0 - level) / 2.0

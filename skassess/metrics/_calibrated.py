@@ -587,10 +587,13 @@ class CalibratedBinaryRates(_DrawSummaries):
         return self._rates(self._positives(size, rng), rng)
 
     def overall_rvs(self, size, rng):
-        """Draws of the pool's rate (every group's counts summed), shape ``(size,)``."""
+        """Draws of the pool's rate (every group's counts summed), shape ``(size,)``.
+
+        Uniform on [0, 1] in a draw where the condition holds on no row.
+        """
         num, den = self._ratio(self._positives(size, rng).sum(axis=1), self._n.sum(axis=0))
         with np.errstate(invalid="ignore", divide="ignore"):
-            return num / den
+            return np.where(den > 1e-9, num / den, rng.uniform(size=size))
 
     def posterior(self):
         """One Beta per group with the posterior's mean and variance."""

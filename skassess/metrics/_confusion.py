@@ -34,8 +34,12 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
 
     Parameters
     ----------
-    prior : {"uniform", "informative", "hierarchical"} or array-like, \
-            default="uniform"
+    prior : {"calibrated", "uniform", "informative", "hierarchical"} or array-like, \
+            default="calibrated"
+        ``"calibrated"``: each predicted class's accuracy from the calibrated
+        model of :class:`BayesianAccuracy` (the scores through a calibration
+        map whose trust is learned from the labels; the predicted classes are
+        its groups), errors Dirichlet as with ``"informative"``.
         ``"uniform"``: accuracy ``Beta(N0/2, N0/2)``, errors
         ``Dirichlet(N0/(K-1), ...)``. ``"informative"``: accuracy
         ``Beta(N0 s_k, N0 (1 - s_k))`` with ``s_k`` the mean of ``p(y = k |
@@ -120,10 +124,10 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
     >>> scores = np.array([[0.8, 0.2], [0.7, 0.3], [0.1, 0.9], [0.4, 0.6]])
     >>> est = BayesianConfusionMatrix().fit(scores, [0, 1, 1, -1])
     >>> est.confusion_matrix(normalize="all")
-    predicted_class         0         1
+    predicted_class     0         1
     true_class
-    0                0.250000  0.166667
-    1                0.250000  0.333333
+    0                0.25  0.128965
+    1                0.25  0.371035
     """
 
     _parameter_constraints = {
@@ -135,7 +139,7 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
     #: The calibrated model's arrays: per predicted class and bin of the top-1 log-odds.
     _score_arrays = ("score_rows_", "score_logit_", "score_labeled_", "score_success_")
 
-    def __init__(self, *, prior="uniform", prior_strength=DEFAULT_PRIOR_STRENGTH, classes=None,
+    def __init__(self, *, prior="calibrated", prior_strength=DEFAULT_PRIOR_STRENGTH, classes=None,
                  missing_label=-1, random_state=None):
         self.prior = prior
         self.prior_strength = prior_strength

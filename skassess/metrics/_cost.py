@@ -25,8 +25,12 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         ``j`` (rows true, columns predicted, as scikit-learn's confusion
         matrix). Finite and non-negative. None means the 0-1 cost, for which
         the expected cost is the error rate.
-    prior : {"uniform", "informative"} or array-like, default="uniform"
-        As in :class:`BayesianConfusionMatrix`.
+    prior : {"calibrated", "uniform", "informative", "hierarchical"} or array-like, \
+            default="calibrated"
+        As in :class:`BayesianConfusionMatrix`. With ``"calibrated"`` the cost
+        is that of the pool's rows: a labeled row costs what its label says,
+        and of the unlabeled rows the calibrated model draws how many are
+        right, the Dirichlet of the errors what the wrong ones cost.
     prior_strength : float, default=2.0
         ``N0``, the prior's weight in pseudo-labels.
     classes : array-like of shape (n_classes,), default=None
@@ -80,8 +84,8 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
     >>> scores = np.array([[0.8, 0.2], [0.7, 0.3], [0.1, 0.9], [0.4, 0.6]])
     >>> cost = [[0, 1], [5, 0]]  # missing a positive costs 5
     >>> est = BayesianMisclassificationCost(cost_matrix=cost, random_state=0)
-    >>> round(est.fit(scores, [0, 1, 1, 1]).overall_mean(), 4)
-    1.375
+    >>> round(est.fit(scores, [0, 1, 1, 1]).overall_mean(), 4)  # every row labeled
+    1.25
     """
 
     _parameter_constraints = {
@@ -90,7 +94,7 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
     }
 
     def __init__(
-        self, *, cost_matrix=None, prior="uniform", prior_strength=DEFAULT_PRIOR_STRENGTH,
+        self, *, cost_matrix=None, prior="calibrated", prior_strength=DEFAULT_PRIOR_STRENGTH,
         classes=None, missing_label=-1, random_state=None,
     ):
         super().__init__(
@@ -191,10 +195,29 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
                                             hit * hit_cost + (1.0 - hit) * mean)
         return out
 
+    def _pool_cost_mean(self):
+        """Posterior mean of each predicted class's cost on the pool (the calibrated prior).
+
+        The mean of :meth:`_pool_cost_samples` but for their clipping: the
+        accuracy (the Beta's mean, the calibrated model's) and an error's cost
+        (the Dirichlet's mean) enter linearly and independently.
+        """
+        values, alpha = self._cost_levels()
+        total = np.maximum(alpha.sum(axis=1), MIN_PSEUDO_COUNT)
+        error_cost = (alpha * values).sum(axis=1) / total
+        hit = np.diagonal(self.posterior_.mean())
+        n_rows, labeled = self.n_rows_, self.counts_.sum(axis=1)
+        right = hit * n_rows - np.diagonal(self.counts_)
+        wrong = np.maximum(n_rows - labeled, 0.0) - right
+        with np.errstate(invalid="ignore", divide="ignore"):
+            pool = (self._observed_group_sums() + right * np.diagonal(self.cost_matrix_)
+                    + wrong * error_cost) / n_rows
+        return np.where(n_rows > 0, pool, self._cost(self.posterior_.mean()))
+
     def _overall_exact_mean(self):
-        if self._calibrated():
-            return None  # the pool's cost: a Monte Carlo mean
-        return float(self._cost(self.posterior_.mean()) @ self.group_weights_)
+        mean = (self._pool_cost_mean() if self._calibrated()
+                else self._cost(self.posterior_.mean()))
+        return float(mean @ self.group_weights_)
 
     _overall_name = "expected cost"
 
@@ -237,15 +260,14 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         -------
         summary : pandas.DataFrame
             One row per predicted class with ``n_labeled``, ``weight``
-            (``p_k``), ``prior_mean``, ``mean`` (exact; with the calibrated
-            prior, the mean of the draws) and ``lower``/``upper`` (Monte Carlo
-            quantiles of ``n_draws`` draws).
+            (``p_k``), ``prior_mean``, ``mean`` (exact) and ``lower``/``upper``
+            (Monte Carlo quantiles of ``n_draws`` draws).
         """
         check_is_fitted(self)
         tail = (1.0 - level) / 2.0
         draws = self.groupwise_samples(n_draws, random_state)
         lower, upper = np.quantile(draws, [tail, 1.0 - tail], axis=0)
-        mean = (draws.mean(axis=0) if self._calibrated()
+        mean = (self._pool_cost_mean() if self._calibrated()
                 else self._cost(self.posterior_.mean()))
         return pd.DataFrame(
             {

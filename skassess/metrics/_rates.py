@@ -276,11 +276,10 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
 
     def _overall_samples(self, n_draws, rng):
         if self._calibrated() and self._metric() != "accuracy":
+            if self._metric() in CONDITION_ON_PREDICTION:
+                self._overall_weights(1, None)  # raises where no row is predicted so
             # The pool's counts drawn jointly: no weights to draw.
-            draws = self._hierarchy.overall_rvs(n_draws, rng)
-            if not np.isfinite(draws).all():
-                self._overall_weights(1, None)  # raises for an undefined PPV / NPV
-            return draws
+            return self._hierarchy.overall_rvs(n_draws, rng)
         theta = self._theta_samples(n_draws, rng)
         weights = np.array(np.broadcast_to(self._overall_weights(n_draws, rng), theta.shape))
         total = weights.sum(axis=1)

@@ -128,9 +128,9 @@ def assess_file(path, *, scores_file=None, prior="calibrated", level=0.95, rope=
         trust is learned from the labels (user guide, *The calibrated
         prior*): its overall and per-group intervals held their level on
         pools it was not tuned on, and its overall interval is as narrow as
-        prediction-powered inference's. The cost estimator takes
-        ``"hierarchical"`` in its place, and the ECE's bins ``"informative"``
-        in place of either (bins of increasing confidence are not
+        prediction-powered inference's; the cost estimator takes it too. The
+        ECE's bins take ``"informative"`` in place of ``"calibrated"`` or
+        ``"hierarchical"`` (bins of increasing confidence are not
         exchangeable; its default model shares an LLO map across bins).
     level : float, default=0.95
         Credible level of the intervals.
@@ -181,7 +181,7 @@ def assess_file(path, *, scores_file=None, prior="calibrated", level=0.95, rope=
     if cost_matrix is not None:
         est["cost"] = BayesianMisclassificationCost(
             cost_matrix=np.asarray(cost_matrix),
-            prior="hierarchical" if prior == "calibrated" else prior, random_state=seed)
+            prior=prior, random_state=seed)
     n_rows = n_labeled = 0
     if extra_labels is not None:
         extra_rows, extra_codes = (np.asarray(a, dtype=np.int64) for a in extra_labels)

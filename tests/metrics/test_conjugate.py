@@ -245,14 +245,15 @@ def test_dirichlet_draws_with_zero_pseudo_counts_are_the_dirichlet_of_the_rest()
 
 def test_confusion_accuracy_draws_are_the_beta_marginals_of_the_cells():
     """The per-class accuracy draws (Beta marginals, O(K) per draw) have the law of
-    the diagonal of full Dirichlet draws: two-sample KS p-values above 0.001."""
+    the diagonal of full Dirichlet draws: two-sample KS p-values above 0.001. (The
+    conjugate priors; the calibrated prior's draws are the pool's.)"""
     from skassess.metrics import BayesianConfusionMatrix, BayesianMisclassificationCost
 
     rng = np.random.default_rng(3)
     K = 4
     X = rng.dirichlet(np.ones(K), 300)
     y = np.where(rng.random(300) < 0.2, rng.integers(0, K, 300), -1)
-    est = BayesianConfusionMatrix(random_state=0).fit(X, y)
+    est = BayesianConfusionMatrix(prior="uniform", random_state=0).fit(X, y)
     fast = est.groupwise_samples(20000, random_state=1)
     full = np.diagonal(est.posterior_.rvs(20000, random_state=2), axis1=1, axis2=2)
     for k in range(K):
@@ -260,7 +261,8 @@ def test_confusion_accuracy_draws_are_the_beta_marginals_of_the_cells():
     # The cost, aggregated by the distinct values of each cost column, has the law
     # of the cost of full draws.
     cost = rng.choice([0.0, 1.0, 5.0], size=(K, K))
-    est = BayesianMisclassificationCost(cost_matrix=cost, random_state=0).fit(X, y)
+    est = BayesianMisclassificationCost(cost_matrix=cost, prior="uniform",
+                                        random_state=0).fit(X, y)
     fast = est.groupwise_samples(20000, random_state=1)
     full = np.einsum("skj,jk->sk", est.posterior_.rvs(20000, random_state=2), cost)
     for k in range(K):
@@ -269,13 +271,14 @@ def test_confusion_accuracy_draws_are_the_beta_marginals_of_the_cells():
 
 
 def test_overall_draws_in_chunks_equal_one_draw(monkeypatch):
-    """overall_samples draws a chunk at a time; the chunking changes nothing."""
+    """overall_samples draws a chunk at a time; the chunking changes nothing (the
+    conjugate draws; the calibrated model's stream depends on the chunk's size)."""
     from skassess.metrics import BayesianConfusionMatrix, _base
 
     rng = np.random.default_rng(4)
     X = rng.dirichlet(np.ones(5), 200)
     y = np.where(rng.random(200) < 0.3, rng.integers(0, 5, 200), -1)
-    est = BayesianConfusionMatrix(random_state=0).fit(X, y)
+    est = BayesianConfusionMatrix(prior="uniform", random_state=0).fit(X, y)
     whole = est.overall_samples(1000)
     monkeypatch.setattr(_base, "DRAW_CHUNK", 7)  # one draw of 5 classes per chunk
     np.testing.assert_allclose(est.overall_samples(1000), whole, rtol=1e-12)
