@@ -69,6 +69,11 @@ from ._rate_table import rate_terms
 
 #: Prior standard deviation of the pool's level (log-odds) at its mean score.
 PRIOR_SD_SHIFT = 2.0
+#: Prior standard deviation of the pool's level around even odds (log-odds) under the
+#: open-level component (``open_level=True``): about a uniform prior on the rate.
+PRIOR_SD_OPEN = 1.8
+#: Prior probability of the open-level component (``open_level=True``).
+PRIOR_OPEN = 0.5
 #: Prior standard deviation of the map's slope around 1 (the scores as they are).
 PRIOR_SD_SLOPE = 1.0
 #: Degrees of freedom of the groups' deviations (Student t): heavier tails than
@@ -185,9 +190,17 @@ class CalibratedRates(_DrawSummaries):
         Log probability of the labels under the model.
     """
 
-    def __init__(self, rows, logit_sum, labeled, success, center, *, n_draws=4000, seed=0):
+    def __init__(self, rows, logit_sum, labeled, success, center, *, open_level=False,
+                 n_draws=4000, seed=0):
         rows = np.asarray(rows, dtype=np.float64)
         self.center = float(center)
+        # Priors of the pool's level (mean relative to the center, sd, log prior
+        # weight): the scores' level, and with open_level also even odds.
+        self._components = [(0.0, PRIOR_SD_SHIFT, 0.0)]
+        if open_level:
+            self._components = [(0.0, PRIOR_SD_SHIFT, np.log1p(-PRIOR_OPEN)),
+                                (-self.center, PRIOR_SD_OPEN, np.log(PRIOR_OPEN))]
+        self._level_mean, self._level_sd = self._components[0][:2]
         with np.errstate(invalid="ignore", divide="ignore"):
             mids = -LOGIT_CLIP + BIN_WIDTH * (np.arange(N_BINS) + 0.5)
             self.ell = np.where(rows > 0, logit_sum / np.where(rows > 0, rows, 1.0), mids)
@@ -225,7 +238,7 @@ class CalibratedRates(_DrawSummaries):
 
     def _level_var(self, tau):
         """Prior variance of the pool's level plus the unlabeled groups' part of it."""
-        return PRIOR_SD_SHIFT**2 + DEVIATION_VAR * tau**2 * self._share2_free
+        return self._level_sd**2 + DEVIATION_VAR * tau**2 * self._share2_free
 
     def _joint_mode(self, tau, start):
         """Joint mode of ``(a, b, u)`` at one ``tau`` and the Laplace terms around it.
@@ -247,7 +260,7 @@ class CalibratedRates(_DrawSummaries):
             eta = self.center + theta[0] + theta[1] * x + u[cg]
             ll = s * log_expit(eta) + (n - s) * log_expit(-eta)
             return (ll.sum() + log_deviation_density(u, tau).sum()
-                    + self._log_normal(theta[0] + share @ u, V)
+                    + self._log_normal(theta[0] + share @ u - self._level_mean, V)
                     + self._log_prior_slope(theta[1]))
 
         def solve_uu(h_uu, rhs):
@@ -260,7 +273,7 @@ class CalibratedRates(_DrawSummaries):
             eta = self.center + theta[0] + theta[1] * x + u[cg]
             p = expit(eta)
             r, w = s - n * p, n * p * (1.0 - p)
-            level = (theta[0] + share @ u) / V
+            level = (theta[0] + share @ u - self._level_mean) / V
             # The t prior's gradient, and its IRLS weight as a positive curvature
             # (the t density is not log-concave; the grid integrates it exactly).
             prec = (nu + 1.0) / (nu * tau**2 + u**2)
@@ -336,12 +349,31 @@ class CalibratedRates(_DrawSummaries):
 
     # ------------------------------------------------------------------ fit
     def _fit(self):
+        """The grid of ``(a, b, tau)`` of every component of the level's prior, weighted."""
+        parts = []
+        for level_mean, level_sd, log_weight in self._components:
+            self._level_mean, self._level_sd = level_mean, level_sd
+            for a, b, tau, w, u_mean, u_var in self._fit_component():
+                n = a.size
+                parts.append((a, b, tau, w + log_weight, u_mean, u_var,
+                              np.full(n, level_mean), np.full(n, level_sd)))
+        a, b, tau, log_w, u_mean, u_var, level_mean, level_sd = (
+            np.concatenate(v) for v in zip(*parts, strict=True))
+        self.log_evidence = float(logsumexp(log_w))
+        keep = log_w > log_w.max() - LOG_TOLERANCE
+        self.a, self.b, self.tau = a[keep], b[keep], tau[keep]
+        self.weights = np.exp(log_w[keep] - logsumexp(log_w[keep]))
+        self._u_mean, self._u_var = u_mean[keep], u_var[keep]
+        self._node_level_mean, self._node_level_sd = level_mean[keep], level_sd[keep]
+
+    def _fit_component(self):
+        """Grid nodes of one prior of the level: ``(a, b, tau, log weight, u mean, u var)``."""
         edges = np.linspace(0.0, TAU_MAX, N_TAU + 1)
         taus = (edges[:-1] + edges[1:]) / 2.0
         # Half-normal prior mass of each cell (renormalised over the grid).
         log_tau_prior = -0.5 * (taus / PRIOR_SCALE_TAU) ** 2
         log_tau_prior -= logsumexp(log_tau_prior)
-        modes, start = [], ((0.0, 1.0), np.zeros(self._lab_group.size))
+        modes, start = [], ((self._level_mean, 1.0), np.zeros(self._lab_group.size))
         for tau in taus:
             mode = self._joint_mode(tau, start)
             start = (mode["theta"], mode["u"])
@@ -361,19 +393,14 @@ class CalibratedRates(_DrawSummaries):
                 loglik, u_mean, u_var = self._group_loglik(a, b, tau, mode)
                 cell = np.log(abs(np.linalg.det(chol)) * (2 * half / (N_GRID - 1)) ** 2)
                 # The pool level's prior, over the groups' posteriors at the node.
-                level = self._log_normal(a + u_mean @ self._share_lab,
+                level = self._log_normal(a + u_mean @ self._share_lab - self._level_mean,
                                          self._level_var(tau) + u_var @ self._share_lab**2)
                 w = loglik.sum(axis=1) + level + self._log_prior_slope(b) + lp + cell
                 if w[edge].max() < w.max() - EDGE_TOLERANCE:
                     break
                 half *= 1.6
             parts.append((a, b, np.full(a.size, tau), w, u_mean, u_var))
-        a, b, tau, log_w, u_mean, u_var = (np.concatenate(v) for v in zip(*parts, strict=True))
-        self.log_evidence = float(logsumexp(log_w))
-        keep = log_w > log_w.max() - LOG_TOLERANCE
-        self.a, self.b, self.tau = a[keep], b[keep], tau[keep]
-        self.weights = np.exp(log_w[keep] - logsumexp(log_w[keep]))
-        self._u_mean, self._u_var = u_mean[keep], u_var[keep]
+        return parts
 
     # ---------------------------------------------------------------- draws
     def rvs(self, size, rng):
@@ -445,8 +472,10 @@ class CalibratedRates(_DrawSummaries):
         # Condition on the pool level's prior (a perturbed-observation Kalman
         # update: exact for normal deviations).
         w = self._share
-        gain = var * w / (PRIOR_SD_SHIFT**2 + var @ w**2)[:, None]
-        miss = -(self.a[node] + u @ w) - PRIOR_SD_SHIFT * rng.standard_normal(node.size)
+        sd = self._node_level_sd[node]
+        gain = var * w / (sd**2 + var @ w**2)[:, None]
+        miss = (self._node_level_mean[node] - (self.a[node] + u @ w)
+                - sd * rng.standard_normal(node.size))
         return u + miss[:, None] * gain
 
     def row_proba(self, group, conf, n_draws=2000, seed=0):
@@ -551,7 +580,7 @@ class CalibratedBinaryRates(_DrawSummaries):
             total = rows[:, cols].sum()
             self._blocks.append(None if not total > 0 else CalibratedRates(
                 rows[:, cols], logit_sum[:, cols], labeled[:, cols], success[:, cols],
-                np.asarray(logit_sum)[:, cols].sum() / total, n_draws=0))
+                np.asarray(logit_sum)[:, cols].sum() / total, open_level=True, n_draws=0))
         self.log_evidence = float(sum(b.log_evidence for b in self._blocks if b is not None))
         self._draws = self.rvs(n_draws, np.random.default_rng(seed))
 
