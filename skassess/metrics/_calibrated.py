@@ -179,6 +179,12 @@ class CalibratedRates(_DrawSummaries):
         labeled rows and labeled successes.
     center : float
         The pool's mean log-odds ``m``.
+    open_level : bool, default=False
+        The pool level's prior: ``N(0, PRIOR_SD_SHIFT^2)`` around the scores'
+        level, or with True a mixture of it and ``N(-m, PRIOR_SD_OPEN^2)``
+        (even odds, about uniform on the rate) with weight ``PRIOR_OPEN``; the
+        labels weigh the two by their marginal likelihoods (both are grids of
+        the same posterior, so draws mix them).
     n_draws : int, default=4000
         Draws behind :meth:`moments` and :meth:`interval`.
     seed : int, default=0
@@ -538,6 +544,11 @@ class CalibratedBinaryRates(_DrawSummaries):
     pool's counts (e.g. TPR: positives predicted positive over positives),
     with the labeled rows' classes as observed and the others' drawn, so a
     fully labeled group's rate is its observed one.
+
+    Each map's level has the two-part prior of ``open_level=True``: a
+    predicted class may hold few labels and saturated scores (naive Bayes),
+    and a prior centred on the scores' level alone then decides its rate (on
+    naive Bayes scores of the bank file, 40-67 % coverage at 20-50 labels).
 
     A draw in which a group's condition holds on no row (e.g. PPV in a group
     with no row predicted positive) takes the pool's rate of the same draw;
