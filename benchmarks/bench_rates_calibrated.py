@@ -37,7 +37,7 @@ unequal size, 8,000 rows):
 Needs the peers' extra (``pip install "skassess[peers]"``)::
 
     OMP_NUM_THREADS=1 python benchmarks/bench_rates_calibrated.py --runs 100 --out rates.jsonl
-    python benchmarks/bench_rates_calibrated.py --table rates.jsonl
+    python benchmarks/bench_rates_calibrated.py --table rates.jsonl [--markdown]
 """
 
 import argparse
@@ -216,6 +216,41 @@ def table(records):
     return pd.DataFrame(lines)
 
 
+def markdown(frame):
+    """The benchmarks page's tables: overall coverage and width ratios; groups and differences."""
+    ns = sorted(frame["n"].unique())
+    cal = frame[frame.method == "calibrated"].set_index(["pool", "metric", "n"])
+    hier = frame[frame.method == "hierarchical"].set_index(["pool", "metric", "n"])
+    ppi = frame[frame.method == "ppi++"].set_index(["pool", "metric", "n"])
+    keys = cal.index.droplevel("n").unique()
+    out = ["| pool | rate | " + " | ".join(f"n={n}" for n in ns) + " |",
+           "|---|---|" + "---|" * len(ns)]
+    for pool, metric in keys:
+        cells = []
+        for n in ns:
+            if (pool, metric, n) not in cal.index:  # not run (yet)
+                cells.append("–")
+                continue
+            c = cal.loc[(pool, metric, n)]
+            cov = f"{c.coverage:.2f}" if c.coverage >= 0.9 else f"**{c.coverage:.2f}**"
+            p = ppi.loc[(pool, metric, n)]
+            cells.append(f"{cov} ({p.coverage:.2f}) {c['/ppi++']:.2f}× {c['/wilson']:.2f}×")
+        out.append(f"| {pool} | {metric} | " + " | ".join(cells) + " |")
+    out += ["", "| pool | rate | " + " | ".join(f"n={n}" for n in ns) + " |",
+            "|---|---|" + "---|" * len(ns)]
+    for pool, metric in keys:
+        cells = []
+        for n in ns:
+            if (pool, metric, n) not in cal.index:
+                cells.append("–")
+                continue
+            c, h = cal.loc[(pool, metric, n)], hier.loc[(pool, metric, n)]
+            cells.append(f"{c.group_cov:.2f} {c.delta_cov:.2f} {c.group_width / h.group_width:.2f}×"
+                         f" {c['/label_rate']:.2f}")
+        out.append(f"| {pool} | {metric} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pools", nargs="+",
@@ -225,13 +260,19 @@ def main():
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="rates_calibrated.jsonl")
-    parser.add_argument("--table", metavar="JSONL", help="print the table of these runs")
+    parser.add_argument("--table", metavar="JSONL", nargs="+",
+                        help="print the table of these runs")
+    parser.add_argument("--markdown", action="store_true",
+                        help="with --table: the benchmarks page's two tables")
     args = parser.parse_args()
     if args.table:
-        with open(args.table) as f:
-            records = [json.loads(line) for line in f]
+        records = []
+        for path in args.table:
+            with open(path) as f:
+                records += [json.loads(line) for line in f]
         pd.set_option("display.width", 250)
-        print(table(records).round(3).to_string(index=False))
+        frame = table(records)
+        print(markdown(frame) if args.markdown else frame.round(3).to_string(index=False))
         return
     run(args.pools, args.metrics, args.budgets, args.runs, args.seed, args.out)
 
