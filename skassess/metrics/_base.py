@@ -497,3 +497,27 @@ def prior_pull(weights, post_mean, post_var, n_labeled, observed_sum):
         value = np.where(n > 0, observed_sum / n, observed_sum.sum() / n.sum())
     p = weights / weights.sum()
     return float(p @ (post_mean - value)), float(np.sqrt(p**2 @ post_var))
+
+
+class LazyCalibratedFit:
+    """Mixin of estimators whose calibrated model is fitted when first read.
+
+    A file read in many batches, or labels told in a burst, fit it once: each
+    update calls :meth:`_mark_calibrated_stale`, and reading an attribute of
+    ``_LAZY`` then calls the estimator's ``_fit_calibrated`` (which sets
+    them and clears ``_calibrated_stale``).
+    """
+
+    _LAZY = ("posterior_", "prior_", "_hierarchy")
+
+    def _mark_calibrated_stale(self):
+        for name in self._LAZY:
+            self.__dict__.pop(name, None)
+        self._calibrated_stale = True
+
+    def __getattr__(self, name):
+        # Only reached when normal lookup fails: the calibrated posterior not fitted yet.
+        if name in type(self)._LAZY and self.__dict__.get("_calibrated_stale", False):
+            self._fit_calibrated()
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")

@@ -12,10 +12,11 @@ from ._base import (
     DEFAULT_N_DRAWS,
     DEFAULT_PRIOR_STRENGTH,
     DRAW_CHUNK,
+    LazyCalibratedFit,
     _BaseAssessor,
     prior_pull,
 )
-from ._calibrated import N_BINS, CalibratedRates, LazyCalibratedFit, score_bin, score_logit
+from ._calibrated import N_BINS, CalibratedRates, score_bin, score_logit
 from ._conjugate import MIN_PSEUDO_COUNT, dirichlet_draws
 from ._hierarchical import HierarchicalBeta
 from ._nested_dirichlet import NestedDirichletPosterior

@@ -12,15 +12,9 @@ from scipy import stats
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils import LEVEL, validate_args, warn
-from ._base import _BaseAssessor, prior_pull
-from ._calibrated import (
-    N_BINS,
-    CalibratedBinaryRates,
-    CalibratedRates,
-    LazyCalibratedFit,
-    score_bin,
-    score_logit,
-)
+from ._base import LazyCalibratedFit, _BaseAssessor, prior_pull
+from ._calibrated import N_BINS, CalibratedRates, score_bin, score_logit
+from ._calibrated_binary import CalibratedBinaryRates
 from ._conjugate import MIN_PSEUDO_COUNT, BetaPosterior
 from ._hierarchical import HierarchicalBeta
 from ._rate_table import (

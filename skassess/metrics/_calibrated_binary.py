@@ -1,0 +1,146 @@
+"""Binary rates (TPR, FPR, PPV, NPV, ...) under the calibrated model: a map per predicted class.
+
+See :class:`CalibratedBinaryRates`; the model of each predicted class is
+:class:`~skassess.metrics._calibrated.CalibratedRates`.
+"""
+
+import numpy as np
+from scipy.special import expit
+
+from ._calibrated import N_BINS, CalibratedRates, _DrawSummaries, deviation_draws
+from ._conjugate import BetaPosterior
+from ._rate_table import rate_terms
+
+
+class CalibratedBinaryRates(_DrawSummaries):
+    """Posterior of a binary rate (TPR, FPR, PPV, ...) per group under the calibrated model.
+
+    The rows the black box predicts negative and those it predicts positive
+    each get their own :class:`CalibratedRates` model of the outcome ``y = 1``
+    (the positive class) from the score ``p_1``: ``P(y_i = 1) = sigmoid(m_k +
+    a_k + b_k (logit(p_1i) - m_k) + u_gk)`` for a row of group ``g``
+    predicted ``k``. A map per predicted class, so that each has its own
+    level: its fitted mean over its labeled rows is their observed rate, and
+    the count of positives among its unlabeled rows is a regression
+    (difference) estimate, unbiased under random labeling however wrong the
+    map's shape (one map for both, on a bank-marketing MLP whose scores
+    under-predict the positives fivefold, put PPV 13 points above the truth
+    with an interval 16 points wide). A group's rate is the ratio of its
+    pool's counts (e.g. TPR: positives predicted positive over positives),
+    with the labeled rows' classes as observed and the others' drawn, so a
+    fully labeled group's rate is its observed one.
+
+    Each map's level has the two-part prior of ``open_level=True``: a
+    predicted class may hold few labels and saturated scores (naive Bayes),
+    and a prior centred on the scores' level alone then decides its rate (on
+    naive Bayes scores of the bank file, 40-67 % coverage at 20-50 labels).
+
+    A draw in which a group's condition holds on no row (e.g. PPV in a group
+    with no row predicted positive) takes the pool's rate of the same draw;
+    where it holds on no row of the pool either, the rate is undefined and
+    drawn uniformly on [0, 1] (nothing is known of it).
+
+    Parameters
+    ----------
+    rows, logit_sum, labeled, success : ndarray of shape (n_groups, 2 * N_BINS)
+        Per group, predicted class and bin of ``logit(p_1)``: rows (weighted),
+        the sum of their log-odds, labeled rows and labeled positives.
+    metric : str
+        A rate of :data:`~skassess.metrics._rate_table.RATES` other than
+        ``"selection_rate"``.
+    successes, failures : ndarray of shape (n_groups,)
+        Labeled rows on which the metric's condition holds with and without
+        its outcome (the counts of the Beta that :meth:`posterior` returns).
+    n_draws : int, default=4000
+    seed : int, default=0
+
+    Attributes
+    ----------
+    log_evidence : float
+        Log probability of the labels under the two models.
+    """
+
+    def __init__(self, rows, logit_sum, labeled, success, *, metric, successes, failures,
+                 n_draws=4000, seed=0):
+        rows = np.asarray(rows, dtype=np.float64)
+        self.n_groups = rows.shape[0]
+        # (condition, outcome) of a row predicted k whose class is y
+        self._terms = {(k, y): tuple(float(v) for v in rate_terms(metric, k, y))
+                       for k in (0, 1) for y in (0, 1)}
+        self._counts = (np.asarray(successes, dtype=np.float64),
+                        np.asarray(failures, dtype=np.float64))
+        self._n = rows.reshape(self.n_groups, 2, N_BINS).sum(axis=2)
+        self._blocks = []
+        for k in (0, 1):
+            cols = slice(k * N_BINS, (k + 1) * N_BINS)
+            total = rows[:, cols].sum()
+            self._blocks.append(None if not total > 0 else CalibratedRates(
+                rows[:, cols], logit_sum[:, cols], labeled[:, cols], success[:, cols],
+                np.asarray(logit_sum)[:, cols].sum() / total, open_level=True, n_draws=0))
+        self.log_evidence = float(sum(b.log_evidence for b in self._blocks if b is not None))
+        self._draws = self.rvs(n_draws, np.random.default_rng(seed))
+
+    def _positives(self, size, rng):
+        """Draws of the positives per group and predicted class, ``(size, G, 2)``."""
+        out = np.zeros((size, self.n_groups, 2))
+        for k, block in enumerate(self._blocks):
+            if block is not None:
+                out[:, :, k] = block.count_draws(size, rng)[0]
+        return out
+
+    def _ratio(self, positives, n):
+        """Numerator and denominator of the rate from positives ``(..., G, 2)`` among ``n``."""
+        num = den = 0.0
+        for (k, y), (cond, out) in self._terms.items():
+            count = positives[..., k] if y == 1 else n[..., k] - positives[..., k]
+            num = num + cond * out * count
+            den = den + cond * count
+        return num, den
+
+    def _rates(self, positives, rng):
+        """Each group's rate from drawn positives ``(size, G, 2)`` (the pool's where undefined)."""
+        num, den = self._ratio(positives, self._n)
+        pool_num, pool_den = self._ratio(positives.sum(axis=1), self._n.sum(axis=0))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            pool = np.where(pool_den > 1e-9, pool_num / pool_den,
+                            rng.uniform(size=pool_den.shape))
+            rate = num / den
+        return np.where(den > 1e-9, rate, pool[:, None])
+
+    def rvs(self, size, rng):
+        """Joint draws of every group's rate on the pool, shape ``(size, n_groups)``."""
+        return self._rates(self._positives(size, rng), rng)
+
+    def overall_rvs(self, size, rng):
+        """Draws of the pool's rate (every group's counts summed), shape ``(size,)``.
+
+        Uniform on [0, 1] in a draw where the condition holds on no row.
+        """
+        num, den = self._ratio(self._positives(size, rng).sum(axis=1), self._n.sum(axis=0))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(den > 1e-9, num / den, rng.uniform(size=size))
+
+    def posterior(self):
+        """One Beta per group with the posterior's mean and variance."""
+        mean, var = self.moments()
+        return BetaPosterior.from_moments(mean, var, *self._counts)
+
+    def predictive(self):
+        """The Beta of a group's rate before its labels: each map with a new deviation."""
+        zeros = np.zeros(self.n_groups)
+        rng = np.random.default_rng(1)
+        positives = np.zeros((1000, self.n_groups, 2))
+        for k, block in enumerate(self._blocks):
+            if block is None:
+                continue
+            node = rng.choice(block.weights.size, size=1000, p=block.weights)
+            u = deviation_draws(rng, (1000, self.n_groups), block.tau[node][:, None])
+            for col in np.flatnonzero(block.rows.any(axis=0)):
+                p = expit(block.center + block.a[node][:, None]
+                          + block.b[node][:, None] * (block.ell[:, col] - block.center) + u)
+                positives[:, :, k] += block.rows[:, col] * p
+        rate = self._rates(positives, rng)
+        mean, second = rate.mean(axis=0), (rate**2).mean(axis=0)
+        return BetaPosterior.from_moments(mean, np.maximum(second - mean**2, 0.0), zeros,
+                                          zeros)
+
