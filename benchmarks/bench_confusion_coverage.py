@@ -5,7 +5,7 @@ Usage::
     python benchmarks/bench_confusion_coverage.py --runs 1000 --n-jobs 2
     python benchmarks/bench_confusion_coverage.py --runs 1000 --priors hierarchical
 
-For every pool and prior (uniform, informative and hierarchical, N0 = 2), N rows
+For every pool and prior (uniform, informative, hierarchical, calibrated; N0 = 2), N rows
 labeled at random: the share of the cells ``theta_kj = P(y = j | pred = k)``
 whose 95 % interval in :meth:`BayesianConfusionMatrix.summary` holds the
 pool's own share of true class ``j`` among the rows predicted ``k``. The
@@ -61,7 +61,7 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--priors", nargs="+", default=["uniform", "informative"],
-                        choices=["uniform", "informative", "hierarchical"])
+                        choices=["uniform", "informative", "hierarchical", "calibrated"])
     args = parser.parse_args()
     for name in args.dataset or ["svhn", "fashion-mnist", "synthetic"]:
         X, y = load(name, args.seed)
