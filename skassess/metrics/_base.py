@@ -510,6 +510,16 @@ class LazyCalibratedFit:
 
     _LAZY = ("posterior_", "prior_", "_hierarchy")
 
+    def _summary_seed(self):
+        """Seed of the draws behind the calibrated model's summaries (reproducible)."""
+        rs = self.random_state
+        return rs if isinstance(rs, (int, np.integer)) else 0
+
+    def _score_center(self):
+        """The pool's mean log-odds of the score (the calibrated model's centre)."""
+        rows = self.score_rows_.sum()
+        return self.score_logit_.sum() / rows if rows > 0 else 0.0
+
     def _mark_calibrated_stale(self):
         for name in self._LAZY:
             self.__dict__.pop(name, None)

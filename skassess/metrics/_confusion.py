@@ -233,12 +233,9 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
 
     def _fit_calibrated(self):
         """The calibrated model of each predicted class's accuracy (BayesianAccuracy's)."""
-        rows = self.score_rows_.sum()
-        center = self.score_logit_.sum() / rows if rows > 0 else 0.0
-        seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else 0
         self._hierarchy = CalibratedRates(self.score_rows_, self.score_logit_,
-                                          self.score_labeled_, self.score_success_, center,
-                                          seed=seed)
+                                          self.score_labeled_, self.score_success_,
+                                          self._score_center(), seed=self._summary_seed())
         self._set_hierarchical_posterior()
         self._calibrated_stale = False
 

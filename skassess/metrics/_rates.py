@@ -141,15 +141,13 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
         self.n_labeled_rows_ += np.bincount(g, weights=w, minlength=G)
         self.n_labeled_ += np.bincount(g, weights=w * cond, minlength=G)
         self.n_success_ += np.bincount(g, weights=w * cond * out, minlength=G)
-        if self._calibrated() and self._metric() == "accuracy":
-            cell = (g, self._score_cells(pred, conf)[1])
-            np.add.at(self.score_labeled_, cell, w * cond)
-            np.add.at(self.score_success_, cell, w * cond * out)
-        elif self._calibrated():
-            # The binary rates' model is of the class: every labeled row counts.
+        if self._calibrated():
+            # Accuracy's model is of being right; a binary rate's of the class, so
+            # every labeled row counts, whether or not the rate's condition holds.
+            outcome = out if self._metric() == "accuracy" else (y == 1)
             cell = (g, self._score_cells(pred, conf)[1])
             np.add.at(self.score_labeled_, cell, w)
-            np.add.at(self.score_success_, cell, w * (y == 1))
+            np.add.at(self.score_success_, cell, w * outcome)
 
     def _score_cells(self, pred, conf):
         """Log-odds and column of each row in the calibrated model's per-bin arrays.
@@ -192,11 +190,6 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
     def _hierarchical(self):
         return self._prior_kind() == "hierarchical"
 
-    def _summary_seed(self):
-        """Seed of the draws behind the calibrated model's summaries (reproducible)."""
-        rs = self.random_state
-        return rs if isinstance(rs, (int, np.integer)) else 0
-
     def _update_posterior(self):
         if self._calibrated():
             # The scores through a calibration map whose trust the labels set;
@@ -229,15 +222,13 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
             )
 
     def _fit_calibrated(self):
-        rows = self.score_rows_.sum()
-        center = self.score_logit_.sum() / rows if rows > 0 else 0.0
-        arrays = (self.score_rows_, self.score_logit_, self.score_labeled_,
-                  self.score_success_, center)
+        counts = (self.score_rows_, self.score_logit_, self.score_labeled_,
+                  self.score_success_)
         if self._metric() == "accuracy":
-            model = CalibratedRates(*arrays, seed=self._summary_seed())
+            model = CalibratedRates(*counts, self._score_center(), seed=self._summary_seed())
         else:
             model = CalibratedBinaryRates(
-                *arrays[:4], metric=self._metric(), successes=self.n_success_,
+                *counts, metric=self._metric(), successes=self.n_success_,
                 failures=self.n_labeled_ - self.n_success_, seed=self._summary_seed())
         self._hierarchy = model
         self.posterior_ = model.posterior()
