@@ -69,8 +69,8 @@ def test_identification_mrr_reaches_one():
      (dict(strategy="nope"), "The 'strategy' parameter of simulate must be a str among"),
      (dict(rope=-0.1), "The 'rope' parameter of simulate must be"),
      (dict(estimator=object()), "The 'estimator' parameter of simulate must be"),
-     (dict(task="least_accurate", evaluate="rmse", estimator=BayesianConfusionMatrix()),
-      "needs BayesianAccuracy"),
+     (dict(task="least_accurate", evaluate="rmse",
+           estimator=BayesianConfusionMatrix(prior="uniform")), "needs BayesianAccuracy"),
      # The default prior of BayesianAccuracy is the calibrated one, which each run
      # would otherwise keep at its unlabeled-pool state, silently.
      (dict(estimator=BayesianAccuracy()),
