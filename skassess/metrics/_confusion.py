@@ -168,8 +168,9 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
         self.expected_counts_ += one_hot @ scores
         if self._calibrated():
             ell = score_logit(conf)
-            np.add.at(self.score_rows_, (pred, score_bin(ell)), weight)
-            np.add.at(self.score_logit_, (pred, score_bin(ell)), weight * ell)
+            cell = (pred, score_bin(ell))
+            np.add.at(self.score_rows_, cell, weight)
+            np.add.at(self.score_logit_, cell, weight * ell)
         labeled = y >= 0
         self._count_labels(pred[labeled], pred[labeled], y[labeled], weight[labeled],
                            conf[labeled])
