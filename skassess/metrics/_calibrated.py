@@ -492,16 +492,25 @@ class CalibratedRates(_DrawSummaries):
             zeros = np.zeros(self.n_groups)
             return BetaPosterior.from_moments(mean, var, zeros, zeros)
         rng = np.random.default_rng(1)
-        node = rng.choice(self.weights.size, size=1000, p=self.weights)
-        u = deviation_draws(rng, (1000, self.n_groups), self.tau[node][:, None])
-        with np.errstate(invalid="ignore", divide="ignore"):
-            weights = self.rows / np.maximum(self.rows.sum(axis=1, keepdims=True), 1e-300)
-        rate = np.zeros((1000, self.n_groups))
-        for bin_ in np.flatnonzero(weights.any(axis=0)):
-            p = expit(self.center + self.a[node][:, None]
-                      + self.b[node][:, None] * (self.ell[:, bin_] - self.center) + u)
-            rate += weights[:, bin_] * p
+        rate = (self.new_group_successes(1000, rng)
+                / np.maximum(self.rows.sum(axis=1), 1e-300))
         mean, second = rate.mean(axis=0), (rate**2).mean(axis=0)
         zeros = np.zeros(self.n_groups)
         return BetaPosterior.from_moments(mean, np.maximum(second - mean**2, 0.0), zeros,
                                           zeros)
+
+    def new_group_successes(self, size, rng):
+        """Expected successes of each group's rows under the map with a new deviation.
+
+        Draws of ``(a, b, tau)`` from the grid and a deviation from ``tau
+        t_4`` per group, shape ``(size, n_groups)``: what a group's rows would
+        give before any of its labels.
+        """
+        node = rng.choice(self.weights.size, size=size, p=self.weights)
+        u = deviation_draws(rng, (size, self.n_groups), self.tau[node][:, None])
+        out = np.zeros((size, self.n_groups))
+        for bin_ in np.flatnonzero(self.rows.any(axis=0)):
+            p = expit(self.center + self.a[node][:, None]
+                      + self.b[node][:, None] * (self.ell[:, bin_] - self.center) + u)
+            out += self.rows[:, bin_] * p
+        return out

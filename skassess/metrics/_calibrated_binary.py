@@ -5,9 +5,8 @@ See :class:`CalibratedBinaryRates`; the model of each predicted class is
 """
 
 import numpy as np
-from scipy.special import expit
 
-from ._calibrated import N_BINS, CalibratedRates, _DrawSummaries, deviation_draws
+from ._calibrated import N_BINS, CalibratedRates, _DrawSummaries
 from ._conjugate import BetaPosterior
 from ._rate_table import rate_terms
 
@@ -97,13 +96,17 @@ class CalibratedBinaryRates(_DrawSummaries):
             den = den + cond * count
         return num, den
 
+    def _pool_rates(self, positives, rng):
+        """The pool's rate from drawn positives ``(size, G, 2)`` (uniform where undefined)."""
+        num, den = self._ratio(positives.sum(axis=1), self._n.sum(axis=0))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(den > 1e-9, num / den, rng.uniform(size=den.shape))
+
     def _rates(self, positives, rng):
         """Each group's rate from drawn positives ``(size, G, 2)`` (the pool's where undefined)."""
         num, den = self._ratio(positives, self._n)
-        pool_num, pool_den = self._ratio(positives.sum(axis=1), self._n.sum(axis=0))
+        pool = self._pool_rates(positives, rng)
         with np.errstate(invalid="ignore", divide="ignore"):
-            pool = np.where(pool_den > 1e-9, pool_num / pool_den,
-                            rng.uniform(size=pool_den.shape))
             rate = num / den
         return np.where(den > 1e-9, rate, pool[:, None])
 
@@ -116,9 +119,7 @@ class CalibratedBinaryRates(_DrawSummaries):
 
         Uniform on [0, 1] in a draw where the condition holds on no row.
         """
-        num, den = self._ratio(self._positives(size, rng).sum(axis=1), self._n.sum(axis=0))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(den > 1e-9, num / den, rng.uniform(size=size))
+        return self._pool_rates(self._positives(size, rng), rng)
 
     def posterior(self):
         """One Beta per group with the posterior's mean and variance."""
@@ -131,14 +132,8 @@ class CalibratedBinaryRates(_DrawSummaries):
         rng = np.random.default_rng(1)
         positives = np.zeros((1000, self.n_groups, 2))
         for k, block in enumerate(self._blocks):
-            if block is None:
-                continue
-            node = rng.choice(block.weights.size, size=1000, p=block.weights)
-            u = deviation_draws(rng, (1000, self.n_groups), block.tau[node][:, None])
-            for col in np.flatnonzero(block.rows.any(axis=0)):
-                p = expit(block.center + block.a[node][:, None]
-                          + block.b[node][:, None] * (block.ell[:, col] - block.center) + u)
-                positives[:, :, k] += block.rows[:, col] * p
+            if block is not None:
+                positives[:, :, k] = block.new_group_successes(1000, rng)
         rate = self._rates(positives, rng)
         mean, second = rate.mean(axis=0), (rate**2).mean(axis=0)
         return BetaPosterior.from_moments(mean, np.maximum(second - mean**2, 0.0), zeros,
