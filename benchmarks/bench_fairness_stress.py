@@ -19,11 +19,13 @@ difference of accuracy ``A - B`` on the whole file (threshold 0.5). Kinds:
 - ``flipped``: calibrated scores given as P(class 0) by mistake.
 
 Cells: coverage % of the 95 % interval of Delta accuracy / MAE x 100 of the
-posterior median (the estimate of least expected absolute error), for BC
-(``BayesianGroupMetrics``, the default calibrator) and BB (Beta(1, 1) per
-group), BC's MAE minus BB's with the standard error of that difference (both
-methods see the same labels in a run, so the difference is paired), and the
-share of BC fits that raised the labels-versus-scores warning.
+posterior median (the estimate of least expected absolute error), for the
+method under test (``--method``: ``calibrated``, the default of
+``BayesianGroupMetrics``, or ``bayesian-calibration``, BC with the default
+calibrator) and BB (Beta(1, 1) per group), its MAE minus BB's with the
+standard error of that difference (both methods see the same labels in a
+run, so the difference is paired), and the share of its fits that raised a
+labels-versus-scores warning.
 
 By default a cell is one file (fixed by kind, size and share) and the runs
 differ in which rows are labeled. ``--vary-files`` draws a new file in every
@@ -44,6 +46,7 @@ from skassess.calibration import BayesianGroupMetrics
 from skassess.exceptions import SkassessWarning
 
 KINDS = ("moderate", "strong", "perfect", "near-perfect", "flipped")
+BC = "bayesian-calibration"
 
 
 def make_file(kind, n, share, seed):
@@ -76,7 +79,7 @@ def labeled_rows(group, n_labeled, rng):
     return np.concatenate([first, rest])[:n_labeled]
 
 
-def one_run(kind, n, share, n_labeled, run, options, vary_files=False):
+def one_run(kind, n, share, n_labeled, run, options, vary_files=False, tested=BC):
     seed = [n, int(100 * share), KINDS.index(kind)] + ([1000 + run] if vary_files else [])
     s, y, group = make_file(kind, n, share, seed=seed)
     right = (s > 0.5) == y
@@ -86,10 +89,10 @@ def one_run(kind, n, share, n_labeled, run, options, vary_files=False):
     rows = labeled_rows(group, n_labeled, rng)
     y_obs[rows] = y[rows]
     out = {}
-    for method in ("bayesian-calibration", "beta-binomial"):
+    for method in (tested, "beta-binomial"):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            extra = options if method == "bayesian-calibration" else {}
+            extra = options if method != "beta-binomial" else {}
             est = BayesianGroupMetrics(method, metrics=("accuracy",), privileged="A",
                                        random_state=run, **extra)
             est.fit(s, y_obs, sensitive_features=group)
@@ -108,6 +111,8 @@ def main():
     parser.add_argument("--shares", type=float, nargs="+", default=[0.1, 0.3])
     parser.add_argument("--labels", type=int, nargs="+", default=[10, 40])
     parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--method", choices=("calibrated", BC), default="calibrated",
+                        help="the method compared with BB")
     parser.add_argument("--p-pooled", type=float, default=None,
                         help="BC's p_pooled (default: the estimator's)")
     parser.add_argument("--unlabeled", choices=("expected", "sampled"), default=None,
@@ -118,32 +123,34 @@ def main():
     options = {k: v for k, v in (("p_pooled", args.p_pooled), ("unlabeled", args.unlabeled))
                if v is not None}
     print(f"{args.runs} runs per cell; cells: coverage % / MAE x 100 of Delta accuracy (A - B)")
-    print("| kind | n | B share | n_L | true Δ × 100 | BC | BB | BC − BB MAE (SE) "
-          "| BC warned % |")
+    name = "BC" if args.method == BC else args.method
+    print(f"| kind | n | B share | n_L | true Δ × 100 | {name} | BB | {name} − BB MAE (SE) "
+          f"| {name} warned % |")
     print("|---|---|---|---|---|---|---|---|---|")
     worst = 100.0
     for kind, n, share, n_labeled in itertools.product(args.kinds, args.sizes, args.shares,
                                                        args.labels):
         start = time.perf_counter()
         results = Parallel(n_jobs=args.n_jobs, backend="multiprocessing")(
-            delayed(one_run)(kind, n, share, n_labeled, run, options, args.vary_files)
+            delayed(one_run)(kind, n, share, n_labeled, run, options, args.vary_files,
+                             args.method)
             for run in range(args.runs))
         truth = np.mean([r[0] for r in results])
         cells, errors_of = [], {}
-        for method in ("bayesian-calibration", "beta-binomial"):
+        for method in (args.method, "beta-binomial"):
             hits, errors, _ = (np.array(v) for v in zip(*(r[1][method] for r in results),
                                                           strict=True))
             cells.append(f"{100 * hits.mean():.0f} / {100 * errors.mean():.1f}")
             errors_of[method] = errors
-            if method == "bayesian-calibration":
+            if method == args.method:
                 worst = min(worst, 100 * hits.mean())
-        excess = 100 * (errors_of["bayesian-calibration"] - errors_of["beta-binomial"])
+        excess = 100 * (errors_of[args.method] - errors_of["beta-binomial"])
         se = excess.std(ddof=1) / np.sqrt(len(excess)) if len(excess) > 1 else np.nan
-        warned = np.mean([r[1]["bayesian-calibration"][2] for r in results])
+        warned = np.mean([r[1][args.method][2] for r in results])
         print(f"| {kind} | {n} | {share:g} | {n_labeled} | {100 * truth:.1f} | {cells[0]} | "
               f"{cells[1]} | {excess.mean():+.1f} ({se:.1f}) | {100 * warned:.0f} |  "
               f"[{time.perf_counter() - start:.0f} s]", flush=True)
-    print(f"lowest BC coverage: {worst:.0f} %")
+    print(f"lowest {name} coverage: {worst:.0f} %")
 
 
 if __name__ == "__main__":

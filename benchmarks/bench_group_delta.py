@@ -13,10 +13,14 @@ groups,
   a rate, of the labeled rows where its condition holds),
 
 prints MAE x 100 of the posterior mean difference against the pool's true
-difference, the coverage of the 95 % interval and its mean width.
+difference, the coverage of the 95 % interval and its mean width. ``--bgm``
+adds ``BayesianGroupMetrics()`` (its default, ``method="calibrated"``: the
+same model with each group's free alternative, ``p_pooled="auto"``) and
+scores the posterior median of every method.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_group_delta.py --runs 200
     OMP_NUM_THREADS=1 python benchmarks/bench_group_delta.py --runs 100 --metric tpr
+    OMP_NUM_THREADS=1 python benchmarks/bench_group_delta.py --runs 100 --bgm --out d.jsonl
 """
 
 import argparse
@@ -27,6 +31,7 @@ import pandas as pd
 from bench_headline import fairness
 
 from skassess import BayesianAccuracy
+from skassess.calibration import BayesianGroupMetrics
 from skassess.metrics import compare_groups, rate_terms
 
 FILES = [("adult", "mlp"), ("bank", "mlp"), ("compas", "mlp"), ("adult", "nb"), ("bank", "nb"),
@@ -40,9 +45,16 @@ def main():
     ap.add_argument("--budgets", type=int, nargs="+", default=[10, 20, 50, 100])
     ap.add_argument("--metric", default="accuracy",
                     choices=["accuracy", "tpr", "fpr", "ppv", "npv"])
+    ap.add_argument("--bgm", action="store_true",
+                    help="add BayesianGroupMetrics() and score the posterior median")
+    ap.add_argument("--files", nargs="+", default=None,
+                    help="files as base-model, e.g. bank-mlp (default: all six)")
+    ap.add_argument("--out", default=None, help="append one JSON line per cell here")
     args = ap.parse_args()
+    files = FILES if args.files is None else [tuple(f.split("-")) for f in args.files]
+    point = np.median if args.bgm else np.mean
     out = []
-    for base, model in FILES:
+    for base, model in files:
         X, target, group = fairness(base, COLUMN[model])
         a, b = pd.Series(group).value_counts().index[:2]
         keep = np.isin(group, [a, b])
@@ -56,6 +68,8 @@ def main():
         rng = np.random.default_rng(0)
         for n in args.budgets:
             res = {"calibrated": [], "BB": []}
+            if args.bgm:
+                res["bgm"] = []
             for r in range(args.runs):
                 rows = rng.choice(len(target), n, replace=False)
                 y = np.full(len(target), -1)
@@ -68,7 +82,15 @@ def main():
                                                    X, y, group_by=group)
                         d = compare_groups(est, a, b, n_draws=4000).samples
                         lo, hi = np.quantile(d, [0.025, 0.975])
-                        res[name].append((d.mean(), lo, hi))
+                        res[name].append((point(d), lo, hi))
+                    if args.bgm:
+                        est = BayesianGroupMetrics(metrics=(args.metric,), n_draws=4000,
+                                                   random_state=r).fit(
+                            X[:, 1], y, sensitive_features=group)
+                        d = est.compare(args.metric, a, b).samples
+                        d = d[~np.isnan(d)]
+                        lo, hi = np.quantile(d, [0.025, 0.975])
+                        res["bgm"].append((np.median(d), lo, hi))
             for name, v in res.items():
                 v = np.array(v)
                 out.append({"file": f"{base}-{model}", "metric": args.metric,
@@ -77,8 +99,10 @@ def main():
                             "mae_x100": 100 * np.mean(np.abs(v[:, 0] - truth)),
                             "coverage": np.mean((v[:, 1] <= truth) & (truth <= v[:, 2])),
                             "width": np.mean(v[:, 2] - v[:, 1])})
-            print(pd.DataFrame(out[-2:]).round(3).to_string(index=False, header=len(out) == 2),
-                  flush=True)
+            cells = pd.DataFrame(out[-len(res):])
+            print(cells.round(3).to_string(index=False, header=len(out) == len(res)), flush=True)
+            if args.out:
+                cells.to_json(args.out, orient="records", lines=True, mode="a")
 
 
 if __name__ == "__main__":

@@ -441,6 +441,14 @@ class CalibratedRates(_DrawSummaries):
                         unlabeled.sum(axis=1))
         return np.minimum(self.success, self.labeled).sum(axis=1) + drawn, node, u
 
+    def count_rvs(self, size, rng):
+        """Joint draws of each group's successes and rows on the pool, each ``(size, G)``.
+
+        The numerator and denominator of each group's rate (the rows are fixed).
+        """
+        successes = self.count_draws(size, rng)[0]
+        return successes, np.broadcast_to(self.rows.sum(axis=1), successes.shape)
+
     def _deviations(self, node, rng):
         """Each group's deviation at the drawn grid nodes, shape ``(len(node), n_groups)``.
 

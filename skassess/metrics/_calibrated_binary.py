@@ -114,6 +114,13 @@ class CalibratedBinaryRates(_DrawSummaries):
         """Joint draws of every group's rate on the pool, shape ``(size, n_groups)``."""
         return self._rates(self._positives(size, rng), rng)
 
+    def count_rvs(self, size, rng):
+        """Joint draws of each group's numerator and denominator on the pool, each ``(size, G)``.
+
+        E.g. for TPR the positives predicted positive and the positives.
+        """
+        return self._ratio(self._positives(size, rng), self._n)
+
     def overall_rvs(self, size, rng):
         """Draws of the pool's rate (every group's counts summed), shape ``(size,)``.
 

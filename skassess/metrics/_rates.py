@@ -11,8 +11,8 @@ import pandas as pd
 from scipy import stats
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import LEVEL, validate_args, warn
-from ._base import LazyCalibratedFit, _BaseAssessor, prior_pull
+from ..utils import LEVEL, N_DRAWS, validate_args, validated, warn
+from ._base import DEFAULT_N_DRAWS, LazyCalibratedFit, _BaseAssessor, prior_pull
 from ._calibrated import N_BINS, CalibratedRates, score_bin, score_logit
 from ._calibrated_binary import CalibratedBinaryRates
 from ._conjugate import MIN_PSEUDO_COUNT, BetaPosterior
@@ -334,6 +334,60 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
 
     def _groupwise_samples(self, n_draws, rng):
         return self._theta_samples(n_draws, rng)
+
+    @validated
+    @validate_args({"n_draws": [N_DRAWS], "random_state": ["random_state"]})
+    def groupwise_counts(self, n_draws=DEFAULT_N_DRAWS, random_state=None):
+        """Joint posterior draws of each group's counts on the pool (calibrated prior).
+
+        A rate is a ratio of counts over the group's rows: for accuracy the
+        right rows over the rows, for TPR the positives predicted positive
+        over the positives, for PPV the positives over the rows predicted
+        positive. Labeled rows count as labeled; the other rows' classes are
+        drawn. Sums of these counts over several groups give the rate of
+        their union in the same draws (e.g. a privileged group against all
+        the others).
+
+        Parameters
+        ----------
+        n_draws : int, default=4000
+            Number of Monte Carlo draws.
+        random_state : int, RandomState instance or None, default=None
+            Seed of the draws; None uses the estimator's ``random_state``.
+
+        Returns
+        -------
+        numerator, denominator : ndarray of shape (n_draws, n_groups)
+            Weighted counts, when ``fit`` had ``sample_weight``.
+
+        Raises
+        ------
+        ValueError
+            If the prior is not ``"calibrated"`` (or ``"auto"``): the other
+            priors model each group's rate, not the pool's counts.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skassess import BayesianAccuracy
+        >>> X = np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]])
+        >>> est = BayesianAccuracy(grouping="external", random_state=0).fit(
+        ...     X, [0, 1, -1, -1], group_by=["a", "a", "b", "b"])
+        >>> num, den = est.groupwise_counts(n_draws=100)
+        >>> den[0].tolist()  # each group's rows
+        [2.0, 2.0]
+        >>> num[:, 0].min()  # both labeled rows of group a are right
+        np.float64(2.0)
+        """
+        check_is_fitted(self)
+        if not self._calibrated():
+            raise ValueError(
+                f"groupwise_counts needs prior='calibrated' (or 'auto'); got prior="
+                f"{self.prior!r}, which models each group's rate, not the pool's counts. "
+                "Use groupwise_samples for its draws of the rates."
+            )
+        num, den = self._hierarchy.count_rvs(n_draws, self._rng(random_state))
+        return np.asarray(num, dtype=np.float64), np.array(den, dtype=np.float64)
 
     def _group_metric_mean(self):
         return self.posterior_.mean()
