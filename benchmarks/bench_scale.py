@@ -66,7 +66,7 @@ def bench_bgm(sizes, n_draws=2000):
         y = np.full(n, -1, dtype=np.int64)
         lab = rng.choice(n, 200, replace=False)
         y[lab] = rng.random(200) < s[lab]
-        est = BayesianGroupMetrics(n_draws=n_draws, random_state=0)
+        est = BayesianGroupMetrics("bayesian-calibration", n_draws=n_draws, random_state=0)
         est, sec, peak = measure(lambda est=est, s=s, y=y, g=g:
                                  est.fit(s, y, sensitive_features=g))
         old = n_draws * (n - 200) * 8

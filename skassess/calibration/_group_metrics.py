@@ -85,7 +85,9 @@ class BayesianGroupMetrics(BaseEstimator):
       labels; a group whose labels depart gets its own level, as far as its
       labels and the spread allow. Every metric is the ratio of the group's
       counts on the file (labeled rows as labeled, the others' classes
-      drawn), so a fully labeled group gives its observed rate.
+      drawn), so a fully labeled group gives its observed rate. A group may
+      also be *free* (its scores mean nothing for it; ``p_pooled``), which
+      its labels' Bayes factor weighs. No MCMC.
     * ``"bayesian-calibration"`` (BC, Ji et al. 2020, eq. 4.3): a
       :class:`HierarchicalBetaCalibrator` is fitted per group on the labeled
       rows; each posterior draw of the calibration maps gives every unlabeled
@@ -109,8 +111,10 @@ default="calibrated"
         tpr, fpr, tnr, fnr, ppv, npv, selection_rate, and the aliases
         precision and recall), or ``(name, function)`` pairs: ``function(pred, y)`` returns the
         per-row numerator and denominator of a ratio metric and must be
-        affine in ``y`` (it is called with y = 0 and y = 1; not with
-        ``method="calibrated"``, whose model is of the rate table's counts).
+        affine in ``y`` (it is called with y = 0 and y = 1). With
+        ``method="calibrated"`` its slope in ``y`` must depend on the
+        prediction only (as every rate's does): the model draws each group's
+        positives per predicted class.
     calibrator : HierarchicalBetaCalibrator, default=None
         For BC; None: ``HierarchicalBetaCalibrator()`` (beta map, thesis
         priors). Its ``random_state`` is set from ours when None.

@@ -1,10 +1,12 @@
-"""BayesianGroupMetrics: the three methods, differences, bad input."""
+"""BayesianGroupMetrics: the four methods, differences, bad input."""
 
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.special import expit
 
 from skassess.calibration import BayesianGroupMetrics, HierarchicalBetaCalibrator
@@ -489,3 +491,37 @@ def test_calibrated_label_check_reports_each_models_pooled_weight():
     # p_pooled=1: every group pooled, nothing to check
     est.set_params(p_pooled=1.0).fit(s, y_obs, sensitive_features=g)
     assert est.label_check_ is None
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n_labeled=st.integers(0, 40),
+       share=st.floats(0.05, 0.95), slope=st.floats(-2.0, 3.0))
+def test_calibrated_draws_are_rates_and_labeled_groups_are_exact(seed, n_labeled, share,
+                                                                    slope):
+    """Any pool and labels: every draw is a rate in [0, 1] (NaN only where the rate's
+    condition holds on no row of the draw), and a fully labeled group is exact."""
+    rng = np.random.default_rng(seed)
+    n = 120
+    g = np.where(rng.uniform(size=n) < share, "A", "B")
+    g[:2] = ["A", "B"]  # both groups present
+    s = rng.uniform(0.01, 0.99, n)
+    y = (rng.uniform(size=n) < expit(slope * np.log(s / (1 - s)))).astype(int)
+    y_obs = np.full(n, np.nan)
+    rows = rng.choice(n, n_labeled, replace=False)
+    y_obs[rows] = y[rows]
+    y_obs[g == "B"] = y[g == "B"]  # group B fully labeled
+    est = BayesianGroupMetrics(metrics=("accuracy", "tpr", "ppv"), n_draws=200,
+                               random_state=seed, missing_label=np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SkassessWarning)
+        est.fit(s, y_obs, sensitive_features=g)
+    for metric in ("accuracy", "tpr", "ppv"):
+        draws = est.sample(metric).to_numpy()
+        finite = draws[~np.isnan(draws)]
+        assert ((finite >= 0) & (finite <= 1)).all()
+    b, pred = g == "B", s > 0.5
+    assert np.allclose(est.sample("accuracy")["B"], np.mean(pred[b] == y[b]))
+    if y[b].sum():
+        assert np.allclose(est.sample("tpr")["B"], pred[b][y[b] == 1].mean())
+    if pred[b].sum():
+        assert np.allclose(est.sample("ppv")["B"], y[b][pred[b]].mean())

@@ -208,3 +208,27 @@ def test_draws_are_rates_and_summaries_are_ordered(metric, seed, n_labels):
     assert np.all(s["lower"] <= s["mean"]) and np.all(s["mean"] <= s["upper"])
     lo, hi = est.overall_interval()
     assert 0 <= lo <= hi <= 1
+
+
+@pytest.mark.parametrize("metric", ["accuracy", "tpr", "ppv"])
+def test_groupwise_counts_are_the_rates_numerator_and_denominator(metric):
+    X, y, g = binary_pool(400, seed=3)
+    est = BayesianAccuracy(metric=metric, grouping="external", random_state=0).fit(
+        X, masked(y, np.arange(60)), group_by=g)
+    num, den = est.groupwise_counts(n_draws=300, random_state=1)
+    assert num.shape == den.shape == (300, 3)
+    assert (num >= 0).all() and (num <= den + 1e-9).all()
+    # the same draws as groupwise_samples with the same seed
+    np.testing.assert_allclose(num / den, est.groupwise_samples(n_draws=300, random_state=1))
+    pred = X.argmax(axis=1)
+    cond, _ = rate_terms(metric, pred, y)
+    if metric in ("accuracy", "ppv"):  # the denominator is known: rows, predicted positives
+        np.testing.assert_allclose(den[0], np.bincount(g, weights=cond))
+
+
+def test_groupwise_counts_refuse_the_other_priors():
+    X, y, g = binary_pool(200, seed=4)
+    est = BayesianAccuracy(grouping="external", prior="uniform").fit(
+        X, masked(y, np.arange(30)), group_by=g)
+    with pytest.raises(ValueError, match="groupwise_counts needs prior='calibrated'"):
+        est.groupwise_counts()
