@@ -87,7 +87,9 @@ class BayesianGroupMetrics(BaseEstimator):
       counts on the file (labeled rows as labeled, the others' classes
       drawn), so a fully labeled group gives its observed rate. A group may
       also be *free* (its scores mean nothing for it; ``p_pooled``), which
-      its labels' Bayes factor weighs. No MCMC.
+      its labels' Bayes factor weighs. A draw in which a group's condition
+      holds on no row (TPR without positives) takes the file's rate of that
+      draw. No MCMC.
     * ``"bayesian-calibration"`` (BC, Ji et al. 2020, eq. 4.3): a
       :class:`HierarchicalBetaCalibrator` is fitted per group on the labeled
       rows; each posterior draw of the calibration maps gives every unlabeled
@@ -423,6 +425,15 @@ default="calibrated"
             else:
                 with np.errstate(invalid="ignore", divide="ignore"):
                     draws = np.where(den @ member > 0, (num @ member) / (den @ member), np.nan)
+                if self.method == "calibrated":
+                    # A draw in which a group's condition holds on no row (TPR without
+                    # positives) takes the file's rate of the same draw, as BayesianAccuracy
+                    # does; uniform where the file's is undefined too.
+                    total_num, total_den = num.sum(axis=1), den.sum(axis=1)
+                    with np.errstate(invalid="ignore", divide="ignore"):
+                        pool = np.where(total_den > 0, total_num / total_den,
+                                        rng.uniform(size=total_den.shape))
+                    draws = np.where(np.isnan(draws), pool[:, None], draws)
             self.draws_[name] = pd.DataFrame(draws, columns=self.groups_)
         return self
 

@@ -525,3 +525,18 @@ def test_calibrated_draws_are_rates_and_labeled_groups_are_exact(seed, n_labeled
         assert np.allclose(est.sample("tpr")["B"], pred[b][y[b] == 1].mean())
     if pred[b].sum():
         assert np.allclose(est.sample("ppv")["B"], y[b][pred[b]].mean())
+
+
+def test_calibrated_undefined_rate_takes_the_files_rate_of_the_draw():
+    """PPV in a group with no row predicted positive: the file's PPV, draw by draw."""
+    s, y, g = _data(n=400, seed=5)
+    s = np.where(g == "C", np.minimum(s, 0.45), s)  # group C: nothing predicted positive
+    y_obs = np.where(np.arange(len(y)) < 80, y, -1)
+    est = BayesianGroupMetrics(metrics=("ppv",), n_draws=300, random_state=0, p_pooled=1.0)
+    draws = est.fit(s, y_obs, sensitive_features=g).sample("ppv")
+    assert not draws.isna().any().any()
+    # the file's PPV is a weighted mean of A's and B's (C has no predicted positive)
+    low, high = draws[["A", "B"]].min(axis=1), draws[["A", "B"]].max(axis=1)
+    assert ((draws["C"] >= low - 1e-12) & (draws["C"] <= high + 1e-12)).all()
+    comparison = est.compare("ppv", "A", "C")  # no NaN to refuse
+    assert np.isfinite(comparison.samples).all()
