@@ -173,6 +173,17 @@ class BayesianModelComparison(BaseEstimator):
     that stops when P(best) is high seldom stops on a coin flip, whatever
     the stopping rule.
 
+    The tie is a point mass (a difference of exactly 0), so it serves
+    decisions, not estimates: P(best) (:meth:`best_probabilities`, the
+    ``p_best`` column) and the ROPE probabilities of :meth:`pairwise` keep
+    it, while the means and intervals of :meth:`summary` and
+    :meth:`pairwise` are those of the continuous (Dirichlet) component.
+    Intervals from the mixture collapse towards 0 whenever the labels look
+    like a tie, also where the truth is a few points away: on pairs of the
+    fairness files' models, 95 % intervals of the mixture covered 75-89 %
+    in 21 of 91 cells (100 runs a cell, random labels), against 92-96 %
+    for the continuous component on the worst three of them.
+
     ``groupwise_samples`` and ``groups_`` make the models the "groups" of
     :func:`compare_groups`, :func:`rank_groups` and :func:`top_m_groups`.
 
@@ -500,22 +511,30 @@ class BayesianModelComparison(BaseEstimator):
         or None for the estimator's ``random_state``.
         """
         check_is_fitted(self)
+        return self._draws(n_draws, random_state)
+
+    def _draws(self, n_draws=None, random_state=None, sceptical=True):
+        """Metric draws with the tie component (``sceptical``) or without it."""
         n_draws = self.n_draws if n_draws is None else n_draws
         seed = self.random_state if random_state is None else random_state
         if isinstance(seed, np.random.RandomState):
             seed = seed.randint(2**31)
         rng = np.random.default_rng(seed)  # a Generator is used as it is
-        return self._metric_draws(rng, n_draws)
+        return self._metric_draws(rng, n_draws, sceptical)
 
-    def _category_draws(self, rng, n_draws):
-        """Posterior draws of the unlabeled items' categories, ``(n_draws, n_patterns, M+1)``."""
+    def _category_draws(self, rng, n_draws, sceptical=True):
+        """Posterior draws of the unlabeled items' categories, ``(n_draws, n_patterns, M+1)``.
+
+        ``sceptical=False``: the continuous (Dirichlet) component alone.
+        """
         M = self.n_models_
         alpha = self.dirichlet_parameters()
         g = rng.standard_gamma(np.broadcast_to(alpha, (n_draws, *alpha.shape)))
         total = g.sum(axis=2, keepdims=True)
         some = g[:, :, :M].sum(axis=2, keepdims=True)
         # no block right ~ Beta(alpha_none, sum alpha_blocks) in both components
-        tie = rng.uniform(size=(n_draws, len(alpha))) < self.tie_probabilities()
+        p_tie = self.tie_probabilities() if sceptical else np.zeros(len(alpha))
+        tie = rng.uniform(size=(n_draws, len(alpha))) < p_tie
         split = self._split(g[:, :, :M] / np.where(some > 0, some, 1.0), tie)
         theta = np.concatenate([split * (some / total), g[:, :, M:] / total], axis=2)
         # the unlabeled items' outcomes: a multinomial draw per pattern
@@ -537,8 +556,8 @@ class BayesianModelComparison(BaseEstimator):
         cond, out = rate_terms(self.metric, pred[:, None, :], y[:, :, None])
         return cond, cond * out
 
-    def _metric_draws(self, rng, n_draws):
-        counts = self._category_draws(rng, n_draws)
+    def _metric_draws(self, rng, n_draws, sceptical=True):
+        counts = self._category_draws(rng, n_draws, sceptical)
         if self.metric == "accuracy":
             # model m is right on category blocks[p, m] of pattern p
             correct = np.take_along_axis(counts, np.broadcast_to(
@@ -554,19 +573,25 @@ class BayesianModelComparison(BaseEstimator):
 
     def outcome_probabilities(self):
         """Posterior predictive probability of each pattern's categories, ``(n_patterns, M+1)``."""
+        return self._outcome_probabilities()
+
+    def _outcome_probabilities(self, sceptical=True):
         check_is_fitted(self)
         M = self.n_models_
         alpha = self.dirichlet_parameters()
         none = alpha[:, M] / alpha.sum(axis=1)
         some = alpha[:, :M].sum(axis=1, keepdims=True)
         slab = alpha[:, :M] / np.where(some > 0, some, 1.0)
-        w = self.tie_probabilities()[:, None]
+        w = self.tie_probabilities()[:, None] if sceptical else 0.0
         split = w * self._split(slab, np.ones(len(alpha), bool)) + (1 - w) * slab
         return np.concatenate([split * (1 - none)[:, None], none[:, None]], axis=1)
 
     def mean_accuracy(self):
         """Posterior mean accuracy of each model, ``(n_models,)`` (exact)."""
-        theta = self.outcome_probabilities()
+        return self._mean_accuracy()
+
+    def _mean_accuracy(self, sceptical=True):
+        theta = self._outcome_probabilities(sceptical)
         expected = self.n_unlabeled_[:, None] * np.take_along_axis(theta, self.patterns_,
                                                                     axis=1)
         return (expected.sum(axis=0) + self.n_correct_labeled_) / self.n_samples_
@@ -585,24 +610,41 @@ class BayesianModelComparison(BaseEstimator):
     def summary(self, level=0.95):
         """Per model: posterior mean of the metric, credible interval, P(best).
 
-        The mean is exact for accuracy and the draws' mean for a rate.
+        The mean and interval are the continuous component's (the mean exact
+        for accuracy, the draws' for a rate); ``p_best`` keeps the tie
+        component (see the class's description).
         """
-        draws = self.groupwise_samples()
+        check_is_fitted(self)
+        draws = self._draws(sceptical=False)
         tail = (1 - level) / 2
         lower, upper = np.quantile(draws, [tail, 1 - tail], axis=0)
-        mean = self.mean_accuracy() if self.metric == "accuracy" else draws.mean(axis=0)
+        mean = (self._mean_accuracy(sceptical=False) if self.metric == "accuracy"
+                else draws.mean(axis=0))
         return pd.DataFrame({
             "mean": mean, "lower": lower, "upper": upper,
-            "p_best": best_shares(draws),
+            "p_best": best_shares(self.groupwise_samples()),
         }, index=self.groups_)
 
     @validate_args({"level": [LEVEL]})
     def pairwise(self, level=0.95):
-        """Every pair: Δ metric (a − b) with interval and ``(p_left, p_rope, p_right)``."""
+        """Every pair: Δ metric (a − b) with interval and ``(p_left, p_rope, p_right)``.
+
+        The mean and interval are the continuous component's; the three
+        probabilities, the decision and its confidence keep the tie
+        component (see the class's description).
+        """
+        check_is_fitted(self)
         names = self.groups_
-        draws = pd.DataFrame(self.groupwise_samples(), columns=names)
-        rows = [compare_groups(draws, a, b, rope=self.rope).summary(level)
-                for i, a in enumerate(names) for b in names[i + 1:]]
+        mixture = pd.DataFrame(self.groupwise_samples(), columns=names)
+        continuous = pd.DataFrame(self._draws(sceptical=False), columns=names)
+        rows = []
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                row = compare_groups(mixture, a, b, rope=self.rope).summary(level)
+                estimate = compare_groups(continuous, a, b, rope=self.rope)
+                row["mean"] = estimate.mean
+                row["lower"], row["upper"] = estimate.interval(level)
+                rows.append(row)
         return pd.concat(rows, ignore_index=True).rename(
             columns={"group_a": "model_a", "group_b": "model_b"})
 
