@@ -181,7 +181,7 @@ class BayesianModelComparison(BaseEstimator):
     Intervals from the mixture collapse towards 0 whenever the labels look
     like a tie, also where the truth is a few points away: on pairs of the
     fairness files' models, 95 % intervals of the mixture covered 75-89 %
-    in 21 of 91 cells (100 runs a cell, random labels), against 92-96 %
+    in 30 of 120 cells (100 runs a cell, random labels), against 92-96 %
     for the continuous component on the worst three of them.
 
     ``groupwise_samples`` and ``groups_`` make the models the "groups" of
