@@ -138,8 +138,8 @@ def compare_models(estimators, X, y=None, *, missing_label=-1, response_method="
     >>> comp.summary().round(2)  # all labels: 0.96 and 0.94  # doctest: +NORMALIZE_WHITESPACE
            mean  lower  upper  p_best
     model
-    lr     0.95   0.90   0.99    0.84
-    nb     0.92   0.87   0.96    0.16
+    lr     0.96   0.90   0.99    0.84
+    nb     0.91   0.86   0.96    0.16
     """
     names, models = _named(estimators)
     classes = None

@@ -258,8 +258,8 @@ class BayesianModelComparison(BaseEstimator):
     >>> comp.summary().round(2)  # the truth: 0.90 and 0.79  # doctest: +NORMALIZE_WHITESPACE
            mean  lower  upper  p_best
     model
-    A      0.91   0.87   0.94     1.0
-    B      0.80   0.78   0.84     0.0
+    A      0.91   0.88   0.93     1.0
+    B      0.80   0.78   0.83     0.0
     """
 
     _parameter_constraints = {
