@@ -1,0 +1,151 @@
+"""BayesianGroupMetrics' calibrated method: the calibrated model's counts per group.
+
+Each group's metrics come from the calibrated model of
+:class:`~skassess.metrics.BayesianAccuracy` with the groups as ``group_by``,
+averaged with the group's free alternative (its rows right with a Beta(1, 1)
+rate whatever their scores) by the Bayes factor of its labels.
+"""
+
+import numpy as np
+import pandas as pd
+from scipy.special import betaln, expit
+
+from ..metrics import BayesianAccuracy, rate_terms
+from ..utils import as_scalar
+
+__all__ = ["calibrated_sums", "metric_coefficients", "prior_logit"]
+
+
+def prior_logit(p):
+    """The log-odds of a prior probability; +inf at 1."""
+    return np.log(p) - np.log1p(-p) if p < 1 else np.inf
+
+
+def metric_coefficients(name, metric, pred):
+    """(a_num, b_num, a_den, b_den) with num = a_num + b_num y, per row.
+
+    Built-in rates come from the package's rate table: numerator
+    ``condition * outcome`` and denominator ``condition`` at y = 0 and y = 1.
+    """
+    if isinstance(metric, str):
+        c0, o0 = rate_terms(metric, pred, 0)
+        c1, o1 = rate_terms(metric, pred, 1)
+        n0, n1, d0, d1 = c0 * o0, c1 * o1, c0, c1
+    else:
+        n0, d0 = (np.asarray(v, dtype=np.float64) for v in metric(pred, np.zeros(len(pred))))
+        n1, d1 = (np.asarray(v, dtype=np.float64) for v in metric(pred, np.ones(len(pred))))
+        if n0.shape != pred.shape or d0.shape != pred.shape:
+            raise ValueError(
+                f"metric {name!r} must return (numerator, denominator), one value per row."
+            )
+    return n0, n1 - n0, d0, d1 - d0
+
+
+def calibrated_sums(metrics, s, y, codes, groups, index, rng, *, threshold, n_draws, p_pooled):
+    """Per metric and group: the labeled numerator and denominator, and joint draws
+    of both on the whole file under the calibrated model (``method="calibrated"``).
+
+    Returns ``(sums, label_check)``: ``sums[name] = (num_l, den_l, num, den)``
+    and the per-model, per-group Bayes factors of the free alternative (None
+    with ``p_pooled`` 1).
+
+    Accuracy comes from :class:`~skassess.metrics.BayesianAccuracy`'s model of
+    being right. Every other metric is affine in ``y`` with a slope that
+    depends on the prediction only, so its numerator and denominator on
+    the file are ``A + b_1 P_1 + b_0 P_0``, with ``P_k`` the group's
+    positives predicted ``k``: one model of the class (``metric="tpr"``,
+    whose counts are ``P_1`` and ``P_1 + P_0``) gives every such metric in
+    the same draws. The predictions are those at ``threshold``.
+    """
+    G, D = len(index), n_draws
+    checks = []
+    pred = (s > threshold).astype(np.intp)
+    X = np.column_stack([1.0 - s, s])
+    labeled = y >= 0
+    onehot = np.eye(G)[codes]
+    fits = {}
+    right = labeled & (pred == (y == 1))
+    n_right = right @ onehot
+    n_wrong = (labeled & ~right) @ onehot
+    unl = [(~labeled & (pred == k)) @ onehot for k in (0, 1)]
+    # The free model of a group: its rows are right with rate theta, whatever their
+    # scores (Beta(1, 1) prior); its labels' marginal likelihood.
+    log_free = betaln(1.0 + n_right, 1.0 + n_wrong)
+    theta = rng.beta(1.0 + n_right, 1.0 + n_wrong, size=(D, G))
+
+    def fitted(metric, y_fit):
+        est = BayesianAccuracy(metric=metric, grouping="external", classes=[0, 1],
+                               random_state=rng.randint(np.iinfo(np.int32).max))
+        return est.fit(X, y_fit, group_by=groups, y_pred=pred)
+
+    def counts(metric):  # joint draws of a model's counts, in our group order
+        if metric in fits:
+            return fits[metric]
+        est = fitted(metric, y)
+        num, den = est.groupwise_counts(D, rng)
+        order = est.groups_.get_indexer(index)
+        num, den = num[:, order], den[:, order]
+        if p_pooled < 1:
+            # log p(labels of g | the others' labels) under the pooled model: the
+            # evidence with and without g's labels.
+            log_all = est.log_marginal_likelihood()
+            log_bf = np.zeros(G)
+            for j in np.flatnonzero(n_right + n_wrong > 0):
+                y_out = np.where(codes == j, -1, y)
+                log_bf[j] = log_all - fitted(metric, y_out).log_marginal_likelihood()
+            log_bf -= log_free
+            weight = expit(prior_logit(p_pooled) + log_bf)
+            has = n_right + n_wrong > 0
+            checks.append(pd.DataFrame(
+                {"n_labeled": (n_right + n_wrong).astype(int)[has],
+                 "right": n_right.astype(int)[has], "log_bayes_factor": log_bf[has],
+                 "p_pooled": weight[has]},
+                index=pd.MultiIndex.from_tuples(
+                    [("accuracy" if metric == "accuracy" else "class", as_scalar(v))
+                     for v in index[has]], names=["model", "group"])))
+            pooled = rng.random_sample((D, G)) < weight
+            if metric == "accuracy":
+                alt_num = n_right + rng.binomial((unl[0] + unl[1]).astype(np.int64), theta)
+                alt_den = np.broadcast_to(onehot.sum(axis=0), (D, G))
+            else:  # positives predicted 1, and all positives
+                pos = [((labeled & (pred == k) & (y == 1)) @ onehot) for k in (0, 1)]
+                p1 = pos[1] + rng.binomial(unl[1].astype(np.int64), theta)
+                p0 = pos[0] + rng.binomial(unl[0].astype(np.int64), 1.0 - theta)
+                alt_num, alt_den = p1, p1 + p0
+            num, den = np.where(pooled, num, alt_num), np.where(pooled, den, alt_den)
+        fits[metric] = num, den
+        return fits[metric]
+
+    sums = {}
+    for name, metric in metrics.items():
+        a_n, b_n, a_d, b_d = metric_coefficients(name, metric, pred)
+        y1 = y == 1
+        num_l = (a_n + b_n * y1)[labeled] @ onehot[labeled]
+        den_l = (a_d + b_d * y1)[labeled] @ onehot[labeled]
+        if isinstance(metric, str) and metric == "accuracy":
+            sums[name] = (num_l, den_l, *counts("accuracy"))
+            continue
+        slopes = []
+        for b in (b_n, b_d):
+            per_class = []
+            for k in (0, 1):
+                values = b[pred == k]
+                if values.size and np.ptp(values) > 1e-12 * max(1.0, np.abs(values).max()):
+                    raise ValueError(
+                        f"metrics: {name!r} has a slope in y that differs between rows "
+                        f"predicted {k}; method='calibrated' models the positives per "
+                        "group and predicted class, so a metric's slope may depend on "
+                        "the prediction only. Use method='bayesian-calibration' for it.")
+                per_class.append(values[0] if values.size else 0.0)
+            slopes.append(per_class)
+        const_n, const_d = a_n @ onehot, a_d @ onehot
+        if not np.any(slopes):  # no label needed (the selection rate): exact
+            zeros = np.zeros((D, G))
+            sums[name] = (num_l, den_l, zeros + const_n, zeros + const_d)
+            continue
+        p1, positives = counts("tpr")
+        p0 = positives - p1
+        num = const_n + slopes[0][1] * p1 + slopes[0][0] * p0
+        den = const_d + slopes[1][1] * p1 + slopes[1][0] * p0
+        sums[name] = (num_l, den_l, num, den)
+    return sums, pd.concat(checks) if checks else None
