@@ -11,7 +11,7 @@ import pandas as pd
 from scipy import stats
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import LEVEL, N_DRAWS, validate_args, validated, warn
+from ..utils import LEVEL, N_DRAWS, check_draw_memory, validate_args, validated, warn
 from ._base import DEFAULT_N_DRAWS, LazyCalibratedFit, _BaseAssessor, prior_pull
 from ._calibrated import N_BINS, CalibratedRates, score_bin, score_logit
 from ._calibrated_binary import CalibratedBinaryRates
@@ -365,6 +365,8 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
         ValueError
             If the prior is not ``"calibrated"`` (or ``"auto"``): the other
             priors model each group's rate, not the pool's counts.
+        DrawMemoryError
+            If the draws would not fit in the memory available (checked first).
 
         Examples
         --------
@@ -386,6 +388,8 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
                 f"{self.prior!r}, which models each group's rate, not the pool's counts. "
                 "Use groupwise_samples for its draws of the rates."
             )
+        check_draw_memory(2 * n_draws, self.n_rows_.size,
+                          f"{type(self).__name__}.groupwise_counts", "groups")
         num, den = self._hierarchy.count_rvs(n_draws, self._rng(random_state))
         return np.asarray(num, dtype=np.float64), np.array(den, dtype=np.float64)
 

@@ -232,3 +232,15 @@ def test_groupwise_counts_refuse_the_other_priors():
         X, masked(y, np.arange(30)), group_by=g)
     with pytest.raises(ValueError, match="groupwise_counts needs prior='calibrated'"):
         est.groupwise_counts()
+
+
+def test_groupwise_counts_that_cannot_fit_are_refused_up_front(monkeypatch):
+    from skassess.exceptions import DrawMemoryError
+    from skassess.utils import _memory
+
+    X, y, g = binary_pool(200, seed=5)
+    est = BayesianAccuracy(grouping="external", random_state=0).fit(
+        X, masked(y, np.arange(30)), group_by=g)
+    monkeypatch.setattr(_memory, "available_memory", lambda: 1_000)
+    with pytest.raises(DrawMemoryError, match="groupwise_counts"):
+        est.groupwise_counts()
