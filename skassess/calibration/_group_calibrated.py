@@ -67,6 +67,7 @@ def calibrated_sums(metrics, s, y, codes, groups, index, rng, *, threshold, n_dr
     right = labeled & (pred == (y == 1))
     n_right = right @ onehot
     n_wrong = (labeled & ~right) @ onehot
+    has = n_right + n_wrong > 0  # the groups with labels
     unl = [(~labeled & (pred == k)) @ onehot for k in (0, 1)]
     # The free model of a group: its rows are right with rate theta, whatever their
     # scores (Beta(1, 1) prior); its labels' marginal likelihood.
@@ -90,12 +91,11 @@ def calibrated_sums(metrics, s, y, codes, groups, index, rng, *, threshold, n_dr
             # evidence with and without g's labels.
             log_all = est.log_marginal_likelihood()
             log_bf = np.zeros(G)
-            for j in np.flatnonzero(n_right + n_wrong > 0):
+            for j in np.flatnonzero(has):
                 y_out = np.where(codes == j, -1, y)
                 log_bf[j] = log_all - fitted(metric, y_out).log_marginal_likelihood()
             log_bf -= log_free
             weight = expit(prior_logit(p_pooled) + log_bf)
-            has = n_right + n_wrong > 0
             checks.append(pd.DataFrame(
                 {"n_labeled": (n_right + n_wrong).astype(int)[has],
                  "right": n_right.astype(int)[has], "log_bayes_factor": log_bf[has],
