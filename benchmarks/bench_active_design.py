@@ -14,7 +14,13 @@ For each pool, budget n and run, the 95 % interval of the pool's accuracy from
   inverse-probability-weighted mean with the scores as a power-tuned control
   variate and its normal interval;
 * ``ppi++`` (``ppi_py``) and skassess's ``calibrated`` prior
-  (``BayesianAccuracy``) on n uniform random labels.
+  (``BayesianAccuracy``) on n uniform random labels;
+* ``calibrated-zc``: the calibrated prior on the labels ``zc-active`` drew;
+* ``calibrated-active``: ``ActiveAssessor(BayesianAccuracy(),
+  strategy="variance")``, items drawn with probability proportional to the
+  standard deviation of their outcome under the current calibrated posterior,
+  mixed half with uniform (:class:`~skassess.samplers.VarianceSampling`), and
+  the calibrated posterior's interval.
 
 Prints coverage, mean width and width / ``random`` and / ``ppi++`` (same runs).
 Each run is appended to ``--out`` (JSON lines) as it ends. Needs the peers'
@@ -38,9 +44,10 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from bench_headline import pools  # noqa: E402
 
 from skassess import BayesianAccuracy  # noqa: E402
-from skassess.samplers import ActiveTester  # noqa: E402
+from skassess.samplers import ActiveAssessor, ActiveTester  # noqa: E402
 
-METHODS = ("active", "random", "zc-active", "ppi++", "calibrated")
+METHODS = ("active", "random", "zc-active", "ppi++", "calibrated", "calibrated-zc",
+           "calibrated-active")
 Z95 = stats.norm.ppf(0.975)
 
 
@@ -57,7 +64,7 @@ def zrnic_candes(conf, correct, n, rng, mix=0.5):
     lam = -c[0, 1] / c[0, 0] if c[0, 0] > 0 else 0.0
     z = lam * a + b
     est, se = z.mean(), z.std(ddof=1) / np.sqrt(len(z))
-    return est - Z95 * se, est + Z95 * se, est
+    return (est - Z95 * se, est + Z95 * se, est), xi
 
 
 def one_run(scores, target, budgets, seed, methods):
@@ -77,11 +84,32 @@ def one_run(scores, target, budgets, seed, methods):
             done = n
             s = tester.summary().loc["accuracy"]
             out[strategy][n] = (s["lower"], s["upper"], s["estimate"])
+    if "calibrated-active" in methods:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assessor = ActiveAssessor(BayesianAccuracy(), strategy="variance",
+                                      random_state=seed).fit(scores)
+            done = 0
+            for n in budgets:
+                assessor.run(target, budget=n - done, progress=False)
+                done = n
+                est = assessor.estimator_
+                lo, hi = est.overall_interval(0.95)
+                out["calibrated-active"][n] = (lo, hi, est.overall_mean())
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(target))  # n random labels: the first n of one permutation
     for n in budgets:
-        if "zc-active" in methods:
-            out["zc-active"][n] = zrnic_candes(conf, correct, n, rng)
+        if "zc-active" in methods or "calibrated-zc" in methods:
+            zc, drawn = zrnic_candes(conf, correct, n, rng)
+            if "zc-active" in methods:
+                out["zc-active"][n] = zc
+            if "calibrated-zc" in methods:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    est = BayesianAccuracy(random_state=seed).fit(
+                        scores, np.where(drawn, target, -1))
+                    lo, hi = est.overall_interval(0.95)
+                out["calibrated-zc"][n] = (lo, hi, est.overall_mean())
         rows = order[:n]
         labeled = np.zeros(len(target), dtype=bool)
         labeled[rows] = True

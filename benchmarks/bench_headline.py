@@ -91,6 +91,14 @@ def synthetic(kind, seed):
         pred = rng.integers(0, K, n)
         conf = np.maximum(rng.beta(8.0, 2.0, n), 0.11)
         return (*top1_pool(conf, rng.random(n) < 0.8, pred, K, rng), None)
+    if kind == "kink-10":
+        # Calibrated up to a confidence of 0.9, over-confident above it: accuracy falls
+        # back to 0.6 at a confidence of 1, a shape no monotone map of the scores fits.
+        K, n = 10, 10_000
+        pred = rng.integers(0, K, n)
+        conf = np.maximum(rng.beta(5.0, 1.2, n), 0.11)
+        p = np.where(conf < 0.9, conf, 0.9 - 3.0 * (conf - 0.9))
+        return (*top1_pool(conf, rng.random(n) < p, pred, K, rng), None)
     raise ValueError(kind)
 
 

@@ -287,12 +287,15 @@ class _BaseAssessor(BaseEstimator):
         return self._group_metric_mean()[group]
 
     def predict_proba(self, X, *, group_by=None, y_pred=None):
-        """Posterior predictive distribution of a labeled row's outcome in each row's group.
+        """Posterior predictive distribution of each row's outcome, were it labeled.
 
         The outcome is what a label reveals to the estimator: whether the rate's
         outcome happened (columns ``[P(no), P(yes)]``; for accuracy, whether
         the black box is right) for the Beta estimators, and the true class
         (columns in the order of ``classes_``) for the Dirichlet estimators.
+        Under the calibrated prior of accuracy it is the calibration map's
+        probability at the row's own score (in its group); otherwise every
+        row of a group has the group's predictive.
 
         Parameters
         ----------
@@ -303,8 +306,14 @@ class _BaseAssessor(BaseEstimator):
         -------
         proba : ndarray of shape (n_samples, n_outcomes)
         """
-        group = self.apply(X, group_by=group_by, y_pred=y_pred)
-        return self._outcome_proba()[group]
+        _, pred, conf, group_by = self._rows(X, group_by, y_pred, reset=False)
+        group = np.asarray(self.grouping_.transform(pred, conf, group_by), dtype=np.intp)
+        rows = self._row_outcome_proba(pred, conf, group)
+        return self._outcome_proba()[group] if rows is None else rows
+
+    def _row_outcome_proba(self, pred, conf, group):
+        """Each row's predictive where the model has one per row, else None (per group)."""
+        return None
 
     def score(self, X, y, *, group_by=None, y_pred=None, sample_weight=None):
         """Weighted mean log posterior predictive probability of the labeled rows' outcomes.
@@ -329,7 +338,9 @@ class _BaseAssessor(BaseEstimator):
         -------
         score : float
         """
-        pred, group, y, weight = self._labeled_batch(X, y, group_by, y_pred, sample_weight)
+        pred, group, y, weight, conf = self._labeled_batch(X, y, group_by, y_pred,
+                                                           sample_weight, with_conf=True)
+        group = np.asarray(group, dtype=np.intp)
         labeled = y >= 0
         eligible, outcome = self._observed_outcomes(pred[labeled], y[labeled])
         w = weight[labeled][eligible]
@@ -338,7 +349,11 @@ class _BaseAssessor(BaseEstimator):
                 "score needs at least one labeled row (y is not missing_label) with a "
                 "positive weight on which the metric is defined."
             )
-        proba = self._outcome_proba()[group[labeled][eligible], outcome[eligible]]
+        rows = np.flatnonzero(labeled)[eligible]
+        proba = self._row_outcome_proba(pred[rows], conf[rows], group[rows])
+        if proba is None:
+            proba = self._outcome_proba()[group[rows]]
+        proba = proba[np.arange(rows.size), outcome[eligible]]
         return float(np.average(np.log(proba), weights=w))
 
     # --------------------------------------------------------------- summaries

@@ -472,6 +472,23 @@ class CalibratedRates(_DrawSummaries):
                 - sd * rng.standard_normal(node.size))
         return u + miss[:, None] * gain
 
+    def cell_proba(self, n_draws=2000, seed=0):
+        """Posterior mean probability of success of a row in each (group, bin) cell.
+
+        The map at the cell's own log-odds (its rows' mean, the bin's middle
+        where it has none): the probability the model gives each row it holds
+        there. Shape ``(n_groups, N_BINS)``; computed once per fit.
+        """
+        if getattr(self, "_cell_proba", None) is None:
+            rng = np.random.default_rng(seed)
+            node = rng.choice(self.weights.size, size=n_draws, p=self.weights)
+            u = self._deviations(node, rng)
+            eta = (self.center + self.a[node][:, None, None]
+                   + self.b[node][:, None, None] * (self.ell - self.center)[None]
+                   + u[:, :, None])
+            self._cell_proba = expit(eta).mean(axis=0)
+        return self._cell_proba
+
     def row_proba(self, group, conf, n_draws=2000, seed=0):
         """Posterior mean probability that each row (its group and score given) is right."""
         group = np.asarray(group, dtype=np.intp)

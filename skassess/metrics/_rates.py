@@ -400,6 +400,12 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
         m = self.posterior_.mean()
         return np.column_stack([1.0 - m, m])
 
+    def _row_outcome_proba(self, pred, conf, group):
+        if not (self._calibrated() and self._metric() == "accuracy"):
+            return None
+        p = self._hierarchy.cell_proba()[group, self._score_cells(pred, conf)[1]]
+        return np.column_stack([1.0 - p, p])
+
     # ---------------------------------------------------------------- outputs
     @validate_args({"level": [LEVEL]})
     def summary(self, level=0.95):

@@ -16,6 +16,7 @@ from ._surrogate import MLPEnsembleSurrogate
 from ._thompson import ThompsonSampling
 from ._top_two import TopTwoThompsonSampling
 from ._ucb import BayesianUCB
+from ._variance import VarianceSampling
 
 #: The ``task`` names of ActiveAssessor.
 TASKS = TASKS
@@ -41,5 +42,6 @@ __all__ = [
     "RandomSampling",
     "ThompsonSampling",
     "TopTwoThompsonSampling",
+    "VarianceSampling",
     "simulate",
 ]

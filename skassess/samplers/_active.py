@@ -354,6 +354,14 @@ class ActiveAssessor(AnytimeAnswersMixin, LabelingSessionMixin, BaseEstimator):
         state = initial_state(self.estimator_, self._setup, 1)
         group_level = is_group_strategy(self.strategy_)
         bounds = None
+        proba = []  # the pool's outcome probabilities, once per query: no label changes them
+
+        def outcome_proba():
+            if not proba:
+                proba.append(self.estimator_.predict_proba(
+                    self._X, group_by=self._group_by, y_pred=self._y_pred))
+            return proba[0]
+
         for i in range(n):
             available = None
             if return_utilities or not group_level:
@@ -378,7 +386,7 @@ class ActiveAssessor(AnytimeAnswersMixin, LabelingSessionMixin, BaseEstimator):
             context = QueryContext(
                 scores=self._scores, y_pred=self._pred, labels=self.labels_,
                 available=available, arm=self._arm, estimator=self.estimator_,
-                state=state, task=task,
+                state=state, task=task, outcome_proba=outcome_proba,
             )
             u = np.asarray(self.strategy_.item_utilities(context, self._rng), dtype=np.float64)
             if u.shape != (len(self.labels_),):

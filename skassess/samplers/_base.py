@@ -42,10 +42,25 @@ class QueryContext:
         The task's reward (see :mod:`skassess.samplers`).
     """
 
-    def __init__(self, *, scores, y_pred, labels, available, arm, estimator, state, task):
+    def __init__(self, *, scores, y_pred, labels, available, arm, estimator, state, task,
+                 outcome_proba=None):
         self.scores, self.y_pred, self.labels = scores, y_pred, labels
         self.available, self.arm = available, arm
         self.estimator, self.state, self.task = estimator, state, task
+        self._outcome_proba, self._proba = outcome_proba, None
+
+    def outcome_proba(self):
+        """The estimator's posterior predictive of every pool item's outcome.
+
+        ``estimator.predict_proba`` of the pool (computed once per context):
+        shape ``(n_pool, n_outcomes)``.
+        """
+        if self._proba is None:
+            if self._outcome_proba is None:
+                raise ValueError("This QueryContext was built without the pool's outcome "
+                                 "probabilities.")
+            self._proba = self._outcome_proba()
+        return self._proba
 
 
 def pick_arms(utilities, remaining, rng):

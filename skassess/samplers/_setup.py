@@ -29,6 +29,7 @@ from ._rewards import (
 from ._thompson import ThompsonSampling
 from ._top_two import TopTwoThompsonSampling
 from ._ucb import BayesianUCB
+from ._variance import VarianceSampling
 
 STRATEGIES = {
     "random": RandomSampling,
@@ -38,6 +39,7 @@ STRATEGIES = {
     "epsilon_greedy": EpsilonGreedy,
     "bayes_ucb": BayesianUCB,
     "lucb": LUCBSampling,
+    "variance": VarianceSampling,
 }
 
 
