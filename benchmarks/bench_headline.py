@@ -27,7 +27,10 @@ scores), and synthetic pools made to break a prior:
 * ``classwise-20``: 20 classes, each class's log-odds of being right shifted
   from its confidence by N(0, 1) (per-class miscalibration);
 * ``ignore-10``: 10 classes whose errors ignore the scores (right with
-  probability 0.8 whatever the confidence).
+  probability 0.8 whatever the confidence);
+* ``kink-10``: 10 classes, calibrated up to a confidence of 0.9 and
+  over-confident above it (accuracy falls to 0.6 at confidence 1): no
+  monotone map of the scores fits it.
 
 Needs the peers' extra (``pip install "skassess[peers]"``)::
 

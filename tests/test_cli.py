@@ -228,6 +228,15 @@ def test_label_stop_probability_uses_lucb_and_anytime_levels(example, tmp_path, 
                      "least_calibrated"]) == 0
 
 
+def test_label_with_the_variance_design(example, tmp_path, capsys):
+    scores, labels = example
+    assert main(["label", str(scores), "--oracle", str(labels), "--no-progress", "--seed", "2",
+                 "--budget", "15", "--strategy", "variance",
+                 "--session", str(tmp_path / "v.sqlite")]) == 0
+    out = capsys.readouterr().out
+    assert "task estimate, strategy variance" in out and "overall" in out
+
+
 def test_label_interactive_keys(example, tmp_path, capsys, monkeypatch):
     scores, _ = example
     session = tmp_path / "i.sqlite"

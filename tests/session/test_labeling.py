@@ -213,3 +213,26 @@ def test_sigkill_loses_no_label_and_keeps_the_query_sequence(tmp_path, data):
         committed = len(labels)
     assert kills >= 50 and committed == budget
     assert _columns(LabelingSession.read_events(path)[0]) == reference
+
+
+def test_a_variance_sampling_session_resumes_the_same_draws(tmp_path, data):
+    """The randomized design's draws come from the stored generator: a session reopened
+    after every label asks what an uninterrupted assessor asks."""
+    def assessor():
+        return ActiveAssessor(BayesianAccuracy(), strategy="variance", random_state=5)
+
+    X, y = data.scores[:1500], data.target[:1500]
+    ref = assessor().fit(X)
+    expected = []
+    for _ in range(6):
+        i = int(ref.query()[0])
+        expected.append(i)
+        ref.tell([i], [y[i]])
+    path = tmp_path / "v.sqlite"
+    got = []
+    for _ in range(6):
+        with LabelingSession(path, X, assessor=assessor()) as s:
+            i = s.query()
+            got.append(i)
+            s.tell(i, y[i])
+    assert got == expected
