@@ -22,7 +22,10 @@ For each pool, budget n and run, the 95 % interval of the pool's accuracy from
   mixed half with uniform (:class:`~skassess.samplers.VarianceSampling`), and
   the calibrated posterior's interval.
 
-Prints coverage, mean width and width / ``random`` and / ``ppi++`` (same runs).
+Prints coverage, mean width and width / ``random``, / ``ppi++`` and / ``calibrated``
+(same runs),
+and for the calibrated methods the coverage of each predicted class's interval
+(mean and lowest over the classes, and the least accurate class's).
 Each run is appended to ``--out`` (JSON lines) as it ends. Needs the peers'
 extra (``pip install "skassess[peers]"``)::
 
@@ -41,7 +44,7 @@ import pandas as pd
 from scipy import stats
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from bench_headline import pools  # noqa: E402
+from bench_headline import group_truth, pools  # noqa: E402
 
 from skassess import BayesianAccuracy  # noqa: E402
 from skassess.samplers import ActiveAssessor, ActiveTester  # noqa: E402
@@ -65,6 +68,14 @@ def zrnic_candes(conf, correct, n, rng, mix=0.5):
     z = lam * a + b
     est, se = z.mean(), z.std(ddof=1) / np.sqrt(len(z))
     return (est - Z95 * se, est + Z95 * se, est), xi
+
+
+def _with_groups(est):
+    """(lower, upper, point) of the overall accuracy, then each predicted class's lower
+    and upper bounds (the calibrated methods)."""
+    lo, hi = est.overall_interval(0.95)
+    s = est.summary(0.95)
+    return (lo, hi, est.overall_mean(), s["lower"].tolist(), s["upper"].tolist())
 
 
 def one_run(scores, target, budgets, seed, methods):
@@ -93,9 +104,7 @@ def one_run(scores, target, budgets, seed, methods):
             for n in budgets:
                 assessor.run(target, budget=n - done, progress=False)
                 done = n
-                est = assessor.estimator_
-                lo, hi = est.overall_interval(0.95)
-                out["calibrated-active"][n] = (lo, hi, est.overall_mean())
+                out["calibrated-active"][n] = _with_groups(assessor.estimator_)
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(target))  # n random labels: the first n of one permutation
     for n in budgets:
@@ -123,24 +132,42 @@ def one_run(scores, target, budgets, seed, methods):
                 warnings.simplefilter("ignore")
                 est = BayesianAccuracy(random_state=seed).fit(
                     scores, np.where(labeled, target, -1))
-                lo, hi = est.overall_interval(0.95)
-            out["calibrated"][n] = (lo, hi, est.overall_mean())
+            out["calibrated"][n] = _with_groups(est)
     return out
 
 
 def table(records):
     rows = []
     for r in records:
+        gt = np.asarray(r.get("group_truth", []))
         for m, cells in r["methods"].items():
-            for n, (lo, hi, est) in cells.items():
-                rows.append({"pool": r["pool"], "n": int(n), "method": m, "run": r["run"],
-                             "cover": lo <= r["truth"] <= hi, "width": hi - lo,
-                             "err2": (est - r["truth"]) ** 2})
+            for n, (lo, hi, est, *groups) in cells.items():
+                row = {"pool": r["pool"], "n": int(n), "method": m, "run": r["run"],
+                       "cover": lo <= r["truth"] <= hi, "width": hi - lo,
+                       "err2": (est - r["truth"]) ** 2}
+                if groups and gt.size == len(groups[0]):
+                    held = (np.asarray(groups[0]) <= gt) & (gt <= np.asarray(groups[1]))
+                    row.update({"group_held": held, "worst_held": held[np.argmin(gt)]})
+                rows.append(row)
     frame = pd.DataFrame(rows)
-    agg = frame.groupby(["pool", "n", "method"], sort=False).agg(
+    if "group_held" not in frame:
+        frame["group_held"] = frame["worst_held"] = None
+    keys = ["pool", "n", "method"]
+    agg = frame.groupby(keys, sort=False).agg(
         runs=("run", "size"), coverage=("cover", "mean"), width=("width", "mean"),
         rmse_x100=("err2", lambda e: 100 * np.sqrt(e.mean()))).reset_index()
-    for ref in ("random", "ppi++"):
+    grouped = frame.dropna(subset=["group_held"])
+    if len(grouped):
+        per_group = grouped.groupby(keys, sort=False)["group_held"].apply(
+            lambda h: np.mean(np.stack(h.to_list()), axis=0))
+        extra = pd.DataFrame({"group_cov": per_group.map(np.mean),
+                              "group_cov_min": per_group.map(np.min),
+                              "worst_group_cov": grouped.groupby(keys, sort=False)[
+                                  "worst_held"].mean()})
+        agg = agg.merge(extra.reset_index(), on=keys, how="left")
+    for ref in ("random", "ppi++", "calibrated"):
+        if not (agg["method"] == ref).any():
+            continue
         base = agg[agg["method"] == ref].set_index(["pool", "n"])["width"]
         agg[f"/{ref}"] = agg["width"] / base.reindex(
             pd.MultiIndex.from_frame(agg[["pool", "n"]])).to_numpy()
@@ -165,10 +192,11 @@ def main():
     sink = open(args.out, "a") if args.out else None
     for name, (scores, target, _) in pools(args.pools, 0).items():
         truth = float(np.mean(scores.argmax(axis=1) == target))
+        gt = group_truth(scores, target, None).tolist()
         print(f"\n{name}: {len(target):,} rows, accuracy {truth:.4f}", flush=True)
         records = []
         for r in range(args.first_run, args.first_run + args.runs):
-            rec = {"pool": name, "run": r, "truth": truth,
+            rec = {"pool": name, "run": r, "truth": truth, "group_truth": gt,
                    "methods": one_run(scores, target, args.budgets, r, args.methods)}
             records.append(rec)
             if sink:
