@@ -20,7 +20,9 @@ For each pool, budget n and run, the 95 % interval of the pool's accuracy from
   strategy="variance")``, items drawn with probability proportional to the
   standard deviation of their outcome under the current calibrated posterior,
   mixed half with uniform (:class:`~skassess.samplers.VarianceSampling`), and
-  the calibrated posterior's interval.
+  the calibrated posterior's interval;
+* ``calibrated-thompson``: the same with ``strategy="thompson"`` (the estimate
+  task's reward of Ji et al. 2021: the groups' expected variance drop).
 
 Prints coverage, mean width and width / ``random``, / ``ppi++`` and / ``calibrated``
 (same runs),
@@ -50,7 +52,7 @@ from skassess import BayesianAccuracy  # noqa: E402
 from skassess.samplers import ActiveAssessor, ActiveTester  # noqa: E402
 
 METHODS = ("active", "random", "zc-active", "ppi++", "calibrated", "calibrated-zc",
-           "calibrated-active")
+           "calibrated-active", "calibrated-thompson")
 Z95 = stats.norm.ppf(0.975)
 
 
@@ -95,16 +97,19 @@ def one_run(scores, target, budgets, seed, methods):
             done = n
             s = tester.summary().loc["accuracy"]
             out[strategy][n] = (s["lower"], s["upper"], s["estimate"])
-    if "calibrated-active" in methods:
+    for method, strategy in (("calibrated-active", "variance"),
+                             ("calibrated-thompson", "thompson")):
+        if method not in methods:
+            continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            assessor = ActiveAssessor(BayesianAccuracy(), strategy="variance",
+            assessor = ActiveAssessor(BayesianAccuracy(), strategy=strategy,
                                       random_state=seed).fit(scores)
             done = 0
             for n in budgets:
                 assessor.run(target, budget=n - done, progress=False)
                 done = n
-                out["calibrated-active"][n] = _with_groups(assessor.estimator_)
+                out[method][n] = _with_groups(assessor.estimator_)
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(target))  # n random labels: the first n of one permutation
     for n in budgets:
