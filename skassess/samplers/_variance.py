@@ -1,6 +1,6 @@
 """Draw items with probabilities that grow with the uncertainty of their outcome."""
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
@@ -38,10 +38,18 @@ class VarianceSampling(QueryStrategy):
     ``docs/benchmarks.md`` ("Active labeling with valid intervals") gives
     the coverage and width measured against random labeling.
 
+    Until the pool holds ``min_labels`` labels every draw is uniform: the
+    posterior that steers the design is first fitted on a random sample. With
+    the design from the first label, the calibrated posterior's interval on
+    Fashion-MNIST covered 58 of 67 runs at 50 labels (it is about 10 % too
+    narrow there), against 0.95 on random labels.
+
     Parameters
     ----------
     uniform_mix : float, default=0.5
         The share ``s`` of uniform sampling in the draw probabilities.
+    min_labels : int, default=50
+        Labels in the pool before the draws favour uncertain items.
 
     Examples
     --------
@@ -59,10 +67,14 @@ class VarianceSampling(QueryStrategy):
     T. Zrnic, E. J. Candes, "Active Statistical Inference", ICML 2024.
     """
 
-    _parameter_constraints = {"uniform_mix": [Interval(Real, 0, 1, closed="both")]}
+    _parameter_constraints = {
+        "uniform_mix": [Interval(Real, 0, 1, closed="both")],
+        "min_labels": [Interval(Integral, 0, None, closed="left")],
+    }
 
-    def __init__(self, uniform_mix=0.5):
+    def __init__(self, uniform_mix=0.5, min_labels=50):
         self.uniform_mix = uniform_mix
+        self.min_labels = min_labels
 
     def draw_probabilities(self, context):
         """The probability ``q_i`` of drawing each available item next (0 elsewhere).
@@ -76,10 +88,12 @@ class VarianceSampling(QueryStrategy):
         q : ndarray of shape (n_pool,)
         """
         available = np.asarray(context.available, dtype=bool)
+        m = available.sum()
+        if (np.asarray(context.labels) >= 0).sum() < self.min_labels:
+            return np.where(available, 1.0 / m, 0.0)
         proba = np.asarray(context.outcome_proba(), dtype=np.float64)
         sd = np.sqrt(np.clip(1.0 - (proba**2).sum(axis=1), 0.0, None))
         sd = np.where(available, sd, 0.0)
-        m = available.sum()
         q = np.where(available, self.uniform_mix / m, 0.0)
         total = sd.sum()
         if total > 0:

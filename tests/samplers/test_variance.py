@@ -25,7 +25,7 @@ def test_draw_probabilities_are_a_distribution_with_the_uniform_floor(n, mix, se
     p = rng.random(n) * (rng.random(n) < 0.8)  # some outcomes certain
     available = rng.random(n) < 0.7
     available[rng.integers(n)] = True
-    q = VarianceSampling(uniform_mix=mix).draw_probabilities(
+    q = VarianceSampling(uniform_mix=mix, min_labels=0).draw_probabilities(
         _context(np.column_stack([1 - p, p]), available))
     assert np.isclose(q.sum(), 1.0)
     assert (q[~available] == 0).all()
@@ -41,7 +41,7 @@ def test_draw_probabilities_are_a_distribution_with_the_uniform_floor(n, mix, se
 def test_every_outcome_certain_draws_uniformly():
     available = np.array([True, True, False, True])
     p = np.array([0.0, 1.0, 0.5, 1.0])
-    q = VarianceSampling(uniform_mix=0.2).draw_probabilities(
+    q = VarianceSampling(uniform_mix=0.2, min_labels=0).draw_probabilities(
         _context(np.column_stack([1 - p, p]), available))
     np.testing.assert_allclose(q, [1 / 3, 1 / 3, 0, 1 / 3])
 
@@ -50,7 +50,7 @@ def test_draws_follow_the_draw_probabilities():
     """The argmax of log q plus Gumbel noise is a draw from q (chi-square, 20,000 draws)."""
     p = np.array([0.5, 0.9, 0.99, 0.7, 0.2, 0.999])
     available = np.array([True, True, True, True, False, True])
-    strategy = VarianceSampling(uniform_mix=0.3)
+    strategy = VarianceSampling(uniform_mix=0.3, min_labels=0)
     context = _context(np.column_stack([1 - p, p]), available)
     q = strategy.draw_probabilities(context)
     rng = np.random.default_rng(0)
@@ -61,6 +61,17 @@ def test_draws_follow_the_draw_probabilities():
     assert stats.chisquare(counts[keep], 20_000 * q[keep]).pvalue > 1e-3
 
 
+def test_draws_are_uniform_until_min_labels():
+    p = np.array([0.5, 0.99, 0.999, 0.6])
+    available = np.array([True, True, True, False])
+    context = _context(np.column_stack([1 - p, p]), available)
+    context.labels = np.array([-1, -1, -1, 1])  # one label in the pool
+    np.testing.assert_allclose(VarianceSampling(min_labels=2).draw_probabilities(context),
+                               [1 / 3, 1 / 3, 1 / 3, 0])
+    q = VarianceSampling(min_labels=1).draw_probabilities(context)
+    assert q[0] > q[1] > q[2]
+
+
 def test_a_context_without_outcome_probabilities_is_refused():
     context = QueryContext(scores=None, y_pred=None, labels=np.full(3, -1),
                            available=np.ones(3, bool), arm=np.zeros(3, int), estimator=None,
@@ -69,11 +80,14 @@ def test_a_context_without_outcome_probabilities_is_refused():
         context.outcome_proba()
 
 
-@pytest.mark.parametrize("mix", [-0.1, 1.5])
-def test_uniform_mix_is_validated(mix):
+@pytest.mark.parametrize("params, name", [({"uniform_mix": -0.1}, "uniform_mix"),
+                                          ({"uniform_mix": 1.5}, "uniform_mix"),
+                                          ({"min_labels": -1}, "min_labels"),
+                                          ({"min_labels": 2.5}, "min_labels")])
+def test_parameters_are_validated(params, name):
     scores = np.tile([[0.9, 0.1], [0.2, 0.8]], (5, 1))
-    with pytest.raises(ValueError, match="uniform_mix"):
-        ActiveAssessor(BayesianAccuracy(), strategy=VarianceSampling(uniform_mix=mix)).fit(scores)
+    with pytest.raises(ValueError, match=name):
+        ActiveAssessor(BayesianAccuracy(), strategy=VarianceSampling(**params)).fit(scores)
 
 
 def _calibrated_pool(n, rng, shift=-0.4):
@@ -122,7 +136,8 @@ def test_other_priors_keep_a_groups_predictive_for_each_row():
 
 
 def test_the_calibrated_posterior_covers_under_variance_sampling():
-    """Seeded coverage of the pool's accuracy: 20 runs of 30 labels drawn by VarianceSampling
+    """Seeded coverage of the pool's accuracy: 20 runs of 30 labels, the last 20 drawn by
+    VarianceSampling
     (tolerance: at least 17 of 20, i.e. 0.85, for a nominal 0.95). Widths against random
     labeling: docs/benchmarks.md."""
     rng = np.random.default_rng(7)
@@ -130,7 +145,8 @@ def test_the_calibrated_posterior_covers_under_variance_sampling():
     truth = np.mean(scores.argmax(axis=1) == y)
     covered = 0
     for seed in range(20):
-        a = ActiveAssessor(BayesianAccuracy(), strategy="variance", random_state=seed)
+        a = ActiveAssessor(BayesianAccuracy(), strategy=VarianceSampling(min_labels=10),
+                           random_state=seed)
         a.fit(scores).run(y, budget=30, progress=False)
         lo, hi = a.estimator_.overall_interval(0.95)
         covered += lo <= truth <= hi

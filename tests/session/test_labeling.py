@@ -9,6 +9,7 @@ import pytest
 
 from skassess import ActiveAssessor, BayesianAccuracy
 from skassess.exceptions import SessionError, SessionLockedError
+from skassess.samplers import VarianceSampling
 from skassess.session import LabelingSession, task_answer
 
 
@@ -219,7 +220,8 @@ def test_a_variance_sampling_session_resumes_the_same_draws(tmp_path, data):
     """The randomized design's draws come from the stored generator: a session reopened
     after every label asks what an uninterrupted assessor asks."""
     def assessor():
-        return ActiveAssessor(BayesianAccuracy(), strategy="variance", random_state=5)
+        return ActiveAssessor(BayesianAccuracy(), strategy=VarianceSampling(min_labels=2),
+                              random_state=5)
 
     X, y = data.scores[:1500], data.target[:1500]
     ref = assessor().fit(X)
@@ -236,3 +238,5 @@ def test_a_variance_sampling_session_resumes_the_same_draws(tmp_path, data):
             got.append(i)
             s.tell(i, y[i])
     assert got == expected
+    with LabelingSession(path, X) as s:  # the strategy object rebuilt from the file
+        assert s.assessor_.strategy_.min_labels == 2 and s.query() == int(ref.query()[0])
