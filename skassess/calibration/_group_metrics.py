@@ -24,6 +24,7 @@ from ..utils import (
     GroupEncoder,
     as_scalar,
     atomic,
+    check_classes,
     check_group_by,
     check_labels,
     check_scores,
@@ -151,6 +152,9 @@ default="calibrated"
         price of larger errors where the groups are in fact calibrated
         alike (there, with outside evidence, raise it: 0.97 keeps the
         thesis's errors).
+    classes : array-like of shape (2,), default=None
+        The negative and the positive class as ``y`` holds them (e.g.
+        ``["no", "yes"]`` or ``[-1, 1]``); None: 0 and 1.
     missing_label : int, float, str or None, default=-1
         The value of ``y`` that marks an unlabeled row.
     random_state : int, RandomState instance or None, default=None
@@ -218,6 +222,7 @@ default="calibrated"
         n_draws=2000,
         unlabeled="sampled",
         p_pooled="auto",
+        classes=None,
         missing_label=-1,
         random_state=None,
     ):
@@ -230,6 +235,7 @@ default="calibrated"
         self.n_draws = n_draws
         self.unlabeled = unlabeled
         self.p_pooled = p_pooled
+        self.classes = classes
         self.missing_label = missing_label
         self.random_state = random_state
 
@@ -243,6 +249,7 @@ default="calibrated"
         "n_draws": [Interval(Integral, 1, None, closed="left")],
         "unlabeled": [StrOptions({"expected", "sampled"})],
         "p_pooled": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
+        "classes": ["array-like", None],
         "missing_label": [MissingValues()],
         "random_state": ["random_state"],
     }
@@ -280,7 +287,8 @@ default="calibrated"
         X : array-like of shape (n_samples,) or (n_samples, 2)
             The black box's P(y = 1).
         y : array-like of shape (n_samples,)
-            True labels 0/1, ``missing_label`` for unlabeled rows. Required.
+            True labels (0/1, or the two ``classes``), ``missing_label`` for
+            unlabeled rows. Required.
         sensitive_features : array-like of shape (n_samples,)
             The group (sensitive attribute) of each row. Required.
 
@@ -308,7 +316,8 @@ default="calibrated"
             )
         s = scores[:, 1]
         n = len(s)
-        y = check_labels(y, n, 2, missing_label=self.missing_label)
+        classes = None if self.classes is None else check_classes(self.classes, 2)
+        y = check_labels(y, n, 2, classes, missing_label=self.missing_label)
         groups = check_group_by(sensitive_features, n, name="sensitive_features")
         encoder = GroupEncoder("group")
         codes = encoder.fit_transform(groups)

@@ -540,3 +540,33 @@ def test_calibrated_undefined_rate_takes_the_files_rate_of_the_draw():
     assert ((draws["C"] >= low - 1e-12) & (draws["C"] <= high + 1e-12)).all()
     comparison = est.compare("ppv", "A", "C")  # no NaN to refuse
     assert np.isfinite(comparison.samples).all()
+
+
+def test_classes_name_the_negative_and_positive_labels():
+    """-1/1 or string labels give the same posterior as 0/1 labels with ``classes``."""
+    s, y, g = _data(n=300)
+    y_obs = np.where(np.arange(len(y)) % 4 == 0, y, -1)
+    ref = BayesianGroupMetrics(metrics="accuracy", random_state=0).fit(
+        s, y_obs, sensitive_features=g).summary()
+    signed = np.where(y_obs < 0, np.nan, 2 * y_obs - 1)
+    got = BayesianGroupMetrics(metrics="accuracy", classes=[-1, 1], missing_label=np.nan,
+                               random_state=0).fit(s, signed, sensitive_features=g).summary()
+    pd.testing.assert_frame_equal(ref, got)
+    words = np.array(["", "no", "yes"], dtype=object)[y_obs + 1]
+    got = BayesianGroupMetrics(metrics="accuracy", classes=["no", "yes"], missing_label="",
+                               random_state=0).fit(s, words, sensitive_features=g).summary()
+    pd.testing.assert_frame_equal(ref, got)
+
+
+@pytest.mark.parametrize("classes, message", [([0, 1, 2], "one label per score column"),
+                                              ([1, 1], "must not repeat")])
+def test_bad_classes_are_refused(classes, message):
+    s, y, g = _data(n=50)
+    with pytest.raises(ValueError, match=message):
+        BayesianGroupMetrics(classes=classes).fit(s, y, sensitive_features=g)
+
+
+def test_a_label_outside_classes_names_its_row():
+    s, y, g = _data(n=50)
+    with pytest.raises(ValueError, match=r"label 1 at row \d+, which is not in classes"):
+        BayesianGroupMetrics(classes=["no", "yes"]).fit(s, y, sensitive_features=g)
