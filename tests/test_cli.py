@@ -1,5 +1,6 @@
 import io
 import json
+import re
 import subprocess
 import sys
 
@@ -235,6 +236,31 @@ def test_label_with_the_variance_design(example, tmp_path, capsys):
                  "--session", str(tmp_path / "v.sqlite")]) == 0
     out = capsys.readouterr().out
     assert "task estimate, strategy variance" in out and "overall" in out
+
+
+def test_label_anytime_interval(example, tmp_path, capsys):
+    """--anytime draws uniformly and prints a confidence sequence of all items' accuracy,
+    with the file's own labels entering as they are."""
+    scores, labels = example
+    frame, truth = pd.read_csv(scores), pd.read_csv(labels).set_index("id")["label"]
+    cols = [c for c in frame.columns if c.startswith("score_")]
+    pred = np.array([c[len("score_"):] for c in cols])[frame[cols].to_numpy().argmax(axis=1)]
+    accuracy = np.mean(pred == truth[frame["id"]].to_numpy())
+    session = tmp_path / "any.sqlite"
+    base = ["label", str(scores), "--session", str(session), "--oracle", str(labels),
+            "--no-progress", "--seed", "4", "--anytime"]
+    assert main([*base, "--budget", "150"]) == 0
+    out = capsys.readouterr().out
+    assert "strategy random" in out
+    lo, hi = map(float, re.search(r"all 2,000 items: \[([\d.]+), ([\d.]+)\]", out).groups())
+    assert lo <= accuracy <= hi and hi - lo < 0.35
+    assert main([*base, "--budget", "300"]) == 0  # resumed: the sequence only narrows
+    lo2, hi2 = map(float, re.search(r"items: \[([\d.]+), ([\d.]+)\]",
+                                    capsys.readouterr().out).groups())
+    assert lo <= lo2 <= accuracy <= hi2 <= hi
+    assert main(["label", str(scores), "--session", str(tmp_path / "t.sqlite"), "--anytime",
+                 "--strategy", "thompson", "--budget", "1"]) == 2
+    assert "--anytime needs items drawn uniformly at random" in capsys.readouterr().err
 
 
 def test_label_interactive_keys(example, tmp_path, capsys, monkeypatch):

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import SessionError
-from ..metrics import BayesianAccuracy
+from ..metrics import BayesianAccuracy, anytime_accuracy_interval
 from ..samplers import STRATEGY_NAMES, TASKS, ActiveAssessor
 from ..session import LabelingSession, stop_rule, task_answer
 from ..utils import warn
@@ -57,6 +57,12 @@ def add_parser(sub):
                    "it: a stopped answer is then wrong with probability <= 1 - P")
     s.add_argument("--stop-width", type=float, metavar="W",
                    help="stop when every group's 95%% interval is at most W wide")
+    s.add_argument("--anytime", action="store_true",
+                   help="also print an anytime-valid 95%% interval of the accuracy of all "
+                   "items, from this session's labels in the order they were drawn: it "
+                   "holds however and whenever the session is stopped. Needs items drawn "
+                   "uniformly at random (--strategy random, the default with --anytime) "
+                   "and skips unrelated to whether the model is right")
     oracle = s.add_mutually_exclusive_group()
     oracle.add_argument("--oracle", metavar="CSV",
                         help="non-interactive: labels from a CSV with the id and label "
@@ -94,6 +100,8 @@ def _settings(args, path):
                     )
         options, fixed = dict(stored_info["options"]), dict(stored_info["settings"])
     else:
+        if fixed["strategy"] is None and getattr(args, "anytime", False):
+            fixed["strategy"] = "random"  # the anytime interval needs uniform draws
         if fixed["strategy"] is None and args.stop_probability is not None \
                 and fixed["task"] in CERTIFIED_TASKS:
             # Thompson sampling seldom labels the groups it is sure of from the scores,
@@ -214,6 +222,33 @@ def interactive(session, table, classes, budget, stop_p, stop_w, read=input):
             print(f"Not a class or a command: {answer.strip()!r}. Type ? for help.")
 
 
+def _anytime_text(session, table, level=0.95):
+    """The anytime-valid interval of the accuracy of all items, as one line.
+
+    The session drew its items uniformly from the rows unlabeled in the file,
+    so the confidence sequence is of their accuracy; the rows the file labels
+    enter as they are.
+    """
+    rows, labels = session.labeled_rows()
+    if rows.size == 0:
+        return "Anytime-valid interval: no label in this session yet."
+    known = table.labels >= 0
+    unlabeled = np.flatnonzero(~known)
+    position = np.full(len(table), -1)
+    position[unlabeled] = np.arange(unlabeled.size)
+    scores = np.asarray(table.scores)
+    lower, upper = anytime_accuracy_interval(
+        scores[unlabeled], position[rows], labels.astype(np.int64), level=level)
+    pred = (scores >= 0.5).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
+    right_known = int((pred[known] == table.labels[known]).sum())
+    n = len(table)
+    lo = (right_known + unlabeled.size * lower[-1]) / n
+    hi = (right_known + unlabeled.size * upper[-1]) / n
+    return (f"Anytime-valid {level:.0%} interval of the accuracy of all {n:,} items: "
+            f"[{lo:.4f}, {hi:.4f}] (from this session's {rows.size} labels in the order they "
+            "were drawn; it holds however the session was stopped).")
+
+
 def named_groups(summary, assessor, sf):
     """A summary indexed by class names (or the group column's name)."""
     summary = summary.copy()
@@ -244,6 +279,10 @@ def run(args):
         )
     if len(sf.group_columns) > 1:
         raise ValueError("label takes at most one --group column.")
+    if args.anytime and fixed["strategy"] != "random":
+        raise ValueError(
+            f"--anytime needs items drawn uniformly at random (--strategy random); this "
+            f"session uses --strategy {fixed['strategy']}.")
     table = sf.read()
     group = table.groups[sf.group_columns[0]].to_numpy() if sf.group_columns else None
     assessor = _assessor(fixed, sf, group)
@@ -290,6 +329,8 @@ def run(args):
         print_table("Posterior per group", summary[[c for c in ("n_labeled", "weight", "mean",
                                                                 "lower", "upper")
                                                     if c in summary]])
+        if args.anytime:
+            print(_anytime_text(session, table))
         print(f"Saved in {path}; the same command resumes the session.")
         if args.report:
             from ._report import session_report

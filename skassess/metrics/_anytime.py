@@ -106,7 +106,6 @@ def anytime_accuracy_interval(X, rows, labels, *, level=0.95, refit_every=20, y_
     codes = check_labels(labels, rows.size, est.n_classes_, est._classes(est.n_classes_),
                          missing_label=None, name="labels")
     right = (pred[rows] == codes).astype(np.float64)
-    group = est.apply(X, y_pred=y_pred)
     x = np.empty(rows.size)
     f = conf.copy()  # before any label: the scores as they are
     for start in range(0, rows.size, refit_every):
@@ -114,7 +113,7 @@ def anytime_accuracy_interval(X, rows, labels, *, level=0.95, refit_every=20, y_
             y = np.full(N, -1)
             y[rows[:start]] = codes[:start]
             fitted = BayesianAccuracy(prior="calibrated", random_state=0).fit(X, y, y_pred=pred)
-            f = fitted._hierarchy.row_proba(group, conf, n_draws=500)
+            f = fitted.predict_proba(X, y_pred=pred)[:, 1]
         block = slice(start, start + refit_every)
         x[block] = f.mean() + right[block] - f[rows[block]]
     # x lies in [m - 1, m + 1] within [-1, 2] whatever f is: one map to [0, 1] for all

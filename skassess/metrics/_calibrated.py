@@ -489,21 +489,6 @@ class CalibratedRates(_DrawSummaries):
             self._cell_proba = expit(eta).mean(axis=0)
         return self._cell_proba
 
-    def row_proba(self, group, conf, n_draws=2000, seed=0):
-        """Posterior mean probability that each row (its group and score given) is right."""
-        group = np.asarray(group, dtype=np.intp)
-        x = score_logit(conf) - self.center
-        rng = np.random.default_rng(seed)
-        node = rng.choice(self.weights.size, size=n_draws, p=self.weights)
-        u = self._deviations(node, rng)
-        out = np.empty(x.size)
-        for start in range(0, x.size, 4096):
-            sl = slice(start, start + 4096)
-            eta = (self.center + self.a[node][:, None] + self.b[node][:, None] * x[None, sl]
-                   + u[:, group[sl]])
-            out[sl] = expit(eta).mean(axis=0)
-        return out
-
     def posterior(self):
         """One Beta per group with the posterior's mean and variance."""
         mean, var = self.moments()

@@ -123,7 +123,7 @@ def plan_labels(X, y=None, *, width=None, n_labels=None, level=0.95, y_pred=None
         # The Bernoulli variance the fitted map gives every row of the pool: steadier
         # than the few labeled rows' squared residuals (two errors in 50 labels of
         # a 97 %-accurate model would predict half the width).
-        p = est._hierarchy.row_proba(est.apply(X, y_pred=y_pred), conf, n_draws=500)
+        p = est.predict_proba(X, y_pred=y_pred)[:, 1]
         var = float(np.mean(p * (1.0 - p)))
         rate = est.overall_mean()
         source = "labels"
