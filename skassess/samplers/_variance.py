@@ -57,7 +57,7 @@ class VarianceSampling(QueryStrategy):
     >>> from skassess.datasets import load_fashion_mnist_scores
     >>> data = load_fashion_mnist_scores()
     >>> assessor = ActiveAssessor(BayesianAccuracy(), strategy="variance", random_state=0)
-    >>> assessor = assessor.fit(data.scores).run(data.target, budget=50, progress=False)
+    >>> assessor = assessor.fit(data.scores).run(data.target, budget=80, progress=False)
     >>> lower, upper = assessor.estimator_.overall_interval(0.95)
     >>> bool(lower <= (data.scores.argmax(1) == data.target).mean() <= upper)
     True

@@ -169,14 +169,19 @@ def test_string_classes_and_predict_score():
     np.testing.assert_allclose(a.posterior_.alpha, b.posterior_.alpha)
     assert list(a.groups_) == ["cat", "dog", "eel"]
     np.testing.assert_allclose(a.predict(scores), b.posterior_.mean()[scores.argmax(1)])
-    # score = mean log predictive of the labeled outcomes.
+    # score = mean log predictive of the labeled outcomes: under the calibrated prior
+    # each row's own (the map at its score), under the others its group's.
     pred = scores.argmax(1)
     lab = y >= 0
-    theta = b.posterior_.mean()[pred[lab]]
-    hit = pred[lab] == y[lab]
-    expected = np.mean(np.where(hit, np.log(theta), np.log(1 - theta)))
+    hit = (pred[lab] == y[lab]).astype(int)
+    rows = b.predict_proba(scores[lab])[np.arange(lab.sum()), hit]
+    expected = np.mean(np.log(rows))
     assert b.score(scores, y) == pytest.approx(expected)
     assert a.score(scores, y_named) == pytest.approx(expected)
+    u = BayesianAccuracy(prior="uniform").fit(scores, y)
+    theta = u.posterior_.mean()[pred[lab]]
+    assert u.score(scores, y) == pytest.approx(
+        np.mean(np.where(hit, np.log(theta), np.log(1 - theta))))
 
 
 def test_sample_weight_counts_as_repetition():
