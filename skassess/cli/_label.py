@@ -11,7 +11,7 @@ from ..exceptions import SessionError
 from ..metrics import BayesianAccuracy, anytime_accuracy_interval
 from ..samplers import STRATEGY_NAMES, TASKS, ActiveAssessor
 from ..session import LabelingSession, stop_rule, task_answer
-from ..utils import warn
+from ..utils import check_scores, warn
 from ._common import add_file_arguments, file_options, open_scores, print_table
 from ._oracle import CommandOracle, OracleQuit, read_oracle
 
@@ -100,7 +100,7 @@ def _settings(args, path):
                     )
         options, fixed = dict(stored_info["options"]), dict(stored_info["settings"])
     else:
-        if fixed["strategy"] is None and getattr(args, "anytime", False):
+        if fixed["strategy"] is None and args.anytime:
             fixed["strategy"] = "random"  # the anytime interval needs uniform draws
         if fixed["strategy"] is None and args.stop_probability is not None \
                 and fixed["task"] in CERTIFIED_TASKS:
@@ -236,10 +236,10 @@ def _anytime_text(session, table, level=0.95):
     unlabeled = np.flatnonzero(~known)
     position = np.full(len(table), -1)
     position[unlabeled] = np.arange(unlabeled.size)
-    scores = np.asarray(table.scores)
+    scores = check_scores(table.scores)  # one P(class 1) column as two columns
     lower, upper = anytime_accuracy_interval(
         scores[unlabeled], position[rows], labels.astype(np.int64), level=level)
-    pred = (scores >= 0.5).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
+    pred = scores.argmax(axis=1)
     right_known = int((pred[known] == table.labels[known]).sum())
     n = len(table)
     lo = (right_known + unlabeled.size * lower[-1]) / n
