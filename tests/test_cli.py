@@ -249,12 +249,12 @@ def test_label_anytime_interval(example, tmp_path, capsys):
     session = tmp_path / "any.sqlite"
     base = ["label", str(scores), "--session", str(session), "--oracle", str(labels),
             "--no-progress", "--seed", "4", "--anytime"]
-    assert main([*base, "--budget", "150"]) == 0
+    assert main([*base, "--budget", "60"]) == 0
     out = capsys.readouterr().out
     assert "strategy random" in out
     lo, hi = map(float, re.search(r"all 2,000 items: \[([\d.]+), ([\d.]+)\]", out).groups())
-    assert lo <= accuracy <= hi and hi - lo < 0.35
-    assert main([*base, "--budget", "300"]) == 0  # resumed: the sequence only narrows
+    assert lo <= accuracy <= hi and hi - lo < 0.6
+    assert main([*base, "--budget", "100"]) == 0  # resumed: the sequence only narrows
     lo2, hi2 = map(float, re.search(r"items: \[([\d.]+), ([\d.]+)\]",
                                     capsys.readouterr().out).groups())
     assert lo <= lo2 <= accuracy <= hi2 <= hi
