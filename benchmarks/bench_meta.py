@@ -38,6 +38,7 @@ import pandas as pd
 from scipy.stats import beta as beta_dist
 from scipy.stats import norm
 
+from skassess.meta._interval import PRIOR_WEIGHT
 from skassess.meta._quantile_model import (
     LEVELS,
     QuantileEnsemble,
@@ -46,6 +47,7 @@ from skassess.meta._quantile_model import (
     interval_cost,
 )
 from skassess.meta._um_features import UM_FEATURES
+from skassess.metrics._conjugate import robust_mixture_posterior
 
 CACHE = Path.home() / ".cache" / "skassess" / "scenarios"
 PREDICTORS = ("confidence", "crossval", "dropout", "meta_model")
@@ -98,40 +100,54 @@ def half_widths(train, test, n_models, seed, n_estimators=150, features=UM_FEATU
     return out
 
 
-def few_labels(test, U, seed, ns=(10, 20, 50), draws=20, prior_levels=(0.5, 0.8, 0.95)):
+def few_labels(test, U, seed, ns=(10, 20, 50), draws=20, prior_levels=(0.5, 0.8, 0.95),
+               shifts=(0.0, 0.1)):
     """Posterior error and coverage after n random labels, with and without the UM prior.
 
     The Beta prior has the predicted accuracy as its mean and the standard
     deviation ``u_level / z_level`` (the UM's half-width at ``level`` over the
-    normal quantile), for each of ``prior_levels``.
+    normal quantile), for each of ``prior_levels``: fixed (``prior@L+labels``)
+    and as the informative part of the robust mixture the library uses
+    (``robust@L+labels``, prior weight ``PRIOR_WEIGHT``). ``shifts``: the
+    label-free prediction is also moved this far from its value, up or down at
+    random per batch, with the UM's width unchanged (a prediction wrong by more
+    than the UM says), to see the prior fall back to the labels.
     """
     rng = np.random.default_rng(seed)
     j95 = LEVELS.index(0.95)
     out = []
     for (_, r), u in zip(test.iterrows(), U, strict=True):
-        m = float(np.clip(r["prediction"], 1e-3, 1 - 1e-3))
-        priors = {"labels": (1.0, 1.0)}
-        for level in prior_levels:
-            sd = max(u[LEVELS.index(level)], 1e-4) / norm.ppf((1 + level) / 2)
-            n0 = float(np.clip(m * (1 - m) / sd**2 - 1, 2, 1e4))
-            priors[f"prior@{level:.2f}+labels"] = (m * n0, (1 - m) * n0)
         N = int(r["n_batch"])
         K = int(round(r["truth"] * N))
-        for n in ns:
-            if n > N:
-                continue
-            k = rng.hypergeometric(K, N - K, n, size=draws)
-            for name, (a0, b0) in priors.items():
-                a, b = a0 + k, b0 + n - k
-                mean = a / (a + b)
-                lo, hi = beta_dist.ppf(0.025, a, b), beta_dist.ppf(0.975, a, b)
-                for mu, l_, h_ in zip(mean, lo, hi, strict=True):
-                    out.append((r["method"], r["drift"], n, name, abs(mu - r["truth"]),
-                                l_ <= r["truth"] <= h_))
-            out.append((r["method"], r["drift"], n, "label-free", abs(r["error"]),
-                        abs(r["error"]) <= u[j95]))
-    return pd.DataFrame(out, columns=["method", "drift", "n", "estimate", "abs_error",
-                                      "covered"])
+        for shift in shifts:
+            m = r["prediction"] + shift * rng.choice([-1.0, 1.0])
+            m = float(np.clip(m, 1e-3, 1 - 1e-3))
+            priors = {"labels": (1.0, 1.0, None)}
+            for level in prior_levels:
+                sd = max(u[LEVELS.index(level)], 1e-4) / norm.ppf((1 + level) / 2)
+                n0 = float(np.clip(m * (1 - m) / sd**2 - 1, 2, 1e4))
+                priors[f"prior@{level:.2f}+labels"] = (m * n0, (1 - m) * n0, None)
+                priors[f"robust@{level:.2f}+labels"] = (m * n0, (1 - m) * n0, PRIOR_WEIGHT)
+            for n in ns:
+                if n > N:
+                    continue
+                k = rng.hypergeometric(K, N - K, n, size=draws).astype(np.float64)
+                for name, (a0, b0, w) in priors.items():
+                    if w is None:
+                        a, b = a0 + k, b0 + n - k
+                    else:
+                        post, _ = robust_mixture_posterior(np.full(k.shape, a0), b0, k, n - k,
+                                                           prior_weight=w)
+                        a, b = post.alpha, post.beta
+                    mean = a / (a + b)
+                    lo, hi = beta_dist.ppf(0.025, a, b), beta_dist.ppf(0.975, a, b)
+                    for mu, l_, h_ in zip(mean, lo, hi, strict=True):
+                        out.append((r["method"], r["drift"], shift, n, name,
+                                    abs(mu - r["truth"]), l_ <= r["truth"] <= h_))
+                out.append((r["method"], r["drift"], shift, n, "label-free",
+                            abs(m - r["truth"]), abs(m - r["truth"]) <= u[j95]))
+    return pd.DataFrame(out, columns=["method", "drift", "shift", "n", "estimate",
+                                      "abs_error", "covered"])
 
 
 def main():
@@ -226,12 +242,12 @@ def main():
     lab = pd.concat(labels, ignore_index=True)
     print("\nA few labels on top (UM prior + n random labels from the batch), "
           "MAE points / 95 % coverage %")
-    summ = lab.groupby(["method", "drift", "n", "estimate"]).agg(
+    summ = lab.groupby(["method", "drift", "shift", "n", "estimate"]).agg(
         mae=("abs_error", "mean"), coverage=("covered", "mean"))
-    for (m, drift, n), block in summ.groupby(level=[0, 1, 2]):
-        cells = "  ".join(f"{e}: {100 * r.mae:5.2f} / {100 * r.coverage:5.1f}"
-                          for (_, _, _, e), r in block.iterrows())
-        print(f"  {m:11s} {drift} n={n:3d}  {cells}")
+    for (m, drift, shift, n), block in summ.groupby(level=[0, 1, 2, 3]):
+        print(f"  {m:11s} {drift} shift={shift:.2f} n={n:3d}")
+        for (_, _, _, _, e), r in block.iterrows():
+            print(f"      {e:22s} {100 * r.mae:6.2f} / {100 * r.coverage:5.1f}")
     print(f"\nLODO training and evaluation: {secs:.0f} s")
     if args.out:
         costs.to_csv(args.out, index=False)

@@ -291,6 +291,66 @@ class BetaPosterior:
         )
 
 
+def robust_mixture_posterior(prior_alpha, prior_beta, successes, failures, *,
+                             prior_weight, vague=1.0):
+    """The posterior of a rate under a robust mixture prior, as one Beta per cell.
+
+    The prior is ``w Beta(prior_alpha, prior_beta) + (1 - w) Beta(vague,
+    vague)`` (``w = prior_weight``): the informative component holds with
+    probability ``w``, and the labels learn how far: each component's weight
+    is updated by its marginal likelihood of the counts (Schmidli et al.,
+    2014, Biometrics 70: 1023-1032). Where the counts contradict the
+    informative component, the posterior moves to the vague one and so to
+    the counts alone. The posterior mixture is returned as the Beta of its
+    mean and variance (:meth:`BetaPosterior.from_moments`, as for the
+    hierarchical prior), with the posterior weight of the informative
+    component.
+
+    Parameters
+    ----------
+    prior_alpha, prior_beta : array-like of shape (..., n_groups)
+        The informative component, each > 0.
+    successes, failures : array-like of shape (..., n_groups)
+        Counts seen (non-negative).
+    prior_weight : float in [0, 1]
+        Prior probability of the informative component.
+    vague : float, default=1.0
+        Both parameters of the vague component.
+
+    Returns
+    -------
+    posterior : BetaPosterior
+    weight : ndarray
+        Posterior probability of the informative component per cell.
+
+    Examples
+    --------
+    >>> from skassess.metrics._conjugate import robust_mixture_posterior
+    >>> post, w = robust_mixture_posterior(90.0, 10.0, 9, 1, prior_weight=0.9)
+    >>> round(float(w[0]), 2), round(float(post.mean()[0]), 3)
+    (0.97, 0.9)
+    >>> post, w = robust_mixture_posterior(90.0, 10.0, 10, 40, prior_weight=0.9)
+    >>> bool(w[0] < 1e-6), round(float(post.mean()[0]), 3)
+    (True, 0.212)
+    """
+    informative = BetaPosterior(prior_alpha, prior_beta, successes, failures)
+    flat = BetaPosterior(np.full(informative.shape, float(vague)), float(vague),
+                         informative.successes, informative.failures)
+    w = float(prior_weight)
+    if not 0.0 <= w <= 1.0:
+        raise ValueError(f"prior_weight must be in [0, 1]; got {prior_weight!r}.")
+    with np.errstate(divide="ignore"):
+        log_w1 = np.log(w) + informative.log_marginal_likelihood()
+        log_w0 = np.log1p(-w) + flat.log_marginal_likelihood()
+    weight = np.exp(log_w1 - np.logaddexp(log_w1, log_w0))
+    m1, m0 = informative.mean(), flat.mean()
+    mean = weight * m1 + (1.0 - weight) * m0
+    second = weight * (informative.var() + m1**2) + (1.0 - weight) * (flat.var() + m0**2)
+    post = BetaPosterior.from_moments(mean, second - mean**2, informative.successes,
+                                      informative.failures)
+    return post, weight
+
+
 class _CategoricalRows:
     """Shape accessors of posteriors with ``prior_alpha`` and ``counts`` of shape
     ``(..., n_groups, n_categories)``."""

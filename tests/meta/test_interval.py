@@ -128,12 +128,46 @@ def test_bayesian_accuracy_on_top(fitted):
     batch = slice(2000, 2600)
     labels = np.full(600, -1)
     labels[:30] = y[batch][:30]
-    est = pir.bayesian_accuracy(X[batch], labels)
-    summary = est.summary()
-    assert summary["n_labeled"].iloc[0] == 30
     a, b = pir.beta_prior(X[batch])
     right = (model.predict(X[batch])[:30] == y[batch][:30]).sum()
+    # prior_weight=1: the Beta prior alone, a conjugate update
+    est = pir.bayesian_accuracy(X[batch], labels, prior_weight=1.0)
+    summary = est.summary()
+    assert summary["n_labeled"].iloc[0] == 30
     assert summary["mean"].iloc[0] == pytest.approx((a + right) / (a + b + 30))
+    assert est.prior_weight_ == 1.0
+    # the default mixture: labels that agree with the prediction keep most of its weight,
+    # and the posterior mean is the mixture's
+    est = pir.bayesian_accuracy(X[batch], labels)
+    assert 0.5 < est.prior_weight_ <= 1.0
+    w = est.prior_weight_
+    mixture_mean = w * (a + right) / (a + b + 30) + (1 - w) * (1 + right) / (2 + 30)
+    assert est.summary()["mean"].iloc[0] == pytest.approx(mixture_mean)
+    assert est.summary()["n_labeled"].iloc[0] == 30
+
+
+def test_bayesian_accuracy_falls_back_to_the_labels(fitted):
+    # labels that contradict the label-free prediction (every labeled row wrong) move the
+    # estimate to the labels alone instead of being outweighed by the prior
+    pir, X, y, model = fitted
+    batch = slice(2000, 2600)
+    pred = model.predict(X[batch])
+    labels = np.full(600, -1)
+    labels[:40] = 1 - pred[:40]
+    a, b = pir.beta_prior(X[batch])
+    assert a / (a + b) > 0.6
+    est = pir.bayesian_accuracy(X[batch], labels)
+    assert est.prior_weight_ < 1e-6
+    assert est.summary()["mean"].iloc[0] == pytest.approx(1 / 42, abs=1e-4)  # Beta(1, 41)
+    fixed = pir.bayesian_accuracy(X[batch], labels, prior_weight=1.0)
+    assert fixed.summary()["mean"].iloc[0] > 0.15  # the prior alone holds it far above
+
+
+@pytest.mark.parametrize("weight", [-0.1, 1.5, "high", None])
+def test_bayesian_accuracy_rejects_a_bad_prior_weight(fitted, weight):
+    pir, X, _, _ = fitted
+    with pytest.raises(ValueError, match=r"prior_weight must be a number in \[0, 1\]"):
+        pir.bayesian_accuracy(X[2000:2100], np.full(100, -1), prior_weight=weight)
 
 
 def test_no_pretrained_model_for_a_method(fitted):
