@@ -295,3 +295,49 @@ def test_dirichlet_draws_at_the_gamma_threshold_stay_on_the_simplex():
         np.testing.assert_allclose(draws.sum(axis=-1), 1.0, rtol=1e-12)
         share = alpha[0, 0] / alpha[0].sum()
         assert abs(draws[:, :, 0].mean() - share) < 0.02
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(0.5, 500), st.floats(0.5, 500), st.integers(0, 60), st.integers(0, 60),
+       st.floats(0.0, 1.0))
+def test_robust_mixture_lies_between_its_parts(a0, b0, successes, failures, weight):
+    from skassess.metrics._conjugate import robust_mixture_posterior
+
+    post, w = robust_mixture_posterior(a0, b0, successes, failures, prior_weight=weight)
+    informative = BetaPosterior(a0, b0, successes, failures).mean()[0]
+    flat = (1 + successes) / (2 + successes + failures)
+    assert 0.0 <= w[0] <= 1.0
+    lo, hi = min(informative, flat), max(informative, flat)
+    assert lo - 1e-9 <= post.mean()[0] <= hi + 1e-9
+    assert post.successes[0] == successes and post.failures[0] == failures
+    if weight in (0.0, 1.0):  # one part only: its conjugate posterior exactly
+        assert w[0] == weight
+        a, b = (a0, b0) if weight == 1.0 else (1.0, 1.0)
+        assert post.prior_alpha[0] == pytest.approx(a, rel=1e-6)
+        assert post.prior_beta[0] == pytest.approx(b, rel=1e-6)
+
+
+def test_robust_mixture_rejects_a_weight_outside_0_1():
+    from skassess.metrics._conjugate import robust_mixture_posterior
+
+    with pytest.raises(ValueError, match="prior_weight must be in"):
+        robust_mixture_posterior(2.0, 2.0, 1, 1, prior_weight=1.2)
+
+
+@pytest.mark.parametrize("n", [10, 50])
+def test_robust_mixture_interval_covers_under_its_prior(n):
+    # Rates drawn from the mixture prior itself (0.9 Beta(80, 20) + 0.1 Beta(1, 1)): the
+    # 95 % interval of the moment-matched posterior must cover about 95 % of them.
+    # 4000 draws: binomial SE 0.0034; tolerance 0.015 (4.4 SE) leaves room for the
+    # moment matching of a two-part posterior.
+    from skassess.metrics._conjugate import robust_mixture_posterior
+
+    rng = np.random.default_rng(7)
+    size = 4000
+    informative = rng.random(size) < 0.9
+    theta = np.where(informative, rng.beta(80, 20, size), rng.random(size))
+    k = rng.binomial(n, theta).astype(float)
+    post, _ = robust_mixture_posterior(np.full(size, 80.0), 20.0, k, n - k, prior_weight=0.9)
+    lower, upper = post.interval(0.95)
+    coverage = np.mean((lower <= theta) & (theta <= upper))
+    assert abs(coverage - 0.95) < 0.015
