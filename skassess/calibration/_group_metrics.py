@@ -8,7 +8,6 @@ import pandas as pd
 from scipy.special import betaln, expit, logsumexp
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, MissingValues, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import SkassessWarning
@@ -33,6 +32,7 @@ from ..utils import (
     validated,
     warn,
 )
+from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
 from ._group_calibrated import calibrated_sums, metric_coefficients, prior_logit
 from ._hierarchical import HierarchicalBetaCalibrator
 

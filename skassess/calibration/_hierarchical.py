@@ -7,7 +7,6 @@ import pandas as pd
 from scipy.special import expit, ndtri
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, MissingValues, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import SkassessWarning
@@ -26,6 +25,7 @@ from ..utils import (
     validated,
     warn,
 )
+from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
 from ._maps import MAPS, log_features
 from ._mcmc import _require_mici, sample_mcmc, sample_nuts, warn_convergence
 from ._nuts_model import NonCenteredModel, split

@@ -16,9 +16,9 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import expit
-from sklearn.utils._param_validation import Interval
 
 from ..utils import EPS, naming, validate_params
+from ..utils._sklearn_compat import Interval
 
 __all__ = ["EPS", "MAPS", "beta_calibration", "fit_llo", "log_odds"]
 

@@ -5,9 +5,9 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
-from sklearn.utils._param_validation import StrOptions
 
 from ..utils import validate_params
+from ..utils._sklearn_compat import StrOptions
 
 FASHION_MNIST_CLASSES = (
     "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",

@@ -6,9 +6,9 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
-from sklearn.utils._param_validation import Interval
 
 from ..utils import as_scalar, check_scores, validate_params
+from ..utils._sklearn_compat import Interval
 
 TOP1_COLUMNS = ["Index", "Correct", "Predicted", "Confidence"]
 

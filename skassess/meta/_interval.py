@@ -5,7 +5,6 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, clone
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils import (
@@ -16,6 +15,7 @@ from ..utils import (
     single_threaded,
     validated,
 )
+from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
 from ._predictor import PerformancePredictor
 from ._pretrained import load_pretrained
 from ._quantile_model import LEVELS, QuantileEnsemble, error_unit, fit_scales, interval_cost

@@ -5,7 +5,6 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
@@ -18,6 +17,7 @@ from ..utils import (
     validated,
     warn,
 )
+from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
 from ._atc import ATCMethod
 from ._confidence import ConfidenceMethod
 from ._crossval import CrossvalMethod

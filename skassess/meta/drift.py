@@ -24,7 +24,8 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, validate_parameter_constraints
+
+from ..utils._sklearn_compat import Interval, validate_parameter_constraints
 
 __all__ = ["LINEAR_SKEW_RATIOS", "LinearSkewSplit", "NearestNeighborsSplit"]
 

@@ -2,8 +2,7 @@
 
 from numbers import Integral
 
-from sklearn.utils._param_validation import Interval, StrOptions
-
+from ..utils._sklearn_compat import Interval, StrOptions
 from ._base import DEFAULT_PRIOR_STRENGTH
 from ._grouping import GROUPINGS, STRATEGIES
 from ._rates import METRICS, _BetaAssessor

@@ -23,9 +23,9 @@ implements it (``confseq``) ships only as C++ source, so it is written here.
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
 
 from ..utils import LEVEL, check_labels, validate_params, validate_scores
+from ..utils._sklearn_compat import Interval
 from ._accuracy import BayesianAccuracy
 
 #: The largest bet ``lambda_i`` (Waudby-Smith and Ramdas use 1/2 or 3/4).

@@ -18,7 +18,6 @@ from numbers import Real
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, MissingValues, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils import (
@@ -37,6 +36,7 @@ from ..utils import (
     validated,
     warn,
 )
+from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
 from ._grouping import make_grouping
 
 DEFAULT_N_DRAWS = 4000

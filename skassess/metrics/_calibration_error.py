@@ -36,10 +36,10 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 from scipy.special import betaln, expit, logit, xlogy
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils import N_DRAWS, validate_args, validate_params, validated
+from ..utils._sklearn_compat import Interval, StrOptions
 from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
 from ._conjugate import BetaPosterior
 from ._grouping import STRATEGIES

@@ -11,10 +11,10 @@ from numbers import Integral
 
 import numpy as np
 import pandas as pd
-from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils import LEVEL, N_DRAWS, ROPE, validate_args, validate_params
+from ..utils._sklearn_compat import HasMethods, Interval
 from ._base import DEFAULT_N_DRAWS
 from ._rope import rope_probabilities
 

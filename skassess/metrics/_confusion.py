@@ -4,10 +4,10 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils import LEVEL, N_DRAWS, validate_args, validated
+from ..utils._sklearn_compat import StrOptions
 from ._base import (
     DEFAULT_N_DRAWS,
     DEFAULT_PRIOR_STRENGTH,

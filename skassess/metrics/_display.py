@@ -5,9 +5,9 @@ matplotlib is imported only when a plot is drawn (``pip install skassess[plot]``
 
 import numpy as np
 import pandas as pd
-from sklearn.utils._param_validation import HasMethods
 
 from ..utils import LEVEL, N_DRAWS, plot_text, validate_args
+from ..utils._sklearn_compat import HasMethods
 from ._accuracy import BayesianAccuracy
 from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
 from ._calibration_error import BayesianCalibrationError

@@ -6,12 +6,6 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, gammaln
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import (
-    Interval,
-    MissingValues,
-    StrOptions,
-    validate_params,
-)
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..utils import (
@@ -26,6 +20,8 @@ from ..utils import (
     validate_args,
     validated,
 )
+from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
+from ..utils._sklearn_compat import sklearn_validate_params as validate_params
 from ._base import DEFAULT_N_DRAWS
 from ._comparison import compare_groups
 from ._rate_table import RATES, rate_terms

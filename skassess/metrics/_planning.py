@@ -6,9 +6,9 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 from scipy import stats
-from sklearn.utils._param_validation import Interval
 
 from ..utils import LEVEL, check_labels, validate_params, validate_scores
+from ..utils._sklearn_compat import Interval
 from ._accuracy import BayesianAccuracy
 
 #: Budgets shown when none are asked for.

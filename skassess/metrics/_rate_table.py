@@ -22,9 +22,9 @@ informative priors and the fairness posteriors use them.
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils._param_validation import StrOptions
 
 from ..utils import validate_params
+from ..utils._sklearn_compat import StrOptions
 
 __all__ = ["RATES", "canonical_rate", "expected_rate_terms", "rate_terms"]
 

@@ -8,9 +8,9 @@ Every comparison the package reports goes through :func:`rope_probabilities`.
 
 import numpy as np
 from scipy.special import betainc, betaincinv, ndtr
-from sklearn.utils._param_validation import StrOptions
 
 from ..utils import ROPE, naming, validate_params
+from ..utils._sklearn_compat import StrOptions
 from ._conjugate import BetaPosterior
 
 __all__ = ["rope_probabilities"]

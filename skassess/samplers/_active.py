@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..metrics import BetaPosterior, rope_probabilities
@@ -23,6 +22,7 @@ from ..utils import (
     validate_args,
     validated,
 )
+from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
 from ._anytime import AnytimeAnswersMixin, has_anytime_answers
 from ._base import QueryContext, QueryStrategy, pick_arms
 from ._calibrated_prior import CalibratedPrior

@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..utils import (
@@ -22,6 +21,7 @@ from ..utils import (
     validate_args,
     validated,
 )
+from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
 from ._acquisition import bald, metric_utility, parse_metrics
 from ._confusion_metrics import metric_gradients, metric_names, metric_values
 from ._control_variate import CANDIDATES, Draw, calibrated, choose, mix, strata

@@ -54,7 +54,6 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import betaln, expit, logit
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval, MissingValues, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..calibration import fit_llo, log_odds
@@ -68,6 +67,7 @@ from ..utils import (
     validate_scores,
     validated,
 )
+from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
 
 #: Grid of tau, the standard deviation of a group's log-odds shift off the
 #: common map: the midpoints of 15 equal cells of [0, 3], each with the same

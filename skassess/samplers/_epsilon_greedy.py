@@ -2,8 +2,7 @@
 
 from numbers import Real
 
-from sklearn.utils._param_validation import Interval
-
+from ..utils._sklearn_compat import Interval
 from ._base import GroupStrategy
 
 

@@ -3,8 +3,8 @@
 from numbers import Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
 
+from ..utils._sklearn_compat import Interval
 from ._base import GroupStrategy, one_hot, pick_arms
 from ._rewards import CompareTwo, ExtremeRate
 

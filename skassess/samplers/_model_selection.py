@@ -4,7 +4,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..metrics import BayesianModelComparison, check_model_scores, rope_probabilities
@@ -16,6 +15,7 @@ from ..utils import (
     validate_args,
     validated,
 )
+from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
 from ._session import RUN_CONSTRAINTS, LabelingSessionMixin
 
 __all__ = ["ActiveModelSelector"]

@@ -5,11 +5,11 @@ from numbers import Integral
 
 import numpy as np
 import pandas as pd
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import SkassessWarning
 from ..utils import as_scalar, warn
+from ..utils._sklearn_compat import Interval
 
 __all__ = ["RUN_CONSTRAINTS", "LabelingSessionMixin"]
 

@@ -19,10 +19,10 @@ from joblib import Parallel, delayed
 from sklearn import config_context
 from sklearn.base import clone
 from sklearn.utils import Bunch
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ..metrics import BayesianCalibrationError
 from ..utils import check_classes, check_labels, validate_params
+from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
 from ._base import GroupStrategy, QueryStrategy
 from ._calibrated_prior import CalibratedPrior
 from ._evaluate import EVALUATIONS, make_evaluator

@@ -14,10 +14,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPClassifier
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils import atomic
+from ..utils._sklearn_compat import Interval
 
 __all__ = ["MLPEnsembleSurrogate"]
 

@@ -3,8 +3,8 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
 
+from ..utils._sklearn_compat import Interval
 from ._base import GroupStrategy
 
 

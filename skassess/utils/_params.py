@@ -14,13 +14,14 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn import get_config
-from sklearn.utils._param_validation import (
+
+from ._sklearn_compat import (
     Interval,
     InvalidParameterError,
     make_constraint,
     validate_parameter_constraints,
 )
-from sklearn.utils._param_validation import validate_params as _sklearn_validate_params
+from ._sklearn_compat import sklearn_validate_params as _sklearn_validate_params
 
 __all__ = ["LEVEL", "N_DRAWS", "ROPE", "atomic", "reset_fitted", "validate_args",
            "validate_params", "validated"]

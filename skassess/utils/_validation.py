@@ -11,7 +11,9 @@ import re
 
 import numpy as np
 import pandas as pd
-from sklearn.utils.validation import _check_sample_weight, check_array
+from sklearn.utils.validation import check_array
+
+from ._sklearn_compat import check_sample_weight as _check_sample_weight
 
 __all__ = [
     "BLOCK",

@@ -1,0 +1,35 @@
+"""The one place skassess imports scikit-learn's private names.
+
+scikit-learn keeps its parameter-constraint objects (``Interval``,
+``StrOptions``, ...) and ``_check_sample_weight`` in private modules; they
+are what its own estimators and every scikit-learn-contrib project use to
+declare ``_parameter_constraints``, and no public equivalent exists. They are
+imported here only, so that a change of their location in a future
+scikit-learn release is fixed in this file. The supported versions are the
+package's (``scikit-learn>=1.6``); ``tests/utils/test_sklearn_compat.py``
+checks that every name resolves.
+"""
+
+from sklearn.utils._param_validation import (
+    HasMethods,
+    Interval,
+    InvalidParameterError,
+    MissingValues,
+    StrOptions,
+    make_constraint,
+    validate_parameter_constraints,
+)
+from sklearn.utils._param_validation import validate_params as sklearn_validate_params
+from sklearn.utils.validation import _check_sample_weight as check_sample_weight
+
+__all__ = [
+    "HasMethods",
+    "Interval",
+    "InvalidParameterError",
+    "MissingValues",
+    "StrOptions",
+    "check_sample_weight",
+    "make_constraint",
+    "sklearn_validate_params",
+    "validate_parameter_constraints",
+]
