@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import skassess
 from skassess.cli import main
 from skassess.exceptions import SkassessWarning
 from skassess.session import LabelingSession
@@ -39,6 +40,13 @@ def test_demo_prior(tmp_path, capsys, prior, line):
 def test_demo_adult(tmp_path, capsys):
     assert main(["demo", "--dataset", "adult", "--output", str(tmp_path / "a.png")]) == 0
     assert "White - non-White" in capsys.readouterr().out
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.strip() == f"skassess {skassess.__version__}"
 
 
 def test_demo_bad_n_labels(tmp_path):
@@ -96,6 +104,7 @@ def test_assess_groups_and_cost(tmp_path, capsys):
     assert main(["assess", str(path), "--group", "sex", "--cost-matrix",
                  str(tmp_path / "cost.csv"), "--json", "-", "--quiet"]) == 0
     result = json.loads(capsys.readouterr().out)
+    assert result["skassess_version"] == skassess.__version__
     assert [r["sex"] for r in result["by_group"]["sex"]] == ["F", "M"]
     assert {r["metric"] for r in result["overall"]} == {"accuracy", "ECE", "expected cost"}
     assert len(result["differences"]["sex"]) == 1

@@ -4,6 +4,7 @@ import argparse
 import contextlib
 import sys
 
+from .. import __version__
 from ..exceptions import ScoresFileError, SessionError
 from ..utils import terminal_text
 from . import _assess, _demo, _example, _export, _label, _migrate, _plan, _report
@@ -15,6 +16,7 @@ def _parser():
     parser = argparse.ArgumentParser(
         prog="skassess", description="Bayesian assessment of black-box classifiers."
     )
+    parser.add_argument("--version", action="version", version=f"skassess {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for module in (_demo, _example, _assess, _plan, _label, _export, _report, _migrate):
         module.add_parser(sub)

@@ -68,6 +68,11 @@ def print_table(title, frame, digits=4):
 
 
 def dump_json(obj, path):
+    """Write ``obj`` as JSON to ``path`` (``"-"``: stdout), stamped with the package version."""
+    from .. import __version__
+
+    if isinstance(obj, dict):
+        obj = {"skassess_version": __version__, **obj}
     text = json.dumps(obj, indent=2, default=_json_default)
     if path == "-":
         print(text)
