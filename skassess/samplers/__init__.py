@@ -10,6 +10,7 @@ from ._model_selection import ActiveModelSelector
 from ._multiple_play import MultiplePlayThompsonSampling
 from ._random import RandomSampling
 from ._rewards import TASKS
+from ._sampler import ActiveSampler, StopRule
 from ._setup import STRATEGIES
 from ._simulate import simulate
 from ._surrogate import MLPEnsembleSurrogate
@@ -29,6 +30,7 @@ __all__ = [
     "TASKS",
     "ActiveAssessor",
     "ActiveModelSelector",
+    "ActiveSampler",
     "ActiveTester",
     "BayesianUCB",
     "CalibratedPrior",
@@ -40,6 +42,7 @@ __all__ = [
     "QueryContext",
     "QueryStrategy",
     "RandomSampling",
+    "StopRule",
     "ThompsonSampling",
     "TopTwoThompsonSampling",
     "VarianceSampling",

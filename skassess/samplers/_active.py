@@ -1,12 +1,12 @@
 """ActiveAssessor: a pool-based ask/tell loop around a skassess metric estimator."""
 
 import copy
-import time
+import time as _time
 from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
@@ -22,12 +22,13 @@ from ..utils import (
     validate_args,
     validated,
 )
+from ..utils._deprecation import warn_deprecated
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
 from ._anytime import AnytimeAnswersMixin, has_anytime_answers
 from ._base import QueryContext, QueryStrategy, pick_arms
 from ._calibrated_prior import CalibratedPrior
 from ._rewards import TASKS
-from ._session import RUN_CONSTRAINTS, LabelingSessionMixin
+from ._sampler import ActiveSampler
 from ._setup import (
     STRATEGIES,
     Setup,
@@ -40,7 +41,7 @@ from ._setup import (
 
 HISTORY_COLUMNS = ["step", "index", "group", "label", "time"]
 
-class ActiveAssessor(AnytimeAnswersMixin, LabelingSessionMixin, BaseEstimator):
+class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
     """Choose which pool item to label next so that an assessment converges fast.
 
     The pool is every row the black box has scored. The wrapped metric
@@ -79,6 +80,11 @@ class ActiveAssessor(AnytimeAnswersMixin, LabelingSessionMixin, BaseEstimator):
     stop_confidence : float, default=None
         ``task="compare"`` only: :meth:`run` stops once the probability
         ``lambda`` of the most probable region reaches this value.
+
+        .. deprecated:: 0.1
+           Pass ``run(stop=StopRule(probability=...))``, which also checks
+           the anytime-valid level where the strategy keeps one;
+           ``stop_confidence`` will be removed in 0.2.
     prior_update : CalibratedPrior, default=None
         A prior learned from the labels: after every :meth:`tell` (and at
         :meth:`fit` when rows are labeled already) it is refitted on all
@@ -213,6 +219,9 @@ class ActiveAssessor(AnytimeAnswersMixin, LabelingSessionMixin, BaseEstimator):
         -------
         self : ActiveAssessor
         """
+        if self.stop_confidence is not None:
+            warn_deprecated("ActiveAssessor(stop_confidence=...)",
+                            "run(stop=StopRule(probability=...))", stacklevel=5)
         reset_fitted(self)
         strategy = make_strategy(self.strategy, top_m=self.top_m)
         random_state = check_random_state(self.random_state)
@@ -413,7 +422,7 @@ class ActiveAssessor(AnytimeAnswersMixin, LabelingSessionMixin, BaseEstimator):
                 return row, pointer
         raise RuntimeError("No unlabeled row left in the chosen group.")  # pragma: no cover
 
-    def tell(self, indices, labels):
+    def tell(self, indices, labels, *, time=None):
         """Record labels of pool rows and update the posterior.
 
         Parameters
@@ -423,6 +432,9 @@ class ActiveAssessor(AnytimeAnswersMixin, LabelingSessionMixin, BaseEstimator):
         labels : array-like of shape (n,)
             Their true labels (class indices, or names with the estimator's
             ``classes``).
+        time : float or array-like of shape (n,), default=None
+            When the labels were given (POSIX seconds), for :attr:`history_`;
+            None: now.
 
         Returns
         -------
@@ -437,6 +449,7 @@ class ActiveAssessor(AnytimeAnswersMixin, LabelingSessionMixin, BaseEstimator):
         """
         check_is_fitted(self)
         indices = self._check_indices(indices)
+        times = self._check_time(time, len(indices))
         given = _as_label_array(labels, self._classes)
         if given.ndim != 1 or len(given) != len(indices):
             raise ValueError(
@@ -472,11 +485,11 @@ class ActiveAssessor(AnytimeAnswersMixin, LabelingSessionMixin, BaseEstimator):
         # Everything that can fail runs first, on new objects or through the
         # estimator's atomic add_labels; the commit below cannot fail, so a tell
         # that raises leaves the session as it was.
-        now = time.time()
+        when = (np.full(len(rows), _time.time()) if times is None else times[new]).tolist()
         arm_labels = self._setup.arm_labels
         entries = [
-            (self._n_steps + 1, row, as_scalar(arm_labels[self._arm[row]]), as_scalar(label), now)
-            for row, label in zip(rows.tolist(), given[new].tolist(), strict=True)
+            (self._n_steps + 1, row, as_scalar(arm_labels[self._arm[row]]), as_scalar(label), t)
+            for row, label, t in zip(rows.tolist(), given[new].tolist(), when, strict=True)
         ]
         gb = None if self._group_by is None else _take(self._group_by, rows)
         # With a prior update, the labels go into a copy (O(groups)) that the
@@ -539,26 +552,134 @@ class ActiveAssessor(AnytimeAnswersMixin, LabelingSessionMixin, BaseEstimator):
         check_is_fitted(self)
         return np.flatnonzero(self._skipped)
 
-    # A labeling session (skassess.session) stores the generator state after each
-    # label and restores a run from its labels in one tell.
-    def _cursor(self):
-        return {"rng": self._rng.bit_generator.state, "n_steps": self._n_steps}
+    @property
+    def cursor_(self):
+        """Where the query sequence stands: the generator's state and the step count.
 
-    def _restore(self, rows, labels, steps, times, skipped, cursor):
-        """Labels and skips recorded one by one, in one update, and the query cursor."""
+        A dict of plain data (JSON-safe). A labeling session stores it after
+        each label, and :meth:`replay` restores it, so that a resumed run asks
+        for the same items as an uninterrupted one.
+        """
+        check_is_fitted(self)
+        return {"rng": copy.deepcopy(self._rng.bit_generator.state), "n_steps": self._n_steps}
+
+    def replay(self, history, *, skipped=(), cursor=None):
+        """Record a run's labels and skips at once, as they were recorded one by one.
+
+        Parameters
+        ----------
+        history : pandas.DataFrame
+            Labels in order, with columns ``index`` and ``label`` and,
+            optionally, ``step`` and ``time`` (as :attr:`history_` has them;
+            other columns are ignored). The labels are one :meth:`tell`: the
+            posterior depends on the labels only, not on their order.
+        skipped : array-like of int, default=()
+            Rows to :meth:`skip`.
+        cursor : dict, default=None
+            A :attr:`cursor_` to resume the query sequence from; None keeps
+            the current one.
+
+        Returns
+        -------
+        self : ActiveAssessor
+
+        Raises
+        ------
+        ValueError
+            If ``history`` lacks ``index`` or ``label``, a row or label is not
+            in the pool's (see :meth:`tell`), or ``cursor`` is not a cursor.
+        """
+        check_is_fitted(self)
+        history = pd.DataFrame(history)
+        missing = [c for c in ("index", "label") if c not in history.columns]
+        if missing:
+            raise ValueError(f"history must have the columns 'index' and 'label'; it lacks "
+                             f"{missing}.")
+        if cursor is not None and (not isinstance(cursor, dict)
+                                   or set(cursor) != {"rng", "n_steps"}):
+            raise ValueError(f"cursor must be a dict with 'rng' and 'n_steps', as cursor_ "
+                             f"gives; got {cursor!r}.")
+        rows = history["index"].to_numpy()
+        rows = rows.astype(np.intp) if rows.size else np.empty(0, dtype=np.intp)
+        labels = history["label"].tolist()
         start = len(self._history)
         if len(rows):
-            self.tell(np.asarray(rows, dtype=np.intp), labels)
-        arm_labels = self._setup.arm_labels
-        self._history[start:] = [
-            (step, row, as_scalar(arm_labels[self._arm[row]]), as_scalar(label), t)
-            for row, label, step, t in zip(rows, labels, steps, times, strict=True)
-        ]
+            self.tell(rows, labels,
+                      time=history["time"].tolist() if "time" in history.columns else None)
+        if "step" in history.columns:
+            arm_labels = self._setup.arm_labels
+            self._history[start:] = [
+                (int(step), int(row), as_scalar(arm_labels[self._arm[row]]), as_scalar(label), t)
+                for (step, row, label), (*_, t) in zip(
+                    history[["step", "index", "label"]].itertuples(index=False, name=None),
+                    self._history[start:], strict=True)
+            ]
         if len(skipped):
             self.skip(np.asarray(skipped, dtype=np.intp))
-        self._n_steps = cursor["n_steps"]
-        self._rng.bit_generator.state = cursor["rng"]
+        if cursor is not None:
+            self._n_steps = int(cursor["n_steps"])
+            self._rng.bit_generator.state = copy.deepcopy(cursor["rng"])
         return self
+
+    # ----------------------------------------------------------------- answer
+    @validate_args({"level": [LEVEL]})
+    def answer(self, level=0.95, *, group_names=None):
+        """The task's current answer: what a progress line shows and a stop rule reads.
+
+        Parameters
+        ----------
+        level : float, default=0.95
+            Level of the intervals whose widest width is ``max_width``.
+        group_names : sequence, default=None
+            Names of the groups in the text, by group position (e.g. class
+            names); None: the group labels.
+
+        Returns
+        -------
+        answer : dict
+            ``text`` (one line), ``probability`` (of the top candidate, the
+            most probable comparison region; None for ``"estimate"``),
+            ``certified`` (:meth:`certified_level` of that answer, for the
+            tasks and strategies that have it; else None) and ``max_width``
+            (the widest per-group ``level`` interval).
+        """
+        check_is_fitted(self)
+        est = self.estimator_
+        groups = list(self.groups_)
+
+        def name(group):
+            if group_names is None:
+                return str(as_scalar(group))
+            return str(group_names[groups.index(group)])
+
+        summary = est.summary(level)
+        widths = (summary["upper"] - summary["lower"]).to_numpy()
+        out = {"max_width": float(np.nanmax(widths)) if len(widths) else float("nan"),
+               "probability": None, "certified": None}
+        certifiable = self.certifies()
+        if self.task == "compare":
+            p = self.comparison_probabilities()
+            a, b = (name(g) for g in self._setup.arm_labels[list(self._setup.task.pair)])
+            names = (f"{a} < {b}", "practically equal", f"{a} > {b}")
+            k = int(np.argmax(p))
+            out["probability"] = p[k]
+            if certifiable:
+                out["certified"] = self.certified_level(("lower", "equal", "higher")[k])
+            out["text"] = (f"{names[k]} (P = {p[k]:.3f}{_certified_text(out)}; "
+                           f"rope ±{self.rope:g})")
+        elif self.task == "estimate":
+            lo, hi = est.overall_interval(level)
+            out["text"] = (f"overall {est.overall_mean():.4f} [{lo:.4f}, {hi:.4f}]; widest "
+                           f"group interval {out['max_width']:.3f}")
+        else:
+            p = self.identification_probabilities()
+            out["probability"] = float(p.max())
+            if certifiable:
+                out["certified"] = self.certified_level(p.idxmax())
+            words = self.task.replace("_", " ")
+            out["text"] = (f"{words}: {name(p.idxmax())} (P = {p.max():.3f}"
+                           f"{_certified_text(out)})")
+        return out
 
     def _label_name(self, code):
         return code if self._classes is None else self._classes[code]
@@ -616,39 +737,12 @@ class ActiveAssessor(AnytimeAnswersMixin, LabelingSessionMixin, BaseEstimator):
         best = np.bincount(reward.argmax(axis=1), minlength=self._setup.n_arms)
         return pd.Series(best / n_draws, index=self.groups_, name="probability")
 
-    @validate_args(RUN_CONSTRAINTS)
-    def run(self, oracle, budget, *, batch_size=1, progress=True, callback=None):
-        """Query and label until ``budget`` labels are recorded (or a stop rule fires).
+    def _array_oracle(self, labels):
+        return _ArrayOracle(labels, len(self.labels_), self._classes, self._scores.shape[1])
 
-        Parameters
-        ----------
-        oracle : array-like of shape (n_pool,) or callable
-            True labels of the pool, or a function ``indices -> labels``
-            (e.g. a call to human annotators).
-        budget : int
-            Labels to record. More than the unlabeled rows left: all of them
-            are labeled, with a warning.
-        batch_size : int, default=1
-            Rows per query (per oracle call).
-        progress : bool, default=True
-            Show a tqdm progress bar.
-        callback : callable, default=None
-            Called as ``callback(self)`` after each batch; returning True stops.
-
-        Returns
-        -------
-        self : ActiveAssessor
-        """
-        check_is_fitted(self)
-        if not callable(oracle):
-            oracle = _ArrayOracle(oracle, len(self.labels_), self._classes,
-                                  self._scores.shape[1])
-        return self._label_loop(oracle, budget, self._available_rows(),
-                                what="rows the task can label", batch_size=batch_size,
-                                progress=progress, callback=callback,
-                                should_stop=self._should_stop)
-
-    def _should_stop(self):
+    def _should_stop(self, stop):
+        if super()._should_stop(stop):
+            return True
         if self.task != "compare" or self.stop_confidence is None:
             return False
         return max(self.comparison_probabilities()) >= self.stop_confidence
@@ -665,6 +759,11 @@ class ActiveAssessor(AnytimeAnswersMixin, LabelingSessionMixin, BaseEstimator):
         tags.input_tags.positive_only = True
         tags.non_deterministic = False
         return tags
+
+
+def _certified_text(answer):
+    c = answer["certified"]
+    return "" if c is None else f"; anytime-valid at {c:.2f}"
 
 
 def _take(values, rows):

@@ -1,11 +1,11 @@
 """ActiveTester: which item to label next so that many metrics converge at once."""
 
-import time
+import time as _time
 from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted
 
@@ -28,7 +28,7 @@ from ._control_variate import CANDIDATES, Draw, calibrated, choose, mix, strata
 from ._difference import DifferenceEstimate
 from ._proposal import relative_roots, uniform_share
 from ._pseudo_labels import pseudo_labels
-from ._session import RUN_CONSTRAINTS, LabelingSessionMixin
+from ._sampler import ActiveSampler
 from ._surrogate import MLPEnsembleSurrogate
 
 __all__ = ["ActiveTester"]
@@ -38,7 +38,7 @@ STRATEGIES = ("variance", "random", "alt_mas", "bald")
 #: Pseudo-labels given to the surrogate per refit, at most.
 MAX_PSEUDO_LABELS = 1000
 
-class ActiveTester(LabelingSessionMixin, BaseEstimator):
+class ActiveTester(ActiveSampler):
     """Estimate many metrics of a black box from few labels, choosing which items to label.
 
     Metric-aware active testing (ALT-MAS, Ha et al.) with an estimator that a
@@ -444,7 +444,7 @@ default=("accuracy", "precision", "recall")
         }
         return unlabeled[picks]
 
-    def tell(self, indices, labels):
+    def tell(self, indices, labels, *, time=None):
         """Record labels of pool items.
 
         Parameters
@@ -452,6 +452,9 @@ default=("accuracy", "precision", "recall")
         indices : array-like of int, shape (n,)
         labels : array-like of shape (n,)
             True labels (class indices, or names with ``classes``).
+        time : float or array-like of shape (n,), default=None
+            When the labels were given (POSIX seconds), for :attr:`history_`;
+            None: now.
 
         Returns
         -------
@@ -465,6 +468,7 @@ default=("accuracy", "precision", "recall")
         """
         check_is_fitted(self)
         indices = self._check_indices(indices)
+        times = self._check_time(time, len(indices))
         K = self._scores.shape[1]
         given = np.asarray(labels, dtype=object if self._classes is not None else None)
         if given.ndim != 1 or len(given) != len(indices):
@@ -472,8 +476,10 @@ default=("accuracy", "precision", "recall")
                              f"and labels of shape {given.shape}.")
         y = check_labels(given, len(indices), K, self._classes, missing_label=None,
                          name="labels")
-        known = {}
+        known, when = {}, {}
+        now = _time.time()
         for i, (row, label) in enumerate(zip(indices.tolist(), y.tolist(), strict=True)):
+            when.setdefault(row, now if times is None else float(times[i]))
             old = known.get(row, self.labels_[row])
             if old >= 0 and old != label:
                 raise ValueError(
@@ -484,7 +490,6 @@ default=("accuracy", "precision", "recall")
         new = {row: label for row, label in known.items() if self.labels_[row] < 0}
         if not new:
             return self
-        now = time.time()
         self._n_steps += 1
         drawn = {} if self._pending is None else {
             int(r): float(q) for r, q in zip(self._pending["index"], self._pending["q"],
@@ -492,7 +497,7 @@ default=("accuracy", "precision", "recall")
         for row, label in new.items():
             self.labels_[row] = label
             self._history.append((self._n_steps, row, as_scalar(self._name(label)),
-                                  drawn.get(row, np.nan), now))
+                                  drawn.get(row, np.nan), when[row]))
         self._surrogate_stale = True
         self._resolve()
         return self
@@ -533,40 +538,44 @@ default=("accuracy", "precision", "recall")
             self._pending = None
 
     # ------------------------------------------------------------------- loop
-    @validate_args(RUN_CONSTRAINTS)
-    def run(self, oracle, budget, *, batch_size=10, progress=True, callback=None):
-        """Query and label until ``budget`` labels are recorded.
+    _default_batch_size = 10
 
-        Parameters
-        ----------
-        oracle : array-like of shape (n_pool,) or callable
-            True labels of the pool, or a function ``indices -> labels``.
-        budget : int
-            Labels to record (all the unlabeled items, with a warning, if
-            fewer are left).
-        batch_size : int, default=10
-            Items per query; the surrogate is refitted once per batch.
-        progress : bool, default=True
-            Show a tqdm progress bar.
-        callback : callable, default=None
-            Called as ``callback(self)`` after each batch; returning True stops.
+    def _available_rows(self):
+        return int((self.labels_ < 0).sum())
+
+    def _array_oracle(self, labels):
+        truth = np.asarray(labels, dtype=object if self._classes is not None else None)
+        if truth.ndim != 1 or len(truth) != len(self.labels_):
+            raise ValueError(f"oracle as an array must hold one label per pool item "
+                             f"({len(self.labels_)}); got shape {truth.shape}.")
+        # every label checked before any is told: a bad one changes nothing
+        check_labels(truth, len(truth), self._scores.shape[1], self._classes,
+                     missing_label=None, name="oracle")
+        return truth.__getitem__
+
+    @validate_args({"level": [LEVEL]})
+    def answer(self, level=0.95):
+        """The current estimate of the first metric, for a progress line and a stop rule.
 
         Returns
         -------
-        self : ActiveTester
+        answer : dict
+            ``text`` (the first metric's estimate and ``level`` interval),
+            ``probability`` None and ``certified`` None (the task estimates),
+            ``max_width`` the widest ``level`` interval over the metrics (NaN
+            before the first drawn label).
         """
         check_is_fitted(self)
-        if not callable(oracle):
-            truth = np.asarray(oracle, dtype=object if self._classes is not None else None)
-            if truth.ndim != 1 or len(truth) != len(self.labels_):
-                raise ValueError(f"oracle as an array must hold one label per pool item "
-                                 f"({len(self.labels_)}); got shape {truth.shape}.")
-            # every label checked before any is told: a bad one changes nothing
-            check_labels(truth, len(truth), self._scores.shape[1], self._classes,
-                         missing_label=None, name="oracle")
-            oracle = truth.__getitem__
-        return self._label_loop(oracle, budget, int((self.labels_ < 0).sum()), what="items",
-                                batch_size=batch_size, progress=progress, callback=callback)
+        try:
+            table = self.summary(level)
+        except ValueError:  # no drawn label yet
+            return {"text": "no drawn label yet", "probability": None, "certified": None,
+                    "max_width": float("nan")}
+        first = table.iloc[0]
+        width = float((table["upper"] - table["lower"]).max())
+        return {"text": (f"{table.index[0]} {first['estimate']:.4f} [{first['lower']:.4f}, "
+                         f"{first['upper']:.4f}]; widest interval {width:.3f}"),
+                "probability": None, "certified": None, "max_width": width}
 
     # --------------------------------------------------------------- estimate
     def _surrogate_totals(self):

@@ -1,13 +1,16 @@
 """ActiveModelSelector: which item to label next to tell which black box is best."""
 
+import time as _time
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from ..metrics import BayesianModelComparison, check_model_scores, rope_probabilities
 from ..utils import (
+    LEVEL,
+    as_scalar,
     atomic,
     check_classes,
     check_labels,
@@ -15,8 +18,9 @@ from ..utils import (
     validate_args,
     validated,
 )
+from ..utils._deprecation import warn_deprecated
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
-from ._session import RUN_CONSTRAINTS, LabelingSessionMixin
+from ._sampler import RUN_CONSTRAINTS, ActiveSampler, StopRule
 
 __all__ = ["ActiveModelSelector"]
 
@@ -24,7 +28,7 @@ __all__ = ["ActiveModelSelector"]
 N_CHALLENGER_TRIES = 10
 
 
-class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
+class ActiveModelSelector(ActiveSampler):
     """Label the items that decide which of several black boxes is the most accurate.
 
     The posterior is a :class:`~skassess.metrics.BayesianModelComparison`
@@ -86,7 +90,7 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
         "strategy": [StrOptions({"top_two", "disagreement", "random"})],
         "random_state": [Interval(Integral, 0, 2**32 - 1, closed="left"), None],
     }
-    _history_columns = ("step", "index", "label", "best", "p_best")
+    _history_columns = ("step", "index", "label", "best", "p_best", "time")
 
     def __init__(self, estimator=None, *, strategy="top_two", random_state=None):
         self.estimator = estimator
@@ -220,10 +224,15 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
         self._pending = np.array(picked, dtype=np.intp)
         return self._pending.copy()
 
-    def tell(self, indices, labels):
-        """Record labels of pool items (class indices, or the estimator's ``classes``)."""
+    def tell(self, indices, labels, *, time=None):
+        """Record labels of pool items (class indices, or the estimator's ``classes``).
+
+        ``time``: when the labels were given (POSIX seconds, one or one per
+        label), for :attr:`history_`; None: now.
+        """
         check_is_fitted(self)
         idx = self._check_indices(np.atleast_1d(indices))
+        times = self._check_time(time, len(idx))
         codes = self._codes(np.atleast_1d(labels), len(idx), None, "labels")
         if len(np.unique(idx)) != len(idx):
             raise ValueError(f"indices repeat an item: {np.asarray(indices).tolist()!r}.")
@@ -240,8 +249,9 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
         est.label(patterns, cats)
         self.labels_[idx] = codes
         self._pending = None
-        for i, c in zip(idx, codes, strict=True):
-            self._history.append((len(self._history) + 1, int(i), int(c), None, np.nan))
+        when = np.full(len(idx), _time.time()) if times is None else times
+        for i, c, t in zip(idx, codes, when.tolist(), strict=True):
+            self._history.append((len(self._history) + 1, int(i), int(c), None, np.nan, t))
         return self
 
     # ------------------------------------------------------------------ running
@@ -278,13 +288,7 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
         """
         check_is_fitted(self)
         est = self.estimator_
-        draws = est.groupwise_samples(n_draws, random_state=self.random_state)
-        top = draws == draws.max(axis=1, keepdims=True)
-        p = (top / top.sum(axis=1, keepdims=True)).mean(axis=0)
-        if self._history:
-            step, index, label, _, _ = self._history[-1]
-            self._history[-1] = (step, index, label, est.groups_[int(np.argmax(p))],
-                                 float(p.max()))
+        p, draws = self._leader(n_draws)
         decided = stop_probability is not None and bool(p.max() >= stop_probability)
         if stop_rope is not None and not decided:
             a, b = np.argsort(-p, kind="stable")[:2]
@@ -292,11 +296,59 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
             decided = bool(rope.max() >= stop_rope)
         return decided
 
+    def _leader(self, n_draws=None):
+        """P(best) of every model and the draws, noted in the last history row."""
+        est = self.estimator_
+        draws = est.groupwise_samples(n_draws, random_state=self.random_state)
+        top = draws == draws.max(axis=1, keepdims=True)
+        p = (top / top.sum(axis=1, keepdims=True)).mean(axis=0)
+        if self._history:
+            step, index, label, _, _, t = self._history[-1]
+            self._history[-1] = (step, index, label, est.groups_[int(np.argmax(p))],
+                                 float(p.max()), t)
+        return p, draws
+
+    def _available_rows(self):
+        return int((self.labels_ < 0).sum())
+
+    def _array_oracle(self, labels):
+        truth = np.asarray(labels)
+        if truth.shape != self.labels_.shape:
+            raise ValueError(f"oracle as an array must hold one label per pool item "
+                             f"({len(self.labels_)}); got shape {truth.shape}.")
+        # every label checked before any is told: a bad one changes nothing
+        self._codes(truth, len(truth), None, "oracle")
+        return truth.__getitem__
+
+    @validate_args({"level": [LEVEL]})
+    def answer(self, level=0.95):
+        """The model most probably the best, for a progress line and a stop rule.
+
+        Returns
+        -------
+        answer : dict
+            ``text``; ``probability``: P(best) of the leading model, from the
+            estimator's draws; ``rope_probability``: the probability of the
+            most probable ROPE region (below, within, above) of the two
+            leading models' difference; ``certified`` None; ``max_width``: the
+            widest ``level`` interval of a model's accuracy.
+        """
+        check_is_fitted(self)
+        p, draws = self._leader()
+        a, b = np.argsort(-p, kind="stable")[:2]
+        rope = rope_probabilities(draws[:, a] - draws[:, b], self.estimator_.rope)
+        summary = self.summary(level)
+        width = float((summary["upper"] - summary["lower"]).max())
+        best = as_scalar(self.estimator_.groups_[int(a)])
+        return {"text": f"best: {best} (P = {float(p.max()):.3f})",
+                "probability": float(p.max()), "rope_probability": float(np.max(rope)),
+                "certified": None, "max_width": width}
+
     @validate_args({**RUN_CONSTRAINTS,
                     "stop_probability": [Interval(Real, 0, 1, closed="right"), None],
                     "stop_rope": [Interval(Real, 0, 1, closed="right"), None]})
-    def run(self, oracle, budget, *, batch_size=1, stop_probability=None, stop_rope=None,
-            progress=True, callback=None):
+    def run(self, oracle, budget, *, batch_size=None, stop=None, progress=True, callback=None,
+            stop_probability=None, stop_rope=None):
         """Query, ask ``oracle`` and tell until ``budget`` labels or a stop rule.
 
         Parameters
@@ -304,33 +356,25 @@ class ActiveModelSelector(LabelingSessionMixin, BaseEstimator):
         oracle : callable or array-like
             ``indices -> labels``, or the labels of the whole pool.
         budget : int
-        batch_size : int, default=1
-        stop_probability : float in (0, 1], default=None
-            Stop when a model is the best with at least this probability
-            (checked after every batch with the estimator's ``n_draws``).
-        stop_rope : float in (0, 1], default=None
-            Stop when the two leading models' ROPE decision (left, equivalent
-            or right) has at least this probability (see :meth:`should_stop`).
+        batch_size : int, default=None
+            Items per query; None: 1.
+        stop : StopRule, default=None
+            Read against :meth:`answer` before each batch:
+            ``StopRule(probability=0.95)`` stops when a model is the best with
+            that probability, ``StopRule(rope=0.95)`` when the two leading
+            models' ROPE decision (left, equivalent or right) has it.
         progress : bool, default=True
         callback : callable, default=None
             ``callback(self)`` after each batch; True stops.
+        stop_probability, stop_rope : float in (0, 1], default=None
+            .. deprecated:: 0.1
+               Use ``stop=StopRule(probability=..., rope=...)``; removed in 0.2.
         """
         check_is_fitted(self)
-        if not callable(oracle):
-            truth = np.asarray(oracle)
-            if truth.shape != self.labels_.shape:
-                raise ValueError(f"oracle as an array must hold one label per pool item "
-                                 f"({len(self.labels_)}); got shape {truth.shape}.")
-            # every label checked before any is told: a bad one changes nothing
-            self._codes(truth, len(truth), None, "oracle")
-            oracle = truth.__getitem__
-        rules = stop_probability is not None or stop_rope is not None
-
-        def stop():
-            return rules and self.should_stop(stop_probability, stop_rope=stop_rope)
-
-        if stop():
-            return self
-        return self._label_loop(oracle, budget, int((self.labels_ < 0).sum()), what="items",
-                                batch_size=batch_size, progress=progress, callback=callback,
-                                should_stop=stop)
+        if stop_probability is not None or stop_rope is not None:
+            warn_deprecated("ActiveModelSelector.run(stop_probability=..., stop_rope=...)",
+                            "run(stop=StopRule(probability=..., rope=...))", stacklevel=4)
+            if stop is None:
+                stop = StopRule(probability=stop_probability, rope=stop_rope)
+        return super().run(oracle, budget, batch_size=batch_size, stop=stop, progress=progress,
+                           callback=callback)

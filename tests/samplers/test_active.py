@@ -14,7 +14,7 @@ from skassess import (
     BayesianMisclassificationCost,
 )
 from skassess.exceptions import SkassessWarning
-from skassess.samplers import EpsilonGreedy
+from skassess.samplers import EpsilonGreedy, StopRule
 
 
 def _pool(n=600, K=3, seed=0):
@@ -199,12 +199,23 @@ def test_string_labels_and_external_groups():
     assert np.isclose(sum(probs), 1.0)
 
 
-def test_stop_confidence_and_callback_stop_the_run():
+def test_stop_rule_and_callback_stop_the_run():
     X, y = _pool(n=2000)
-    a = ActiveAssessor(task="compare", compare=(0, 1), stop_confidence=0.8, random_state=0)
-    a.fit(X).run(y, budget=1000, progress=False)
-    assert max(a.comparison_probabilities()) >= 0.8
-    assert a.n_labeled_ < 1000
+    a = ActiveAssessor(task="compare", compare=(0, 1), random_state=0)
+    left = a.fit(X).n_available_  # the two compared groups' rows
+    a.run(y, budget=left, progress=False, stop=StopRule(probability=0.8))
+    answer = a.answer()
+    assert answer["probability"] == max(a.comparison_probabilities()) >= 0.8
+    assert answer["certified"] >= 0.8  # Thompson keeps anytime-valid intervals: both must hold
+    assert a.n_labeled_ < left
+    # the deprecated constructor parameter reads the posterior probability only
+    old = ActiveAssessor(task="compare", compare=(0, 1), stop_confidence=0.8, random_state=0)
+    with pytest.warns(FutureWarning, match=r"ActiveAssessor\(stop_confidence=...\) is "
+                                           "deprecated"):
+        old.fit(X)
+    old.run(y, budget=left, progress=False)
+    assert max(old.comparison_probabilities()) >= 0.8
+    assert old.n_labeled_ <= a.n_labeled_
     b = ActiveAssessor(random_state=0).fit(X)
     b.run(y, budget=100, progress=False, callback=lambda s: s.n_labeled_ >= 7)
     assert b.n_labeled_ == 7

@@ -1,10 +1,11 @@
 import pickle
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from skassess.metrics import BayesianModelComparison
-from skassess.samplers import ActiveModelSelector
+from skassess.samplers import ActiveModelSelector, StopRule
 
 
 def _pair(n=4000, accs=(0.9, 0.86), seed=0):
@@ -66,7 +67,7 @@ def test_same_seed_same_sequence_and_pickle():
 def test_stop_rule_and_exhaustion():
     X, y, _ = _pair(3000, accs=(0.95, 0.8))
     sel = ActiveModelSelector(random_state=0).fit(X)
-    sel.run(y, budget=3000, stop_probability=0.95, progress=False)
+    sel.run(y, budget=3000, stop=StopRule(probability=0.95), progress=False)
     assert sel.n_labeled_ < 200
     assert sel.history_["p_best"].iloc[-1] >= 0.95 and sel.history_["best"].iloc[-1] == "model 0"
     small = ActiveModelSelector(random_state=0).fit(X[:20])
@@ -78,6 +79,21 @@ def test_stop_rule_and_exhaustion():
         sel.run(y, budget=5, stop_probability=1.5)
     with pytest.raises(ValueError, match="The 'stop_rope' parameter of ActiveModelSelector.run"):
         sel.run(y, budget=5, stop_rope=0)
+    with pytest.raises(ValueError, match="The 'stop' parameter of ActiveModelSelector.run"):
+        sel.run(y, budget=5, stop=0.95)
+
+
+def test_deprecated_stop_arguments_still_stop_the_run():
+    X, y, _ = _pair(3000, accs=(0.95, 0.8))
+    new = ActiveModelSelector(random_state=0).fit(X)
+    new.run(y, budget=3000, stop=StopRule(probability=0.95, rope=0.99), progress=False)
+    old = ActiveModelSelector(random_state=0).fit(X)
+    with pytest.warns(FutureWarning, match=r"run\(stop_probability=..., stop_rope=...\) is "
+                                           "deprecated since 0.1"):
+        old.run(y, budget=3000, stop_probability=0.95, stop_rope=0.99, progress=False)
+    assert old.n_labeled_ == new.n_labeled_
+    pd.testing.assert_frame_equal(old.history_.drop(columns="time"),
+                                  new.history_.drop(columns="time"))
 
 
 def test_rope_stop_rule_decides_equivalence():
@@ -86,7 +102,7 @@ def test_rope_stop_rule_decides_equivalence():
     truth = (pred == y[:, None]).mean(axis=0)
     assert abs(truth[0] - truth[1]) < 0.01
     sel = ActiveModelSelector(random_state=0).fit(X)
-    sel.run(y, budget=3000, stop_rope=0.9, progress=False)
+    sel.run(y, budget=3000, stop=StopRule(rope=0.9), progress=False)
     n_disagree = int((pred[:, 0] != pred[:, 1]).sum())
     assert sel.n_labeled_ < n_disagree                  # stopped before every disagreement
     row = sel.estimator_.pairwise().iloc[0]
@@ -94,7 +110,8 @@ def test_rope_stop_rule_decides_equivalence():
     assert sel.best_probabilities().max() < 0.95
     # a clear difference stops on the ROPE rule too, on the right side
     X, y, _ = _pair(3000, accs=(0.95, 0.8))
-    sel = ActiveModelSelector(random_state=0).fit(X).run(y, budget=3000, stop_rope=0.95,
+    sel = ActiveModelSelector(random_state=0).fit(X).run(y, budget=3000,
+                                                         stop=StopRule(rope=0.95),
                                                          progress=False)
     assert sel.estimator_.pairwise().iloc[0]["decision"] == "right"
 
@@ -103,7 +120,7 @@ def test_selection_on_a_rate():
     X, y, pred = _pair(5000, accs=(0.9, 0.8))
     comparison = BayesianModelComparison(metric="tpr")
     sel = ActiveModelSelector(comparison, random_state=0).fit(X)
-    sel.run(y, budget=3000, stop_probability=0.95, progress=False)
+    sel.run(y, budget=3000, stop=StopRule(probability=0.95), progress=False)
     tpr = [np.mean(pred[y == 1, m] == 1) for m in range(2)]
     assert tpr[0] > tpr[1]
     assert sel.best_probabilities().idxmax() == "model 0" and sel.n_labeled_ < 1000

@@ -1,0 +1,265 @@
+"""The public base of the ask/tell samplers, and the stop rule of their labeling loop."""
+
+import copy
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from ..exceptions import SkassessWarning
+from ..utils import as_scalar, validate_args, warn
+from ..utils._sklearn_compat import Interval
+
+__all__ = ["RUN_CONSTRAINTS", "ActiveSampler", "StopRule"]
+
+
+class StopRule:
+    """When a labeling loop stops: the answer is probable enough, or the intervals narrow.
+
+    A rule is read against a sampler's :meth:`ActiveSampler.answer`. It holds
+    when either of its parts does:
+
+    * ``probability``: the answer's posterior probability (the most
+      probable candidate of an identification task, the most probable region
+      of a comparison) is at least this, and, where the answer has an
+      anytime-valid level (``answer["certified"]``: the strategies that keep
+      anytime-valid intervals), that level is too. A run that stops then is
+      wrong with probability at most ``1 - probability`` however the stop was
+      timed; a posterior probability alone, read after every label, does not
+      keep that promise (docs/benchmarks.md, *Stopping on a probability*).
+    * ``width``: every group's (every metric's) interval is at most this wide.
+    * ``rope``: the difference between the two leading candidates lies, with
+      at least this probability, on one side of the region of practical
+      equivalence or within it (``answer["rope_probability"]``:
+      :class:`~skassess.samplers.ActiveModelSelector`, where two models may
+      be equally good and P(best) then never grows).
+
+    Parameters
+    ----------
+    probability : float in (0, 1], default=None
+    width : float in (0, 1], default=None
+    rope : float in (0, 1], default=None
+
+    Examples
+    --------
+    >>> from skassess.samplers import StopRule
+    >>> rule = StopRule(probability=0.95)
+    >>> rule({"probability": 0.97, "certified": None, "max_width": 0.3})
+    'probability'
+    >>> rule({"probability": 0.97, "certified": 0.9, "max_width": 0.3}) is None
+    True
+    >>> StopRule(width=0.05)({"probability": None, "max_width": 0.04})
+    'width'
+    """
+
+    def __init__(self, *, probability=None, width=None, rope=None):
+        for name, value in (("probability", probability), ("width", width), ("rope", rope)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, Real)
+                                      or not 0 < value <= 1):
+                raise ValueError(f"{name} must be a number in (0, 1] or None; got {value!r}.")
+        self.probability = probability
+        self.width = width
+        self.rope = rope
+
+    def __call__(self, answer):
+        """Which part holds for ``answer``: ``"probability"``, ``"width"``, ``"rope"`` or None."""
+        if answer is None:
+            return None
+        p, certified = answer.get("probability"), answer.get("certified")
+        if self.probability is not None and p is not None and p >= self.probability and (
+                certified is None or certified >= self.probability):
+            return "probability"
+        width = answer.get("max_width")
+        if self.width is not None and width is not None and width <= self.width:
+            return "width"
+        p_rope = answer.get("rope_probability")
+        if self.rope is not None and p_rope is not None and p_rope >= self.rope:
+            return "rope"
+        return None
+
+    @property
+    def active(self):
+        """Whether the rule can ever hold (a part is set)."""
+        return any(v is not None for v in (self.probability, self.width, self.rope))
+
+    def __repr__(self):
+        parts = [f"{k}={v!r}" for k, v in (("probability", self.probability),
+                                            ("width", self.width), ("rope", self.rope))
+                 if v is not None]
+        return f"StopRule({', '.join(parts)})"
+
+
+#: The arguments of ``run(oracle, budget, *, batch_size, stop, progress, callback)``.
+RUN_CONSTRAINTS = {
+    "oracle": ["array-like", callable],
+    "budget": [Interval(Integral, 1, None, closed="left")],
+    "batch_size": [Interval(Integral, 1, None, closed="left"), None],
+    "stop": [StopRule, None],
+    "progress": ["boolean"],
+    "callback": [callable, None],
+}
+
+
+class ActiveSampler(BaseEstimator):
+    """Base class of the ask/tell samplers: which pool item to label next, and what is known.
+
+    :class:`~skassess.samplers.ActiveAssessor`,
+    :class:`~skassess.samplers.ActiveTester` and
+    :class:`~skassess.samplers.ActiveModelSelector` share this protocol
+    (after scikit-activeml's query strategies): ``fit`` takes the pool,
+    :meth:`query` proposes items, ``tell`` records their labels, and
+    :meth:`run` loops the two with an oracle until a budget or a
+    :class:`StopRule`. A subclass keeps ``labels_`` (class codes, -1 where
+    unlabeled) and ``_history`` (rows of ``_history_columns``, whose first
+    three are ``step``, ``index`` and ``label``), and implements ``query``,
+    ``tell``, :meth:`answer` and ``_available_rows``.
+    """
+
+    _history_columns = ()
+    #: Items per query of :meth:`run` when ``batch_size=None``.
+    _default_batch_size = 1
+
+    @property
+    def n_labeled_(self):
+        """Pool items labeled so far (at fit and since)."""
+        check_is_fitted(self)
+        return int((self.labels_ >= 0).sum())
+
+    @property
+    def n_available_(self):
+        """Pool items :meth:`query` may still propose."""
+        check_is_fitted(self)
+        return int(self._available_rows())
+
+    @property
+    def history_(self):
+        """The labels told since ``fit``, one row per item, in order."""
+        check_is_fitted(self)
+        return pd.DataFrame(self._history, columns=list(self._history_columns))
+
+    def answer(self, level=0.95):
+        """The task's current answer: what a progress line shows and a stop rule reads.
+
+        Returns
+        -------
+        answer : dict
+            ``text`` (one line), ``probability`` (of the most probable
+            candidate; None where the task estimates), ``certified`` (the
+            anytime-valid level of that candidate, where the sampler keeps
+            one; else None) and ``max_width`` (the widest ``level`` interval).
+        """
+        raise NotImplementedError
+
+    def _available_rows(self):
+        raise NotImplementedError
+
+    def _check_indices(self, indices):
+        indices = np.asarray(indices)
+        n = len(self.labels_)
+        if indices.ndim != 1 or not (
+            np.issubdtype(indices.dtype, np.integer) or indices.size == 0
+        ):
+            raise ValueError(f"indices must be a 1-D array of integers; got {indices!r}.")
+        bad = (indices < 0) | (indices >= n)
+        if bad.any():
+            raise ValueError(
+                f"indices must lie in the pool, 0..{n - 1}; got {as_scalar(indices[bad][0])}."
+            )
+        return indices.astype(np.intp)
+
+    @staticmethod
+    def _check_time(time, n):
+        """``tell``'s ``time=``: None (now), one POSIX time, or one per label."""
+        if time is None:
+            return None
+        times = np.asarray(time, dtype=object)
+        if times.ndim == 0:
+            times = np.full(n, time, dtype=object)
+        if times.shape != (n,) or not all(
+                isinstance(t, Real) and not isinstance(t, bool) and np.isfinite(t)
+                for t in times):
+            raise ValueError(f"time must be None, a POSIX time (seconds) or one per label "
+                             f"({n}); got {time!r}.")
+        return times.astype(np.float64)
+
+    def _query_state(self):
+        """Copies of what a query changes: the random generators and the pending items."""
+        return {k: copy.deepcopy(v) for k, v in vars(self).items()
+                if isinstance(v, np.random.Generator) or k == "_pending"}
+
+    @validate_args(RUN_CONSTRAINTS)
+    def run(self, oracle, budget, *, batch_size=None, stop=None, progress=True, callback=None):
+        """Query and label until ``budget`` labels are recorded or ``stop`` holds.
+
+        Parameters
+        ----------
+        oracle : array-like of shape (n_pool,) or callable
+            True labels of the pool, or a function ``indices -> labels``
+            (e.g. a call to human annotators).
+        budget : int
+            Labels to record. More than the items left: all of them are
+            labeled, with a warning.
+        batch_size : int, default=None
+            Items per query (per oracle call). None: the sampler's own, 1
+            (:class:`~skassess.samplers.ActiveTester`: 10, as its surrogate
+            is refitted once per batch).
+        stop : StopRule, default=None
+            Read against :meth:`answer` after each batch.
+        progress : bool, default=True
+            Show a tqdm progress bar.
+        callback : callable, default=None
+            Called as ``callback(self)`` after each batch; returning True stops.
+
+        Returns
+        -------
+        self
+        """
+        check_is_fitted(self)
+        if not callable(oracle):
+            oracle = self._array_oracle(oracle)
+        if batch_size is None:
+            batch_size = self._default_batch_size
+        return self._label_loop(oracle, budget, batch_size=batch_size, progress=progress,
+                                callback=callback, stop=stop)
+
+    def _array_oracle(self, labels):
+        raise NotImplementedError
+
+    def _should_stop(self, stop):
+        return stop is not None and stop.active and stop(self.answer()) is not None
+
+    def _label_loop(self, oracle, budget, *, batch_size, progress, callback, stop=None):
+        """Query ``batch_size`` items, ask ``oracle``, tell, until ``budget`` labels."""
+        left = self.n_available_
+        if budget > left:
+            warn(f"budget={budget} is larger than the {left} unlabeled items left to label; "
+                 f"labeling those {left}.", SkassessWarning)
+            budget = left
+        from tqdm.auto import tqdm
+
+        with tqdm(total=budget, disable=not progress, desc="labels") as bar:
+            done = 0
+            while done < budget and not self._should_stop(stop):
+                # A batch whose oracle call or tell fails leaves no trace (the query's
+                # draws are undone); the labels of earlier batches are kept.
+                saved = self._query_state()
+                try:
+                    idx = self.query(min(batch_size, budget - done))
+                    labels = oracle(idx)
+                    if np.ndim(labels) != 1 or len(labels) != len(idx):
+                        raise ValueError(
+                            f"The oracle must return one label per index: asked for "
+                            f"{len(idx)}, got {np.shape(labels)}."
+                        )
+                    self.tell(idx, labels)
+                except BaseException:
+                    vars(self).update(saved)
+                    raise
+                done += len(idx)
+                bar.update(len(idx))
+                if callback is not None and callback(self):
+                    break
+        return self
+
