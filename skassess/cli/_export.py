@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from ..exceptions import SessionError
-from ..session import LabelingSession, file_checksum, task_answer
+from ..session import LabelingSession, file_checksum
 from ._common import dump_json, open_scores
 
 
@@ -50,7 +50,7 @@ def run(args):
         from ._label import named_groups
 
         summary = named_groups(session.summary(), session.assessor_, sf)
-        answer = task_answer(session.assessor_, group_names=session.group_names)
+        answer = session.assessor_.answer(group_names=session.group_names)
         out = {
             "session": str(path), "scores": str(scores), "sha256": info.get("sha256"),
             "settings": info.get("settings"), "n_labeled_in_session": session.n_labeled,

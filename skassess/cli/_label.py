@@ -9,8 +9,8 @@ import pandas as pd
 
 from ..exceptions import SessionError
 from ..metrics import BayesianAccuracy, anytime_accuracy_interval
-from ..samplers import STRATEGY_NAMES, TASKS, ActiveAssessor
-from ..session import LabelingSession, stop_rule, task_answer
+from ..samplers import STRATEGY_NAMES, TASKS, ActiveAssessor, StopRule
+from ..session import LabelingSession
 from ..utils import check_scores, warn
 from ._common import add_file_arguments, file_options, open_scores, print_table
 from ._oracle import CommandOracle, OracleQuit, read_oracle
@@ -169,14 +169,14 @@ def _parse(answer, classes):
 def _status(session, budget, answer=None):
     left = "" if budget is None else f"/{budget}"
     if answer is None:
-        answer = task_answer(session.assessor_, group_names=session.group_names)
+        answer = session.assessor_.answer(group_names=session.group_names)
     return f"[{session.n_labeled}{left} labeled] {answer['text']}"
 
 
 def _stop_reason(session, answer, budget, stop_p, stop_w):
     if budget is not None and session.n_labeled >= budget:
         return f"the budget of {budget} labels is reached"
-    rule = stop_rule(answer, stop_p, stop_w)
+    rule = StopRule(probability=stop_p, width=stop_w)(answer)
     if rule == "probability":
         if answer.get("certified") is not None:
             return (f"the answer's probability and its anytime-valid level reached {stop_p}")
@@ -192,7 +192,7 @@ def interactive(session, table, classes, budget, stop_p, stop_w, read=input):
     print(_help(classes))
     while True:
         # One answer per item: the stop rules and the status line share it.
-        answer = task_answer(session.assessor_, group_names=session.group_names)
+        answer = session.assessor_.answer(group_names=session.group_names)
         reason = _stop_reason(session, answer, budget, stop_p, stop_w)
         if reason:
             print(f"Stopping: {reason}.")
@@ -311,14 +311,14 @@ def run(args):
         if args.oracle:
             codes = read_oracle(args.oracle, table.ids, sf.classes, sf.id_column)
             session.run(lambda row: None if codes[row] < 0 else int(codes[row]), left,
-                        stop_probability=stop_p, stop_width=stop_w,
+                        stop=StopRule(probability=stop_p, width=stop_w),
                         progress=not args.no_progress)
             skipped = len(session.assessor_.skipped_)
             if skipped:
                 print(f"{skipped} items had no label in {args.oracle}: skipped.")
         elif args.oracle_command:
             try:
-                session.run(oracle, left, stop_probability=stop_p, stop_width=stop_w,
+                session.run(oracle, left, stop=StopRule(probability=stop_p, width=stop_w),
                             progress=not args.no_progress)
             except OracleQuit:
                 print("The oracle command answered quit.")

@@ -39,7 +39,7 @@ from ._setup import (
     pool_rows,
 )
 
-HISTORY_COLUMNS = ["step", "index", "group", "label", "time"]
+HISTORY_COLUMNS = ["step", "index", "label", "group", "time"]
 
 class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
     """Choose which pool item to label next so that an assessment converges fast.
@@ -111,7 +111,8 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
         The groups (arms) the strategy chooses between.
     history_ : pandas.DataFrame
         One row per recorded label: ``step`` (the :meth:`tell` call),
-        ``index`` (pool row), ``group``, ``label`` (as given) and ``time``.
+        ``index`` (pool row), ``label`` (as given), ``group`` and ``time``
+        (POSIX seconds).
     n_labeled_ : int
         Labeled pool rows.
     skipped_ : ndarray of int
@@ -488,7 +489,7 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
         when = (np.full(len(rows), _time.time()) if times is None else times[new]).tolist()
         arm_labels = self._setup.arm_labels
         entries = [
-            (self._n_steps + 1, row, as_scalar(arm_labels[self._arm[row]]), as_scalar(label), t)
+            (self._n_steps + 1, row, as_scalar(label), as_scalar(arm_labels[self._arm[row]]), t)
             for row, label, t in zip(rows.tolist(), given[new].tolist(), when, strict=True)
         ]
         gb = None if self._group_by is None else _take(self._group_by, rows)
@@ -609,7 +610,7 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
         if "step" in history.columns:
             arm_labels = self._setup.arm_labels
             self._history[start:] = [
-                (int(step), int(row), as_scalar(arm_labels[self._arm[row]]), as_scalar(label), t)
+                (int(step), int(row), as_scalar(label), as_scalar(arm_labels[self._arm[row]]), t)
                 for (step, row, label), (*_, t) in zip(
                     history[["step", "index", "label"]].itertuples(index=False, name=None),
                     self._history[start:], strict=True)

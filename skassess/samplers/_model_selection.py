@@ -68,7 +68,8 @@ class ActiveModelSelector(ActiveSampler):
         One row per label: ``step``, ``index``, ``label``, ``best`` (the
         model with the highest P(best) after it) and ``p_best`` (its
         probability, with ``n_draws`` of the estimator) -- filled by
-        :meth:`run` when it has a stop rule, else NaN.
+        :meth:`run` when it has a stop rule and by :meth:`answer`, else NaN
+        -- and ``time`` (POSIX seconds).
 
     Examples
     --------

@@ -2,6 +2,7 @@
 
 import hashlib
 import secrets
+import time
 from numbers import Integral, Real
 from pathlib import Path
 
@@ -10,8 +11,9 @@ import pandas as pd
 from sklearn.base import clone
 
 from ..exceptions import SessionError
-from ..samplers import ActiveAssessor
+from ..samplers import ActiveAssessor, StopRule
 from ..utils import as_scalar
+from ..utils._deprecation import warn_deprecated
 from ._columns import ItemIds
 from ._spec import SpecError, encode_estimator, estimator_from_spec, same_spec
 from ._store import SessionStore
@@ -47,60 +49,14 @@ def _params_json(assessor):
 
 
 def task_answer(assessor, level=0.95, group_names=None):
-    """The current answer to the assessor's task, for a progress line and a stop rule.
+    """The current answer to the assessor's task.
 
-    ``group_names`` (a sequence indexed by group position, e.g. class names)
-    names the groups in the text.
-
-    Returns
-    -------
-    answer : dict
-        ``text`` (one line), ``probability`` (of the top candidate, the
-        most probable comparison region; None for ``"estimate"``),
-        ``certified`` (:meth:`~skassess.ActiveAssessor.certified_level` of
-        that answer, for the tasks and strategies that have it; else None)
-        and ``max_width`` (the widest per-group ``level`` interval).
+    .. deprecated:: 0.1
+       Use :meth:`ActiveAssessor.answer <skassess.ActiveAssessor.answer>`;
+       removed in 0.2.
     """
-    est = assessor.estimator_
-    groups = list(assessor.groups_)
-
-    def name(group):
-        if group_names is None:
-            return str(as_scalar(group))
-        return str(group_names[groups.index(group)])
-
-    summary = est.summary(level)
-    widths = (summary["upper"] - summary["lower"]).to_numpy()
-    out = {"max_width": float(np.nanmax(widths)) if len(widths) else float("nan"),
-           "probability": None, "certified": None}
-    certifiable = assessor.certifies()
-    if assessor.task == "compare":
-        p = assessor.comparison_probabilities()
-        a, b = (name(g) for g in assessor._setup.arm_labels[list(assessor._setup.task.pair)])
-        names = (f"{a} < {b}", "practically equal", f"{a} > {b}")
-        k = int(np.argmax(p))
-        out["probability"] = p[k]
-        if certifiable:
-            out["certified"] = assessor.certified_level(("lower", "equal", "higher")[k])
-        out["text"] = (f"{names[k]} (P = {p[k]:.3f}{_certified_text(out)}; "
-                       f"rope ±{assessor.rope:g})")
-    elif assessor.task == "estimate":
-        lo, hi = est.overall_interval(level)
-        out["text"] = (f"overall {est.overall_mean():.4f} [{lo:.4f}, {hi:.4f}]; widest group "
-                       f"interval {out['max_width']:.3f}")
-    else:
-        p = assessor.identification_probabilities()
-        out["probability"] = float(p.max())
-        if certifiable:
-            out["certified"] = assessor.certified_level(p.idxmax())
-        words = assessor.task.replace("_", " ")
-        out["text"] = f"{words}: {name(p.idxmax())} (P = {p.max():.3f}{_certified_text(out)})"
-    return out
-
-
-def _certified_text(answer):
-    c = answer["certified"]
-    return "" if c is None else f"; anytime-valid at {c:.2f}"
+    warn_deprecated("skassess.session.task_answer(assessor)", "assessor.answer()")
+    return assessor.answer(level, group_names=group_names)
 
 
 class LabelingSession:
@@ -283,12 +239,15 @@ class LabelingSession:
         events = self._store.events()
         labels = [e for e in events if e["kind"] == "label"]
         if events:
+            history = pd.DataFrame({"step": [e["step"] for e in labels],
+                                    "index": [e["row"] for e in labels],
+                                    "label": pd.Series([e["label"] for e in labels],
+                                                       dtype=object),
+                                    "time": [e["time"] for e in labels]})
             try:
-                assessor._restore(
-                    [e["row"] for e in labels], [e["label"] for e in labels],
-                    [e["step"] for e in labels], [e["time"] for e in labels],
-                    [e["row"] for e in events if e["kind"] == "skip"], events[-1]["cursor"],
-                )
+                assessor.replay(history,
+                                skipped=[e["row"] for e in events if e["kind"] == "skip"],
+                                cursor=events[-1]["cursor"])
             except (ValueError, TypeError, KeyError) as exc:
                 raise SessionError(
                     f"{self.path}: the stored events do not fit the pool and assessor they "
@@ -313,10 +272,11 @@ class LabelingSession:
         row = self._row(row)
         label = as_scalar(label)
         before = self.assessor_.n_labeled_
-        self.assessor_.tell([row], [label])  # validates first; raises leaving all as it was
+        when = time.time()  # the history's time and the file's are the same
+        self.assessor_.tell([row], [label], time=when)  # validates first; raises leaving all
         if self.assessor_.n_labeled_ == before:
             return self  # the same label again: nothing new
-        self._commit("label", row, label)
+        self._commit("label", row, label, when)
         return self
 
     def skip(self, row):
@@ -325,7 +285,7 @@ class LabelingSession:
         if row in set(self.assessor_.skipped_.tolist()):
             return self
         self.assessor_.skip([row])
-        self._commit("skip", row, None)
+        self._commit("skip", row, None, time.time())
         return self
 
     def undo(self):
@@ -343,22 +303,19 @@ class LabelingSession:
             raise ValueError(f"row must be an int pool index; got {row!r}.")
         return int(row)
 
-    def _commit(self, kind, row, label):
-        step = self.assessor_._n_steps
+    def _commit(self, kind, row, label, when):
+        cursor = self.assessor_.cursor_
         try:
-            when = self._store.add(kind, row, self._ids[row], label, step,
-                                   self.assessor_._cursor())
+            self._store.add(kind, row, self._ids[row], label, cursor["n_steps"], cursor,
+                            when=when)
         except BaseException:
             # Not on disk, so not recorded: go back to what the file holds.
             self._rebuild()
             raise
-        if kind == "label":
-            # The stored time is the history's time (a resumed history equals it).
-            entry = self.assessor_._history[-1]
-            self.assessor_._history[-1] = entry[:-1] + (when,)
         self._pending = None
 
-    def run(self, oracle, budget, *, stop_probability=None, stop_width=None, progress=True):
+    def run(self, oracle, budget, *, stop=None, progress=True, stop_probability=None,
+            stop_width=None):
         """Label until ``budget`` more labels are recorded or a stop rule holds.
 
         Parameters
@@ -367,41 +324,42 @@ class LabelingSession:
             ``row -> label`` (None skips the row), or the labels of the pool.
         budget : int
             Labels to add in this call.
-        stop_probability : float, default=None
-            Stop when the task's answer has this probability (identification:
-            the top candidate's; ``"compare"``: the most probable region's)
-            and, where the assessor has them (:meth:`ActiveAssessor.certifies
+        stop : StopRule, default=None
+            Read against the assessor's :meth:`~skassess.ActiveAssessor.answer`
+            before each label. ``StopRule(probability=p)`` stops when the
+            task's answer has probability ``p`` (identification: the top
+            candidate's; ``"compare"``: the most probable region's) and, where
+            the assessor has them (:meth:`ActiveAssessor.certifies
             <skassess.ActiveAssessor.certifies>`), its anytime-valid intervals
-            confirm it at this level: the session then stops on a wrong answer
-            with probability at most ``1 - stop_probability`` (see
-            :func:`stop_rule`).
-        stop_width : float, default=None
-            Stop when every group's 95 % interval is at most this wide.
+            confirm it at that level: the session then stops on a wrong answer
+            with probability at most ``1 - p``. ``StopRule(width=w)`` stops
+            when every group's 95 % interval is at most ``w`` wide.
         progress : bool, default=True
             A tqdm line with the labels and the current answer.
+        stop_probability, stop_width : float, default=None
+            .. deprecated:: 0.1
+               Use ``stop=StopRule(probability=..., width=...)``; removed in
+               0.2.
 
         Returns
         -------
         self : LabelingSession
         """
-        if not isinstance(budget, Integral) or budget < 0:
+        if not isinstance(budget, Integral) or isinstance(budget, bool) or budget < 0:
             raise ValueError(f"budget must be a non-negative int; got {budget!r}.")
-        for name, value in (("stop_probability", stop_probability), ("stop_width", stop_width)):
-            if value is not None and not (isinstance(value, Real) and 0 < value <= 1):
-                raise ValueError(f"{name} must be in (0, 1]; got {value!r}.")
+        stop = self._stop_rule(stop, stop_probability, stop_width, "run")
         if not callable(oracle):
             labels = np.asarray(oracle, dtype=object)
             if labels.shape != (len(self._ids),):
                 raise ValueError(f"oracle as an array must hold one label per pool row "
                                  f"({len(self._ids)}); got shape {labels.shape}.")
             oracle = labels.__getitem__
-        rules = stop_probability is not None or stop_width is not None
+        rules = stop is not None and stop.active
         with _progress_bar(budget, progress) as bar:
             done = 0
             # One answer per label: the stop rules and the progress line share it.
-            answer = task_answer(self.assessor_, group_names=self.group_names) if rules \
-                else None
-            while done < budget and not stop_rule(answer, stop_probability, stop_width):
+            answer = self.assessor_.answer(group_names=self.group_names) if rules else None
+            while done < budget and not (rules and stop(answer)):
                 if self.exhausted:
                     break
                 row = self.query()
@@ -413,16 +371,38 @@ class LabelingSession:
                 done += 1
                 bar.update(1)
                 if rules or progress:
-                    answer = task_answer(self.assessor_, group_names=self.group_names)
+                    answer = self.assessor_.answer(group_names=self.group_names)
                 if progress:
                     bar.set_postfix_str(answer["text"], refresh=False)
         return self
 
-    def should_stop(self, stop_probability=None, stop_width=None):
-        """Whether a stop rule of :meth:`run` holds now."""
-        if stop_probability is None and stop_width is None:
+    def should_stop(self, stop=None, *, stop_probability=None, stop_width=None):
+        """Whether ``stop`` (a :class:`~skassess.samplers.StopRule`) holds now.
+
+        ``stop_probability`` and ``stop_width`` are deprecated since 0.1 (use
+        ``stop=StopRule(...)``).
+        """
+        stop = self._stop_rule(stop, stop_probability, stop_width, "should_stop")
+        if stop is None or not stop.active:
             return False
-        return stop_rule(task_answer(self.assessor_), stop_probability, stop_width) is not None
+        return stop(self.assessor_.answer()) is not None
+
+    @staticmethod
+    def _stop_rule(stop, stop_probability, stop_width, method):
+        if stop is not None and not isinstance(stop, StopRule):
+            raise ValueError(f"stop must be a skassess.samplers.StopRule or None; got "
+                             f"{stop!r}.")
+        if stop_probability is None and stop_width is None:
+            return stop
+        for name, value in (("stop_probability", stop_probability), ("stop_width", stop_width)):
+            if value is not None and not (isinstance(value, Real) and 0 < value <= 1):
+                raise ValueError(f"{name} must be in (0, 1]; got {value!r}.")
+        warn_deprecated(f"LabelingSession.{method}(stop_probability=..., stop_width=...)",
+                        f"{method}(stop=StopRule(probability=..., width=...))", stacklevel=4)
+        if stop is not None:
+            raise ValueError("Pass stop=StopRule(...) alone, not with stop_probability or "
+                             "stop_width.")
+        return StopRule(probability=stop_probability, width=stop_width)
 
     # ---------------------------------------------------------------- results
     def history(self, n_points=50, level=0.95):
@@ -461,7 +441,7 @@ class LabelingSession:
             keep = [c for c in ("group", "mean", "lower", "upper") if c in table]
             table = table[keep]
             table.insert(0, "n_labels", int(k))
-            table["probability"] = task_answer(assessor, level)["probability"]
+            table["probability"] = assessor.answer(level)["probability"]
             frames.append(table)
         return pd.concat(frames, ignore_index=True)
 
@@ -479,7 +459,7 @@ class LabelingSession:
     @property
     def exhausted(self):
         """Whether no item is left that the task may ask for."""
-        return self.assessor_._available_rows() == 0
+        return self.assessor_.n_available_ == 0
 
     def events(self):
         """Every label and skip, in order, as a DataFrame."""
@@ -511,25 +491,14 @@ class LabelingSession:
 
 
 def stop_rule(answer, stop_probability=None, stop_width=None):
-    """Which stop rule a :func:`task_answer` meets: "probability", "width" or None.
+    """Which stop rule an answer meets: "probability", "width" or None.
 
-    The probability rule needs the answer's posterior probability at least
-    ``stop_probability`` and, where the answer has an anytime-valid level
-    (``answer["certified"]``), that level too: a run that stops then is
-    wrong with probability at most ``1 - stop_probability``, however its
-    stop was timed. A posterior probability alone, read after every label,
-    does not keep that promise (docs/benchmarks.md, "Stopping on a
-    probability").
+    .. deprecated:: 0.1
+       Use :class:`~skassess.samplers.StopRule`; removed in 0.2.
     """
-    if answer is None:
-        return None
-    p, certified = answer["probability"], answer.get("certified")
-    if stop_probability is not None and p is not None and p >= stop_probability and (
-            certified is None or certified >= stop_probability):
-        return "probability"
-    if stop_width is not None and answer["max_width"] <= stop_width:
-        return "width"
-    return None
+    warn_deprecated("skassess.session.stop_rule(answer, ...)",
+                    "skassess.samplers.StopRule(probability=..., width=...)(answer)")
+    return StopRule(probability=stop_probability, width=stop_width)(answer)
 
 
 class _NoBar:

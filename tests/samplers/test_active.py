@@ -38,7 +38,7 @@ def test_query_never_returns_a_labeled_row_and_tell_records():
         a.tell(idx, y[idx])
     assert a.n_labeled_ == 250
     hist = a.history_
-    assert list(hist.columns) == ["step", "index", "group", "label", "time"]
+    assert list(hist.columns) == ["step", "index", "label", "group", "time"]
     assert len(hist) == 150 and hist["step"].max() == 50
     assert a.estimator_.n_labeled_.sum() == 250
 

@@ -4,8 +4,7 @@ import numpy as np
 import pytest
 
 from skassess import ActiveAssessor, BayesianAccuracy, BayesianCalibrationError
-from skassess.samplers import LUCBSampling, simulate
-from skassess.session import stop_rule, task_answer
+from skassess.samplers import LUCBSampling, StopRule, simulate
 
 
 def _classes_pool(accuracy, rows=150, seed=0, confidence=None):
@@ -101,7 +100,7 @@ def test_an_item_strategy_has_no_anytime_intervals():
     assert not a.certifies()
     with pytest.raises(ValueError, match="strategy that chooses groups"):
         a.anytime_intervals()
-    assert task_answer(a)["certified"] is None
+    assert a.answer()["certified"] is None
 
 
 def test_lucb_confirms_the_answer_with_fewer_labels_than_thompson_sampling():
@@ -143,10 +142,11 @@ def test_lucb_compare_labels_only_the_two_groups_and_cannot_run_in_simulate():
 
 def test_the_probability_stop_rule_waits_for_the_anytime_level():
     answer = {"probability": 0.99, "certified": 0.5, "max_width": 0.1}
-    assert stop_rule(answer, 0.9) is None
-    assert stop_rule({**answer, "certified": 0.9}, 0.9) == "probability"
-    assert stop_rule({**answer, "certified": None}, 0.9) == "probability"  # no such level
-    assert stop_rule({**answer, "probability": 0.8, "certified": 0.99}, 0.9) is None
+    rule = StopRule(probability=0.9)
+    assert rule(answer) is None
+    assert rule({**answer, "certified": 0.9}) == "probability"
+    assert rule({**answer, "certified": None}) == "probability"  # no such level
+    assert rule({**answer, "probability": 0.8, "certified": 0.99}) is None
 
 
 def test_stopped_answers_are_wrong_no_more_often_than_promised():
@@ -168,10 +168,11 @@ def test_stopped_answers_are_wrong_no_more_often_than_promised():
         while a.n_labeled_ < 480:
             rows = a.query(10)
             a.tell(rows, y[rows])
-            answer = task_answer(a)
-            if posterior_stop is None and stop_rule({**answer, "certified": None}, 0.8):
+            answer = a.answer()
+            rule = StopRule(probability=0.8)
+            if posterior_stop is None and rule({**answer, "certified": None}):
                 posterior_stop = a.identification_probabilities().idxmax()
-            if stop_rule(answer, 0.8):
+            if rule(answer):
                 wrong_certified += a.identification_probabilities().idxmax() != 0
                 break
         wrong_posterior += posterior_stop not in (None, 0)

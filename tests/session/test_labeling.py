@@ -9,8 +9,8 @@ import pytest
 
 from skassess import ActiveAssessor, BayesianAccuracy
 from skassess.exceptions import SessionError, SessionLockedError
-from skassess.samplers import VarianceSampling
-from skassess.session import LabelingSession, task_answer
+from skassess.samplers import StopRule, VarianceSampling
+from skassess.session import LabelingSession, stop_rule, task_answer
 
 
 def _assessor(**kw):
@@ -151,15 +151,16 @@ def test_run_with_stop_rules(tmp_path, data):
     scores, target = data.scores[keep], data.target[keep]
     assessor = _assessor(estimator=BayesianAccuracy(), strategy="lucb")  # as the command
     with LabelingSession(tmp_path / "a.sqlite", scores, assessor=assessor) as s:
-        s.run(target, 2000, stop_probability=0.9, progress=False)
-        answer = task_answer(s.assessor_)
+        s.run(target, 2000, stop=StopRule(probability=0.9), progress=False)
+        answer = s.assessor_.answer()
         assert answer["probability"] >= 0.9 and answer["certified"] >= 0.9
         assert s.n_labeled < 2000
         assert "least accurate: 2 " in answer["text"]
     est = _assessor(task="estimate")
     with LabelingSession(tmp_path / "b.sqlite", data.scores, assessor=est) as s:
-        s.run(data.target, 2000, stop_width=0.3, progress=False)
-        assert task_answer(s.assessor_)["max_width"] <= 0.3 < 1
+        s.run(data.target, 2000, stop=StopRule(width=0.3), progress=False)
+        assert s.assessor_.answer()["max_width"] <= 0.3 < 1
+        assert s.should_stop(StopRule(width=0.3)) and not s.should_stop()
         n = s.n_labeled
         assert 0 < n < 2000
     with LabelingSession(tmp_path / "c.sqlite", data.scores, assessor=est) as s:
@@ -167,6 +168,29 @@ def test_run_with_stop_rules(tmp_path, data):
         ev = s.events()
         assert (ev["kind"] == "label").sum() == 20
         assert (ev.loc[ev["kind"] == "skip", "row"] % 2 == 1).all()
+        with pytest.raises(ValueError, match="width must be a number in"):
+            s.run(data.target, 5, stop=StopRule(width=2))
+        with pytest.raises(ValueError, match="stop must be a skassess.samplers.StopRule"):
+            s.run(data.target, 5, stop=0.3)
+
+
+def test_deprecated_stop_arguments_and_functions(tmp_path, data):
+    est = _assessor(task="estimate")
+    with LabelingSession(tmp_path / "b.sqlite", data.scores, assessor=est) as s:
+        with pytest.warns(FutureWarning, match=r"LabelingSession.run\(stop_probability=..., "
+                                               r"stop_width=...\) is deprecated"):
+            s.run(data.target, 2000, stop_width=0.3, progress=False)
+        n = s.n_labeled
+    with LabelingSession(tmp_path / "c.sqlite", data.scores, assessor=est) as s:
+        s.run(data.target, 2000, stop=StopRule(width=0.3), progress=False)
+        assert s.n_labeled == n
+        with pytest.warns(FutureWarning, match="should_stop"):
+            assert s.should_stop(stop_width=0.3)
+        with pytest.warns(FutureWarning, match=r"task_answer\(assessor\) is deprecated"):
+            old = task_answer(s.assessor_)
+        assert old == s.assessor_.answer()
+        with pytest.warns(FutureWarning, match=r"stop_rule\(answer, ...\) is deprecated"):
+            assert stop_rule(old, stop_width=0.3) == "width"
         with pytest.raises(ValueError, match="stop_width must be in"):
             s.run(data.target, 5, stop_width=2)
 

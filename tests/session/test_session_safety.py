@@ -104,7 +104,7 @@ def test_migrating_a_trusted_format1_file_keeps_every_label(tmp_path, data):
         row = int(ref.query()[0])
         ref.tell([row], [data.target[row]])
         events.append(("label", row, str(row), json.dumps(int(data.target[row])), step,
-                       1.7e9 + step, json.dumps(ref._cursor())))
+                       1.7e9 + step, json.dumps(ref.cursor_)))
     path = tmp_path / "old.sqlite"
     _write_v1(path, _assessor(), {"note": "x"},
               pool_fingerprint(data.scores, None, None, None, ids), events)

@@ -1,0 +1,112 @@
+"""The protocol every ask/tell sampler shares (ActiveSampler) and its StopRule."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from skassess import ActiveAssessor
+from skassess.metrics import BayesianAccuracy
+from skassess.samplers import ActiveModelSelector, ActiveSampler, ActiveTester, StopRule
+
+
+def _pool(n=600, K=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.dirichlet(np.ones(K) * 0.7, size=n)
+    y = np.array([rng.choice(K, p=p) for p in X])
+    return X, y
+
+
+def _pair(n=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    preds = [np.where(rng.uniform(size=n) < a, y, 1 - y) for a in (0.9, 0.8)]
+    return np.stack([np.where(p == 1, 0.8, 0.2) for p in preds], axis=1), y
+
+
+def _samplers():
+    X, y = _pool()
+    Xp, yp = _pair()
+    return [(ActiveAssessor(random_state=0), X, y), (ActiveTester(random_state=0), X, y),
+            (ActiveModelSelector(random_state=0), Xp, yp)]
+
+
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_every_sampler_speaks_the_protocol(index):
+    sampler, X, y = _samplers()[index]
+    assert isinstance(sampler, ActiveSampler)
+    sampler.fit(X)
+    assert sampler.n_available_ == len(y) and sampler.n_labeled_ == 0
+    rows = sampler.query(4)
+    sampler.tell(rows, y[rows], time=1.7e9)
+    assert sampler.n_labeled_ == 4 and sampler.n_available_ == len(y) - 4
+    history = sampler.history_
+    assert list(history.columns[:3]) == ["step", "index", "label"]
+    assert history["index"].tolist() == rows.tolist()
+    assert (history["time"] == 1.7e9).all()
+    sampler.run(y, budget=20, stop=StopRule(width=1.0), progress=False)  # holds at once
+    assert sampler.n_labeled_ == 4
+    sampler.run(y, budget=6, progress=False)
+    assert sampler.n_labeled_ == 10
+    answer = sampler.answer()
+    assert {"text", "probability", "certified", "max_width"} <= set(answer)
+    assert isinstance(answer["text"], str) and 0 < answer["max_width"] <= 1
+    with pytest.raises(ValueError, match="time must be None, a POSIX time"):
+        sampler.tell(rows[:2], y[rows[:2]], time=[1.0])
+    with pytest.raises(ValueError, match="The 'stop' parameter"):
+        sampler.run(y, budget=2, stop=0.9)
+
+
+def test_a_width_rule_stops_an_active_tester():
+    X, y = _pool(n=2000)
+    t = ActiveTester(metrics=("accuracy",), random_state=0).fit(X)
+    t.run(y, budget=2000, stop=StopRule(width=0.12), progress=False)
+    assert t.answer()["max_width"] <= 0.12 and t.n_labeled_ < 2000
+
+
+def test_replay_equals_the_labels_told_one_by_one():
+    X, y = _pool()
+    a = ActiveAssessor(BayesianAccuracy(prior="uniform"), random_state=3).fit(X)
+    for _ in range(30):
+        row = a.query(1)
+        a.tell(row, y[row])
+    a.skip(a.query(1))
+    b = ActiveAssessor(BayesianAccuracy(prior="uniform"), random_state=3).fit(X)
+    b.replay(a.history_, skipped=a.skipped_, cursor=a.cursor_)
+    pd.testing.assert_frame_equal(b.history_, a.history_)
+    pd.testing.assert_frame_equal(b.summary(), a.summary())
+    assert b.skipped_.tolist() == a.skipped_.tolist()
+    assert b.cursor_ == a.cursor_
+    assert b.query(5).tolist() == a.query(5).tolist()  # the same query sequence
+
+
+def test_replay_errors():
+    X, y = _pool()
+    a = ActiveAssessor(random_state=0).fit(X)
+    with pytest.raises(ValueError, match="history must have the columns 'index' and 'label'"):
+        a.replay(pd.DataFrame({"row": [0], "label": [1]}))
+    with pytest.raises(ValueError, match="cursor must be a dict with 'rng' and 'n_steps'"):
+        a.replay(pd.DataFrame({"index": [0], "label": [1]}), cursor={"n_steps": 1})
+    with pytest.raises(ValueError, match="indices must lie in the pool"):
+        a.replay(pd.DataFrame({"index": [600], "label": [1]}))
+    assert a.n_labeled_ == 0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [({"probability": 0}, "probability must be a number in"),
+     ({"width": 1.5}, "width must be a number in"),
+     ({"rope": True}, "rope must be a number in"),
+     ({"probability": "0.9"}, "probability must be a number in")],
+)
+def test_stop_rule_rejects_bad_values(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        StopRule(**kwargs)
+
+
+def test_stop_rule_parts():
+    assert not StopRule().active and StopRule()({"probability": 1.0, "max_width": 0}) is None
+    rule = StopRule(probability=0.9, width=0.05, rope=0.95)
+    assert repr(rule) == "StopRule(probability=0.9, width=0.05, rope=0.95)"
+    assert rule({"probability": 0.5, "max_width": 0.2, "rope_probability": 0.96}) == "rope"
+    assert rule({"probability": 0.5, "max_width": 0.04}) == "width"
+    assert rule(None) is None
