@@ -31,10 +31,20 @@ n_classes)``, go to the estimator.
 import warnings
 
 import numpy as np
+import pytest
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, TransformerMixin, clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
-from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.estimator_checks import (
+    check_do_not_raise_errors_in_init_or_set_params,
+    check_estimator_cloneable,
+    check_estimator_repr,
+    check_get_params_invariance,
+    check_no_attributes_set_in_init,
+    check_parameters_default_constructible,
+    check_set_params,
+    parametrize_with_checks,
+)
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -47,8 +57,15 @@ from skassess import (
 )
 from skassess.calibration import BayesianGroupMetrics, HierarchicalBetaCalibrator
 from skassess.exceptions import SkassessWarning
+from skassess.meta import PerformanceIntervalRegressor, PerformancePredictor
 from skassess.metrics import BayesianModelComparison
-from skassess.samplers import ActiveModelSelector, CalibratedPrior
+from skassess.samplers import (
+    ActiveModelSelector,
+    ActiveTester,
+    CalibratedPrior,
+    MLPEnsembleSurrogate,
+)
+from skassess.utils.discovery import all_estimators
 
 CALIBRATOR = HierarchicalBetaCalibrator(n_burn=100, n_steps=100, target_ess=100, n_draws=200,
                                         random_state=0)
@@ -66,6 +83,7 @@ ESTIMATORS = [
     BayesianGroupMetrics("beta-binomial", n_draws=200, random_state=0),
     BayesianModelComparison(n_draws=200, random_state=0),
     ActiveModelSelector(BayesianModelComparison(n_draws=200), random_state=0),
+    ActiveTester(metrics=("accuracy",), random_state=0),
 ]
 
 NOT_SCORES = (
@@ -269,7 +287,7 @@ class _TransformerBehindBlackBox(TransformerMixin, MetaEstimatorMixin, BaseEstim
 def _behind_black_box(estimator):
     if isinstance(estimator, TransformerMixin):
         return _TransformerBehindBlackBox(estimator)
-    if isinstance(estimator, ActiveAssessor | BayesianGroupMetrics):
+    if isinstance(estimator, ActiveAssessor | ActiveTester | BayesianGroupMetrics):
         return _UnweightedBehindBlackBox(estimator)
     if isinstance(estimator, BayesianModelComparison | ActiveModelSelector):
         return _BehindTwoBlackBoxes(estimator)
@@ -279,3 +297,44 @@ def _behind_black_box(estimator):
 @parametrize_with_checks([_behind_black_box(est) for est in ESTIMATORS])
 def test_sklearn_checks_behind_black_box(estimator, check):
     check(estimator)
+
+
+# ------------------------------------------------------------------ every estimator
+# The classes without a fit on scores: the query strategies (a strategy is an estimator
+# for its parameters only: get_params, clone, validation), the label-free performance
+# predictors (fit on features and a fitted model's scores; tested in tests/meta) and the
+# surrogate (a classifier on features; tested in tests/samplers). They go through the
+# checks that need no fit on the check's data.
+LIGHT_CHECKS = (
+    check_parameters_default_constructible,
+    check_estimator_cloneable,
+    check_estimator_repr,
+    check_get_params_invariance,
+    check_set_params,
+    check_no_attributes_set_in_init,
+    check_do_not_raise_errors_in_init_or_set_params,
+)
+LIGHTLY_CHECKED = [
+    *(cls() for _, cls in all_estimators("strategy")),
+    PerformancePredictor(LogisticRegression()),
+    PerformanceIntervalRegressor(PerformancePredictor(LogisticRegression())),
+    MLPEnsembleSurrogate(random_state=0),
+]
+
+
+@pytest.mark.parametrize("estimator", LIGHTLY_CHECKED, ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("check", LIGHT_CHECKS, ids=lambda c: c.__name__)
+def test_light_checks(estimator, check):
+    check(type(estimator).__name__, clone(estimator))
+
+
+def test_every_public_estimator_is_checked():
+    checked = {type(e) for e in ESTIMATORS} | {type(e) for e in LIGHTLY_CHECKED}
+    found = {cls for _, cls in all_estimators()}
+    assert found - checked == set()
+    assert checked - found == set()  # nothing checked that users cannot import
+
+
+def test_all_estimators_rejects_an_unknown_kind():
+    with pytest.raises(ValueError, match="type_filter must be None or among"):
+        all_estimators("regressor")

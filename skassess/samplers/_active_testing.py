@@ -641,6 +641,7 @@ default=("accuracy", "precision", "recall")
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = False
+        tags.input_tags.positive_only = True  # X is scores: class probabilities
         tags.non_deterministic = False
         return tags
 
