@@ -281,6 +281,7 @@ default=("accuracy", "precision", "recall")
         self._pending = None
         self._history = []
         self._n_steps = 0
+        self._skipped = np.zeros(n, dtype=bool)
         self.control_variate_ = "strata"
         self.uniform_share_ = self.uniform_mix
         return self
@@ -539,6 +540,15 @@ default=("accuracy", "precision", "recall")
 
     # ------------------------------------------------------------------- loop
     _default_batch_size = 10
+    # The estimate weights each draw by the probability it was drawn with: a replay
+    # draws every step again.
+    _replay_by_query = True
+
+    def _skip_rows(self, rows):
+        raise ValueError(
+            "ActiveTester cannot skip rows: its estimate weights each drawn item by the "
+            "probability it was drawn with, and a drawn item left unlabeled would bias it. "
+            "Label the item, or use ActiveAssessor, which can skip.")
 
     def _available_rows(self):
         return int((self.labels_ < 0).sum())

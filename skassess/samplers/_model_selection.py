@@ -134,6 +134,9 @@ class ActiveModelSelector(ActiveSampler):
         self._disagree = est.patterns_.max(axis=1) > 0
         self._pending = None
         self._history = []
+        self._n_steps = 0
+        self._skipped = np.zeros(n, dtype=bool)
+        self._n_skipped = np.zeros(n_pat, dtype=np.intp)  # unlabeled skipped items per pattern
         return self
 
     def _codes(self, y, n, missing_label, name):
@@ -151,16 +154,18 @@ class ActiveModelSelector(ActiveSampler):
 
     # ---------------------------------------------------------------- choosing
     def _head(self, p):
-        """The next unlabeled item of pattern p (items told out of order are passed)."""
-        while self._next[p] < self._end[p] and self.labels_[self._queue[self._next[p]]] >= 0:
+        """The next unlabeled item of pattern p (items told out of order or skipped are passed)."""
+        while self._next[p] < self._end[p] and (
+                self.labels_[self._queue[self._next[p]]] >= 0
+                or self._skipped[self._queue[self._next[p]]]):
             self._next[p] += 1
         return self._queue[self._next[p]] if self._next[p] < self._end[p] else None
 
     def _pick_pattern(self):
         est = self.estimator_
-        left = est.n_unlabeled_.astype(np.float64)
+        left = (est.n_unlabeled_ - self._n_skipped).astype(np.float64)
         if self.strategy == "top_two":
-            score = self._top_two_scores()
+            score = np.where(left > 0, self._top_two_scores(), 0.0)
             if np.any(score > 0):
                 return int(np.argmax(score))
         if self.strategy != "random" and np.any(left[self._disagree] > 0):
@@ -199,7 +204,7 @@ class ActiveModelSelector(ActiveSampler):
             If fewer than ``n`` items are unlabeled (nothing is drawn then).
         """
         check_is_fitted(self)
-        left = int((self.labels_ < 0).sum())
+        left = self._available_rows()
         if n > left:
             raise ValueError(f"The pool is exhausted: {left} unlabeled items are left, and "
                              f"query asked for n={n}.")
@@ -215,7 +220,8 @@ class ActiveModelSelector(ActiveSampler):
             skip = taken.get(p, 0)
             pos = self._next[p] + skip
             if skip:
-                while pos < self._end[p] and self.labels_[self._queue[pos]] >= 0:
+                while pos < self._end[p] and (self.labels_[self._queue[pos]] >= 0
+                                              or self._skipped[self._queue[pos]]):
                     pos += 1
                 head = self._queue[pos] if pos < self._end[p] else None
             if head is None:
@@ -249,11 +255,20 @@ class ActiveModelSelector(ActiveSampler):
                         est.n_models_)
         est.label(patterns, cats)
         self.labels_[idx] = codes
+        was_skipped = idx[self._skipped[idx]]
+        np.subtract.at(self._n_skipped, est.pattern_[was_skipped], 1)
+        self._skipped[idx] = False
         self._pending = None
+        self._n_steps += 1
         when = np.full(len(idx), _time.time()) if times is None else times
         for i, c, t in zip(idx, codes, when.tolist(), strict=True):
-            self._history.append((len(self._history) + 1, int(i), int(c), None, np.nan, t))
+            self._history.append((self._n_steps, int(i), int(c), None, np.nan, t))
         return self
+
+    def _skip_rows(self, rows):
+        np.add.at(self._n_skipped, self.estimator_.pattern_[rows], 1)
+        if self._pending is not None and np.isin(self._pending, rows).any():
+            self._pending = None
 
     # ------------------------------------------------------------------ running
     @validate_args({"n_draws": [Interval(Integral, 1, None, closed="left"), None]})
@@ -310,7 +325,7 @@ class ActiveModelSelector(ActiveSampler):
         return p, draws
 
     def _available_rows(self):
-        return int((self.labels_ < 0).sum())
+        return int(((self.labels_ < 0) & ~self._skipped).sum())
 
     def _array_oracle(self, labels):
         truth = np.asarray(labels)

@@ -139,6 +139,135 @@ class ActiveSampler(BaseEstimator):
         check_is_fitted(self)
         return pd.DataFrame(self._history, columns=list(self._history_columns))
 
+    @property
+    def skipped_(self):
+        """Pool rows taken out of the candidates by :meth:`skip`, ascending."""
+        check_is_fitted(self)
+        return np.flatnonzero(self._skipped)
+
+    def skip(self, indices):
+        """Take rows out of the candidates without a label (e.g. an annotator cannot tell).
+
+        A skipped row is never queried again; it stays unlabeled, and a later
+        ``tell`` may label it. Skipping is not ignorable when the rows an
+        annotator cannot label differ in accuracy: the estimate then
+        describes the rows that can be labeled.
+
+        Parameters
+        ----------
+        indices : array-like of int
+            Pool rows; rows skipped already are ignored.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            If an index is outside the pool or its row is labeled.
+        """
+        check_is_fitted(self)
+        rows = np.unique(self._check_indices(indices))
+        labeled = self.labels_[rows] >= 0
+        if labeled.any():
+            raise ValueError(f"Row {rows[labeled][0]} is labeled; only unlabeled rows can be "
+                             "skipped.")
+        rows = rows[~self._skipped[rows]]
+        self._skip_rows(rows)
+        self._skipped[rows] = True
+        return self
+
+    def _skip_rows(self, rows):
+        """Subclass hook: take new skipped ``rows`` out of the candidates."""
+
+    @property
+    def cursor_(self):
+        """Where the query sequence stands: the generator's state and the step count.
+
+        A dict of plain data (JSON-safe). A labeling session stores it after
+        each label, and :meth:`replay` restores it, so that a resumed run asks
+        for the same items as an uninterrupted one.
+        """
+        check_is_fitted(self)
+        return {"rng": copy.deepcopy(self._rng.bit_generator.state), "n_steps": self._n_steps}
+
+    #: Whether :meth:`replay` must re-draw each step's items through ``query`` (the
+    #: estimate depends on how the items were drawn, not only on their labels).
+    _replay_by_query = False
+
+    def replay(self, history, *, skipped=(), cursor=None):
+        """Record a run's labels and skips at once, as they were recorded one by one.
+
+        Parameters
+        ----------
+        history : pandas.DataFrame
+            Labels in order, with columns ``index`` and ``label`` and,
+            optionally, ``step`` and ``time`` (as :attr:`history_` has them;
+            other columns are ignored). Where the estimate depends on the
+            labels alone they are one ``tell``; where it depends on how the
+            items were drawn (:class:`~skassess.samplers.ActiveTester`), each
+            step's items are drawn again by ``query`` from a sampler fitted
+            as the one that recorded them, and must be the same.
+        skipped : array-like of int, default=()
+            Rows to :meth:`skip`.
+        cursor : dict, default=None
+            A :attr:`cursor_` to resume the query sequence from; None keeps
+            the current one.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            If ``history`` lacks ``index`` or ``label``, a row or label is not
+            in the pool's (see ``tell``), ``cursor`` is not a cursor, or a
+            re-drawn step differs from the history's.
+        """
+        check_is_fitted(self)
+        history = pd.DataFrame(history)
+        missing = [c for c in ("index", "label") if c not in history.columns]
+        if missing:
+            raise ValueError(f"history must have the columns 'index' and 'label'; it lacks "
+                             f"{missing}.")
+        if cursor is not None and (not isinstance(cursor, dict)
+                                   or set(cursor) != {"rng", "n_steps"}):
+            raise ValueError(f"cursor must be a dict with 'rng' and 'n_steps', as cursor_ "
+                             f"gives; got {cursor!r}.")
+        rows = history["index"].to_numpy()
+        rows = rows.astype(np.intp) if rows.size else np.empty(0, dtype=np.intp)
+        labels = history["label"].tolist()
+        times = history["time"].tolist() if "time" in history.columns else None
+        start = len(self._history)
+        if self._replay_by_query and len(rows):
+            steps = (history["step"].to_numpy() if "step" in history.columns
+                     else np.arange(len(rows)))
+            cuts = np.flatnonzero(np.diff(steps)) + 1
+            for block in np.split(np.arange(len(rows)), cuts):
+                drawn = self.query(len(block))
+                if sorted(drawn.tolist()) != sorted(rows[block].tolist()):
+                    raise ValueError(
+                        f"history step {as_scalar(steps[block[0]])} labeled rows "
+                        f"{rows[block].tolist()}, but the sampler draws {drawn.tolist()} "
+                        "there: replay needs the history of a sampler with the same "
+                        "parameters and pool, labeled through query.")
+                self.tell(rows[block], [labels[i] for i in block],
+                          time=None if times is None else [times[i] for i in block])
+        elif len(rows):
+            self.tell(rows, labels, time=times)
+        if "step" in history.columns and len(self._history) > start:
+            self._history[start:] = [
+                (int(step), *entry[1:]) for step, entry in
+                zip(history["step"].tolist(), self._history[start:], strict=True)]
+        if len(skipped):
+            self.skip(np.asarray(skipped, dtype=np.intp))
+        if cursor is not None:
+            self._n_steps = int(cursor["n_steps"])
+            self._rng.bit_generator.state = copy.deepcopy(cursor["rng"])
+        return self
+
     def answer(self, level=0.95):
         """The task's current answer: what a progress line shows and a stop rule reads.
 

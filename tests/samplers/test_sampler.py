@@ -110,3 +110,49 @@ def test_stop_rule_parts():
     assert rule({"probability": 0.5, "max_width": 0.2, "rope_probability": 0.96}) == "rope"
     assert rule({"probability": 0.5, "max_width": 0.04}) == "width"
     assert rule(None) is None
+
+
+@pytest.mark.parametrize("index", [1, 2])
+def test_replay_of_a_tester_and_a_selector(index):
+    sampler, X, y = _samplers()[index]
+    a = sampler.fit(X)
+    for n in (3, 1, 4):
+        rows = a.query(n)
+        a.tell(rows, y[rows])
+    b = type(sampler)(**sampler.get_params()).fit(X)
+    b.replay(a.history_, cursor=a.cursor_)
+    pd.testing.assert_frame_equal(b.history_, a.history_)
+    pd.testing.assert_frame_equal(b.summary(), a.summary())
+    assert b.query(2).tolist() == a.query(2).tolist()
+
+
+def test_a_tester_replays_only_what_its_queries_drew():
+    X, y = _pool()
+    a = ActiveTester(random_state=0).fit(X)
+    rows = a.query(3)
+    a.tell(rows, y[rows])
+    forged = a.history_.assign(index=(a.history_["index"] + 1) % len(y))
+    with pytest.raises(ValueError, match="replay needs the history of a sampler"):
+        ActiveTester(random_state=0).fit(X).replay(forged)
+
+
+def test_skipping():
+    Xp, yp = _pair()
+    sel = ActiveModelSelector(random_state=0).fit(Xp)
+    first = sel.query(1)
+    sel.skip(first)
+    assert sel.skipped_.tolist() == first.tolist()
+    assert sel.n_available_ == len(yp) - 1
+    sel.run(yp, budget=sel.n_available_, progress=False)  # every item but the skipped one
+    assert sel.labels_[first[0]] == -1 and sel.n_labeled_ == len(yp) - 1
+    with pytest.raises(ValueError, match="The pool is exhausted"):
+        sel.query(1)
+    sel.tell(first, yp[first])  # a skipped row may still be labeled
+    assert sel.skipped_.tolist() == [] and sel.n_labeled_ == len(yp)
+    with pytest.raises(ValueError, match="only unlabeled rows can be skipped"):
+        sel.skip(first)
+    X, y = _pool()
+    t = ActiveTester(random_state=0).fit(X)
+    with pytest.raises(ValueError, match="ActiveTester cannot skip rows"):
+        t.skip([0])
+    assert t.skipped_.tolist() == []
