@@ -1,6 +1,7 @@
-"""LabelingSession: an ActiveAssessor whose every label is on disk before the next query."""
+"""LabelingSession: an active sampler whose every label is on disk before the next query."""
 
 import hashlib
+import inspect
 import secrets
 import time
 from numbers import Integral, Real
@@ -11,7 +12,7 @@ import pandas as pd
 from sklearn.base import clone
 
 from ..exceptions import SessionError
-from ..samplers import ActiveAssessor, StopRule
+from ..samplers import ActiveAssessor, ActiveSampler, StopRule
 from ..utils import as_scalar
 from ..utils._deprecation import warn_deprecated
 from ._columns import ItemIds
@@ -81,14 +82,20 @@ class LabelingSession:
         Black-box scores of every pool item.
     y : array-like of shape (n_pool,), default=None
         Labels known before the session (``-1`` elsewhere); not stored.
-    assessor : ActiveAssessor, default=None
-        Starts a new session (unfitted; its ``random_state`` must be an int
-        or None, which draws one and stores it). On resuming, None rebuilds
+    assessor : ActiveSampler, default=None
+        Starts a new session: an unfitted
+        :class:`~skassess.samplers.ActiveAssessor`,
+        :class:`~skassess.samplers.ActiveTester` (which cannot skip items)
+        or :class:`~skassess.samplers.ActiveModelSelector` (``X`` then holds
+        the models' scores, ``(n_pool, n_models, n_classes)``). Its
+        ``random_state`` must be an int or None, which draws one and stores
+        it. On resuming, None rebuilds
         the stored assessor; a given one must have the same parameters. An
         assessor holding a class of your own (e.g. a custom strategy) is
         stored by its name only, never as code: pass it again to resume.
     group_by, y_pred : array-like, default=None
-        As in :meth:`ActiveAssessor.fit`.
+        As in :meth:`ActiveAssessor.fit` (``ActiveTester`` takes ``y_pred``
+        only, ``ActiveModelSelector`` neither).
     ids : array-like of shape (n_pool,), default=None
         Item ids stored beside the labels; None: the row numbers.
     group_names : sequence, default=None
@@ -100,8 +107,8 @@ class LabelingSession:
 
     Attributes
     ----------
-    assessor_ : ActiveAssessor
-        The fitted assessor holding the posterior.
+    assessor_ : ActiveSampler
+        The fitted sampler holding the estimate.
     path : pathlib.Path
         The session file.
     info : dict
@@ -213,9 +220,11 @@ class LabelingSession:
     @staticmethod
     def _new_template(assessor):
         if assessor is None:
-            raise SessionError("A new session needs an assessor (an unfitted ActiveAssessor).")
-        if not isinstance(assessor, ActiveAssessor):
-            raise ValueError(f"assessor must be an ActiveAssessor; got {type(assessor).__name__}.")
+            raise SessionError("A new session needs an assessor (an unfitted ActiveAssessor, "
+                               "ActiveTester or ActiveModelSelector).")
+        if not isinstance(assessor, ActiveSampler):
+            raise ValueError(f"assessor must be an ActiveSampler (ActiveAssessor, ActiveTester "
+                             f"or ActiveModelSelector); got {type(assessor).__name__}.")
         template = clone(assessor)
         seed = template.random_state
         if seed is None:
@@ -234,8 +243,7 @@ class LabelingSession:
 
     def _rebuild(self):
         """Fit the assessor on the pool and replay the stored events (resume, undo)."""
-        X, y, group_by, y_pred = self._pool
-        assessor = clone(self._template).fit(X, y, group_by=group_by, y_pred=y_pred)
+        assessor = self._fitted()
         events = self._store.events()
         labels = [e for e in events if e["kind"] == "label"]
         if events:
@@ -255,6 +263,27 @@ class LabelingSession:
                 ) from exc
         self.assessor_ = assessor
         self._pending = None
+
+    def _fitted(self):
+        """A clone of the template fitted on the pool (with the groups and predictions given)."""
+        X, y, group_by, y_pred = self._pool
+        sampler = clone(self._template)
+        extra = {"group_by": group_by, "y_pred": y_pred}
+        given = {k: v for k, v in extra.items() if v is not None}
+        if isinstance(sampler, ActiveAssessor):
+            return sampler.fit(X, y, **extra)
+        accepted = inspect.signature(sampler.fit).parameters
+        refused = sorted(k for k in given if k not in accepted)
+        if refused:
+            raise ValueError(f"{type(sampler).__name__} takes no {refused[0]}: start the "
+                             f"session without it.")
+        return sampler.fit(X, y, **given)
+
+    def _answer(self, assessor=None):
+        assessor = self.assessor_ if assessor is None else assessor
+        if isinstance(assessor, ActiveAssessor):
+            return assessor.answer(group_names=self.group_names)
+        return assessor.answer()
 
     # --------------------------------------------------------------- labeling
     def query(self):
@@ -358,7 +387,7 @@ class LabelingSession:
         with _progress_bar(budget, progress) as bar:
             done = 0
             # One answer per label: the stop rules and the progress line share it.
-            answer = self.assessor_.answer(group_names=self.group_names) if rules else None
+            answer = self._answer() if rules else None
             while done < budget and not (rules and stop(answer)):
                 if self.exhausted:
                     break
@@ -371,7 +400,7 @@ class LabelingSession:
                 done += 1
                 bar.update(1)
                 if rules or progress:
-                    answer = self.assessor_.answer(group_names=self.group_names)
+                    answer = self._answer()
                 if progress:
                     bar.set_postfix_str(answer["text"], refresh=False)
         return self
@@ -385,7 +414,7 @@ class LabelingSession:
         stop = self._stop_rule(stop, stop_probability, stop_width, "should_stop")
         if stop is None or not stop.active:
             return False
-        return stop(self.assessor_.answer()) is not None
+        return stop(self._answer()) is not None
 
     @staticmethod
     def _stop_rule(stop, stop_probability, stop_width, method):
@@ -425,8 +454,7 @@ class LabelingSession:
             answer probability at that count, for identification and
             comparison tasks).
         """
-        X, y, group_by, y_pred = self._pool
-        assessor = clone(self._template).fit(X, y, group_by=group_by, y_pred=y_pred)
+        assessor = self._fitted()
         labels = [e for e in self._store.events() if e["kind"] == "label"]
         counts = np.unique(np.linspace(0, len(labels), min(n_points, len(labels) + 1))
                            .round().astype(int))
@@ -434,10 +462,15 @@ class LabelingSession:
         for k in counts:
             if k > done:
                 chunk = labels[done:k]
-                assessor.tell([e["row"] for e in chunk], [e["label"] for e in chunk])
+                assessor.replay(pd.DataFrame({
+                    "step": [e["step"] for e in chunk], "index": [e["row"] for e in chunk],
+                    "label": pd.Series([e["label"] for e in chunk], dtype=object)}))
                 done = k
-            table = assessor.summary(level).reset_index()
-            table = table.rename(columns={table.columns[0]: "group"})
+            try:
+                table = assessor.summary(level).reset_index()
+            except ValueError:  # ActiveTester before its first drawn label
+                continue
+            table = table.rename(columns={table.columns[0]: "group", "estimate": "mean"})
             keep = [c for c in ("group", "mean", "lower", "upper") if c in table]
             table = table[keep]
             table.insert(0, "n_labels", int(k))

@@ -5,11 +5,12 @@ import sys
 import time
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from skassess import ActiveAssessor, BayesianAccuracy
 from skassess.exceptions import SessionError, SessionLockedError
-from skassess.samplers import StopRule, VarianceSampling
+from skassess.samplers import ActiveModelSelector, ActiveTester, StopRule, VarianceSampling
 from skassess.session import LabelingSession, stop_rule, task_answer
 
 
@@ -264,3 +265,52 @@ def test_a_variance_sampling_session_resumes_the_same_draws(tmp_path, data):
     assert got == expected
     with LabelingSession(path, X) as s:  # the strategy object rebuilt from the file
         assert s.assessor_.strategy_.min_labels == 2 and s.query() == int(ref.query()[0])
+
+
+def _two_models(n=600, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    preds = [np.where(rng.uniform(size=n) < a, y, 1 - y) for a in (0.9, 0.8)]
+    return np.stack([np.where(p[:, None] == np.arange(2), 0.8, 0.2) for p in preds], axis=1), y
+
+
+@pytest.mark.parametrize("kind", ["tester", "selector"])
+def test_a_session_with_the_other_samplers_resumes_as_if_uninterrupted(tmp_path, data, kind):
+    if kind == "tester":
+        X, y = data.scores[:800], data.target[:800]
+        make = lambda: ActiveTester(metrics=("accuracy",), random_state=0)  # noqa: E731
+    else:
+        X, y = _two_models()
+        make = lambda: ActiveModelSelector(random_state=0)  # noqa: E731
+    ref = make().fit(X)
+    for _ in range(25):
+        row = ref.query(1)
+        ref.tell(row, y[row])
+    path = tmp_path / f"{kind}.sqlite"
+    with LabelingSession(path, X, assessor=make()) as s:
+        s.run(y, 10, progress=False)
+        s.tell(s.query(), y[s.query()])
+        s.undo()  # the last label goes, and its row is asked again
+    with LabelingSession(path, X) as s:  # the stored sampler, rebuilt from data
+        assert type(s.assessor_) is type(ref) and s.n_labeled == 10
+        s.run(y, 15, progress=False)
+        rows, _ = s.labeled_rows()
+        assert rows.tolist() == ref.history_["index"].tolist()
+        pd.testing.assert_frame_equal(s.summary(), ref.summary())
+        hist = s.history(n_points=3)
+        assert {"n_labels", "group", "mean", "lower", "upper"} <= set(hist.columns)
+        assert hist["n_labels"].max() == 25
+
+
+def test_a_tester_session_refuses_to_skip_and_takes_no_groups(tmp_path, data):
+    X = data.scores[:300]
+    with LabelingSession(tmp_path / "t.sqlite", X, assessor=ActiveTester(random_state=0)) as s:
+        with pytest.raises(ValueError, match="ActiveTester cannot skip rows"):
+            s.skip(s.query())
+        assert s.events().empty  # nothing recorded
+    with pytest.raises(ValueError, match="ActiveTester takes no group_by"):
+        LabelingSession(tmp_path / "g.sqlite", X, group_by=np.zeros(300),
+                        assessor=ActiveTester(random_state=0))
+    assert not (tmp_path / "g.sqlite").exists()
+    with pytest.raises(ValueError, match="assessor must be an ActiveSampler"):
+        LabelingSession(tmp_path / "h.sqlite", X, assessor=BayesianAccuracy())
