@@ -50,7 +50,7 @@ def run(args):
         from ._label import named_groups
 
         summary = named_groups(session.summary(), session.assessor_, sf)
-        answer = session.assessor_.answer(group_names=session.group_names)
+        answer = session.answer()
         out = {
             "session": str(path), "scores": str(scores), "sha256": info.get("sha256"),
             "settings": info.get("settings"), "n_labeled_in_session": session.n_labeled,

@@ -9,16 +9,16 @@ import pandas as pd
 
 from ..exceptions import SessionError
 from ..metrics import BayesianAccuracy, anytime_accuracy_interval
-from ..samplers import STRATEGY_NAMES, TASKS, ActiveAssessor, StopRule
+from ..samplers import STRATEGY_NAMES, TASKS, ActiveAssessor, ActiveTester, StopRule
 from ..session import LabelingSession
 from ..utils import check_scores, warn
 from ._common import add_file_arguments, file_options, open_scores, print_table
 from ._oracle import CommandOracle, OracleQuit, read_oracle
 
 #: Settings that fix the query sequence: given again on resuming, they must not change.
-FIXED = ("task", "strategy", "compare", "rope", "seed")
+FIXED = ("task", "strategy", "compare", "rope", "seed", "metrics")
 DEFAULTS = {"task": "estimate", "strategy": "thompson", "compare": None, "rope": 0.05,
-            "seed": None}
+            "seed": None, "metrics": None}
 #: Tasks whose answer --stop-probability confirms with anytime-valid intervals.
 CERTIFIED_TASKS = ("least_accurate", "most_accurate", "compare")
 COMMANDS = {"s": "skip", "skip": "skip", "u": "undo", "undo": "undo", "q": "quit",
@@ -46,6 +46,11 @@ def add_parser(sub):
                    "least_accurate, most_accurate and compare sessions started with "
                    "--stop-probability)")
     s.add_argument("--compare", nargs=2, metavar=("A", "B"), help="the two groups to compare")
+    s.add_argument("--metrics", nargs="+", metavar="NAME",
+                   help="estimate these metrics instead of a group task (accuracy, macro_f1; "
+                   "precision, recall, f1 for every class) with ActiveTester: each item is "
+                   "drawn with a probability by its expected effect on the estimates and "
+                   "weighted by it, so the estimates stay unbiased; no skipping, no --group")
     s.add_argument("--rope", type=float, help="ROPE half-width of --compare (0.05)")
     s.add_argument("--seed", type=int, help="seed of the query sequence (default: drawn, stored)")
     s.add_argument("--budget", type=int, metavar="N",
@@ -99,7 +104,18 @@ def _settings(args, path):
                         "session file."
                     )
         options, fixed = dict(stored_info["options"]), dict(stored_info["settings"])
+        fixed.setdefault("metrics", None)  # a session started before --metrics
     else:
+        if fixed["metrics"] is not None:
+            given = [f"--{k}" for k in ("task", "strategy", "compare", "rope")
+                     if fixed[k] is not None]
+            given += ["--stop-probability"] if args.stop_probability is not None else []
+            given += ["--anytime"] if args.anytime else []
+            if given:
+                raise ValueError(f"--metrics estimates metrics with ActiveTester, which takes "
+                                 f"no {given[0]}.")
+            fixed["strategy"] = "variance"  # ActiveTester's draw, stored for the record
+            fixed["task"] = "metrics"
         if fixed["strategy"] is None and args.anytime:
             fixed["strategy"] = "random"  # the anytime interval needs uniform draws
         if fixed["strategy"] is None and args.stop_probability is not None \
@@ -115,6 +131,10 @@ def _settings(args, path):
 
 def _assessor(fixed, sf, group):
     classes = sf.classes
+    if fixed.get("metrics"):
+        if group is not None:
+            raise ValueError("--metrics estimates metrics over all items; it takes no --group.")
+        return ActiveTester(metrics=tuple(fixed["metrics"]), random_state=fixed["seed"])
     # What the session shows and stops on is the calibrated prior's posterior.
     accuracy_task = fixed["task"] not in ("least_calibrated", "most_costly")
     estimator = BayesianAccuracy() if accuracy_task else None
@@ -169,7 +189,7 @@ def _parse(answer, classes):
 def _status(session, budget, answer=None):
     left = "" if budget is None else f"/{budget}"
     if answer is None:
-        answer = session.assessor_.answer(group_names=session.group_names)
+        answer = session.answer()
     return f"[{session.n_labeled}{left} labeled] {answer['text']}"
 
 
@@ -192,7 +212,7 @@ def interactive(session, table, classes, budget, stop_p, stop_w, read=input):
     print(_help(classes))
     while True:
         # One answer per item: the stop rules and the status line share it.
-        answer = session.assessor_.answer(group_names=session.group_names)
+        answer = session.answer()
         reason = _stop_reason(session, answer, budget, stop_p, stop_w)
         if reason:
             print(f"Stopping: {reason}.")
@@ -252,6 +272,8 @@ def _anytime_text(session, table, level=0.95):
 def named_groups(summary, assessor, sf):
     """A summary indexed by class names (or the group column's name)."""
     summary = summary.copy()
+    if not isinstance(assessor, ActiveAssessor):  # ActiveTester: indexed by metric
+        return summary
     if assessor.estimator_.grouping_.uses_group_by:
         summary.index.name = sf.group_columns[0] if sf.group_columns else "group"
         return summary
@@ -279,6 +301,10 @@ def run(args):
         )
     if len(sf.group_columns) > 1:
         raise ValueError("label takes at most one --group column.")
+    if fixed.get("metrics") and (args.stop_probability is not None or args.anytime):
+        flag = "--stop-probability" if args.stop_probability is not None else "--anytime"
+        raise ValueError(f"--metrics estimates metrics with ActiveTester, which takes no "
+                         f"{flag}.")
     if args.anytime and fixed["strategy"] != "random":
         raise ValueError(
             f"--anytime needs items drawn uniformly at random (--strategy random); this "
@@ -293,7 +319,8 @@ def run(args):
         else contextlib.nullcontext()
     with oracle, LabelingSession(path, table.scores, table.labels, assessor=assessor,
                                  group_by=group, ids=table.ids, info=info,
-                                 group_names=None if group is not None else sf.classes) \
+                                 group_names=None if group is not None or fixed.get("metrics")
+                                 else sf.classes) \
             as session:
         print(f"Session {path}: {'resumed' if session.resumed else 'new'}; "
               f"{session.n_labeled} labels so far; task {fixed['task']}, strategy "
@@ -326,9 +353,10 @@ def run(args):
             interactive(session, table, sf.classes, budget, stop_p, stop_w)
         print("\n" + _status(session, budget))
         summary = named_groups(session.summary(), session.assessor_, sf)
-        print_table("Posterior per group", summary[[c for c in ("n_labeled", "weight", "mean",
-                                                                "lower", "upper")
-                                                    if c in summary]])
+        title = "Posterior per group" if isinstance(session.assessor_, ActiveAssessor) else \
+            "Estimates (difference estimator, 95% confidence intervals)"
+        print_table(title, summary[[c for c in ("n_labeled", "weight", "mean", "estimate", "se",
+                                                "lower", "upper") if c in summary]])
         if args.anytime:
             print(_anytime_text(session, table))
         print(f"Saved in {path}; the same command resumes the session.")

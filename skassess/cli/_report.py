@@ -60,7 +60,8 @@ def run(args):
         group = table.groups[sf.group_columns[0]].to_numpy() if sf.group_columns else None
         with LabelingSession(args.session, table.scores, table.labels, group_by=group,
                              ids=table.ids,
-                             group_names=None if group is not None else sf.classes) as s:
+                             group_names=None if group is not None
+                             or info.get("settings", {}).get("metrics") else sf.classes) as s:
             session_report(s, sf, args.output, prior=args.prior, seed=args.seed)
     print(f"Wrote the report to {Path(args.output)}")
     return 0

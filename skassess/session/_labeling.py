@@ -279,11 +279,12 @@ class LabelingSession:
                              f"session without it.")
         return sampler.fit(X, y, **given)
 
-    def _answer(self, assessor=None):
-        assessor = self.assessor_ if assessor is None else assessor
-        if isinstance(assessor, ActiveAssessor):
-            return assessor.answer(group_names=self.group_names)
-        return assessor.answer()
+    def answer(self, level=0.95):
+        """The sampler's current answer (:meth:`ActiveSampler.answer
+        <skassess.samplers.ActiveSampler.answer>`), its groups named by ``group_names``."""
+        if isinstance(self.assessor_, ActiveAssessor):
+            return self.assessor_.answer(level, group_names=self.group_names)
+        return self.assessor_.answer(level)
 
     # --------------------------------------------------------------- labeling
     def query(self):
@@ -387,7 +388,7 @@ class LabelingSession:
         with _progress_bar(budget, progress) as bar:
             done = 0
             # One answer per label: the stop rules and the progress line share it.
-            answer = self._answer() if rules else None
+            answer = self.answer() if rules else None
             while done < budget and not (rules and stop(answer)):
                 if self.exhausted:
                     break
@@ -400,7 +401,7 @@ class LabelingSession:
                 done += 1
                 bar.update(1)
                 if rules or progress:
-                    answer = self._answer()
+                    answer = self.answer()
                 if progress:
                     bar.set_postfix_str(answer["text"], refresh=False)
         return self
@@ -414,7 +415,7 @@ class LabelingSession:
         stop = self._stop_rule(stop, stop_probability, stop_width, "should_stop")
         if stop is None or not stop.active:
             return False
-        return stop(self._answer()) is not None
+        return stop(self.answer()) is not None
 
     @staticmethod
     def _stop_rule(stop, stop_probability, stop_width, method):
