@@ -6,7 +6,7 @@ from ._calibration_error import BayesianCalibrationError, expected_calibration_e
 from ._compare_models import compare_models
 from ._comparison import GroupComparison, compare_groups, rank_groups, top_m_groups
 from ._confusion import BayesianConfusionMatrix
-from ._conjugate import BetaPosterior, DirichletPosterior
+from ._conjugate import BetaPosterior, DirichletPosterior, robust_mixture_posterior
 from ._cost import BayesianMisclassificationCost
 from ._display import (
     DifferenceDisplay,
@@ -32,6 +32,7 @@ __all__ = [
     "BayesianMisclassificationCost",
     "BayesianModelComparison",
     "BetaPosterior",
+    "robust_mixture_posterior",
     "DifferenceDisplay",
     "DirichletPosterior",
     "GroupComparison",

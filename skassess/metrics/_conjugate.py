@@ -11,7 +11,7 @@ from sklearn.utils import check_random_state
 
 from ..utils import LEVEL, N_DRAWS, validate_args
 
-__all__ = ["BetaPosterior", "DirichletPosterior"]
+__all__ = ["BetaPosterior", "DirichletPosterior", "robust_mixture_posterior"]
 
 #: The smallest pseudo-count a prior built from the scores gets: it keeps Beta
 #: and Dirichlet parameters > 0 where the scores give a cell no mass at all
@@ -325,7 +325,7 @@ def robust_mixture_posterior(prior_alpha, prior_beta, successes, failures, *,
 
     Examples
     --------
-    >>> from skassess.metrics._conjugate import robust_mixture_posterior
+    >>> from skassess.metrics import robust_mixture_posterior
     >>> post, w = robust_mixture_posterior(90.0, 10.0, 9, 1, prior_weight=0.9)
     >>> round(float(w[0]), 2), round(float(post.mean()[0]), 3)
     (0.97, 0.9)
