@@ -335,7 +335,8 @@ class ActiveSampler(BaseEstimator):
             (:class:`~skassess.samplers.ActiveTester`: 10, as its surrogate
             is refitted once per batch).
         stop : StopRule, default=None
-            Read against :meth:`answer` after each batch.
+            Read against :meth:`answer` before each batch: a run whose rule
+            holds already labels nothing.
         progress : bool, default=True
             Show a tqdm progress bar.
         callback : callable, default=None
