@@ -346,8 +346,9 @@ default=("accuracy", "precision", "recall")
         return "strata"
 
     # -------------------------------------------------------------- ask / tell
-    @validate_args({"n": [Interval(Integral, 1, None, closed="left")]})
-    def query(self, n=1):
+    @validate_args({"n": [Interval(Integral, 1, None, closed="left")],
+                    "return_utilities": ["boolean"]})
+    def query(self, n=1, *, return_utilities=False):
         """Pool indices of the next ``n`` items to label.
 
         For ``"variance"`` and ``"random"`` the items are drawn (without
@@ -355,9 +356,21 @@ default=("accuracy", "precision", "recall")
         their labels; a new :meth:`query` drops the draws of the previous one
         that were not told.
 
+        Parameters
+        ----------
+        n : int, default=1
+        return_utilities : bool, default=False
+            Also return each pool item's score when the items were chosen:
+            its draw probability (``"variance"``, ``"random"``) or the
+            surrogate's utility (``"alt_mas"``, ``"bald"``; uniform before the
+            surrogate is fitted); NaN for labeled items.
+
         Returns
         -------
         indices : ndarray of shape (n,)
+        utilities : ndarray of shape (n, n_pool)
+            Only with ``return_utilities=True``; one row per index (the same
+            row for every index of a query: they are chosen together).
 
         Raises
         ------
@@ -374,14 +387,22 @@ default=("accuracy", "precision", "recall")
             self._pending = None
             proba = self._surrogate_proba
             if proba is None:  # no surrogate yet: random items
-                return self._rng.choice(unlabeled, n, replace=False)
-            proba = proba[:, unlabeled]
-            u = (bald(proba) if self.strategy == "bald"
-                 else metric_utility(proba, self._pred[unlabeled], self._metrics))
-            # Ties (e.g. all zero) broken at random.
-            order = np.lexsort((self._rng.random(len(u)), -u))
-            return unlabeled[order[:n]]
-        return self._draw(unlabeled, n)
+                u = np.full(len(unlabeled), 1.0 / len(unlabeled))
+                out = self._rng.choice(unlabeled, n, replace=False)
+            else:
+                proba = proba[:, unlabeled]
+                u = (bald(proba) if self.strategy == "bald"
+                     else metric_utility(proba, self._pred[unlabeled], self._metrics))
+                # Ties (e.g. all zero) broken at random.
+                order = np.lexsort((self._rng.random(len(u)), -u))
+                out = unlabeled[order[:n]]
+        else:
+            out, u = self._draw(unlabeled, n)
+        if not return_utilities:
+            return out
+        utilities = np.full((n, len(self.labels_)), np.nan)
+        utilities[:, unlabeled] = u
+        return out, utilities
 
     def _plugin(self, g):
         """``g``'s prediction of the totals (labels where known) and of its variance per row."""
@@ -443,7 +464,7 @@ default=("accuracy", "precision", "recall")
             "with_surrogate": self._surrogate_proba is not None,
             "resolved": 0,
         }
-        return unlabeled[picks]
+        return unlabeled[picks], q
 
     def tell(self, indices, labels, *, time=None):
         """Record labels of pool items.

@@ -156,3 +156,17 @@ def test_skipping():
     with pytest.raises(ValueError, match="ActiveTester cannot skip rows"):
         t.skip([0])
     assert t.skipped_.tolist() == []
+
+
+@pytest.mark.parametrize("strategy", ["variance", "random", "alt_mas"])
+def test_a_tester_returns_its_utilities(strategy):
+    X, y = _pool(n=200)
+    t = ActiveTester(strategy=strategy, random_state=0, min_labels=5).fit(X)
+    rows, u = t.query(3, return_utilities=True)
+    assert u.shape == (3, 200) and np.isfinite(u).all()
+    if strategy != "alt_mas":
+        np.testing.assert_allclose(u.sum(axis=1), 1.0)  # the draw probabilities
+    t.tell(rows, y[rows])
+    rows2, u2 = t.query(2, return_utilities=True)
+    assert np.isnan(u2[:, rows]).all() and np.isfinite(np.delete(u2, rows, axis=1)).all()
+    assert not set(rows2) & set(rows)
