@@ -162,17 +162,19 @@ class ActiveModelSelector(ActiveSampler):
         return self._queue[self._next[p]] if self._next[p] < self._end[p] else None
 
     def _pick_pattern(self):
+        """The pattern to label next, and every pattern's score for that choice."""
         est = self.estimator_
         left = (est.n_unlabeled_ - self._n_skipped).astype(np.float64)
         if self.strategy == "top_two":
             score = np.where(left > 0, self._top_two_scores(), 0.0)
             if np.any(score > 0):
-                return int(np.argmax(score))
+                return int(np.argmax(score)), score
         if self.strategy != "random" and np.any(left[self._disagree] > 0):
             left = np.where(self._disagree, left, 0.0)
         if left.sum() <= 0:
             raise ValueError("Every item of the pool is labeled; there is nothing to query.")
-        return int(self._rng.choice(len(left), p=left / left.sum()))
+        prob = left / left.sum()
+        return int(self._rng.choice(len(left), p=prob)), prob
 
     def _top_two_scores(self):
         est = self.estimator_
@@ -194,9 +196,26 @@ class ActiveModelSelector(ActiveSampler):
         var = (c ** 2 * mu).sum(axis=1) - (c * mu).sum(axis=1) ** 2
         return est.n_unlabeled_ ** 2 * var / ((total + 1) * (total + 2))
 
-    @validate_args({"n": [Interval(Integral, 1, None, closed="left")]})
-    def query(self, n=1):
+    @validate_args({"n": [Interval(Integral, 1, None, closed="left")],
+                    "return_utilities": ["boolean"]})
+    def query(self, n=1, *, return_utilities=False):
         """The next ``n`` items to label (pool indices); the same until told.
+
+        Parameters
+        ----------
+        n : int, default=1
+        return_utilities : bool, default=False
+            Also return, for each index, every item's score when it was
+            chosen: its agreement pattern's score (``"top_two"``: the
+            expected reduction of the leader-challenger variance; else the
+            pattern's probability of being drawn); NaN for items labeled or
+            skipped.
+
+        Returns
+        -------
+        indices : ndarray of shape (n,)
+        utilities : ndarray of shape (n, n_pool)
+            Only with ``return_utilities=True``.
 
         Raises
         ------
@@ -208,28 +227,34 @@ class ActiveModelSelector(ActiveSampler):
         if n > left:
             raise ValueError(f"The pool is exhausted: {left} unlabeled items are left, and "
                              f"query asked for n={n}.")
-        if self._pending is not None and len(self._pending) == n and \
-                (self.labels_[self._pending] < 0).all():
+        if not (self._pending is not None and len(self._pending) == n
+                and (self.labels_[self._pending] < 0).all()):
+            picked, scores = [], []
+            taken = {}
+            for _ in range(n):
+                p, score = self._pick_pattern()
+                head = self._head(p)
+                # within one batch, pass the items already picked from this pattern
+                skip = taken.get(p, 0)
+                pos = self._next[p] + skip
+                if skip:
+                    while pos < self._end[p] and (self.labels_[self._queue[pos]] >= 0
+                                                  or self._skipped[self._queue[pos]]):
+                        pos += 1
+                    head = self._queue[pos] if pos < self._end[p] else None
+                if head is None:
+                    break
+                taken[p] = skip + 1
+                picked.append(int(head))
+                scores.append(score)
+            self._pending = np.array(picked, dtype=np.intp)
+            self._pending_scores = np.array(scores)
+        if not return_utilities:
             return self._pending.copy()
-        picked = []
-        taken = {}
-        for _ in range(n):
-            p = self._pick_pattern()
-            head = self._head(p)
-            # within one batch, pass the items already picked from this pattern
-            skip = taken.get(p, 0)
-            pos = self._next[p] + skip
-            if skip:
-                while pos < self._end[p] and (self.labels_[self._queue[pos]] >= 0
-                                              or self._skipped[self._queue[pos]]):
-                    pos += 1
-                head = self._queue[pos] if pos < self._end[p] else None
-            if head is None:
-                break
-            taken[p] = skip + 1
-            picked.append(int(head))
-        self._pending = np.array(picked, dtype=np.intp)
-        return self._pending.copy()
+        open_ = (self.labels_ < 0) & ~self._skipped
+        utilities = np.where(open_[None], self._pending_scores[:, self.estimator_.pattern_],
+                             np.nan)
+        return self._pending.copy(), utilities
 
     def tell(self, indices, labels, *, time=None):
         """Record labels of pool items (class indices, or the estimator's ``classes``).

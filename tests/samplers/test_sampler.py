@@ -170,3 +170,18 @@ def test_a_tester_returns_its_utilities(strategy):
     rows2, u2 = t.query(2, return_utilities=True)
     assert np.isnan(u2[:, rows]).all() and np.isfinite(np.delete(u2, rows, axis=1)).all()
     assert not set(rows2) & set(rows)
+
+
+@pytest.mark.parametrize("strategy", ["top_two", "disagreement", "random"])
+def test_a_selector_returns_its_utilities(strategy):
+    X, y = _pair(n=300)
+    sel = ActiveModelSelector(strategy=strategy, random_state=0).fit(X)
+    rows, u = sel.query(2, return_utilities=True)
+    assert u.shape == (2, 300) and np.isfinite(u).all()
+    assert (u[np.arange(2), rows] > 0).all()  # a chosen item's pattern scored above zero
+    again, u_again = sel.query(2, return_utilities=True)  # the same until told
+    assert again.tolist() == rows.tolist()
+    np.testing.assert_array_equal(u_again, u)
+    sel.tell(rows, y[rows])
+    _, u2 = sel.query(1, return_utilities=True)
+    assert np.isnan(u2[0, rows]).all()
