@@ -5,11 +5,14 @@ counts it has seen, so that two posteriors built from the same prior on
 disjoint data merge exactly: ``prior + counts_1 + counts_2``.
 """
 
+from numbers import Real
+
 import numpy as np
 from scipy import special, stats
 from sklearn.utils import check_random_state
 
-from ..utils import LEVEL, N_DRAWS, validate_args
+from ..utils import LEVEL, N_DRAWS, validate_args, validate_params
+from ..utils._sklearn_compat import Interval
 
 __all__ = ["BetaPosterior", "DirichletPosterior", "robust_mixture_posterior"]
 
@@ -291,6 +294,17 @@ class BetaPosterior:
         )
 
 
+@validate_params(
+    {
+        "prior_alpha": ["array-like", Real],
+        "prior_beta": ["array-like", Real],
+        "successes": ["array-like", Real],
+        "failures": ["array-like", Real],
+        "prior_weight": [Interval(Real, 0, 1, closed="both")],
+        "vague": [Interval(Real, 0, None, closed="neither")],
+    },
+    prefer_skip_nested_validation=True,
+)
 def robust_mixture_posterior(prior_alpha, prior_beta, successes, failures, *,
                              prior_weight, vague=1.0):
     """The posterior of a rate under a robust mixture prior, as one Beta per cell.
@@ -337,8 +351,6 @@ def robust_mixture_posterior(prior_alpha, prior_beta, successes, failures, *,
     flat = BetaPosterior(np.full(informative.shape, float(vague)), float(vague),
                          informative.successes, informative.failures)
     w = float(prior_weight)
-    if not 0.0 <= w <= 1.0:
-        raise ValueError(f"prior_weight must be in [0, 1]; got {prior_weight!r}.")
     with np.errstate(divide="ignore"):
         log_w1 = np.log(w) + informative.log_marginal_likelihood()
         log_w0 = np.log1p(-w) + flat.log_marginal_likelihood()

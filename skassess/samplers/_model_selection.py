@@ -81,7 +81,8 @@ class ActiveModelSelector(ActiveSampler):
     >>> b = np.where(rng.uniform(size=5000) < 0.85, y, 1 - y)
     >>> X = np.stack([np.where(a == 1, 0.9, 0.1), np.where(b == 1, 0.85, 0.15)], axis=1)
     >>> sel = ActiveModelSelector(random_state=0).fit(X)
-    >>> sel = sel.run(y, budget=2000, stop_probability=0.95, progress=False)
+    >>> from skassess.samplers import StopRule
+    >>> sel = sel.run(y, budget=2000, stop=StopRule(probability=0.95), progress=False)
     >>> int(sel.best_probabilities().idxmax()[-1]), sel.n_labeled_ < 400
     (0, True)
     """

@@ -320,7 +320,7 @@ def test_robust_mixture_lies_between_its_parts(a0, b0, successes, failures, weig
 def test_robust_mixture_rejects_a_weight_outside_0_1():
     from skassess.metrics import robust_mixture_posterior
 
-    with pytest.raises(ValueError, match="prior_weight must be in"):
+    with pytest.raises(ValueError, match="prior_weight. parameter of robust_mixture_posterior"):
         robust_mixture_posterior(2.0, 2.0, 1, 1, prior_weight=1.2)
 
 
