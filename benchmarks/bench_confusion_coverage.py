@@ -54,21 +54,32 @@ def _run(X, y, budget, prior, seeds):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", choices=["svhn", "fashion-mnist", "synthetic"],
-                        action="append")
+    parser.add_argument(
+        "--dataset", choices=["svhn", "fashion-mnist", "synthetic"], action="append"
+    )
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--budgets", type=int, nargs="+", default=[20, 50, 100, 200, 1000])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-jobs", type=int, default=2)
-    parser.add_argument("--priors", nargs="+", default=["uniform", "informative"],
-                        choices=["uniform", "informative", "hierarchical", "calibrated"])
+    parser.add_argument(
+        "--priors",
+        nargs="+",
+        default=["uniform", "informative"],
+        choices=["uniform", "informative", "hierarchical", "calibrated"],
+    )
     args = parser.parse_args()
     for name in args.dataset or ["svhn", "fashion-mnist", "synthetic"]:
         X, y = load(name, args.seed)
-        print(f"\n{name}: {len(y)} rows, {X.shape[1]} classes, {args.runs} runs; coverage % "
-              "of the 95 % cell intervals, all cells / diagonal / non-empty off-diagonal (SE)")
-        print("| prior | " + " | ".join(f"N={b}" for b in args.budgets) + " |\n|---|"
-              + "---|" * len(args.budgets))
+        print(
+            f"\n{name}: {len(y)} rows, {X.shape[1]} classes, {args.runs} runs; coverage % "
+            "of the 95 % cell intervals, all cells / diagonal / non-empty off-diagonal (SE)"
+        )
+        print(
+            "| prior | "
+            + " | ".join(f"N={b}" for b in args.budgets)
+            + " |\n|---|"
+            + "---|" * len(args.budgets)
+        )
         for prior in args.priors:
             start = time.perf_counter()
             cells = []
@@ -76,12 +87,15 @@ def main():
                 seeds = np.random.SeedSequence([args.seed, budget]).generate_state(args.runs)
                 chunks = np.array_split(seeds, 4 * args.n_jobs)
                 res = Parallel(n_jobs=args.n_jobs, backend="multiprocessing")(
-                    delayed(_run)(X, y, budget, prior, chunk) for chunk in chunks)
+                    delayed(_run)(X, y, budget, prior, chunk) for chunk in chunks
+                )
                 res = 100 * np.concatenate([np.array(r) for r in res])
                 mean, se = res.mean(axis=0), res.std(axis=0) / np.sqrt(len(res))
                 cells.append(" / ".join(f"{m:.1f}" for m in mean) + f" ({se.max():.1f})")
-            print(f"| {prior} | " + " | ".join(cells) + " |"
-                  f"  [{time.perf_counter() - start:.0f} s]", flush=True)
+            print(
+                f"| {prior} | " + " | ".join(cells) + f" |  [{time.perf_counter() - start:.0f} s]",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

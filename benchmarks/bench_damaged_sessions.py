@@ -40,8 +40,9 @@ class _WritesMarker:
 
 
 def skassess(*argv, cwd):
-    proc = subprocess.run([sys.executable, "-m", "skassess", *argv], capture_output=True,
-                          text=True, cwd=cwd)
+    proc = subprocess.run(
+        [sys.executable, "-m", "skassess", *argv], capture_output=True, text=True, cwd=cwd
+    )
     return proc.returncode, (proc.stderr.strip() or proc.stdout.strip().splitlines()[0])
 
 
@@ -50,12 +51,12 @@ def damage(path, how):
         blob = bytearray(path.read_bytes())
         # the middle of the last page that holds events
         start = len(blob) - 4096 + 2048
-        blob[start:start + 64] = os.urandom(64)
+        blob[start : start + 64] = os.urandom(64)
         path.write_bytes(bytes(blob))
         return
     if how == "cut short":
         blob = path.read_bytes()
-        path.write_bytes(blob[:len(blob) // 2])
+        path.write_bytes(blob[: len(blob) // 2])
         return
     db = sqlite3.connect(path)
     if how == "duplicated event":
@@ -75,12 +76,29 @@ def main():
         skassess("example", "--directory", str(tmp), cwd=tmp)
         scores, oracle = tmp / "example_scores.csv", tmp / "example_labels.csv"
         base = tmp / "base.sqlite"
-        code, _ = skassess("label", str(scores), "--session", str(base), "--oracle", str(oracle),
-                           "--budget", "40", "--seed", "0", "--no-progress", cwd=tmp)
+        code, _ = skassess(
+            "label",
+            str(scores),
+            "--session",
+            str(base),
+            "--oracle",
+            str(oracle),
+            "--budget",
+            "40",
+            "--seed",
+            "0",
+            "--no-progress",
+            cwd=tmp,
+        )
         assert code == 0
         print(f"{'case':<22} {'exit':>4}  unchanged  message")
-        for how in ("random bytes", "duplicated event", "rewritten label", "deleted last event",
-                    "cut short"):
+        for how in (
+            "random bytes",
+            "duplicated event",
+            "rewritten label",
+            "deleted last event",
+            "cut short",
+        ):
             path = tmp / f"{how.replace(' ', '_')}.sqlite"
             shutil.copy(base, path)
             damage(path, how)
@@ -89,12 +107,26 @@ def main():
             print(f"{how:<22} {code:>4}  {path.read_bytes() == before!s:9}  {message}")
         # a killed labeling process, then its -wal file deleted
         path = tmp / "killed.sqlite"
-        proc = subprocess.Popen([sys.executable, "-m", "skassess", "label", str(scores),
-                                 "--session", str(path), "--oracle-command",
-                                 f"{sys.executable} -c \"import sys, time\nfor l in sys.stdin: "
-                                 "print('Bag', flush=True); time.sleep(0.01)\"",
-                                 "--seed", "0", "--no-progress"], cwd=tmp,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "skassess",
+                "label",
+                str(scores),
+                "--session",
+                str(path),
+                "--oracle-command",
+                f'{sys.executable} -c "import sys, time\nfor l in sys.stdin: '
+                "print('Bag', flush=True); time.sleep(0.01)\"",
+                "--seed",
+                "0",
+                "--no-progress",
+            ],
+            cwd=tmp,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(6)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
@@ -110,26 +142,45 @@ def main():
         wal.unlink(missing_ok=True)
         code, message = skassess("export", str(path), cwd=tmp)
         with_wal = counted.split(" to ")[0]
-        print(f"{'lost -wal after kill':<22} {code:>4}  {'-':9}  {message} (a -wal file was "
-              f"{'there' if had else 'not there'} and deleted; with it: {with_wal})")
+        print(
+            f"{'lost -wal after kill':<22} {code:>4}  {'-':9}  {message} (a -wal file was "
+            f"{'there' if had else 'not there'} and deleted; with it: {with_wal})"
+        )
         # a crafted format-1 file
         path, marker = tmp / "crafted.sqlite", tmp / "marker"
         db = sqlite3.connect(path)
         db.executescript(
             "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
             "CREATE TABLE events (seq INTEGER PRIMARY KEY, kind TEXT, row INTEGER, item_id "
-            "TEXT, label TEXT, step INTEGER, time REAL, cursor TEXT);")
-        meta = {"format": 1, "created": 0, "settings": {}, "data_sha256": "0",
-                "assessor": base64.b64encode(pickle.dumps(_WritesMarker(marker))).decode(),
-                "info": {"input": str(scores), "options": {}, "settings": {}}}
-        db.executemany("INSERT INTO meta VALUES (?, ?)",
-                       [(k, json.dumps(v)) for k, v in meta.items()])
+            "TEXT, label TEXT, step INTEGER, time REAL, cursor TEXT);"
+        )
+        meta = {
+            "format": 1,
+            "created": 0,
+            "settings": {},
+            "data_sha256": "0",
+            "assessor": base64.b64encode(pickle.dumps(_WritesMarker(marker))).decode(),
+            "info": {"input": str(scores), "options": {}, "settings": {}},
+        }
+        db.executemany(
+            "INSERT INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in meta.items()]
+        )
         db.commit()
         db.close()
-        for argv in (["label", str(scores), "--session", str(path), "--oracle", str(oracle),
-                      "--budget", "5"], ["export", str(path)],
-                     ["report", str(scores), "--session", str(path), "-o",
-                      str(tmp / "r.html")]):
+        for argv in (
+            [
+                "label",
+                str(scores),
+                "--session",
+                str(path),
+                "--oracle",
+                str(oracle),
+                "--budget",
+                "5",
+            ],
+            ["export", str(path)],
+            ["report", str(scores), "--session", str(path), "-o", str(tmp / "r.html")],
+        ):
             code, message = skassess(*argv, cwd=tmp)
             made = "CREATED" if marker.exists() else "absent"
             print(f"{'pickle: ' + argv[0]:<22} {code:>4}  marker {made}  {message}")

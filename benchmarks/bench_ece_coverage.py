@@ -95,27 +95,41 @@ def main():
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--budgets", type=int, nargs="+", default=[50, 200, 1000])
-    parser.add_argument("--ece-model", default="hierarchical",
-                        choices=["hierarchical", "independent"])
+    parser.add_argument(
+        "--ece-model", default="hierarchical", choices=["hierarchical", "independent"]
+    )
     parser.add_argument("--p-calibrated", type=float, default=0.5)
     parser.add_argument("--unlabeled", default="sampled", choices=["sampled", "expected"])
     parser.add_argument("--only", help="pools whose name contains this text")
     args = parser.parse_args()
-    print(f"ece_model={args.ece_model!r}, p_calibrated={args.p_calibrated}, "
-          f"unlabeled={args.unlabeled!r}, {args.runs} runs; cells: coverage % of the 95 % "
-          "interval / mean posterior mean x 100 / mean width x 100")
+    print(
+        f"ece_model={args.ece_model!r}, p_calibrated={args.p_calibrated}, "
+        f"unlabeled={args.unlabeled!r}, {args.runs} runs; cells: coverage % of the 95 % "
+        "interval / mean posterior mean x 100 / mean width x 100"
+    )
     print("| pool | ECE* x 100 | " + " | ".join(f"N={b}" for b in args.budgets) + " |")
     print("|---|---|" + "---|" * len(args.budgets))
     worst = 100.0
     for name, X, y in pools(args.seed):
         if args.only and args.only not in name:
             continue
-        cells = [cell(X, y, b, args.runs, args.seed, ece_model=args.ece_model,
-                      p_calibrated=args.p_calibrated,
-                      unlabeled=args.unlabeled) for b in args.budgets]
+        cells = [
+            cell(
+                X,
+                y,
+                b,
+                args.runs,
+                args.seed,
+                ece_model=args.ece_model,
+                p_calibrated=args.p_calibrated,
+                unlabeled=args.unlabeled,
+            )
+            for b in args.budgets
+        ]
         worst = min(worst, *(100 * c[1] for c in cells))
-        row = " | ".join(f"{100 * cov:.0f} / {100 * m:.1f} / {100 * w:.1f}"
-                         for _, cov, m, w in cells)
+        row = " | ".join(
+            f"{100 * cov:.0f} / {100 * m:.1f} / {100 * w:.1f}" for _, cov, m, w in cells
+        )
         print(f"| {name} | {100 * cells[0][0]:.2f} | {row} |", flush=True)
     print(f"lowest coverage: {worst:.0f} %")
 

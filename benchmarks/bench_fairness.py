@@ -58,14 +58,19 @@ POINT = "median"  # the point estimate of Delta scored by the MAE; set by --poin
 ROWS = None  # restrict Tables 4.2 / 4.3 to these data sets; set by --rows
 # Thesis numbers: (Freq, BB, BC); None where the thesis prints a dash.
 THESIS_42 = {
-    ("MLP", "Adult race"): (16.5, 18.5, 3.9), ("MLP", "Adult gender"): (19.7, 17.4, 5.1),
-    ("MLP", "Compas-R race"): (31.5, 21.0, 4.2), ("MLP", "Compas-R gender"): (33.7, 21.6, 5.0),
-    ("LR", "Adult race"): (16.4, 18.7, 2.9), ("RF", "Adult race"): (16.5, 18.2, 3.2),
+    ("MLP", "Adult race"): (16.5, 18.5, 3.9),
+    ("MLP", "Adult gender"): (19.7, 17.4, 5.1),
+    ("MLP", "Compas-R race"): (31.5, 21.0, 4.2),
+    ("MLP", "Compas-R gender"): (33.7, 21.6, 5.0),
+    ("LR", "Adult race"): (16.4, 18.7, 2.9),
+    ("RF", "Adult race"): (16.5, 18.2, 3.2),
     ("GNB", "Adult race"): (17.6, 18.9, 3.6),
 }
 THESIS_43 = {
-    "Adult race": (None, 12.5, 5.8), "Adult gender": (16.3, 14.3, 4.3),
-    "Compas-R race": (None, 7.6, 2.5), "Compas-R gender": (10.0, 9.5, 1.9),
+    "Adult race": (None, 12.5, 5.8),
+    "Adult gender": (16.3, 14.3, 4.3),
+    "Compas-R race": (None, 7.6, 2.5),
+    "Compas-R gender": (10.0, 9.5, 1.9),
 }
 
 
@@ -87,11 +92,13 @@ def labeled_rows(groups, n_labeled, seed):
 
 def truth(s, y, groups, privileged, metric):
     pred = s > 0.5
+
     def rate(mask):
         if metric == "accuracy":
             return np.mean(pred[mask] == y[mask])
         cond = y[mask] == (1 if metric == "tpr" else 0)
         return np.mean(pred[mask][cond])
+
     return rate(groups == privileged) - rate(groups != privileged)
 
 
@@ -106,13 +113,20 @@ def make_estimator(short, metrics, privileged, seed, unlabeled, prior_scale=1.0)
         calibrator.set_params(eps=EPS)
     method = "bayesian-calibration" if short == "BC-NH" else METHODS[short]
     extra = {} if P_POOLED is None else {"p_pooled": P_POOLED}
-    return BayesianGroupMetrics(method, metrics=metrics, calibrator=calibrator,
-                                privileged=privileged, unlabeled=unlabeled, random_state=seed,
-                                **extra)
+    return BayesianGroupMetrics(
+        method,
+        metrics=metrics,
+        calibrator=calibrator,
+        privileged=privileged,
+        unlabeled=unlabeled,
+        random_state=seed,
+        **extra,
+    )
 
 
-def one_run(s, y, groups, privileged, n_labeled, seed, metrics, methods, unlabeled,
-            prior_scale=1.0):
+def one_run(
+    s, y, groups, privileged, n_labeled, seed, metrics, methods, unlabeled, prior_scale=1.0
+):
     """{(method, metric): (mean, lower, upper) of Delta}, plus R-hat / ESS of the BC fits."""
     rows = labeled_rows(groups, n_labeled, seed)
     y_obs = np.full(len(y), -1)
@@ -122,7 +136,8 @@ def one_run(s, y, groups, privileged, n_labeled, seed, metrics, methods, unlabel
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # R-hat/ESS are recorded below
             est = make_estimator(short, metrics, privileged, seed, unlabeled, prior_scale).fit(
-                s, y_obs, sensitive_features=groups)
+                s, y_obs, sensitive_features=groups
+            )
         table = est.differences()
         for metric in metrics:
             row = table.loc[metric].iloc[0]
@@ -133,13 +148,15 @@ def one_run(s, y, groups, privileged, n_labeled, seed, metrics, methods, unlabel
     return out
 
 
-def experiment(name, model, n_labeled, metrics, runs, n_jobs, methods=("Freq", "BB", "BC"),
-               prior_scale=1.0):
+def experiment(
+    name, model, n_labeled, metrics, runs, n_jobs, methods=("Freq", "BB", "BC"), prior_scale=1.0
+):
     """Per (method, metric): MAE x 100, undefined runs, coverage %; worst R-hat / ESS."""
     s, y, groups, privileged = load(name, model)
     results = Parallel(n_jobs=n_jobs)(
-        delayed(one_run)(s, y, groups, privileged, n_labeled, seed, metrics, methods, UNLABELED,
-                         prior_scale)
+        delayed(one_run)(
+            s, y, groups, privileged, n_labeled, seed, metrics, methods, UNLABELED, prior_scale
+        )
         for seed in range(FIRST_SEED, FIRST_SEED + runs)
     )
     summary = {"rhat": max(r["rhat"] for r in results), "ess": min(r["ess"] for r in results)}
@@ -166,17 +183,20 @@ def fmt(value, undefined=0):
 
 
 def print_mae_row(label, r, thesis, metric):
-    cells = " | ".join(fmt(r[m, metric]["mae"], r[m, metric]["undefined"])
-                       for m in ("Freq", "BB", "BC"))
-    print(f"| {label} | {cells} | {r['BC', metric]['se']:.1f} | "
-          f"{' / '.join(fmt(v) for v in thesis)} | "
-          f"{r['rhat']:.3f} | {r['ess']:.0f} |", flush=True)
+    cells = " | ".join(
+        fmt(r[m, metric]["mae"], r[m, metric]["undefined"]) for m in ("Freq", "BB", "BC")
+    )
+    print(
+        f"| {label} | {cells} | {r['BC', metric]['se']:.1f} | "
+        f"{' / '.join(fmt(v) for v in thesis)} | "
+        f"{r['rhat']:.3f} | {r['ess']:.0f} |",
+        flush=True,
+    )
 
 
 def table_42(runs, n_jobs):
     print("\n### Table 4.2: MAE x 100 of Delta accuracy, n_L = 10\n")
-    print("| model | data | Freq | BB | BC | BC SE | thesis Freq / BB / BC | max R-hat "
-          "| min ESS |")
+    print("| model | data | Freq | BB | BC | BC SE | thesis Freq / BB / BC | max R-hat | min ESS |")
     print("|---|---|---|---|---|---|---|---|---|")
     for (model, name), thesis in THESIS_42.items():
         if ROWS and name not in ROWS:
@@ -205,8 +225,9 @@ def table_44(runs, n_jobs):
         cells = []
         for n in sizes:
             r = experiment(name, "MLP", n, ("accuracy",), runs, n_jobs, methods=("BB", "BC"))
-            cells.append(f"{r['BC', 'accuracy']['coverage']:.0f} / "
-                         f"{r['BB', 'accuracy']['coverage']:.0f}")
+            cells.append(
+                f"{r['BC', 'accuracy']['coverage']:.0f} / {r['BB', 'accuracy']['coverage']:.0f}"
+            )
         print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
 
 
@@ -229,8 +250,10 @@ def prior_study(runs, n_jobs):
     scales = (0.25, 0.5, 1.0)
     sizes = (10, 40, 100)
     held_out = [("Bank age", "MLP"), ("Bank age", "LR")]
-    print("\n### prior_scale chosen on held-out data (bank file): BC coverage % / MAE x 100 "
-          "of Delta accuracy\n")
+    print(
+        "\n### prior_scale chosen on held-out data (bank file): BC coverage % / MAE x 100 "
+        "of Delta accuracy\n"
+    )
     print("| data | model | prior_scale | " + " | ".join(f"n_L = {n}" for n in sizes) + " |")
     print("|---|---|---|" + "---|" * len(sizes))
     deviation = {}
@@ -246,23 +269,28 @@ def prior_study(runs, n_jobs):
             print(f"| {name} | {model} | {scale} | " + " | ".join(cells) + " |", flush=True)
     # The scale whose coverage is closest to 95 % on average; ties go to the wider prior.
     chosen = min(scales, key=lambda a: (np.mean(deviation[a]), -a))
-    print("\nMean |coverage - 95| per scale: "
-          + ", ".join(f"{a}: {np.mean(d):.1f}" for a, d in deviation.items())
-          + f"; chosen prior_scale = {chosen}")
+    print(
+        "\nMean |coverage - 95| per scale: "
+        + ", ".join(f"{a}: {np.mean(d):.1f}" for a, d in deviation.items())
+        + f"; chosen prior_scale = {chosen}"
+    )
     if chosen == 1.0:
         print("That is the default: Table 4.4 holds its coverage on the thesis's rows.")
         return
     sizes = (10, 20, 40, 100)
-    print(f"\n### Thesis rows (MLP) with prior_scale = {chosen}: BC coverage % / MAE x 100 of "
-          "Delta accuracy\n")
+    print(
+        f"\n### Thesis rows (MLP) with prior_scale = {chosen}: BC coverage % / MAE x 100 of "
+        "Delta accuracy\n"
+    )
     print("| data | " + " | ".join(f"n_L = {n}" for n in sizes) + " |")
     print("|---|" + "---|" * len(sizes))
     for name in SETS:
         cells = []
         for n in sizes:
             r = experiment(name, "MLP", n, ("accuracy",), runs, n_jobs, ("BC",), chosen)
-            cells.append(f"{r['BC', 'accuracy']['coverage']:.0f} / "
-                         f"{r['BC', 'accuracy']['mae']:.1f}")
+            cells.append(
+                f"{r['BC', 'accuracy']['coverage']:.0f} / {r['BC', 'accuracy']['mae']:.1f}"
+            )
         print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
 
 
@@ -279,8 +307,7 @@ def floor(runs, n_jobs):
     from sklearn.linear_model import LogisticRegression
 
     metrics = ("accuracy", "tpr", "fpr")
-    print("\n### Floor of BC's error: beta map fitted on all labels, |Delta error| x 100 "
-          "(MLP)\n")
+    print("\n### Floor of BC's error: beta map fitted on all labels, |Delta error| x 100 (MLP)\n")
     print("| data | " + " | ".join(metrics) + " |")
     print("|---|" + "---|" * len(metrics))
     eps = HierarchicalBetaCalibrator().eps if EPS is None else EPS
@@ -296,8 +323,9 @@ def floor(runs, n_jobs):
             p[rows] = fit.predict_proba(features[rows])[:, 1]
         cells = []
         for metric in metrics:
-            est = (expected_rate(pred[groups == privileged], p[groups == privileged], metric)
-                   - expected_rate(pred[groups != privileged], p[groups != privileged], metric))
+            est = expected_rate(
+                pred[groups == privileged], p[groups == privileged], metric
+            ) - expected_rate(pred[groups != privileged], p[groups != privileged], metric)
             cells.append(f"{100 * abs(est - truth(s, y, groups, privileged, metric)):.1f}")
         print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
 
@@ -309,27 +337,50 @@ def main():
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--unlabeled", choices=["expected", "sampled"], default="expected")
     parser.add_argument("--first-seed", type=int, default=0)
-    parser.add_argument("--point", choices=["median", "mean"], default="median",
-                        help="posterior summary scored by the MAE (median: least expected "
-                             "absolute error; the thesis used the mean)")
-    parser.add_argument("--p-pooled", type=float, default=None,
-                        help="BC's p_pooled (default: the estimator's)")
-    parser.add_argument("--bc-method", choices=["bayesian-calibration", "calibrated"],
-                        default="bayesian-calibration",
-                        help="the BayesianGroupMetrics method of the BC columns (calibrated: "
-                             "the package's default)")
-    parser.add_argument("--eps", type=float, default=None,
-                        help="score clipping of the calibrator (the thesis used 0.01)")
-    parser.add_argument("--rows", nargs="+", choices=list(SETS), default=None,
-                        help="data sets of Tables 4.2 and 4.3 to run (default: all)")
+    parser.add_argument(
+        "--point",
+        choices=["median", "mean"],
+        default="median",
+        help="posterior summary scored by the MAE (median: least expected "
+        "absolute error; the thesis used the mean)",
+    )
+    parser.add_argument(
+        "--p-pooled", type=float, default=None, help="BC's p_pooled (default: the estimator's)"
+    )
+    parser.add_argument(
+        "--bc-method",
+        choices=["bayesian-calibration", "calibrated"],
+        default="bayesian-calibration",
+        help="the BayesianGroupMetrics method of the BC columns (calibrated: "
+        "the package's default)",
+    )
+    parser.add_argument(
+        "--eps",
+        type=float,
+        default=None,
+        help="score clipping of the calibrator (the thesis used 0.01)",
+    )
+    parser.add_argument(
+        "--rows",
+        nargs="+",
+        choices=list(SETS),
+        default=None,
+        help="data sets of Tables 4.2 and 4.3 to run (default: all)",
+    )
     args = parser.parse_args()
     global UNLABELED, FIRST_SEED, ROWS, EPS, POINT, P_POOLED
     UNLABELED, FIRST_SEED, ROWS, EPS = args.unlabeled, args.first_seed, args.rows, args.eps
     POINT, P_POOLED = args.point, args.p_pooled
     METHODS["BC"] = args.bc_method
     print(f"BC columns: BayesianGroupMetrics(method={args.bc_method!r})")
-    tables = {"4.2": table_42, "4.3": table_43, "4.4": table_44, "curves": curves,
-              "prior": prior_study, "floor": floor}
+    tables = {
+        "4.2": table_42,
+        "4.3": table_43,
+        "4.4": table_44,
+        "curves": curves,
+        "prior": prior_study,
+        "floor": floor,
+    }
     for t in args.tables:
         start = time.perf_counter()
         tables[t](args.runs, args.n_jobs)

@@ -93,12 +93,14 @@ def one_run(kind, n, share, n_labeled, run, options, vary_files=False, tested=BC
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             extra = options if method != "beta-binomial" else {}
-            est = BayesianGroupMetrics(method, metrics=("accuracy",), privileged="A",
-                                       random_state=run, **extra)
+            est = BayesianGroupMetrics(
+                method, metrics=("accuracy",), privileged="A", random_state=run, **extra
+            )
             est.fit(s, y_obs, sensitive_features=group)
         row = est.differences().iloc[0]
-        warned = any(issubclass(w.category, SkassessWarning) and "labeled" in str(w.message)
-                     for w in caught)
+        warned = any(
+            issubclass(w.category, SkassessWarning) and "labeled" in str(w.message) for w in caught
+        )
         out[method] = (row["lower"] <= truth <= row["upper"], abs(row["median"] - truth), warned)
     return truth, out
 
@@ -111,35 +113,54 @@ def main():
     parser.add_argument("--shares", type=float, nargs="+", default=[0.1, 0.3])
     parser.add_argument("--labels", type=int, nargs="+", default=[10, 40])
     parser.add_argument("--n-jobs", type=int, default=1)
-    parser.add_argument("--method", choices=("calibrated", BC), default="calibrated",
-                        help="the method compared with BB")
-    parser.add_argument("--p-pooled", type=float, default=None,
-                        help="BC's p_pooled (default: the estimator's)")
-    parser.add_argument("--unlabeled", choices=("expected", "sampled"), default=None,
-                        help="BC's unlabeled (default: the estimator's)")
-    parser.add_argument("--vary-files", action="store_true",
-                        help="a new file in every run (coverage over files, not label draws)")
+    parser.add_argument(
+        "--method",
+        choices=("calibrated", BC),
+        default="calibrated",
+        help="the method compared with BB",
+    )
+    parser.add_argument(
+        "--p-pooled", type=float, default=None, help="BC's p_pooled (default: the estimator's)"
+    )
+    parser.add_argument(
+        "--unlabeled",
+        choices=("expected", "sampled"),
+        default=None,
+        help="BC's unlabeled (default: the estimator's)",
+    )
+    parser.add_argument(
+        "--vary-files",
+        action="store_true",
+        help="a new file in every run (coverage over files, not label draws)",
+    )
     args = parser.parse_args()
-    options = {k: v for k, v in (("p_pooled", args.p_pooled), ("unlabeled", args.unlabeled))
-               if v is not None}
+    options = {
+        k: v
+        for k, v in (("p_pooled", args.p_pooled), ("unlabeled", args.unlabeled))
+        if v is not None
+    }
     print(f"{args.runs} runs per cell; cells: coverage % / MAE x 100 of Delta accuracy (A - B)")
     name = "BC" if args.method == BC else args.method
-    print(f"| kind | n | B share | n_L | true Δ × 100 | {name} | BB | {name} − BB MAE (SE) "
-          f"| {name} warned % |")
+    print(
+        f"| kind | n | B share | n_L | true Δ × 100 | {name} | BB | {name} − BB MAE (SE) "
+        f"| {name} warned % |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     worst = 100.0
-    for kind, n, share, n_labeled in itertools.product(args.kinds, args.sizes, args.shares,
-                                                       args.labels):
+    for kind, n, share, n_labeled in itertools.product(
+        args.kinds, args.sizes, args.shares, args.labels
+    ):
         start = time.perf_counter()
         results = Parallel(n_jobs=args.n_jobs, backend="multiprocessing")(
-            delayed(one_run)(kind, n, share, n_labeled, run, options, args.vary_files,
-                             args.method)
-            for run in range(args.runs))
+            delayed(one_run)(kind, n, share, n_labeled, run, options, args.vary_files, args.method)
+            for run in range(args.runs)
+        )
         truth = np.mean([r[0] for r in results])
         cells, errors_of = [], {}
         for method in (args.method, "beta-binomial"):
-            hits, errors, _ = (np.array(v) for v in zip(*(r[1][method] for r in results),
-                                                          strict=True))
+            hits, errors, _ = (
+                np.array(v) for v in zip(*(r[1][method] for r in results), strict=True)
+            )
             cells.append(f"{100 * hits.mean():.0f} / {100 * errors.mean():.1f}")
             errors_of[method] = errors
             if method == args.method:
@@ -147,9 +168,12 @@ def main():
         excess = 100 * (errors_of[args.method] - errors_of["beta-binomial"])
         se = excess.std(ddof=1) / np.sqrt(len(excess)) if len(excess) > 1 else np.nan
         warned = np.mean([r[1][args.method][2] for r in results])
-        print(f"| {kind} | {n} | {share:g} | {n_labeled} | {100 * truth:.1f} | {cells[0]} | "
-              f"{cells[1]} | {excess.mean():+.1f} ({se:.1f}) | {100 * warned:.0f} |  "
-              f"[{time.perf_counter() - start:.0f} s]", flush=True)
+        print(
+            f"| {kind} | {n} | {share:g} | {n_labeled} | {100 * truth:.1f} | {cells[0]} | "
+            f"{cells[1]} | {excess.mean():+.1f} ({se:.1f}) | {100 * warned:.0f} |  "
+            f"[{time.perf_counter() - start:.0f} s]",
+            flush=True,
+        )
     print(f"lowest {name} coverage: {worst:.0f} %")
 
 

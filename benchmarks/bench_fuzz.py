@@ -23,9 +23,17 @@ def main():
     env = dict(os.environ, SKASSESS_FUZZ_EXAMPLES=str(args.examples))
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     return subprocess.call(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         os.path.join(root, "tests", "test_fuzz.py")],
-        env=env, cwd=root,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            os.path.join(root, "tests", "test_fuzz.py"),
+        ],
+        env=env,
+        cwd=root,
     )
 
 

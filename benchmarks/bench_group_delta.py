@@ -34,8 +34,14 @@ from skassess import BayesianAccuracy
 from skassess.calibration import BayesianGroupMetrics
 from skassess.metrics import compare_groups, rate_terms
 
-FILES = [("adult", "mlp"), ("bank", "mlp"), ("compas", "mlp"), ("adult", "nb"), ("bank", "nb"),
-         ("compas", "nb")]
+FILES = [
+    ("adult", "mlp"),
+    ("bank", "mlp"),
+    ("compas", "mlp"),
+    ("adult", "nb"),
+    ("bank", "nb"),
+    ("compas", "nb"),
+]
 COLUMN = {"mlp": "score_MultiLayerPerceptron", "nb": "score_GaussianNB"}
 
 
@@ -43,12 +49,20 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--budgets", type=int, nargs="+", default=[10, 20, 50, 100])
-    ap.add_argument("--metric", default="accuracy",
-                    choices=["accuracy", "tpr", "fpr", "ppv", "npv"])
-    ap.add_argument("--bgm", action="store_true",
-                    help="add BayesianGroupMetrics() and score the posterior median")
-    ap.add_argument("--files", nargs="+", default=None,
-                    help="files as base-model, e.g. bank-mlp (default: all six)")
+    ap.add_argument(
+        "--metric", default="accuracy", choices=["accuracy", "tpr", "fpr", "ppv", "npv"]
+    )
+    ap.add_argument(
+        "--bgm",
+        action="store_true",
+        help="add BayesianGroupMetrics() and score the posterior median",
+    )
+    ap.add_argument(
+        "--files",
+        nargs="+",
+        default=None,
+        help="files as base-model, e.g. bank-mlp (default: all six)",
+    )
     ap.add_argument("--out", default=None, help="append one JSON line per cell here")
     args = ap.parse_args()
     files = FILES if args.files is None else [tuple(f.split("-")) for f in args.files]
@@ -77,29 +91,36 @@ def main():
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     for name, prior in (("calibrated", "calibrated"), ("BB", "uniform")):
-                        est = BayesianAccuracy(metric=args.metric, grouping="external",
-                                               prior=prior, random_state=r).fit(
-                                                   X, y, group_by=group)
+                        est = BayesianAccuracy(
+                            metric=args.metric, grouping="external", prior=prior, random_state=r
+                        ).fit(X, y, group_by=group)
                         d = compare_groups(est, a, b, n_draws=4000).samples
                         lo, hi = np.quantile(d, [0.025, 0.975])
                         res[name].append((point(d), lo, hi))
                     if args.bgm:
-                        est = BayesianGroupMetrics(metrics=(args.metric,), n_draws=4000,
-                                                   random_state=r).fit(
-                            X[:, 1], y, sensitive_features=group)
+                        est = BayesianGroupMetrics(
+                            metrics=(args.metric,), n_draws=4000, random_state=r
+                        ).fit(X[:, 1], y, sensitive_features=group)
                         d = est.compare(args.metric, a, b).samples
                         d = d[~np.isnan(d)]
                         lo, hi = np.quantile(d, [0.025, 0.975])
                         res["bgm"].append((np.median(d), lo, hi))
             for name, v in res.items():
                 v = np.array(v)
-                out.append({"file": f"{base}-{model}", "metric": args.metric,
-                            "groups": f"{a} - {b}", "n": n,
-                            "method": name, "truth": truth,
-                            "mae_x100": 100 * np.mean(np.abs(v[:, 0] - truth)),
-                            "coverage": np.mean((v[:, 1] <= truth) & (truth <= v[:, 2])),
-                            "width": np.mean(v[:, 2] - v[:, 1])})
-            cells = pd.DataFrame(out[-len(res):])
+                out.append(
+                    {
+                        "file": f"{base}-{model}",
+                        "metric": args.metric,
+                        "groups": f"{a} - {b}",
+                        "n": n,
+                        "method": name,
+                        "truth": truth,
+                        "mae_x100": 100 * np.mean(np.abs(v[:, 0] - truth)),
+                        "coverage": np.mean((v[:, 1] <= truth) & (truth <= v[:, 2])),
+                        "width": np.mean(v[:, 2] - v[:, 1]),
+                    }
+                )
+            cells = pd.DataFrame(out[-len(res) :])
             print(cells.round(3).to_string(index=False, header=len(out) == len(res)), flush=True)
             if args.out:
                 cells.to_json(args.out, orient="records", lines=True, mode="a")

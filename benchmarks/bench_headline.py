@@ -153,8 +153,11 @@ def one_run(scores, target, groups, rows, seed, priors=PRIORS):
             est = BayesianAccuracy(prior=prior, random_state=seed, **kw).fit(scores, y, **fit)
             lo, hi = est.overall_interval(0.95)
             s = est.summary()
-            out[prior] = {"overall": (lo, hi, est.overall_mean()),
-                          "lower": s["lower"].tolist(), "upper": s["upper"].tolist()}
+            out[prior] = {
+                "overall": (lo, hi, est.overall_mean()),
+                "lower": s["lower"].tolist(),
+                "upper": s["upper"].tolist(),
+            }
     k, n = int(correct[rows].sum()), len(rows)
     ci = stats.binomtest(k, n).proportion_ci(0.95, method="wilson")
     out["wilson"] = {"overall": (ci.low, ci.high, k / n)}
@@ -162,8 +165,9 @@ def one_run(scores, target, groups, rows, seed, priors=PRIORS):
     for name, lam in (("ppi", 1.0), ("ppi++", None)):
         lo, hi = ppi_py.ppi_mean_ci(Y, Yhat, Yun, alpha=0.05, lam=lam)
         point = ppi_py.ppi_mean_pointestimate(Y, Yhat, Yun, lam=lam)
-        out[name] = {"overall": (float(np.ravel(lo)[0]), float(np.ravel(hi)[0]),
-                                 float(np.ravel(point)[0]))}
+        out[name] = {
+            "overall": (float(np.ravel(lo)[0]), float(np.ravel(hi)[0]), float(np.ravel(point)[0]))
+        }
     return out
 
 
@@ -191,18 +195,32 @@ def table(records):
         for m, a in ref.items():
             cover = np.mean((a[:, 0] <= truth) & (truth <= a[:, 1]))
             rmse = np.sqrt(np.mean((a[:, 2] - truth) ** 2))
-            row = {"pool": pool, "n": n, "method": m, "runs": len(a), "coverage": cover,
-                   "width": width[m], "/ppi++": width[m] / width["ppi++"],
-                   "/wilson": width[m] / width["wilson"], "rmse_x100": 100 * rmse,
-                   "/label_mean": rmse / rmse_mean}
+            row = {
+                "pool": pool,
+                "n": n,
+                "method": m,
+                "runs": len(a),
+                "coverage": cover,
+                "width": width[m],
+                "/ppi++": width[m] / width["ppi++"],
+                "/wilson": width[m] / width["wilson"],
+                "rmse_x100": 100 * rmse,
+                "/label_mean": rmse / rmse_mean,
+            }
             if m in PRIORS:
                 lo = np.array(cell[m].map(lambda r: r["lower"]).tolist())
                 hi = np.array(cell[m].map(lambda r: r["upper"]).tolist())
                 held = (lo <= gt) & (gt <= hi)
                 cov = held.mean(axis=0)
                 worst = held[np.arange(len(gt)), np.argmin(gt, axis=1)].mean()
-                row.update({"group_cov": cov.mean(), "group_cov_min": cov.min(),
-                            "worst_group_cov": worst, "group_width": np.mean(hi - lo)})
+                row.update(
+                    {
+                        "group_cov": cov.mean(),
+                        "group_cov_min": cov.min(),
+                        "worst_group_cov": worst,
+                        "group_width": np.mean(hi - lo),
+                    }
+                )
             lines.append(row)
     return pd.DataFrame(lines)
 
@@ -212,7 +230,7 @@ def rst(frame, command):
     cal = frame[frame["method"] == "calibrated"].set_index(["pool", "n"])
     cov = frame.pivot_table(index=["pool", "n"], columns="method", values="coverage")
     lines = [
-        ".. list-table:: 95 % intervals of ``prior=\"calibrated\"``, n random labels "
+        '.. list-table:: 95 % intervals of ``prior="calibrated"``, n random labels '
         f"(``{command}``)",
         "   :header-rows: 1",
         "",
@@ -230,9 +248,13 @@ def rst(frame, command):
     for (pool, n), r in cal.iterrows():
         role = " (tuning)" if pool in TUNING else ""
         lines += [
-            f"   * - {pool}{role}", f"     - {n}", f"     - {r['runs']}",
-            f"     - {r['coverage']:.3f}", f"     - {r['/ppi++']:.2f}",
-            f"     - {r['/wilson']:.2f}", f"     - {r['/label_mean']:.2f}",
+            f"   * - {pool}{role}",
+            f"     - {n}",
+            f"     - {r['runs']}",
+            f"     - {r['coverage']:.3f}",
+            f"     - {r['/ppi++']:.2f}",
+            f"     - {r['/wilson']:.2f}",
+            f"     - {r['/label_mean']:.2f}",
             f"     - {cov.loc[(pool, n), 'ppi++']:.3f}",
             f"     - {r['group_cov']:.3f}, {r['group_cov_min']:.3f}",
             f"     - {r['worst_group_cov']:.3f}",
@@ -242,13 +264,14 @@ def rst(frame, command):
 
 def markdown(frame):
     """The benchmarks page's table: the calibrated prior, the peers and the other priors."""
-    cov = frame.pivot_table(index=["pool", "n"], columns="method", values="coverage",
-                            sort=False)
+    cov = frame.pivot_table(index=["pool", "n"], columns="method", values="coverage", sort=False)
     cal = frame[frame["method"] == "calibrated"].set_index(["pool", "n"])
-    lines = ["| pool | n | coverage: calibrated | PPI++ | Wilson | hierarchical | informative "
-             "| width / PPI++ | width / Wilson | RMSE / label mean | groups: mean, lowest "
-             "| least accurate group |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+    lines = [
+        "| pool | n | coverage: calibrated | PPI++ | Wilson | hierarchical | informative "
+        "| width / PPI++ | width / Wilson | RMSE / label mean | groups: mean, lowest "
+        "| least accurate group |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
+    ]
     for (pool, n), r in cal.iterrows():
         c = cov.loc[(pool, n)].reindex(PEERS + PRIORS)
         role = " (tuning)" if pool in TUNING else ""
@@ -256,21 +279,44 @@ def markdown(frame):
             f"| {pool}{role} | {n} | {r['coverage']:.2f} | {c['ppi++']:.2f} | "
             f"{c['wilson']:.2f} | {c['hierarchical']:.2f} | {c['informative']:.2f} | "
             f"{r['/ppi++']:.2f} | {r['/wilson']:.2f} | {r['/label_mean']:.2f} | "
-            f"{r['group_cov']:.2f}, {r['group_cov_min']:.2f} | {r['worst_group_cov']:.2f} |")
+            f"{r['group_cov']:.2f}, {r['group_cov_min']:.2f} | {r['worst_group_cov']:.2f} |"
+        )
     return "\n".join(lines)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pools", nargs="+", default=[
-        "fashion-mnist", "svhn", "over-100", "under-10", "classwise-20", "ignore-10",
-        "adult-mlp", "bank-mlp", "compas-mlp", "adult-nb"])
+    ap.add_argument(
+        "--pools",
+        nargs="+",
+        default=[
+            "fashion-mnist",
+            "svhn",
+            "over-100",
+            "under-10",
+            "classwise-20",
+            "ignore-10",
+            "adult-mlp",
+            "bank-mlp",
+            "compas-mlp",
+            "adult-nb",
+        ],
+    )
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--budgets", type=int, nargs="+", default=[20, 50, 100, 200, 500])
-    ap.add_argument("--seed", type=int, default=0,
-                    help="seed of the labeled rows (runs of different seeds can be pooled)")
-    ap.add_argument("--priors", nargs="+", default=list(PRIORS), choices=PRIORS,
-                    help="the skassess priors to run (the peers always run)")
+    ap.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the labeled rows (runs of different seeds can be pooled)",
+    )
+    ap.add_argument(
+        "--priors",
+        nargs="+",
+        default=list(PRIORS),
+        choices=PRIORS,
+        help="the skassess priors to run (the peers always run)",
+    )
     ap.add_argument("--out", default=None, help="JSON lines file the runs are appended to")
     ap.add_argument("--table", default=None, help="print the table of a JSON lines file")
     ap.add_argument("--rst", default=None, help="with --table: also write the user guide's table")
@@ -294,17 +340,26 @@ def main():
         truth = float(np.mean(scores.argmax(axis=1) == target))
         gt = group_truth(scores, target, groups)
         role = "tuning" if name in TUNING else "checking"
-        print(f"\n{name} ({role}): {len(target):,} rows, {scores.shape[1]} classes, "
-              f"{len(gt)} groups, accuracy {truth:.4f}, mean top-1 confidence "
-              f"{scores.max(axis=1).mean():.4f}", flush=True)
+        print(
+            f"\n{name} ({role}): {len(target):,} rows, {scores.shape[1]} classes, "
+            f"{len(gt)} groups, accuracy {truth:.4f}, mean top-1 confidence "
+            f"{scores.max(axis=1).mean():.4f}",
+            flush=True,
+        )
         rng = np.random.default_rng(args.seed)
         records = []
         for n in args.budgets:
             for r in range(args.runs):
                 rows = rng.choice(len(target), n, replace=False)
-                rec = {"pool": name, "n": n, "run": r, "truth": truth,
-                       "group_truth": gt.tolist(), "seed": args.seed,
-                       **one_run(scores, target, groups, rows, r, args.priors)}
+                rec = {
+                    "pool": name,
+                    "n": n,
+                    "run": r,
+                    "truth": truth,
+                    "group_truth": gt.tolist(),
+                    "seed": args.seed,
+                    **one_run(scores, target, groups, rows, r, args.priors),
+                }
                 records.append(rec)
                 if sink:
                     sink.write(json.dumps(rec) + "\n")

@@ -51,17 +51,25 @@ from skassess.metrics import robust_mixture_posterior
 
 CACHE = Path.home() / ".cache" / "skassess" / "scenarios"
 PREDICTORS = ("confidence", "crossval", "dropout", "meta_model")
-PAPER_MAE = {"confidence": (4.38, 3.01), "crossval": (4.04, 2.94), "dropout": (4.70, 3.73),
-             "meta_model": (3.84, 2.78)}
+PAPER_MAE = {
+    "confidence": (4.38, 3.01),
+    "crossval": (4.04, 2.94),
+    "dropout": (4.70, 3.73),
+    "meta_model": (3.84, 2.78),
+}
 PAPER_COST = {  # Table 7, LS->LS then LS->NN: SE, BS, I, SE(TL), BS(TL), C(TL), I(TL), UM
-    "ls": {"confidence": (2.88, 2.38, 2.23, 2.13, 2.13, 2.11, 1.83, 1.46),
-           "crossval": (2.57, 2.06, 1.72, 1.91, 1.91, 1.88, 1.67, 1.24),
-           "dropout": (3.09, 2.50, 2.20, 2.13, 2.13, 2.10, 1.86, 1.38),
-           "meta_model": (2.41, 1.89, None, 1.77, 1.77, 1.83, None, 1.33)},
-    "nn": {"confidence": (1.97, 1.59, 1.39, 1.36, 1.36, 1.30, 1.26, 1.08),
-           "crossval": (1.87, 1.41, 1.14, 1.25, 1.25, 1.20, 1.17, 1.00),
-           "dropout": (2.48, 2.00, 1.48, 1.58, 1.58, 1.49, 1.29, 1.14),
-           "meta_model": (1.75, 1.29, 1.15, 1.15, 1.16, None, None, 0.97)},
+    "ls": {
+        "confidence": (2.88, 2.38, 2.23, 2.13, 2.13, 2.11, 1.83, 1.46),
+        "crossval": (2.57, 2.06, 1.72, 1.91, 1.91, 1.88, 1.67, 1.24),
+        "dropout": (3.09, 2.50, 2.20, 2.13, 2.13, 2.10, 1.86, 1.38),
+        "meta_model": (2.41, 1.89, None, 1.77, 1.77, 1.83, None, 1.33),
+    },
+    "nn": {
+        "confidence": (1.97, 1.59, 1.39, 1.36, 1.36, 1.30, 1.26, 1.08),
+        "crossval": (1.87, 1.41, 1.14, 1.25, 1.25, 1.20, 1.17, 1.00),
+        "dropout": (2.48, 2.00, 1.48, 1.58, 1.58, 1.49, 1.29, 1.14),
+        "meta_model": (1.75, 1.29, 1.15, 1.15, 1.16, None, None, 0.97),
+    },
 }
 COST_COLUMNS = ("SE", "BS", "I", "SE (TL)", "BS (TL)", "C (TL)", "I (TL)", "UM")
 Z = norm.ppf((1 + np.asarray(LEVELS)) / 2)  # target calibration: the normal quantile
@@ -93,15 +101,17 @@ def half_widths(train, test, n_models, seed, n_estimators=150, features=UM_FEATU
     unit_tr = error_unit(train["prediction"], train["n_batch"])
     unit_te = error_unit(test["prediction"], test["n_batch"])[:, None]
     um = QuantileEnsemble(n_models=n_models, n_estimators=n_estimators, random_state=seed).fit(
-        F_tr[~cal], np.abs(err_tr[~cal]) / unit_tr[~cal])
+        F_tr[~cal], np.abs(err_tr[~cal]) / unit_tr[~cal]
+    )
     scales = fit_scales(err_tr[cal], um.predict(F_tr[cal]) * unit_tr[cal, None])
     q = um.predict(test.loc[:, list(features)].to_numpy(dtype=np.float64)) * unit_te * scales
     out["UM"] = np.maximum.accumulate(q, axis=1)
     return out
 
 
-def few_labels(test, U, seed, ns=(10, 20, 50), draws=20, prior_levels=(0.5, 0.8, 0.95),
-               shifts=(0.0, 0.1)):
+def few_labels(
+    test, U, seed, ns=(10, 20, 50), draws=20, prior_levels=(0.5, 0.8, 0.95), shifts=(0.0, 0.1)
+):
     """Posterior error and coverage after n random labels, with and without the UM prior.
 
     The Beta prior has the predicted accuracy as its mean and the standard
@@ -136,18 +146,38 @@ def few_labels(test, U, seed, ns=(10, 20, 50), draws=20, prior_levels=(0.5, 0.8,
                     if w is None:
                         a, b = a0 + k, b0 + n - k
                     else:
-                        post, _ = robust_mixture_posterior(np.full(k.shape, a0), b0, k, n - k,
-                                                           prior_weight=w)
+                        post, _ = robust_mixture_posterior(
+                            np.full(k.shape, a0), b0, k, n - k, prior_weight=w
+                        )
                         a, b = post.alpha, post.beta
                     mean = a / (a + b)
                     lo, hi = beta_dist.ppf(0.025, a, b), beta_dist.ppf(0.975, a, b)
                     for mu, l_, h_ in zip(mean, lo, hi, strict=True):
-                        out.append((r["method"], r["drift"], shift, n, name,
-                                    abs(mu - r["truth"]), l_ <= r["truth"] <= h_))
-                out.append((r["method"], r["drift"], shift, n, "label-free",
-                            abs(m - r["truth"]), abs(m - r["truth"]) <= u[j95]))
-    return pd.DataFrame(out, columns=["method", "drift", "shift", "n", "estimate",
-                                      "abs_error", "covered"])
+                        out.append(
+                            (
+                                r["method"],
+                                r["drift"],
+                                shift,
+                                n,
+                                name,
+                                abs(mu - r["truth"]),
+                                l_ <= r["truth"] <= h_,
+                            )
+                        )
+                out.append(
+                    (
+                        r["method"],
+                        r["drift"],
+                        shift,
+                        n,
+                        "label-free",
+                        abs(m - r["truth"]),
+                        abs(m - r["truth"]) <= u[j95],
+                    )
+                )
+    return pd.DataFrame(
+        out, columns=["method", "drift", "shift", "n", "estimate", "abs_error", "covered"]
+    )
 
 
 def main():
@@ -155,32 +185,48 @@ def main():
     ap.add_argument("--n-models", type=int, default=10)
     ap.add_argument("--n-estimators", type=int, default=150)
     ap.add_argument("--out", default=None)
-    ap.add_argument("--train-drift", choices=["ls", "both"], default="ls",
-                    help="drift of the other data sets' scenarios the UM learns from "
-                         "(the paper: ls)")
+    ap.add_argument(
+        "--train-drift",
+        choices=["ls", "both"],
+        default="ls",
+        help="drift of the other data sets' scenarios the UM learns from (the paper: ls)",
+    )
     ap.add_argument("--methods", nargs="*", default=list(PREDICTORS))
-    ap.add_argument("--exclude", nargs="*", default=[], metavar="TEXT",
-                    help="leave out the UM inputs whose names contain TEXT (an ablation: "
-                         "'peer _iw_' drops the Peers family)")
+    ap.add_argument(
+        "--exclude",
+        nargs="*",
+        default=[],
+        metavar="TEXT",
+        help="leave out the UM inputs whose names contain TEXT (an ablation: "
+        "'peer _iw_' drops the Peers family)",
+    )
     args = ap.parse_args()
     features = [f for f in UM_FEATURES if not any(t in f for t in args.exclude)]
     print(f"UM inputs: {len(features)} of {len(UM_FEATURES)}")
     df = load()
     datasets = sorted(df["dataset"].unique())
     print(f"{len(datasets)} data sets: {', '.join(datasets)}")
-    print(f"{len(df)} records, "
-          f"{df.groupby(['dataset', 'drift', 'base', 'scenario']).ngroups} scenarios\n")
+    print(
+        f"{len(df)} records, "
+        f"{df.groupby(['dataset', 'drift', 'base', 'scenario']).ngroups} scenarios\n"
+    )
 
     # 1. MAE
-    print("MAE of the predicted accuracy (points), mean over data sets "
-          "(paper Table 5 in brackets)")
-    mae = (df.assign(ae=100 * df["error"].abs())
-           .groupby(["method", "drift", "dataset"])["ae"].mean()
-           .groupby(["method", "drift"]).mean().unstack("drift"))
+    print("MAE of the predicted accuracy (points), mean over data sets (paper Table 5 in brackets)")
+    mae = (
+        df.assign(ae=100 * df["error"].abs())
+        .groupby(["method", "drift", "dataset"])["ae"]
+        .mean()
+        .groupby(["method", "drift"])
+        .mean()
+        .unstack("drift")
+    )
     for m in mae.index:
         paper = PAPER_MAE.get(m, (None, None))
-        fmt = [f"{mae.loc[m, d]:5.2f}" + (f" ({p})" if p else "") for d, p in
-               zip(("ls", "nn"), paper, strict=True)]
+        fmt = [
+            f"{mae.loc[m, d]:5.2f}" + (f" ({p})" if p else "")
+            for d, p in zip(("ls", "nn"), paper, strict=True)
+        ]
         print(f"  {m:11s} linear skew {fmt[0]:14s} nearest neighbours {fmt[1]}")
 
     # 2-3. intervals, leave one data set out
@@ -195,16 +241,23 @@ def main():
             test = sub[sub["dataset"] == held]
             if train.empty or test.empty:
                 continue
-            hw = half_widths(train, test, args.n_models, seed=k, n_estimators=args.n_estimators,
-                             features=features)
+            hw = half_widths(
+                train,
+                test,
+                args.n_models,
+                seed=k,
+                n_estimators=args.n_estimators,
+                features=features,
+            )
             err = test["error"].to_numpy()
             for name, U in hw.items():
                 for drift in ("ls", "nn"):
                     sel = test["drift"].to_numpy() == drift
                     if not sel.any():
                         continue
-                    cost = np.mean([interval_cost(err[sel], U[sel, j], a)
-                                    for j, a in enumerate(LEVELS)])
+                    cost = np.mean(
+                        [interval_cost(err[sel], U[sel, j], a) for j, a in enumerate(LEVELS)]
+                    )
                     rows.append((held, method, drift, name, 100 * cost))
                     j95 = LEVELS.index(0.95)
                     for e, u in zip(err[sel], U[sel, j95], strict=True):
@@ -213,10 +266,17 @@ def main():
                         labels.append(few_labels(test[sel], U[sel], seed=k))
     secs = time.perf_counter() - t0
     costs = pd.DataFrame(rows, columns=["dataset", "method", "drift", "interval", "cost"])
-    table = costs.groupby(["drift", "method", "interval", "dataset"])["cost"].mean() \
-        .groupby(["drift", "method", "interval"]).mean().unstack("interval")
-    for drift, title in (("ls", "linear skew -> linear skew"),
-                         ("nn", "linear skew -> nearest neighbours")):
+    table = (
+        costs.groupby(["drift", "method", "interval", "dataset"])["cost"]
+        .mean()
+        .groupby(["drift", "method", "interval"])
+        .mean()
+        .unstack("interval")
+    )
+    for drift, title in (
+        ("ls", "linear skew -> linear skew"),
+        ("nn", "linear skew -> nearest neighbours"),
+    ):
         print(f"\nC_alpha x 100, alpha 0.50-0.95, {title} (paper Table 7 in brackets)")
         print("  " + " " * 11 + "".join(f"{c:>15s}" for c in COST_COLUMNS) + "   UM/best")
         for m in args.methods:
@@ -229,21 +289,26 @@ def main():
                 v = line.get(c, np.nan)
                 cells.append("-" if np.isnan(v) else f"{v:.2f}" + (f" ({p})" if p else ""))
             best = min(v for c, v in line.items() if c != "UM" and np.isfinite(v))
-            print(f"  {m:11s}" + "".join(f"{c:>15s}" for c in cells) +
-                  f"   {line['UM'] / best:.2f}")
-    cov = pd.DataFrame(cover, columns=["dataset", "method", "drift", "interval", "covered",
-                                       "width"])
+            print(
+                f"  {m:11s}" + "".join(f"{c:>15s}" for c in cells) + f"   {line['UM'] / best:.2f}"
+            )
+    cov = pd.DataFrame(
+        cover, columns=["dataset", "method", "drift", "interval", "covered", "width"]
+    )
     print("\n95 % intervals over every held-out batch: coverage % / mean half-width (points)")
-    summ = cov.groupby(["drift", "interval"]).agg(coverage=("covered", "mean"),
-                                                  width=("width", "mean"), n=("covered", "size"))
+    summ = cov.groupby(["drift", "interval"]).agg(
+        coverage=("covered", "mean"), width=("width", "mean"), n=("covered", "size")
+    )
     for (drift, name), r in summ.iterrows():
-        print(f"  {drift} {name:8s} {100 * r.coverage:5.1f} %  {100 * r.width:5.2f}  "
-              f"(n = {r.n})")
+        print(f"  {drift} {name:8s} {100 * r.coverage:5.1f} %  {100 * r.width:5.2f}  (n = {r.n})")
     lab = pd.concat(labels, ignore_index=True)
-    print("\nA few labels on top (UM prior + n random labels from the batch), "
-          "MAE points / 95 % coverage %")
+    print(
+        "\nA few labels on top (UM prior + n random labels from the batch), "
+        "MAE points / 95 % coverage %"
+    )
     summ = lab.groupby(["method", "drift", "shift", "n", "estimate"]).agg(
-        mae=("abs_error", "mean"), coverage=("covered", "mean"))
+        mae=("abs_error", "mean"), coverage=("covered", "mean")
+    )
     for (m, drift, shift, n), block in summ.groupby(level=[0, 1, 2, 3]):
         print(f"  {m:11s} {drift} shift={shift:.2f} n={n:3d}")
         for (_, _, _, _, e), r in block.iterrows():

@@ -41,17 +41,19 @@ def run(name, base, method, seed=0):
     rng = np.random.default_rng(seed)
     perm = rng.permutation(len(y))
     n_tr, n_ref = int(0.4 * len(y)), int(0.3 * len(y))
-    tr, ref, rest = perm[:n_tr], perm[n_tr:n_tr + n_ref], perm[n_tr + n_ref:]
+    tr, ref, rest = perm[:n_tr], perm[n_tr : n_tr + n_ref], perm[n_tr + n_ref :]
     model = clone(BASE_MODELS[base]).fit(X[tr], y[tr])
     t0 = time.perf_counter()
-    pir = PerformanceIntervalRegressor(PerformancePredictor(model, method=method),
-                                       random_state=seed).fit(X[ref], y[ref])
+    pir = PerformanceIntervalRegressor(
+        PerformancePredictor(model, method=method), random_state=seed
+    ).fit(X[ref], y[ref])
     fit_s = time.perf_counter() - t0
     Xr, yr = X[rest], y[rest]
     imp = RandomForestClassifier(100, random_state=0).fit(Xr, yr).feature_importances_
-    splits = [("ls", LinearSkewSplit([int(i) for i in np.argsort(imp)[::-1][:2]],
-                                     random_state=seed)),
-              ("nn", NearestNeighborsSplit(30, random_state=seed))]
+    splits = [
+        ("ls", LinearSkewSplit([int(i) for i in np.argsort(imp)[::-1][:2]], random_state=seed)),
+        ("nn", NearestNeighborsSplit(30, random_state=seed)),
+    ]
     out = []
     for drift, cv in splits:
         for _, batch in cv.split(Xr):
@@ -79,31 +81,46 @@ def main():
                 out, fit_s, pir, X = run(name, base, args.method)
                 rows += out
                 fits.append(fit_s)
-    df = pd.DataFrame(rows, columns=["dataset", "base", "drift", "level", "error", "covered",
-                                     "half_width"])
-    print(f"Pretrained UM ({args.method}) on {df.dataset.nunique()} unseen data sets, "
-          f"{len(df) // len(LEVELS)} batches")
+    df = pd.DataFrame(
+        rows, columns=["dataset", "base", "drift", "level", "error", "covered", "half_width"]
+    )
+    print(
+        f"Pretrained UM ({args.method}) on {df.dataset.nunique()} unseen data sets, "
+        f"{len(df) // len(LEVELS)} batches"
+    )
     g = df.groupby(["dataset", "drift", "level"]).agg(
-        mae=("error", lambda e: 100 * np.mean(np.abs(e))), coverage=("covered", "mean"),
-        width=("half_width", "mean"), n=("covered", "size"))
+        mae=("error", lambda e: 100 * np.mean(np.abs(e))),
+        coverage=("covered", "mean"),
+        width=("half_width", "mean"),
+        n=("covered", "size"),
+    )
     for (d, drift, level), r in g.iterrows():
-        print(f"  {d:17s} {drift} {level:.2f}: MAE {r.mae:5.2f}  coverage "
-              f"{100 * r.coverage:5.1f} %  half-width {100 * r.width:5.2f}  (n = {r.n})")
+        print(
+            f"  {d:17s} {drift} {level:.2f}: MAE {r.mae:5.2f}  coverage "
+            f"{100 * r.coverage:5.1f} %  half-width {100 * r.width:5.2f}  (n = {r.n})"
+        )
     tot = df.groupby(["drift", "level"]).agg(
-        mae=("error", lambda e: 100 * np.mean(np.abs(e))), coverage=("covered", "mean"),
-        width=("half_width", "mean"), n=("covered", "size"))
+        mae=("error", lambda e: 100 * np.mean(np.abs(e))),
+        coverage=("covered", "mean"),
+        width=("half_width", "mean"),
+        n=("covered", "size"),
+    )
     print("Overall:")
     for (drift, level), r in tot.iterrows():
-        print(f"  {drift} {level:.2f}: MAE {r.mae:5.2f}  coverage {100 * r.coverage:5.1f} %  "
-              f"half-width {100 * r.width:5.2f}  (n = {r.n})")
+        print(
+            f"  {drift} {level:.2f}: MAE {r.mae:5.2f}  coverage {100 * r.coverage:5.1f} %  "
+            f"half-width {100 * r.width:5.2f}  (n = {r.n})"
+        )
     # speed: fit, and predict on a 10,000-row batch (rows drawn with replacement)
     big = X[np.random.default_rng(1).integers(0, len(X), 10_000)]
     pir.predict(big[:100])
     t0 = time.perf_counter()
     pir.predict(big)
-    print(f"\nfit (predictor + pretrained UM): median {np.median(fits):.2f} s, "
-          f"max {np.max(fits):.2f} s; predict on 10,000 rows: "
-          f"{time.perf_counter() - t0:.2f} s")
+    print(
+        f"\nfit (predictor + pretrained UM): median {np.median(fits):.2f} s, "
+        f"max {np.max(fits):.2f} s; predict on 10,000 rows: "
+        f"{time.perf_counter() - t0:.2f} s"
+    )
 
 
 if __name__ == "__main__":

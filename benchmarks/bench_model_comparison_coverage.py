@@ -95,14 +95,20 @@ def main():
                 cells = []
                 for m, v in res.items():
                     v = np.array(v)
-                    cells.append({
-                        "pool": name, "pair": f"{models[a]} - {models[b]}",
-                        "ranks": f"{ra + 1}-{rb + 1}", "n": n, "method": m,
-                        "truth": truth, "runs": len(v),
-                        "coverage": np.mean((v[:, 1] <= truth) & (truth <= v[:, 2])),
-                        "width": np.mean(v[:, 2] - v[:, 1]),
-                        "mae_x100": 100 * np.mean(np.abs(v[:, 0] - truth)),
-                    })
+                    cells.append(
+                        {
+                            "pool": name,
+                            "pair": f"{models[a]} - {models[b]}",
+                            "ranks": f"{ra + 1}-{rb + 1}",
+                            "n": n,
+                            "method": m,
+                            "truth": truth,
+                            "runs": len(v),
+                            "coverage": np.mean((v[:, 1] <= truth) & (truth <= v[:, 2])),
+                            "width": np.mean(v[:, 2] - v[:, 1]),
+                            "mae_x100": 100 * np.mean(np.abs(v[:, 0] - truth)),
+                        }
+                    )
                 frame = pd.DataFrame(cells)
                 print(frame.round(3).to_string(index=False), flush=True)
                 if args.out:

@@ -95,7 +95,8 @@ def mnist_pool():
             new[name] = np.asarray(model.predict_proba(X), dtype=np.float64)
         # ties of the argmax (k-NN votes) would go to the first class: nudge by rank
         new["knn_5000"] = new["knn_5000"] + 1e-9 * np.random.default_rng(0).uniform(
-            size=new["knn_5000"].shape)
+            size=new["knn_5000"].shape
+        )
         new["knn_5000"] /= new["knn_5000"].sum(axis=1, keepdims=True)
         CACHE.mkdir(parents=True, exist_ok=True)
         np.savez(path, **new)
@@ -119,13 +120,16 @@ def synthetic_pool():
     from sklearn.neural_network import MLPClassifier
     from sklearn.tree import DecisionTreeClassifier
 
-    X, y = make_classification(12000, 20, n_informative=8, n_classes=3, flip_y=0.05,
-                               class_sep=0.8, random_state=0)
+    X, y = make_classification(
+        12000, 20, n_informative=8, n_classes=3, flip_y=0.05, class_sep=0.8, random_state=0
+    )
     Xtr, Xte, ytr, yte = train_test_split(X, y, train_size=2000, random_state=0)
     models = {
-        "nb": GaussianNB(), "lr": LogisticRegression(max_iter=2000),
+        "nb": GaussianNB(),
+        "lr": LogisticRegression(max_iter=2000),
         "qda": QuadraticDiscriminantAnalysis(reg_param=0.1),
-        "knn15": KNeighborsClassifier(15), "knn50": KNeighborsClassifier(50),
+        "knn15": KNeighborsClassifier(15),
+        "knn50": KNeighborsClassifier(50),
         "tree": DecisionTreeClassifier(max_depth=8, random_state=0),
         "rf": RandomForestClassifier(200, random_state=0),
         "et": ExtraTreesClassifier(200, random_state=0),
@@ -140,12 +144,14 @@ def synthetic_pool():
 def one_run(S, y, strategy, seed, cap, tie_prior, prior_split, stop_rope=None):
     comparison = BayesianModelComparison(tie_prior=tie_prior, prior_split=prior_split)
     sel = ActiveModelSelector(comparison, strategy=strategy, random_state=seed).fit(S)
-    sel.run(y, budget=min(cap, len(y)), stop_probability=0.95, stop_rope=stop_rope,
-            progress=False)
+    sel.run(y, budget=min(cap, len(y)), stop_probability=0.95, stop_rope=stop_rope, progress=False)
     p = sel.best_probabilities()
     if stop_rope is not None:
-        return sel.n_labeled_, sel.should_stop(0.95, stop_rope=stop_rope), \
-            int(np.argmax(p.to_numpy()))
+        return (
+            sel.n_labeled_,
+            sel.should_stop(0.95, stop_rope=stop_rope),
+            int(np.argmax(p.to_numpy())),
+        )
     return sel.n_labeled_, bool(p.max() >= 0.95), int(np.argmax(p.to_numpy()))
 
 
@@ -158,17 +164,29 @@ def bench_pairs(sources, runs, cap, n_jobs, tie_prior=0.5, prior_split="even"):
                 pair = np.ascontiguousarray(S[:, [i, j]])
                 for strategy in STRATEGIES:
                     for r in range(runs):
-                        tasks.append(delayed(one_run)(pair, y, strategy, 1000 * r + 7, cap,
-                                                      tie_prior, prior_split))
-                        meta.append((source, f"{names[i]} vs {names[j]}", strategy, r,
-                                     acc[i] - acc[j]))
+                        tasks.append(
+                            delayed(one_run)(
+                                pair, y, strategy, 1000 * r + 7, cap, tie_prior, prior_split
+                            )
+                        )
+                        meta.append(
+                            (source, f"{names[i]} vs {names[j]}", strategy, r, acc[i] - acc[j])
+                        )
     out = Parallel(n_jobs=n_jobs, verbose=0)(tasks)
     rows = []
-    for (source, pair, strategy, r, delta), (n, stopped, chosen) in zip(meta, out,
-                                                                         strict=True):
-        rows.append({"source": source, "pair": pair, "strategy": strategy, "run": r,
-                     "delta": delta, "labels": n, "stopped": stopped,
-                     "right": (chosen == 0) == (delta > 0) if delta != 0 else np.nan})
+    for (source, pair, strategy, r, delta), (n, stopped, chosen) in zip(meta, out, strict=True):
+        rows.append(
+            {
+                "source": source,
+                "pair": pair,
+                "strategy": strategy,
+                "run": r,
+                "delta": delta,
+                "labels": n,
+                "stopped": stopped,
+                "right": (chosen == 0) == (delta > 0) if delta != 0 else np.nan,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -182,22 +200,37 @@ def bench_sets(sources, size, runs, cap, n_jobs):
         gap = np.sort(acc[keep])[-1] - np.sort(acc[keep])[-2]
         for strategy in STRATEGIES:
             for r in range(runs):
-                tasks.append(delayed(one_run)(sub, y, strategy, 1000 * r + 7, cap, 0.5, "even",
-                                              0.95))
+                tasks.append(
+                    delayed(one_run)(sub, y, strategy, 1000 * r + 7, cap, 0.5, "even", 0.95)
+                )
                 meta.append((source, strategy, int(np.argmax(acc[keep])), gap))
     out = Parallel(n_jobs=n_jobs)(tasks)
-    frame = pd.DataFrame([{"source": source, "strategy": strategy, "gap": gap, "labels": n,
-                           "stopped": stopped, "right": chosen == best}
-                          for (source, strategy, best, gap), (n, stopped, chosen)
-                          in zip(meta, out, strict=True)])
+    frame = pd.DataFrame(
+        [
+            {
+                "source": source,
+                "strategy": strategy,
+                "gap": gap,
+                "labels": n,
+                "stopped": stopped,
+                "right": chosen == best,
+            }
+            for (source, strategy, best, gap), (n, stopped, chosen) in zip(meta, out, strict=True)
+        ]
+    )
     summary = frame.groupby(["source", "strategy"], sort=False).agg(
-        gap=("gap", "first"), labels=("labels", "mean"),
-        se=("labels", lambda v: v.std() / np.sqrt(len(v))), stopped=("stopped", "mean"),
-        right=("right", "mean"))
-    print(f"{size} models at once (the {size} most accurate of each source), {runs} runs, "
-          f"cap {cap}, stop at P(best) >= 0.95 or the leading two's ROPE decision (1 point) "
-          f">= 0.95; gap = the best model's lead in accuracy; right = the model with the "
-          f"highest P(best) at the end is the best")
+        gap=("gap", "first"),
+        labels=("labels", "mean"),
+        se=("labels", lambda v: v.std() / np.sqrt(len(v))),
+        stopped=("stopped", "mean"),
+        right=("right", "mean"),
+    )
+    print(
+        f"{size} models at once (the {size} most accurate of each source), {runs} runs, "
+        f"cap {cap}, stop at P(best) >= 0.95 or the leading two's ROPE decision (1 point) "
+        f">= 0.95; gap = the best model's lead in accuracy; right = the model with the "
+        f"highest P(best) at the end is the best"
+    )
     print(summary.round(3).to_string())
 
 
@@ -209,13 +242,20 @@ def table(frame):
         for strategy in STRATEGIES:
             s = part[part.strategy == strategy]
             st = s[s.stopped & s.right.notna()]
-            out.append({"source": source, "pairs": ">= 2 pts" if big else "< 2 pts",
-                        "n_pairs": len(s[["file", "pair"]].drop_duplicates()),
-                        "strategy": strategy, "runs": len(s),
-                        "labels": s.labels.mean(), "se": s.labels.std() / np.sqrt(len(s)),
-                        "stopped": s.stopped.mean(),
-                        "right_when_stopped": st.right.mean() if len(st) else np.nan,
-                        "n_stopped": len(st)})
+            out.append(
+                {
+                    "source": source,
+                    "pairs": ">= 2 pts" if big else "< 2 pts",
+                    "n_pairs": len(s[["file", "pair"]].drop_duplicates()),
+                    "strategy": strategy,
+                    "runs": len(s),
+                    "labels": s.labels.mean(),
+                    "se": s.labels.std() / np.sqrt(len(s)),
+                    "stopped": s.stopped.mean(),
+                    "right_when_stopped": st.right.mean() if len(st) else np.nan,
+                    "n_stopped": len(st),
+                }
+            )
     return pd.DataFrame(out)
 
 
@@ -226,8 +266,9 @@ def calibration(frame):
     out = st.groupby([bins[st.index], "strategy"], observed=True).right.agg(["mean", "size"])
     total = st.groupby("strategy").right.agg(["mean", "size"])
     total.index = pd.MultiIndex.from_product([["all"], total.index])
-    return pd.concat([out, total]).rename(columns={"mean": "right_when_stopped",
-                                                   "size": "n_stopped"})
+    return pd.concat([out, total]).rename(
+        columns={"mean": "right_when_stopped", "size": "n_stopped"}
+    )
 
 
 def bench_speed(n=1_000_000, M=5, K=10, steps=2000):
@@ -249,9 +290,11 @@ def bench_speed(n=1_000_000, M=5, K=10, steps=2000):
         sel.tell(i, y[i])
         times.append(time.perf_counter() - t)
     times = np.array(times) * 1000
-    print(f"speed: 1,000,000 items x 5 models x 10 classes: fit {fit:.1f} s; query + tell "
-          f"median {np.median(times):.2f} ms, p95 {np.percentile(times, 95):.2f} ms, "
-          f"max {times.max():.2f} ms over {steps} steps")
+    print(
+        f"speed: 1,000,000 items x 5 models x 10 classes: fit {fit:.1f} s; query + tell "
+        f"median {np.median(times):.2f} ms, p95 {np.percentile(times, 95):.2f} ms, "
+        f"max {times.max():.2f} ms over {steps} steps"
+    )
 
 
 def main():
@@ -260,12 +303,21 @@ def main():
     parser.add_argument("--cap", type=int, default=3000, help="most labels per run")
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--sources", default="synthetic,fairness,mnist")
-    parser.add_argument("--tie-prior", type=float, default=0.5,
-                        help="BayesianModelComparison's tie_prior (0: none)")
-    parser.add_argument("--prior-split", default="even", choices=["even", "scores"],
-                        help="BayesianModelComparison's prior_split")
-    parser.add_argument("--set-size", type=int, default=0,
-                        help="instead of pairs: this many models at once per source")
+    parser.add_argument(
+        "--tie-prior", type=float, default=0.5, help="BayesianModelComparison's tie_prior (0: none)"
+    )
+    parser.add_argument(
+        "--prior-split",
+        default="even",
+        choices=["even", "scores"],
+        help="BayesianModelComparison's prior_split",
+    )
+    parser.add_argument(
+        "--set-size",
+        type=int,
+        default=0,
+        help="instead of pairs: this many models at once per source",
+    )
     parser.add_argument("--speed-only", action="store_true")
     parser.add_argument("--csv", default=None, help="write every run here")
     args = parser.parse_args()
@@ -280,14 +332,17 @@ def main():
             sources.append(mnist_pool())
         for source, names, S, y in sources:
             acc = (S.argmax(axis=2) == y[:, None]).mean(axis=0)
-            print(f"{source}: {len(y)} items; accuracies " +
-                  ", ".join(f"{n} {a:.3f}" for n, a in zip(names, acc, strict=True)))
+            print(
+                f"{source}: {len(y)} items; accuracies "
+                + ", ".join(f"{n} {a:.3f}" for n, a in zip(names, acc, strict=True))
+            )
         if args.set_size:
             bench_sets(sources, args.set_size, args.runs, args.cap, args.n_jobs)
             return
         t = time.perf_counter()
-        frame = bench_pairs(sources, args.runs, args.cap, args.n_jobs, args.tie_prior,
-                            args.prior_split)
+        frame = bench_pairs(
+            sources, args.runs, args.cap, args.n_jobs, args.tie_prior, args.prior_split
+        )
         print(f"{len(frame)} runs in {time.perf_counter() - t:.0f} s")
         if args.csv:
             frame.to_csv(args.csv, index=False)

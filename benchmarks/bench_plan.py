@@ -34,8 +34,9 @@ def main():
         r = json.loads(line)
         lo, hi, _ = r["calibrated"]["overall"]
         rows.append((r["pool"], r["n"], hi - lo))
-    realised = pd.DataFrame(rows, columns=["pool", "n", "width"]).groupby(["pool", "n"])[
-        "width"].mean()
+    realised = (
+        pd.DataFrame(rows, columns=["pool", "n", "width"]).groupby(["pool", "n"])["width"].mean()
+    )
     out = []
     for name in realised.index.get_level_values(0).unique():
         X, target, _ = pools([name], 0)[name]
@@ -53,17 +54,26 @@ def main():
         pilot = np.mean(pilots, axis=0)
         for k, n in enumerate(budgets):
             real = realised.loc[(name, n)]
-            out.append({"pool": name, "n": n, "realised": real,
-                        "scores_only": scores_only.loc[n],
-                        "ratio_scores": scores_only.loc[n] / real,
-                        f"pilot_{args.pilot}": pilot[k], "ratio_pilot": pilot[k] / real})
+            out.append(
+                {
+                    "pool": name,
+                    "n": n,
+                    "realised": real,
+                    "scores_only": scores_only.loc[n],
+                    "ratio_scores": scores_only.loc[n] / real,
+                    f"pilot_{args.pilot}": pilot[k],
+                    "ratio_pilot": pilot[k] / real,
+                }
+            )
     table = pd.DataFrame(out)
     pd.set_option("display.width", 200)
     print(table.round(3).to_string(index=False))
     for col in ("ratio_scores", "ratio_pilot"):
         inside = table[col].between(0.8, 1.2).mean()
-        print(f"{col}: {inside:.0%} of cells within 0.8-1.2 (range "
-              f"{table[col].min():.2f}-{table[col].max():.2f})")
+        print(
+            f"{col}: {inside:.0%} of cells within 0.8-1.2 (range "
+            f"{table[col].min():.2f}-{table[col].max():.2f})"
+        )
 
 
 if __name__ == "__main__":

@@ -47,8 +47,9 @@ SVHN = pathlib.Path(__file__).resolve().parents[2] / "shared/data/predictions/sv
 TAU_PRIORS = {
     "uniform": None,
     "half-normal": tuple(stats.halfnorm(scale=1.5).ppf((np.arange(15) + 0.5) / 15)),
-    "half-cauchy": tuple(stats.halfcauchy().ppf(
-        (np.arange(15) + 0.5) / 15 * stats.halfcauchy().cdf(3.0))),
+    "half-cauchy": tuple(
+        stats.halfcauchy().ppf((np.arange(15) + 0.5) / 15 * stats.halfcauchy().cdf(3.0))
+    ),
     "log-uniform": tuple(np.geomspace(0.05, 3.0, 10)),
 }
 
@@ -90,8 +91,9 @@ def hierarchical_run(X, y, strategy, budgets, seed):
     size = np.bincount(pred, minlength=K)
     truth = np.bincount(pred, weights=pred == y, minlength=K) / np.maximum(size, 1)
     present, weight = size > 0, size / size.sum()
-    assessor = ActiveAssessor(BayesianAccuracy(prior="hierarchical"), strategy=strategy,
-                              random_state=seed).fit(X)
+    assessor = ActiveAssessor(
+        BayesianAccuracy(prior="hierarchical"), strategy=strategy, random_state=seed
+    ).fit(X)
     out = []
     for t in range(1, budgets[-1] + 1):
         rows = assessor.query(1)
@@ -105,66 +107,102 @@ def hierarchical_run(X, y, strategy, budgets, seed):
 
 
 def hierarchical_cells(X, y, strategy, budgets, runs, seed, n_jobs):
-    res = np.array(Parallel(n_jobs=n_jobs)(
-        delayed(hierarchical_run)(X, y, strategy, budgets, seed * 100_003 + run)
-        for run in range(runs)))
+    res = np.array(
+        Parallel(n_jobs=n_jobs)(
+            delayed(hierarchical_run)(X, y, strategy, budgets, seed * 100_003 + run)
+            for run in range(runs)
+        )
+    )
     cover, rmse = res[..., 0], res[..., 1]
-    return {"coverage": (100 * cover.mean(axis=0), 100 * cover.std(axis=0) / np.sqrt(runs)),
-            "rmse": (100 * rmse.mean(axis=0), None)}
+    return {
+        "coverage": (100 * cover.mean(axis=0), 100 * cover.std(axis=0) / np.sqrt(runs)),
+        "rmse": (100 * rmse.mean(axis=0), None),
+    }
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", choices=["svhn", "fashion-mnist", "synthetic"],
-                        action="append")
+    parser.add_argument(
+        "--dataset", choices=["svhn", "fashion-mnist", "synthetic"], action="append"
+    )
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-jobs", type=int, default=1)
-    parser.add_argument("--shift", type=float, default=0.8,
-                        help="standard deviation of the synthetic classes' log-odds shift")
+    parser.add_argument(
+        "--shift",
+        type=float,
+        default=0.8,
+        help="standard deviation of the synthetic classes' log-odds shift",
+    )
     parser.add_argument("--groups", type=int, default=100, help="synthetic classes")
     parser.add_argument("--tau-prior", choices=list(TAU_PRIORS), default="uniform")
-    parser.add_argument("--methods", nargs="+",
-                        choices=["IPrior", "IPrior+TS", "CPrior", "CPrior+TS", "HPrior",
-                                 "HPrior+TS"],
-                        default=["IPrior", "IPrior+TS", "CPrior", "CPrior+TS"])
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        choices=["IPrior", "IPrior+TS", "CPrior", "CPrior+TS", "HPrior", "HPrior+TS"],
+        default=["IPrior", "IPrior+TS", "CPrior", "CPrior+TS"],
+    )
     args = parser.parse_args()
     grid = TAU_PRIORS[args.tau_prior]
     calibrated = {} if grid is None else {"deviations": grid}
     for name in args.dataset or ["svhn", "fashion-mnist", "synthetic"]:
         X, y = load(name, args.seed, args.shift, args.groups)
         budgets = [20, 50, 100] + ([200] if name == "synthetic" else [])
-        print(f"\n{name}: {len(y)} rows, {X.shape[1]} groups (predicted classes), "
-              f"{args.runs} runs; coverage % of the 95 % intervals (SE) / RMSE x 100; prior on "
-              f"tau: {args.tau_prior}"
-              + (f"; shift {args.shift}, seed {args.seed}" if name == "synthetic" else ""))
-        print("| method | " + " | ".join(f"N={b}" for b in budgets) + " |\n|---|"
-              + "---|" * len(budgets))
-        for label, strategy, prior in [("IPrior", "random", None),
-                                       ("IPrior+TS", "thompson", None),
-                                       ("CPrior", "random", CalibratedPrior(**calibrated)),
-                                       ("CPrior+TS", "thompson", CalibratedPrior(**calibrated)),
-                                       ("HPrior", "random", "hierarchical"),
-                                       ("HPrior+TS", "thompson", "hierarchical")]:
+        print(
+            f"\n{name}: {len(y)} rows, {X.shape[1]} groups (predicted classes), "
+            f"{args.runs} runs; coverage % of the 95 % intervals (SE) / RMSE x 100; prior on "
+            f"tau: {args.tau_prior}"
+            + (f"; shift {args.shift}, seed {args.seed}" if name == "synthetic" else "")
+        )
+        print(
+            "| method | "
+            + " | ".join(f"N={b}" for b in budgets)
+            + " |\n|---|"
+            + "---|" * len(budgets)
+        )
+        for label, strategy, prior in [
+            ("IPrior", "random", None),
+            ("IPrior+TS", "thompson", None),
+            ("CPrior", "random", CalibratedPrior(**calibrated)),
+            ("CPrior+TS", "thompson", CalibratedPrior(**calibrated)),
+            ("HPrior", "random", "hierarchical"),
+            ("HPrior+TS", "thompson", "hierarchical"),
+        ]:
             if label not in args.methods:
                 continue
             start = time.perf_counter()
             cells = {}
             if prior == "hierarchical":
-                cells = hierarchical_cells(X, y, strategy, budgets, args.runs, args.seed,
-                                           args.n_jobs)
+                cells = hierarchical_cells(
+                    X, y, strategy, budgets, args.runs, args.seed, args.n_jobs
+                )
             for evaluate in () if cells else ("coverage", "rmse"):
-                res = simulate(X, y, estimator=BayesianAccuracy(prior="informative"),
-                               strategy=strategy, budget=budgets[-1], n_runs=args.runs,
-                               log_every=10, prior_update=prior, evaluate=evaluate,
-                               n_jobs=args.n_jobs, random_state=args.seed)
+                res = simulate(
+                    X,
+                    y,
+                    estimator=BayesianAccuracy(prior="informative"),
+                    strategy=strategy,
+                    budget=budgets[-1],
+                    n_runs=args.runs,
+                    log_every=10,
+                    prior_update=prior,
+                    evaluate=evaluate,
+                    n_jobs=args.n_jobs,
+                    random_state=args.seed,
+                )
                 at = [np.flatnonzero(res.n_labels == b)[0] for b in budgets]
-                cells[evaluate] = (100 * res.mean[at],
-                                   100 * res.by_run[:, at].std(axis=0) / np.sqrt(args.runs))
-            row = [f"{c:.1f} ({se:.1f}) / {r:.2f}" for c, se, r in
-                   zip(*cells["coverage"], cells["rmse"][0], strict=True)]
-            print(f"| {label} | " + " | ".join(row) + " |"
-                  f"  [{time.perf_counter() - start:.0f} s]", flush=True)
+                cells[evaluate] = (
+                    100 * res.mean[at],
+                    100 * res.by_run[:, at].std(axis=0) / np.sqrt(args.runs),
+                )
+            row = [
+                f"{c:.1f} ({se:.1f}) / {r:.2f}"
+                for c, se, r in zip(*cells["coverage"], cells["rmse"][0], strict=True)
+            ]
+            print(
+                f"| {label} | " + " | ".join(row) + f" |  [{time.perf_counter() - start:.0f} s]",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -47,12 +47,20 @@ METRICS = ("accuracy", "tpr", "fpr", "ppv", "npv")
 def true_rate(pred, y, mask, metric):
     """The rate on the rows of ``mask`` (NaN where it is undefined)."""
     pred, y = pred[mask], y[mask]
-    on = {"accuracy": np.ones_like(y, dtype=bool), "tpr": y == 1, "fpr": y == 0,
-          "ppv": pred == 1, "npv": pred == 0}[metric]
+    on = {
+        "accuracy": np.ones_like(y, dtype=bool),
+        "tpr": y == 1,
+        "fpr": y == 0,
+        "ppv": pred == 1,
+        "npv": pred == 0,
+    }[metric]
     if not on.any():
         return np.nan
-    hit = (pred == y) if metric == "accuracy" else (
-        pred == 1 if metric in ("tpr", "fpr") else y == 1 if metric == "ppv" else y == 0)
+    hit = (
+        (pred == y)
+        if metric == "accuracy"
+        else (pred == 1 if metric in ("tpr", "fpr") else y == 1 if metric == "ppv" else y == 0)
+    )
     return float(hit[on].mean())
 
 
@@ -72,15 +80,15 @@ def rate_cell(name, model, metric, prior, budget, runs, seed):
         rows = rng.choice(len(y), size=min(budget, len(y)), replace=False)
         masked = np.full(len(y), -1)
         masked[rows] = y[rows]
-        est = BayesianAccuracy(metric=metric, grouping="external", prior=prior,
-                               random_state=run)
+        est = BayesianAccuracy(metric=metric, grouping="external", prior=prior, random_state=run)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est.fit(X, masked, group_by=groups)
             table = est.summary()
             lower, upper = est.overall_interval(0.95, n_draws=2000)
-            d_lower, d_upper = compare_groups(est, "privileged", "rest", n_draws=2000,
-                                              random_state=run).interval(0.95)
+            d_lower, d_upper = compare_groups(
+                est, "privileged", "rest", n_draws=2000, random_state=run
+            ).interval(0.95)
         for g, t in truth_g.items():
             if np.isfinite(t):
                 group_hits.append(table.loc[g, "lower"] <= t <= table.loc[g, "upper"])
@@ -115,7 +123,8 @@ def cost_cell(X, y, prior, budget, runs, seed):
     pred = X.argmax(axis=1)
     truth, accuracy = cost[y, pred].mean(), np.mean(pred == y)
     per_class = np.bincount(pred, weights=pred == y, minlength=K) / np.maximum(
-        np.bincount(pred, minlength=K), 1)
+        np.bincount(pred, minlength=K), 1
+    )
     hits, widths = [], []
     for run in range(runs):
         rows = np.random.default_rng([seed, budget, run]).choice(len(y), budget, replace=False)
@@ -134,8 +143,7 @@ def cost_cell(X, y, prior, budget, runs, seed):
         d_lower, d_upper = np.quantile(draws[:, j] - draws[:, k], [0.025, 0.975], axis=0)
         delta = per_class[j] - per_class[k]
         pairs = np.mean((d_lower <= delta) & (delta <= d_upper))
-        hits.append((lower <= truth <= upper, acc_lower <= accuracy <= acc_upper, groups,
-                     pairs))
+        hits.append((lower <= truth <= upper, acc_lower <= accuracy <= acc_upper, groups, pairs))
     return truth, np.mean(hits, axis=0), np.mean(widths)
 
 
@@ -146,55 +154,92 @@ def main():
     parser.add_argument("--budgets", type=int, nargs="+", default=[50, 200, 1000])
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--only", choices=["rates", "cost"])
-    parser.add_argument("--synthetic", action="store_true",
-                        help="the cost table on two synthetic pools instead")
-    parser.add_argument("--priors", nargs="+", default=["uniform", "informative"],
-                        choices=["uniform", "informative", "hierarchical", "calibrated"])
+    parser.add_argument(
+        "--synthetic", action="store_true", help="the cost table on two synthetic pools instead"
+    )
+    parser.add_argument(
+        "--priors",
+        nargs="+",
+        default=["uniform", "informative"],
+        choices=["uniform", "informative", "hierarchical", "calibrated"],
+    )
     args = parser.parse_args()
     priors = args.priors
     if args.only != "cost":
-        keys = [(n, m, metric, prior, b) for metric in METRICS for prior in priors
-                for b in args.budgets for n in FILES for m in MODELS]
+        keys = [
+            (n, m, metric, prior, b)
+            for metric in METRICS
+            for prior in priors
+            for b in args.budgets
+            for n in FILES
+            for m in MODELS
+        ]
         out = Parallel(n_jobs=args.n_jobs)(
-            delayed(rate_cell)(*k, args.runs, args.seed) for k in keys)
+            delayed(rate_cell)(*k, args.runs, args.seed) for k in keys
+        )
         res = dict(zip(keys, out, strict=True))
-        print(f"\nRates: coverage % of 95 % intervals, per group / overall / difference "
-              f"privileged - rest, mean over "
-              f"{len(FILES)} files x {len(MODELS)} models [range over them], "
-              f"{args.runs} runs each")
-        print("| metric | prior | " + " | ".join(f"N={b}" for b in args.budgets)
-              + " |\n|---|---|" + "---|" * len(args.budgets))
+        print(
+            f"\nRates: coverage % of 95 % intervals, per group / overall / difference "
+            f"privileged - rest, mean over "
+            f"{len(FILES)} files x {len(MODELS)} models [range over them], "
+            f"{args.runs} runs each"
+        )
+        print(
+            "| metric | prior | "
+            + " | ".join(f"N={b}" for b in args.budgets)
+            + " |\n|---|---|"
+            + "---|" * len(args.budgets)
+        )
         for metric in METRICS:
             for prior in priors:
                 cells = []
                 for b in args.budgets:
-                    g = np.array([res[(n, m, metric, prior, b)][0] for n in FILES
-                                  for m in MODELS]) * 100
-                    o = np.array([res[(n, m, metric, prior, b)][1] for n in FILES
-                                  for m in MODELS]) * 100
-                    d = np.array([res[(n, m, metric, prior, b)][2] for n in FILES
-                                  for m in MODELS]) * 100
-                    cells.append(" / ".join(
-                        f"{np.nanmean(v):.1f} [{np.nanmin(v):.0f}-{np.nanmax(v):.0f}]"
-                        for v in (g, o, d)))
+                    g = (
+                        np.array([res[(n, m, metric, prior, b)][0] for n in FILES for m in MODELS])
+                        * 100
+                    )
+                    o = (
+                        np.array([res[(n, m, metric, prior, b)][1] for n in FILES for m in MODELS])
+                        * 100
+                    )
+                    d = (
+                        np.array([res[(n, m, metric, prior, b)][2] for n in FILES for m in MODELS])
+                        * 100
+                    )
+                    cells.append(
+                        " / ".join(
+                            f"{np.nanmean(v):.1f} [{np.nanmin(v):.0f}-{np.nanmax(v):.0f}]"
+                            for v in (g, o, d)
+                        )
+                    )
                 print(f"| {metric} | {prior} | " + " | ".join(cells) + " |", flush=True)
     if args.only != "rates":
-        print(f"\nCost and overall accuracy (groups: the predicted classes): coverage % of "
-              f"the 95 % interval of the overall expected cost / of the overall accuracy / "
-              f"of the class accuracies (mean over classes) / of the differences of two "
-              f"classes' accuracies (mean over pairs), {args.runs} runs each; w: mean "
-              f"width of the cost's interval")
-        print("| pool | true cost | prior | " + " | ".join(f"N={b}" for b in args.budgets)
-              + " |\n|---|---|---|" + "---|" * len(args.budgets))
+        print(
+            f"\nCost and overall accuracy (groups: the predicted classes): coverage % of "
+            f"the 95 % interval of the overall expected cost / of the overall accuracy / "
+            f"of the class accuracies (mean over classes) / of the differences of two "
+            f"classes' accuracies (mean over pairs), {args.runs} runs each; w: mean "
+            f"width of the cost's interval"
+        )
+        print(
+            "| pool | true cost | prior | "
+            + " | ".join(f"N={b}" for b in args.budgets)
+            + " |\n|---|---|---|"
+            + "---|" * len(args.budgets)
+        )
         for name, X, y in cost_pools(args.seed, args.synthetic):
             for prior in priors:
                 out = Parallel(n_jobs=args.n_jobs)(
-                    delayed(cost_cell)(X, y, prior, b, args.runs, args.seed)
-                    for b in args.budgets)
-                print(f"| {name} | {out[0][0]:.3f} | {prior} | "
-                      + " | ".join(" / ".join(f"{100 * v:.1f}" for v in h) + f" (w {w:.3f})"
-                                   for _, h, w in out)
-                      + " |", flush=True)
+                    delayed(cost_cell)(X, y, prior, b, args.runs, args.seed) for b in args.budgets
+                )
+                print(
+                    f"| {name} | {out[0][0]:.3f} | {prior} | "
+                    + " | ".join(
+                        " / ".join(f"{100 * v:.1f}" for v in h) + f" (w {w:.3f})" for _, h, w in out
+                    )
+                    + " |",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

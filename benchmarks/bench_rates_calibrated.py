@@ -59,8 +59,7 @@ PRIORS = ("calibrated", "hierarchical")
 FILES = {
     "adult": ("adult_sex_scores.csv.gz", "sex", "Male", "income-per-year"),
     "bank": ("bank_age_scores.csv.gz", "age", "adult", "y"),
-    "compas": ("propublica-recidivism_race_scores.csv.gz", "race", "Caucasian",
-               "two_year_recid"),
+    "compas": ("propublica-recidivism_race_scores.csv.gz", "race", "Caucasian", "two_year_recid"),
 }
 MODELS = {"mlp": "score_MultiLayerPerceptron", "nb": "score_GaussianNB"}
 SYNTHETIC = ("over", "under", "groupwise", "ignore")
@@ -119,14 +118,14 @@ def ppi_interval(metric, pred, p1, y, labeled):
     Y, Yh, Yu = cls[lab], guess[lab], guess[unl]
     if Y.sum() == 0 or len(Y) < 2:
         return np.nan, np.nan, np.nan
-    num = float(np.ravel(ppi_py.ppi_mean_pointestimate(pred[lab] * Y, pred[lab] * Yh,
-                                                       pred[unl] * Yu))[0])
+    num = float(
+        np.ravel(ppi_py.ppi_mean_pointestimate(pred[lab] * Y, pred[lab] * Yh, pred[unl] * Yu))[0]
+    )
     den = float(np.ravel(ppi_py.ppi_mean_pointestimate(Y, Yh, Yu))[0])
     if not den > 0:
         return np.nan, np.nan, np.nan
     r = num / den
-    z, zh, zu = ((pred[lab] - r) * Y / den, (pred[lab] - r) * Yh / den,
-                 (pred[unl] - r) * Yu / den)
+    z, zh, zu = ((pred[lab] - r) * Y / den, (pred[lab] - r) * Yh / den, (pred[unl] - r) * Yu / den)
     lo, hi = ppi_py.ppi_mean_ci(z, zh, zu, alpha=0.05)
     half = (float(np.ravel(hi)[0]) - float(np.ravel(lo)[0])) / 2.0
     return r - half, r + half, r
@@ -144,14 +143,18 @@ def one_run(metric, p1, y, groups, rows, seed):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for prior in PRIORS:
-            est = BayesianAccuracy(metric=metric, grouping="external", prior=prior,
-                                   random_state=seed).fit(X, masked, group_by=groups)
+            est = BayesianAccuracy(
+                metric=metric, grouping="external", prior=prior, random_state=seed
+            ).fit(X, masked, group_by=groups)
             lo, hi = est.overall_interval(0.95)
             s = est.summary().loc[names]
             d = compare_groups(est, names[0], names[1], random_state=seed).interval(0.95)
-            out[prior] = {"overall": (float(lo), float(hi), float(est.overall_mean())),
-                          "lower": s["lower"].tolist(), "upper": s["upper"].tolist(),
-                          "delta": (float(d[0]), float(d[1]))}
+            out[prior] = {
+                "overall": (float(lo), float(hi), float(est.overall_mean())),
+                "lower": s["lower"].tolist(),
+                "upper": s["upper"].tolist(),
+                "delta": (float(d[0]), float(d[1])),
+            }
     cond, hit = rate_terms(metric, pred[rows], y[rows])
     k, m = int((cond * hit).sum()), int(cond.sum())
     if m:
@@ -175,9 +178,16 @@ def run(pools, metrics, budgets, runs, seed, out_path):
                 for r in range(runs):
                     rng = np.random.default_rng([seed, n, r])
                     rows = rng.choice(len(y), size=n, replace=False)
-                    rec = {"pool": name, "metric": metric, "n": n, "run": r, "seed": seed,
-                           "truth": truth, "group_truth": gt,
-                           **one_run(metric, p1, y, groups, rows, r)}
+                    rec = {
+                        "pool": name,
+                        "metric": metric,
+                        "n": n,
+                        "run": r,
+                        "seed": seed,
+                        "truth": truth,
+                        "group_truth": gt,
+                        **one_run(metric, p1, y, groups, rows, r),
+                    }
                     with open(out_path, "a") as f:
                         f.write(json.dumps(rec) + "\n")
                 print(f"{name} {metric} n={n}: {runs} runs", flush=True)
@@ -189,8 +199,10 @@ def table(records):
     for (name, metric, n), cell in frame.groupby(["pool", "metric", "n"], sort=False):
         truth = cell["truth"].to_numpy()
         gt = np.array(cell["group_truth"].tolist())
-        ref = {m: np.array(cell[m].map(lambda r: r["overall"]).tolist(), dtype=float)
-               for m in ("ppi++", "wilson") + PRIORS}
+        ref = {
+            m: np.array(cell[m].map(lambda r: r["overall"]).tolist(), dtype=float)
+            for m in ("ppi++", "wilson") + PRIORS
+        }
         width = {m: np.nanmean(a[:, 1] - a[:, 0]) for m, a in ref.items()}
         ok = np.isfinite(ref["wilson"][:, 2])
         rmse_label = np.sqrt(np.mean((ref["wilson"][ok, 2] - truth[ok]) ** 2))
@@ -198,20 +210,34 @@ def table(records):
             fine = np.isfinite(a[:, 0])
             cover = np.mean((a[fine, 0] <= truth[fine]) & (truth[fine] <= a[fine, 1]))
             rmse = np.sqrt(np.mean((a[ok & fine, 2] - truth[ok & fine]) ** 2))
-            row = {"pool": name, "metric": metric, "n": n, "method": m, "runs": int(fine.sum()),
-                   "coverage": cover, "width": width[m],
-                   "/ppi++": width[m] / width["ppi++"], "/wilson": width[m] / width["wilson"],
-                   "rmse_x100": 100 * rmse, "/label_rate": rmse / rmse_label}
+            row = {
+                "pool": name,
+                "metric": metric,
+                "n": n,
+                "method": m,
+                "runs": int(fine.sum()),
+                "coverage": cover,
+                "width": width[m],
+                "/ppi++": width[m] / width["ppi++"],
+                "/wilson": width[m] / width["wilson"],
+                "rmse_x100": 100 * rmse,
+                "/label_rate": rmse / rmse_label,
+            }
             if m in PRIORS:
                 lo = np.array(cell[m].map(lambda r: r["lower"]).tolist())
                 hi = np.array(cell[m].map(lambda r: r["upper"]).tolist())
                 held = (lo <= gt) & (gt <= hi)
                 d = np.array(cell[m].map(lambda r: r["delta"]).tolist())
                 delta = gt[:, 0] - gt[:, 1]
-                row.update({"group_cov": held.mean(), "group_cov_min": held.mean(axis=0).min(),
-                            "group_width": np.mean(hi - lo),
-                            "delta_cov": np.mean((d[:, 0] <= delta) & (delta <= d[:, 1])),
-                            "delta_width": np.mean(d[:, 1] - d[:, 0])})
+                row.update(
+                    {
+                        "group_cov": held.mean(),
+                        "group_cov_min": held.mean(axis=0).min(),
+                        "group_width": np.mean(hi - lo),
+                        "delta_cov": np.mean((d[:, 0] <= delta) & (delta <= d[:, 1])),
+                        "delta_width": np.mean(d[:, 1] - d[:, 0]),
+                    }
+                )
             lines.append(row)
     return pd.DataFrame(lines)
 
@@ -223,8 +249,10 @@ def markdown(frame):
     hier = frame[frame.method == "hierarchical"].set_index(["pool", "metric", "n"])
     ppi = frame[frame.method == "ppi++"].set_index(["pool", "metric", "n"])
     keys = cal.index.droplevel("n").unique()
-    out = ["| pool | rate | " + " | ".join(f"n={n}" for n in ns) + " |",
-           "|---|---|" + "---|" * len(ns)]
+    out = [
+        "| pool | rate | " + " | ".join(f"n={n}" for n in ns) + " |",
+        "|---|---|" + "---|" * len(ns),
+    ]
     for pool, metric in keys:
         cells = []
         for n in ns:
@@ -236,8 +264,11 @@ def markdown(frame):
             p = ppi.loc[(pool, metric, n)]
             cells.append(f"{cov} ({p.coverage:.2f}) {c['/ppi++']:.2f}× {c['/wilson']:.2f}×")
         out.append(f"| {pool} | {metric} | " + " | ".join(cells) + " |")
-    out += ["", "| pool | rate | " + " | ".join(f"n={n}" for n in ns) + " |",
-            "|---|---|" + "---|" * len(ns)]
+    out += [
+        "",
+        "| pool | rate | " + " | ".join(f"n={n}" for n in ns) + " |",
+        "|---|---|" + "---|" * len(ns),
+    ]
     for pool, metric in keys:
         cells = []
         for n in ns:
@@ -245,25 +276,28 @@ def markdown(frame):
                 cells.append("–")
                 continue
             c, h = cal.loc[(pool, metric, n)], hier.loc[(pool, metric, n)]
-            cells.append(f"{c.group_cov:.2f} {c.delta_cov:.2f} {c.group_width / h.group_width:.2f}×"
-                         f" {c['/label_rate']:.2f}")
+            cells.append(
+                f"{c.group_cov:.2f} {c.delta_cov:.2f} {c.group_width / h.group_width:.2f}×"
+                f" {c['/label_rate']:.2f}"
+            )
         out.append(f"| {pool} | {metric} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pools", nargs="+",
-                        default=[f"{f}-{m}" for f in FILES for m in MODELS] + list(SYNTHETIC))
+    parser.add_argument(
+        "--pools", nargs="+", default=[f"{f}-{m}" for f in FILES for m in MODELS] + list(SYNTHETIC)
+    )
     parser.add_argument("--metrics", nargs="+", default=list(METRICS), choices=METRICS)
     parser.add_argument("--budgets", type=int, nargs="+", default=[20, 50, 100, 200, 500])
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="rates_calibrated.jsonl")
-    parser.add_argument("--table", metavar="JSONL", nargs="+",
-                        help="print the table of these runs")
-    parser.add_argument("--markdown", action="store_true",
-                        help="with --table: the benchmarks page's two tables")
+    parser.add_argument("--table", metavar="JSONL", nargs="+", help="print the table of these runs")
+    parser.add_argument(
+        "--markdown", action="store_true", help="with --table: the benchmarks page's two tables"
+    )
     args = parser.parse_args()
     if args.table:
         records = []

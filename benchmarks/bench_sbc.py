@@ -25,20 +25,25 @@ import test_sbc  # noqa: E402  (the replicates live beside their test)
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=500)
-    parser.add_argument("--first-seed", type=int, default=10_000,
-                        help="seeds apart from the test's (0..)")
+    parser.add_argument(
+        "--first-seed", type=int, default=10_000, help="seeds apart from the test's (0..)"
+    )
     args = parser.parse_args()
     start = time.perf_counter()
     ranks = test_sbc.sbc_ranks(args.reps, args.first_seed)
     counts, p = test_sbc.rank_histograms(ranks)
-    print(f"{args.reps} replicates, {test_sbc.GROUPS} groups x {test_sbc.ROWS} labeled rows, "
-          f"llo map, {time.perf_counter() - start:.0f} s")
+    print(
+        f"{args.reps} replicates, {test_sbc.GROUPS} groups x {test_sbc.ROWS} labeled rows, "
+        f"llo map, {time.perf_counter() - start:.0f} s"
+    )
     print("| parameter | rank counts (5 bins) | p (uniform) | at an end |")
     print("|---|---|---|---|")
     for j, name in enumerate(test_sbc.NAMES):
         ends = np.mean((ranks[:, j] == 0) | (ranks[:, j] == test_sbc.N_DRAWS))
-        print(f"| {name} | {' '.join(str(c) for c in counts[:, j])} | {p[j]:.3f} | "
-              f"{ends:.3f} (uniform {2 / (test_sbc.N_DRAWS + 1):.3f}) |")
+        print(
+            f"| {name} | {' '.join(str(c) for c in counts[:, j])} | {p[j]:.3f} | "
+            f"{ends:.3f} (uniform {2 / (test_sbc.N_DRAWS + 1):.3f}) |"
+        )
 
 
 if __name__ == "__main__":

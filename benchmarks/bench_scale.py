@@ -44,8 +44,10 @@ def measure(call, trace=True):
         start = time.perf_counter()
         result = call()
         seconds = time.perf_counter() - start
-        rss = sum(resource.getrusage(who).ru_maxrss
-                  for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+        rss = sum(
+            resource.getrusage(who).ru_maxrss
+            for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+        )
         return result, seconds, rss * 1024
     tracemalloc.start()
     start = time.perf_counter()
@@ -67,14 +69,16 @@ def bench_bgm(sizes, n_draws=2000):
         lab = rng.choice(n, 200, replace=False)
         y[lab] = rng.random(200) < s[lab]
         est = BayesianGroupMetrics("bayesian-calibration", n_draws=n_draws, random_state=0)
-        est, sec, peak = measure(lambda est=est, s=s, y=y, g=g:
-                                 est.fit(s, y, sensitive_features=g))
+        est, sec, peak = measure(lambda est=est, s=s, y=y, g=g: est.fit(s, y, sensitive_features=g))
         old = n_draws * (n - 200) * 8
         acc = est.summary().loc["accuracy"]
-        print(f"bgm        n={n:>10,}  {sec:7.1f} s  peak {peak / 2**20:7.0f} MiB  "
-              f"(row draws: {old / GIB:7.1f} GiB, {old / peak:6.0f}x)  "
-              f"accuracy[0] {acc['mean'].iloc[0]:.3f} [{acc['lower'].iloc[0]:.3f}, "
-              f"{acc['upper'].iloc[0]:.3f}]", flush=True)
+        print(
+            f"bgm        n={n:>10,}  {sec:7.1f} s  peak {peak / 2**20:7.0f} MiB  "
+            f"(row draws: {old / GIB:7.1f} GiB, {old / peak:6.0f}x)  "
+            f"accuracy[0] {acc['mean'].iloc[0]:.3f} [{acc['lower'].iloc[0]:.3f}, "
+            f"{acc['upper'].iloc[0]:.3f}]",
+            flush=True,
+        )
 
 
 def bench_confusion(sizes, n_rows=200_000, n_labels=5000, n_draws=4000):
@@ -89,15 +93,15 @@ def bench_confusion(sizes, n_rows=200_000, n_labels=5000, n_draws=4000):
         del logits
         y = np.full(n_rows, -1)
         lab = rng.choice(n_rows, n_labels, replace=False)
-        y[lab] = np.where(rng.random(n_labels) < 0.7, X[lab].argmax(axis=1),
-                          rng.integers(0, K, n_labels))
+        y[lab] = np.where(
+            rng.random(n_labels) < 0.7, X[lab].argmax(axis=1), rng.integers(0, K, n_labels)
+        )
         three_levels = rng.choice([0.0, 1.0, 5.0], size=(K, K))
         np.fill_diagonal(three_levels, 0.0)
         cases = [
             ("confusion", BayesianConfusionMatrix(random_state=0)),
             ("cost 0-1", BayesianMisclassificationCost(random_state=0)),
-            ("cost 3 lv", BayesianMisclassificationCost(cost_matrix=three_levels,
-                                                        random_state=0)),
+            ("cost 3 lv", BayesianMisclassificationCost(cost_matrix=three_levels, random_state=0)),
         ]
         for name, est in cases:
             est.fit(X, y)
@@ -107,9 +111,12 @@ def bench_confusion(sizes, n_rows=200_000, n_labels=5000, n_draws=4000):
 
             (_, (lo, hi)), sec, peak = measure(call)
             old = n_draws * K * K * 8
-            print(f"{name:<10} K={K:>5}  {sec:7.2f} s  peak {peak / 2**20:7.0f} MiB  "
-                  f"(matrix draws: {old / GIB:6.1f} GiB, {old / peak:5.0f}x)  "
-                  f"overall [{lo:.4f}, {hi:.4f}]", flush=True)
+            print(
+                f"{name:<10} K={K:>5}  {sec:7.2f} s  peak {peak / 2**20:7.0f} MiB  "
+                f"(matrix draws: {old / GIB:6.1f} GiB, {old / peak:5.0f}x)  "
+                f"overall [{lo:.4f}, {hi:.4f}]",
+                flush=True,
+            )
 
 
 def _hierarchical_data(n_groups=100, n_labels=2000, seed=0):
@@ -124,32 +131,43 @@ def _hierarchical_data(n_groups=100, n_labels=2000, seed=0):
 def bench_hierarchical(n_groups, n_labels, emcee_steps, seeds):
     from skassess.calibration import HierarchicalBetaCalibrator
 
-    cases = [(seed, f"nuts n_jobs={j}", {"sampler": "nuts", "n_jobs": j})
-             for j in (1, 2) for seed in seeds]
-    cases += [(seeds[0], f"emcee {k} steps", {"n_steps": k, "max_steps": k})
-              for k in emcee_steps]
+    cases = [
+        (seed, f"nuts n_jobs={j}", {"sampler": "nuts", "n_jobs": j})
+        for j in (1, 2)
+        for seed in seeds
+    ]
+    cases += [(seeds[0], f"emcee {k} steps", {"n_steps": k, "max_steps": k}) for k in emcee_steps]
     for seed, name, params in cases:
         s, y, g = _hierarchical_data(n_groups, n_labels, seed)
         cal = HierarchicalBetaCalibrator(random_state=0, **params)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            cal, sec, peak = measure(lambda cal=cal, s=s, y=y, g=g: cal.fit(s, y, group_by=g),
-                                     trace=False)
-        print(f"hierarchical G={n_groups} n_L={n_labels} seed {seed} {name:<16} {sec:7.1f} s  "
-              f"max RSS {peak / 2**20:6.0f} MiB  "
-              f"draws per chain {len(cal.draws_) // cal.n_chains:6d}"
-              f"  R-hat max {cal.rhat_.max():.3f}  ESS min {cal.ess_.min():6.0f}  "
-              f"({len(cal.rhat_)} monitored)", flush=True)
+            cal, sec, peak = measure(
+                lambda cal=cal, s=s, y=y, g=g: cal.fit(s, y, group_by=g), trace=False
+            )
+        print(
+            f"hierarchical G={n_groups} n_L={n_labels} seed {seed} {name:<16} {sec:7.1f} s  "
+            f"max RSS {peak / 2**20:6.0f} MiB  "
+            f"draws per chain {len(cal.draws_) // cal.n_chains:6d}"
+            f"  R-hat max {cal.rhat_.max():.3f}  ESS min {cal.ess_.min():6.0f}  "
+            f"({len(cal.rhat_)} monitored)",
+            flush=True,
+        )
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--case", choices=["bgm", "confusion", "hierarchical"], action="append")
     parser.add_argument("--quick", action="store_true", help="smaller sizes")
-    parser.add_argument("--seeds", type=int, default=5,
-                        help="simulated data sets for the hierarchical case")
-    parser.add_argument("--emcee-steps", type=int, default=300,
-                        help="steps of the emcee baseline in the hierarchical case (0: skip it)")
+    parser.add_argument(
+        "--seeds", type=int, default=5, help="simulated data sets for the hierarchical case"
+    )
+    parser.add_argument(
+        "--emcee-steps",
+        type=int,
+        default=300,
+        help="steps of the emcee baseline in the hierarchical case (0: skip it)",
+    )
     args = parser.parse_args()
     cases = args.case or ["bgm", "confusion", "hierarchical"]
     if "bgm" in cases:

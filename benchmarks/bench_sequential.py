@@ -40,9 +40,13 @@ def one_run(X, target, width, step, max_labels, rng, seed):
         if hi - lo <= width:
             break
     a_lo, a_hi = anytime_accuracy_interval(X, order[:n], target[order[:n]], refit_every=step * 5)
-    return {"n": n, "credible": lo <= truth <= hi, "credible_width": hi - lo,
-            "anytime": bool(np.all((a_lo <= truth) & (truth <= a_hi))),
-            "anytime_width": a_hi[-1] - a_lo[-1]}
+    return {
+        "n": n,
+        "credible": lo <= truth <= hi,
+        "credible_width": hi - lo,
+        "anytime": bool(np.all((a_lo <= truth) & (truth <= a_hi))),
+        "anytime_width": a_hi[-1] - a_lo[-1],
+    }
 
 
 def main():
@@ -52,21 +56,28 @@ def main():
     ap.add_argument("--step", type=int, default=10)
     ap.add_argument("--max-labels", type=int, default=1000)
     args = ap.parse_args()
-    print(f"{'pool':<14} {'width':>6} {'runs':>5} {'labels':>7} {'credible cov':>13} "
-          f"{'anytime cov':>12} {'anytime width':>14}")
+    print(
+        f"{'pool':<14} {'width':>6} {'runs':>5} {'labels':>7} {'credible cov':>13} "
+        f"{'anytime cov':>12} {'anytime width':>14}"
+    )
     for name in args.pools:
         X, target, _ = pools([name], 0)[name]
         rng = np.random.default_rng(0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = [one_run(X, target, WIDTHS[name], args.step, args.max_labels, rng, r)
-                   for r in range(args.runs)]
+            res = [
+                one_run(X, target, WIDTHS[name], args.step, args.max_labels, rng, r)
+                for r in range(args.runs)
+            ]
         n = np.mean([r["n"] for r in res])
         cred = np.mean([r["credible"] for r in res])
         anyt = np.mean([r["anytime"] for r in res])
         aw = np.mean([r["anytime_width"] for r in res])
-        print(f"{name:<14} {WIDTHS[name]:>6} {args.runs:>5} {n:>7.0f} {cred:>13.3f} "
-              f"{anyt:>12.3f} {aw:>14.3f}", flush=True)
+        print(
+            f"{name:<14} {WIDTHS[name]:>6} {args.runs:>5} {n:>7.0f} {cred:>13.3f} "
+            f"{anyt:>12.3f} {aw:>14.3f}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

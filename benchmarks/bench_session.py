@@ -54,19 +54,27 @@ def make_parquet(path, n_rows, n_classes=10, seed=0, block=1_000_000):
 
 def run_command(argv, label):
     """A ``skassess`` command in a fresh process: time inside, wall time, peak memory."""
-    code = ("import resource, sys, time; from skassess.cli import main; "
-            "t = time.perf_counter();"
-            f" rc = main({argv!r});"
-            " print('seconds', time.perf_counter() - t);"
-            " print('maxrss_mb', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
+    code = (
+        "import resource, sys, time; from skassess.cli import main; "
+        "t = time.perf_counter();"
+        f" rc = main({argv!r});"
+        " print('seconds', time.perf_counter() - t);"
+        " print('maxrss_mb', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)"
+    )
     t = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     wall = time.perf_counter() - t
-    stats = dict(line.split() for line in out.splitlines() if line.split() and
-                 line.split()[0] in ("seconds", "maxrss_mb"))
-    print(f"{label}: {float(stats['seconds']):.1f} s inside, {wall:.1f} s with "
-          f"start-up; peak memory {float(stats['maxrss_mb']):.0f} MB")
+    stats = dict(
+        line.split()
+        for line in out.splitlines()
+        if line.split() and line.split()[0] in ("seconds", "maxrss_mb")
+    )
+    print(
+        f"{label}: {float(stats['seconds']):.1f} s inside, {wall:.1f} s with "
+        f"start-up; peak memory {float(stats['maxrss_mb']):.0f} MB"
+    )
 
 
 def run_assess(path, label):
@@ -79,8 +87,10 @@ def bench_assess(n_rows):
         path = Path(tmp) / "scores.parquet"
         t = time.perf_counter()
         make_parquet(path, n_rows)
-        print(f"wrote {n_rows:,} rows ({path.stat().st_size / 1e6:.0f} MB Parquet) in "
-              f"{time.perf_counter() - t:.0f} s")
+        print(
+            f"wrote {n_rows:,} rows ({path.stat().st_size / 1e6:.0f} MB Parquet) in "
+            f"{time.perf_counter() - t:.0f} s"
+        )
         run_assess(path, f"{n_rows:,} rows x 10 classes, Parquet")
 
 
@@ -95,8 +105,9 @@ def make_csv(path, n_bytes, n_classes=10, seed=1, block=500_000):
         frame = pd.DataFrame(p, columns=[f"score_c{k}" for k in range(n_classes)])
         frame.insert(0, "id", np.arange(start, start + block).astype(str))
         true = (rng.uniform(size=block)[:, None] > np.cumsum(p, axis=1)).sum(axis=1)
-        frame["label"] = np.where(rng.uniform(size=block) < 0.001,
-                                  pd.Series(true).map(lambda t: f"c{t}"), "")
+        frame["label"] = np.where(
+            rng.uniform(size=block) < 0.001, pd.Series(true).map(lambda t: f"c{t}"), ""
+        )
         frame.to_csv(path, mode="a", header=start == 0, index=False, float_format="%.8f")
         start += block
     return start
@@ -107,15 +118,24 @@ def bench_csv(n_bytes):
         path = Path(tmp) / "scores.csv"
         t = time.perf_counter()
         n_rows = make_csv(path, n_bytes)
-        print(f"wrote {n_rows:,} rows ({path.stat().st_size / 1e9:.2f} GB CSV) in "
-              f"{time.perf_counter() - t:.0f} s")
+        print(
+            f"wrote {n_rows:,} rows ({path.stat().st_size / 1e9:.2f} GB CSV) in "
+            f"{time.perf_counter() - t:.0f} s"
+        )
         size = f"{n_rows:,} rows x 10 classes, {path.stat().st_size / 1e9:.2f} GB CSV"
         run_assess(path, size)
         # label holds the pool in memory: a new session, 20 labels from a command, resume
         oracle = Path(tmp) / "oracle.py"
         oracle.write_text("import sys\nfor line in sys.stdin:\n    print('c0', flush=True)\n")
-        base = ["label", str(path), "--session", str(Path(tmp) / "s.sqlite"), "--no-progress",
-                "--oracle-command", f"{sys.executable} {oracle}"]
+        base = [
+            "label",
+            str(path),
+            "--session",
+            str(Path(tmp) / "s.sqlite"),
+            "--no-progress",
+            "--oracle-command",
+            f"{sys.executable} {oracle}",
+        ]
         run_command([*base, "--budget", "20"], f"label (new session, 20 labels), {size}")
         run_command([*base, "--budget", "40"], f"label (resumed, 20 more labels), {size}")
 
@@ -126,8 +146,11 @@ def bench_step(n_pool, n_steps=300):
     truth = rng.integers(0, 10, n_pool)
     with tempfile.TemporaryDirectory() as tmp:
         t = time.perf_counter()
-        session = LabelingSession(Path(tmp) / "s.sqlite", scores, assessor=ActiveAssessor(
-            task="least_accurate", random_state=0))
+        session = LabelingSession(
+            Path(tmp) / "s.sqlite",
+            scores,
+            assessor=ActiveAssessor(task="least_accurate", random_state=0),
+        )
         print(f"open a new session on {n_pool:,} items: {time.perf_counter() - t:.2f} s")
         times = []
         for _ in range(n_steps):
@@ -141,9 +164,11 @@ def bench_step(n_pool, n_steps=300):
             again.query()
         resume = time.perf_counter() - t
     ms = np.array(times) * 1e3
-    print(f"label step (query + commit, synchronous=FULL) on {n_pool:,} items: median "
-          f"{np.median(ms):.2f} ms, p95 {np.percentile(ms, 95):.2f} ms, max {ms.max():.2f} ms "
-          f"over {n_steps} steps; resume after {n_steps} labels {resume:.2f} s")
+    print(
+        f"label step (query + commit, synchronous=FULL) on {n_pool:,} items: median "
+        f"{np.median(ms):.2f} ms, p95 {np.percentile(ms, 95):.2f} ms, max {ms.max():.2f} ms "
+        f"over {n_steps} steps; resume after {n_steps} labels {resume:.2f} s"
+    )
 
 
 def bench_kills(n_kills, budget=600, seed=0):
@@ -188,14 +213,16 @@ def bench_kills(n_kills, budget=600, seed=0):
             n = int((events["kind"] == "label").sum())
             lost += max(committed - n, 0)
             duplicated += int(events["row"].duplicated().sum())
-            mismatched += columns(events) != reference[:len(events)]
+            mismatched += columns(events) != reference[: len(events)]
             committed = n
             if not os.WIFSIGNALED(status) and kills >= n_kills:
                 break
         final = columns(LabelingSession.read_events(tmp / "k.sqlite")[0]) == reference
-    print(f"SIGKILL test: {kills} kills over a {budget}-label session ({len(reference)} events "
-          f"with skips): labels lost {lost}, duplicated {duplicated}, prefix mismatches "
-          f"{mismatched}, final sequence equal to the uninterrupted run: {final}")
+    print(
+        f"SIGKILL test: {kills} kills over a {budget}-label session ({len(reference)} events "
+        f"with skips): labels lost {lost}, duplicated {duplicated}, prefix mismatches "
+        f"{mismatched}, final sequence equal to the uninterrupted run: {final}"
+    )
 
 
 def main():

@@ -35,16 +35,20 @@ from skassess.session import stop_rule, task_answer
 RULES = ("certified", "posterior")
 
 
-def one_run(scores, target, probabilities, max_labels, seed, prior="auto",
-            strategy="lucb", accuracy=None):
+def one_run(
+    scores, target, probabilities, max_labels, seed, prior="auto", strategy="lucb", accuracy=None
+):
     """Labels at which each rule and stop probability first fires, and the answer then.
 
     With ``accuracy`` (each class's), also whether the anytime-valid intervals
     at each level missed a class's accuracy at any batch (``"missed"``).
     """
-    assessor = ActiveAssessor(BayesianAccuracy(prior=prior, random_state=seed),
-                              task="least_accurate", strategy=strategy,
-                              random_state=seed).fit(scores)
+    assessor = ActiveAssessor(
+        BayesianAccuracy(prior=prior, random_state=seed),
+        task="least_accurate",
+        strategy=strategy,
+        random_state=seed,
+    ).fit(scores)
     out = {rule: {} for rule in RULES}
     out["missed"] = {p: False for p in probabilities}
     while assessor.n_labeled_ < max_labels and len(out["certified"]) < len(probabilities):
@@ -58,8 +62,7 @@ def one_run(scores, target, probabilities, max_labels, seed, prior="auto",
         answer = task_answer(assessor)
         top = None
         for p in probabilities:
-            for rule, ans in (("certified", answer),
-                              ("posterior", {**answer, "certified": None})):
+            for rule, ans in (("certified", answer), ("posterior", {**answer, "certified": None})):
                 if p not in out[rule] and stop_rule(ans, p, None) == "probability":
                     if top is None:
                         top = int(assessor.identification_probabilities().idxmax())
@@ -74,14 +77,23 @@ def main():
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--first-run", type=int, default=0)
     ap.add_argument("--max-labels", type=int, default=6000)
-    ap.add_argument("--prior", default="auto",
-                    help="BayesianAccuracy's prior (the command's: auto, the calibrated one)")
-    ap.add_argument("--strategy", default="lucb",
-                    help="the query strategy (the command's default with a stop probability: "
-                    "lucb)")
+    ap.add_argument(
+        "--prior",
+        default="auto",
+        help="BayesianAccuracy's prior (the command's: auto, the calibrated one)",
+    )
+    ap.add_argument(
+        "--strategy",
+        default="lucb",
+        help="the query strategy (the command's default with a stop probability: lucb)",
+    )
     ap.add_argument("--out", help="append each run as a JSON line")
-    ap.add_argument("--table", nargs="+", metavar="JSONL",
-                    help="print the table of earlier --out files instead of running")
+    ap.add_argument(
+        "--table",
+        nargs="+",
+        metavar="JSONL",
+        help="print the table of earlier --out files instead of running",
+    )
     args = ap.parse_args()
     if args.table:
         records = [json.loads(line) for f in args.table for line in open(f)]
@@ -89,34 +101,51 @@ def main():
         records = []
         for name, (scores, target, _) in pools(args.pools, 0).items():
             pred = scores.argmax(axis=1)
-            acc = np.array([np.mean(target[pred == k] == k) if np.any(pred == k) else np.inf
-                            for k in range(scores.shape[1])])
+            acc = np.array(
+                [
+                    np.mean(target[pred == k] == k) if np.any(pred == k) else np.inf
+                    for k in range(scores.shape[1])
+                ]
+            )
             for r in range(args.first_run, args.first_run + args.runs):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    res = one_run(scores, target, args.probabilities, args.max_labels, r,
-                                  args.prior, args.strategy, np.where(np.isinf(acc), np.nan,
-                                                                      acc))
-                rec = {"pool": name, "run": r, "strategy": args.strategy,
-                       "max_labels": args.max_labels, "worst": int(np.argmin(acc)),
-                       "stops": {rule: {str(p): v for p, v in res[rule].items()}
-                                 for rule in RULES},
-                       "missed": {str(p): v for p, v in res["missed"].items()}}
+                    res = one_run(
+                        scores,
+                        target,
+                        args.probabilities,
+                        args.max_labels,
+                        r,
+                        args.prior,
+                        args.strategy,
+                        np.where(np.isinf(acc), np.nan, acc),
+                    )
+                rec = {
+                    "pool": name,
+                    "run": r,
+                    "strategy": args.strategy,
+                    "max_labels": args.max_labels,
+                    "worst": int(np.argmin(acc)),
+                    "stops": {rule: {str(p): v for p, v in res[rule].items()} for rule in RULES},
+                    "missed": {str(p): v for p, v in res["missed"].items()},
+                }
                 records.append(rec)
                 if args.out:
                     with open(args.out, "a") as f:
                         f.write(json.dumps(rec) + "\n")
                 print(json.dumps(rec), flush=True)
-    print("pool            strategy  rule       P      runs  stops  labels  wrong/runs (se)"
-          "  wrong/stops (se)  interval missed (runs)")
+    print(
+        "pool            strategy  rule       P      runs  stops  labels  wrong/runs (se)"
+        "  wrong/stops (se)  interval missed (runs)"
+    )
     keys = sorted({(r["pool"], r["strategy"]) for r in records})
     for pool, strategy in keys:
         recs = [r for r in records if r["pool"] == pool and r["strategy"] == strategy]
         for rule in RULES:
-            for p in sorted({p for r in recs for p in r["stops"][rule]} |
-                            {str(p) for p in args.probabilities}):
-                hits = [r["stops"][rule][p] + [r["worst"]] for r in recs
-                        if p in r["stops"][rule]]
+            for p in sorted(
+                {p for r in recs for p in r["stops"][rule]} | {str(p) for p in args.probabilities}
+            ):
+                hits = [r["stops"][rule][p] + [r["worst"]] for r in recs if p in r["stops"][rule]]
                 n, stopped = len(recs), len(hits)
                 wrong = sum(int(chosen != worst) for _, chosen, worst in hits)
                 per_run = wrong / n
@@ -125,9 +154,12 @@ def main():
                 se_run = np.sqrt(per_run * (1 - per_run) / n)
                 se_stop = np.sqrt(per_stop * (1 - per_stop) / stopped) if stopped else np.nan
                 missed = [r["missed"][p] for r in recs if p in r.get("missed", {})]
-                print(f"{pool:<15} {strategy:<9} {rule:<10} {p:<6} {n:>4}  {stopped:>5}  "
-                      f"{labels:>6.0f}  {per_run:>6.3f} ({se_run:.3f})   {per_stop:>6.3f} "
-                      f"({se_stop:.3f})   {sum(missed)} of {len(missed)}", flush=True)
+                print(
+                    f"{pool:<15} {strategy:<9} {rule:<10} {p:<6} {n:>4}  {stopped:>5}  "
+                    f"{labels:>6.0f}  {per_run:>6.3f} ({se_run:.3f})   {per_stop:>6.3f} "
+                    f"({se_stop:.3f})   {sum(missed)} of {len(missed)}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

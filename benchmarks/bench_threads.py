@@ -29,8 +29,7 @@ def tour():
     X, y = load_digits(return_X_y=True)
     model = LogisticRegression(max_iter=5000).fit(X[:600], y[:600])
     start = time.perf_counter()
-    pir = PerformanceIntervalRegressor(PerformancePredictor(model), random_state=0,
-                                       progress=False)
+    pir = PerformanceIntervalRegressor(PerformancePredictor(model), random_state=0, progress=False)
     pir.fit(X[600:1200], y[600:1200])
     seconds = time.perf_counter() - start
     return seconds, pir.predict(X[1200:]).round(3).to_dict()
@@ -38,8 +37,12 @@ def tour():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--busy", type=int, default=os.cpu_count(),
-                        help="processes spinning meanwhile (default: one per core)")
+    parser.add_argument(
+        "--busy",
+        type=int,
+        default=os.cpu_count(),
+        help="processes spinning meanwhile (default: one per core)",
+    )
     args = parser.parse_args()
     seconds, prediction = tour()
     print(f"idle machine: fit {seconds:.1f} s; {prediction}")

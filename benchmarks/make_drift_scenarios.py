@@ -40,10 +40,14 @@ METHODS = ("meta_model", "confidence", "crossval", "dropout", "atc", "doc")
 
 def splitter(drift, X, y, args):
     if drift == "ls":
-        imp = RandomForestClassifier(n_estimators=100, random_state=0, n_jobs=1).fit(
-            np.nan_to_num(X), y).feature_importances_
-        return LinearSkewSplit([int(i) for i in np.argsort(imp)[::-1][:2]],
-                               n_repeats=args.repeats, random_state=0)
+        imp = (
+            RandomForestClassifier(n_estimators=100, random_state=0, n_jobs=1)
+            .fit(np.nan_to_num(X), y)
+            .feature_importances_
+        )
+        return LinearSkewSplit(
+            [int(i) for i in np.argsort(imp)[::-1][:2]], n_repeats=args.repeats, random_state=0
+        )
     return NearestNeighborsSplit(args.nn_scenarios, random_state=0)
 
 
@@ -75,10 +79,12 @@ def main():
     ap.add_argument("--n-jobs", type=int, default=2)
     args = ap.parse_args()
     CACHE.mkdir(parents=True, exist_ok=True)
-    jobs = [(d, drift, base) for d in args.datasets for drift in ("ls", "nn")
-            for base in ("lr", "rf")]
+    jobs = [
+        (d, drift, base) for d in args.datasets for drift in ("ls", "nn") for base in ("lr", "rf")
+    ]
     results = Parallel(n_jobs=args.n_jobs, backend="multiprocessing", verbose=0)(
-        delayed(run)(*job, args) for job in jobs)
+        delayed(run)(*job, args) for job in jobs
+    )
     for (d, drift, base), (path, secs) in zip(jobs, results, strict=True):
         print(f"{d:18s} {drift} {base}: {secs:7.1f} s -> {path.name}", flush=True)
 

@@ -23,13 +23,39 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         skassess(["example", "--directory", str(tmp)])
-        skassess(["label", str(tmp / "example_scores.csv"), "--session", str(tmp / "s.sqlite"),
-                  "--task", "least_accurate", "--seed", "0", "--budget", "60", "--oracle",
-                  str(tmp / "example_labels.csv"), "--no-progress", "--report",
-                  str(tmp / "report.html")])
-        subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
-                        "--hide-scrollbars", "--window-size=1100,4600", f"--screenshot={OUT}",
-                        (tmp / "report.html").as_uri()], check=True, capture_output=True)
+        skassess(
+            [
+                "label",
+                str(tmp / "example_scores.csv"),
+                "--session",
+                str(tmp / "s.sqlite"),
+                "--task",
+                "least_accurate",
+                "--seed",
+                "0",
+                "--budget",
+                "60",
+                "--oracle",
+                str(tmp / "example_labels.csv"),
+                "--no-progress",
+                "--report",
+                str(tmp / "report.html"),
+            ]
+        )
+        subprocess.run(
+            [
+                browser,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                "--window-size=1100,4600",
+                f"--screenshot={OUT}",
+                (tmp / "report.html").as_uri(),
+            ],
+            check=True,
+            capture_output=True,
+        )
     print(f"wrote {OUT}")
 
 

@@ -14,8 +14,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-LABELS = {"tradition": "random + plug-in", "dirichlet": "random + Dirichlet",
-          "bald": "BALD", "alt_mas": "ALT-MAS (paper)", "final": "ActiveTester"}
+LABELS = {
+    "tradition": "random + plug-in",
+    "dirichlet": "random + Dirichlet",
+    "bald": "BALD",
+    "alt_mas": "ALT-MAS (paper)",
+    "final": "ActiveTester",
+}
 
 
 def main():
@@ -27,13 +32,18 @@ def main():
     df = pd.read_pickle(args.results)
     df = df[df.model == args.model]
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.4), sharex=True)
-    for ax, col, title in zip(axes, ["accuracy", "macro_f1", "recall"],
-                              ["accuracy", "macro-F1", "mean per-class recall"], strict=True):
+    for ax, col, title in zip(
+        axes,
+        ["accuracy", "macro_f1", "recall"],
+        ["accuracy", "macro-F1", "mean per-class recall"],
+        strict=True,
+    ):
         for method, label in LABELS.items():
             part = df[df.method == method].groupby("budget")[col]
             mean, se = part.mean(), part.sem()
-            ax.errorbar(mean.index, mean.values, yerr=se.values, marker="o", ms=3,
-                        capsize=2, label=label)
+            ax.errorbar(
+                mean.index, mean.values, yerr=se.values, marker="o", ms=3, capsize=2, label=label
+            )
         ax.set_title(title)
         ax.set_xscale("log")
         ax.minorticks_off()

@@ -38,7 +38,7 @@ def main():
     X, y, names = load_tabular(args.dataset, max_rows=6000)
     perm = np.random.default_rng(0).permutation(len(y))
     n_tr, n_ref = int(0.4 * len(y)), int(0.3 * len(y))
-    tr, ref, rest = perm[:n_tr], perm[n_tr:n_tr + n_ref], perm[n_tr + n_ref:]
+    tr, ref, rest = perm[:n_tr], perm[n_tr : n_tr + n_ref], perm[n_tr + n_ref :]
     model = clone(BASE_MODELS[args.base]).fit(X[tr], y[tr])
     pir = PerformanceIntervalRegressor(PerformancePredictor(model), random_state=0)
     pir.fit(X[ref], y[ref])
@@ -46,14 +46,17 @@ def main():
     imp = RandomForestClassifier(100, random_state=0).fit(Xr, yr).feature_importances_
     f = int(np.argmax(imp))
     rows = []
-    for r, (_, batch) in zip(LINEAR_SKEW_RATIOS, LinearSkewSplit(f, random_state=0).split(Xr),
-                             strict=True):
+    for r, (_, batch) in zip(
+        LINEAR_SKEW_RATIOS, LinearSkewSplit(f, random_state=0).split(Xr), strict=True
+    ):
         truth = np.mean(model.predict(Xr[batch]) == yr[batch])
         p95 = pir.predict(Xr[batch], coverage=0.95)
         p80 = pir.predict(Xr[batch], coverage=0.8)
         rows.append((r, truth, p95.accuracy, p95.lower, p95.upper, p80.lower, p80.upper))
-        print(f"R = {r:4.2f}: true {truth:.3f}  predicted {p95.accuracy:.3f}  "
-              f"95 % [{p95.lower:.3f}, {p95.upper:.3f}]")
+        print(
+            f"R = {r:4.2f}: true {truth:.3f}  predicted {p95.accuracy:.3f}  "
+            f"95 % [{p95.lower:.3f}, {p95.upper:.3f}]"
+        )
     a = np.array(rows)
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     ax.fill_between(a[:, 0], a[:, 3], a[:, 4], color="C0", alpha=0.18, label="95 % interval")
@@ -62,8 +65,9 @@ def main():
     ax.plot(a[:, 0], a[:, 1], "o", color="k", ms=4, label="true accuracy")
     ax.set_xlabel(f"drift: share of the reference below the median of {names[f]!r}")
     ax.set_ylabel("accuracy of the batch")
-    ax.set_title(f"{args.dataset}, random forest: accuracy under drift, without labels",
-                 fontsize=10)
+    ax.set_title(
+        f"{args.dataset}, random forest: accuracy under drift, without labels", fontsize=10
+    )
     ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
     fig.savefig(args.out, dpi=110)

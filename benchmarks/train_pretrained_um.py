@@ -50,8 +50,9 @@ def main():
         target = sub["error"].abs().to_numpy()
         unit = error_unit(sub["prediction"], sub["n_batch"])
         t0 = time.perf_counter()
-        um = QuantileEnsemble(n_models=args.n_models, n_estimators=args.n_estimators,
-                              random_state=0).fit(F[~cal], target[~cal] / unit[~cal])
+        um = QuantileEnsemble(
+            n_models=args.n_models, n_estimators=args.n_estimators, random_state=0
+        ).fit(F[~cal], target[~cal] / unit[~cal])
         scales = fit_scales(target[cal], um.predict(F[cal]) * unit[cal, None])
         secs = time.perf_counter() - t0
         payload = {
@@ -74,8 +75,10 @@ def main():
         path = OUT / f"um_{method}.json.gz"
         with gzip.open(path, "wt", encoding="utf-8") as fh:
             json.dump(payload, fh)
-        print(f"{method}: {len(sub)} scenarios, {secs:.1f} s -> {path} "
-              f"({path.stat().st_size / 1e6:.2f} MB); scales {np.round(scales, 2).tolist()}")
+        print(
+            f"{method}: {len(sub)} scenarios, {secs:.1f} s -> {path} "
+            f"({path.stat().st_size / 1e6:.2f} MB); scales {np.round(scales, 2).tolist()}"
+        )
 
 
 if __name__ == "__main__":

@@ -22,10 +22,15 @@ def test_demo_prints_posterior_and_writes_png(tmp_path, capsys):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.mark.parametrize("prior, line", [(None, "Calibrated prior"),
-                                          ("hierarchical", "Hierarchical prior"),
-                                          ("informative", "Informative prior"),
-                                          ("uniform", "Uniform prior")])
+@pytest.mark.parametrize(
+    "prior, line",
+    [
+        (None, "Calibrated prior"),
+        ("hierarchical", "Hierarchical prior"),
+        ("informative", "Informative prior"),
+        ("uniform", "Uniform prior"),
+    ],
+)
 def test_demo_prior(tmp_path, capsys, prior, line):
     args = ["demo", "--output", str(tmp_path / "p.png"), "--n-labels", "60"]
     args += [] if prior is None else ["--prior", prior]
@@ -57,7 +62,9 @@ def test_demo_bad_n_labels(tmp_path):
 def test_python_dash_m(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "skassess", "demo", "--output", str(tmp_path / "m.png")],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert "Wrote the reliability diagram" in proc.stdout
 
@@ -95,14 +102,33 @@ def test_assess_groups_and_cost(tmp_path, capsys):
     rng = np.random.default_rng(0)
     n = 400
     p = rng.uniform(size=n)
-    frame = pd.DataFrame({"score": p.round(4), "y": np.where(rng.uniform(size=n) < p, "1", "0"),
-                          "sex": rng.choice(["F", "M"], n)})
+    frame = pd.DataFrame(
+        {
+            "score": p.round(4),
+            "y": np.where(rng.uniform(size=n) < p, "1", "0"),
+            "sex": rng.choice(["F", "M"], n),
+        }
+    )
     frame.loc[200:, "y"] = ""
     path = tmp_path / "b.csv"
     frame.to_csv(path, index=False)
     (tmp_path / "cost.csv").write_text("0,1\n5,0\n")
-    assert main(["assess", str(path), "--group", "sex", "--cost-matrix",
-                 str(tmp_path / "cost.csv"), "--json", "-", "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "assess",
+                str(path),
+                "--group",
+                "sex",
+                "--cost-matrix",
+                str(tmp_path / "cost.csv"),
+                "--json",
+                "-",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)
     assert result["skassess_version"] == skassess.__version__
     assert [r["sex"] for r in result["by_group"]["sex"]] == ["F", "M"]
@@ -120,16 +146,22 @@ def test_assess_meta_on_a_binary_file(tmp_path, capsys):
     p = np.concatenate([rng.beta(8, 1, n // 2), rng.beta(2, 2, n // 2)])  # then harder
     y = (rng.uniform(size=n) < p).astype(int)
     frame = pd.DataFrame({"score": p.round(5), "y": y.astype(str)})
-    frame.loc[n // 4:, "y"] = ""  # labeled: the first quarter only
+    frame.loc[n // 4 :, "y"] = ""  # labeled: the first quarter only
     path = tmp_path / "d.csv"
     frame.to_csv(path, index=False)
-    assert main(["assess", str(path), "--meta", "confidence", "atc", "--json",
-                 str(tmp_path / "d.json")]) == 0
-    assert "Accuracy of the 1,500 unlabeled rows predicted from 500 labeled rows" in \
-        capsys.readouterr().out
+    assert (
+        main(
+            ["assess", str(path), "--meta", "confidence", "atc", "--json", str(tmp_path / "d.json")]
+        )
+        == 0
+    )
+    assert (
+        "Accuracy of the 1,500 unlabeled rows predicted from 500 labeled rows"
+        in capsys.readouterr().out
+    )
     u = {r["method"]: r for r in json.loads((tmp_path / "d.json").read_text())["unlabeled"]}
     truth = np.mean((p >= 0.5) == y)
-    unlabeled_truth = np.mean(((p >= 0.5) == y)[n // 4:])
+    unlabeled_truth = np.mean(((p >= 0.5) == y)[n // 4 :])
     assert unlabeled_truth < truth - 0.02
     assert u["confidence"]["lower"] <= unlabeled_truth <= u["confidence"]["upper"]
     # calibrated scores: the calibrated confidence is near the truth under this drift (its
@@ -139,13 +171,16 @@ def test_assess_meta_on_a_binary_file(tmp_path, capsys):
     assert u["atc"]["lower"] is None and 0 <= u["atc"]["accuracy"] <= 1  # NaN is null
 
 
-@pytest.mark.parametrize("text,message", [
-    ("id;score_a;score_b\n1;0.5;0.5\n", "no score columns found"),
-    ("id,score_a,score_b,label\n1,0.5,0.5,a\n2,0.5,0.5,zz\n", "row 2 (line 3), column 'label'"),
-    ("id,score_a,score_b\n1,0.5,0.4\n", "row 1 (line 2): the 2 class scores sum to 0.9"),
-    ("id,score_a,score_b\n1,0.5,0.5\n1,0.5,0.5\n", "the id '1' repeats row 1"),
-    ("", "the file is empty"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("id;score_a;score_b\n1;0.5;0.5\n", "no score columns found"),
+        ("id,score_a,score_b,label\n1,0.5,0.5,a\n2,0.5,0.5,zz\n", "row 2 (line 3), column 'label'"),
+        ("id,score_a,score_b\n1,0.5,0.4\n", "row 1 (line 2): the 2 class scores sum to 0.9"),
+        ("id,score_a,score_b\n1,0.5,0.5\n1,0.5,0.5\n", "the id '1' repeats row 1"),
+        ("", "the file is empty"),
+    ],
+)
 def test_bad_files_exit_nonzero_and_write_no_session(tmp_path, capsys, text, message):
     path = tmp_path / "bad.csv"
     path.write_text(text)
@@ -160,8 +195,7 @@ def test_bad_files_exit_nonzero_and_write_no_session(tmp_path, capsys, text, mes
 
 def test_plan_from_the_labels_in_the_file(example, tmp_path, capsys):
     out = tmp_path / "plan.json"
-    assert main(["plan", str(example[0]), "--width", "0.04",
-                 "--json", str(out)]) == 0
+    assert main(["plan", str(example[0]), "--width", "0.04", "--json", str(out)]) == 0
     text = capsys.readouterr().out
     assert "from the 100 labels in the file" in text and "Labels for a width of 0.04" in text
     plan = json.loads(out.read_text())
@@ -179,16 +213,37 @@ def test_plan_refuses_a_bad_width(example, capsys):
 def test_label_with_oracle_resumes_and_exports(example, tmp_path, capsys):
     scores, labels = example
     session = tmp_path / "s.sqlite"
-    base = ["label", str(scores), "--session", str(session), "--oracle", str(labels),
-            "--no-progress"]
+    base = [
+        "label",
+        str(scores),
+        "--session",
+        str(session),
+        "--oracle",
+        str(labels),
+        "--no-progress",
+    ]
     assert main([*base, "--task", "least_accurate", "--seed", "4", "--budget", "30"]) == 0
     out = capsys.readouterr().out
     assert "new; 0 labels so far; task least_accurate" in out and "[30/30 labeled]" in out
     assert main([*base, "--budget", "50"]) == 0  # resumes with the stored settings
     assert "resumed; 30 labels so far" in capsys.readouterr().out
     # the same 50 rows as one uninterrupted run
-    assert main([*base[:3], str(tmp_path / "one.sqlite"), *base[4:], "--task",
-                 "least_accurate", "--seed", "4", "--budget", "50"]) == 0
+    assert (
+        main(
+            [
+                *base[:3],
+                str(tmp_path / "one.sqlite"),
+                *base[4:],
+                "--task",
+                "least_accurate",
+                "--seed",
+                "4",
+                "--budget",
+                "50",
+            ]
+        )
+        == 0
+    )
     a, _, _ = LabelingSession.read_events(session)
     b, _, _ = LabelingSession.read_events(tmp_path / "one.sqlite")
     assert a["row"].tolist() == b["row"].tolist() and len(a) == 50
@@ -206,8 +261,19 @@ def test_label_with_oracle_resumes_and_exports(example, tmp_path, capsys):
     assert "is not the file the session labeled" in capsys.readouterr().err
     assert main(["example", "--directory", str(tmp_path)]) == 0
     capsys.readouterr()
-    assert main(["export", str(session), "--labels", str(tmp_path / "l.csv"), "--posterior",
-                 str(tmp_path / "p.json")]) == 0
+    assert (
+        main(
+            [
+                "export",
+                str(session),
+                "--labels",
+                str(tmp_path / "l.csv"),
+                "--posterior",
+                str(tmp_path / "p.json"),
+            ]
+        )
+        == 0
+    )
     exported = pd.read_csv(tmp_path / "l.csv")
     truth = pd.read_csv(labels).set_index("id")["label"]
     assert len(exported) == 50
@@ -219,30 +285,72 @@ def test_label_with_oracle_resumes_and_exports(example, tmp_path, capsys):
 
 def test_label_stop_probability_uses_lucb_and_anytime_levels(example, tmp_path, capsys):
     scores, labels = example
-    base = ["label", str(scores), "--oracle", str(labels), "--no-progress", "--seed", "1",
-            "--budget", "10", "--stop-probability", "0.9"]
-    assert main([*base, "--session", str(tmp_path / "a.sqlite"), "--task",
-                 "least_accurate"]) == 0
+    base = [
+        "label",
+        str(scores),
+        "--oracle",
+        str(labels),
+        "--no-progress",
+        "--seed",
+        "1",
+        "--budget",
+        "10",
+        "--stop-probability",
+        "0.9",
+    ]
+    assert main([*base, "--session", str(tmp_path / "a.sqlite"), "--task", "least_accurate"]) == 0
     out = capsys.readouterr().out
     assert "task least_accurate, strategy lucb" in out and "anytime-valid at" in out
     # a chosen strategy is kept; without --stop-probability the default stays thompson
-    assert main([*base, "--session", str(tmp_path / "b.sqlite"), "--task", "least_accurate",
-                 "--strategy", "top_two"]) == 0
+    assert (
+        main(
+            [
+                *base,
+                "--session",
+                str(tmp_path / "b.sqlite"),
+                "--task",
+                "least_accurate",
+                "--strategy",
+                "top_two",
+            ]
+        )
+        == 0
+    )
     assert "strategy top_two" in capsys.readouterr().out
-    assert main([*base[:-2], "--session", str(tmp_path / "c.sqlite"), "--task",
-                 "least_accurate"]) == 0
+    assert (
+        main([*base[:-2], "--session", str(tmp_path / "c.sqlite"), "--task", "least_accurate"]) == 0
+    )
     assert "strategy thompson" in capsys.readouterr().out
     # a task without anytime levels stops on the posterior alone, and says so
     with pytest.warns(SkassessWarning, match="posterior probability alone"):
-        assert main([*base, "--session", str(tmp_path / "d.sqlite"), "--task",
-                     "least_calibrated"]) == 0
+        assert (
+            main([*base, "--session", str(tmp_path / "d.sqlite"), "--task", "least_calibrated"])
+            == 0
+        )
 
 
 def test_label_with_the_variance_design(example, tmp_path, capsys):
     scores, labels = example
-    assert main(["label", str(scores), "--oracle", str(labels), "--no-progress", "--seed", "2",
-                 "--budget", "15", "--strategy", "variance",
-                 "--session", str(tmp_path / "v.sqlite")]) == 0
+    assert (
+        main(
+            [
+                "label",
+                str(scores),
+                "--oracle",
+                str(labels),
+                "--no-progress",
+                "--seed",
+                "2",
+                "--budget",
+                "15",
+                "--strategy",
+                "variance",
+                "--session",
+                str(tmp_path / "v.sqlite"),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "task estimate, strategy variance" in out and "overall" in out
 
@@ -250,8 +358,7 @@ def test_label_with_the_variance_design(example, tmp_path, capsys):
 def test_label_metrics_with_active_testing(example, tmp_path, capsys):
     scores, labels = example
     session = str(tmp_path / "m.sqlite")
-    base = ["label", str(scores), "--session", session, "--oracle", str(labels),
-            "--no-progress"]
+    base = ["label", str(scores), "--session", session, "--oracle", str(labels), "--no-progress"]
     assert main([*base, "--metrics", "accuracy", "macro_f1", "--budget", "4"]) == 0
     out = capsys.readouterr().out
     assert "task metrics, strategy variance" in out and "Estimates (difference" in out
@@ -262,19 +369,44 @@ def test_label_metrics_with_active_testing(example, tmp_path, capsys):
     assert len(events) == 7 and info["settings"]["metrics"] == ["accuracy", "macro_f1"]
     # the same 7 labels in one run: a resumed session draws what an uninterrupted one does
     other = str(tmp_path / "n.sqlite")
-    assert main(["label", str(scores), "--session", other, "--oracle", str(labels),
-                 "--no-progress", "--metrics", "accuracy", "macro_f1", "--budget", "7",
-                 "--seed", str(_stored_seed(session))]) == 0
+    assert (
+        main(
+            [
+                "label",
+                str(scores),
+                "--session",
+                other,
+                "--oracle",
+                str(labels),
+                "--no-progress",
+                "--metrics",
+                "accuracy",
+                "macro_f1",
+                "--budget",
+                "7",
+                "--seed",
+                str(_stored_seed(session)),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
-    assert (LabelingSession.read_events(other)[0]["row"].tolist()
-            == LabelingSession.read_events(session)[0]["row"].tolist())
-    assert main(["report", str(scores), "--session", session,
-                 "-o", str(tmp_path / "r.html")]) == 0
-    for extra, flag in ((["--strategy", "random"], "--strategy"),
-                        (["--stop-probability", "0.9"], "--stop-probability"),
-                        (["--task", "least_accurate"], "--task")):
-        assert main([*base[:3], str(tmp_path / "x.sqlite"), *base[4:], "--metrics",
-                     "accuracy", *extra]) == 2
+    assert (
+        LabelingSession.read_events(other)[0]["row"].tolist()
+        == LabelingSession.read_events(session)[0]["row"].tolist()
+    )
+    assert main(["report", str(scores), "--session", session, "-o", str(tmp_path / "r.html")]) == 0
+    for extra, flag in (
+        (["--strategy", "random"], "--strategy"),
+        (["--stop-probability", "0.9"], "--stop-probability"),
+        (["--task", "least_accurate"], "--task"),
+    ):
+        assert (
+            main(
+                [*base[:3], str(tmp_path / "x.sqlite"), *base[4:], "--metrics", "accuracy", *extra]
+            )
+            == 2
+        )
         assert f"ActiveTester, which takes no {flag}" in capsys.readouterr().err
     assert not (tmp_path / "x.sqlite").exists()
 
@@ -289,22 +421,47 @@ def test_label_anytime_interval(example, tmp_path, capsys):
     scores, labels = example
     frame, truth = pd.read_csv(scores), pd.read_csv(labels).set_index("id")["label"]
     cols = [c for c in frame.columns if c.startswith("score_")]
-    pred = np.array([c[len("score_"):] for c in cols])[frame[cols].to_numpy().argmax(axis=1)]
+    pred = np.array([c[len("score_") :] for c in cols])[frame[cols].to_numpy().argmax(axis=1)]
     accuracy = np.mean(pred == truth[frame["id"]].to_numpy())
     session = tmp_path / "any.sqlite"
-    base = ["label", str(scores), "--session", str(session), "--oracle", str(labels),
-            "--no-progress", "--seed", "4", "--anytime"]
+    base = [
+        "label",
+        str(scores),
+        "--session",
+        str(session),
+        "--oracle",
+        str(labels),
+        "--no-progress",
+        "--seed",
+        "4",
+        "--anytime",
+    ]
     assert main([*base, "--budget", "60"]) == 0
     out = capsys.readouterr().out
     assert "strategy random" in out
     lo, hi = map(float, re.search(r"all 2,000 items: \[([\d.]+), ([\d.]+)\]", out).groups())
     assert lo <= accuracy <= hi and hi - lo < 0.6
     assert main([*base, "--budget", "100"]) == 0  # resumed: the sequence only narrows
-    lo2, hi2 = map(float, re.search(r"items: \[([\d.]+), ([\d.]+)\]",
-                                    capsys.readouterr().out).groups())
+    lo2, hi2 = map(
+        float, re.search(r"items: \[([\d.]+), ([\d.]+)\]", capsys.readouterr().out).groups()
+    )
     assert lo <= lo2 <= accuracy <= hi2 <= hi
-    assert main(["label", str(scores), "--session", str(tmp_path / "t.sqlite"), "--anytime",
-                 "--strategy", "thompson", "--budget", "1"]) == 2
+    assert (
+        main(
+            [
+                "label",
+                str(scores),
+                "--session",
+                str(tmp_path / "t.sqlite"),
+                "--anytime",
+                "--strategy",
+                "thompson",
+                "--budget",
+                "1",
+            ]
+        )
+        == 2
+    )
     assert "--anytime needs items drawn uniformly at random" in capsys.readouterr().err
 
 
@@ -313,8 +470,23 @@ def test_label_interactive_keys(example, tmp_path, capsys, monkeypatch):
     session = tmp_path / "i.sqlite"
     keys = "3\nu\ns\nShirt\nnonsense\n?\nq\n"
     monkeypatch.setattr("sys.stdin", io.StringIO(keys))
-    assert main(["label", str(scores), "--session", str(session), "--task", "least_accurate",
-                 "--seed", "0", "--display", "label"]) == 0
+    assert (
+        main(
+            [
+                "label",
+                str(scores),
+                "--session",
+                str(session),
+                "--task",
+                "least_accurate",
+                "--seed",
+                "0",
+                "--display",
+                "label",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "model predicts:" in out and "Undone: the label of item" in out
     assert "Not a class or a command: 'nonsense'" in out and "s = skip" in out
@@ -331,10 +503,15 @@ def test_label_bad_oracle(example, tmp_path, capsys):
     scores, _ = example
     oracle = tmp_path / "o.csv"
     oracle.write_text("id,label\nimg-00001,Pullover\nimg-00002,Cat\n")
-    assert main(["label", str(scores), "--session", str(tmp_path / "s.sqlite"), "--oracle",
-                 str(oracle)]) == 2
-    assert "row 2 (line 3), column 'label': the label 'Cat' is not a class" in \
-        capsys.readouterr().err
+    assert (
+        main(
+            ["label", str(scores), "--session", str(tmp_path / "s.sqlite"), "--oracle", str(oracle)]
+        )
+        == 2
+    )
+    assert (
+        "row 2 (line 3), column 'label': the label 'Cat' is not a class" in capsys.readouterr().err
+    )
 
 
 ORACLE_SCRIPT = """
@@ -365,8 +542,17 @@ def test_label_with_oracle_command(example, tmp_path, capsys):
     def command(quit_at):
         return f"{sys.executable} {script} {labels} {quit_at}"
 
-    base = ["label", str(scores), "--session", str(session), "--seed", "2", "--no-progress",
-            "--task", "least_accurate"]
+    base = [
+        "label",
+        str(scores),
+        "--session",
+        str(session),
+        "--seed",
+        "2",
+        "--no-progress",
+        "--task",
+        "least_accurate",
+    ]
     assert main([*base, "--oracle-command", command(23), "--budget", "40"]) == 0
     assert "answered quit" in capsys.readouterr().out
     events, _, _ = LabelingSession.read_events(session)
@@ -383,19 +569,33 @@ def test_label_with_oracle_command(example, tmp_path, capsys):
     assert (events["kind"] == "label").sum() == 40
 
 
-@pytest.mark.parametrize("body, message", [
-    ("import sys; sys.stdin.readline(); print('Cat', flush=True)",
-     "the answer 'Cat' for item"),
-    ("import sys; sys.stdin.readline()", "no answer for item"),
-    ("raise SystemExit(3)", "exited with code 3"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("import sys; sys.stdin.readline(); print('Cat', flush=True)", "the answer 'Cat' for item"),
+        ("import sys; sys.stdin.readline()", "no answer for item"),
+        ("raise SystemExit(3)", "exited with code 3"),
+    ],
+)
 def test_label_oracle_command_errors(example, tmp_path, capsys, body, message):
     scores, _ = example
     script = tmp_path / "bad.py"
     script.write_text(body)
     session = tmp_path / "e.sqlite"
-    assert main(["label", str(scores), "--session", str(session), "--no-progress",
-                 "--oracle-command", f"{sys.executable} {script}"]) == 2
+    assert (
+        main(
+            [
+                "label",
+                str(scores),
+                "--session",
+                str(session),
+                "--no-progress",
+                "--oracle-command",
+                f"{sys.executable} {script}",
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert message in err and "the labels given so far are saved" in err.lower()
     assert len(LabelingSession.read_events(session)[0]) == 0
@@ -403,12 +603,34 @@ def test_label_oracle_command_errors(example, tmp_path, capsys, body, message):
 
 def test_label_oracle_command_not_found(example, tmp_path, capsys):
     scores, _ = example
-    assert main(["label", str(scores), "--session", str(tmp_path / "n.sqlite"),
-                 "--oracle-command", "no-such-program-xyz --flag"]) == 2
+    assert (
+        main(
+            [
+                "label",
+                str(scores),
+                "--session",
+                str(tmp_path / "n.sqlite"),
+                "--oracle-command",
+                "no-such-program-xyz --flag",
+            ]
+        )
+        == 2
+    )
     assert "--oracle-command: cannot start 'no-such-program-xyz'" in capsys.readouterr().err
     assert not (tmp_path / "n.sqlite").exists()
-    assert main(["label", str(scores), "--session", str(tmp_path / "n.sqlite"),
-                 "--oracle-command", "  "]) == 2
+    assert (
+        main(
+            [
+                "label",
+                str(scores),
+                "--session",
+                str(tmp_path / "n.sqlite"),
+                "--oracle-command",
+                "  ",
+            ]
+        )
+        == 2
+    )
     assert "--oracle-command: the command is empty" in capsys.readouterr().err
 
 
@@ -422,8 +644,15 @@ def test_readme_commands_run(tmp_path, monkeypatch, capsys):
     blocks = re.findall(r"```bash\n(.*?)```", readme, flags=re.S)
     lines = [line.split("#")[0].strip() for block in blocks for line in block.splitlines()]
     commands = [shlex.split(line)[1:] for line in lines if line.startswith("skassess ")]
-    assert [c[0] for c in commands] == ["example", "assess", "assess", "plan", "label",
-                                        "label", "export"]
+    assert [c[0] for c in commands] == [
+        "example",
+        "assess",
+        "assess",
+        "plan",
+        "label",
+        "label",
+        "export",
+    ]
     monkeypatch.chdir(tmp_path)
     for command in commands:
         monkeypatch.setattr("sys.stdin", io.StringIO(""))  # the interactive run quits at EOF

@@ -67,8 +67,9 @@ from skassess.samplers import (
 )
 from skassess.utils.discovery import all_estimators
 
-CALIBRATOR = HierarchicalBetaCalibrator(n_burn=100, n_steps=100, target_ess=100, n_draws=200,
-                                        random_state=0)
+CALIBRATOR = HierarchicalBetaCalibrator(
+    n_burn=100, n_steps=100, target_ess=100, n_draws=200, random_state=0
+)
 
 ESTIMATORS = [
     BayesianAccuracy(),
@@ -136,10 +137,17 @@ NEEDS_SENSITIVE_FEATURES = (
 
 def _bare_expected_failures(estimator):
     if isinstance(estimator, BayesianGroupMetrics):
-        return {**BARE_EXPECTED_FAILURES, **{
-            name: NEEDS_SENSITIVE_FEATURES for name in [
-                "check_fit2d_predict1d", "check_n_features_in", "check_fit_check_is_fitted",
-            ]}}
+        return {
+            **BARE_EXPECTED_FAILURES,
+            **{
+                name: NEEDS_SENSITIVE_FEATURES
+                for name in [
+                    "check_fit2d_predict1d",
+                    "check_n_features_in",
+                    "check_fit_check_is_fitted",
+                ]
+            },
+        }
     return BARE_EXPECTED_FAILURES
 
 
@@ -273,8 +281,9 @@ class _TransformerBehindBlackBox(TransformerMixin, MetaEstimatorMixin, BaseEstim
         with warnings.catch_warnings():
             # The checks' blobs are separable, so every row is classified correctly:
             # the documented "weakly identified" warning (tested in test_hierarchical).
-            warnings.filterwarnings("ignore", "All .* labeled rows have the same outcome",
-                                    SkassessWarning)
+            warnings.filterwarnings(
+                "ignore", "All .* labeled rows have the same outcome", SkassessWarning
+            )
             self.estimator_ = clone(self.estimator).fit(self.model_.predict_proba(X), codes)
         return self
 

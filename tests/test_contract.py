@@ -27,8 +27,7 @@ METRIC_ESTIMATORS = [
     BayesianAccuracy(grouping="score_bins", n_bins=5, random_state=0),
     BayesianCalibrationError(n_bins=5, random_state=0),
     BayesianConfusionMatrix(prior="informative", random_state=0),
-    BayesianMisclassificationCost(cost_matrix=[[0, 1, 4], [1, 0, 1], [2, 1, 0]],
-                                  random_state=0),
+    BayesianMisclassificationCost(cost_matrix=[[0, 1, 4], [1, 0, 1], [2, 1, 0]], random_state=0),
 ]
 
 
@@ -36,8 +35,15 @@ _data = labeled_pool
 
 
 # ------------------------------------------------------------------ signatures
-@pytest.mark.parametrize("cls", [BayesianAccuracy, BayesianCalibrationError,
-                                 BayesianConfusionMatrix, BayesianMisclassificationCost])
+@pytest.mark.parametrize(
+    "cls",
+    [
+        BayesianAccuracy,
+        BayesianCalibrationError,
+        BayesianConfusionMatrix,
+        BayesianMisclassificationCost,
+    ],
+)
 def test_one_fit_signature(cls):
     for method in ("fit", "partial_fit", "add_labels"):
         params = inspect.signature(getattr(cls, method)).parameters
@@ -51,9 +57,15 @@ def test_one_fit_signature(cls):
 
 
 def test_per_row_metadata_names_do_not_collide_with_cv_groups():
-    for cls in (BayesianAccuracy, BayesianCalibrationError, BayesianConfusionMatrix,
-                HierarchicalBetaCalibrator, ActiveAssessor, BayesianGroupMetrics,
-                CalibratedPrior):
+    for cls in (
+        BayesianAccuracy,
+        BayesianCalibrationError,
+        BayesianConfusionMatrix,
+        HierarchicalBetaCalibrator,
+        ActiveAssessor,
+        BayesianGroupMetrics,
+        CalibratedPrior,
+    ):
         assert "groups" not in inspect.signature(cls.fit).parameters, cls
     assert "sensitive_features" in inspect.signature(BayesianGroupMetrics.fit).parameters
 
@@ -138,9 +150,15 @@ def test_selection_rate_needs_no_labels():
 
 
 def test_one_default_prior_strength():
-    defaults = {cls: inspect.signature(cls).parameters["prior_strength"].default
-                for cls in (BayesianAccuracy, BayesianCalibrationError,
-                            BayesianConfusionMatrix, BayesianMisclassificationCost)}
+    defaults = {
+        cls: inspect.signature(cls).parameters["prior_strength"].default
+        for cls in (
+            BayesianAccuracy,
+            BayesianCalibrationError,
+            BayesianConfusionMatrix,
+            BayesianMisclassificationCost,
+        )
+    }
     assert set(defaults.values()) == {2.0}
     # With the informative prior the same labels give the same per-class accuracy.
     data = load_fashion_mnist_scores()
@@ -178,8 +196,9 @@ def test_score_is_the_weighted_mean_log_predict_proba(est):
     logp = np.log(proba[np.arange(len(truth)), outcome])
     w = np.random.default_rng(1).uniform(size=len(truth))
     assert fitted.score(scores, truth) == pytest.approx(logp.mean())
-    assert fitted.score(scores, truth, sample_weight=w) == pytest.approx(np.average(logp,
-                                                                                 weights=w))
+    assert fitted.score(scores, truth, sample_weight=w) == pytest.approx(
+        np.average(logp, weights=w)
+    )
 
 
 def test_n_samples_seen_and_add_labels_protocol():
@@ -199,8 +218,9 @@ def test_the_prediction_travels_as_y_pred():
     pred = scores.argmax(axis=1)
     other = (pred + 1) % 3  # a black box that predicts something else from the same scores
     a = BayesianAccuracy().fit(scores, y, y_pred=other)
-    manual = [(other[(other == k) & (y >= 0)] == y[(other == k) & (y >= 0)]).sum()
-              for k in range(3)]
+    manual = [
+        (other[(other == k) & (y >= 0)] == y[(other == k) & (y >= 0)]).sum() for k in range(3)
+    ]
     np.testing.assert_array_equal(a.n_success_, manual)
     np.testing.assert_array_equal(a.apply(scores, y_pred=other), other)
 
@@ -218,8 +238,9 @@ def test_displays_follow_calibration_display():
         plot = inspect.signature(display.plot).parameters
         assert plot["ax"].kind is inspect.Parameter.KEYWORD_ONLY
         assert plot["name"].kind is inspect.Parameter.KEYWORD_ONLY
-    disp = ReliabilityDisplay.from_predictions(y, scores, n_bins=4, strategy="quantile",
-                                               name="model")
+    disp = ReliabilityDisplay.from_predictions(
+        y, scores, n_bins=4, strategy="quantile", name="model"
+    )
     assert disp.line_ is disp.errorbar_[0] and disp.ax_.figure is disp.figure_
     with pytest.raises(TypeError):
         disp.plot(disp.ax_)  # ax is keyword-only
@@ -280,8 +301,9 @@ def test_warnings_point_at_the_caller():
         assert record[0].filename == __file__, method
     s = np.linspace(0.05, 0.95, 40)
     with pytest.warns(SkassessWarning, match="prior predictive") as record:
-        HierarchicalBetaCalibrator(n_burn=50, n_steps=50, target_ess=50,
-                                   random_state=0).fit(s, np.full(40, -1))
+        HierarchicalBetaCalibrator(n_burn=50, n_steps=50, target_ess=50, random_state=0).fit(
+            s, np.full(40, -1)
+        )
     assert record[0].filename == __file__
 
 
@@ -304,8 +326,7 @@ def _public_functions():
     import skassess.metrics
     import skassess.samplers
 
-    for module in (skassess.metrics, skassess.calibration, skassess.samplers,
-                   skassess.datasets):
+    for module in (skassess.metrics, skassess.calibration, skassess.samplers, skassess.datasets):
         for name in module.__all__:
             obj = getattr(module, name)
             if inspect.isfunction(obj) and inspect.signature(obj).parameters:
@@ -342,19 +363,31 @@ def _fitted_group_metrics():
         (lambda est: est.overall_interval(level=0), "of BayesianAccuracy.overall_interval"),
         (lambda est: est.groupwise_samples(n_draws=0), "of BayesianAccuracy.groupwise_samples"),
         (lambda est: est.posterior_.rvs(size=0), "'size' parameter of BetaPosterior.rvs"),
-        (lambda est: BayesianConfusionMatrix().fit(*_data()[:2]).confusion_matrix("rows"),
-         "'normalize' parameter of BayesianConfusionMatrix.confusion_matrix"),
-        (lambda est: BayesianMisclassificationCost().fit(*_data()[:2]).summary(n_draws=0),
-         "'n_draws' parameter of BayesianMisclassificationCost.summary"),
+        (
+            lambda est: BayesianConfusionMatrix().fit(*_data()[:2]).confusion_matrix("rows"),
+            "'normalize' parameter of BayesianConfusionMatrix.confusion_matrix",
+        ),
+        (
+            lambda est: BayesianMisclassificationCost().fit(*_data()[:2]).summary(n_draws=0),
+            "'n_draws' parameter of BayesianMisclassificationCost.summary",
+        ),
         (lambda est: _compare(est).interval(level=1.0), "of GroupComparison.interval"),
-        (lambda est: ActiveAssessor().fit(_data()[0]).query(0),
-         "'n' parameter of ActiveAssessor.query"),
-        (lambda est: ActiveAssessor().fit(_data()[0]).run(_data()[2], budget=0),
-         "'budget' parameter of ActiveAssessor.run"),
-        (lambda est: HierarchicalBetaCalibrator().sample([0.5], n_draws=0),
-         "'n_draws' parameter of HierarchicalBetaCalibrator.sample"),
-        (lambda est: _fitted_group_metrics().differences(rope=-0.1),
-         "'rope' parameter of BayesianGroupMetrics.differences"),
+        (
+            lambda est: ActiveAssessor().fit(_data()[0]).query(0),
+            "'n' parameter of ActiveAssessor.query",
+        ),
+        (
+            lambda est: ActiveAssessor().fit(_data()[0]).run(_data()[2], budget=0),
+            "'budget' parameter of ActiveAssessor.run",
+        ),
+        (
+            lambda est: HierarchicalBetaCalibrator().sample([0.5], n_draws=0),
+            "'n_draws' parameter of HierarchicalBetaCalibrator.sample",
+        ),
+        (
+            lambda est: _fitted_group_metrics().differences(rope=-0.1),
+            "'rope' parameter of BayesianGroupMetrics.differences",
+        ),
     ],
 )
 def test_method_arguments_are_validated_naming_the_class_called(call, match):
@@ -382,7 +415,8 @@ def test_one_eps_defined_once_and_used_by_the_maps():
 
     root = pathlib.Path(skassess.__file__).parent
     definitions = [
-        f"{path.relative_to(root)}" for path in root.rglob("*.py")
+        f"{path.relative_to(root)}"
+        for path in root.rglob("*.py")
         if re.search(r"^EPS\s*=", path.read_text(), flags=re.MULTILINE)
     ]
     assert definitions == ["utils/_validation.py"]
@@ -399,7 +433,8 @@ def test_one_ece_for_the_function_the_estimator_and_a_direct_computation():
     b = np.clip(np.digitize(conf, edges[1:-1]), 0, 9)
     direct = sum(
         (b == j).mean() * abs((pred == truth)[b == j].mean() - conf[b == j].mean())
-        for j in range(10) if (b == j).any()
+        for j in range(10)
+        if (b == j).any()
     )
     ece = expected_calibration_error(truth, scores, n_bins=10)
     assert ece == pytest.approx(direct, abs=1e-12)
@@ -420,12 +455,16 @@ def test_one_rate_table_for_the_conjugate_and_the_fairness_estimators(metric):
     group = rng.choice(["a", "b"], size=n)
     pred = (p1 > 0.5).astype(int)
     tn, fp, fn, tp = confusion_matrix(y[group == "a"], pred[group == "a"]).ravel()
-    direct = {"tpr": tp / (tp + fn), "fpr": fp / (fp + tn), "ppv": tp / (tp + fp),
-              "npv": tn / (tn + fn), "accuracy": (tp + tn) / (tp + tn + fp + fn)}[metric]
-    est = BayesianAccuracy(metric=metric, grouping="external", prior="uniform",
-                           prior_strength=1e-9).fit(
-        p1, y, group_by=group
-    )
+    direct = {
+        "tpr": tp / (tp + fn),
+        "fpr": fp / (fp + tn),
+        "ppv": tp / (tp + fp),
+        "npv": tn / (tn + fn),
+        "accuracy": (tp + tn) / (tp + tn + fp + fn),
+    }[metric]
+    est = BayesianAccuracy(
+        metric=metric, grouping="external", prior="uniform", prior_strength=1e-9
+    ).fit(p1, y, group_by=group)
     assert est.predict(p1[group == "a"][:1], group_by=["a"])[0] == pytest.approx(direct, 1e-6)
     bgm = BayesianGroupMetrics(method="frequentist", metrics=(metric,)).fit(
         p1, y, sensitive_features=group
@@ -456,11 +495,14 @@ def test_one_rope_function_behind_every_comparison():
     # Independent Beta posteriors (the calibrated prior draws the groups jointly).
     est = BayesianAccuracy(prior="uniform", random_state=0).fit(scores, y)
     post = est.posterior_
-    pair = (BetaPosterior(post.alpha[:1], post.beta[:1]),
-            BetaPosterior(post.alpha[1:2], post.beta[1:2]))
+    pair = (
+        BetaPosterior(post.alpha[:1], post.beta[:1]),
+        BetaPosterior(post.alpha[1:2], post.beta[1:2]),
+    )
     exact = rope_probabilities(pair, rope=0.05)[0]
-    assessor = ActiveAssessor(BayesianAccuracy(prior="uniform"), task="compare",
-                              compare=(0, 1)).fit(scores)
+    assessor = ActiveAssessor(
+        BayesianAccuracy(prior="uniform"), task="compare", compare=(0, 1)
+    ).fit(scores)
     assessor.tell(np.flatnonzero(y >= 0), y[y >= 0])
     np.testing.assert_allclose(assessor.comparison_probabilities(), exact, atol=2e-4)
     drawn = compare_groups(est, 0, 1, rope=0.05, n_draws=200_000).probabilities
@@ -521,23 +563,37 @@ def _failed_refit_cases():
         "BayesianModelComparison": (BayesianModelComparison(), (models, y), (models, y[:5])),
         "ActiveAssessor": (ActiveAssessor(random_state=0), (S, y), (bad, y)),
         "ActiveTester": (ActiveTester(random_state=0), (S, y), (bad, y)),
-        "ActiveModelSelector": (ActiveModelSelector(random_state=0), (models, y),
-                                (models, y[:5])),
+        "ActiveModelSelector": (ActiveModelSelector(random_state=0), (models, y), (models, y[:5])),
         "CalibratedPrior": (CalibratedPrior(), (S, y_full), (bad, y_full)),
-        "MLPEnsembleSurrogate": (MLPEnsembleSurrogate(n_members=2, random_state=0),
-                                 (Xf[:60], yf[:60]), (Xbad, yf[60:])),
+        "MLPEnsembleSurrogate": (
+            MLPEnsembleSurrogate(n_members=2, random_state=0),
+            (Xf[:60], yf[:60]),
+            (Xbad, yf[60:]),
+        ),
         "HierarchicalBetaCalibrator": (
-            HierarchicalBetaCalibrator(n_steps=200, n_burn=100, max_steps=200,
-                                       random_state=0, progress=False),
-            (s1, yb), (s1, yb[:5])),
-        "BayesianGroupMetrics": (BayesianGroupMetrics("beta-binomial", random_state=0),
-                                 (s1, yb, groups), (s1, yb, groups[:5])),
-        "PerformancePredictor": (PerformancePredictor(clf, method="confidence"),
-                                 (Xf[60:], yf[60:]), (Xbad, yf[60:])),
+            HierarchicalBetaCalibrator(
+                n_steps=200, n_burn=100, max_steps=200, random_state=0, progress=False
+            ),
+            (s1, yb),
+            (s1, yb[:5]),
+        ),
+        "BayesianGroupMetrics": (
+            BayesianGroupMetrics("beta-binomial", random_state=0),
+            (s1, yb, groups),
+            (s1, yb, groups[:5]),
+        ),
+        "PerformancePredictor": (
+            PerformancePredictor(clf, method="confidence"),
+            (Xf[60:], yf[60:]),
+            (Xbad, yf[60:]),
+        ),
         "PerformanceIntervalRegressor": (
-            PerformanceIntervalRegressor(PerformancePredictor(clf, method="confidence"),
-                                         random_state=0),
-            (Xf[60:], yf[60:]), (Xf[60:], yf[60:70])),
+            PerformanceIntervalRegressor(
+                PerformancePredictor(clf, method="confidence"), random_state=0
+            ),
+            (Xf[60:], yf[60:]),
+            (Xf[60:], yf[60:70]),
+        ),
     }
 
 

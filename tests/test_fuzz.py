@@ -63,8 +63,17 @@ from skassess.samplers import (
 )
 
 EXAMPLES = int(os.environ.get("SKASSESS_FUZZ_EXAMPLES", "25"))
-OUTCOMES = ("finite", "clean error", "not fitted", "crash", "nan/inf", "unclear message",
-            "bad input accepted", "state changed", "valid input refused")
+OUTCOMES = (
+    "finite",
+    "clean error",
+    "not fitted",
+    "crash",
+    "nan/inf",
+    "unclear message",
+    "bad input accepted",
+    "state changed",
+    "valid input refused",
+)
 DEFECTS = OUTCOMES[3:]
 #: Outcomes of every call, by target.
 TALLY = collections.defaultdict(collections.Counter)
@@ -76,14 +85,49 @@ _GOOD3 = _rng.dirichlet(np.ones(3), size=12)
 _GOOD2 = _rng.dirichlet(np.ones(2), size=12)
 
 HOSTILE_VALUES = [
-    None, np.nan, np.inf, -1.0, 0, 1e308, -1e308, "x", b"x", [], [[]], {}, object(),
-    np.array([]), np.zeros((0, 3)), np.full((12, 3), np.nan), np.full((12, 3), -0.1),
-    np.full((12, 3), 2.0), np.ones((12, 3)), np.zeros((12, 1, 3)), np.arange(12),
-    np.arange(12.0) / 11, np.full(12, np.nan), np.full(12, -1), np.full(12, 7),
-    np.array(["a"] * 12), np.array([None] * 12, dtype=object), pd.Series(range(12)),
-    pd.DataFrame(_GOOD3), _GOOD3.tolist(), _GOOD3[:5], _GOOD2, _GOOD2[:, 1], _GOOD3,
-    np.tile([0, 1, 2, -1], 3), np.tile([-1, 1], 6), np.full(12, 1e308), [0.5], 1.5, -3, 2,
-    0.0, True,
+    None,
+    np.nan,
+    np.inf,
+    -1.0,
+    0,
+    1e308,
+    -1e308,
+    "x",
+    b"x",
+    [],
+    [[]],
+    {},
+    object(),
+    np.array([]),
+    np.zeros((0, 3)),
+    np.full((12, 3), np.nan),
+    np.full((12, 3), -0.1),
+    np.full((12, 3), 2.0),
+    np.ones((12, 3)),
+    np.zeros((12, 1, 3)),
+    np.arange(12),
+    np.arange(12.0) / 11,
+    np.full(12, np.nan),
+    np.full(12, -1),
+    np.full(12, 7),
+    np.array(["a"] * 12),
+    np.array([None] * 12, dtype=object),
+    pd.Series(range(12)),
+    pd.DataFrame(_GOOD3),
+    _GOOD3.tolist(),
+    _GOOD3[:5],
+    _GOOD2,
+    _GOOD2[:, 1],
+    _GOOD3,
+    np.tile([0, 1, 2, -1], 3),
+    np.tile([-1, 1], 6),
+    np.full(12, 1e308),
+    [0.5],
+    1.5,
+    -3,
+    2,
+    0.0,
+    True,
 ]
 
 
@@ -112,8 +156,12 @@ def _valid(value):
 
 
 def _is_int(v, low, high=None):
-    return (isinstance(v, Integral) and not isinstance(v, bool) and v >= low
-            and (high is None or v <= high))
+    return (
+        isinstance(v, Integral)
+        and not isinstance(v, bool)
+        and v >= low
+        and (high is None or v <= high)
+    )
 
 
 def _is_real(v, low, high, *, low_open=False, high_open=False):
@@ -145,8 +193,10 @@ def _finite(result):
         # Documented: an empty calibration bin has no mean confidence (NaN).
         result = result.drop(columns="confidence")
     if isinstance(result, pd.DataFrame | pd.Series):
-        numeric = result.select_dtypes("number") if isinstance(result, pd.DataFrame) else (
-            result if pd.api.types.is_numeric_dtype(result) else None
+        numeric = (
+            result.select_dtypes("number")
+            if isinstance(result, pd.DataFrame)
+            else (result if pd.api.types.is_numeric_dtype(result) else None)
         )
         return numeric is None or bool(np.isfinite(numeric.to_numpy(dtype=float)).all())
     if isinstance(result, np.ndarray):
@@ -197,8 +247,9 @@ def _check(target, call, names, *, args=(), obj=None, fitted=True):
         return
     except (ValueError, TypeError) as exc:
         message = str(exc)
-        named = [n for n in names if re.search(rf"(?<![A-Za-z_]){re.escape(n)}(?![A-Za-z_])",
-                                                message)]
+        named = [
+            n for n in names if re.search(rf"(?<![A-Za-z_]){re.escape(n)}(?![A-Za-z_])", message)
+        ]
         if before is not None and _state(obj) != before:
             _record(target, "state changed", (values, message))
         elif all_valid and fitted:
@@ -211,8 +262,7 @@ def _check(target, call, names, *, args=(), obj=None, fitted=True):
     except Exception as exc:
         _record(target, "crash", (values, f"{type(exc).__name__}: {exc}"))
         return
-    bad = [k for k, v in values.items() if k in SCALARS and not args[k].valid
-           and not SCALARS[k](v)]
+    bad = [k for k, v in values.items() if k in SCALARS and not args[k].valid and not SCALARS[k](v)]
     if bad:
         _record(target, "bad input accepted", (values, bad))
     elif not _finite(result):
@@ -225,21 +275,43 @@ def _is_fitted(est):
     return any(k.endswith("_") and not k.startswith("__") for k in vars(est))
 
 
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
-                suppress_health_check=list(HealthCheck))
+FUZZ = settings(
+    max_examples=EXAMPLES, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck)
+)
 
 ESTIMATORS = {
     "BayesianAccuracy": lambda: BayesianAccuracy(random_state=0),
     "BayesianAccuracy(tpr, score_bins)": lambda: BayesianAccuracy(
-        metric="tpr", grouping="score_bins", n_bins=3, random_state=0),
+        metric="tpr", grouping="score_bins", n_bins=3, random_state=0
+    ),
     "BayesianAccuracy(external)": lambda: BayesianAccuracy(grouping="external", random_state=0),
     "BayesianCalibrationError": lambda: BayesianCalibrationError(n_bins=4, random_state=0),
     "BayesianConfusionMatrix": lambda: BayesianConfusionMatrix(random_state=0),
     "BayesianMisclassificationCost": lambda: BayesianMisclassificationCost(random_state=0),
 }
-ARGS = ["X", "y", "group_by", "y_pred", "sample_weight", "classes", "missing_label",
-        "labels", "indices", "n", "level", "n_draws", "normalize", "metric", "grouping",
-        "features", "oracle", "budget", "batch_size", "stop_probability", "stop_rope"]
+ARGS = [
+    "X",
+    "y",
+    "group_by",
+    "y_pred",
+    "sample_weight",
+    "classes",
+    "missing_label",
+    "labels",
+    "indices",
+    "n",
+    "level",
+    "n_draws",
+    "normalize",
+    "metric",
+    "grouping",
+    "features",
+    "oracle",
+    "budget",
+    "batch_size",
+    "stop_probability",
+    "stop_rope",
+]
 
 
 @pytest.mark.parametrize("name", list(ESTIMATORS))
@@ -256,33 +328,60 @@ def test_fuzz_metric_estimators(name, data):
     if data.draw(st.booleans()):
         extra["sample_weight"] = data.draw(_arg(st.just(np.ones(12))))
     X, y = data.draw(_arg(good_x)), data.draw(_arg(labels))
-    _check(name, lambda X, y, **kw: est.fit(X, y, **kw), ARGS,
-           args={"X": X, "y": y, **extra}, obj=est, fitted=_is_fitted(est))
+    _check(
+        name,
+        lambda X, y, **kw: est.fit(X, y, **kw),
+        ARGS,
+        args={"X": X, "y": y, **extra},
+        obj=est,
+        fitted=_is_fitted(est),
+    )
     if binary and X.valid:  # later calls give the scores in the form fit saw
         good_x = st.just(X.value)
     X2, y2 = data.draw(_arg(good_x)), data.draw(_arg(labels))
     # a refusal counts as one of valid input only after a fit on valid input
     fitted = _is_fitted(est) and X.valid and y.valid
-    _check(name, lambda X, y, **kw: est.partial_fit(X, y, **kw), ARGS,
-           args={"X": X2, "y": y2, **extra}, obj=est, fitted=fitted)
+    _check(
+        name,
+        lambda X, y, **kw: est.partial_fit(X, y, **kw),
+        ARGS,
+        args={"X": X2, "y": y2, **extra},
+        obj=est,
+        fitted=fitted,
+    )
     groups = {k: v for k, v in extra.items() if k == "group_by"}
-    _check(name, lambda X, **kw: est.predict(X, **kw), ARGS, args={"X": X2, **groups},
-           fitted=fitted)
-    _check(name, lambda X, **kw: est.predict_proba(X, **kw), ARGS, args={"X": X2, **groups},
-           fitted=fitted)
+    _check(
+        name, lambda X, **kw: est.predict(X, **kw), ARGS, args={"X": X2, **groups}, fitted=fitted
+    )
+    _check(
+        name,
+        lambda X, **kw: est.predict_proba(X, **kw),
+        ARGS,
+        args={"X": X2, **groups},
+        fitted=fitted,
+    )
     has_label = y2.value is not None and np.any(np.asarray(y2.value) != -1)
-    _check(name, lambda X, y, **kw: est.score(X, y, **kw), ARGS,
-           args={"X": X2, "y": y2, **extra}, fitted=fitted and has_label)
+    _check(
+        name,
+        lambda X, y, **kw: est.score(X, y, **kw),
+        ARGS,
+        args={"X": X2, "y": y2, **extra},
+        fitted=fitted and has_label,
+    )
     level, n_draws = data.draw(_arg(st.just(0.9))), data.draw(_arg(st.just(20)))
     _check(name, est.summary, ARGS, args={"level": level}, fitted=fitted)
     _check(name, est.overall_samples, ARGS, args={"n_draws": n_draws}, fitted=fitted)
     _check(name, est.groupwise_samples, ARGS, args={"n_draws": n_draws}, fitted=fitted)
-    _check(name, lambda level: est.overall_interval(level, 50), ARGS, args={"level": level},
-           fitted=fitted)
+    _check(
+        name,
+        lambda level: est.overall_interval(level, 50),
+        ARGS,
+        args={"level": level},
+        fitted=fitted,
+    )
     if name == "BayesianConfusionMatrix":
         normalize = data.draw(_arg(st.sampled_from(["true", "pred", "all", None])))
-        _check(name, est.confusion_matrix, ARGS, args={"normalize": normalize},
-               fitted=fitted)
+        _check(name, est.confusion_matrix, ARGS, args={"normalize": normalize}, fitted=fitted)
 
 
 @FUZZ
@@ -292,22 +391,36 @@ def test_fuzz_comparisons(data):
     draws = pd.DataFrame(_rng.uniform(size=(30, 3)), columns=["a", "b", "c"])
     source = data.draw(_arg(st.sampled_from([est, draws])))
     valid_pair = st.sampled_from([(0, 1), (1, 2), ("a", "b")])
-    pair = data.draw(st.one_of(valid_pair.map(lambda p: (Drawn(p[0], True),
-                                                           Drawn(p[1], True))),
-                               st.tuples(HOSTILE, HOSTILE)))
+    pair = data.draw(
+        st.one_of(
+            valid_pair.map(lambda p: (Drawn(p[0], True), Drawn(p[1], True))),
+            st.tuples(HOSTILE, HOSTILE),
+        )
+    )
     if isinstance(source.value, pd.DataFrame) != isinstance(pair[0].value, str):
         pair = (Drawn(pair[0].value, False), Drawn(pair[1].value, False))
     rope, m = data.draw(_arg(st.just(0.05))), data.draw(_arg(st.just(1)))
     names = ["source", "group_a", "group_b", "rope", "m", "n_draws", "delta", "method"]
-    _check("compare_groups",
-           lambda source, group_a, group_b, rope: compare_groups(source, group_a, group_b,
-                                                                 rope=rope, n_draws=50),
-           names, args={"source": source, "group_a": pair[0], "group_b": pair[1],
-                        "rope": rope})
-    _check("rank_groups", lambda source: rank_groups(source, n_draws=50), names,
-           args={"source": source})
-    _check("top_m_groups", lambda source, m: top_m_groups(source, m, n_draws=50), names,
-           args={"source": source, "m": m})
+    _check(
+        "compare_groups",
+        lambda source, group_a, group_b, rope: compare_groups(
+            source, group_a, group_b, rope=rope, n_draws=50
+        ),
+        names,
+        args={"source": source, "group_a": pair[0], "group_b": pair[1], "rope": rope},
+    )
+    _check(
+        "rank_groups",
+        lambda source: rank_groups(source, n_draws=50),
+        names,
+        args={"source": source},
+    )
+    _check(
+        "top_m_groups",
+        lambda source, m: top_m_groups(source, m, n_draws=50),
+        names,
+        args={"source": source, "m": m},
+    )
     delta = data.draw(_arg(st.just(_rng.normal(size=40))))
     _check("rope_probabilities", rope_probabilities, names, args={"delta": delta, "rope": rope})
 
@@ -318,23 +431,48 @@ def test_fuzz_functions(data):
     y = data.draw(_arg(st.just(np.tile([0, 1, 2, 0], 3))))
     s = data.draw(_arg(st.just(_GOOD3)))
     n_bins = data.draw(_arg(st.just(5)))
-    names = ["y_true", "y_score", "n_bins", "s", "a", "b", "c", "eps", "x", "z",
-             "sample_weight", "intercept_scale", "slope_scale", "y", "X"]
-    _check("expected_calibration_error",
-           lambda y_true, y_score, n_bins: expected_calibration_error(y_true, y_score,
-                                                                      n_bins=n_bins),
-           names, args={"y_true": y, "y_score": s, "n_bins": n_bins})
+    names = [
+        "y_true",
+        "y_score",
+        "n_bins",
+        "s",
+        "a",
+        "b",
+        "c",
+        "eps",
+        "x",
+        "z",
+        "sample_weight",
+        "intercept_scale",
+        "slope_scale",
+        "y",
+        "X",
+    ]
+    _check(
+        "expected_calibration_error",
+        lambda y_true, y_score, n_bins: expected_calibration_error(y_true, y_score, n_bins=n_bins),
+        names,
+        args={"y_true": y, "y_score": s, "n_bins": n_bins},
+    )
     a, eps = data.draw(_arg(st.just(0.7))), data.draw(_arg(st.just(1e-3)))
-    _check("beta_calibration", lambda s, a, eps: beta_calibration(s, a, 1.0, 0.0, eps=eps),
-           names, args={"s": s, "a": a, "eps": eps})
+    _check(
+        "beta_calibration",
+        lambda s, a, eps: beta_calibration(s, a, 1.0, 0.0, eps=eps),
+        names,
+        args={"s": s, "a": a, "eps": eps},
+    )
     _check("log_odds", lambda s, eps: log_odds(s, eps=eps), names, args={"s": s, "eps": eps})
     x = data.draw(_arg(st.just(_rng.normal(size=(2, 12)))))
     z = data.draw(_arg(st.just((_rng.uniform(size=(2, 12)) < 0.5).astype(float))))
     scale = data.draw(_arg(st.just(1.0)))
-    _check("fit_llo",
-           lambda x, z, intercept_scale: fit_llo(x, z, intercept_scale=intercept_scale,
-                                                 slope_scale=1.0),
-           names, args={"x": x, "z": z, "intercept_scale": scale})
+    _check(
+        "fit_llo",
+        lambda x, z, intercept_scale: fit_llo(
+            x, z, intercept_scale=intercept_scale, slope_scale=1.0
+        ),
+        names,
+        args={"x": x, "z": z, "intercept_scale": scale},
+    )
 
 
 @FUZZ
@@ -342,15 +480,20 @@ def test_fuzz_functions(data):
 def test_fuzz_samplers_and_fairness(data):
     X, y = data.draw(_arg(st.just(_GOOD3))), data.draw(_arg(LABELS3))
     assessor = ActiveAssessor(random_state=0)
-    _check("ActiveAssessor", assessor.fit, ARGS, args={"X": X, "y": y}, obj=assessor,
-           fitted=False)
+    _check("ActiveAssessor", assessor.fit, ARGS, args={"X": X, "y": y}, obj=assessor, fitted=False)
     fitted = _is_fitted(assessor)
     n = data.draw(_arg(st.just(2)))
     enough = fitted and assessor._available_rows() >= 2  # else the refusal is right
     _check("ActiveAssessor", assessor.query, ARGS, args={"n": n}, obj=assessor, fitted=enough)
     idx, lab = data.draw(_arg(st.just(np.array([0, 5])))), data.draw(_arg(st.just([1, 2])))
-    _check("ActiveAssessor", assessor.tell, ARGS, args={"indices": idx, "labels": lab},
-           obj=assessor, fitted=False)  # row 0 may be labeled already: a refusal is right
+    _check(
+        "ActiveAssessor",
+        assessor.tell,
+        ARGS,
+        args={"indices": idx, "labels": lab},
+        obj=assessor,
+        fitted=False,
+    )  # row 0 may be labeled already: a refusal is right
     _check("ActiveAssessor", assessor.summary, ARGS, fitted=fitted)
     prior = CalibratedPrior()
     _check("CalibratedPrior", prior.fit, ARGS, args={"X": X, "y": y}, obj=prior, fitted=False)
@@ -359,9 +502,14 @@ def test_fuzz_samplers_and_fairness(data):
     y2, g = data.draw(_arg(LABELS2)), data.draw(_arg(GROUPS))
     bgm = BayesianGroupMetrics(method="beta-binomial", n_draws=30, random_state=0)
     names = ARGS + ["sensitive_features", "rope"]
-    _check("BayesianGroupMetrics",
-           lambda X, y, sensitive_features: bgm.fit(X, y, sensitive_features=sensitive_features),
-           names, args={"X": s2, "y": y2, "sensitive_features": g}, obj=bgm, fitted=False)
+    _check(
+        "BayesianGroupMetrics",
+        lambda X, y, sensitive_features: bgm.fit(X, y, sensitive_features=sensitive_features),
+        names,
+        args={"X": s2, "y": y2, "sensitive_features": g},
+        obj=bgm,
+        fitted=False,
+    )
     _check("BayesianGroupMetrics", bgm.summary, names, fitted=_is_fitted(bgm))
     _check("BayesianGroupMetrics", bgm.differences, names, fitted=_is_fitted(bgm))
 
@@ -374,60 +522,111 @@ _MODELS = np.stack([_GOOD3, _rng.dirichlet(np.ones(3), size=12)], axis=1)
 def test_fuzz_model_comparison_and_selection(data):
     X, y = data.draw(_arg(st.just(_MODELS))), data.draw(_arg(LABELS3))
     comparison = BayesianModelComparison(random_state=0)
-    _check("BayesianModelComparison", comparison.fit, ARGS, args={"X": X, "y": y},
-           obj=comparison, fitted=False)
+    _check(
+        "BayesianModelComparison",
+        comparison.fit,
+        ARGS,
+        args={"X": X, "y": y},
+        obj=comparison,
+        fitted=False,
+    )
     fitted = _is_fitted(comparison)
     n_draws, level = data.draw(_arg(st.just(30))), data.draw(_arg(st.just(0.9)))
-    _check("BayesianModelComparison", comparison.best_probabilities, ARGS,
-           args={"n_draws": n_draws}, fitted=fitted)
-    _check("BayesianModelComparison", comparison.summary, ARGS, args={"level": level},
-           fitted=fitted)
-    _check("BayesianModelComparison", comparison.pairwise, ARGS, args={"level": level},
-           fitted=fitted)
+    _check(
+        "BayesianModelComparison",
+        comparison.best_probabilities,
+        ARGS,
+        args={"n_draws": n_draws},
+        fitted=fitted,
+    )
+    _check(
+        "BayesianModelComparison", comparison.summary, ARGS, args={"level": level}, fitted=fitted
+    )
+    _check(
+        "BayesianModelComparison", comparison.pairwise, ARGS, args={"level": level}, fitted=fitted
+    )
     selector = ActiveModelSelector(random_state=0)
-    _check("ActiveModelSelector", selector.should_stop, ARGS,
-           args={"stop_probability": data.draw(_arg(st.just(0.9)))}, fitted=False)
-    _check("ActiveModelSelector", selector.fit, ARGS, args={"X": X, "y": y}, obj=selector,
-           fitted=False)
+    _check(
+        "ActiveModelSelector",
+        selector.should_stop,
+        ARGS,
+        args={"stop_probability": data.draw(_arg(st.just(0.9)))},
+        fitted=False,
+    )
+    _check(
+        "ActiveModelSelector", selector.fit, ARGS, args={"X": X, "y": y}, obj=selector, fitted=False
+    )
     fitted = _is_fitted(selector)
     n = data.draw(_arg(st.just(1)))
     left = int((selector.labels_ < 0).sum()) if fitted else 0
-    _check("ActiveModelSelector", selector.query, ARGS, args={"n": n}, obj=selector,
-           fitted=fitted and left > 0)
+    _check(
+        "ActiveModelSelector",
+        selector.query,
+        ARGS,
+        args={"n": n},
+        obj=selector,
+        fitted=fitted and left > 0,
+    )
     idx, lab = data.draw(_arg(st.just(np.array([3])))), data.draw(_arg(st.just([1])))
-    _check("ActiveModelSelector", selector.tell, ARGS, args={"indices": idx, "labels": lab},
-           obj=selector, fitted=False)  # row 3 may be labeled already
-    _check("ActiveModelSelector", selector.best_probabilities, ARGS,
-           args={"n_draws": n_draws}, fitted=fitted)
-    _check("ActiveModelSelector", selector.should_stop, ARGS,
-           args={"stop_probability": data.draw(_arg(st.just(0.9))),
-                 "n_draws": n_draws}, fitted=fitted)
+    _check(
+        "ActiveModelSelector",
+        selector.tell,
+        ARGS,
+        args={"indices": idx, "labels": lab},
+        obj=selector,
+        fitted=False,
+    )  # row 3 may be labeled already
+    _check(
+        "ActiveModelSelector",
+        selector.best_probabilities,
+        ARGS,
+        args={"n_draws": n_draws},
+        fitted=fitted,
+    )
+    _check(
+        "ActiveModelSelector",
+        selector.should_stop,
+        ARGS,
+        args={"stop_probability": data.draw(_arg(st.just(0.9))), "n_draws": n_draws},
+        fitted=fitted,
+    )
     truth = data.draw(_arg(st.just(np.tile([0, 1, 2], 4))))
     budget = data.draw(_arg(st.just(3)))
-    _check("ActiveModelSelector",
-           lambda oracle, budget: selector.run(oracle, budget, progress=False), ARGS,
-           args={"oracle": truth, "budget": budget}, obj=selector, fitted=False)
+    _check(
+        "ActiveModelSelector",
+        lambda oracle, budget: selector.run(oracle, budget, progress=False),
+        ARGS,
+        args={"oracle": truth, "budget": budget},
+        obj=selector,
+        fitted=False,
+    )
 
 
 @FUZZ
 @given(data=st.data())
 def test_fuzz_active_tester(data):
     X, y = data.draw(_arg(st.just(_GOOD3))), data.draw(_arg(LABELS3))
-    tester = ActiveTester(["accuracy"], surrogate=MLPEnsembleSurrogate(n_members=2, max_iter=50),
-                          random_state=0)
+    tester = ActiveTester(
+        ["accuracy"], surrogate=MLPEnsembleSurrogate(n_members=2, max_iter=50), random_state=0
+    )
     _check("ActiveTester", tester.fit, ARGS, args={"X": X, "y": y}, obj=tester, fitted=False)
     fitted = _is_fitted(tester)
     n = data.draw(_arg(st.just(2)))
     enough = fitted and int((tester.labels_ < 0).sum()) >= 2
     _check("ActiveTester", tester.query, ARGS, args={"n": n}, obj=tester, fitted=enough)
     idx, lab = data.draw(_arg(st.just(np.array([0, 5])))), data.draw(_arg(st.just([1, 2])))
-    _check("ActiveTester", tester.tell, ARGS, args={"indices": idx, "labels": lab},
-           obj=tester, fitted=False)
+    _check(
+        "ActiveTester",
+        tester.tell,
+        ARGS,
+        args={"indices": idx, "labels": lab},
+        obj=tester,
+        fitted=False,
+    )
     level = data.draw(_arg(st.just(0.9)))
     # a summary needs a label drawn by the tester: refused before, rightly
     drawn = fitted and tester._estimate.n_draws > 0
-    _check("ActiveTester", tester.summary, ARGS + ["tell"], args={"level": level},
-           fitted=drawn)
+    _check("ActiveTester", tester.summary, ARGS + ["tell"], args={"level": level}, fitted=drawn)
 
 
 @FUZZ
@@ -450,10 +649,14 @@ def test_fuzz_labeling_session(data, tmp_path_factory):
         _record("LabelingSession", "finite", None)
     except (ValueError, TypeError) as exc:
         target_outcome = "clean error" if not X.valid else "valid input refused"
-        named = any(re.search(rf"(?<![A-Za-z_]){re.escape(n)}(?![A-Za-z_])", str(exc))
-                    for n in names)
-        _record("LabelingSession", target_outcome if named or X.valid else "unclear message",
-                (X.value, str(exc)))
+        named = any(
+            re.search(rf"(?<![A-Za-z_]){re.escape(n)}(?![A-Za-z_])", str(exc)) for n in names
+        )
+        _record(
+            "LabelingSession",
+            target_outcome if named or X.valid else "unclear message",
+            (X.value, str(exc)),
+        )
         return
     except Exception as exc:
         _record("LabelingSession", "crash", (X.value, f"{type(exc).__name__}: {exc}"))
@@ -462,15 +665,26 @@ def test_fuzz_labeling_session(data, tmp_path_factory):
         row = session.query()
         label = data.draw(_arg(st.just(1)))
         events = len(session.events())
-        _check("LabelingSession", lambda label: session.tell(row, label), names,
-               args={"label": label}, fitted=True)
+        _check(
+            "LabelingSession",
+            lambda label: session.tell(row, label),
+            names,
+            args={"label": label},
+            fitted=True,
+        )
         if not label.valid and len(session.events()) not in (events, events + 1):
             _record("LabelingSession", "state changed", label.value)
         bad_row = data.draw(_arg(st.just(2)))
-        _check("LabelingSession", lambda row: session.skip(row), names, args={"row": bad_row},
-               fitted=False)  # row 2 may be labeled already
-        _check("LabelingSession", session.summary, names,
-               args={"level": data.draw(_arg(st.just(0.9)))})
+        _check(
+            "LabelingSession",
+            lambda row: session.skip(row),
+            names,
+            args={"row": bad_row},
+            fitted=False,
+        )  # row 2 may be labeled already
+        _check(
+            "LabelingSession", session.summary, names, args={"level": data.draw(_arg(st.just(0.9)))}
+        )
     finally:
         session.close()
 
@@ -480,13 +694,23 @@ def test_fuzz_labeling_session(data, tmp_path_factory):
 def test_fuzz_scores_file(data, tmp_path_factory):
     from skassess.session import ScoresFile
 
-    cells = st.sampled_from(["0.5", "0.2", "", "nan", "inf", "-1", "x", "1e400", '"', "0.5,0.5",
-                             "\x00", "é"])
+    cells = st.sampled_from(
+        ["0.5", "0.2", "", "nan", "inf", "-1", "x", "1e400", '"', "0.5,0.5", "\x00", "é"]
+    )
     good = st.sampled_from([["1", "0.5", "0.5"], ["2", "0.3", "0.7"], ["3", "0.9", "0.1"]])
     row = st.one_of(good, good, good, st.lists(cells, min_size=2, max_size=4))
     rows = data.draw(st.lists(row, min_size=0, max_size=5, unique_by=lambda r: r[0]))
-    header = data.draw(st.sampled_from(["id,score_a,score_b", "score_a,score_b",
-                                        "id,score_a,score_a", "", "id;score_a;score_b"]))
+    header = data.draw(
+        st.sampled_from(
+            [
+                "id,score_a,score_b",
+                "score_a,score_b",
+                "id,score_a,score_a",
+                "",
+                "id;score_a;score_b",
+            ]
+        )
+    )
     text = header + "\n" + "\n".join(",".join(r) for r in rows) + ("\n" if rows else "")
     path = tmp_path_factory.mktemp("fuzz") / "f.csv"
     path.write_text(text, encoding="utf-8")
@@ -511,10 +735,14 @@ def tally_table():
     total = collections.Counter()
     for target, counts in sorted(TALLY.items()):
         total.update(counts)
-        lines.append(f"{target:{width}s} {sum(counts.values()):6d} "
-                     + " ".join(f"{counts.get(o, 0):10d}" for o in OUTCOMES))
-    lines.append(f"{'all':{width}s} {sum(total.values()):6d} "
-                 + " ".join(f"{total.get(o, 0):10d}" for o in OUTCOMES))
+        lines.append(
+            f"{target:{width}s} {sum(counts.values()):6d} "
+            + " ".join(f"{counts.get(o, 0):10d}" for o in OUTCOMES)
+        )
+    lines.append(
+        f"{'all':{width}s} {sum(total.values()):6d} "
+        + " ".join(f"{total.get(o, 0):10d}" for o in OUTCOMES)
+    )
     return "\n".join(lines)
 
 

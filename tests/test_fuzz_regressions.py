@@ -28,11 +28,14 @@ def test_model_selector_checks_stop_probability(bad):
         selector.should_stop(bad)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: ActiveModelSelector(random_state=0).fit(MODELS),
-    lambda: ActiveTester(random_state=0).fit(MODELS[:, 0]),
-    lambda: ActiveAssessor(random_state=0).fit(MODELS[:, 0]),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ActiveModelSelector(random_state=0).fit(MODELS),
+        lambda: ActiveTester(random_state=0).fit(MODELS[:, 0]),
+        lambda: ActiveAssessor(random_state=0).fit(MODELS[:, 0]),
+    ],
+)
 @pytest.mark.parametrize("n", [0, -1, True])
 def test_query_needs_a_positive_n(make, n):
     sampler = make()
@@ -157,8 +160,11 @@ def test_draws_that_cannot_fit_are_refused_up_front(monkeypatch, tmp_path, capsy
         raise AssertionError("drew before checking the size")
 
     monkeypatch.setattr(est, "_groupwise_samples", no_draws)
-    with pytest.raises(DrawMemoryError, match=r"4,000 draws of 500 groups need about 48 MB, "
-                                              r"more than the 10 MB.*n_draws=833"):
+    with pytest.raises(
+        DrawMemoryError,
+        match=r"4,000 draws of 500 groups need about 48 MB, "
+        r"more than the 10 MB.*n_draws=833",
+    ):
         est.groupwise_samples()
     assert isinstance(DrawMemoryError("x"), MemoryError)
     # the command says the same in one line

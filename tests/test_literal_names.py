@@ -58,8 +58,9 @@ def test_displays_draw_user_names_literally():
     from skassess.metrics import PosteriorDisplay
 
     fig, ax = plt.subplots()
-    PosteriorDisplay(CLASSES, np.full(5, 0.5), np.full(5, 0.4), np.full(5, 0.6),
-                            xlabel="$ per item").plot(ax=ax, name="<$model$>")
+    PosteriorDisplay(
+        CLASSES, np.full(5, 0.5), np.full(5, 0.4), np.full(5, 0.6), xlabel="$ per item"
+    ).plot(ax=ax, name="<$model$>")
     fig.canvas.draw()  # a formula would be parsed (and fail) here
     ticks = [t.get_text() for t in ax.get_yticklabels()]
     assert [_shown(t) for t in ticks] == [(c, False) for c in CLASSES]
@@ -77,18 +78,65 @@ def test_terminal_text_escapes_controls():
 def test_every_report_route_takes_hostile_names(files, capsys):
     f = files
     routes = [
-        (["assess", str(f / "scores.csv"), "--group", "region", "--report", str(f / "a.html")],
-         f / "a.html"),
-        (["report", str(f / "scores.csv"), "--group", "region", "-o", str(f / "b.html")],
-         f / "b.html"),
-        (["label", str(f / "scores.csv"), "--session", str(f / "s.sqlite"), "--task",
-          "least_accurate", "--seed", "1", "--budget", "30", "--oracle", str(f / "oracle.csv"),
-          "--no-progress", "--report", str(f / "c.html")], f / "c.html"),
-        (["report", str(f / "scores.csv"), "--session", str(f / "s.sqlite"), "-o",
-          str(f / "d.html")], f / "d.html"),
-        (["label", str(f / "scores.csv"), "--session", str(f / "g.sqlite"), "--group", "region",
-          "--seed", "1", "--budget", "20", "--oracle", str(f / "oracle.csv"), "--no-progress",
-          "--report", str(f / "e.html")], f / "e.html"),
+        (
+            ["assess", str(f / "scores.csv"), "--group", "region", "--report", str(f / "a.html")],
+            f / "a.html",
+        ),
+        (
+            ["report", str(f / "scores.csv"), "--group", "region", "-o", str(f / "b.html")],
+            f / "b.html",
+        ),
+        (
+            [
+                "label",
+                str(f / "scores.csv"),
+                "--session",
+                str(f / "s.sqlite"),
+                "--task",
+                "least_accurate",
+                "--seed",
+                "1",
+                "--budget",
+                "30",
+                "--oracle",
+                str(f / "oracle.csv"),
+                "--no-progress",
+                "--report",
+                str(f / "c.html"),
+            ],
+            f / "c.html",
+        ),
+        (
+            [
+                "report",
+                str(f / "scores.csv"),
+                "--session",
+                str(f / "s.sqlite"),
+                "-o",
+                str(f / "d.html"),
+            ],
+            f / "d.html",
+        ),
+        (
+            [
+                "label",
+                str(f / "scores.csv"),
+                "--session",
+                str(f / "g.sqlite"),
+                "--group",
+                "region",
+                "--seed",
+                "1",
+                "--budget",
+                "20",
+                "--oracle",
+                str(f / "oracle.csv"),
+                "--no-progress",
+                "--report",
+                str(f / "e.html"),
+            ],
+            f / "e.html",
+        ),
     ]
     for argv, page in routes:
         capsys.readouterr()
@@ -107,17 +155,27 @@ def test_every_report_route_takes_hostile_names(files, capsys):
     assert set(exported["label"]) <= set(CLASSES)
 
 
-@pytest.mark.skipif(browser() is None,
-                    reason="no Chromium or Chrome on this machine (Debian: apt install chromium)")
+@pytest.mark.skipif(
+    browser() is None, reason="no Chromium or Chrome on this machine (Debian: apt install chromium)"
+)
 def test_reports_render_names_literally_in_chromium(files, capsys):
     for page in ("a.html", "c.html", "e.html"):
         if not (files / page).exists():
             test_every_report_route_takes_hostile_names(files, capsys)
         proc = subprocess.run(
-            [browser(), "--headless", "--no-sandbox", "--disable-gpu",
-             "--disable-background-networking", "--no-first-run", "--dump-dom",
-             (files / page).resolve().as_uri()],
-            capture_output=True, text=True, timeout=120,
+            [
+                browser(),
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--no-first-run",
+                "--dump-dom",
+                (files / page).resolve().as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert proc.returncode == 0, proc.stderr[-2000:]
         dom = proc.stdout

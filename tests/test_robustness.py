@@ -35,8 +35,10 @@ def _same(a, b):
     if isinstance(a, dict):
         return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, np.ndarray):
-        return isinstance(b, np.ndarray) and a.shape == b.shape and bool(
-            np.all((a == b) | (pd.isna(a) & pd.isna(b)))
+        return (
+            isinstance(b, np.ndarray)
+            and a.shape == b.shape
+            and bool(np.all((a == b) | (pd.isna(a) & pd.isna(b))))
         )
     if isinstance(a, pd.DataFrame | pd.Series | pd.Index):
         return type(a) is type(b) and a.equals(b)
@@ -110,8 +112,13 @@ def test_a_tell_that_raises_leaves_the_session_as_it_was(monkeypatch, prior_upda
     scores, _, truth = _data(n=400)
     a = ActiveAssessor(prior_update=prior_update, random_state=0).fit(scores)
     a.tell(a.query(5), truth[a.query(5)])
-    before = (_state(a.estimator_), a.labels_.copy(), a.history_.copy(), a.n_labeled_,
-              a._remaining.copy())
+    before = (
+        _state(a.estimator_),
+        a.labels_.copy(),
+        a.history_.copy(),
+        a.n_labeled_,
+        a._remaining.copy(),
+    )
     target = CalibratedPrior if prior_update is not None else BayesianAccuracy
     method = "prior_for" if prior_update is not None else "_update_posterior"
 
@@ -146,9 +153,14 @@ def test_a_tell_with_a_bad_label_records_nothing():
     "est, fit",
     [
         (CalibratedPrior(), lambda e, s, y: e.fit(s, y)),
-        (BayesianGroupMetrics(method="beta-binomial", n_draws=50, random_state=0),
-         lambda e, s, y: e.fit(s[:, 0], (y == 0).astype(int) * (y >= 0) - (y < 0),
-                               sensitive_features=np.arange(len(y)) % 2)),
+        (
+            BayesianGroupMetrics(method="beta-binomial", n_draws=50, random_state=0),
+            lambda e, s, y: e.fit(
+                s[:, 0],
+                (y == 0).astype(int) * (y >= 0) - (y < 0),
+                sensitive_features=np.arange(len(y)) % 2,
+            ),
+        ),
         (ActiveAssessor(random_state=0), lambda e, s, y: e.fit(s, y)),
     ],
     ids=lambda e: type(e).__name__ if not callable(e) else "",
@@ -165,8 +177,9 @@ def test_failed_refit_of_the_other_estimators_keeps_the_previous_fit(est, fit):
 def test_failed_first_fit_of_the_calibrator_leaves_it_unfitted():
     cal = HierarchicalBetaCalibrator(n_steps=20, n_burn=20, max_steps=40)
     with pytest.raises(ValueError, match="n_walkers"):
-        cal.set_params(n_walkers=4).fit(np.linspace(0.1, 0.9, 20), np.tile([0, 1], 10),
-                                         group_by=np.arange(20) % 3)
+        cal.set_params(n_walkers=4).fit(
+            np.linspace(0.1, 0.9, 20), np.tile([0, 1], 10), group_by=np.arange(20) % 3
+        )
     with pytest.raises(NotFittedError):
         cal.transform([0.5])
 
@@ -229,13 +242,18 @@ def test_overall_precision_when_nothing_is_predicted_positive_is_an_error_not_na
 def test_rates_without_labels_or_positives_stay_finite(strength):
     s = np.linspace(0.05, 0.95, 40)
     est = BayesianAccuracy(metric="tpr", grouping="external", prior_strength=strength).fit(
-        s, np.zeros(40, dtype=int), group_by=np.arange(40) % 2  # no positives at all
+        s,
+        np.zeros(40, dtype=int),
+        group_by=np.arange(40) % 2,  # no positives at all
     )
     table = est.summary()[["mean", "lower", "upper"]].to_numpy()
     assert np.isfinite(table).all()
     assert np.isfinite(est.overall_samples(50)).all()
-    assert np.isfinite(BayesianAccuracy(metric="tpr", grouping="score_bins",
-                                        prior_strength=strength).fit(s).predict(s)).all()
+    assert np.isfinite(
+        BayesianAccuracy(metric="tpr", grouping="score_bins", prior_strength=strength)
+        .fit(s)
+        .predict(s)
+    ).all()
 
 
 def test_confusion_matrix_normalized_by_true_class_has_no_nan_row():
@@ -258,14 +276,17 @@ def test_most_costly_is_reproducible_with_a_seed():
 
 def test_small_n_walkers_is_a_clean_error():
     with pytest.raises(ValueError, match="n_walkers"):
-        HierarchicalBetaCalibrator(n_walkers=2).fit(np.linspace(0.1, 0.9, 20),
-                                                    np.tile([0, 1], 10))
+        HierarchicalBetaCalibrator(n_walkers=2).fit(np.linspace(0.1, 0.9, 20), np.tile([0, 1], 10))
 
 
 @pytest.mark.parametrize(
     "params, match",
-    [(dict(deviations=[]), "deviations"), (dict(deviations=[-1.0, 1.0]), "deviations"),
-     (dict(map_scale=0.0), "map_scale"), (dict(slope_scale=-1.0), "slope_scale")],
+    [
+        (dict(deviations=[]), "deviations"),
+        (dict(deviations=[-1.0, 1.0]), "deviations"),
+        (dict(map_scale=0.0), "map_scale"),
+        (dict(slope_scale=-1.0), "slope_scale"),
+    ],
 )
 def test_calibrated_prior_parameters_are_validated(params, match):
     scores, y, _ = _data()

@@ -120,10 +120,14 @@ def test_bad_groups():
         (BayesianAccuracy(prior="flat"), "'prior' parameter"),
         (BayesianAccuracy(metric="f1"), "'metric' parameter"),
         (BayesianAccuracy(grouping="age"), "'grouping' parameter"),
-        (BayesianMisclassificationCost(cost_matrix=[[0, 1], [1, 0]]),
-         r"cost_matrix must have shape \(n_classes, n_classes\) = \(3, 3\); got shape \(2, 2\)"),
-        (BayesianMisclassificationCost(cost_matrix=[[0, 1, 1], [1, 0, -1], [1, 1, 0]]),
-         "cost_matrix must be finite and non-negative"),
+        (
+            BayesianMisclassificationCost(cost_matrix=[[0, 1], [1, 0]]),
+            r"cost_matrix must have shape \(n_classes, n_classes\) = \(3, 3\); got shape \(2, 2\)",
+        ),
+        (
+            BayesianMisclassificationCost(cost_matrix=[[0, 1, 1], [1, 0, -1], [1, 1, 0]]),
+            "cost_matrix must be finite and non-negative",
+        ),
         (BayesianAccuracy(prior=[1.0, 2.0, 3.0]), r"prior as an array must have shape \(2,\)"),
         (BayesianAccuracy(prior=[1.0, 0.0]), "prior pseudo-counts must be finite and > 0"),
         (BayesianConfusionMatrix(prior=[1.0, 2.0]), r"shape \(n_classes,\) or"),
@@ -144,8 +148,12 @@ def test_all_unlabeled_allowed_and_predict_before_fit():
     np.testing.assert_allclose(est.posterior_.mean(), est.prior_.mean())
     with pytest.raises(ValueError, match="score needs at least one labeled row"):
         est.score(S, np.full(4, -1))
-    for cls in (BayesianAccuracy, BayesianCalibrationError, BayesianConfusionMatrix,
-                BayesianMisclassificationCost):
+    for cls in (
+        BayesianAccuracy,
+        BayesianCalibrationError,
+        BayesianConfusionMatrix,
+        BayesianMisclassificationCost,
+    ):
         with pytest.raises(NotFittedError):
             cls().predict(S)
         with pytest.raises(NotFittedError):

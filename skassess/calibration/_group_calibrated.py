@@ -75,8 +75,12 @@ def calibrated_sums(metrics, s, y, codes, groups, index, rng, *, threshold, n_dr
     theta = rng.beta(1.0 + n_right, 1.0 + n_wrong, size=(D, G))
 
     def fitted(metric, y_fit):
-        est = BayesianAccuracy(metric=metric, grouping="external", classes=[0, 1],
-                               random_state=rng.randint(np.iinfo(np.int32).max))
+        est = BayesianAccuracy(
+            metric=metric,
+            grouping="external",
+            classes=[0, 1],
+            random_state=rng.randint(np.iinfo(np.int32).max),
+        )
         return est.fit(X, y_fit, group_by=groups, y_pred=pred)
 
     def counts(metric):  # joint draws of a model's counts, in our group order
@@ -96,13 +100,23 @@ def calibrated_sums(metrics, s, y, codes, groups, index, rng, *, threshold, n_dr
                 log_bf[j] = log_all - fitted(metric, y_out).log_marginal_likelihood()
             log_bf -= log_free
             weight = expit(prior_logit(p_pooled) + log_bf)
-            checks.append(pd.DataFrame(
-                {"n_labeled": (n_right + n_wrong).astype(int)[has],
-                 "right": n_right.astype(int)[has], "log_bayes_factor": log_bf[has],
-                 "p_pooled": weight[has]},
-                index=pd.MultiIndex.from_tuples(
-                    [("accuracy" if metric == "accuracy" else "class", as_scalar(v))
-                     for v in index[has]], names=["model", "group"])))
+            checks.append(
+                pd.DataFrame(
+                    {
+                        "n_labeled": (n_right + n_wrong).astype(int)[has],
+                        "right": n_right.astype(int)[has],
+                        "log_bayes_factor": log_bf[has],
+                        "p_pooled": weight[has],
+                    },
+                    index=pd.MultiIndex.from_tuples(
+                        [
+                            ("accuracy" if metric == "accuracy" else "class", as_scalar(v))
+                            for v in index[has]
+                        ],
+                        names=["model", "group"],
+                    ),
+                )
+            )
             pooled = rng.random_sample((D, G)) < weight
             if metric == "accuracy":
                 alt_num = n_right + rng.binomial((unl[0] + unl[1]).astype(np.int64), theta)
@@ -135,7 +149,8 @@ def calibrated_sums(metrics, s, y, codes, groups, index, rng, *, threshold, n_dr
                         f"metrics: {name!r} has a slope in y that differs between rows "
                         f"predicted {k}; method='calibrated' models the positives per "
                         "group and predicted class, so a metric's slope may depend on "
-                        "the prediction only. Use method='bayesian-calibration' for it.")
+                        "the prediction only. Use method='bayesian-calibration' for it."
+                    )
                 per_class.append(values[0] if values.size else 0.0)
             slopes.append(per_class)
         const_n, const_d = a_n @ onehot, a_d @ onehot

@@ -268,8 +268,10 @@ default="calibrated"
         for m in metrics:
             if isinstance(m, str):
                 if m not in RATES:
-                    raise ValueError(f"metrics: unknown metric {m!r}; built-in metrics are "
-                                     f"{sorted(RATES)}, or pass (name, function).")
+                    raise ValueError(
+                        f"metrics: unknown metric {m!r}; built-in metrics are "
+                        f"{sorted(RATES)}, or pass (name, function)."
+                    )
                 checked[m] = m
             elif isinstance(m, tuple) and len(m) == 2 and callable(m[1]):
                 checked[str(m[0])] = m[1]
@@ -331,8 +333,9 @@ default="calibrated"
         units = [[j] for j in range(len(index))]
         if self.privileged is not None:
             if self.privileged not in labels:
-                raise ValueError(f"privileged={self.privileged!r} is not a group; groups are "
-                                 f"{labels}.")
+                raise ValueError(
+                    f"privileged={self.privileged!r} is not a group; groups are {labels}."
+                )
             p = labels.index(self.privileged)
             others = [j for j in range(len(index)) if j != p]
             if len(others) > 1:
@@ -343,8 +346,9 @@ default="calibrated"
             if len(others) > 1:
                 self.comparisons_ += [(self.privileged, labels[j]) for j in others]
         else:
-            self.comparisons_ = [(labels[i], labels[j]) for i in range(len(index))
-                                 for j in range(i + 1, len(index))]
+            self.comparisons_ = [
+                (labels[i], labels[j]) for i in range(len(index)) for j in range(i + 1, len(index))
+            ]
         self.groups_ = pd.Index(labels, name="group")
         member = np.zeros((len(index), len(units)))
         for u, members in enumerate(units):
@@ -352,9 +356,14 @@ default="calibrated"
         labeled = y >= 0
         self.n_labeled_ = pd.Series(
             (np.bincount(codes[labeled], minlength=len(index)) @ member).astype(int),
-            index=self.groups_, name="n_labeled")
-        self.n_rows_ = pd.Series((np.bincount(codes, minlength=len(index)) @ member).astype(int),
-                                 index=self.groups_, name="n")
+            index=self.groups_,
+            name="n_labeled",
+        )
+        self.n_rows_ = pd.Series(
+            (np.bincount(codes, minlength=len(index)) @ member).astype(int),
+            index=self.groups_,
+            name="n",
+        )
         rng = check_random_state(self.random_state)
         self.calibrator_ = self.label_check_ = None
         log_bf = None
@@ -390,8 +399,17 @@ default="calibrated"
             self._warn_misfit(self.label_check_)
         if self.method == "calibrated":
             sums, self.label_check_ = calibrated_sums(
-                metrics, s, y, codes, groups, index, rng, threshold=self.threshold,
-                n_draws=self.n_draws, p_pooled=self._p_pooled())
+                metrics,
+                s,
+                y,
+                codes,
+                groups,
+                index,
+                rng,
+                threshold=self.threshold,
+                n_draws=self.n_draws,
+                p_pooled=self._p_pooled(),
+            )
         else:
             sums = self._metric_sums(metrics, s, y, codes, groups, index, log_bf, rng)
         self.draws_, self.point_ = {}, {}
@@ -403,10 +421,11 @@ default="calibrated"
                 continue
             if self.method == "beta-binomial":
                 if np.any(num_l > den_l):
-                    raise ValueError(f"metric {name!r}: beta-binomial needs numerators no "
-                                     "larger than denominators (0/1 row terms).")
-                draws = rng.beta(1.0 + num_l, 1.0 + den_l - num_l,
-                                 size=(self.n_draws, len(units)))
+                    raise ValueError(
+                        f"metric {name!r}: beta-binomial needs numerators no "
+                        "larger than denominators (0/1 row terms)."
+                    )
+                draws = rng.beta(1.0 + num_l, 1.0 + den_l - num_l, size=(self.n_draws, len(units)))
             else:
                 with np.errstate(invalid="ignore", divide="ignore"):
                     draws = np.where(den @ member > 0, (num @ member) / (den @ member), np.nan)
@@ -416,8 +435,9 @@ default="calibrated"
                     # does; uniform where the file's is undefined too.
                     total_num, total_den = num.sum(axis=1), den.sum(axis=1)
                     with np.errstate(invalid="ignore", divide="ignore"):
-                        pool = np.where(total_den > 0, total_num / total_den,
-                                        rng.uniform(size=total_den.shape))
+                        pool = np.where(
+                            total_den > 0, total_num / total_den, rng.uniform(size=total_den.shape)
+                        )
                     draws = np.where(np.isnan(draws), pool[:, None], draws)
             self.draws_[name] = pd.DataFrame(draws, columns=self.groups_)
         return self
@@ -445,8 +465,16 @@ default="calibrated"
         """
         G = len(index)
         log_bf = np.zeros(G)
-        frame = pd.DataFrame(columns=["n_labeled", "right", "expected_right", "p_value",
-                                      "log_bayes_factor", "p_pooled"])
+        frame = pd.DataFrame(
+            columns=[
+                "n_labeled",
+                "right",
+                "expected_right",
+                "p_value",
+                "log_bayes_factor",
+                "p_pooled",
+            ]
+        )
         if not len(s):
             return frame, log_bf
         pred = s > self.threshold
@@ -477,10 +505,16 @@ default="calibrated"
         keep = n_labeled > 0
         p_value = np.mean(replicated <= observed, axis=0)
         frame = pd.DataFrame(
-            {"n_labeled": n_labeled.astype(int), "right": observed.astype(int),
-             "expected_right": expected, "p_value": p_value, "log_bayes_factor": log_bf,
-             "p_pooled": posterior},
-            index=pd.Index([as_scalar(v) for v in index], name="group"))[keep]
+            {
+                "n_labeled": n_labeled.astype(int),
+                "right": observed.astype(int),
+                "expected_right": expected,
+                "p_value": p_value,
+                "log_bayes_factor": log_bf,
+                "p_pooled": posterior,
+            },
+            index=pd.Index([as_scalar(v) for v in index], name="group"),
+        )[keep]
         return frame, log_bf
 
     @staticmethod
@@ -491,14 +525,18 @@ default="calibrated"
             return
         bad = frame[frame["p_value"] < 0.01 / len(frame)]
         if len(bad):
-            detail = "; ".join(f"{g!r}: {r.right} of {r.n_labeled} labeled rows right, "
-                               f"{r.expected_right:.1f} expected (p = {r.p_value:.1g})"
-                               for g, r in bad.iterrows())
-            warn(f"The labeled rows contradict the calibrated scores in {len(bad)} group(s): "
-                 f"{detail}. The scores may be P(class 0) rather than P(class 1), or the "
-                 "group's calibration differs from the others'. See label_check_ (its "
-                 "p_pooled column: the weight of the pooled calibration in the group's "
-                 "estimate, the rest resting on the group's own labels).")
+            detail = "; ".join(
+                f"{g!r}: {r.right} of {r.n_labeled} labeled rows right, "
+                f"{r.expected_right:.1f} expected (p = {r.p_value:.1g})"
+                for g, r in bad.iterrows()
+            )
+            warn(
+                f"The labeled rows contradict the calibrated scores in {len(bad)} group(s): "
+                f"{detail}. The scores may be P(class 0) rather than P(class 1), or the "
+                "group's calibration differs from the others'. See label_check_ (its "
+                "p_pooled column: the weight of the pooled calibration in the group's "
+                "estimate, the rest resting on the group's own labels)."
+            )
 
     def _metric_sums(self, metrics, s, y, codes, groups, index, log_bf, rng):
         """Per metric and group: the labeled numerator and denominator, and their
@@ -523,9 +561,15 @@ default="calibrated"
         sampled = bc and self.unlabeled == "sampled"
         free = bc and self._p_pooled() < 1
         D = self.n_draws
-        sums = {name: [np.zeros(G), np.zeros(G), np.zeros((D, G)) if bc else None,
-                       np.zeros((D, G)) if bc else None]
-                for name in metrics}
+        sums = {
+            name: [
+                np.zeros(G),
+                np.zeros(G),
+                np.zeros((D, G)) if bc else None,
+                np.zeros((D, G)) if bc else None,
+            ]
+            for name in metrics
+        }
         # free model: unlabeled a-sums per group, b-sums per (group, predicted class)
         free_a = {name: np.zeros((2, G)) for name in metrics}
         free_b = {name: np.zeros((2, G, 2)) for name in metrics}
@@ -551,16 +595,17 @@ default="calibrated"
                 n_wrong += (lab & (pred != y1)) @ onehot
             prob = None
             if sampled and unl.any():
-                prob = self.calibrator_.sample(s[rows][unl], group_by=groups[rows][unl],
-                                               n_draws=D)
+                prob = self.calibrator_.sample(s[rows][unl], group_by=groups[rows][unl], n_draws=D)
                 prob = (rng.random_sample(prob.shape) < prob).astype(np.float64)
-            coefficients = {name: metric_coefficients(name, metric, pred)
-                            for name, metric in metrics.items()}
+            coefficients = {
+                name: metric_coefficients(name, metric, pred) for name, metric in metrics.items()
+            }
             expected = None
             if bc and not sampled and unl.any():
                 w = np.column_stack([c[i][unl] for c in coefficients.values() for i in (1, 3)])
-                cal = self.calibrator_.sample_sums(s[rows][unl], w, group_by=groups[rows][unl],
-                                                   n_draws=D)
+                cal = self.calibrator_.sample_sums(
+                    s[rows][unl], w, group_by=groups[rows][unl], n_draws=D
+                )
                 expected = cal[:, to_cal, :]  # (draws, groups, weights)
             for i, (name, (a_n, b_n, a_d, b_d)) in enumerate(coefficients.items()):
                 acc = sums[name]
@@ -588,8 +633,9 @@ default="calibrated"
             if sampled:
                 ones = rng.binomial(n_unl.astype(np.int64), theta)
                 with np.errstate(invalid="ignore", divide="ignore"):
-                    per_row = {name: np.where(n_unl > 0, b / n_unl, 0.0)
-                               for name, b in free_b.items()}
+                    per_row = {
+                        name: np.where(n_unl > 0, b / n_unl, 0.0) for name, b in free_b.items()
+                    }
         for name, acc in sums.items():
             if not bc:
                 continue
@@ -662,8 +708,7 @@ default="calibrated"
                 if self.method == "frequentist":
                     with np.errstate(invalid="ignore", divide="ignore"):
                         ratio = point[ia] / point[ib]
-                    rows.append([point[ia] - point[ib]] * 2 + [np.nan] * 4 + [ratio]
-                                + [np.nan] * 2)
+                    rows.append([point[ia] - point[ib]] * 2 + [np.nan] * 4 + [ratio] + [np.nan] * 2)
                     continue
                 d = self.draws_[name].to_numpy()
                 delta = d[:, ia] - d[:, ib]
@@ -680,14 +725,38 @@ default="calibrated"
                     p_positive = float(np.mean(delta > 0))
                     p_fair = float(rope_probabilities(delta, rope)[1])
                 with np.errstate(invalid="ignore"):  # a ratio over a zero rate is inf
-                    ratios = [np.nanmean(ratio), np.nanquantile(ratio, lo),
-                              np.nanquantile(ratio, hi)]
-                rows.append([np.nanmean(delta), np.nanmedian(delta), np.nanquantile(delta, lo),
-                             np.nanquantile(delta, hi), p_positive, p_fair, *ratios])
-        columns = ["mean", "median", "lower", "upper", "p_positive", "p_practically_fair",
-                   "ratio_mean", "ratio_lower", "ratio_upper"]
-        return pd.DataFrame(rows, columns=columns,
-                            index=pd.MultiIndex.from_tuples(index, names=["metric", "comparison"]))
+                    ratios = [
+                        np.nanmean(ratio),
+                        np.nanquantile(ratio, lo),
+                        np.nanquantile(ratio, hi),
+                    ]
+                rows.append(
+                    [
+                        np.nanmean(delta),
+                        np.nanmedian(delta),
+                        np.nanquantile(delta, lo),
+                        np.nanquantile(delta, hi),
+                        p_positive,
+                        p_fair,
+                        *ratios,
+                    ]
+                )
+        columns = [
+            "mean",
+            "median",
+            "lower",
+            "upper",
+            "p_positive",
+            "p_practically_fair",
+            "ratio_mean",
+            "ratio_lower",
+            "ratio_upper",
+        ]
+        return pd.DataFrame(
+            rows,
+            columns=columns,
+            index=pd.MultiIndex.from_tuples(index, names=["metric", "comparison"]),
+        )
 
     @validate_args(
         {
@@ -707,7 +776,6 @@ default="calibrated"
         if group_a is None and group_b is None:
             group_a, group_b = self.comparisons_[0]
         return compare_groups(draws, group_a, group_b, rope=self.rope if rope is None else rope)
-
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -256,12 +256,10 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
                 target = "binary" if K == 2 else "top_label"
             if target == "binary" and K != 2:
                 raise ValueError(
-                    f"target='binary' needs P(y = 1) (1-D X or two columns); X has "
-                    f"{K} columns."
+                    f"target='binary' needs P(y = 1) (1-D X or two columns); X has {K} columns."
                 )
             self.n_classes_ = K
-            self.classes_ = np.arange(K) if self.classes is None else check_classes(
-                self.classes, K)
+            self.classes_ = np.arange(K) if self.classes is None else check_classes(self.classes, K)
             self.target_ = target
         s = scores[:, 1] if self.target_ == "binary" else conf
         return s, pred, scores
@@ -356,8 +354,9 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
     def _nuts_model(self, codes, log_s, log_1s, outcome):
         """The model of the labeled rows in the non-centered form NUTS samples."""
         _, G, names, mu_scale, sigma_scale = self._layout()
-        return NonCenteredModel(names, mu_scale, sigma_scale, G, self.hierarchical, codes,
-                                log_s, log_1s, outcome)
+        return NonCenteredModel(
+            names, mu_scale, sigma_scale, G, self.hierarchical, codes, log_s, log_1s, outcome
+        )
 
     def _hyper_draws(self, theta, rng):
         """Draws of mu and sigma given each sample of the group parameters.
@@ -418,8 +417,9 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
             )
         s, pred, scores = self._scores(X, y_pred, reset=True)
         n = len(s)
-        y = check_labels(y, n, scores.shape[1], self._classes(scores.shape[1]),
-                         missing_label=self.missing_label)
+        y = check_labels(
+            y, n, scores.shape[1], self._classes(scores.shape[1]), missing_label=self.missing_label
+        )
         codes = self._group_codes(group_by, pred, n, reset=True)
         n_dim = len(self.groups_) * len(MAPS[self.map])
         n_walkers = self.n_walkers or max(16, 4 * n_dim)
@@ -461,25 +461,37 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
             stored.update(self._constrained(kept, rng))
             return stored["monitored"]
 
-        schedule = {"n_burn": self.n_burn, "n_steps": self.n_steps,
-                    "max_steps": max(self.max_steps, self.n_steps),
-                    "target_ess": self.target_ess, "rng": rng, "progress": self.progress,
-                    "monitor": monitor}
+        schedule = {
+            "n_burn": self.n_burn,
+            "n_steps": self.n_steps,
+            "max_steps": max(self.max_steps, self.n_steps),
+            "target_ess": self.target_ess,
+            "rng": rng,
+            "progress": self.progress,
+            "monitor": monitor,
+        }
         if self.sampler == "nuts":
             model = self._nuts_model(codes[labeled], ls, l1s, t)
-            _, rhat, ess = sample_nuts(model.log_prob_grad, model.initial(self.n_chains, rng),
-                                       n_jobs=self.n_jobs or 1, **schedule)
+            _, rhat, ess = sample_nuts(
+                model.log_prob_grad,
+                model.initial(self.n_chains, rng),
+                n_jobs=self.n_jobs or 1,
+                **schedule,
+            )
         else:
-            _, rhat, ess = sample_mcmc(self._log_prob, self._initial(n_walkers, rng),
-                                       **schedule)
+            _, rhat, ess = sample_mcmc(self._log_prob, self._initial(n_walkers, rng), **schedule)
         self.draws_, self.hyper_draws_ = stored["draws"], stored["hyper"]
         self.rhat_ = pd.Series(rhat, index=stored["columns"], name="rhat")
         self.ess_ = pd.Series(ess, index=stored["columns"], name="ess")
         del self._data, self._constants
         many = self.sampler == "emcee" and len(self.groups_) * len(MAPS[self.map]) > 30
-        warn_convergence(self.rhat_.to_numpy(), self.ess_.to_numpy(), list(self.rhat_.index),
-                         type(self).__name__,
-                         hint=", or use sampler='nuts' (faster with many groups)" if many else "")
+        warn_convergence(
+            self.rhat_.to_numpy(),
+            self.ess_.to_numpy(),
+            list(self.rhat_.index),
+            type(self).__name__,
+            hint=", or use sampler='nuts' (faster with many groups)" if many else "",
+        )
         return self
 
     def _constrained(self, chain, rng):
@@ -502,8 +514,10 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         if self.hierarchical:
             monitored = [f"mu_{k}" for k in names]
             if mu is not None:  # sampled by NUTS: sigma is monitored too
-                hyper = pd.DataFrame(np.concatenate([mu, sigma], axis=1),
-                                     columns=monitored + [f"sigma_{k}" for k in names])
+                hyper = pd.DataFrame(
+                    np.concatenate([mu, sigma], axis=1),
+                    columns=monitored + [f"sigma_{k}" for k in names],
+                )
                 monitored = list(hyper.columns)
             else:
                 # sigma is drawn exactly on its nodes given each sample, so its
@@ -606,12 +620,13 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
             w = np.zeros((N_NODES, m))
             for j in range(m):
                 wj = weights[rows, j]
-                w[:, j] = (np.bincount(k[rows], wj * (1.0 - frac[rows, 0]), N_NODES)
-                           + np.bincount(k[rows] + 1, wj * frac[rows, 0], N_NODES))
+                w[:, j] = np.bincount(k[rows], wj * (1.0 - frac[rows, 0]), N_NODES) + np.bincount(
+                    k[rows] + 1, wj * frac[rows, 0], N_NODES
+                )
             used = np.flatnonzero(np.any(w != 0.0, axis=1))
             step = max(1, 2**21 // len(draws))  # bounded (n_draws, step) temporaries
             for start in range(0, len(used), step):
-                nodes = used[start:start + step]
+                nodes = used[start : start + step]
                 p = self._sample_rows(node_s[nodes], np.full(len(nodes), g), draws)
                 out[:, g, :] += p @ w[nodes]
         return out
@@ -679,7 +694,8 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
     def fit_transform(self, X, y=None, *, group_by=None, y_pred=None):
         """Fit, then transform the same rows (with the same groups and predictions)."""
         return self.fit(X, y, group_by=group_by, y_pred=y_pred).transform(
-            X, group_by=group_by, y_pred=y_pred)
+            X, group_by=group_by, y_pred=y_pred
+        )
 
     def get_feature_names_out(self, input_features=None):
         """Names of the output columns: ``proba_<class>`` per column.

@@ -127,8 +127,9 @@ def beta_calibration(s, a=1.0, b=1.0, c=0.0, *, eps=EPS):
     },
     prefer_skip_nested_validation=True,
 )
-def fit_llo(x, z, *, intercept_scale, slope_scale, intercept_mean=0.0, sample_weight=None,
-            n_iter=25):
+def fit_llo(
+    x, z, *, intercept_scale, slope_scale, intercept_mean=0.0, sample_weight=None, n_iter=25
+):
     """MAP slope and intercept of the LLO map ``P(z = 1) = sigmoid(a x + c)``, per run.
 
     Newton's method on the log posterior with independent priors
@@ -183,11 +184,13 @@ def fit_llo(x, z, *, intercept_scale, slope_scale, intercept_mean=0.0, sample_we
     prior = np.array([1.0, intercept_mean])
     with np.errstate(under="ignore"):  # a huge scale is a flat prior: precision 0
         precision = np.array([slope_scale, intercept_scale], dtype=np.float64) ** -2.0
+
     def log_posterior(theta, runs=slice(None)):
         eta = theta[:, :1] * x[runs] + theta[:, 1:]
         weight = w0[runs] if np.ndim(w0) else w0
         return (weight * (z[runs] * eta - np.logaddexp(0.0, eta))).sum(1) - 0.5 * (
-            precision * (theta - prior) ** 2).sum(1)
+            precision * (theta - prior) ** 2
+        ).sum(1)
 
     current = log_posterior(theta)
     for _ in range(n_iter):
@@ -199,8 +202,9 @@ def fit_llo(x, z, *, intercept_scale, slope_scale, intercept_mean=0.0, sample_we
         h12 = (w * x).sum(1)
         h22 = w.sum(1) + precision[1]
         det = h11 * h22 - h12 * h12
-        step = np.stack([(h22 * g[:, 0] - h12 * g[:, 1]) / det,
-                         (h11 * g[:, 1] - h12 * g[:, 0]) / det], axis=1)
+        step = np.stack(
+            [(h22 * g[:, 0] - h12 * g[:, 1]) / det, (h11 * g[:, 1] - h12 * g[:, 0]) / det], axis=1
+        )
         # Newton's method is not globally convergent on a logistic likelihood
         # (a flat region far from the data sends it off); halve the step of
         # the runs whose log posterior would fall.

@@ -7,7 +7,6 @@ core dependencies; the ESS also handles the walkers of an ensemble, which are
 not independent chains.
 """
 
-
 import emcee
 import numpy as np
 from scipy.fft import next_fast_len
@@ -34,7 +33,7 @@ MAX_STORED = 2**25
 def _rhat_basic(chains):
     """Classic R-hat of ``(n_steps, n_chains, n_params)``, split in halves."""
     n = chains.shape[0] // 2
-    split = np.concatenate([chains[:n], chains[n:2 * n]], axis=1)
+    split = np.concatenate([chains[:n], chains[n : 2 * n]], axis=1)
     within = split.var(axis=0, ddof=1).mean(axis=0)
     between = n * split.mean(axis=0).var(axis=0, ddof=1)
     var = (n - 1) / n * within + between / n
@@ -89,7 +88,7 @@ def _ess_tau(x):
         var_plus = var_plus + x.mean(axis=1).var(axis=0, ddof=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         rho = 1.0 - (within - acov.mean(axis=0)) / var_plus  # (n, k), rho[0] = 1
-    pairs = rho[:2 * (n // 2)].reshape(n // 2, 2, -1).sum(axis=1)
+    pairs = rho[: 2 * (n // 2)].reshape(n // 2, 2, -1).sum(axis=1)
     positive = np.cumprod(pairs > 0.0, axis=0).astype(bool)
     monotone = np.minimum.accumulate(np.where(positive, pairs, np.inf), axis=0)
     tau = -1.0 + 2.0 * np.where(positive, monotone, 0.0).sum(axis=0)
@@ -110,7 +109,7 @@ def _ess_of(values):
     n_chains, n_steps, n_walkers, _ = values.shape
     half = n_steps // 2
     steps = values.mean(axis=2)
-    split = np.concatenate([steps[:, :half], steps[:, half:2 * half]], axis=0)
+    split = np.concatenate([steps[:, :half], steps[:, half : 2 * half]], axis=0)
     tau, var_plus = _ess_tau(split)
     total = values.reshape(-1, values.shape[-1]).var(axis=0)
     n = split.shape[0] * half
@@ -134,13 +133,25 @@ def effective_sample_size(samples):
     flat = samples.reshape(-1, samples.shape[-1])
     bulk = _ess_of(_rank_normal(flat).reshape(samples.shape))
     low, high = np.quantile(flat, [0.05, 0.95], axis=0)
-    tail = np.minimum(_ess_of((samples <= low).astype(np.float64)),
-                      _ess_of((samples >= high).astype(np.float64)))
+    tail = np.minimum(
+        _ess_of((samples <= low).astype(np.float64)), _ess_of((samples >= high).astype(np.float64))
+    )
     return np.minimum(bulk, tail)
 
 
-def sample_mcmc(log_prob, initial, *, n_burn, n_steps, max_steps, target_ess, rng,
-                progress=False, monitor=None, max_stored=MAX_STORED):
+def sample_mcmc(
+    log_prob,
+    initial,
+    *,
+    n_burn,
+    n_steps,
+    max_steps,
+    target_ess,
+    rng,
+    progress=False,
+    monitor=None,
+    max_stored=MAX_STORED,
+):
     """Independent emcee ensembles, one per chain, with differential-evolution moves.
 
     ``initial`` has shape ``(n_chains, n_walkers, n_dim)``: each chain is an
@@ -166,21 +177,30 @@ def sample_mcmc(log_prob, initial, *, n_burn, n_steps, max_steps, target_ess, rn
     samplers, states = [], []
 
     def bar(i, what):  # shown only when a run takes over 2 s
-        return {"progress": progress,
-                "progress_kwargs": {"delay": 2, "leave": False,
-                                    "desc": f"MCMC {what}, chain {i + 1}/{n_chains}"}}
+        return {
+            "progress": progress,
+            "progress_kwargs": {
+                "delay": 2,
+                "leave": False,
+                "desc": f"MCMC {what}, chain {i + 1}/{n_chains}",
+            },
+        }
 
     for i, start in enumerate(initial):
         sampler = emcee.EnsembleSampler(
-            n_walkers, n_dim, log_prob, vectorize=True,
+            n_walkers,
+            n_dim,
+            log_prob,
+            vectorize=True,
             # Differential-evolution moves mixed about twice as fast as emcee's
             # default stretch move on the hierarchical calibration posterior
             # (autocorrelation time about 45 steps against 110).
             moves=emcee.moves.DEMove(),
         )
         sampler.random_state = np.random.RandomState(rng.integers(2**31 - 1)).get_state()
-        state = (sampler.run_mcmc(start, n_burn, store=False, **bar(i, "burn-in")) if n_burn
-                 else start)
+        state = (
+            sampler.run_mcmc(start, n_burn, store=False, **bar(i, "burn-in")) if n_burn else start
+        )
         states.append(sampler.run_mcmc(state, n_stored, thin_by=thin, **bar(i, "sampling")))
         samplers.append(sampler)
 
@@ -196,8 +216,7 @@ def sample_mcmc(log_prob, initial, *, n_burn, n_steps, max_steps, target_ess, rn
     while kept.shape[1] < max_stored_steps and (ess.min() < target_ess or rhat.max() > MAX_RHAT):
         more = min(max(kept.shape[1] // 2, 1), max_stored_steps - kept.shape[1])
         for i, sampler in enumerate(samplers):
-            states[i] = sampler.run_mcmc(states[i], more, thin_by=thin,
-                                         **bar(i, "more steps"))
+            states[i] = sampler.run_mcmc(states[i], more, thin_by=thin, **bar(i, "more steps"))
         kept = chains()
         rhat, ess = diagnose(kept)
     return kept, rhat, ess
@@ -249,8 +268,19 @@ def _trace_position(state):
     return {"pos": state.pos}
 
 
-def sample_nuts(log_prob_grad, initial, *, n_burn, n_steps, max_steps, target_ess, rng,
-                n_jobs=1, progress=False, monitor=None):
+def sample_nuts(
+    log_prob_grad,
+    initial,
+    *,
+    n_burn,
+    n_steps,
+    max_steps,
+    target_ess,
+    rng,
+    n_jobs=1,
+    progress=False,
+    monitor=None,
+):
     """Independent NUTS chains (mici's dynamic multinomial HMC), one per initial point.
 
     The warm-up (``n_burn`` iterations) adapts the step size by dual averaging
@@ -267,12 +297,13 @@ def sample_nuts(log_prob_grad, initial, *, n_burn, n_steps, max_steps, target_es
     monitor = monitor or (lambda kept: kept)
     density = _NegLogDensity(log_prob_grad)
     system = mici.systems.EuclideanMetricSystem(
-        neg_log_dens=density.value, grad_neg_log_dens=density.value_and_grad)
+        neg_log_dens=density.value, grad_neg_log_dens=density.value_and_grad
+    )
     integrator = mici.integrators.LeapfrogIntegrator(system)
     sampler = mici.samplers.DynamicMultinomialHMC(
-        system, integrator, np.random.default_rng(rng.integers(2**63)))
-    common = {"n_worker": n_jobs, "display_progress": progress,
-              "trace_funcs": [_trace_position]}
+        system, integrator, np.random.default_rng(rng.integers(2**63))
+    )
+    common = {"n_worker": n_jobs, "display_progress": progress, "trace_funcs": [_trace_position]}
     transition = sampler.transitions["integration_transition"]
     depth = transition.max_tree_depth
     with np.errstate(over="ignore", invalid="ignore"):  # rejected leapfrog steps
@@ -280,9 +311,15 @@ def sample_nuts(log_prob_grad, initial, *, n_burn, n_steps, max_steps, target_es
         if n_burn:
             transition.max_tree_depth = min(depth, WARM_UP_TREE_DEPTH)
             states = sampler.sample_chains(
-                n_burn, 0, states,
-                adapters=[mici.adapters.DualAveragingStepSizeAdapter(0.8),
-                          mici.adapters.OnlineVarianceMetricAdapter()], **common).final_states
+                n_burn,
+                0,
+                states,
+                adapters=[
+                    mici.adapters.DualAveragingStepSizeAdapter(0.8),
+                    mici.adapters.OnlineVarianceMetricAdapter(),
+                ],
+                **common,
+            ).final_states
             transition.max_tree_depth = depth
         out = sampler.sample_chains(0, n_steps, states, **common)
     traces = [np.asarray(out.traces["pos"])]

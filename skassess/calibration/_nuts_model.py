@@ -28,8 +28,8 @@ def split(q, n_params, n_groups, hierarchical):
     P, G = n_params, n_groups
     if not hierarchical:
         return q.reshape(q.shape[:-1] + (G, P)), None, None
-    mu, sigma = q[..., :P], np.exp(q[..., P:2 * P])
-    z = q[..., 2 * P:].reshape(q.shape[:-1] + (G, P))
+    mu, sigma = q[..., :P], np.exp(q[..., P : 2 * P])
+    z = q[..., 2 * P :].reshape(q.shape[:-1] + (G, P))
     return mu[..., None, :] + sigma[..., None, :] * z, mu, sigma
 
 
@@ -56,8 +56,9 @@ class NonCenteredModel:
     A plain object of arrays, so that chains can run in worker processes.
     """
 
-    def __init__(self, names, mu_scale, sigma_scale, n_groups, hierarchical, codes, log_s,
-                 log_1s, outcome):
+    def __init__(
+        self, names, mu_scale, sigma_scale, n_groups, hierarchical, codes, log_s, log_1s, outcome
+    ):
         self.names = tuple(names)
         self.mu_scale = np.asarray(mu_scale, dtype=np.float64)
         self.sigma_scale = np.asarray(sigma_scale, dtype=np.float64)
@@ -90,11 +91,14 @@ class NonCenteredModel:
         P, G = self.n_params, self.n_groups
         if not self.hierarchical:
             return rng.normal(0.0, 0.5, (n_chains, G * P)) * np.tile(self.mu_scale, G)
-        return np.concatenate([
-            rng.normal(0.0, 0.5, (n_chains, P)) * self.mu_scale,
-            np.log(self.sigma_scale) + rng.normal(0.0, 0.3, (n_chains, P)),
-            rng.normal(0.0, 1.0, (n_chains, G * P)),
-        ], axis=1)
+        return np.concatenate(
+            [
+                rng.normal(0.0, 0.5, (n_chains, P)) * self.mu_scale,
+                np.log(self.sigma_scale) + rng.normal(0.0, 0.3, (n_chains, P)),
+                rng.normal(0.0, 1.0, (n_chains, G * P)),
+            ],
+            axis=1,
+        )
 
     def log_prob_grad(self, q):
         """``(log p(q | data), its gradient)``; ``(-inf, 0)`` where the density overflows."""
@@ -117,8 +121,7 @@ class NonCenteredModel:
             residual = self.outcome - np.where(z >= 0.0, inv, e * inv)
         sums = np.zeros((3, G))
         if len(self.starts):
-            sums[:, self.present] = np.add.reduceat(residual * self.features, self.starts,
-                                                    axis=1)
+            sums[:, self.present] = np.add.reduceat(residual * self.features, self.starts, axis=1)
         sums[:2] *= coef[:2]  # d/d log a = a * sum(r log s), likewise b
         grad_t = np.zeros((G, P))
         for column, d in zip((ia, ib, ic), sums, strict=True):
@@ -128,19 +131,26 @@ class NonCenteredModel:
             logp = loglik - 0.5 * np.sum((t / self.mu_scale) ** 2)
             grad = (grad_t - t / self.mu_scale**2).ravel()
         else:
-            zq = q[2 * P:].reshape(G, P)
+            zq = q[2 * P :].reshape(G, P)
             ratio = sigma / self.sigma_scale
             mu_ratio = mu / self.mu_scale
-            zflat = q[2 * P:]
+            zflat = q[2 * P :]
             # mu ~ N(0, mu_scale), sigma ~ half-N(0, sigma_scale) in log sigma
             # (+ log sigma, the Jacobian), z ~ N(0, 1)
-            logp = (loglik - 0.5 * (mu_ratio @ mu_ratio) + q[P:2 * P].sum()
-                    - 0.5 * (ratio @ ratio) - 0.5 * (zflat @ zflat))
-            grad = np.concatenate([
-                grad_t.sum(axis=0) - mu_ratio / self.mu_scale,
-                (grad_t * zq).sum(axis=0) * sigma - ratio**2 + 1.0,
-                (grad_t * sigma - zq).ravel(),
-            ])
+            logp = (
+                loglik
+                - 0.5 * (mu_ratio @ mu_ratio)
+                + q[P : 2 * P].sum()
+                - 0.5 * (ratio @ ratio)
+                - 0.5 * (zflat @ zflat)
+            )
+            grad = np.concatenate(
+                [
+                    grad_t.sum(axis=0) - mu_ratio / self.mu_scale,
+                    (grad_t * zq).sum(axis=0) * sigma - ratio**2 + 1.0,
+                    (grad_t * sigma - zq).ravel(),
+                ]
+            )
         if not np.isfinite(logp + grad.sum()):
             return -np.inf, np.zeros_like(q)
         return logp, grad

@@ -17,7 +17,8 @@ from ._common import (
 
 def add_parser(sub):
     p = sub.add_parser(
-        "assess", help="posterior accuracy, calibration and group differences of a scores file",
+        "assess",
+        help="posterior accuracy, calibration and group differences of a scores file",
         description="Read a scores file (labeled and unlabeled rows), print the posterior "
         "accuracy per predicted class and per group, the overall accuracy, ECE and cost "
         "with credible intervals, and each group's difference from the best group with "
@@ -25,20 +26,31 @@ def add_parser(sub):
     )
     add_file_arguments(p)
     opts = p.add_argument_group("assessment")
-    opts.add_argument("--prior", choices=PRIOR_CHOICES, default="calibrated",
-                      help=PRIOR_HELP)
+    opts.add_argument("--prior", choices=PRIOR_CHOICES, default="calibrated", help=PRIOR_HELP)
     opts.add_argument("--level", type=float, default=0.95, help="credible level (0.95)")
-    opts.add_argument("--rope", type=float, default=0.05,
-                      help="half-width of the region of practical equivalence (0.05)")
+    opts.add_argument(
+        "--rope",
+        type=float,
+        default=0.05,
+        help="half-width of the region of practical equivalence (0.05)",
+    )
     opts.add_argument("--n-bins", type=int, default=10, help="confidence bins of the ECE (10)")
-    opts.add_argument("--cost-matrix", metavar="CSV",
-                      help="K x K costs C[true, predicted], no header: adds the expected cost")
+    opts.add_argument(
+        "--cost-matrix",
+        metavar="CSV",
+        help="K x K costs C[true, predicted], no header: adds the expected cost",
+    )
     opts.add_argument("--seed", type=int, default=0, help="seed of the posterior draws (0)")
-    opts.add_argument("--meta", nargs="+", choices=META_METHODS, metavar="METHOD",
-                      help="also predict the accuracy of the unlabeled rows from the labeled "
-                      "ones, allowing for drift between them (skassess.meta; methods: "
-                      f"{', '.join(META_METHODS)}; confidence and meta_model with a "
-                      "prediction interval)")
+    opts.add_argument(
+        "--meta",
+        nargs="+",
+        choices=META_METHODS,
+        metavar="METHOD",
+        help="also predict the accuracy of the unlabeled rows from the labeled "
+        "ones, allowing for drift between them (skassess.meta; methods: "
+        f"{', '.join(META_METHODS)}; confidence and meta_model with a "
+        "prediction interval)",
+    )
     out = p.add_argument_group("output")
     out.add_argument("--report", metavar="HTML", help="write the HTML report here")
     out.add_argument("--json", metavar="FILE", help="write the results as JSON ('-': stdout)")
@@ -49,19 +61,22 @@ def add_parser(sub):
 def read_cost_matrix(path, n_classes):
     cost = pd.read_csv(path, header=None, sep=None, engine="python").to_numpy(dtype=float)
     if cost.shape != (n_classes, n_classes):
-        raise ValueError(f"--cost-matrix must be {n_classes} x {n_classes} (one row and column "
-                         f"per class); {path} is {cost.shape[0]} x {cost.shape[1]}.")
+        raise ValueError(
+            f"--cost-matrix must be {n_classes} x {n_classes} (one row and column "
+            f"per class); {path} is {cost.shape[0]} x {cost.shape[1]}."
+        )
     return cost
 
 
 def print_assessment(result):
     src = result.source
-    print(f"{src['file']}: {src['rows']:,} rows, {src['labeled']:,} labeled, "
-          f"{len(src['columns']['classes'])} classes; sha256 {src['sha256'][:16]}...")
+    print(
+        f"{src['file']}: {src['rows']:,} rows, {src['labeled']:,} labeled, "
+        f"{len(src['columns']['classes'])} classes; sha256 {src['sha256'][:16]}..."
+    )
     level = result.settings["level"]
     if src["labeled"] == 0:
-        print("No row is labeled: the posterior is the prior "
-              f"({result.settings['prior']}).")
+        print(f"No row is labeled: the posterior is the prior ({result.settings['prior']}).")
     print(f"Posterior means and {level:.0%} credible intervals.\n")
     print_table("Overall", result.overall)
     print_table("Accuracy per predicted class", result.by_class)
@@ -70,24 +85,43 @@ def print_assessment(result):
     rope = result.settings["rope"]
     for name, table in result.differences.items():
         if not table.empty:
-            cols = ["versus", "mean", "lower", "upper", "p_greater", "p_left", "p_rope",
-                    "p_right", "decision"]
-            print_table(f"Accuracy difference per {name} (group - best; ROPE ±{rope:g})",
-                        table[cols])
+            cols = [
+                "versus",
+                "mean",
+                "lower",
+                "upper",
+                "p_greater",
+                "p_left",
+                "p_rope",
+                "p_right",
+                "decision",
+            ]
+            print_table(
+                f"Accuracy difference per {name} (group - best; ROPE ±{rope:g})", table[cols]
+            )
     if result.unlabeled is not None:
         u = result.unlabeled
-        print_table(f"Accuracy of the {int(u['rows'].iloc[0]):,} unlabeled rows predicted "
-                    f"from {int(u['reference'].iloc[0]):,} labeled rows (skassess.meta)",
-                    result.unlabeled[["accuracy", "lower", "upper", "coverage"]])
+        print_table(
+            f"Accuracy of the {int(u['rows'].iloc[0]):,} unlabeled rows predicted "
+            f"from {int(u['reference'].iloc[0]):,} labeled rows (skassess.meta)",
+            result.unlabeled[["accuracy", "lower", "upper", "coverage"]],
+        )
 
 
 def run(args):
     sf = open_scores(args.scores, file_options(args))
-    cost = None if args.cost_matrix is None else read_cost_matrix(args.cost_matrix,
-                                                                  len(sf.classes))
-    result = assess_file(None, scores_file=sf, prior=args.prior, level=args.level,
-                         rope=args.rope, n_bins=args.n_bins, cost_matrix=cost,
-                         random_state=args.seed, meta=args.meta)
+    cost = None if args.cost_matrix is None else read_cost_matrix(args.cost_matrix, len(sf.classes))
+    result = assess_file(
+        None,
+        scores_file=sf,
+        prior=args.prior,
+        level=args.level,
+        rope=args.rope,
+        n_bins=args.n_bins,
+        cost_matrix=cost,
+        random_state=args.seed,
+        meta=args.meta,
+    )
     if not args.quiet:
         print_assessment(result)
     if args.json:

@@ -16,35 +16,74 @@ PRIOR_HELP = (
     "per class (group)"
 )
 
-FILE_OPTIONS = ("id_column", "score_columns", "classes", "label_column", "group_columns",
-                "display_columns", "sep", "sum_tolerance")
+FILE_OPTIONS = (
+    "id_column",
+    "score_columns",
+    "classes",
+    "label_column",
+    "group_columns",
+    "display_columns",
+    "sep",
+    "sum_tolerance",
+)
 
 
 def add_file_arguments(parser, *, groups=True, display=False):
     """The scores file and how its columns are read (None = auto-detect)."""
-    parser.add_argument("scores", metavar="SCORES",
-                        help="scores file: CSV (.csv, .csv.gz, .tsv) or Parquet (.parquet)")
+    parser.add_argument(
+        "scores",
+        metavar="SCORES",
+        help="scores file: CSV (.csv, .csv.gz, .tsv) or Parquet (.parquet)",
+    )
     cols = parser.add_argument_group("columns of SCORES (auto-detected when not given)")
-    cols.add_argument("--id-column", metavar="COL",
-                      help="item ids (default: a column named id, item_id, row_id, key or uid; "
-                      "else the row number)")
-    cols.add_argument("--score-columns", nargs="+", metavar="COL",
-                      help="one column per class, in class order, or one P(class 1) column "
-                      "(default: the columns named score_<class>, or one named score)")
-    cols.add_argument("--classes", nargs="+", metavar="NAME",
-                      help="class names (default: the score columns' <class> suffixes)")
-    cols.add_argument("--label-column", metavar="COL",
-                      help="true labels, empty = unlabeled (default: a column named label, y, "
-                      "y_true, true_label, target or truth; '' for none)")
+    cols.add_argument(
+        "--id-column",
+        metavar="COL",
+        help="item ids (default: a column named id, item_id, row_id, key or uid; "
+        "else the row number)",
+    )
+    cols.add_argument(
+        "--score-columns",
+        nargs="+",
+        metavar="COL",
+        help="one column per class, in class order, or one P(class 1) column "
+        "(default: the columns named score_<class>, or one named score)",
+    )
+    cols.add_argument(
+        "--classes",
+        nargs="+",
+        metavar="NAME",
+        help="class names (default: the score columns' <class> suffixes)",
+    )
+    cols.add_argument(
+        "--label-column",
+        metavar="COL",
+        help="true labels, empty = unlabeled (default: a column named label, y, "
+        "y_true, true_label, target or truth; '' for none)",
+    )
     if groups:
-        cols.add_argument("--group", dest="group_columns", action="append", metavar="COL",
-                          help="a group / sensitive-attribute column (repeat for several)")
+        cols.add_argument(
+            "--group",
+            dest="group_columns",
+            action="append",
+            metavar="COL",
+            help="a group / sensitive-attribute column (repeat for several)",
+        )
     if display:
-        cols.add_argument("--display", dest="display_columns", action="append",
-                          metavar="COL", help="a column shown with each item (repeatable)")
+        cols.add_argument(
+            "--display",
+            dest="display_columns",
+            action="append",
+            metavar="COL",
+            help="a column shown with each item (repeatable)",
+        )
     cols.add_argument("--sep", help="CSV delimiter (default: found from the header)")
-    cols.add_argument("--sum-tolerance", type=float, metavar="T",
-                      help="how far class scores may sum from 1 (default 0.01)")
+    cols.add_argument(
+        "--sum-tolerance",
+        type=float,
+        metavar="T",
+        help="how far class scores may sum from 1 (default 0.01)",
+    )
 
 
 def file_options(args):
@@ -62,8 +101,9 @@ def print_table(title, frame, digits=4):
     if frame.empty:
         print("  (none)\n")
         return
-    with pd.option_context("display.width", 140, "display.max_columns", 20,
-                           "display.max_rows", 200):
+    with pd.option_context(
+        "display.width", 140, "display.max_columns", 20, "display.max_rows", 200
+    ):
         print(frame.round(digits).to_string(), "\n")
 
 

@@ -17,11 +17,11 @@ from ..metrics import (
 #: The priors the demo offers and the line it prints for each.
 PRIORS = {
     "calibrated": "Calibrated prior: P(right) = sigmoid(m + a + b (logit(c) - m) + u_g), the "
-                  "map (a, b) and the groups' spread learned from the labels.",
+    "map (a, b) and the groups' spread learned from the labels.",
     "hierarchical": "Hierarchical prior: the groups' accuracies share Beta(mu kappa, "
-                    "(1 - mu) kappa), (mu, kappa) learned from the labels.",
+    "(1 - mu) kappa), (mu, kappa) learned from the labels.",
     "informative": "Informative prior: Beta(2 s_g, 2 (1 - s_g)), s_g = mean top-1 score of "
-                   "group g.",
+    "group g.",
     "uniform": "Uniform prior: Beta(1, 1) for every group.",
 }
 
@@ -37,13 +37,17 @@ def add_parser(sub):
         ),
     )
     demo.add_argument(
-        "--dataset", choices=("fashion-mnist", "adult"), default="fashion-mnist",
+        "--dataset",
+        choices=("fashion-mnist", "adult"),
+        default="fashion-mnist",
         help="fashion-mnist: an MLP on 10,000 test images, grouped by predicted class; "
         "adult: a scikit-learn MLP on 10,054 people, grouped by race (White vs other)",
     )
     demo.add_argument("--n-labels", type=int, default=200, help="labels to reveal (200)")
     demo.add_argument(
-        "--prior", choices=tuple(PRIORS), default="calibrated",
+        "--prior",
+        choices=tuple(PRIORS),
+        default="calibrated",
         help="prior of the group accuracies: calibrated (default; the scores through a "
         "calibration map learned from the labels), hierarchical (the groups share a "
         "Beta learned from the labels), informative (the scores as they are) or uniform",
@@ -87,8 +91,7 @@ def demo_command(args):
         target = data.target.to_numpy()
         groups = np.where(data.sensitive["race"] == "White", "White", "non-White")
         title = "MLP on Adult income (10,054 people)"
-        acc = BayesianAccuracy(grouping="external", prior=args.prior,
-                               random_state=args.seed)
+        acc = BayesianAccuracy(grouping="external", prior=args.prior, random_state=args.seed)
     y = _reveal(target, args.n_labels, args.seed)
     acc.fit(scores, y, group_by=groups)
     print(f"{title}: {args.n_labels} labeled rows, {len(y) - args.n_labels} unlabeled.")
@@ -100,8 +103,7 @@ def demo_command(args):
     print(table.round(3).to_string(), "\n")
 
     # The truth uses every label, which the assessment above did not see.
-    pred = np.asarray(scores).argmax(axis=1) if np.ndim(scores) == 2 else (
-        np.asarray(scores) > 0.5)
+    pred = np.asarray(scores).argmax(axis=1) if np.ndim(scores) == 2 else (np.asarray(scores) > 0.5)
     print(_interval(acc, float(np.mean(pred == target)), "Accuracy"))
     ece = BayesianCalibrationError(random_state=args.seed).fit(scores, y)
     print(_interval(ece, expected_calibration_error(target, scores), "ECE"))
@@ -117,12 +119,15 @@ def demo_command(args):
 
         matplotlib.use("Agg")
     except ImportError:
-        print("\nmatplotlib is not installed (pip install skassess[plot]): no plot written.",
-              file=sys.stderr)
+        print(
+            "\nmatplotlib is not installed (pip install skassess[plot]): no plot written.",
+            file=sys.stderr,
+        )
         return 0
     disp = ReliabilityDisplay.from_estimator(ece)
-    disp.ax_.set_title(f"{title}\n{args.n_labels} labels: Bayesian reliability diagram",
-                       fontsize="medium")
+    disp.ax_.set_title(
+        f"{title}\n{args.n_labels} labels: Bayesian reliability diagram", fontsize="medium"
+    )
     disp.figure_.tight_layout()
     disp.figure_.savefig(args.output, dpi=120)
     print(f"\nWrote the reliability diagram to {args.output}")

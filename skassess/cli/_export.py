@@ -9,17 +9,22 @@ from ._common import dump_json, open_scores
 
 def add_parser(sub):
     p = sub.add_parser(
-        "export", help="write a labeling session's labels (CSV) and posterior (JSON)",
+        "export",
+        help="write a labeling session's labels (CSV) and posterior (JSON)",
         description="Write the labels of a session file as CSV (id, label, time, ...) and, "
         "re-reading the session's scores file (checked against its stored SHA-256), the "
         "posterior and the task's answer as JSON.",
     )
     p.add_argument("session", metavar="SESSION", help="the session file")
     p.add_argument("--labels", metavar="CSV", help="labels CSV (default: SESSION.labels.csv)")
-    p.add_argument("--posterior", metavar="JSON",
-                   help="posterior JSON (default: SESSION.posterior.json; '-': stdout)")
-    p.add_argument("--scores", metavar="FILE",
-                   help="the scores file, if it moved since the session started")
+    p.add_argument(
+        "--posterior",
+        metavar="JSON",
+        help="posterior JSON (default: SESSION.posterior.json; '-': stdout)",
+    )
+    p.add_argument(
+        "--scores", metavar="FILE", help="the scores file, if it moved since the session started"
+    )
     p.set_defaults(func=run)
 
 
@@ -40,21 +45,30 @@ def run(args):
     if not Path(scores).is_file():
         raise SessionError(f"{scores}: the session's scores file is not there; pass --scores.")
     if info.get("sha256") and file_checksum(scores) != info["sha256"]:
-        raise SessionError(f"{scores} is not the file the session labeled (its SHA-256 "
-                           "differs).")
+        raise SessionError(f"{scores} is not the file the session labeled (its SHA-256 differs).")
     sf = open_scores(scores, info["options"])
     table = sf.read()
     group = table.groups[sf.group_columns[0]].to_numpy() if sf.group_columns else None
-    with LabelingSession(path, table.scores, table.labels, group_by=group, ids=table.ids,
-                         group_names=None if group is not None else sf.classes) as session:
+    with LabelingSession(
+        path,
+        table.scores,
+        table.labels,
+        group_by=group,
+        ids=table.ids,
+        group_names=None if group is not None else sf.classes,
+    ) as session:
         from ._label import named_groups
 
         summary = named_groups(session.summary(), session.assessor_, sf)
         answer = session.answer()
         out = {
-            "session": str(path), "scores": str(scores), "sha256": info.get("sha256"),
-            "settings": info.get("settings"), "n_labeled_in_session": session.n_labeled,
-            "n_labeled_in_file": int((table.labels >= 0).sum()), "answer": answer,
+            "session": str(path),
+            "scores": str(scores),
+            "sha256": info.get("sha256"),
+            "settings": info.get("settings"),
+            "n_labeled_in_session": session.n_labeled,
+            "n_labeled_in_file": int((table.labels >= 0).sum()),
+            "answer": answer,
             "posterior": summary.reset_index().to_dict(orient="records"),
             "skipped": [str(table.ids[r]) for r in session.assessor_.skipped_],
         }

@@ -17,17 +17,33 @@ from ._oracle import CommandOracle, OracleQuit, read_oracle
 
 #: Settings that fix the query sequence: given again on resuming, they must not change.
 FIXED = ("task", "strategy", "compare", "rope", "seed", "metrics")
-DEFAULTS = {"task": "estimate", "strategy": "thompson", "compare": None, "rope": 0.05,
-            "seed": None, "metrics": None}
+DEFAULTS = {
+    "task": "estimate",
+    "strategy": "thompson",
+    "compare": None,
+    "rope": 0.05,
+    "seed": None,
+    "metrics": None,
+}
 #: Tasks whose answer --stop-probability confirms with anytime-valid intervals.
 CERTIFIED_TASKS = ("least_accurate", "most_accurate", "compare")
-COMMANDS = {"s": "skip", "skip": "skip", "u": "undo", "undo": "undo", "q": "quit",
-            "quit": "quit", "?": "help", "h": "help", "help": "help"}
+COMMANDS = {
+    "s": "skip",
+    "skip": "skip",
+    "u": "undo",
+    "undo": "undo",
+    "q": "quit",
+    "quit": "quit",
+    "?": "help",
+    "h": "help",
+    "help": "help",
+}
 
 
 def add_parser(sub):
     p = sub.add_parser(
-        "label", help="label items one by one, chosen to answer a question fast (resumable)",
+        "label",
+        help="label items one by one, chosen to answer a question fast (resumable)",
         description="An active labeling session. Each answer is committed to the session "
         "file (SQLite) before the next item is shown; running the same command again "
         "resumes where it stopped, with the same next item. With --oracle the labels come "
@@ -35,49 +51,85 @@ def add_parser(sub):
     )
     add_file_arguments(p, display=True)
     s = p.add_argument_group("session")
-    s.add_argument("--session", required=True, metavar="FILE",
-                   help="the session file (created, or resumed if it exists); it holds data "
-                   "only and is checked whole on opening, so a colleague's file is safe")
-    s.add_argument("--task", choices=TASKS,
-                   help="what the labels are for (default estimate); least_accurate: find "
-                   "the least accurate group; compare: compare --compare A B")
-    s.add_argument("--strategy", choices=STRATEGY_NAMES,
-                   help="how the next item is chosen (default thompson; lucb for "
-                   "least_accurate, most_accurate and compare sessions started with "
-                   "--stop-probability)")
+    s.add_argument(
+        "--session",
+        required=True,
+        metavar="FILE",
+        help="the session file (created, or resumed if it exists); it holds data "
+        "only and is checked whole on opening, so a colleague's file is safe",
+    )
+    s.add_argument(
+        "--task",
+        choices=TASKS,
+        help="what the labels are for (default estimate); least_accurate: find "
+        "the least accurate group; compare: compare --compare A B",
+    )
+    s.add_argument(
+        "--strategy",
+        choices=STRATEGY_NAMES,
+        help="how the next item is chosen (default thompson; lucb for "
+        "least_accurate, most_accurate and compare sessions started with "
+        "--stop-probability)",
+    )
     s.add_argument("--compare", nargs=2, metavar=("A", "B"), help="the two groups to compare")
-    s.add_argument("--metrics", nargs="+", metavar="NAME",
-                   help="estimate these metrics instead of a group task (accuracy, macro_f1; "
-                   "precision, recall, f1 for every class) with ActiveTester: each item is "
-                   "drawn with a probability by its expected effect on the estimates and "
-                   "weighted by it, so the estimates stay unbiased; no skipping, no --group")
+    s.add_argument(
+        "--metrics",
+        nargs="+",
+        metavar="NAME",
+        help="estimate these metrics instead of a group task (accuracy, macro_f1; "
+        "precision, recall, f1 for every class) with ActiveTester: each item is "
+        "drawn with a probability by its expected effect on the estimates and "
+        "weighted by it, so the estimates stay unbiased; no skipping, no --group",
+    )
     s.add_argument("--rope", type=float, help="ROPE half-width of --compare (0.05)")
     s.add_argument("--seed", type=int, help="seed of the query sequence (default: drawn, stored)")
-    s.add_argument("--budget", type=int, metavar="N",
-                   help="stop when the session holds N labels (default: no limit)")
-    s.add_argument("--stop-probability", type=float, metavar="P",
-                   help="stop when the answer has probability >= P (e.g. 0.95: P(least "
-                   "accurate group) or P(comparison region)) and, for least_accurate, "
-                   "most_accurate and compare, anytime-valid intervals at level P confirm "
-                   "it: a stopped answer is then wrong with probability <= 1 - P")
-    s.add_argument("--stop-width", type=float, metavar="W",
-                   help="stop when every group's 95%% interval is at most W wide")
-    s.add_argument("--anytime", action="store_true",
-                   help="also print an anytime-valid 95%% interval of the accuracy of all "
-                   "items, from this session's labels in the order they were drawn: it "
-                   "holds however and whenever the session is stopped. Needs items drawn "
-                   "uniformly at random (--strategy random, the default with --anytime) "
-                   "and skips unrelated to whether the model is right")
+    s.add_argument(
+        "--budget",
+        type=int,
+        metavar="N",
+        help="stop when the session holds N labels (default: no limit)",
+    )
+    s.add_argument(
+        "--stop-probability",
+        type=float,
+        metavar="P",
+        help="stop when the answer has probability >= P (e.g. 0.95: P(least "
+        "accurate group) or P(comparison region)) and, for least_accurate, "
+        "most_accurate and compare, anytime-valid intervals at level P confirm "
+        "it: a stopped answer is then wrong with probability <= 1 - P",
+    )
+    s.add_argument(
+        "--stop-width",
+        type=float,
+        metavar="W",
+        help="stop when every group's 95%% interval is at most W wide",
+    )
+    s.add_argument(
+        "--anytime",
+        action="store_true",
+        help="also print an anytime-valid 95%% interval of the accuracy of all "
+        "items, from this session's labels in the order they were drawn: it "
+        "holds however and whenever the session is stopped. Needs items drawn "
+        "uniformly at random (--strategy random, the default with --anytime) "
+        "and skips unrelated to whether the model is right",
+    )
     oracle = s.add_mutually_exclusive_group()
-    oracle.add_argument("--oracle", metavar="CSV",
-                        help="non-interactive: labels from a CSV with the id and label "
-                        "columns (ids it lacks are skipped)")
-    oracle.add_argument("--oracle-command", metavar="CMD",
-                        help="non-interactive: a program that reads one JSON item per line "
-                        "on its standard input and writes one line per item: a class name or "
-                        "number, an empty line or 'skip', or 'quit'")
-    s.add_argument("--no-progress", action="store_true",
-                   help="no progress line (--oracle, --oracle-command)")
+    oracle.add_argument(
+        "--oracle",
+        metavar="CSV",
+        help="non-interactive: labels from a CSV with the id and label "
+        "columns (ids it lacks are skipped)",
+    )
+    oracle.add_argument(
+        "--oracle-command",
+        metavar="CMD",
+        help="non-interactive: a program that reads one JSON item per line "
+        "on its standard input and writes one line per item: a class name or "
+        "number, an empty line or 'skip', or 'quit'",
+    )
+    s.add_argument(
+        "--no-progress", action="store_true", help="no progress line (--oracle, --oracle-command)"
+    )
     s.add_argument("--report", metavar="HTML", help="write the HTML report when the run ends")
     p.set_defaults(func=run)
 
@@ -92,8 +144,10 @@ def _settings(args, path):
     stored_info = None
     if path.is_file() and path.stat().st_size > 0:
         _, stored_info, _ = LabelingSession.read_events(path)
-        for name, stored in (("columns", stored_info["options"]),
-                             ("settings", stored_info["settings"])):
+        for name, stored in (
+            ("columns", stored_info["options"]),
+            ("settings", stored_info["settings"]),
+        ):
             given = options if name == "columns" else fixed
             for key, value in given.items():
                 if value is not None and value != stored.get(key):
@@ -107,19 +161,24 @@ def _settings(args, path):
         fixed.setdefault("metrics", None)  # a session started before --metrics
     else:
         if fixed["metrics"] is not None:
-            given = [f"--{k}" for k in ("task", "strategy", "compare", "rope")
-                     if fixed[k] is not None]
+            given = [
+                f"--{k}" for k in ("task", "strategy", "compare", "rope") if fixed[k] is not None
+            ]
             given += ["--stop-probability"] if args.stop_probability is not None else []
             given += ["--anytime"] if args.anytime else []
             if given:
-                raise ValueError(f"--metrics estimates metrics with ActiveTester, which takes "
-                                 f"no {given[0]}.")
+                raise ValueError(
+                    f"--metrics estimates metrics with ActiveTester, which takes no {given[0]}."
+                )
             fixed["strategy"] = "variance"  # ActiveTester's draw, stored for the record
             fixed["task"] = "metrics"
         if fixed["strategy"] is None and args.anytime:
             fixed["strategy"] = "random"  # the anytime interval needs uniform draws
-        if fixed["strategy"] is None and args.stop_probability is not None \
-                and fixed["task"] in CERTIFIED_TASKS:
+        if (
+            fixed["strategy"] is None
+            and args.stop_probability is not None
+            and fixed["task"] in CERTIFIED_TASKS
+        ):
             # Thompson sampling seldom labels the groups it is sure of from the scores,
             # so their anytime-valid intervals, hence the stop rule, would stay open.
             fixed["strategy"] = "lucb"
@@ -147,8 +206,11 @@ def _assessor(fixed, sf, group):
             raise ValueError(f"--compare: {bad[0]!r} is not a class; classes: {classes!r}.")
         compare = [classes.index(c) for c in compare]
     return ActiveAssessor(
-        estimator, strategy=fixed["strategy"], task=fixed["task"],
-        compare=None if compare is None else tuple(compare), rope=fixed["rope"],
+        estimator,
+        strategy=fixed["strategy"],
+        task=fixed["task"],
+        compare=None if compare is None else tuple(compare),
+        rope=fixed["rope"],
         random_state=fixed["seed"],
     )
 
@@ -169,9 +231,11 @@ def _describe(row, table, classes, width=400):
 
 def _help(classes):
     keys = "  ".join(f"{k}={c}" for k, c in enumerate(classes))
-    return (f"Type a class number or name ({keys}); s = skip (cannot tell), u = undo the last "
-            "answer, q = quit (the session is saved; run the same command to resume), "
-            "? = this help. A class named like a command is typed by its number.")
+    return (
+        f"Type a class number or name ({keys}); s = skip (cannot tell), u = undo the last "
+        "answer, q = quit (the session is saved; run the same command to resume), "
+        "? = this help. A class named like a command is typed by its number."
+    )
 
 
 def _parse(answer, classes):
@@ -199,7 +263,7 @@ def _stop_reason(session, answer, budget, stop_p, stop_w):
     rule = StopRule(probability=stop_p, width=stop_w)(answer)
     if rule == "probability":
         if answer.get("certified") is not None:
-            return (f"the answer's probability and its anytime-valid level reached {stop_p}")
+            return f"the answer's probability and its anytime-valid level reached {stop_p}"
         return f"the answer's probability reached {stop_p}"
     if rule == "width":
         return f"every group's 95% interval is at most {stop_w} wide"
@@ -232,8 +296,11 @@ def interactive(session, table, classes, budget, stop_p, stop_w, read=input):
             session.skip(row)
         elif kind == "undo":
             last = session.undo()
-            print("Nothing to undo." if last is None else
-                  f"Undone: the {last['kind']} of item {last['item_id']}.")
+            print(
+                "Nothing to undo."
+                if last is None
+                else f"Undone: the {last['kind']} of item {last['item_id']}."
+            )
         elif kind == "quit":
             return
         elif kind == "help":
@@ -258,15 +325,18 @@ def _anytime_text(session, table, level=0.95):
     position[unlabeled] = np.arange(unlabeled.size)
     scores = check_scores(table.scores)  # one P(class 1) column as two columns
     lower, upper = anytime_accuracy_interval(
-        scores[unlabeled], position[rows], labels.astype(np.int64), level=level)
+        scores[unlabeled], position[rows], labels.astype(np.int64), level=level
+    )
     pred = scores.argmax(axis=1)
     right_known = int((pred[known] == table.labels[known]).sum())
     n = len(table)
     lo = (right_known + unlabeled.size * lower[-1]) / n
     hi = (right_known + unlabeled.size * upper[-1]) / n
-    return (f"Anytime-valid {level:.0%} interval of the accuracy of all {n:,} items: "
-            f"[{lo:.4f}, {hi:.4f}] (from this session's {rows.size} labels in the order they "
-            "were drawn; it holds however the session was stopped).")
+    return (
+        f"Anytime-valid {level:.0%} interval of the accuracy of all {n:,} items: "
+        f"[{lo:.4f}, {hi:.4f}] (from this session's {rows.size} labels in the order they "
+        "were drawn; it holds however the session was stopped)."
+    )
 
 
 def named_groups(summary, assessor, sf):
@@ -280,7 +350,8 @@ def named_groups(summary, assessor, sf):
     names = np.asarray(sf.classes, dtype=object)
     if isinstance(summary.index, pd.MultiIndex):
         summary.index = summary.index.set_levels(
-            [names[summary.index.levels[0]]] + list(summary.index.levels[1:]))
+            [names[summary.index.levels[0]]] + list(summary.index.levels[1:])
+        )
     else:
         summary.index = pd.Index(names[summary.index.to_numpy()], name="predicted class")
     return summary
@@ -303,29 +374,47 @@ def run(args):
         raise ValueError("label takes at most one --group column.")
     if fixed.get("metrics") and (args.stop_probability is not None or args.anytime):
         flag = "--stop-probability" if args.stop_probability is not None else "--anytime"
-        raise ValueError(f"--metrics estimates metrics with ActiveTester, which takes no "
-                         f"{flag}.")
+        raise ValueError(f"--metrics estimates metrics with ActiveTester, which takes no {flag}.")
     if args.anytime and fixed["strategy"] != "random":
         raise ValueError(
             f"--anytime needs items drawn uniformly at random (--strategy random); this "
-            f"session uses --strategy {fixed['strategy']}.")
+            f"session uses --strategy {fixed['strategy']}."
+        )
     table = sf.read()
     group = table.groups[sf.group_columns[0]].to_numpy() if sf.group_columns else None
     assessor = _assessor(fixed, sf, group)
-    info = {"input": str(Path(args.scores).resolve()), "sha256": checksum,
-            "options": options, "settings": fixed, "classes": sf.classes}
+    info = {
+        "input": str(Path(args.scores).resolve()),
+        "sha256": checksum,
+        "options": options,
+        "settings": fixed,
+        "classes": sf.classes,
+    }
     # started before the session file is created: a command that cannot start leaves none
-    oracle = CommandOracle(args.oracle_command, table, sf.classes) if args.oracle_command \
+    oracle = (
+        CommandOracle(args.oracle_command, table, sf.classes)
+        if args.oracle_command
         else contextlib.nullcontext()
-    with oracle, LabelingSession(path, table.scores, table.labels, assessor=assessor,
-                                 group_by=group, ids=table.ids, info=info,
-                                 group_names=None if group is not None or fixed.get("metrics")
-                                 else sf.classes) \
-            as session:
-        print(f"Session {path}: {'resumed' if session.resumed else 'new'}; "
-              f"{session.n_labeled} labels so far; task {fixed['task']}, strategy "
-              f"{fixed['strategy']}; pool of {len(table):,} items, "
-              f"{int((table.labels >= 0).sum()):,} labeled in the file.")
+    )
+    with (
+        oracle,
+        LabelingSession(
+            path,
+            table.scores,
+            table.labels,
+            assessor=assessor,
+            group_by=group,
+            ids=table.ids,
+            info=info,
+            group_names=None if group is not None or fixed.get("metrics") else sf.classes,
+        ) as session,
+    ):
+        print(
+            f"Session {path}: {'resumed' if session.resumed else 'new'}; "
+            f"{session.n_labeled} labels so far; task {fixed['task']}, strategy "
+            f"{fixed['strategy']}; pool of {len(table):,} items, "
+            f"{int((table.labels >= 0).sum()):,} labeled in the file."
+        )
         budget, stop_p, stop_w = args.budget, args.stop_probability, args.stop_width
         if stop_p is not None and not session.assessor_.certifies():
             warn(
@@ -333,30 +422,49 @@ def run(args):
                 f"{fixed['strategy']} stops on the posterior probability alone, which does "
                 "not keep its error rate when read after every label (least_accurate, "
                 "most_accurate and compare with a group strategy are confirmed by "
-                "anytime-valid intervals).")
+                "anytime-valid intervals)."
+            )
         left = len(table) if budget is None else max(budget - session.n_labeled, 0)
         if args.oracle:
             codes = read_oracle(args.oracle, table.ids, sf.classes, sf.id_column)
-            session.run(lambda row: None if codes[row] < 0 else int(codes[row]), left,
-                        stop=StopRule(probability=stop_p, width=stop_w),
-                        progress=not args.no_progress)
+            session.run(
+                lambda row: None if codes[row] < 0 else int(codes[row]),
+                left,
+                stop=StopRule(probability=stop_p, width=stop_w),
+                progress=not args.no_progress,
+            )
             skipped = len(session.assessor_.skipped_)
             if skipped:
                 print(f"{skipped} items had no label in {args.oracle}: skipped.")
         elif args.oracle_command:
             try:
-                session.run(oracle, left, stop=StopRule(probability=stop_p, width=stop_w),
-                            progress=not args.no_progress)
+                session.run(
+                    oracle,
+                    left,
+                    stop=StopRule(probability=stop_p, width=stop_w),
+                    progress=not args.no_progress,
+                )
             except OracleQuit:
                 print("The oracle command answered quit.")
         else:
             interactive(session, table, sf.classes, budget, stop_p, stop_w)
         print("\n" + _status(session, budget))
         summary = named_groups(session.summary(), session.assessor_, sf)
-        title = "Posterior per group" if isinstance(session.assessor_, ActiveAssessor) else \
-            "Estimates (difference estimator, 95% confidence intervals)"
-        print_table(title, summary[[c for c in ("n_labeled", "weight", "mean", "estimate", "se",
-                                                "lower", "upper") if c in summary]])
+        title = (
+            "Posterior per group"
+            if isinstance(session.assessor_, ActiveAssessor)
+            else "Estimates (difference estimator, 95% confidence intervals)"
+        )
+        print_table(
+            title,
+            summary[
+                [
+                    c
+                    for c in ("n_labeled", "weight", "mean", "estimate", "se", "lower", "upper")
+                    if c in summary
+                ]
+            ],
+        )
         if args.anytime:
             print(_anytime_text(session, table))
         print(f"Saved in {path}; the same command resumes the session.")

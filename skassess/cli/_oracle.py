@@ -21,23 +21,30 @@ def read_oracle(path, ids, classes, id_column):
     frame = pd.read_csv(path, sep=None, engine="python", dtype=str, keep_default_na=False)
     cols = {c.lower(): c for c in frame.columns}
     idc = next((cols[c] for c in ((id_column or "id").lower(), "id") if c in cols), None)
-    labc = next((cols[c] for c in ("label", "y", "y_true", "true_label", "target", "truth")
-                 if c in cols), None)
+    labc = next(
+        (cols[c] for c in ("label", "y", "y_true", "true_label", "target", "truth") if c in cols),
+        None,
+    )
     if idc is None or labc is None:
-        raise ValueError(f"--oracle {path}: needs an id column ({id_column or 'id'}) and a label "
-                         f"column; it has {list(frame.columns)!r}.")
+        raise ValueError(
+            f"--oracle {path}: needs an id column ({id_column or 'id'}) and a label "
+            f"column; it has {list(frame.columns)!r}."
+        )
     dup = frame[idc].duplicated()
     if dup.any():
         i = int(np.flatnonzero(dup.to_numpy())[0])
-        raise ValueError(f"--oracle {path}: row {i + 1} (line {i + 2}): the id "
-                         f"{frame[idc].iloc[i]!r} repeats.")
+        raise ValueError(
+            f"--oracle {path}: row {i + 1} (line {i + 2}): the id {frame[idc].iloc[i]!r} repeats."
+        )
     text = frame[labc].str.strip()
     codes = pd.Index(classes).get_indexer(text.where(text != "", None))
     bad = (text != "").to_numpy() & (codes < 0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"--oracle {path}: row {i + 1} (line {i + 2}), column {labc!r}: the "
-                         f"label {frame[labc].iloc[i]!r} is not a class; classes: {classes!r}.")
+        raise ValueError(
+            f"--oracle {path}: row {i + 1} (line {i + 2}), column {labc!r}: the "
+            f"label {frame[labc].iloc[i]!r} is not a class; classes: {classes!r}."
+        )
     lookup = pd.Series(codes, index=frame[idc].to_numpy())
     return lookup.reindex(np.asarray(ids)).fillna(-1).to_numpy(dtype=np.int64)
 
@@ -76,8 +83,14 @@ class CommandOracle:
         self.classes = list(classes)
         self._lower = [c.lower() for c in self.classes]
         try:
-            self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                            text=True, bufsize=1, encoding="utf-8")
+            self.process = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                bufsize=1,
+                encoding="utf-8",
+            )
         except OSError as exc:
             raise ValueError(f"--oracle-command: cannot start {argv[0]!r}: {exc}.") from exc
 
@@ -86,11 +99,13 @@ class CommandOracle:
         s = self.table.scores[row]
         probs = np.array([1 - s, s]) if np.ndim(s) == 0 else np.asarray(s)
         return {
-            "id": str(self.table.ids[row]), "row": int(row),
+            "id": str(self.table.ids[row]),
+            "row": int(row),
             "predicted": self.classes[int(np.argmax(probs))],
             "scores": {c: float(p) for c, p in zip(self.classes, probs, strict=True)},
-            "display": {str(c): str(self.table.display[c].iloc[row])
-                        for c in self.table.display.columns},
+            "display": {
+                str(c): str(self.table.display[c].iloc[row]) for c in self.table.display.columns
+            },
         }
 
     def _failed(self, what):
@@ -99,8 +114,10 @@ class CommandOracle:
         except subprocess.TimeoutExpired:
             code = None
         status = "" if code is None else f" (it exited with code {code})"
-        return SessionError(f"--oracle-command {self.command!r}: {what}{status}. The labels "
-                            "given so far are saved; the same command resumes the session.")
+        return SessionError(
+            f"--oracle-command {self.command!r}: {what}{status}. The labels "
+            "given so far are saved; the same command resumes the session."
+        )
 
     def __call__(self, row):
         item = self.item(row)
@@ -121,8 +138,10 @@ class CommandOracle:
             return int(text)
         if text.lower() in self._lower:
             return self._lower.index(text.lower())
-        raise self._failed(f"the answer {text!r} for item {item['id']!r} is not a class "
-                           f"(classes: {self.classes!r}), a class number, skip or quit")
+        raise self._failed(
+            f"the answer {text!r} for item {item['id']!r} is not a class "
+            f"(classes: {self.classes!r}), a class number, skip or quit"
+        )
 
     def close(self):
         """Close its input (end of items) and wait briefly for it to exit."""

@@ -19,8 +19,13 @@ def add_parser(sub):
     add_file_arguments(p, groups=False)
     opts = p.add_argument_group("plan")
     opts.add_argument("--width", type=float, help="target width of the interval, e.g. 0.02")
-    opts.add_argument("--n-labels", type=int, nargs="+", metavar="N",
-                      help="budgets to show (default: 20, 50, ..., 5000)")
+    opts.add_argument(
+        "--n-labels",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help="budgets to show (default: 20, 50, ..., 5000)",
+    )
     opts.add_argument("--level", type=float, default=0.95, help="credible level (0.95)")
     opts.add_argument("--json", metavar="FILE", help="write the plan as JSON ('-': stdout)")
     p.set_defaults(func=run)
@@ -37,19 +42,34 @@ def run(args):
     X, y = np.concatenate(scores), np.concatenate(labels)
     plan = plan_labels(X, y, width=args.width, n_labels=args.n_labels, level=args.level)
     n_have = int((y >= 0).sum())
-    basis = ("the scores, taken as calibrated (no label yet)" if plan.source == "scores"
-             else f"the {n_have:,} labels in the file")
+    basis = (
+        "the scores, taken as calibrated (no label yet)"
+        if plan.source == "scores"
+        else f"the {n_have:,} labels in the file"
+    )
     if args.json != "-":
-        print(f"{args.scores}: {len(y):,} rows, {n_have:,} labeled. Expected width of the "
-              f"{args.level:.0%} interval of the accuracy, from {basis}:")
+        print(
+            f"{args.scores}: {len(y):,} rows, {n_have:,} labeled. Expected width of the "
+            f"{args.level:.0%} interval of the accuracy, from {basis}:"
+        )
         print_table("Plan", plan.table.set_index("n_labels"))
         if plan.n_needed is not None:
             more = max(plan.n_needed - n_have, 0)
-            print(f"Labels for a width of {args.width:g}: {plan.n_needed:,} in all "
-                  f"({more:,} more), labeled at random.")
+            print(
+                f"Labels for a width of {args.width:g}: {plan.n_needed:,} in all "
+                f"({more:,} more), labeled at random."
+            )
     if args.json:
-        dump_json({"rows": len(y), "labeled": n_have, "level": args.level,
-                   "source": plan.source, "residual_sd": plan.residual_sd,
-                   "n_needed": plan.n_needed, "table": plan.table.to_dict("records")},
-                  args.json)
+        dump_json(
+            {
+                "rows": len(y),
+                "labeled": n_have,
+                "level": args.level,
+                "source": plan.source,
+                "residual_sd": plan.residual_sd,
+                "n_needed": plan.n_needed,
+                "table": plan.table.to_dict("records"),
+            },
+            args.json,
+        )
     return 0

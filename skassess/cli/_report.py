@@ -9,7 +9,8 @@ from ._common import PRIOR_CHOICES, add_file_arguments, file_options, open_score
 
 def add_parser(sub):
     p = sub.add_parser(
-        "report", help="write the HTML report of a scores file (and of a labeling session)",
+        "report",
+        help="write the HTML report of a scores file (and of a labeling session)",
         description="Assess a scores file and write one self-contained HTML file: forest "
         "plots per group, group differences, the reliability diagram, the settings and the "
         "data's SHA-256; with --session, the session's labels count too and the labeling "
@@ -17,10 +18,19 @@ def add_parser(sub):
     )
     add_file_arguments(p)
     p.add_argument("--session", metavar="FILE", help="a labeling session of this file")
-    p.add_argument("-o", "--output", default="skassess_report.html", metavar="HTML",
-                   help="the report (skassess_report.html)")
-    p.add_argument("--prior", choices=PRIOR_CHOICES, default="calibrated",
-                   help="prior of the accuracies (as in assess)")
+    p.add_argument(
+        "-o",
+        "--output",
+        default="skassess_report.html",
+        metavar="HTML",
+        help="the report (skassess_report.html)",
+    )
+    p.add_argument(
+        "--prior",
+        choices=PRIOR_CHOICES,
+        default="calibrated",
+        help="prior of the accuracies (as in assess)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the posterior draws (0)")
     p.set_defaults(func=run)
 
@@ -31,13 +41,21 @@ def session_report(session, sf, output, *, prior="calibrated", seed=0):
     history = session.history()
     if session.group_names is not None:
         history["group"] = [session.group_names[int(g)] for g in history["group"]]
-    result = assess_file(None, scores_file=sf, prior=prior, random_state=seed,
-                         extra_labels=(rows, labels.astype(int)))
+    result = assess_file(
+        None,
+        scores_file=sf,
+        prior=prior,
+        random_state=seed,
+        extra_labels=(rows, labels.astype(int)),
+    )
     info = session.info
     result.history = history
-    result.session = {"file": str(session.path), "labels": len(rows),
-                      "skipped": len(session.assessor_.skipped_),
-                      "settings": info.get("settings", {})}
+    result.session = {
+        "file": str(session.path),
+        "labels": len(rows),
+        "skipped": len(session.assessor_.skipped_),
+        "settings": info.get("settings", {}),
+    }
     write_report(result, output)
     return result
 
@@ -46,22 +64,31 @@ def run(args):
     options = file_options(args)
     if args.session is None:
         sf = open_scores(args.scores, options)
-        write_report(assess_file(None, scores_file=sf, prior=args.prior,
-                                 random_state=args.seed), args.output)
+        write_report(
+            assess_file(None, scores_file=sf, prior=args.prior, random_state=args.seed), args.output
+        )
     else:
         _, info, _ = LabelingSession.read_events(args.session)
         stored = info.get("options", {})
         options = {k: stored.get(k) if v is None else v for k, v in options.items()}
         sf = open_scores(args.scores, options)
         if info.get("sha256") and sf.checksum() != info["sha256"]:
-            raise SessionError(f"{args.scores} is not the file the session "
-                               f"{args.session} labeled (its SHA-256 differs).")
+            raise SessionError(
+                f"{args.scores} is not the file the session "
+                f"{args.session} labeled (its SHA-256 differs)."
+            )
         table = sf.read()
         group = table.groups[sf.group_columns[0]].to_numpy() if sf.group_columns else None
-        with LabelingSession(args.session, table.scores, table.labels, group_by=group,
-                             ids=table.ids,
-                             group_names=None if group is not None
-                             or info.get("settings", {}).get("metrics") else sf.classes) as s:
+        with LabelingSession(
+            args.session,
+            table.scores,
+            table.labels,
+            group_by=group,
+            ids=table.ids,
+            group_names=None
+            if group is not None or info.get("settings", {}).get("metrics")
+            else sf.classes,
+        ) as s:
             session_report(s, sf, args.output, prior=args.prior, seed=args.seed)
     print(f"Wrote the report to {Path(args.output)}")
     return 0

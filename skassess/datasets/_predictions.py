@@ -101,8 +101,9 @@ def read_predictions(path, *, class_names=None):
 
 
 def _read_top1(path, class_names):
-    frame = pd.read_csv(path, sep=r"[\s,]+", engine="python", dtype={
-        "Correct": str, "Predicted": str})
+    frame = pd.read_csv(
+        path, sep=r"[\s,]+", engine="python", dtype={"Correct": str, "Predicted": str}
+    )
     if class_names is None:
         class_names = sorted(set(frame["Correct"]) | set(frame["Predicted"]))
     class_names = [str(c) for c in class_names]
@@ -111,8 +112,10 @@ def _read_top1(path, class_names):
         raise ValueError(f"class_names must be unique; got {class_names!r}.")
     target = index.get_indexer(frame["Correct"])
     predicted = index.get_indexer(frame["Predicted"])
-    for name, codes, column in (("Correct", target, frame["Correct"]),
-                                ("Predicted", predicted, frame["Predicted"])):
+    for name, codes, column in (
+        ("Correct", target, frame["Correct"]),
+        ("Predicted", predicted, frame["Predicted"]),
+    ):
         if np.any(codes < 0):
             row = int(np.flatnonzero(codes < 0)[0])
             raise ValueError(

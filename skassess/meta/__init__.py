@@ -14,5 +14,12 @@ from ._predictor import METHODS, PerformancePredictor
 from ._pretrained import pretrained_methods
 from ._quantile_model import LEVELS, interval_cost
 
-__all__ = ["LEVELS", "METHODS", "PerformanceIntervalRegressor", "PerformancePredictor", "drift",
-           "interval_cost", "pretrained_methods"]
+__all__ = [
+    "LEVELS",
+    "METHODS",
+    "PerformanceIntervalRegressor",
+    "PerformancePredictor",
+    "drift",
+    "interval_cost",
+    "pretrained_methods",
+]

@@ -26,10 +26,10 @@ class ATCMethod:
         s = self._s(Z)
         acc = float(np.mean(correct))
         # the (1 - acc) quantile: a share acc of the reference scores lies above it
-        self.threshold_ = float(np.quantile(s, 1.0 - acc, method="inverted_cdf")) if acc < 1 \
-            else -np.inf
+        self.threshold_ = (
+            float(np.quantile(s, 1.0 - acc, method="inverted_cdf")) if acc < 1 else -np.inf
+        )
         return self
 
     def rows(self, Z):
-        return {"p": (self._s(Z) > self.threshold_).astype(np.float64), "u": None,
-                "raw": Z[:, 0]}
+        return {"p": (self._s(Z) > self.threshold_).astype(np.float64), "u": None, "raw": Z[:, 0]}

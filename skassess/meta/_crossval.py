@@ -26,8 +26,9 @@ class CrossvalMethod:
         self.random_state = random_state
 
     def _forest(self, seed):
-        return RandomForestClassifier(n_estimators=30, min_samples_leaf=5, max_features="sqrt",
-                                      n_jobs=1, random_state=seed)
+        return RandomForestClassifier(
+            n_estimators=30, min_samples_leaf=5, max_features="sqrt", n_jobs=1, random_state=seed
+        )
 
     def fit(self, Z, correct):
         n_folds = int(min(self.n_models, Z.shape[0]))
@@ -45,8 +46,12 @@ class CrossvalMethod:
     def rows(self, Z):
         members = np.stack([_p_correct(m, Z) for m in self.members_])
         cal = self.calibrator_(members)
-        return {"p": cal.mean(axis=0), "u": cal.std(axis=0), "raw": members.mean(axis=0),
-                "members": members}
+        return {
+            "p": cal.mean(axis=0),
+            "u": cal.std(axis=0),
+            "raw": members.mean(axis=0),
+            "members": members,
+        }
 
 
 def _p_correct(model, Z):

@@ -38,9 +38,17 @@ class DropoutMethod:
         train, stop = calibration_split(correct[fit], 0.2, seed + 1)
         train, stop = fit[train], fit[stop]
         self.model_ = xgb.XGBClassifier(
-            booster="dart", rate_drop=_RATE, skip_drop=0.0, n_estimators=100, max_depth=4,
-            learning_rate=0.1, eval_metric="rmse", early_stopping_rounds=10, n_jobs=1,
-            random_state=seed, verbosity=0,
+            booster="dart",
+            rate_drop=_RATE,
+            skip_drop=0.0,
+            n_estimators=100,
+            max_depth=4,
+            learning_rate=0.1,
+            eval_metric="rmse",
+            early_stopping_rounds=10,
+            n_jobs=1,
+            random_state=seed,
+            verbosity=0,
         )
         y = correct.astype(np.int64)
         if np.unique(y[train]).size < 2:  # xgboost needs both outcomes in its training rows
@@ -62,8 +70,12 @@ class DropoutMethod:
         full = booster.predict(dm, output_margin=True)
         if n_trees < 2:
             return np.tile(expit(full), (n_passes, 1))
-        per_tree = np.stack([booster.predict(dm, output_margin=True, iteration_range=(i, i + 1))
-                             for i in range(n_trees)])  # each includes the base margin once
+        per_tree = np.stack(
+            [
+                booster.predict(dm, output_margin=True, iteration_range=(i, i + 1))
+                for i in range(n_trees)
+            ]
+        )  # each includes the base margin once
         base = (per_tree.sum(axis=0) - full) / (n_trees - 1)
         per_tree -= base
         rng = np.random.RandomState(self._seed)
@@ -73,5 +85,9 @@ class DropoutMethod:
     def rows(self, Z):
         members = self._passes(Z, self.n_passes)
         cal = self.calibrator_(members)
-        return {"p": cal.mean(axis=0), "u": cal.std(axis=0), "raw": members.mean(axis=0),
-                "members": members}
+        return {
+            "p": cal.mean(axis=0),
+            "u": cal.std(axis=0),
+            "raw": members.mean(axis=0),
+            "members": members,
+        }

@@ -141,8 +141,18 @@ class PerformanceIntervalRegressor(BaseEstimator):
         "progress": ["boolean"],
     }
 
-    def __init__(self, predictor=None, *, coverage=0.95, uncertainty_model="pretrained",
-                 n_scenarios=60, n_models=10, random_state=None, n_jobs=None, progress=True):
+    def __init__(
+        self,
+        predictor=None,
+        *,
+        coverage=0.95,
+        uncertainty_model="pretrained",
+        n_scenarios=60,
+        n_models=10,
+        random_state=None,
+        n_jobs=None,
+        progress=True,
+    ):
         self.predictor = predictor
         self.coverage = coverage
         self.uncertainty_model = uncertainty_model
@@ -181,16 +191,21 @@ class PerformanceIntervalRegressor(BaseEstimator):
         pp = self._base_predictor().fit(X, y, scores=scores)
         self.predictor_ = pp
         # the UM's inputs always come from the meta-model's row features (with proxies)
-        self.shared_ = pp if pp.method == "meta_model" and pp.proxies else \
-            PerformancePredictor(pp.estimator, method="meta_model", classes=pp.classes,
-                                 random_state=seed).fit(X, y, scores=scores)
+        self.shared_ = (
+            pp
+            if pp.method == "meta_model" and pp.proxies
+            else PerformancePredictor(
+                pp.estimator, method="meta_model", classes=pp.classes, random_state=seed
+            ).fit(X, y, scores=scores)
+        )
         _, S = pp._inputs(X, scores, reset=False)
         classes = pp.estimator.classes_ if pp.estimator is not None else pp.classes
         codes = check_labels(y, S.shape[0], S.shape[1], classes, missing_label=None)
         self.peers_ = fit_peers(self.shared_, codes, S, seed)
         if self.uncertainty_model == "pretrained":
-            self.uncertainty_model_, self.scales_, self.pretrained_info_ = \
-                load_pretrained(pp.method)
+            self.uncertainty_model_, self.scales_, self.pretrained_info_ = load_pretrained(
+                pp.method
+            )
             return self
         Fenc = self.shared_._reference["F"]
         self.scenarios_ = self._simulate(Fenc, codes, S, pp.method, seed)
@@ -198,9 +213,9 @@ class PerformanceIntervalRegressor(BaseEstimator):
         inputs = self.scenarios_.loc[:, list(UM_FEATURES)].to_numpy(dtype=np.float64)
         target = self.scenarios_["error"].abs().to_numpy()
         unit = error_unit(self.scenarios_["prediction"], self.scenarios_["n_batch"])
-        self.uncertainty_model_ = QuantileEnsemble(
-            n_models=self.n_models, random_state=seed).fit(inputs[train],
-                                                           target[train] / unit[train])
+        self.uncertainty_model_ = QuantileEnsemble(n_models=self.n_models, random_state=seed).fit(
+            inputs[train], target[train] / unit[train]
+        )
         q = self.uncertainty_model_.predict(inputs[~train]) * unit[~train, None]
         self.scales_ = fit_scales(target[~train], q)
         return self
@@ -213,33 +228,49 @@ class PerformanceIntervalRegressor(BaseEstimator):
         else:  # scores only: skew along the black box's confidence and entropy
             skew, feats = self.shared_._reference["Z"][:, [0, 2]], [0, 1]
         per_ratio = len(feats) * len(LINEAR_SKEW_RATIOS)
-        cv = LinearSkewSplit(feats, n_repeats=max(1, -(-self.n_scenarios // per_ratio)),
-                             random_state=seed)
+        cv = LinearSkewSplit(
+            feats, n_repeats=max(1, -(-self.n_scenarios // per_ratio)), random_state=seed
+        )
         splits = list(cv.split(skew))
         rng = np.random.default_rng(seed)
-        splits = [splits[i] for i in np.sort(rng.choice(len(splits), self.n_scenarios,
-                                                         replace=False))]
+        splits = [
+            splits[i] for i in np.sort(rng.choice(len(splits), self.n_scenarios, replace=False))
+        ]
         from joblib import Parallel, delayed
         from tqdm.auto import tqdm
 
         tasks = [
-            delayed(_scenario)(None if F is None else F[ref], codes[ref], S[ref],
-                               None if F is None else F[batch], codes[batch], S[batch],
-                               method, seed + s)
+            delayed(_scenario)(
+                None if F is None else F[ref],
+                codes[ref],
+                S[ref],
+                None if F is None else F[batch],
+                codes[batch],
+                S[batch],
+                method,
+                seed + s,
+            )
             for s, (ref, batch) in enumerate(splits)
             if np.unique(codes[ref]).size >= 2 and batch.size >= 10
         ]
         # Processes, one native thread each (n_jobs=None: this process only).
         records = []
-        with tqdm(total=len(tasks), desc="drift scenarios", delay=2, leave=False,
-                  disable=not self.progress) as bar:
+        with tqdm(
+            total=len(tasks),
+            desc="drift scenarios",
+            delay=2,
+            leave=False,
+            disable=not self.progress,
+        ) as bar:
             for part in Parallel(n_jobs=self.n_jobs, return_as="generator")(tasks):
                 records += part
                 bar.update(1)
         if len(records) < 10:
-            raise ValueError(f"Only {len(records)} drift scenarios could be simulated from "
-                             "the reference rows (each needs both classes and 10 batch "
-                             "rows); give more reference rows.")
+            raise ValueError(
+                f"Only {len(records)} drift scenarios could be simulated from "
+                "the reference rows (each needs both classes and 10 batch "
+                "rows); give more reference rows."
+            )
         df = pd.DataFrame(records)
         n_cal = max(2, int(round(0.2 * len(df))))
         split = np.array(["train"] * len(df), dtype=object)
@@ -255,14 +286,22 @@ class PerformanceIntervalRegressor(BaseEstimator):
         else:
             srows = self.shared_._rows(X, scores)
         ref = self.shared_._reference
-        imp = (self.shared_.features_.models_[1].feature_importances_
-               if self.shared_.features_.use_proxies_ else None)
-        feats = batch_features(ref, {"Z": srows["Z"], "F": srows["features"],
-                                     "pred": srows["pred"]},
-                               rows, self.predictor_.reference_accuracy_, importances=imp,
-                               seed=self.random_state or 0,
-                               peers=peer_accuracies(self.peers_, srows["Z"], known={
-                                   "meta_model": float(np.mean(srows["p"]))}))
+        imp = (
+            self.shared_.features_.models_[1].feature_importances_
+            if self.shared_.features_.use_proxies_
+            else None
+        )
+        feats = batch_features(
+            ref,
+            {"Z": srows["Z"], "F": srows["features"], "pred": srows["pred"]},
+            rows,
+            self.predictor_.reference_accuracy_,
+            importances=imp,
+            seed=self.random_state or 0,
+            peers=peer_accuracies(
+                self.peers_, srows["Z"], known={"meta_model": float(np.mean(srows["p"]))}
+            ),
+        )
         q = self.uncertainty_model_.predict(np.array([[feats[k] for k in UM_FEATURES]]))[0]
         q = q * error_unit(np.mean(rows["p"]), rows["p"].size)
         return rows, np.maximum.accumulate(q * self.scales_)
@@ -287,13 +326,18 @@ class PerformanceIntervalRegressor(BaseEstimator):
         """
         coverage = self.coverage if coverage is None else coverage
         if not LEVELS[0] <= coverage <= LEVELS[-1]:
-            raise ValueError(f"coverage must be in [{LEVELS[0]}, {LEVELS[-1]}]; got "
-                             f"{coverage!r}.")
+            raise ValueError(f"coverage must be in [{LEVELS[0]}, {LEVELS[-1]}]; got {coverage!r}.")
         rows, q = self._batch(X, scores)
         acc = float(np.mean(rows["p"]))
         u = self._half_width(q, coverage)
-        return pd.Series({"accuracy": acc, "lower": max(0.0, acc - u),
-                          "upper": min(1.0, acc + u), "coverage": float(coverage)})
+        return pd.Series(
+            {
+                "accuracy": acc,
+                "lower": max(0.0, acc - u),
+                "upper": min(1.0, acc + u),
+                "coverage": float(coverage),
+            }
+        )
 
     def beta_prior(self, X, *, scores=None, level=PRIOR_LEVEL):
         """A Beta prior for the batch accuracy: the prediction its mean, the interval its spread.
@@ -328,8 +372,9 @@ class PerformanceIntervalRegressor(BaseEstimator):
         n0 = float(np.clip(m * (1 - m) / sd**2 - 1.0, 2.0, 1e4))
         return np.array([m * n0, (1 - m) * n0])
 
-    def bayesian_accuracy(self, X, y, *, scores=None, level=PRIOR_LEVEL,
-                          prior_weight=PRIOR_WEIGHT, **params):
+    def bayesian_accuracy(
+        self, X, y, *, scores=None, level=PRIOR_LEVEL, prior_weight=PRIOR_WEIGHT, **params
+    ):
         """The batch's accuracy from a few labels, with the label-free prediction as the prior.
 
         A :class:`~skassess.BayesianAccuracy` with one group (the batch). Its
@@ -376,8 +421,9 @@ class PerformanceIntervalRegressor(BaseEstimator):
         batch = np.full(S.shape[0], "batch", dtype=object)
         est = BayesianAccuracy(grouping="external", prior=prior, classes=classes, **params)
         counts = est.fit(S, y, group_by=batch).posterior_
-        post, weight = robust_mixture_posterior(prior[0], prior[1], counts.successes,
-                                                counts.failures, prior_weight=prior_weight)
+        post, weight = robust_mixture_posterior(
+            prior[0], prior[1], counts.successes, counts.failures, prior_weight=prior_weight
+        )
         est.set_params(prior=np.array([post.prior_alpha[0], post.prior_beta[0]]))
         est.fit(S, y, group_by=batch)
         est.prior_weight_ = float(weight[0])

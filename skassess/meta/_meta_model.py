@@ -47,15 +47,19 @@ class MetaModelMethod:
     def fit(self, Z, correct):
         fit, cal = calibration_split(correct, self.calibration_size, self.random_state)
         self.members_ = [
-            HistGradientBoostingClassifier(max_iter=150, learning_rate=0.1, max_leaf_nodes=7,
-                                           min_samples_leaf=20, early_stopping=False,
-                                           random_state=self.random_state),
+            HistGradientBoostingClassifier(
+                max_iter=150,
+                learning_rate=0.1,
+                max_leaf_nodes=7,
+                min_samples_leaf=20,
+                early_stopping=False,
+                random_state=self.random_state,
+            ),
             make_pipeline(SimpleImputer(), StandardScaler(), LogisticRegression(max_iter=1000)),
         ]
         for m in self.members_:
             m.fit(Z[fit], correct[fit])
-        self.calibrator_ = SmoothedIsotonic().fit(self._members(Z[cal]).mean(axis=0),
-                                                  correct[cal])
+        self.calibrator_ = SmoothedIsotonic().fit(self._members(Z[cal]).mean(axis=0), correct[cal])
         return self
 
     def _members(self, Z):

@@ -144,8 +144,18 @@ class PerformancePredictor(BaseEstimator):
         "progress": ["boolean"],
     }
 
-    def __init__(self, estimator=None, method="meta_model", *, classes=None, proxies=True,
-                 n_bins=10, atc_score="negative_entropy", random_state=None, progress=True):
+    def __init__(
+        self,
+        estimator=None,
+        method="meta_model",
+        *,
+        classes=None,
+        proxies=True,
+        n_bins=10,
+        atc_score="negative_entropy",
+        random_state=None,
+        progress=True,
+    ):
         self.estimator = estimator
         self.method = method
         self.classes = classes
@@ -184,7 +194,8 @@ class PerformancePredictor(BaseEstimator):
                     raise ValueError(
                         "X must have the columns seen in fit"
                         + (f"; missing: {missing!r}" if missing else "")
-                        + (f"; unexpected: {extra!r}" if extra else "") + "."
+                        + (f"; unexpected: {extra!r}" if extra else "")
+                        + "."
                     )
                 return X[seen]  # reordered columns are matched by name
         width = np.shape(X)[1] if np.ndim(X) == 2 else 1
@@ -194,8 +205,9 @@ class PerformancePredictor(BaseEstimator):
             self.n_features_in_ = width
             self.__dict__.pop("feature_names_in_", None)
         elif width != self.n_features_in_:
-            raise ValueError(f"X has {width} columns, but the predictor was fitted with "
-                             f"{self.n_features_in_}.")
+            raise ValueError(
+                f"X has {width} columns, but the predictor was fitted with {self.n_features_in_}."
+            )
         return X
 
     def _inputs(self, X, scores, reset):
@@ -209,16 +221,20 @@ class PerformancePredictor(BaseEstimator):
             if X is None:
                 raise ValueError("X is None; the estimator needs features to score.")
             check_is_fitted(self.estimator)
-            S = check_scores(self.estimator.predict_proba(X), n_classes=K,
-                             input_name="estimator.predict_proba(X)")
+            S = check_scores(
+                self.estimator.predict_proba(X),
+                n_classes=K,
+                input_name="estimator.predict_proba(X)",
+            )
             F = X
         else:
             if X is None:
                 raise ValueError("X is None and no scores were given.")
             S, F = check_scores(X, n_classes=K), None
         if not np.isfinite(S).all():
-            raise ValueError("The scores contain NaN or infinity; a row's scores must be "
-                             "finite probabilities.")
+            raise ValueError(
+                "The scores contain NaN or infinity; a row's scores must be finite probabilities."
+            )
         if F is not None and np.shape(F)[0] != S.shape[0]:
             raise ValueError(f"X has {np.shape(F)[0]} rows but scores has {S.shape[0]}.")
         return F, S
@@ -262,8 +278,13 @@ class PerformancePredictor(BaseEstimator):
         from tqdm.auto import tqdm
 
         # shown only when the fit takes over 2 s (the row features' proxies, the method)
-        with tqdm(total=2, desc=f"PerformancePredictor.fit ({self.method})", delay=2,
-                  leave=False, disable=not self.progress) as bar:
+        with tqdm(
+            total=2,
+            desc=f"PerformancePredictor.fit ({self.method})",
+            delay=2,
+            leave=False,
+            disable=not self.progress,
+        ) as bar:
             self._fit_core(F, codes, S, bar=bar)
         return self
 
@@ -292,9 +313,11 @@ class PerformancePredictor(BaseEstimator):
         self.constant_ = None
         if self.method_.uses_features and (correct.all() or not correct.any()):
             self.constant_ = (correct.sum() + 1.0) / (correct.size + 2.0)
-            warn(f"The black box is {'right' if correct.any() else 'wrong'} on every "
-                 f"reference row; method {self.method!r} cannot learn where it errs and "
-                 f"predicts the smoothed rate {self.constant_:.3f} for every row.")
+            warn(
+                f"The black box is {'right' if correct.any() else 'wrong'} on every "
+                f"reference row; method {self.method!r} cannot learn where it errs and "
+                f"predicts the smoothed rate {self.constant_:.3f} for every row."
+            )
         else:
             self.method_.fit(Z, correct)
         if bar is not None:
@@ -397,8 +420,10 @@ class PerformancePredictor(BaseEstimator):
         """
         rows = self._rows(X, scores)
         if rows["u"] is None:
-            raise ValueError(f"method {self.method!r} has no intrinsic uncertainty; "
-                             "'confidence', 'crossval' and 'dropout' have one.")
+            raise ValueError(
+                f"method {self.method!r} has no intrinsic uncertainty; "
+                "'confidence', 'crossval' and 'dropout' have one."
+            )
         return float(np.mean(rows["u"]))
 
     def score(self, X, y, *, scores=None):
@@ -418,6 +443,7 @@ class PerformancePredictor(BaseEstimator):
         """
         rows = self._rows(X, scores)
         classes = self.estimator.classes_ if self.estimator is not None else self.classes
-        codes = check_labels(y, rows["scores"].shape[0], self.n_classes_, classes,
-                             missing_label=None)
+        codes = check_labels(
+            y, rows["scores"].shape[0], self.n_classes_, classes, missing_label=None
+        )
         return -abs(float(np.mean(rows["p"])) - float(np.mean(rows["pred"] == codes)))

@@ -28,6 +28,7 @@ CHECK_RTOL, CHECK_ATOL = 1e-4, 1e-5
 class PretrainedModelError(RuntimeError):
     """The installed xgboost does not reproduce a shipped uncertainty model."""
 
+
 PRETRAINED_DIR = Path(__file__).parent / "_pretrained"
 
 
@@ -76,8 +77,9 @@ def _check(model, payload, method):
         )
     got = model.predict(np.asarray(check["inputs"], dtype=np.float64))
     expected = np.asarray(check["predictions"])
-    if got.shape != expected.shape or not np.allclose(got, expected, rtol=CHECK_RTOL,
-                                                      atol=CHECK_ATOL):
+    if got.shape != expected.shape or not np.allclose(
+        got, expected, rtol=CHECK_RTOL, atol=CHECK_ATOL
+    ):
         diff = np.abs(got - expected).max() if got.shape == expected.shape else np.inf
         raise PretrainedModelError(
             f"The pretrained uncertainty model for {method!r} does not reproduce its reference "

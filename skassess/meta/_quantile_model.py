@@ -92,8 +92,17 @@ def fit_scales(error, half_widths, levels=LEVELS):
 class QuantileEnsemble:
     """``n_models`` xgboost models, each predicting every level of ``levels`` of a target."""
 
-    def __init__(self, levels=LEVELS, n_models=10, n_estimators=150, max_depth=3,
-                 learning_rate=0.05, subsample=0.8, colsample_bynode=0.5, random_state=0):
+    def __init__(
+        self,
+        levels=LEVELS,
+        n_models=10,
+        n_estimators=150,
+        max_depth=3,
+        learning_rate=0.05,
+        subsample=0.8,
+        colsample_bynode=0.5,
+        random_state=0,
+    ):
         self.levels = tuple(levels)
         self.n_models = n_models
         self.n_estimators = n_estimators
@@ -138,8 +147,9 @@ class QuantileEnsemble:
         return {
             "levels": list(self.levels),
             "n_features_in": int(self.n_features_in_),
-            "boosters": [base64.b64encode(bytes(b.save_raw("ubj"))).decode("ascii")
-                         for b in self.boosters_],
+            "boosters": [
+                base64.b64encode(bytes(b.save_raw("ubj"))).decode("ascii") for b in self.boosters_
+            ],
         }
 
     @classmethod

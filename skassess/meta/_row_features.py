@@ -55,9 +55,18 @@ class FeatureEncoder:
             cat = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
             num = [c for c in X.columns if c not in cat]
             self.ct_ = ColumnTransformer(
-                [("num", "passthrough", num),
-                 ("cat", OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1,
-                                        encoded_missing_value=np.nan), cat)],
+                [
+                    ("num", "passthrough", num),
+                    (
+                        "cat",
+                        OrdinalEncoder(
+                            handle_unknown="use_encoded_value",
+                            unknown_value=-1,
+                            encoded_missing_value=np.nan,
+                        ),
+                        cat,
+                    ),
+                ],
                 sparse_threshold=0.0,
             ).fit(X)
         else:
@@ -74,10 +83,12 @@ class FeatureEncoder:
 def _proxies(random_state):
     return [
         make_pipeline(SimpleImputer(), StandardScaler(), LogisticRegression(max_iter=500)),
-        RandomForestClassifier(n_estimators=50, min_samples_leaf=3, n_jobs=1,
-                               random_state=random_state),
-        HistGradientBoostingClassifier(max_iter=100, max_leaf_nodes=15, early_stopping=False,
-                                       random_state=random_state),
+        RandomForestClassifier(
+            n_estimators=50, min_samples_leaf=3, n_jobs=1, random_state=random_state
+        ),
+        HistGradientBoostingClassifier(
+            max_iter=100, max_leaf_nodes=15, early_stopping=False, random_state=random_state
+        ),
     ]
 
 

@@ -20,14 +20,12 @@ from sklearn.preprocessing import StandardScaler
 from ._predictor import PerformancePredictor
 from ._um_features import PEERS, SHARED_FEATURES, batch_features
 
-__all__ = ["BASE_MODELS", "evaluate_scenario", "fit_peers", "library_scenario",
-           "peer_accuracies"]
+__all__ = ["BASE_MODELS", "evaluate_scenario", "fit_peers", "library_scenario", "peer_accuracies"]
 
 #: The base models of the library scenarios (Elder et al. use these two).
 BASE_MODELS = {
     "lr": make_pipeline(SimpleImputer(), StandardScaler(), LogisticRegression(max_iter=2000)),
-    "rf": RandomForestClassifier(n_estimators=100, min_samples_leaf=2, n_jobs=1,
-                                 random_state=0),
+    "rf": RandomForestClassifier(n_estimators=100, min_samples_leaf=2, n_jobs=1, random_state=0),
 }
 
 _N_BOOT = 200
@@ -61,12 +59,15 @@ def peer_accuracies(peers, Z, known=None):
     ``known`` maps a peer to its accuracy when the caller has it already.
     """
     known = known or {}
-    return {m: known[m] if m in known else float(np.mean(pp._rows_from(Z)["p"]))
-            for m, pp in peers.items()}
+    return {
+        m: known[m] if m in known else float(np.mean(pp._rows_from(Z)["p"]))
+        for m, pp in peers.items()
+    }
 
 
-def evaluate_scenario(F_ref, y_ref, S_ref, F_batch, y_batch, S_batch, *, methods, seed=0,
-                      features=True):
+def evaluate_scenario(
+    F_ref, y_ref, S_ref, F_batch, y_batch, S_batch, *, methods, seed=0, features=True
+):
     """Fit each predictor on the reference and judge it on the batch.
 
     Parameters
@@ -114,16 +115,28 @@ def evaluate_scenario(F_ref, y_ref, S_ref, F_batch, y_batch, S_batch, *, methods
             pp._fit_core(None, y_ref, S_ref, shared=shared)
         rows = shared_rows if pp is shared else pp._rows_from(Z)
         p = rows["p"]
-        rec = {"method": method, "truth": truth, "prediction": float(p.mean()),
-               "n_batch": int(p.size), "n_reference": int(S_ref.shape[0])}
+        rec = {
+            "method": method,
+            "truth": truth,
+            "prediction": float(p.mean()),
+            "n_batch": int(p.size),
+            "n_reference": int(S_ref.shape[0]),
+        }
         rec["error"] = rec["prediction"] - truth
         rec["se"] = float(p.std() / np.sqrt(p.size))
         rec["bootstrap"] = _bootstrap_sd(p, rng)
         rec["intrinsic"] = np.nan if rows["u"] is None else float(np.mean(rows["u"]))
         if features:
-            feats = batch_features(ref_rows, batch_info, rows, pp.reference_accuracy_,
-                                   importances=importances, seed=seed, shared=shared_feats,
-                                   peers=peers)
+            feats = batch_features(
+                ref_rows,
+                batch_info,
+                rows,
+                pp.reference_accuracy_,
+                importances=importances,
+                seed=seed,
+                shared=shared_feats,
+                peers=peers,
+            )
             if shared_feats is None:
                 shared_feats = {k: feats[k] for k in SHARED_FEATURES}
             rec.update(feats)
@@ -131,16 +144,18 @@ def evaluate_scenario(F_ref, y_ref, S_ref, F_batch, y_batch, S_batch, *, methods
     return records
 
 
-def library_scenario(X, y, reference, batch, *, base, methods, seed=0, train_share=0.5,
-                     features=True):
+def library_scenario(
+    X, y, reference, batch, *, base, methods, seed=0, train_share=0.5, features=True
+):
     """A scenario of the data-set library: train a base model, then :func:`evaluate_scenario`.
 
     The reference rows are split at random into the base model's training rows
     (``train_share``) and the predictors' reference rows (Elder et al.'s
     train/test split of the pre-drift data).
     """
-    train, ref = train_test_split(reference, train_size=train_share, random_state=seed,
-                                  stratify=None)
+    train, ref = train_test_split(
+        reference, train_size=train_share, random_state=seed, stratify=None
+    )
     model = clone(BASE_MODELS[base])
     if "random_state" in model.get_params():
         model.set_params(random_state=seed)
@@ -152,8 +167,17 @@ def library_scenario(X, y, reference, batch, *, base, methods, seed=0, train_sha
         S[:, model.classes_] = model.predict_proba(X[rows])
         return S
 
-    out = evaluate_scenario(X[ref], y[ref], scores(ref), X[batch], y[batch], scores(batch),
-                            methods=methods, seed=seed, features=features)
+    out = evaluate_scenario(
+        X[ref],
+        y[ref],
+        scores(ref),
+        X[batch],
+        y[batch],
+        scores(batch),
+        methods=methods,
+        seed=seed,
+        features=features,
+    )
     for rec in out:
         rec["base"] = base
     return out

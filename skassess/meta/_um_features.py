@@ -106,11 +106,16 @@ def _drift_classifier(A, B, seed):
     n_folds = int(min(_DRIFT_FOLDS, A.shape[0], B.shape[0]))
     if n_folds < 2:
         return None, np.nan, kept
-    forest = RandomForestClassifier(n_estimators=30, min_samples_leaf=5, max_features="sqrt",
-                                    n_jobs=1, random_state=seed)
-    proba = cross_val_predict(forest, X, t, cv=StratifiedKFold(n_folds, shuffle=True,
-                                                               random_state=seed),
-                              method="predict_proba")[:, 1]
+    forest = RandomForestClassifier(
+        n_estimators=30, min_samples_leaf=5, max_features="sqrt", n_jobs=1, random_state=seed
+    )
+    proba = cross_val_predict(
+        forest,
+        X,
+        t,
+        cv=StratifiedKFold(n_folds, shuffle=True, random_state=seed),
+        method="predict_proba",
+    )[:, 1]
     # balanced accuracy: 0.5 is "cannot tell them apart" whatever the sizes
     acc = 0.5 * ((proba[t == 0] < 0.5).mean() + (proba[t == 1] >= 0.5).mean())
     return proba, acc, kept
@@ -163,8 +168,9 @@ def peer_features(prediction, peers):
     return out
 
 
-def batch_features(ref, batch, rows, reference_accuracy, *, importances=None, seed=0,
-                   shared=None, peers=None):
+def batch_features(
+    ref, batch, rows, reference_accuracy, *, importances=None, seed=0, shared=None, peers=None
+):
     """The uncertainty model's inputs for one batch.
 
     Parameters
@@ -215,9 +221,14 @@ def _shared_features(ref, batch, importances, seed):
     dist("base_margin", Zr[:, 1], Zb[:, 1], _UNIT_BINS)
     dist("base_entropy", Zr[:, 2], Zb[:, 2], _ENTROPY_BINS)
     n_cls = int(max(ref["pred"].max(), batch["pred"].max())) + 1
-    for k, v in zip(("ks", "io", "sio"), _distances(
+    for k, v in zip(
+        ("ks", "io", "sio"),
+        _distances(
             np.bincount(ref["pred"], minlength=n_cls) / ref["pred"].size,
-            np.bincount(batch["pred"], minlength=n_cls) / batch["pred"].size), strict=True):
+            np.bincount(batch["pred"], minlength=n_cls) / batch["pred"].size,
+        ),
+        strict=True,
+    ):
         out[f"class_frequency_{k}"] = v
     # Distance: the proxies (NaN without features)
     for j, proxy in enumerate(("lr", "rf", "gbm")):
@@ -256,8 +267,7 @@ def _shared_features(ref, batch, importances, seed):
     sources = [("drift_x", (Gr, Gb) if has_f else None), ("drift_z", (Zr, Zb))]
     correct = ref.get("correct")
     for name, pair in sources:
-        proba, acc, kept = (None, np.nan, None) if pair is None else \
-            _drift_classifier(*pair, seed)
+        proba, acc, kept = (None, np.nan, None) if pair is None else _drift_classifier(*pair, seed)
         out[f"{name}_accuracy"] = acc
         if proba is None:
             out.update({f"{name}_{k}": np.nan for k in ("ks", "io", "sio")})
@@ -266,10 +276,10 @@ def _shared_features(ref, batch, importances, seed):
         n_r = kept.size
         conf = np.maximum(proba, 1 - proba)
         dist(name, conf[:n_r], conf[n_r:], _UNIT_BINS)
-        iw = (np.nan,) * 3 if correct is None else \
-            _importance_weighted(proba[:n_r], correct[kept])
-        out.update(dict(zip((f"{name}_iw_{k}" for k in ("accuracy", "se", "ess")), iw,
-                            strict=True)))
+        iw = (np.nan,) * 3 if correct is None else _importance_weighted(proba[:n_r], correct[kept])
+        out.update(
+            dict(zip((f"{name}_iw_{k}" for k in ("accuracy", "se", "ess")), iw, strict=True))
+        )
     return out
 
 
@@ -309,21 +319,46 @@ _PEER_NAMES = tuple(f"peer_{m}" for m in PEERS) + ("peer_range", "peer_sd")
 
 def _feature_names():
     d3 = ("ks", "io", "sio")
-    names = [f"{src}_{k}" for src in ("base_top", "base_margin", "base_entropy",
-                                      "class_frequency", "lr_top", "lr_margin", "rf_top",
-                                      "rf_margin", "gbm_top", "gbm_margin", "best_feature")
-             for k in d3]
+    names = [
+        f"{src}_{k}"
+        for src in (
+            "base_top",
+            "base_margin",
+            "base_entropy",
+            "class_frequency",
+            "lr_top",
+            "lr_margin",
+            "rf_top",
+            "rf_margin",
+            "gbm_top",
+            "gbm_margin",
+            "best_feature",
+        )
+        for k in d3
+    ]
     names += ["n_important_features"] + [f"pca_{k}" for k in d3]
     for src in ("drift_x", "drift_z"):
         names += [f"{src}_accuracy"] + [f"{src}_{k}" for k in d3]
         names += [f"{src}_iw_{k}" for k in ("accuracy", "se", "ess")]
-    names += ["entropy_ratio", "predicted_change", "predicted_accuracy", "reference_accuracy",
-              "prediction_sd", "prediction_entropy", "mean_confidence_change",
-              "confidence_halfwidth", "prediction_halfwidth", "inverse_sqrt_n", "intrinsic",
-              "members_sd_of_means", "members_mean_of_sd", "calibration_change",
-              "calibration_change_abs"]
+    names += [
+        "entropy_ratio",
+        "predicted_change",
+        "predicted_accuracy",
+        "reference_accuracy",
+        "prediction_sd",
+        "prediction_entropy",
+        "mean_confidence_change",
+        "confidence_halfwidth",
+        "prediction_halfwidth",
+        "inverse_sqrt_n",
+        "intrinsic",
+        "members_sd_of_means",
+        "members_mean_of_sd",
+        "calibration_change",
+        "calibration_change_abs",
+    ]
     names += list(_PEER_NAMES) + ["drift_x_iw_gap", "drift_z_iw_gap"]
-    return tuple(names), tuple(names[:names.index("entropy_ratio")])
+    return tuple(names), tuple(names[: names.index("entropy_ratio")])
 
 
 #: The names of the features, in the order :func:`batch_features` gives them, and those

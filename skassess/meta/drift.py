@@ -30,8 +30,7 @@ from ..utils._sklearn_compat import Interval, validate_parameter_constraints
 __all__ = ["LINEAR_SKEW_RATIOS", "LinearSkewSplit", "NearestNeighborsSplit"]
 
 #: The sampling ratios of the paper's linear-skew experiments, as shares of bucket A.
-LINEAR_SKEW_RATIOS = (0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99,
-                      1.0)
+LINEAR_SKEW_RATIOS = (0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1.0)
 
 _SHARE = Interval(Real, 0, 1, closed="neither")
 
@@ -176,8 +175,15 @@ class LinearSkewSplit(_Splitter):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, feature=0, *, ratios=LINEAR_SKEW_RATIOS, n_repeats=1, batch_fraction=0.25,
-                 random_state=None):
+    def __init__(
+        self,
+        feature=0,
+        *,
+        ratios=LINEAR_SKEW_RATIOS,
+        n_repeats=1,
+        batch_fraction=0.25,
+        random_state=None,
+    ):
         self.feature = feature
         self.ratios = ratios
         self.n_repeats = n_repeats
@@ -208,8 +214,9 @@ class LinearSkewSplit(_Splitter):
                 # share of bucket A / B used per drawn row: (1-p) r + p (1-r) and its complement
                 use_a = (1 - p) * r + p * (1 - r)
                 use_b = 1.0 - use_a
-                m = min(a.size / use_a if use_a > 0 else np.inf,
-                        b.size / use_b if use_b > 0 else np.inf)  # rows drawn in all
+                m = min(
+                    a.size / use_a if use_a > 0 else np.inf, b.size / use_b if use_b > 0 else np.inf
+                )  # rows drawn in all
                 n_ref_a = int(round(m * (1 - p) * r))
                 n_ref_b = int(round(m * (1 - p) * (1 - r)))
                 n_bat_a = min(int(round(m * p * (1 - r))), a.size - n_ref_a)
@@ -217,8 +224,9 @@ class LinearSkewSplit(_Splitter):
                 for _ in range(self.n_repeats):
                     pa, pb = rng.permutation(a), rng.permutation(b)
                     ref = np.concatenate([pa[:n_ref_a], pb[:n_ref_b]])
-                    batch = np.concatenate([pa[n_ref_a:n_ref_a + n_bat_a],
-                                            pb[n_ref_b:n_ref_b + n_bat_b]])
+                    batch = np.concatenate(
+                        [pa[n_ref_a : n_ref_a + n_bat_a], pb[n_ref_b : n_ref_b + n_bat_b]]
+                    )
                     yield np.sort(ref), np.sort(batch)
 
 
@@ -267,8 +275,16 @@ class NearestNeighborsSplit(_Splitter):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, n_splits=10, *, batch_fraction=0.25, p_set=0.5, p_near=0.5,
-                 p_down=(0.5, 0.7), random_state=None):
+    def __init__(
+        self,
+        n_splits=10,
+        *,
+        batch_fraction=0.25,
+        p_set=0.5,
+        p_near=0.5,
+        p_down=(0.5, 0.7),
+        random_state=None,
+    ):
         self.n_splits = n_splits
         self.batch_fraction = batch_fraction
         self.p_set = p_set
@@ -284,8 +300,9 @@ class NearestNeighborsSplit(_Splitter):
     def _down_range(self):
         lo, hi = (self.p_down, self.p_down) if isinstance(self.p_down, Real) else self.p_down
         if not 0 <= lo <= hi < 1:
-            raise ValueError(f"p_down must be a share in [0, 1) or a pair lo <= hi; got "
-                             f"{self.p_down!r}.")
+            raise ValueError(
+                f"p_down must be a share in [0, 1) or a pair lo <= hi; got {self.p_down!r}."
+            )
         return lo, hi
 
     def _split(self, X):
@@ -312,6 +329,6 @@ class NearestNeighborsSplit(_Splitter):
                 order = order[::-1]
             n_drop = int(round(share * down.size))
             down = down[order[n_drop:]]
-            rand = rng.permutation(rand)[int(round(share * rand.size)):]
+            rand = rng.permutation(rand)[int(round(share * rand.size)) :]
             ref, batch = (down, rand) if bias_ref else (rand, down)
             yield np.sort(ref), np.sort(batch)

@@ -180,8 +180,10 @@ class BayesianAccuracy(_BetaAssessor):
 
     _parameter_constraints = {
         **_BetaAssessor._parameter_constraints,
-        "prior": [StrOptions({"auto", "calibrated", "uniform", "informative", "hierarchical"}),
-                  "array-like"],
+        "prior": [
+            StrOptions({"auto", "calibrated", "uniform", "informative", "hierarchical"}),
+            "array-like",
+        ],
         "metric": [StrOptions(set(METRICS))],
         "grouping": [StrOptions(set(GROUPINGS))],
         "n_bins": [Interval(Integral, 1, None, closed="left")],

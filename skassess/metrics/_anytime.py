@@ -45,8 +45,9 @@ MAX_BET = 0.5
     },
     prefer_skip_nested_validation=True,
 )
-def anytime_accuracy_interval(X, rows, labels, *, level=0.95, refit_every=20, y_pred=None,
-                              classes=None, missing_label=-1):
+def anytime_accuracy_interval(
+    X, rows, labels, *, level=0.95, refit_every=20, y_pred=None, classes=None, missing_label=-1
+):
     """Anytime-valid confidence sequence of the pool's accuracy, from labels in order.
 
     Parameters
@@ -89,8 +90,9 @@ def anytime_accuracy_interval(X, rows, labels, *, level=0.95, refit_every=20, y_
     >>> bool(lower[-1] < np.mean(y_true == 1) < upper[-1])
     True
     """
-    est = BayesianAccuracy(prior="calibrated", classes=classes, missing_label=missing_label,
-                           random_state=0)
+    est = BayesianAccuracy(
+        prior="calibrated", classes=classes, missing_label=missing_label, random_state=0
+    )
     est.fit(X, y_pred=y_pred)
     _, pred, conf = validate_scores(est, X, y_pred=y_pred, reset=False)
     N = conf.size
@@ -101,10 +103,17 @@ def anytime_accuracy_interval(X, rows, labels, *, level=0.95, refit_every=20, y_
         bad = rows[(rows < 0) | (rows >= N)][0]
         raise ValueError(f"rows holds {bad}, outside the pool of {N} rows.")
     if len(labels) != rows.size:
-        raise ValueError(f"labels must hold one label per row: {rows.size} rows and "
-                         f"{len(labels)} labels.")
-    codes = check_labels(labels, rows.size, est.n_classes_, est._classes(est.n_classes_),
-                         missing_label=None, name="labels")
+        raise ValueError(
+            f"labels must hold one label per row: {rows.size} rows and {len(labels)} labels."
+        )
+    codes = check_labels(
+        labels,
+        rows.size,
+        est.n_classes_,
+        est._classes(est.n_classes_),
+        missing_label=None,
+        name="labels",
+    )
     right = (pred[rows] == codes).astype(np.float64)
     x = np.empty(rows.size)
     f = conf.copy()  # before any label: the scores as they are
@@ -132,8 +141,7 @@ def _prpl_eb(y, alpha):
     sigma2_hat = (0.25 + np.cumsum((y - mu_hat) ** 2)) / (i + 1)
     prev_sigma2 = np.r_[0.25, sigma2_hat[:-1]]
     prev_mu = np.r_[0.5, mu_hat[:-1]]
-    lam = np.minimum(np.sqrt(2 * np.log(2 / alpha) / (prev_sigma2 * i * np.log(1 + i))),
-                     MAX_BET)
+    lam = np.minimum(np.sqrt(2 * np.log(2 / alpha) / (prev_sigma2 * i * np.log(1 + i))), MAX_BET)
     v = 4.0 * (y - prev_mu) ** 2
     psi = (-np.log1p(-lam) - lam) / 4.0
     centre = np.cumsum(lam * y) / np.cumsum(lam)

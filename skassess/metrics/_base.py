@@ -125,8 +125,9 @@ class _BaseAssessor(BaseEstimator):
         return self._partial_fit(X, y, group_by, y_pred, sample_weight)
 
     def _partial_fit(self, X, y, group_by, y_pred, sample_weight):
-        return self._add_rows(X, y, group_by, y_pred, sample_weight,
-                              first=not hasattr(self, "n_classes_"))
+        return self._add_rows(
+            X, y, group_by, y_pred, sample_weight, first=not hasattr(self, "n_classes_")
+        )
 
     def _add_rows(self, X, y, group_by, y_pred, sample_weight, first):
         scores, pred, conf, group_by = self._rows(X, group_by, y_pred, reset=first)
@@ -137,7 +138,8 @@ class _BaseAssessor(BaseEstimator):
             self._check_params_vs_input(K)
             classes = np.arange(K) if self.classes is None else np.asarray(self.classes)
             grouping = make_grouping(
-                self._grouping_kind_of(), class_labels=classes,
+                self._grouping_kind_of(),
+                class_labels=classes,
                 n_bins=getattr(self, "n_bins", 10),
                 strategy=getattr(self, "strategy", "uniform"),
             ).fit(conf, group_by)
@@ -152,8 +154,7 @@ class _BaseAssessor(BaseEstimator):
             rows = slice(start, start + BLOCK)
             gb = None if group_by is None else group_by[rows]
             group = self.grouping_.transform(pred[rows], conf[rows], gb)
-            self._accumulate(scores[rows], pred[rows], conf[rows], group, y[rows],
-                             weight[rows])
+            self._accumulate(scores[rows], pred[rows], conf[rows], group, y[rows], weight[rows])
         self.n_samples_seen_ += n
         self._update_posterior()
         return self
@@ -181,11 +182,13 @@ class _BaseAssessor(BaseEstimator):
         -------
         self : object
         """
-        pred, group, y, weight, conf = self._labeled_batch(X, y, group_by, y_pred,
-                                                           sample_weight, with_conf=True)
+        pred, group, y, weight, conf = self._labeled_batch(
+            X, y, group_by, y_pred, sample_weight, with_conf=True
+        )
         labeled = y >= 0
-        self._count_labels(pred[labeled], group[labeled], y[labeled], weight[labeled],
-                           conf[labeled])
+        self._count_labels(
+            pred[labeled], group[labeled], y[labeled], weight[labeled], conf[labeled]
+        )
         self._update_posterior()
         return self
 
@@ -203,8 +206,9 @@ class _BaseAssessor(BaseEstimator):
         """
         scores, pred, conf, group_by = self._rows(X, group_by, y_pred, reset=False)
         n = scores.shape[0]
-        y = check_labels(y, n, self.n_classes_, self._classes(self.n_classes_),
-                         missing_label=self.missing_label)
+        y = check_labels(
+            y, n, self.n_classes_, self._classes(self.n_classes_), missing_label=self.missing_label
+        )
         weight = check_sample_weight(sample_weight, n)
         out = pred, self.grouping_.transform(pred, conf, group_by), y, weight
         return (*out, conf) if with_conf else out
@@ -221,8 +225,7 @@ class _BaseAssessor(BaseEstimator):
         if kind == "external":
             if group_by is None:
                 raise ValueError(
-                    "group_by is required with grouping='external'; pass one group label "
-                    "per row."
+                    "group_by is required with grouping='external'; pass one group label per row."
                 )
             return check_group_by(group_by, n)
         if group_by is not None:
@@ -338,8 +341,9 @@ class _BaseAssessor(BaseEstimator):
         -------
         score : float
         """
-        pred, group, y, weight, conf = self._labeled_batch(X, y, group_by, y_pred,
-                                                           sample_weight, with_conf=True)
+        pred, group, y, weight, conf = self._labeled_batch(
+            X, y, group_by, y_pred, sample_weight, with_conf=True
+        )
         group = np.asarray(group, dtype=np.intp)
         labeled = y >= 0
         eligible, outcome = self._observed_outcomes(pred[labeled], y[labeled])
@@ -396,10 +400,12 @@ class _BaseAssessor(BaseEstimator):
         check_is_fitted(self)
         rng = self._rng(random_state)
         chunk = max(1, DRAW_CHUNK // max(self._draw_width(), 1))
-        return np.concatenate([
-            self._overall_samples(min(chunk, n_draws - start), rng)
-            for start in range(0, n_draws, chunk)
-        ])
+        return np.concatenate(
+            [
+                self._overall_samples(min(chunk, n_draws - start), rng)
+                for start in range(0, n_draws, chunk)
+            ]
+        )
 
     #: What the overall metric is called in messages.
     _overall_name = "accuracy"
@@ -459,9 +465,7 @@ class _BaseAssessor(BaseEstimator):
             )
         self._warn_prior_conflict()
         tail = (1.0 - level) / 2.0
-        lower, upper = np.quantile(
-            self.overall_samples(n_draws, random_state), [tail, 1.0 - tail]
-        )
+        lower, upper = np.quantile(self.overall_samples(n_draws, random_state), [tail, 1.0 - tail])
         return float(lower), float(upper)
 
     @validated
@@ -483,8 +487,9 @@ class _BaseAssessor(BaseEstimator):
             If the draws would not fit in the memory available (checked first).
         """
         check_is_fitted(self)
-        check_draw_memory(n_draws, self.n_rows_.size, f"{type(self).__name__}.groupwise_samples",
-                          "groups")
+        check_draw_memory(
+            n_draws, self.n_rows_.size, f"{type(self).__name__}.groupwise_samples", "groups"
+        )
         return self._groupwise_samples(n_draws, self._rng(random_state))
 
     def _overall_exact_mean(self):

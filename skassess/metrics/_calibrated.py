@@ -110,8 +110,12 @@ BLOCK_FLOATS = 2**21
 def log_deviation_density(u, tau):
     """Log density of a group's deviation: Student t, ``DEVIATION_DF`` degrees, scale tau."""
     nu = DEVIATION_DF
-    return (gammaln((nu + 1) / 2) - gammaln(nu / 2) - 0.5 * np.log(nu * np.pi * tau**2)
-            - (nu + 1) / 2 * np.log1p(u**2 / (nu * tau**2)))
+    return (
+        gammaln((nu + 1) / 2)
+        - gammaln(nu / 2)
+        - 0.5 * np.log(nu * np.pi * tau**2)
+        - (nu + 1) / 2 * np.log1p(u**2 / (nu * tau**2))
+    )
 
 
 def deviation_draws(rng, shape, tau):
@@ -176,16 +180,19 @@ class CalibratedRates(_DrawSummaries):
         Log probability of the labels under the model.
     """
 
-    def __init__(self, rows, logit_sum, labeled, success, center, *, open_level=False,
-                 n_draws=4000, seed=0):
+    def __init__(
+        self, rows, logit_sum, labeled, success, center, *, open_level=False, n_draws=4000, seed=0
+    ):
         rows = np.asarray(rows, dtype=np.float64)
         self.center = float(center)
         # Priors of the pool's level (mean relative to the center, sd, log prior
         # weight): the scores' level, and with open_level also even odds.
         self._components = [(0.0, PRIOR_SD_SHIFT, 0.0)]
         if open_level:
-            self._components = [(0.0, PRIOR_SD_SHIFT, np.log1p(-PRIOR_OPEN)),
-                                (-self.center, PRIOR_SD_OPEN, np.log(PRIOR_OPEN))]
+            self._components = [
+                (0.0, PRIOR_SD_SHIFT, np.log1p(-PRIOR_OPEN)),
+                (-self.center, PRIOR_SD_OPEN, np.log(PRIOR_OPEN)),
+            ]
         self._level_mean, self._level_sd = self._components[0][:2]
         with np.errstate(invalid="ignore", divide="ignore"):
             mids = -LOGIT_CLIP + BIN_WIDTH * (np.arange(N_BINS) + 0.5)
@@ -215,8 +222,9 @@ class CalibratedRates(_DrawSummaries):
     # ------------------------------------------------------------ likelihood
     @staticmethod
     def _log_prior_slope(b):
-        return (-0.5 * ((b - 1.0) / PRIOR_SD_SLOPE) ** 2
-                - np.log(np.sqrt(2 * np.pi) * PRIOR_SD_SLOPE))
+        return -0.5 * ((b - 1.0) / PRIOR_SD_SLOPE) ** 2 - np.log(
+            np.sqrt(2 * np.pi) * PRIOR_SD_SLOPE
+        )
 
     @staticmethod
     def _log_normal(x, var):
@@ -245,9 +253,12 @@ class CalibratedRates(_DrawSummaries):
         def log_post(theta, u):
             eta = self.center + theta[0] + theta[1] * x + u[cg]
             ll = s * log_expit(eta) + (n - s) * log_expit(-eta)
-            return (ll.sum() + log_deviation_density(u, tau).sum()
-                    + self._log_normal(theta[0] + share @ u - self._level_mean, V)
-                    + self._log_prior_slope(theta[1]))
+            return (
+                ll.sum()
+                + log_deviation_density(u, tau).sum()
+                + self._log_normal(theta[0] + share @ u - self._level_mean, V)
+                + self._log_prior_slope(theta[1])
+            )
 
         def solve_uu(h_uu, rhs):
             """``(diag(h_uu) + share share' / V)^-1 rhs`` (Sherman-Morrison)."""
@@ -264,15 +275,14 @@ class CalibratedRates(_DrawSummaries):
             # (the t density is not log-concave; the grid integrates it exactly).
             prec = (nu + 1.0) / (nu * tau**2 + u**2)
             g_u = np.bincount(cg, r, G) - prec * u - share * level
-            g_t = np.array([r.sum() - level,
-                            (x * r).sum() - (theta[1] - 1.0) / PRIOR_SD_SLOPE**2])
+            g_t = np.array([r.sum() - level, (x * r).sum() - (theta[1] - 1.0) / PRIOR_SD_SLOPE**2])
             h_uu = np.bincount(cg, w, G) + prec
             # The level's prior ties a to every u (a rank-one term).
-            cross = np.column_stack([np.bincount(cg, w, G) + share / V,
-                                     np.bincount(cg, w * x, G)])
+            cross = np.column_stack([np.bincount(cg, w, G) + share / V, np.bincount(cg, w * x, G)])
             wx = (w * x).sum()
-            h_tt = np.array([[w.sum() + 1.0 / V, wx],
-                             [wx, (w * x * x).sum() + 1.0 / PRIOR_SD_SLOPE**2]])
+            h_tt = np.array(
+                [[w.sum() + 1.0 / V, wx], [wx, (w * x * x).sum() + 1.0 / PRIOR_SD_SLOPE**2]]
+            )
             schur = h_tt - cross.T @ solve_uu(h_uu, cross)
             return g_u, g_t, h_uu, cross, schur
 
@@ -293,11 +303,20 @@ class CalibratedRates(_DrawSummaries):
                 break
         _, _, h_uu, cross, schur = terms(theta, u)
         log_det_uu = np.log(h_uu).sum() + np.log1p(share @ (share / h_uu) / V)
-        laplace = (value + 0.5 * (G + 2) * np.log(2 * np.pi) - 0.5 * log_det_uu
-                   - 0.5 * np.linalg.slogdet(schur)[1])
-        return {"theta": theta, "cov": np.linalg.inv(schur), "u": u,
-                "slope": (cross - np.outer(share, [1.0 / V, 0.0])) / h_uu[:, None],
-                "sd": 1.0 / np.sqrt(h_uu), "laplace": laplace}
+        laplace = (
+            value
+            + 0.5 * (G + 2) * np.log(2 * np.pi)
+            - 0.5 * log_det_uu
+            - 0.5 * np.linalg.slogdet(schur)[1]
+        )
+        return {
+            "theta": theta,
+            "cov": np.linalg.inv(schur),
+            "u": u,
+            "slope": (cross - np.outer(share, [1.0 / V, 0.0])) / h_uu[:, None],
+            "sd": 1.0 / np.sqrt(h_uu),
+            "laplace": laplace,
+        }
 
     def _group_loglik(self, a, b, tau, mode):
         """Each labeled group's log likelihood at nodes ``(a, b)`` of one ``tau``.
@@ -322,8 +341,12 @@ class CalibratedRates(_DrawSummaries):
             slope = mode["slope"]
             centre = mode["u"] - da[:, None] * slope[:, 0] - db[:, None] * slope[:, 1]
             u = centre[:, None, :] + scale[None, None, :] * self._gh_x[None, :, None]  # (n, K, G)
-            eta = (self.center + a[sl, None, None] + b[sl, None, None] * self._cell_x
-                   + u[:, :, self._cell_group])  # (n, K, m)
+            eta = (
+                self.center
+                + a[sl, None, None]
+                + b[sl, None, None] * self._cell_x
+                + u[:, :, self._cell_group]
+            )  # (n, K, m)
             ll = self._cell_s * log_expit(eta) + (self._cell_n - self._cell_s) * log_expit(-eta)
             log_f = ll @ onehot + log_deviation_density(u, tau) + log_norm
             total = logsumexp(log_f, axis=1)
@@ -341,10 +364,21 @@ class CalibratedRates(_DrawSummaries):
             self._level_mean, self._level_sd = level_mean, level_sd
             for a, b, tau, w, u_mean, u_var in self._fit_component():
                 n = a.size
-                parts.append((a, b, tau, w + log_weight, u_mean, u_var,
-                              np.full(n, level_mean), np.full(n, level_sd)))
+                parts.append(
+                    (
+                        a,
+                        b,
+                        tau,
+                        w + log_weight,
+                        u_mean,
+                        u_var,
+                        np.full(n, level_mean),
+                        np.full(n, level_sd),
+                    )
+                )
         a, b, tau, log_w, u_mean, u_var, level_mean, level_sd = (
-            np.concatenate(v) for v in zip(*parts, strict=True))
+            np.concatenate(v) for v in zip(*parts, strict=True)
+        )
         self.log_evidence = float(logsumexp(log_w))
         keep = log_w > log_w.max() - LOG_TOLERANCE
         self.a, self.b, self.tau = a[keep], b[keep], tau[keep]
@@ -379,8 +413,10 @@ class CalibratedRates(_DrawSummaries):
                 loglik, u_mean, u_var = self._group_loglik(a, b, tau, mode)
                 cell = np.log(abs(np.linalg.det(chol)) * (2 * half / (N_GRID - 1)) ** 2)
                 # The pool level's prior, over the groups' posteriors at the node.
-                level = self._log_normal(a + u_mean @ self._share_lab - self._level_mean,
-                                         self._level_var(tau) + u_var @ self._share_lab**2)
+                level = self._log_normal(
+                    a + u_mean @ self._share_lab - self._level_mean,
+                    self._level_var(tau) + u_var @ self._share_lab**2,
+                )
                 w = loglik.sum(axis=1) + level + self._log_prior_slope(b) + lp + cell
                 if w[edge].max() < w.max() - EDGE_TOLERANCE:
                     break
@@ -437,8 +473,9 @@ class CalibratedRates(_DrawSummaries):
                 mean[sl][:, g[starts]] = np.add.reduceat(pc, starts, axis=1)
                 pc *= 1.0 - p
                 var[sl][:, g[starts]] = np.add.reduceat(pc, starts, axis=1)
-        drawn = np.clip(mean + np.sqrt(var) * rng.standard_normal((size, G)), 0.0,
-                        unlabeled.sum(axis=1))
+        drawn = np.clip(
+            mean + np.sqrt(var) * rng.standard_normal((size, G)), 0.0, unlabeled.sum(axis=1)
+        )
         return np.minimum(self.success, self.labeled).sum(axis=1) + drawn, node, u
 
     def count_rvs(self, size, rng):
@@ -460,16 +497,20 @@ class CalibratedRates(_DrawSummaries):
         var = np.broadcast_to(DEVIATION_VAR * tau**2, u.shape).copy()
         lab = self._lab_group
         if lab.size:
-            u[:, lab] = (self._u_mean[node]
-                         + rng.standard_normal((node.size, lab.size)) * np.sqrt(self._u_var[node]))
+            u[:, lab] = self._u_mean[node] + rng.standard_normal((node.size, lab.size)) * np.sqrt(
+                self._u_var[node]
+            )
             var[:, lab] = self._u_var[node]
         # Condition on the pool level's prior (a perturbed-observation Kalman
         # update: exact for normal deviations).
         w = self._share
         sd = self._node_level_sd[node]
         gain = var * w / (sd**2 + var @ w**2)[:, None]
-        miss = (self._node_level_mean[node] - (self.a[node] + u @ w)
-                - sd * rng.standard_normal(node.size))
+        miss = (
+            self._node_level_mean[node]
+            - (self.a[node] + u @ w)
+            - sd * rng.standard_normal(node.size)
+        )
         return u + miss[:, None] * gain
 
     def cell_proba(self, n_draws=2000, seed=0):
@@ -483,9 +524,12 @@ class CalibratedRates(_DrawSummaries):
             rng = np.random.default_rng(seed)
             node = rng.choice(self.weights.size, size=n_draws, p=self.weights)
             u = self._deviations(node, rng)
-            eta = (self.center + self.a[node][:, None, None]
-                   + self.b[node][:, None, None] * (self.ell - self.center)[None]
-                   + u[:, :, None])
+            eta = (
+                self.center
+                + self.a[node][:, None, None]
+                + self.b[node][:, None, None] * (self.ell - self.center)[None]
+                + u[:, :, None]
+            )
             self._cell_proba = expit(eta).mean(axis=0)
         return self._cell_proba
 
@@ -502,12 +546,10 @@ class CalibratedRates(_DrawSummaries):
             zeros = np.zeros(self.n_groups)
             return BetaPosterior.from_moments(mean, var, zeros, zeros)
         rng = np.random.default_rng(1)
-        rate = (self.new_group_successes(1000, rng)
-                / np.maximum(self.rows.sum(axis=1), 1e-300))
+        rate = self.new_group_successes(1000, rng) / np.maximum(self.rows.sum(axis=1), 1e-300)
         mean, second = rate.mean(axis=0), (rate**2).mean(axis=0)
         zeros = np.zeros(self.n_groups)
-        return BetaPosterior.from_moments(mean, np.maximum(second - mean**2, 0.0), zeros,
-                                          zeros)
+        return BetaPosterior.from_moments(mean, np.maximum(second - mean**2, 0.0), zeros, zeros)
 
     def new_group_successes(self, size, rng):
         """Expected successes of each group's rows under the map with a new deviation.
@@ -520,7 +562,11 @@ class CalibratedRates(_DrawSummaries):
         u = deviation_draws(rng, (size, self.n_groups), self.tau[node][:, None])
         out = np.zeros((size, self.n_groups))
         for bin_ in np.flatnonzero(self.rows.any(axis=0)):
-            p = expit(self.center + self.a[node][:, None]
-                      + self.b[node][:, None] * (self.ell[:, bin_] - self.center) + u)
+            p = expit(
+                self.center
+                + self.a[node][:, None]
+                + self.b[node][:, None] * (self.ell[:, bin_] - self.center)
+                + u
+            )
             out += self.rows[:, bin_] * p
         return out

@@ -59,23 +59,49 @@ class CalibratedBinaryRates(_DrawSummaries):
         Log probability of the labels under the two models.
     """
 
-    def __init__(self, rows, logit_sum, labeled, success, *, metric, successes, failures,
-                 n_draws=4000, seed=0):
+    def __init__(
+        self,
+        rows,
+        logit_sum,
+        labeled,
+        success,
+        *,
+        metric,
+        successes,
+        failures,
+        n_draws=4000,
+        seed=0,
+    ):
         rows = np.asarray(rows, dtype=np.float64)
         self.n_groups = rows.shape[0]
         # (condition, outcome) of a row predicted k whose class is y
-        self._terms = {(k, y): tuple(float(v) for v in rate_terms(metric, k, y))
-                       for k in (0, 1) for y in (0, 1)}
-        self._counts = (np.asarray(successes, dtype=np.float64),
-                        np.asarray(failures, dtype=np.float64))
+        self._terms = {
+            (k, y): tuple(float(v) for v in rate_terms(metric, k, y))
+            for k in (0, 1)
+            for y in (0, 1)
+        }
+        self._counts = (
+            np.asarray(successes, dtype=np.float64),
+            np.asarray(failures, dtype=np.float64),
+        )
         self._n = rows.reshape(self.n_groups, 2, N_BINS).sum(axis=2)
         self._blocks = []
         for k in (0, 1):
             cols = slice(k * N_BINS, (k + 1) * N_BINS)
             total = rows[:, cols].sum()
-            self._blocks.append(None if not total > 0 else CalibratedRates(
-                rows[:, cols], logit_sum[:, cols], labeled[:, cols], success[:, cols],
-                np.asarray(logit_sum)[:, cols].sum() / total, open_level=True, n_draws=0))
+            self._blocks.append(
+                None
+                if not total > 0
+                else CalibratedRates(
+                    rows[:, cols],
+                    logit_sum[:, cols],
+                    labeled[:, cols],
+                    success[:, cols],
+                    np.asarray(logit_sum)[:, cols].sum() / total,
+                    open_level=True,
+                    n_draws=0,
+                )
+            )
         self.log_evidence = float(sum(b.log_evidence for b in self._blocks if b is not None))
         self._draws = self.rvs(n_draws, np.random.default_rng(seed))
 
@@ -143,6 +169,4 @@ class CalibratedBinaryRates(_DrawSummaries):
                 positives[:, :, k] = block.new_group_successes(1000, rng)
         rate = self._rates(positives, rng)
         mean, second = rate.mean(axis=0), (rate**2).mean(axis=0)
-        return BetaPosterior.from_moments(mean, np.maximum(second - mean**2, 0.0), zeros,
-                                          zeros)
-
+        return BetaPosterior.from_moments(mean, np.maximum(second - mean**2, 0.0), zeros, zeros)

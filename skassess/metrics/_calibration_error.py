@@ -56,7 +56,7 @@ _SLOPE_SCALE, _INTERCEPT_SCALE = 0.5, 1.0
 def _hyper_grid(p_calibrated):
     """(slope, intercept, kappa) of every grid point and its log prior weight."""
     a, b, k = (g.ravel() for g in np.meshgrid(_SLOPES, _INTERCEPTS, _KAPPAS, indexing="ij"))
-    log_prior = (-0.5 * (np.log(a) / _SLOPE_SCALE) ** 2 - 0.5 * (b / _INTERCEPT_SCALE) ** 2)
+    log_prior = -0.5 * (np.log(a) / _SLOPE_SCALE) ** 2 - 0.5 * (b / _INTERCEPT_SCALE) ** 2
     log_prior = log_prior - np.logaddexp.reduce(log_prior) + np.log1p(-p_calibrated)
     # The calibrated model: the identity map, every kappa.
     a = np.append(a, np.ones(len(_KAPPAS)))
@@ -313,8 +313,9 @@ class BayesianCalibrationError(_BetaAssessor):
         if self.ece_model == "independent":
             theta = self.posterior_.rvs(n_draws, rng)
         else:
-            theta = _hierarchical_draws(conf, self.n_success_, self.n_labeled_,
-                                        self.p_calibrated, n_draws, rng)
+            theta = _hierarchical_draws(
+                conf, self.n_success_, self.n_labeled_, self.p_calibrated, n_draws, rng
+            )
         if not pool:
             return theta
         # Row weights are taken as counts: the unlabeled mass, rounded.
@@ -365,9 +366,7 @@ class BayesianCalibrationError(_BetaAssessor):
         """
         check_is_fitted(self)
         if not self.classwise:
-            raise ValueError(
-                "classwise_ece_samples needs an estimator fitted with classwise=True."
-            )
+            raise ValueError("classwise_ece_samples needs an estimator fitted with classwise=True.")
         gaps = self._gap_draws(n_draws, self._rng(random_state), self.unlabeled == "sampled")
         n_bins = self.grouping_.n_bins_fitted
         rows = self.n_rows_.reshape(self.n_classes_, n_bins)
@@ -414,8 +413,9 @@ class BayesianCalibrationError(_BetaAssessor):
     },
     prefer_skip_nested_validation=False,
 )
-def expected_calibration_error(y_true, y_score, *, n_bins=10, strategy="uniform", y_pred=None,
-                               classes=None):
+def expected_calibration_error(
+    y_true, y_score, *, n_bins=10, strategy="uniform", y_pred=None, classes=None
+):
     """The plug-in ECE of fully labeled rows: ``sum_b p_b |acc_b - conf_b|``.
 
     The same bins and formula as :class:`BayesianCalibrationError`

@@ -21,8 +21,7 @@ def _named(estimators):
         pairs = list(estimators.items())
     else:
         estimators = list(estimators)
-        if all(isinstance(e, tuple) and len(e) == 2 and isinstance(e[0], str)
-               for e in estimators):
+        if all(isinstance(e, tuple) and len(e) == 2 and isinstance(e[0], str) for e in estimators):
             pairs = estimators
         else:
             pairs = [(f"{type(e).__name__}", e) for e in estimators]
@@ -41,11 +40,14 @@ def _scores(estimator, X, n_classes, response_method):
     """Class scores ``(n_samples, n_classes)`` of one fitted classifier."""
     method = response_method
     if method == "auto":
-        method = next((m for m in ("predict_proba", "decision_function", "predict")
-                       if hasattr(estimator, m)), None)
+        method = next(
+            (m for m in ("predict_proba", "decision_function", "predict") if hasattr(estimator, m)),
+            None,
+        )
     if method is None or not hasattr(estimator, method):
-        raise ValueError(f"estimators: {type(estimator).__name__} has no {method or 'predict'} "
-                         "method.")
+        raise ValueError(
+            f"estimators: {type(estimator).__name__} has no {method or 'predict'} method."
+        )
     out = np.asarray(getattr(estimator, method)(X))
     if method == "predict_proba":
         return out.astype(np.float64)
@@ -68,8 +70,7 @@ def _scores(estimator, X, n_classes, response_method):
         "X": ["array-like", "sparse matrix"],
         "y": ["array-like", None],
         "missing_label": [MissingValues()],
-        "response_method": [StrOptions({"auto", "predict_proba", "decision_function",
-                                        "predict"})],
+        "response_method": [StrOptions({"auto", "predict_proba", "decision_function", "predict"})],
         "metric": [StrOptions(set(RATES) - {"selection_rate"})],
         "prior": [StrOptions({"informative", "uniform"})],
         "prior_strength": [Interval(Real, 0, None, closed="neither")],
@@ -80,9 +81,21 @@ def _scores(estimator, X, n_classes, response_method):
     },
     prefer_skip_nested_validation=True,
 )
-def compare_models(estimators, X, y=None, *, missing_label=-1, response_method="auto",
-                   metric="accuracy", prior="informative", prior_strength=2.0,
-                   tie_prior=0.5, rope=0.01, n_draws=DEFAULT_N_DRAWS, random_state=None):
+def compare_models(
+    estimators,
+    X,
+    y=None,
+    *,
+    missing_label=-1,
+    response_method="auto",
+    metric="accuracy",
+    prior="informative",
+    prior_strength=2.0,
+    tie_prior=0.5,
+    rope=0.01,
+    n_draws=DEFAULT_N_DRAWS,
+    random_state=None,
+):
     """Which of several fitted classifiers is the most accurate on these items?
 
     Scores the items ``X`` with every estimator and fits a
@@ -150,11 +163,21 @@ def compare_models(estimators, X, y=None, *, missing_label=-1, response_method="
         if classes is None:
             classes = np.asarray(model.classes_)
         elif not np.array_equal(np.asarray(model.classes_), classes):
-            raise ValueError(f"estimators: {name!r} has classes {list(model.classes_)!r}, "
-                             f"but {names[0]!r} has {classes.tolist()!r}.")
+            raise ValueError(
+                f"estimators: {name!r} has classes {list(model.classes_)!r}, "
+                f"but {names[0]!r} has {classes.tolist()!r}."
+            )
     S = np.stack([_scores(m, X, len(classes), response_method) for m in models], axis=1)
     comparison = BayesianModelComparison(
-        prior, metric=metric, prior_strength=prior_strength, tie_prior=tie_prior, model_names=names,
-        classes=classes, missing_label=missing_label, rope=rope, n_draws=n_draws,
-        random_state=random_state)
+        prior,
+        metric=metric,
+        prior_strength=prior_strength,
+        tie_prior=tie_prior,
+        model_names=names,
+        classes=classes,
+        missing_label=missing_label,
+        rope=rope,
+        n_draws=n_draws,
+        random_state=random_state,
+    )
     return comparison.fit(S, y)

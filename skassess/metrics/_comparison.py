@@ -151,8 +151,9 @@ class GroupComparison:
     },
     prefer_skip_nested_validation=False,
 )
-def compare_groups(source, group_a, group_b, *, rope=0.05, n_draws=DEFAULT_N_DRAWS,
-                   random_state=None):
+def compare_groups(
+    source, group_a, group_b, *, rope=0.05, n_draws=DEFAULT_N_DRAWS, random_state=None
+):
     """Posterior of the difference between two groups' metric, with a ROPE.
 
     Parameters

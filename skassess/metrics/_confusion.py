@@ -133,15 +133,24 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
 
     _parameter_constraints = {
         **_BaseAssessor._parameter_constraints,
-        "prior": [StrOptions({"uniform", "informative", "hierarchical", "calibrated"}),
-                  "array-like"],
+        "prior": [
+            StrOptions({"uniform", "informative", "hierarchical", "calibrated"}),
+            "array-like",
+        ],
     }
     _group_arrays = ("n_rows_", "expected_counts_", "counts_")
     #: The calibrated model's arrays: per predicted class and bin of the top-1 log-odds.
     _score_arrays = ("score_rows_", "score_logit_", "score_labeled_", "score_success_")
 
-    def __init__(self, *, prior="calibrated", prior_strength=DEFAULT_PRIOR_STRENGTH, classes=None,
-                 missing_label=-1, random_state=None):
+    def __init__(
+        self,
+        *,
+        prior="calibrated",
+        prior_strength=DEFAULT_PRIOR_STRENGTH,
+        classes=None,
+        missing_label=-1,
+        random_state=None,
+    ):
         self.prior = prior
         self.prior_strength = prior_strength
         self.classes = classes
@@ -172,8 +181,7 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
             np.add.at(self.score_rows_, cell, weight)
             np.add.at(self.score_logit_, cell, weight * ell)
         labeled = y >= 0
-        self._count_labels(pred[labeled], pred[labeled], y[labeled], weight[labeled],
-                           conf[labeled])
+        self._count_labels(pred[labeled], pred[labeled], y[labeled], weight[labeled], conf[labeled])
 
     def _count_labels(self, pred, group, y, weight, conf=None):
         """Add labeled rows (already counted as rows) to the confusion counts."""
@@ -197,17 +205,18 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
             # (see BayesianAccuracy); the posterior's pseudo-counts are set apart.
             # The calibrated prior's errors spread as the informative one's.
             acc = self._hierarchy.predictive()
-            errors = (n0 / (K - 1) if self.prior == "hierarchical"
-                      else self._informative_errors())
+            errors = n0 / (K - 1) if self.prior == "hierarchical" else self._informative_errors()
             return NestedDirichletPosterior(
-                np.where(off, errors, np.diag(acc.prior_alpha)), acc.prior_beta)
+                np.where(off, errors, np.diag(acc.prior_alpha)), acc.prior_beta
+            )
         if isinstance(self.prior, str):  # informative
             with np.errstate(invalid="ignore", divide="ignore"):
                 mean = self.expected_counts_ / self.n_rows_[:, None]
             mean = np.where(self.n_rows_[:, None] > 0, mean, 1.0 / K)
             hit = np.clip(np.diagonal(mean), 0.0, 1.0)
-            alpha = np.where(off, self._informative_errors(),
-                             np.maximum(n0 * hit, MIN_PSEUDO_COUNT))
+            alpha = np.where(
+                off, self._informative_errors(), np.maximum(n0 * hit, MIN_PSEUDO_COUNT)
+            )
             return NestedDirichletPosterior(alpha, np.maximum(n0 * (1.0 - hit), MIN_PSEUDO_COUNT))
         prior = np.asarray(self.prior, dtype=np.float64)
         if prior.shape not in {(K,), (K, K)}:
@@ -234,9 +243,14 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
 
     def _fit_calibrated(self):
         """The calibrated model of each predicted class's accuracy (BayesianAccuracy's)."""
-        self._hierarchy = CalibratedRates(self.score_rows_, self.score_logit_,
-                                          self.score_labeled_, self.score_success_,
-                                          self._score_center(), seed=self._summary_seed())
+        self._hierarchy = CalibratedRates(
+            self.score_rows_,
+            self.score_logit_,
+            self.score_labeled_,
+            self.score_success_,
+            self._score_center(),
+            seed=self._summary_seed(),
+        )
         self._set_hierarchical_posterior()
         self._calibrated_stale = False
 
@@ -246,8 +260,9 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
             return
         self._hierarchy = None
         if isinstance(self.prior, str) and self.prior == "hierarchical":
-            self._hierarchy = HierarchicalBeta(np.diagonal(self.counts_).copy(),
-                                               self.counts_.sum(axis=1))
+            self._hierarchy = HierarchicalBeta(
+                np.diagonal(self.counts_).copy(), self.counts_.sum(axis=1)
+            )
         if self._hierarchy is None:
             self.prior_ = self._prior()
             self.posterior_ = self.prior_.update(self.counts_)
@@ -263,7 +278,9 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
         off = ~np.eye(K, dtype=bool)
         self.posterior_ = NestedDirichletPosterior(
             np.where(off, self.prior_.prior_alpha, np.diag(acc.prior_alpha)),
-            acc.prior_beta, self.counts_)
+            acc.prior_beta,
+            self.counts_,
+        )
 
     def _accuracy_samples(self, n_draws, rng):
         """Draws of each predicted class's accuracy ``theta_kk``, shape (n_draws, K)."""
@@ -278,7 +295,8 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
         K = self.n_classes_
         hit = self._accuracy_samples(n_draws, rng)
         errors = dirichlet_draws(
-            np.broadcast_to(self.posterior_._error_alpha(), (n_draws, K, K)), rng)
+            np.broadcast_to(self.posterior_._error_alpha(), (n_draws, K, K)), rng
+        )
         return errors * (1.0 - hit)[..., None] + hit[..., None] * np.eye(K)
 
     # ------------------------------------------------------------ contract hooks
@@ -360,8 +378,7 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
             "random_state": ["random_state"],
         },
     )
-    def confusion_matrix_samples(self, n_draws=DEFAULT_N_DRAWS, normalize="all",
-                                 random_state=None):
+    def confusion_matrix_samples(self, n_draws=DEFAULT_N_DRAWS, normalize="all", random_state=None):
         """Posterior draws of the confusion matrix (rows true, columns predicted).
 
         Parameters
@@ -410,11 +427,11 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
             matrix /= n_draws
         else:
             matrix = _normalize(
-                self.posterior_.mean()[None], self.group_weights_, normalize,
-                self.n_rows_.sum()
+                self.posterior_.mean()[None], self.group_weights_, normalize, self.n_rows_.sum()
             )[0]
         return pd.DataFrame(
-            matrix, index=self._class_index("true_class"),
+            matrix,
+            index=self._class_index("true_class"),
             columns=self._class_index("predicted_class"),
         )
 
@@ -433,8 +450,9 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
         if not (isinstance(self.prior, str) and self.prior == "uniform"):
             return None
         mean, var = self._group_metric_moments()
-        return prior_pull(self.group_weights_, mean, var, self.counts_.sum(axis=1),
-                          self._observed_group_sums())
+        return prior_pull(
+            self.group_weights_, mean, var, self.counts_.sum(axis=1), self._observed_group_sums()
+        )
 
     def _group_metric_moments(self):
         """Posterior mean and variance of each predicted class's metric (accuracy)."""
@@ -444,7 +462,6 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
     def _observed_group_sums(self):
         """Sum of the metric over each predicted class's labeled rows (right ones)."""
         return np.diagonal(self.counts_).copy()
-
 
 
 def _normalize(theta, p, normalize, n_total):
@@ -471,4 +488,3 @@ def _normalize(theta, p, normalize, n_total):
             fallback = np.where(rows > 0, mean / rows, 1.0 / K)
         out = np.where(empty, fallback[None], out)
     return out
-

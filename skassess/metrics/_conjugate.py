@@ -38,9 +38,7 @@ def _counts(name, value, shape):
     try:
         value = np.broadcast_to(value, shape).copy()
     except ValueError:
-        raise ValueError(
-            f"{name} must have shape {shape}; got shape {value.shape}."
-        ) from None
+        raise ValueError(f"{name} must have shape {shape}; got shape {value.shape}.") from None
     if not np.all(np.isfinite(value)) or np.any(value < 0):
         raise ValueError(f"{name} must be finite and >= 0; got {value.tolist()!r}.")
     return value
@@ -97,8 +95,9 @@ class BetaPosterior:
         return obj
 
     @classmethod
-    def from_moments(cls, mean, var, successes, failures, *, min_strength=0.0,
-                     max_strength=1e12, floor=1e-9):
+    def from_moments(
+        cls, mean, var, successes, failures, *, min_strength=0.0, max_strength=1e12, floor=1e-9
+    ):
         """The posterior after these counts whose mean and variance are as given.
 
         A posterior known only by its moments (e.g. a mixture over
@@ -141,8 +140,12 @@ class BetaPosterior:
         with np.errstate(divide="ignore"):
             strength = np.clip(mean * (1.0 - mean) / var - 1.0, min_strength, max_strength)
         total = np.maximum(strength, needed)
-        return cls(np.maximum(total * mean - successes, floor),
-                   np.maximum(total * (1.0 - mean) - failures, floor), successes, failures)
+        return cls(
+            np.maximum(total * mean - successes, floor),
+            np.maximum(total * (1.0 - mean) - failures, floor),
+            successes,
+            failures,
+        )
 
     @property
     def shape(self):
@@ -178,11 +181,12 @@ class BetaPosterior:
             g = np.unravel_index(int(np.flatnonzero(successes > trials)[0]), shape)
             g = g[0] if len(g) == 1 else g
             raise ValueError(
-                f"successes must not exceed trials; cell {g} has {successes[g]} > "
-                f"{trials[g]}."
+                f"successes must not exceed trials; cell {g} has {successes[g]} > {trials[g]}."
             )
         return BetaPosterior._trusted(
-            self.prior_alpha, self.prior_beta, self.successes + successes,
+            self.prior_alpha,
+            self.prior_beta,
+            self.successes + successes,
             self.failures + trials - successes,
         )
 
@@ -305,8 +309,9 @@ class BetaPosterior:
     },
     prefer_skip_nested_validation=True,
 )
-def robust_mixture_posterior(prior_alpha, prior_beta, successes, failures, *,
-                             prior_weight, vague=1.0):
+def robust_mixture_posterior(
+    prior_alpha, prior_beta, successes, failures, *, prior_weight, vague=1.0
+):
     """The posterior of a rate under a robust mixture prior, as one Beta per cell.
 
     The prior is ``w Beta(prior_alpha, prior_beta) + (1 - w) Beta(vague,
@@ -348,8 +353,12 @@ def robust_mixture_posterior(prior_alpha, prior_beta, successes, failures, *,
     (True, 0.212)
     """
     informative = BetaPosterior(prior_alpha, prior_beta, successes, failures)
-    flat = BetaPosterior(np.full(informative.shape, float(vague)), float(vague),
-                         informative.successes, informative.failures)
+    flat = BetaPosterior(
+        np.full(informative.shape, float(vague)),
+        float(vague),
+        informative.successes,
+        informative.failures,
+    )
     w = float(prior_weight)
     with np.errstate(divide="ignore"):
         log_w1 = np.log(w) + informative.log_marginal_likelihood()
@@ -358,8 +367,9 @@ def robust_mixture_posterior(prior_alpha, prior_beta, successes, failures, *,
     m1, m0 = informative.mean(), flat.mean()
     mean = weight * m1 + (1.0 - weight) * m0
     second = weight * (informative.var() + m1**2) + (1.0 - weight) * (flat.var() + m0**2)
-    post = BetaPosterior.from_moments(mean, second - mean**2, informative.successes,
-                                      informative.failures)
+    post = BetaPosterior.from_moments(
+        mean, second - mean**2, informative.successes, informative.failures
+    )
     return post, weight
 
 
@@ -441,9 +451,7 @@ class DirichletPosterior(_CategoricalRows):
     def merge(self, other):
         """Combine with a posterior of the same prior fitted on disjoint data."""
         if not isinstance(other, DirichletPosterior):
-            raise TypeError(
-                f"can only merge a DirichletPosterior; got {type(other).__name__}."
-            )
+            raise TypeError(f"can only merge a DirichletPosterior; got {type(other).__name__}.")
         if not np.array_equal(self.prior_alpha, other.prior_alpha):
             raise ValueError("Posteriors with different priors cannot be merged.")
         return DirichletPosterior(self.prior_alpha, self.counts + other.counts)

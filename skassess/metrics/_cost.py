@@ -94,12 +94,21 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
     }
 
     def __init__(
-        self, *, cost_matrix=None, prior="calibrated", prior_strength=DEFAULT_PRIOR_STRENGTH,
-        classes=None, missing_label=-1, random_state=None,
+        self,
+        *,
+        cost_matrix=None,
+        prior="calibrated",
+        prior_strength=DEFAULT_PRIOR_STRENGTH,
+        classes=None,
+        missing_label=-1,
+        random_state=None,
     ):
         super().__init__(
-            prior=prior, prior_strength=prior_strength, classes=classes,
-            missing_label=missing_label, random_state=random_state,
+            prior=prior,
+            prior_strength=prior_strength,
+            classes=classes,
+            missing_label=missing_label,
+            random_state=random_state,
         )
         self.cost_matrix = cost_matrix
 
@@ -132,14 +141,14 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         K = self.n_classes_
         off = ~np.eye(K, dtype=bool)
         alpha = np.where(off, self.posterior_.alpha, 0.0)
-        columns = [np.unique(self.cost_matrix_[off[:, k], k], return_inverse=True)
-                   for k in range(K)]
+        columns = [
+            np.unique(self.cost_matrix_[off[:, k], k], return_inverse=True) for k in range(K)
+        ]
         V = max(len(u) for u, _ in columns)
         values, agg = np.zeros((K, V)), np.zeros((K, V))
         for k, (u, inverse) in enumerate(columns):
             values[k, : len(u)] = u
-            agg[k, : len(u)] = np.bincount(inverse, weights=alpha[k][off[:, k]],
-                                           minlength=len(u))
+            agg[k, : len(u)] = np.bincount(inverse, weights=alpha[k][off[:, k]], minlength=len(u))
         return values, agg
 
     def _draw_width(self):
@@ -156,7 +165,7 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
             m = min(chunk, n_draws - start)
             hit = self._accuracy_samples(m, rng)
             shares = dirichlet_draws(np.broadcast_to(alpha, (m,) + alpha.shape), rng)
-            out[start:start + m] = hit * hit_cost + (1.0 - hit) * (shares * values).sum(axis=-1)
+            out[start : start + m] = hit * hit_cost + (1.0 - hit) * (shares * values).sum(axis=-1)
         return out
 
     def _pool_cost_samples(self, n_draws, rng):
@@ -186,13 +195,13 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
             shares = dirichlet_draws(np.broadcast_to(alpha, (m,) + alpha.shape), rng)
             mean = (shares * values).sum(axis=-1)
             var = np.maximum((shares * values**2).sum(axis=-1) - mean**2, 0.0)
-            errors = np.maximum(wrong * mean + np.sqrt(wrong * var) * rng.standard_normal(
-                wrong.shape), 0.0)
+            errors = np.maximum(
+                wrong * mean + np.sqrt(wrong * var) * rng.standard_normal(wrong.shape), 0.0
+            )
             with np.errstate(invalid="ignore", divide="ignore"):
                 pool = (labeled_cost + right * hit_cost + errors) / n_rows
             # A predicted class with no row: the cost of a new row predicted so.
-            out[start:start + m] = np.where(n_rows > 0, pool,
-                                            hit * hit_cost + (1.0 - hit) * mean)
+            out[start : start + m] = np.where(n_rows > 0, pool, hit * hit_cost + (1.0 - hit) * mean)
         return out
 
     def _pool_cost_mean(self):
@@ -210,13 +219,15 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         right = hit * n_rows - np.diagonal(self.counts_)
         wrong = np.maximum(n_rows - labeled, 0.0) - right
         with np.errstate(invalid="ignore", divide="ignore"):
-            pool = (self._observed_group_sums() + right * np.diagonal(self.cost_matrix_)
-                    + wrong * error_cost) / n_rows
+            pool = (
+                self._observed_group_sums()
+                + right * np.diagonal(self.cost_matrix_)
+                + wrong * error_cost
+            ) / n_rows
         return np.where(n_rows > 0, pool, self._cost(self.posterior_.mean()))
 
     def _overall_exact_mean(self):
-        mean = (self._pool_cost_mean() if self._calibrated()
-                else self._cost(self.posterior_.mean()))
+        mean = self._pool_cost_mean() if self._calibrated() else self._cost(self.posterior_.mean())
         return float(mean @ self.group_weights_)
 
     _overall_name = "expected cost"
@@ -267,8 +278,7 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         tail = (1.0 - level) / 2.0
         draws = self.groupwise_samples(n_draws, random_state)
         lower, upper = np.quantile(draws, [tail, 1.0 - tail], axis=0)
-        mean = (self._pool_cost_mean() if self._calibrated()
-                else self._cost(self.posterior_.mean()))
+        mean = self._pool_cost_mean() if self._calibrated() else self._cost(self.posterior_.mean())
         return pd.DataFrame(
             {
                 "n_labeled": self.counts_.sum(axis=1),
@@ -292,7 +302,5 @@ def _checked_cost(cost_matrix, K):
             f"shape {cost.shape}."
         )
     if not np.all(np.isfinite(cost)) or np.any(cost < 0):
-        raise ValueError(
-            f"cost_matrix must be finite and non-negative; got {cost.tolist()!r}."
-        )
+        raise ValueError(f"cost_matrix must be finite and non-negative; got {cost.tolist()!r}.")
     return cost

@@ -21,9 +21,7 @@ def _axes(ax, caller):
     try:
         import matplotlib.pyplot as plt
     except ImportError as exc:
-        raise ImportError(
-            f"{caller} needs matplotlib: pip install 'skassess[plot]'."
-        ) from exc
+        raise ImportError(f"{caller} needs matplotlib: pip install 'skassess[plot]'.") from exc
 
     if ax is None:
         _, ax = plt.subplots()
@@ -117,8 +115,13 @@ class ReliabilityDisplay:
         if show_histogram:
             self.hist_ax_ = ax.twinx()
             self.hist_ax_.bar(
-                table["bin_lower"], table["weight"], width=table["bin_upper"] - table["bin_lower"],
-                align="edge", color="0.85", edgecolor="0.6", zorder=0,
+                table["bin_lower"],
+                table["weight"],
+                width=table["bin_upper"] - table["bin_lower"],
+                align="edge",
+                color="0.85",
+                edgecolor="0.6",
+                zorder=0,
             )
             self.hist_ax_.set_ylabel("share of rows")
             top = float(table["weight"].max())
@@ -134,8 +137,11 @@ class ReliabilityDisplay:
             label += f"\nECE {self.ece[0]:.3f} [{self.ece[1]:.3f}, {self.ece[2]:.3f}]"
         style = {"fmt": "o", "capsize": 3, "color": "C0", "clip_on": False, **kwargs}
         self.errorbar_ = ax.errorbar(
-            t["confidence"], t["mean"],
-            yerr=[t["mean"] - t["lower"], t["upper"] - t["mean"]], label=label, **style,
+            t["confidence"],
+            t["mean"],
+            yerr=[t["mean"] - t["lower"], t["upper"] - t["mean"]],
+            label=label,
+            **style,
         )
         self.line_ = self.errorbar_[0]
         ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="confidence (top-1 score)", ylabel="accuracy")
@@ -144,8 +150,9 @@ class ReliabilityDisplay:
         return self
 
     @classmethod
-    def from_estimator(cls, estimator, *, level=0.95, n_draws=DEFAULT_N_DRAWS, ax=None,
-                       name=None, **kwargs):
+    def from_estimator(
+        cls, estimator, *, level=0.95, n_draws=DEFAULT_N_DRAWS, ax=None, name=None, **kwargs
+    ):
         """Plot the diagram of a fitted :class:`BayesianCalibrationError`.
 
         Parameters
@@ -176,10 +183,22 @@ class ReliabilityDisplay:
         return cls(estimator.summary(level), level, ece).plot(ax=ax, name=name, **kwargs)
 
     @classmethod
-    def from_predictions(cls, y_true, y_score, *, n_bins=10, strategy="uniform",
-                         prior="uniform", prior_strength=DEFAULT_PRIOR_STRENGTH,
-                         missing_label=-1, level=0.95, random_state=None, ax=None,
-                         name=None, **kwargs):
+    def from_predictions(
+        cls,
+        y_true,
+        y_score,
+        *,
+        n_bins=10,
+        strategy="uniform",
+        prior="uniform",
+        prior_strength=DEFAULT_PRIOR_STRENGTH,
+        missing_label=-1,
+        level=0.95,
+        random_state=None,
+        ax=None,
+        name=None,
+        **kwargs,
+    ):
         """Fit a :class:`BayesianCalibrationError` on labels and scores, then plot it.
 
         Rows of ``y_true`` equal to ``missing_label`` are unlabeled: they still
@@ -192,8 +211,12 @@ class ReliabilityDisplay:
         display : ReliabilityDisplay
         """
         est = BayesianCalibrationError(
-            n_bins=n_bins, strategy=strategy, prior=prior, prior_strength=prior_strength,
-            missing_label=missing_label, random_state=random_state,
+            n_bins=n_bins,
+            strategy=strategy,
+            prior=prior,
+            prior_strength=prior_strength,
+            missing_label=missing_label,
+            random_state=random_state,
         ).fit(y_score, y_true)
         return cls.from_estimator(est, level=level, ax=ax, name=name, **kwargs)
 
@@ -235,8 +258,18 @@ class PosteriorDisplay:
     >>> disp = PosteriorDisplay.from_predictions(np.tile([0, 0], 20), scores)
     """
 
-    def __init__(self, labels, mean, lower, upper, y_mean=None, y_lower=None, y_upper=None,
-                 xlabel=None, ylabel=None):
+    def __init__(
+        self,
+        labels,
+        mean,
+        lower,
+        upper,
+        y_mean=None,
+        y_lower=None,
+        y_upper=None,
+        xlabel=None,
+        ylabel=None,
+    ):
         self.labels = np.asarray(labels, dtype=object)
         self.mean, self.lower, self.upper = mean, lower, upper
         self.y_mean, self.y_lower, self.y_upper = y_mean, y_lower, y_upper
@@ -293,9 +326,18 @@ class PosteriorDisplay:
             "random_state": ["random_state"],
         },
     )
-    def from_estimator(cls, estimator, y_estimator=None, *, level=0.95,
-                       n_draws=DEFAULT_N_DRAWS, random_state=None, ax=None, name=None,
-                       **kwargs):
+    def from_estimator(
+        cls,
+        estimator,
+        y_estimator=None,
+        *,
+        level=0.95,
+        n_draws=DEFAULT_N_DRAWS,
+        random_state=None,
+        ax=None,
+        name=None,
+        **kwargs,
+    ):
         """Plot the per-group posterior of a fitted estimator (or of two, against each other).
 
         Parameters
@@ -341,10 +383,22 @@ class PosteriorDisplay:
         return disp.plot(ax=ax, name=name, **kwargs)
 
     @classmethod
-    def from_predictions(cls, y_true, y_score, *, group_by=None, metric="accuracy",
-                         prior="uniform", prior_strength=DEFAULT_PRIOR_STRENGTH,
-                         missing_label=-1, level=0.95, random_state=None, ax=None,
-                         name=None, **kwargs):
+    def from_predictions(
+        cls,
+        y_true,
+        y_score,
+        *,
+        group_by=None,
+        metric="accuracy",
+        prior="uniform",
+        prior_strength=DEFAULT_PRIOR_STRENGTH,
+        missing_label=-1,
+        level=0.95,
+        random_state=None,
+        ax=None,
+        name=None,
+        **kwargs,
+    ):
         """Fit a :class:`BayesianAccuracy` (by predicted class, or by ``group_by``) and plot it.
 
         Returns
@@ -352,8 +406,11 @@ class PosteriorDisplay:
         display : PosteriorDisplay
         """
         est = BayesianAccuracy(
-            metric=metric, grouping="predicted_class" if group_by is None else "external",
-            prior=prior, prior_strength=prior_strength, missing_label=missing_label,
+            metric=metric,
+            grouping="predicted_class" if group_by is None else "external",
+            prior=prior,
+            prior_strength=prior_strength,
+            missing_label=missing_label,
             random_state=random_state,
         ).fit(y_score, y_true, group_by=group_by)
         return cls.from_estimator(est, level=level, ax=ax, name=name, **kwargs)
@@ -434,9 +491,19 @@ class DifferenceDisplay:
         return cls(comparison).plot(ax=ax, name=name, **kwargs)
 
     @classmethod
-    def from_estimator(cls, estimator, group_a, group_b, *, rope=0.05,
-                       n_draws=DEFAULT_N_DRAWS, random_state=None, ax=None, name=None,
-                       **kwargs):
+    def from_estimator(
+        cls,
+        estimator,
+        group_a,
+        group_b,
+        *,
+        rope=0.05,
+        n_draws=DEFAULT_N_DRAWS,
+        random_state=None,
+        ax=None,
+        name=None,
+        **kwargs,
+    ):
         """Compare two groups of a fitted estimator (see :func:`compare_groups`) and plot."""
         comparison = compare_groups(
             estimator, group_a, group_b, rope=rope, n_draws=n_draws, random_state=random_state
@@ -444,21 +511,37 @@ class DifferenceDisplay:
         return cls(comparison).plot(ax=ax, name=name, **kwargs)
 
     @classmethod
-    def from_predictions(cls, y_true, y_score, *, group_a, group_b, group_by=None,
-                         metric="accuracy", rope=0.05, prior="uniform",
-                         prior_strength=DEFAULT_PRIOR_STRENGTH, missing_label=-1,
-                         random_state=None, ax=None, name=None, **kwargs):
+    def from_predictions(
+        cls,
+        y_true,
+        y_score,
+        *,
+        group_a,
+        group_b,
+        group_by=None,
+        metric="accuracy",
+        rope=0.05,
+        prior="uniform",
+        prior_strength=DEFAULT_PRIOR_STRENGTH,
+        missing_label=-1,
+        random_state=None,
+        ax=None,
+        name=None,
+        **kwargs,
+    ):
         """Fit a :class:`BayesianAccuracy` and plot the difference between two groups.
 
         Groups are the predicted classes, or the labels in ``group_by``.
         """
         est = BayesianAccuracy(
-            metric=metric, grouping="predicted_class" if group_by is None else "external",
-            prior=prior, prior_strength=prior_strength, missing_label=missing_label,
+            metric=metric,
+            grouping="predicted_class" if group_by is None else "external",
+            prior=prior,
+            prior_strength=prior_strength,
+            missing_label=missing_label,
             random_state=random_state,
         ).fit(y_score, y_true, group_by=group_by)
-        return cls.from_estimator(est, group_a, group_b, rope=rope, ax=ax, name=name,
-                                  **kwargs)
+        return cls.from_estimator(est, group_a, group_b, rope=rope, ax=ax, name=name, **kwargs)
 
 
 class ModelComparisonDisplay(PosteriorDisplay):
@@ -510,8 +593,9 @@ class ModelComparisonDisplay(PosteriorDisplay):
         super().plot(ax=ax, name=name, **kwargs)
         transform = self.ax_.get_yaxis_transform()
         self.texts_ = [
-            self.ax_.text(1.01, i, f"P(best) {p:.2f}", transform=transform, va="center",
-                          fontsize="small")
+            self.ax_.text(
+                1.01, i, f"P(best) {p:.2f}", transform=transform, va="center", fontsize="small"
+            )
             for i, p in enumerate(self.p_best)
         ]
         return self
@@ -525,8 +609,17 @@ class ModelComparisonDisplay(PosteriorDisplay):
             "random_state": ["random_state"],
         },
     )
-    def from_estimator(cls, estimator, *, level=0.95, n_draws=DEFAULT_N_DRAWS,
-                       random_state=None, ax=None, name=None, **kwargs):
+    def from_estimator(
+        cls,
+        estimator,
+        *,
+        level=0.95,
+        n_draws=DEFAULT_N_DRAWS,
+        random_state=None,
+        ax=None,
+        name=None,
+        **kwargs,
+    ):
         """Plot a fitted :class:`BayesianModelComparison` (or an ``ActiveModelSelector``'s).
 
         ``level``, ``n_draws``, ``random_state``, ``ax``, ``name`` and
@@ -539,6 +632,11 @@ class ModelComparisonDisplay(PosteriorDisplay):
         comparison = getattr(estimator, "estimator_", estimator)
         draws = _group_draws(comparison, n_draws, random_state)
         mean, lower, upper = _intervals(draws, level)
-        return cls(draws.columns, mean, lower, upper, best_shares(draws),
-                   xlabel=getattr(comparison, "metric", "accuracy")).plot(ax=ax, name=name,
-                                                                           **kwargs)
+        return cls(
+            draws.columns,
+            mean,
+            lower,
+            upper,
+            best_shares(draws),
+            xlabel=getattr(comparison, "metric", "accuracy"),
+        ).plot(ax=ax, name=name, **kwargs)

@@ -106,8 +106,10 @@ class HierarchicalBeta:
         # Groups with the same counts share a term: one per distinct (s, f) pair.
         labeled = self.successes + self.failures > 0
         pairs, times = np.unique(
-            np.column_stack([self.successes[labeled], self.failures[labeled]]), axis=0,
-            return_counts=True)
+            np.column_stack([self.successes[labeled], self.failures[labeled]]),
+            axis=0,
+            return_counts=True,
+        )
         base = betaln(a, b)
         for (s, f), m in zip(pairs, times, strict=True):
             out = out + m * (betaln(a + s, b + f) - base)
@@ -121,8 +123,9 @@ class HierarchicalBeta:
         are computed once per pair: O(nodes x pairs), not O(nodes x groups).
         """
         if not hasattr(self, "_pairs"):
-            pairs, inverse = np.unique(np.column_stack([self.successes, self.failures]),
-                                       axis=0, return_inverse=True)
+            pairs, inverse = np.unique(
+                np.column_stack([self.successes, self.failures]), axis=0, return_inverse=True
+            )
             self._pairs, self._inverse = pairs, inverse.ravel()
         return self._pairs, self._inverse
 
@@ -197,8 +200,9 @@ class HierarchicalBeta:
         mean = self.weights @ mu
         second = self.weights @ (mu * (mu * kappa + 1.0) / (kappa + 1.0))
         zeros = np.zeros_like(self.successes)
-        return BetaPosterior.from_moments(np.full_like(zeros, mean),
-                                          np.full_like(zeros, second - mean**2), zeros, zeros)
+        return BetaPosterior.from_moments(
+            np.full_like(zeros, mean), np.full_like(zeros, second - mean**2), zeros, zeros
+        )
 
     def rvs(self, size, rng):
         """Joint draws of every group's rate, shape ``(size, n_groups)``.

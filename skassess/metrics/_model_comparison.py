@@ -61,38 +61,56 @@ def check_model_scores(X, n_models=None, n_classes=None):
     if isinstance(X, (list, tuple)):
         parts = [check_scores(s, input_name=f"X[{m}]") for m, s in enumerate(X)]
         if len({p.shape for p in parts}) > 1:
-            raise ValueError("X: the models' score arrays differ in shape: "
-                             f"{[p.shape for p in parts]}.")
+            raise ValueError(
+                f"X: the models' score arrays differ in shape: {[p.shape for p in parts]}."
+            )
         S = np.stack(parts, axis=1) if parts else np.empty((0, 0, 0))
     else:
         with naming("X"):
             # scikit-learn's messages for complex, empty and non-finite input
-            A = check_array(X, dtype=np.float64, allow_nd=True, ensure_2d=False,
-                            input_name="X")
+            A = check_array(X, dtype=np.float64, allow_nd=True, ensure_2d=False, input_name="X")
         if A.ndim >= 2 and np.any(A < 0):
-            raise ValueError("Negative values in data passed to X: scores are "
-                             "probabilities in [0, 1].")
+            raise ValueError(
+                "Negative values in data passed to X: scores are probabilities in [0, 1]."
+            )
         if A.ndim == 2:
-            S = np.stack([check_scores(A[:, m], input_name=f"X[:, {m}]")
-                          for m in range(A.shape[1])], axis=1) if A.shape[1] else \
-                np.empty((A.shape[0], 0, 2))
+            S = (
+                np.stack(
+                    [check_scores(A[:, m], input_name=f"X[:, {m}]") for m in range(A.shape[1])],
+                    axis=1,
+                )
+                if A.shape[1]
+                else np.empty((A.shape[0], 0, 2))
+            )
         elif A.ndim == 3:
-            S = np.stack([check_scores(A[:, m], input_name=f"X[:, {m}]")
-                          for m in range(A.shape[1])], axis=1) if A.shape[1] else A
+            S = (
+                np.stack(
+                    [check_scores(A[:, m], input_name=f"X[:, {m}]") for m in range(A.shape[1])],
+                    axis=1,
+                )
+                if A.shape[1]
+                else A
+            )
         else:
-            raise ValueError(f"X must be (n_samples, n_models, n_classes), (n_samples, "
-                             f"n_models) or a list of score arrays; got shape {A.shape}.")
+            raise ValueError(
+                f"X must be (n_samples, n_models, n_classes), (n_samples, "
+                f"n_models) or a list of score arrays; got shape {A.shape}."
+            )
     if S.ndim != 3 or S.shape[1] < 2:
-        raise ValueError(f"X must hold the scores of at least two models; got "
-                         f"{S.shape[1] if S.ndim == 3 else 0}.")
+        raise ValueError(
+            f"X must hold the scores of at least two models; got "
+            f"{S.shape[1] if S.ndim == 3 else 0}."
+        )
     if S.shape[0] == 0:
         raise ValueError("X has no rows.")
     if n_models is not None and S.shape[1] != n_models:
-        raise ValueError(f"X has {S.shape[1]} models, but the estimator was fitted with "
-                         f"{n_models}.")
+        raise ValueError(
+            f"X has {S.shape[1]} models, but the estimator was fitted with {n_models}."
+        )
     if n_classes is not None and S.shape[2] != n_classes:
-        raise ValueError(f"X has {S.shape[2]} classes, but the estimator was fitted with "
-                         f"{n_classes}.")
+        raise ValueError(
+            f"X has {S.shape[2]} classes, but the estimator was fitted with {n_classes}."
+        )
     return S
 
 
@@ -272,10 +290,21 @@ class BayesianModelComparison(BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, prior="informative", *, metric="accuracy", prior_strength=2.0,
-                 prior_split="even",
-                 tie_prior=0.5, model_names=None, classes=None, missing_label=-1, rope=0.01,
-                 n_draws=DEFAULT_N_DRAWS, random_state=None):
+    def __init__(
+        self,
+        prior="informative",
+        *,
+        metric="accuracy",
+        prior_strength=2.0,
+        prior_split="even",
+        tie_prior=0.5,
+        model_names=None,
+        classes=None,
+        missing_label=-1,
+        rope=0.01,
+        n_draws=DEFAULT_N_DRAWS,
+        random_state=None,
+    ):
         self.prior = prior
         self.metric = metric
         self.prior_strength = prior_strength
@@ -296,8 +325,9 @@ class BayesianModelComparison(BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
     def _rows(self, X, y, reset):
-        S = check_model_scores(X, None if reset else self.n_models_,
-                               None if reset else self.n_classes_)
+        S = check_model_scores(
+            X, None if reset else self.n_models_, None if reset else self.n_classes_
+        )
         codes = self._codes(y, S.shape[0], S.shape[2])
         pred = S.argmax(axis=2)
         return S, pred, agreement_patterns(pred), codes
@@ -311,8 +341,9 @@ class BayesianModelComparison(BaseEstimator):
     def _outcomes(self, blocks, pred, codes):
         """Category of each labeled row: the right block, or n_models for none."""
         right = pred == codes[:, None]
-        return np.where(right.any(axis=1), blocks[np.arange(len(codes)), right.argmax(axis=1)],
-                        self.n_models_)
+        return np.where(
+            right.any(axis=1), blocks[np.arange(len(codes)), right.argmax(axis=1)], self.n_models_
+        )
 
     def _prior_means(self, S, pred, blocks):
         """Per row, the outcome probabilities under the models' averaged scores."""
@@ -321,7 +352,7 @@ class BayesianModelComparison(BaseEstimator):
         q = np.zeros((len(S), M + 1))
         # the class of each block is the prediction of its first model
         for m in range(M):
-            first = blocks[:, m] == blocks[:, :m + 1].max(axis=1)
+            first = blocks[:, m] == blocks[:, : m + 1].max(axis=1)
             first &= ~(blocks[:, :m] == blocks[:, [m]]).any(axis=1)
             rows = np.flatnonzero(first)
             q[rows, blocks[rows, m]] = avg[rows, pred[rows, m]]
@@ -350,8 +381,11 @@ class BayesianModelComparison(BaseEstimator):
             self.n_unlabeled_ = np.concatenate([self.n_unlabeled_, np.zeros(grow, np.int64)])
             self._n_items = np.concatenate([self._n_items, np.zeros(grow, np.int64)])
             known = {tuple(p): i for i, p in enumerate(self._key_table)}
-        return np.array([known[tuple(b)] for b in keys], dtype=np.int64) if len(keys) \
+        return (
+            np.array([known[tuple(b)] for b in keys], dtype=np.int64)
+            if len(keys)
             else np.empty(0, np.int64)
+        )
 
     def _add(self, S, pred, blocks, codes, reset):
         ids = self._pattern_ids(self._keys(blocks, pred), reset)
@@ -384,8 +418,9 @@ class BayesianModelComparison(BaseEstimator):
         if self.prior == "uniform":
             self.prior_ = support.astype(np.float64)
             return
-        mean = np.where(support, np.maximum(self._q_sum / self._n_items[:, None],
-                                            MIN_PRIOR_MEAN), 0.0)
+        mean = np.where(
+            support, np.maximum(self._q_sum / self._n_items[:, None], MIN_PRIOR_MEAN), 0.0
+        )
         mean /= mean.sum(axis=1, keepdims=True)
         if self.prior_split == "even":
             # the scores say how often no block is right; which block is right starts
@@ -415,12 +450,13 @@ class BayesianModelComparison(BaseEstimator):
         S, pred, blocks, codes = self._rows(X, y, reset=True)
         self.n_models_, self.n_classes_ = S.shape[1], S.shape[2]
         if self.metric != "accuracy" and self.n_classes_ != 2:
-            raise ValueError(f"metric={self.metric!r} needs binary models (2 classes); "
-                             f"got {self.n_classes_} classes.")
+            raise ValueError(
+                f"metric={self.metric!r} needs binary models (2 classes); "
+                f"got {self.n_classes_} classes."
+            )
         names = self.model_names
         if names is not None and len(names) != self.n_models_:
-            raise ValueError(f"model_names has {len(names)} names for "
-                             f"{self.n_models_} models.")
+            raise ValueError(f"model_names has {len(names)} names for {self.n_models_} models.")
         self._add(S, pred, blocks, codes, reset=True)
         return self
 
@@ -444,8 +480,10 @@ class BayesianModelComparison(BaseEstimator):
         check_is_fitted(self)
         pattern = np.asarray(pattern, dtype=np.int64)
         category = np.asarray(category, dtype=np.int64)
-        if np.any(self.n_unlabeled_[np.unique(pattern)] <
-                  np.bincount(pattern, minlength=len(self.patterns_))[np.unique(pattern)]):
+        if np.any(
+            self.n_unlabeled_[np.unique(pattern)]
+            < np.bincount(pattern, minlength=len(self.patterns_))[np.unique(pattern)]
+        ):
             raise ValueError("label: more labels than unlabeled items in a pattern.")
         np.add.at(self.counts_, (pattern, category), 1.0)
         self.n_unlabeled_ -= np.bincount(pattern, minlength=len(self.patterns_))
@@ -486,9 +524,11 @@ class BayesianModelComparison(BaseEstimator):
         a = np.where(support, self.prior_[:, :M], 1.0)
         n = np.where(support, self.counts_[:, :M], 0.0)
         n_some = n.sum(axis=1)
-        log_slab = (gammaln(a.sum(axis=1, where=support)) -
-                    gammaln(a.sum(axis=1, where=support) + n_some) +
-                    (gammaln(a + n) - gammaln(a)).sum(axis=1, where=support))
+        log_slab = (
+            gammaln(a.sum(axis=1, where=support))
+            - gammaln(a.sum(axis=1, where=support) + n_some)
+            + (gammaln(a + n) - gammaln(a)).sum(axis=1, where=support)
+        )
         log_tie = -n_some * np.log(r)
         log_odds = np.log(self.tie_prior) - np.log1p(-self.tie_prior) + log_tie - log_slab
         return np.where(r > 1, expit(log_odds), self.tie_prior)
@@ -499,8 +539,9 @@ class BayesianModelComparison(BaseEstimator):
         even = (np.arange(self.n_models_)[None, :] < r[:, None]) / r[:, None]
         return np.where(tie[..., None], even, theta_blocks_slab)
 
-    @validate_args({"n_draws": [N_DRAWS, None],
-                    "random_state": ["random_state", np.random.Generator]})
+    @validate_args(
+        {"n_draws": [N_DRAWS, None], "random_state": ["random_state", np.random.Generator]}
+    )
     def groupwise_samples(self, n_draws=None, random_state=None):
         """Posterior draws of each model's accuracy on the pool, ``(n_draws, n_models)``.
 
@@ -546,8 +587,9 @@ class BayesianModelComparison(BaseEstimator):
         """
         M = self.n_models_
         cls0 = self._key_table[:, M]
-        block_class = np.where(np.arange(M + 1)[None, :] == 0, cls0[:, None],
-                               1 - cls0[:, None])                 # (n_pat, M + 1)
+        block_class = np.where(
+            np.arange(M + 1)[None, :] == 0, cls0[:, None], 1 - cls0[:, None]
+        )  # (n_pat, M + 1)
         y = np.where(np.arange(M + 1)[None, :] == M, 1 - cls0[:, None], block_class)
         pred = np.where(self.patterns_ == 0, cls0[:, None], 1 - cls0[:, None])  # (n_pat, M)
         cond, out = rate_terms(self.metric, pred[:, None, :], y[:, :, None])
@@ -557,8 +599,9 @@ class BayesianModelComparison(BaseEstimator):
         counts = self._category_draws(rng, n_draws, sceptical)
         if self.metric == "accuracy":
             # model m is right on category blocks[p, m] of pattern p
-            correct = np.take_along_axis(counts, np.broadcast_to(
-                self.patterns_, (n_draws, *self.patterns_.shape)), axis=2)
+            correct = np.take_along_axis(
+                counts, np.broadcast_to(self.patterns_, (n_draws, *self.patterns_.shape)), axis=2
+            )
             return (correct.sum(axis=1) + self.n_correct_labeled_) / self.n_samples_
         cond, joint = self._rate_weights()
         total = counts + self.counts_
@@ -589,19 +632,22 @@ class BayesianModelComparison(BaseEstimator):
 
     def _mean_accuracy(self, sceptical=True):
         theta = self._outcome_probabilities(sceptical)
-        expected = self.n_unlabeled_[:, None] * np.take_along_axis(theta, self.patterns_,
-                                                                    axis=1)
+        expected = self.n_unlabeled_[:, None] * np.take_along_axis(theta, self.patterns_, axis=1)
         return (expected.sum(axis=0) + self.n_correct_labeled_) / self.n_samples_
 
-    @validate_args({"n_draws": [N_DRAWS, None],
-                    "random_state": ["random_state", np.random.Generator]})
+    @validate_args(
+        {"n_draws": [N_DRAWS, None], "random_state": ["random_state", np.random.Generator]}
+    )
     def best_probabilities(self, n_draws=None, random_state=None):
         """P(model m has the highest metric) for each model (ties split evenly).
 
         For an error rate (``"fnr"``, ``"fpr"``) the highest is the worst.
         """
-        return pd.Series(best_shares(self.groupwise_samples(n_draws, random_state)),
-                         index=self.groups_, name="p_best")
+        return pd.Series(
+            best_shares(self.groupwise_samples(n_draws, random_state)),
+            index=self.groups_,
+            name="p_best",
+        )
 
     @validate_args({"level": [LEVEL]})
     def summary(self, level=0.95):
@@ -615,12 +661,20 @@ class BayesianModelComparison(BaseEstimator):
         draws = self._draws(sceptical=False)
         tail = (1 - level) / 2
         lower, upper = np.quantile(draws, [tail, 1 - tail], axis=0)
-        mean = (self._mean_accuracy(sceptical=False) if self.metric == "accuracy"
-                else draws.mean(axis=0))
-        return pd.DataFrame({
-            "mean": mean, "lower": lower, "upper": upper,
-            "p_best": best_shares(self.groupwise_samples()),
-        }, index=self.groups_)
+        mean = (
+            self._mean_accuracy(sceptical=False)
+            if self.metric == "accuracy"
+            else draws.mean(axis=0)
+        )
+        return pd.DataFrame(
+            {
+                "mean": mean,
+                "lower": lower,
+                "upper": upper,
+                "p_best": best_shares(self.groupwise_samples()),
+            },
+            index=self.groups_,
+        )
 
     @validate_args({"level": [LEVEL]})
     def pairwise(self, level=0.95):
@@ -636,14 +690,15 @@ class BayesianModelComparison(BaseEstimator):
         continuous = pd.DataFrame(self._draws(sceptical=False), columns=names)
         rows = []
         for i, a in enumerate(names):
-            for b in names[i + 1:]:
+            for b in names[i + 1 :]:
                 row = compare_groups(mixture, a, b, rope=self.rope).summary(level)
                 estimate = compare_groups(continuous, a, b, rope=self.rope)
                 row["mean"] = estimate.mean
                 row["lower"], row["upper"] = estimate.interval(level)
                 rows.append(row)
         return pd.concat(rows, ignore_index=True).rename(
-            columns={"group_a": "model_a", "group_b": "model_b"})
+            columns={"group_a": "model_a", "group_b": "model_b"}
+        )
 
     def score(self, X, y):
         """Mean log posterior predictive probability of the labeled items' joint outcomes.

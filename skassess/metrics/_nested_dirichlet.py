@@ -25,6 +25,7 @@ from ._conjugate import BetaPosterior, _CategoricalRows, _counts, _positive, dir
 
 __all__ = ["NestedDirichletPosterior"]
 
+
 class NestedDirichletPosterior(_CategoricalRows):
     """Accuracy-then-error Dirichlet posteriors of the rows of confusion matrices.
 
@@ -74,8 +75,7 @@ class NestedDirichletPosterior(_CategoricalRows):
         failures = _positive("prior_failures", prior_failures)
         if failures.shape != alpha.shape[:-1]:
             raise ValueError(
-                f"prior_failures must have shape {alpha.shape[:-1]}; got shape "
-                f"{failures.shape}."
+                f"prior_failures must have shape {alpha.shape[:-1]}; got shape {failures.shape}."
             )
         self.prior_alpha = alpha
         self.prior_failures = failures
@@ -109,10 +109,12 @@ class NestedDirichletPosterior(_CategoricalRows):
 
     def diagonal(self):
         """The Beta posterior of each row's accuracy ``theta_kk``, exactly."""
-        return BetaPosterior._trusted(np.diagonal(self.prior_alpha, axis1=-2, axis2=-1),
-                                      self.prior_failures,
-                                      np.diagonal(self.counts, axis1=-2, axis2=-1),
-                                      self.failures - self.prior_failures)
+        return BetaPosterior._trusted(
+            np.diagonal(self.prior_alpha, axis1=-2, axis2=-1),
+            self.prior_failures,
+            np.diagonal(self.counts, axis1=-2, axis2=-1),
+            self.failures - self.prior_failures,
+        )
 
     def update(self, counts):
         """Return the posterior after more ``counts`` of the posterior's shape."""
@@ -135,8 +137,10 @@ class NestedDirichletPosterior(_CategoricalRows):
             raise TypeError(
                 f"can only merge a NestedDirichletPosterior; got {type(other).__name__}."
             )
-        if not (np.array_equal(self.prior_alpha, other.prior_alpha)
-                and np.array_equal(self.prior_failures, other.prior_failures)):
+        if not (
+            np.array_equal(self.prior_alpha, other.prior_alpha)
+            and np.array_equal(self.prior_failures, other.prior_failures)
+        ):
             raise ValueError("Posteriors with different priors cannot be merged.")
         return self.update(other.counts)
 
@@ -167,8 +171,11 @@ class NestedDirichletPosterior(_CategoricalRows):
 
     def total_var(self):
         """Sum over each row's cells of the marginal variances, shape ``shape[:-1]``."""
-        return _row_total_var(np.diagonal(self.alpha, axis1=-2, axis2=-1), self.failures,
-                              *_error_sums(self._error_alpha()))
+        return _row_total_var(
+            np.diagonal(self.alpha, axis1=-2, axis2=-1),
+            self.failures,
+            *_error_sums(self._error_alpha()),
+        )
 
     def total_var_after(self):
         """:meth:`total_var` after one more label of each true class, shape ``shape``.
@@ -248,8 +255,9 @@ class NestedDirichletPosterior(_CategoricalRows):
 
     def _draw(self, rng, shape):
         acc = self.diagonal()
-        hit = rng.beta(np.broadcast_to(acc.alpha, shape[:-1]),
-                       np.broadcast_to(acc.beta, shape[:-1]))
+        hit = rng.beta(
+            np.broadcast_to(acc.alpha, shape[:-1]), np.broadcast_to(acc.beta, shape[:-1])
+        )
         phi = dirichlet_draws(np.broadcast_to(self._error_alpha(), shape), rng)
         return phi * (1.0 - hit)[..., None] + _on_diagonal(hit)
 
@@ -274,5 +282,8 @@ def _row_total_var(a, b, total, sq):
     var_acc = a * b / (n * n * (n + 1.0))
     miss = b / n
     miss_sq = b * (b + 1.0) / (n * (n + 1.0))
-    return var_acc + miss_sq * (sq + total) / (total * (total + 1.0)) - miss * miss * sq / (
-        total * total)
+    return (
+        var_acc
+        + miss_sq * (sq + total) / (total * (total + 1.0))
+        - miss * miss * sq / (total * total)
+    )

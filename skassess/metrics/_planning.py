@@ -56,8 +56,7 @@ class LabelPlan:
     },
     prefer_skip_nested_validation=True,
 )
-def plan_labels(X, y=None, *, width=None, n_labels=None, level=0.95, y_pred=None,
-                missing_label=-1):
+def plan_labels(X, y=None, *, width=None, n_labels=None, level=0.95, y_pred=None, missing_label=-1):
     """Expected width of the overall-accuracy interval at n random labels, and n for a width.
 
     The calibrated prior's overall interval narrows like that of the
@@ -110,9 +109,13 @@ def plan_labels(X, y=None, *, width=None, n_labels=None, level=0.95, y_pred=None
     _, pred, conf = validate_scores(est, X, y_pred=y_pred, reset=False)
     N = conf.size
     z = stats.norm.ppf(0.5 + level / 2.0)
-    codes = (np.full(N, -1) if y is None else
-             check_labels(y, N, est.n_classes_, est._classes(est.n_classes_),
-                          missing_label=est.missing_label))
+    codes = (
+        np.full(N, -1)
+        if y is None
+        else check_labels(
+            y, N, est.n_classes_, est._classes(est.n_classes_), missing_label=est.missing_label
+        )
+    )
     labeled = codes >= 0
     n_have = int(labeled.sum())
     if n_have < 3:
@@ -131,14 +134,17 @@ def plan_labels(X, y=None, *, width=None, n_labels=None, level=0.95, y_pred=None
     if n_labels is None:
         budgets = budgets[budgets < N]
     if np.any(budgets < 1) or np.any(budgets > N):
-        raise ValueError(f"n_labels must be between 1 and the pool's size {N}; got "
-                         f"{budgets.tolist()!r}.")
+        raise ValueError(
+            f"n_labels must be between 1 and the pool's size {N}; got {budgets.tolist()!r}."
+        )
     fpc = np.maximum(1.0 - budgets / N, 0.0)
-    table = pd.DataFrame({
-        "n_labels": budgets,
-        "width": 2 * z * np.sqrt(fpc * var / budgets),
-        "labels_only_width": [_wilson_width(rate, int(n), z) for n in budgets],
-    })
+    table = pd.DataFrame(
+        {
+            "n_labels": budgets,
+            "width": 2 * z * np.sqrt(fpc * var / budgets),
+            "labels_only_width": [_wilson_width(rate, int(n), z) for n in budgets],
+        }
+    )
     n_needed = None
     if width is not None:
         n0 = (2 * z) ** 2 * var / width**2

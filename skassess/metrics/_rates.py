@@ -30,7 +30,15 @@ PRIOR_CONFLICT_LEVEL = 0.01
 
 #: Rates a BayesianAccuracy accepts (selection_rate is refused with a reason).
 METRICS = (
-    "accuracy", "tpr", "fnr", "tnr", "fpr", "ppv", "npv", "precision", "recall",
+    "accuracy",
+    "tpr",
+    "fnr",
+    "tnr",
+    "fpr",
+    "ppv",
+    "npv",
+    "precision",
+    "recall",
     "selection_rate",
 )
 
@@ -71,15 +79,14 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
             )
         if metric != "accuracy" and n_classes != 2:
             raise ValueError(
-                f"metric={name!r} needs binary scores (2 classes); X has "
-                f"{n_classes} score columns."
+                f"metric={name!r} needs binary scores (2 classes); X has {n_classes} score columns."
             )
         if grouping in ("predicted_class", "class_bin") and metric != "accuracy":
             reason = (
                 "its outcome is the prediction, which is constant within a predicted "
                 "class, so the rate is exactly 0 or 1 there"
-                if metric in CONDITION_ON_LABEL else
-                "its condition is the prediction, so it is undefined in one of the "
+                if metric in CONDITION_ON_LABEL
+                else "its condition is the prediction, so it is undefined in one of the "
                 "predicted classes"
             )
             raise ValueError(
@@ -101,8 +108,7 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
     def _init_stats(self, n_groups):
         # The calibrated model's per-bin arrays are empty under the other priors; a
         # binary rate's model has a block of bins per predicted class.
-        bins = (N_BINS * (1 if self._metric() == "accuracy" else 2) if self._calibrated()
-                else 0)
+        bins = N_BINS * (1 if self._metric() == "accuracy" else 2) if self._calibrated() else 0
         for name in self._group_arrays:
             shape = (n_groups, bins) if name in self._score_arrays else (n_groups,)
             setattr(self, name, np.zeros(shape))
@@ -131,8 +137,9 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
             np.add.at(self.score_logit_, cell, weight * ell)
         labeled = y >= 0
         if labeled.any():
-            self._count_labels(pred[labeled], group[labeled], y[labeled], weight[labeled],
-                               conf[labeled])
+            self._count_labels(
+                pred[labeled], group[labeled], y[labeled], weight[labeled], conf[labeled]
+            )
 
     def _count_labels(self, pred, g, y, w, conf=None):
         """Add labeled rows (already counted as rows) to the outcome counts."""
@@ -174,8 +181,9 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
             half = np.full(G, self.prior_strength / 2.0)
             return half, half.copy()
         if isinstance(self.prior, str):  # informative
-            return _beta_prior(self.prior_strength, self.expected_success_,
-                               self.expected_condition_)
+            return _beta_prior(
+                self.prior_strength, self.expected_success_, self.expected_condition_
+            )
         prior = np.asarray(self.prior, dtype=np.float64)
         if prior.shape not in {(2,), (G, 2)}:
             raise ValueError(
@@ -213,8 +221,7 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
             # P(condition | group), e.g. P(y = 1 | g) for TPR: it weighs the groups in
             # the overall rate. Its prior follows `prior` with the same strength.
             if isinstance(self.prior, str) and self.prior == "informative":
-                a0, b0 = _beta_prior(self.prior_strength, self.expected_condition_,
-                                     self.n_rows_)
+                a0, b0 = _beta_prior(self.prior_strength, self.expected_condition_, self.n_rows_)
             else:
                 a0 = b0 = np.full(len(self.n_rows_), self.prior_strength / 2.0)
             self.condition_posterior_ = BetaPosterior(a0, b0).update(
@@ -222,14 +229,17 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
             )
 
     def _fit_calibrated(self):
-        counts = (self.score_rows_, self.score_logit_, self.score_labeled_,
-                  self.score_success_)
+        counts = (self.score_rows_, self.score_logit_, self.score_labeled_, self.score_success_)
         if self._metric() == "accuracy":
             model = CalibratedRates(*counts, self._score_center(), seed=self._summary_seed())
         else:
             model = CalibratedBinaryRates(
-                *counts, metric=self._metric(), successes=self.n_success_,
-                failures=self.n_labeled_ - self.n_success_, seed=self._summary_seed())
+                *counts,
+                metric=self._metric(),
+                successes=self.n_success_,
+                failures=self.n_labeled_ - self.n_success_,
+                seed=self._summary_seed(),
+            )
         self._hierarchy = model
         self.posterior_ = model.posterior()
         self.prior_ = model.predictive()
@@ -289,11 +299,19 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
         pooled rate: the posterior mean's distance from that, weighted as in
         the overall accuracy, against the overall posterior standard deviation.
         """
-        if (self._metric() != "accuracy" or not isinstance(self.prior, str)
-                or self.prior != "uniform"):
+        if (
+            self._metric() != "accuracy"
+            or not isinstance(self.prior, str)
+            or self.prior != "uniform"
+        ):
             return None
-        return prior_pull(self.group_weights_, self.posterior_.mean(), self.posterior_.var(),
-                          self.n_labeled_, self.n_success_)
+        return prior_pull(
+            self.group_weights_,
+            self.posterior_.mean(),
+            self.posterior_.var(),
+            self.n_labeled_,
+            self.n_success_,
+        )
 
     def _warn_prior_conflict(self):
         """Warn when the labels contradict the informative prior (a prior-predictive check).
@@ -304,8 +322,11 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
         sum of the groups' squared standardized residuals against a
         chi-square (some groups off in either direction).
         """
-        if (not self._checks_prior_conflict or self._prior_kind() != "informative"
-                or self._metric() != "accuracy"):
+        if (
+            not self._checks_prior_conflict
+            or self._prior_kind() != "informative"
+            or self._metric() != "accuracy"
+        ):
             return
         n, s = self.n_labeled_, self.n_success_
         labeled = n > 0
@@ -321,10 +342,13 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
         p_total = 2 * stats.norm.sf(abs(total_z))
         p_groups = stats.chi2.sf(chi2, df=labeled.sum())
         if min(p_total, p_groups) < PRIOR_CONFLICT_LEVEL:
-            which = (f"{s.sum():g} of {n.sum():g} labeled rows are right where the scores "
-                     f"expect {expected.sum():.1f} (p = {p_total:.2g})" if p_total <= p_groups
-                     else f"the groups' labels are farther from their scores than chance "
-                     f"allows (p = {p_groups:.2g})")
+            which = (
+                f"{s.sum():g} of {n.sum():g} labeled rows are right where the scores "
+                f"expect {expected.sum():.1f} (p = {p_total:.2g})"
+                if p_total <= p_groups
+                else f"the groups' labels are farther from their scores than chance "
+                f"allows (p = {p_groups:.2g})"
+            )
             warn(
                 f"The labels contradict the informative prior: {which}. The model's scores "
                 "are not calibrated here, so the informative prior's intervals may not hold "
@@ -388,8 +412,9 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
                 f"{self.prior!r}, which models each group's rate, not the pool's counts. "
                 "Use groupwise_samples for its draws of the rates."
             )
-        check_draw_memory(2 * n_draws, self.n_rows_.size,
-                          f"{type(self).__name__}.groupwise_counts", "groups")
+        check_draw_memory(
+            2 * n_draws, self.n_rows_.size, f"{type(self).__name__}.groupwise_counts", "groups"
+        )
         num, den = self._hierarchy.count_rvs(n_draws, self._rng(random_state))
         return np.asarray(num, dtype=np.float64), np.array(den, dtype=np.float64)
 
@@ -466,5 +491,7 @@ def _beta_prior(strength, num, den):
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(den > 0, num / den, 0.5)
         rest = np.where(den > 0, (den - num) / den, 0.5)
-    return (np.maximum(strength * np.clip(mean, 0.0, 1.0), MIN_PSEUDO_COUNT),
-            np.maximum(strength * np.clip(rest, 0.0, 1.0), MIN_PSEUDO_COUNT))
+    return (
+        np.maximum(strength * np.clip(mean, 0.0, 1.0), MIN_PSEUDO_COUNT),
+        np.maximum(strength * np.clip(rest, 0.0, 1.0), MIN_PSEUDO_COUNT),
+    )

@@ -59,8 +59,12 @@ def binary_information(proba):
 
 def _is_pair(metric):
     # ("recall", 3) is one metric; ("accuracy", "recall") a sequence of names.
-    return (isinstance(metric, tuple) and len(metric) == 2 and metric[0] in _PER_CLASS
-            and metric[1] not in METRICS)
+    return (
+        isinstance(metric, tuple)
+        and len(metric) == 2
+        and metric[0] in _PER_CLASS
+        and metric[1] not in METRICS
+    )
 
 
 def parse_metrics(metrics, classes):
@@ -78,18 +82,22 @@ def parse_metrics(metrics, classes):
             if len(metric) != 2 or metric[0] not in _PER_CLASS:
                 raise ValueError(
                     f"a metric pair must be (name, class) with name in {_PER_CLASS}; got "
-                    f"{metric!r}.")
+                    f"{metric!r}."
+                )
             if metric[1] not in classes:
-                raise ValueError(f"metric {metric!r} names class {metric[1]!r}, which is not "
-                                 f"one of the classes {classes}.")
+                raise ValueError(
+                    f"metric {metric!r} names class {metric[1]!r}, which is not "
+                    f"one of the classes {classes}."
+                )
             out.append((metric[0], classes.index(metric[1])))
         elif metric in _PER_CLASS:
             out.extend((metric, c) for c in range(len(classes)))
         elif metric in ("accuracy", "macro_f1"):
             out.append((metric, None))
         else:
-            raise ValueError(f"metrics must hold names in {METRICS} or (name, class) pairs; "
-                             f"got {metric!r}.")
+            raise ValueError(
+                f"metrics must hold names in {METRICS} or (name, class) pairs; got {metric!r}."
+            )
     if not out:
         raise ValueError("metrics is empty; name at least one metric.")
     return out

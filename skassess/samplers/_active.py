@@ -41,6 +41,7 @@ from ._setup import (
 
 HISTORY_COLUMNS = ["step", "index", "label", "group", "time"]
 
+
 class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
     """Choose which pool item to label next so that an assessment converges fast.
 
@@ -221,8 +222,11 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
         self : ActiveAssessor
         """
         if self.stop_confidence is not None:
-            warn_deprecated("ActiveAssessor(stop_confidence=...)",
-                            "run(stop=StopRule(probability=...))", stacklevel=5)
+            warn_deprecated(
+                "ActiveAssessor(stop_confidence=...)",
+                "run(stop=StopRule(probability=...))",
+                stacklevel=5,
+            )
         reset_fitted(self)
         strategy = make_strategy(self.strategy, top_m=self.top_m)
         random_state = check_random_state(self.random_state)
@@ -232,8 +236,7 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
             # The assessor's seed also fixes the estimator's posterior draws.
             base.set_params(random_state=int(estimator_seed))
         estimator = clone(base).fit(X, y, group_by=group_by, y_pred=y_pred)
-        setup = Setup(estimator, self.task, top_m=self.top_m, compare=self.compare,
-                      rope=self.rope)
+        setup = Setup(estimator, self.task, top_m=self.top_m, compare=self.compare, rope=self.rope)
         scores, pred, cell, arm = pool_rows(estimator, setup, X, group_by, y_pred)
         n, K = scores.shape
         classes = None if estimator.classes is None else check_classes(estimator.classes, K)
@@ -249,7 +252,8 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
                     "metric='accuracy', or BayesianCalibrationError with classwise=False)."
                 )
         if getattr(strategy, "uses_anytime_bounds", False) and not has_anytime_answers(
-                self.task, strategy, estimator, setup):
+            self.task, strategy, estimator, setup
+        ):
             raise ValueError(
                 f"strategy={type(strategy).__name__}() needs task='least_accurate', "
                 "'most_accurate' or 'compare' with the estimator BayesianAccuracy(metric="
@@ -284,8 +288,9 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
             return codes
         out = np.empty(len(codes), dtype=object)
         labeled = codes >= 0
-        out[labeled] = (np.arange(len(self._scores[0])) if self._classes is None
-                        else self._classes)[codes[labeled]]
+        out[labeled] = (
+            np.arange(len(self._scores[0])) if self._classes is None else self._classes
+        )[codes[labeled]]
         out[~labeled] = self.estimator_.missing_label
         return out
 
@@ -299,10 +304,13 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
             return self.prior_update_, estimator
         with checked_codes():  # the labels were checked when they were told
             prior_update = clone(self.prior_update_).fit(self._scores, codes, y_pred=self._pred)
-            prior = prior_update.prior_for(estimator, self._X, codes, group_by=self._group_by,
-                                           y_pred=self._y_pred)
-            estimator = clone(self._base_estimator).set_params(prior=prior).fit(
-                self._X, self._decoded(codes), group_by=self._group_by, y_pred=self._y_pred
+            prior = prior_update.prior_for(
+                estimator, self._X, codes, group_by=self._group_by, y_pred=self._y_pred
+            )
+            estimator = (
+                clone(self._base_estimator)
+                .set_params(prior=prior)
+                .fit(self._X, self._decoded(codes), group_by=self._group_by, y_pred=self._y_pred)
             )
         return prior_update, estimator
 
@@ -368,8 +376,11 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
 
         def outcome_proba():
             if not proba:
-                proba.append(self.estimator_.predict_proba(
-                    self._X, group_by=self._group_by, y_pred=self._y_pred))
+                proba.append(
+                    self.estimator_.predict_proba(
+                        self._X, group_by=self._group_by, y_pred=self._y_pred
+                    )
+                )
             return proba[0]
 
         for i in range(n):
@@ -382,21 +393,27 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
                     if bounds is None:  # once per query: the labels do not change
                         level = np.array([1.0 - self.strategy_.level])
                         bounds = tuple(b[:, 0][None] for b in self._anytime_bounds(level)[:2])
-                    u = self.strategy_.utilities(task, state, remaining[None], self._rng,
-                                                 bounds=bounds)
+                    u = self.strategy_.utilities(
+                        task, state, remaining[None], self._rng, bounds=bounds
+                    )
                 else:
                     u = self.strategy_.utilities(task, state, remaining[None], self._rng)
-                arm = int(pick_arms(u, np.where(task.allowed, remaining, 0)[None],
-                                    self._rng)[0])
+                arm = int(pick_arms(u, np.where(task.allowed, remaining, 0)[None], self._rng)[0])
                 out[i], pointer[arm] = self._next_row(arm, pointer[arm], out[:i])
                 remaining[arm] -= 1
                 if return_utilities:
                     utilities[i, available] = u[0][self._arm[available]]
                 continue
             context = QueryContext(
-                scores=self._scores, y_pred=self._pred, labels=self.labels_,
-                available=available, arm=self._arm, estimator=self.estimator_,
-                state=state, task=task, outcome_proba=outcome_proba,
+                scores=self._scores,
+                y_pred=self._pred,
+                labels=self.labels_,
+                available=available,
+                arm=self._arm,
+                estimator=self.estimator_,
+                state=state,
+                task=task,
+                outcome_proba=outcome_proba,
             )
             u = np.asarray(self.strategy_.item_utilities(context, self._rng), dtype=np.float64)
             if u.shape != (len(self.labels_),):
@@ -457,8 +474,14 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
                 f"labels must be one label per index: got {len(indices)} indices and labels "
                 f"of shape {given.shape}."
             )
-        y = check_labels(given, len(indices), self._scores.shape[1], self._classes,
-                         missing_label=None, name="labels")
+        y = check_labels(
+            given,
+            len(indices),
+            self._scores.shape[1],
+            self._classes,
+            missing_label=None,
+            name="labels",
+        )
         # The label a row had before this row of the call: its recorded label, or
         # the one given first for it in this call. Vectorized: a replayed history
         # of thousands of labels is one call.
@@ -495,12 +518,16 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
         gb = None if self._group_by is None else _take(self._group_by, rows)
         # With a prior update, the labels go into a copy (O(groups)) that the
         # update reads, then the estimator is refitted under the new prior.
-        estimator = self.estimator_ if self.prior_update_ is None else copy.deepcopy(
-            self.estimator_
+        estimator = (
+            self.estimator_ if self.prior_update_ is None else copy.deepcopy(self.estimator_)
         )
         # The pool's own rows (a DataFrame keeps its column names for the estimator).
-        estimator.add_labels(_take(self._X, rows), self._decoded(y_new), group_by=gb,
-                             y_pred=self._decoded(self._pred[rows]))
+        estimator.add_labels(
+            _take(self._X, rows),
+            self._decoded(y_new),
+            group_by=gb,
+            y_pred=self._decoded(self._pred[rows]),
+        )
         if self.prior_update_ is not None:
             codes = self.labels_.copy()
             codes[rows] = y_new
@@ -550,8 +577,11 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
 
         summary = est.summary(level)
         widths = (summary["upper"] - summary["lower"]).to_numpy()
-        out = {"max_width": float(np.nanmax(widths)) if len(widths) else float("nan"),
-               "probability": None, "certified": None}
+        out = {
+            "max_width": float(np.nanmax(widths)) if len(widths) else float("nan"),
+            "probability": None,
+            "certified": None,
+        }
         certifiable = self.certifies()
         if self.task == "compare":
             p = self.comparison_probabilities()
@@ -561,20 +591,20 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
             out["probability"] = p[k]
             if certifiable:
                 out["certified"] = self.certified_level(("lower", "equal", "higher")[k])
-            out["text"] = (f"{names[k]} (P = {p[k]:.3f}{_certified_text(out)}; "
-                           f"rope ±{self.rope:g})")
+            out["text"] = f"{names[k]} (P = {p[k]:.3f}{_certified_text(out)}; rope ±{self.rope:g})"
         elif self.task == "estimate":
             lo, hi = est.overall_interval(level)
-            out["text"] = (f"overall {est.overall_mean():.4f} [{lo:.4f}, {hi:.4f}]; widest "
-                           f"group interval {out['max_width']:.3f}")
+            out["text"] = (
+                f"overall {est.overall_mean():.4f} [{lo:.4f}, {hi:.4f}]; widest "
+                f"group interval {out['max_width']:.3f}"
+            )
         else:
             p = self.identification_probabilities()
             out["probability"] = float(p.max())
             if certifiable:
                 out["certified"] = self.certified_level(p.idxmax())
             words = self.task.replace("_", " ")
-            out["text"] = (f"{words}: {name(p.idxmax())} (P = {p.max():.3f}"
-                           f"{_certified_text(out)})")
+            out["text"] = f"{words}: {name(p.idxmax())} (P = {p.max():.3f}{_certified_text(out)})"
         return out
 
     def _label_name(self, code):
@@ -594,8 +624,10 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
         a, b = self._setup.task.pair
         post = self.estimator_.posterior_
         probs = rope_probabilities(
-            (BetaPosterior(post.alpha[a], post.beta[a]), BetaPosterior(post.alpha[b],
-                                                                       post.beta[b])),
+            (
+                BetaPosterior(post.alpha[a], post.beta[a]),
+                BetaPosterior(post.alpha[b], post.beta[b]),
+            ),
             self.rope,
         )
         return tuple(float(p) for p in probs[0])

@@ -38,6 +38,7 @@ STRATEGIES = ("variance", "random", "alt_mas", "bald")
 #: Pseudo-labels given to the surrogate per refit, at most.
 MAX_PSEUDO_LABELS = 1000
 
+
 class ActiveTester(ActiveSampler):
     """Estimate many metrics of a black box from few labels, choosing which items to label.
 
@@ -216,9 +217,19 @@ default=("accuracy", "precision", "recall")
         "random_state": ["random_state"],
     }
 
-    def __init__(self, metrics=("accuracy", "precision", "recall"), *, strategy="variance",
-                 surrogate=None, pseudo_labels=False, spread_errors=False, uniform_mix=0.1,
-                 min_labels=10, classes=None, random_state=None):
+    def __init__(
+        self,
+        metrics=("accuracy", "precision", "recall"),
+        *,
+        strategy="variance",
+        surrogate=None,
+        pseudo_labels=False,
+        spread_errors=False,
+        uniform_mix=0.1,
+        min_labels=10,
+        classes=None,
+        random_state=None,
+    ):
         self.metrics = metrics
         self.strategy = strategy
         self.surrogate = surrogate
@@ -256,13 +267,13 @@ default=("accuracy", "precision", "recall")
         scores = check_scores(X)
         n, K = scores.shape
         classes = None if self.classes is None else check_classes(self.classes, K)
-        pred = (scores.argmax(axis=1) if y_pred is None
-                else check_predictions(y_pred, n, K, classes))
+        pred = scores.argmax(axis=1) if y_pred is None else check_predictions(y_pred, n, K, classes)
         labels = check_labels(y, n, K, classes).copy()
         feats = scores if features is None else check_array(features, input_name="features")
         if len(feats) != n:
-            raise ValueError(f"features must have one row per pool item ({n}); got "
-                             f"{len(feats)} rows.")
+            raise ValueError(
+                f"features must have one row per pool item ({n}); got {len(feats)} rows."
+            )
         metrics = parse_metrics(self.metrics, range(K))
         rng = check_random_state(self.random_state)
         self._rng = np.random.default_rng(rng.randint(np.iinfo(np.int32).max))
@@ -271,8 +282,9 @@ default=("accuracy", "precision", "recall")
         self._pred, self._features, self._metrics = pred, feats, metrics
         self._classes, self.labels_ = classes, labels
         self.n_features_in_ = K
-        self.metric_names_ = metric_names(metrics, list(range(K)) if classes is None
-                                          else list(classes))
+        self.metric_names_ = metric_names(
+            metrics, list(range(K)) if classes is None else list(classes)
+        )
         self.surrogate_ = None
         self._surrogate_proba = None  # (members, n_pool, K), refreshed after each refit
         self._surrogate_stale = True
@@ -305,13 +317,13 @@ default=("accuracy", "precision", "recall")
             weight = np.concatenate([weight, np.full(len(extra), w_extra)])
         K = self._scores.shape[1]
         if self.surrogate_ is None:
-            base = (MLPEnsembleSurrogate(n_members=10) if self.surrogate is None
-                    else self.surrogate)
+            base = MLPEnsembleSurrogate(n_members=10) if self.surrogate is None else self.surrogate
             surrogate = clone(base)
             if "random_state" in surrogate.get_params():
                 surrogate.set_params(random_state=self._surrogate_seed)
-            self.surrogate_ = surrogate.fit(self._features[rows], y, classes=np.arange(K),
-                                            sample_weight=weight)
+            self.surrogate_ = surrogate.fit(
+                self._features[rows], y, classes=np.arange(K), sample_weight=weight
+            )
         else:
             self.surrogate_.partial_fit(self._features[rows], y, sample_weight=weight)
         self._surrogate_proba = self.surrogate_.predict_proba_members(self._features)
@@ -332,8 +344,11 @@ default=("accuracy", "precision", "recall")
     def _components(self):
         """``(4, n_pool, K)``: scores, strata, calibrated scores, surrogate (or the scores)."""
         sur = self._scores if self._surrogate_proba is None else self._surrogate_proba.mean(0)
-        cal = (calibrated(self._scores, self._draws) if len(self._draws) >= self.min_labels
-               else self._scores)
+        cal = (
+            calibrated(self._scores, self._draws)
+            if len(self._draws) >= self.min_labels
+            else self._scores
+        )
         return np.stack([self._scores, strata(self._scores, self._pred, self._draws), cal, sur])
 
     def _choose_g(self, grad):
@@ -346,8 +361,9 @@ default=("accuracy", "precision", "recall")
         return "strata"
 
     # -------------------------------------------------------------- ask / tell
-    @validate_args({"n": [Interval(Integral, 1, None, closed="left")],
-                    "return_utilities": ["boolean"]})
+    @validate_args(
+        {"n": [Interval(Integral, 1, None, closed="left")], "return_utilities": ["boolean"]}
+    )
     def query(self, n=1, *, return_utilities=False):
         """Pool indices of the next ``n`` items to label.
 
@@ -380,8 +396,10 @@ default=("accuracy", "precision", "recall")
         check_is_fitted(self)
         unlabeled = np.flatnonzero(self.labels_ < 0)
         if n > len(unlabeled):
-            raise ValueError(f"The pool is exhausted: {len(unlabeled)} unlabeled items are "
-                             f"left, and query asked for n={n}.")
+            raise ValueError(
+                f"The pool is exhausted: {len(unlabeled)} unlabeled items are "
+                f"left, and query asked for n={n}."
+            )
         self._refit_surrogate()
         if self.strategy in ("alt_mas", "bald"):
             self._pending = None
@@ -391,8 +409,11 @@ default=("accuracy", "precision", "recall")
                 out = self._rng.choice(unlabeled, n, replace=False)
             else:
                 proba = proba[:, unlabeled]
-                u = (bald(proba) if self.strategy == "bald"
-                     else metric_utility(proba, self._pred[unlabeled], self._metrics))
+                u = (
+                    bald(proba)
+                    if self.strategy == "bald"
+                    else metric_utility(proba, self._pred[unlabeled], self._metrics)
+                )
                 # Ties (e.g. all zero) broken at random.
                 order = np.lexsort((self._rng.random(len(u)), -u))
                 out = unlabeled[order[:n]]
@@ -416,8 +437,9 @@ default=("accuracy", "precision", "recall")
     def _draw(self, unlabeled, n):
         K = self._scores.shape[1]
         components = self._components()
-        plugin = self._totals_labeled() + _row_totals(self._pred[unlabeled],
-                                                      components[1][unlabeled], K)
+        plugin = self._totals_labeled() + _row_totals(
+            self._pred[unlabeled], components[1][unlabeled], K
+        )
         grad = metric_gradients(self._estimate.totals(plugin, self._counts()), self._metrics)
         name = self._choose_g(grad)
         self.control_variate_ = name
@@ -439,9 +461,17 @@ default=("accuracy", "precision", "recall")
             if root.sum() > 0:
                 share = self.uniform_mix
                 if len(self._draws) >= self.min_labels:
-                    share = uniform_share(self._draws, self.labels_, self._pred,
-                                          root_all / root.sum(), len(unlabeled), grad, name,
-                                          weights, self.uniform_mix)
+                    share = uniform_share(
+                        self._draws,
+                        self.labels_,
+                        self._pred,
+                        root_all / root.sum(),
+                        len(unlabeled),
+                        grad,
+                        name,
+                        weights,
+                        self.uniform_mix,
+                    )
                 self.uniform_share_ = share
                 q = (1.0 - share) * root / root.sum() + share * q
         picks = _sample_without_replacement(q, n, self._rng)
@@ -494,10 +524,11 @@ default=("accuracy", "precision", "recall")
         K = self._scores.shape[1]
         given = np.asarray(labels, dtype=object if self._classes is not None else None)
         if given.ndim != 1 or len(given) != len(indices):
-            raise ValueError(f"labels must be one label per index: got {len(indices)} indices "
-                             f"and labels of shape {given.shape}.")
-        y = check_labels(given, len(indices), K, self._classes, missing_label=None,
-                         name="labels")
+            raise ValueError(
+                f"labels must be one label per index: got {len(indices)} indices "
+                f"and labels of shape {given.shape}."
+            )
+        y = check_labels(given, len(indices), K, self._classes, missing_label=None, name="labels")
         known, when = {}, {}
         now = _time.time()
         for i, (row, label) in enumerate(zip(indices.tolist(), y.tolist(), strict=True)):
@@ -507,19 +538,32 @@ default=("accuracy", "precision", "recall")
                 raise ValueError(
                     f"labels[{i}] = {as_scalar(given[i])!r} for item {row}, which already has "
                     f"the label {as_scalar(self._name(old))!r}; a recorded label cannot "
-                    "change.")
+                    "change."
+                )
             known[row] = label
         new = {row: label for row, label in known.items() if self.labels_[row] < 0}
         if not new:
             return self
         self._n_steps += 1
-        drawn = {} if self._pending is None else {
-            int(r): float(q) for r, q in zip(self._pending["index"], self._pending["q"],
-                                             strict=True)}
+        drawn = (
+            {}
+            if self._pending is None
+            else {
+                int(r): float(q)
+                for r, q in zip(self._pending["index"], self._pending["q"], strict=True)
+            }
+        )
         for row, label in new.items():
             self.labels_[row] = label
-            self._history.append((self._n_steps, row, as_scalar(self._name(label)),
-                                  drawn.get(row, np.nan), when[row]))
+            self._history.append(
+                (
+                    self._n_steps,
+                    row,
+                    as_scalar(self._name(label)),
+                    drawn.get(row, np.nan),
+                    when[row],
+                )
+            )
         self._surrogate_stale = True
         self._resolve()
         return self
@@ -546,15 +590,28 @@ default=("accuracy", "precision", "recall")
             base, masses, left = p["base"], p["mass"], p["left"]
             resid = e - p["g"][j]
             z = base[a] + resid * masses[a] / p["q"][j]
-            self._estimate.add(a, z, masses[a] * p["v_over_q"][a], base=base,
-                               resid=resid * left / p["q"][j],
-                               row_prob=np.maximum(masses, 0.0) / left,
-                               pooled_var=left * p["v_over_q"])
+            self._estimate.add(
+                a,
+                z,
+                masses[a] * p["v_over_q"][a],
+                base=base,
+                resid=resid * left / p["q"][j],
+                row_prob=np.maximum(masses, 0.0) / left,
+                pooled_var=left * p["v_over_q"],
+            )
             base[a] += resid
             masses[a] -= p["q"][j]
             p["left"] = left - p["q"][j]
-            self._draws.append(Draw(int(a), int(self.labels_[idx[j]]), float(p["q"][j]),
-                                    p["components"][j], p["with_surrogate"], int(idx[j])))
+            self._draws.append(
+                Draw(
+                    int(a),
+                    int(self.labels_[idx[j]]),
+                    float(p["q"][j]),
+                    p["components"][j],
+                    p["with_surrogate"],
+                    int(idx[j]),
+                )
+            )
         p["resolved"] = stop
         if stop == len(idx):
             self._pending = None
@@ -569,7 +626,8 @@ default=("accuracy", "precision", "recall")
         raise ValueError(
             "ActiveTester cannot skip rows: its estimate weights each drawn item by the "
             "probability it was drawn with, and a drawn item left unlabeled would bias it. "
-            "Label the item, or use ActiveAssessor, which can skip.")
+            "Label the item, or use ActiveAssessor, which can skip."
+        )
 
     def _available_rows(self):
         return int((self.labels_ < 0).sum())
@@ -577,11 +635,19 @@ default=("accuracy", "precision", "recall")
     def _array_oracle(self, labels):
         truth = np.asarray(labels, dtype=object if self._classes is not None else None)
         if truth.ndim != 1 or len(truth) != len(self.labels_):
-            raise ValueError(f"oracle as an array must hold one label per pool item "
-                             f"({len(self.labels_)}); got shape {truth.shape}.")
+            raise ValueError(
+                f"oracle as an array must hold one label per pool item "
+                f"({len(self.labels_)}); got shape {truth.shape}."
+            )
         # every label checked before any is told: a bad one changes nothing
-        check_labels(truth, len(truth), self._scores.shape[1], self._classes,
-                     missing_label=None, name="oracle")
+        check_labels(
+            truth,
+            len(truth),
+            self._scores.shape[1],
+            self._classes,
+            missing_label=None,
+            name="oracle",
+        )
         return truth.__getitem__
 
     @validate_args({"level": [LEVEL]})
@@ -600,13 +666,23 @@ default=("accuracy", "precision", "recall")
         try:
             table = self.summary(level)
         except ValueError:  # no drawn label yet
-            return {"text": "no drawn label yet", "probability": None, "certified": None,
-                    "max_width": float("nan")}
+            return {
+                "text": "no drawn label yet",
+                "probability": None,
+                "certified": None,
+                "max_width": float("nan"),
+            }
         first = table.iloc[0]
         width = float((table["upper"] - table["lower"]).max())
-        return {"text": (f"{table.index[0]} {first['estimate']:.4f} [{first['lower']:.4f}, "
-                         f"{first['upper']:.4f}]; widest interval {width:.3f}"),
-                "probability": None, "certified": None, "max_width": width}
+        return {
+            "text": (
+                f"{table.index[0]} {first['estimate']:.4f} [{first['lower']:.4f}, "
+                f"{first['upper']:.4f}]; widest interval {width:.3f}"
+            ),
+            "probability": None,
+            "certified": None,
+            "max_width": width,
+        }
 
     # --------------------------------------------------------------- estimate
     def _surrogate_totals(self):
@@ -614,9 +690,11 @@ default=("accuracy", "precision", "recall")
         K = self._scores.shape[1]
         proba = self._surrogate_proba
         if proba is None:
-            raise ValueError(f"strategy={self.strategy!r} estimates from the surrogate, which "
-                             f"is fitted after min_labels={self.min_labels} labels; "
-                             f"{self.n_labeled_} are recorded.")
+            raise ValueError(
+                f"strategy={self.strategy!r} estimates from the surrogate, which "
+                f"is fitted after min_labels={self.min_labels} labels; "
+                f"{self.n_labeled_} are recorded."
+            )
         labeled = self.labels_ >= 0
         y = np.where(labeled[None], self.labels_[None], proba.argmax(axis=2))
         T = np.zeros((len(proba), K, K))
@@ -659,13 +737,21 @@ default=("accuracy", "precision", "recall")
             lower, upper = np.quantile(values, [0.5 - level / 2, 0.5 + level / 2], axis=0)
         else:
             if self._estimate.n_draws == 0:
-                raise ValueError("No drawn label has been told yet: query items, label them "
-                                 "with tell (or run), then ask for the summary.")
-            value, se, lower, upper = self._estimate.estimate(*self._plugin(self._g), level,
-                                                              counts=self._counts())
+                raise ValueError(
+                    "No drawn label has been told yet: query items, label them "
+                    "with tell (or run), then ask for the summary."
+                )
+            value, se, lower, upper = self._estimate.estimate(
+                *self._plugin(self._g), level, counts=self._counts()
+            )
         return pd.DataFrame(
-            {"estimate": value, "se": se, "lower": lower, "upper": upper,
-             "n_labeled": self.n_labeled_},
+            {
+                "estimate": value,
+                "se": se,
+                "lower": lower,
+                "upper": upper,
+                "n_labeled": self.n_labeled_,
+            },
             index=pd.Index(self.metric_names_, name="metric"),
         )
 

@@ -10,17 +10,30 @@ from ._setup import is_group_strategy
 
 #: Levels :meth:`ActiveAssessor.certified_level` reports (it rounds down to one):
 #: a fine grid, with the usual levels exactly.
-CERTIFY_LEVELS = np.unique(np.r_[
-    1.0 - np.exp(-np.linspace(0.0, np.log(1e6), 1201)),
-    0.5, 0.8, 0.9, 0.95, 0.975, 0.99, 0.995, 0.999,
-])
+CERTIFY_LEVELS = np.unique(
+    np.r_[
+        1.0 - np.exp(-np.linspace(0.0, np.log(1e6), 1201)),
+        0.5,
+        0.8,
+        0.9,
+        0.95,
+        0.975,
+        0.99,
+        0.995,
+        0.999,
+    ]
+)
 
 
 def has_anytime_answers(task, strategy, estimator, setup):
     """Whether the anytime-valid intervals and confirmed answers apply."""
-    return (task in ("least_accurate", "most_accurate", "compare")
-            and is_group_strategy(strategy) and isinstance(estimator, BayesianAccuracy)
-            and estimator.metric == "accuracy" and setup.arm_of_cell is None)
+    return (
+        task in ("least_accurate", "most_accurate", "compare")
+        and is_group_strategy(strategy)
+        and isinstance(estimator, BayesianAccuracy)
+        and estimator.metric == "accuracy"
+        and setup.arm_of_cell is None
+    )
 
 
 class AnytimeAnswersMixin:
@@ -89,8 +102,9 @@ class AnytimeAnswersMixin:
         """
         check_is_fitted(self)
         lower, upper, walked = self._anytime_bounds(np.array([1.0 - level]))
-        return pd.DataFrame({"lower": lower[:, 0], "upper": upper[:, 0], "n_walked": walked},
-                            index=self.groups_)
+        return pd.DataFrame(
+            {"lower": lower[:, 0], "upper": upper[:, 0], "n_walked": walked}, index=self.groups_
+        )
 
     def certifies(self):
         """Whether :meth:`certified_level` applies: its task, a group strategy, accuracy."""
@@ -144,18 +158,23 @@ class AnytimeAnswersMixin:
             if answer is None:
                 answer = regions[int(np.argmax(self.comparison_probabilities()))]
             if answer not in regions:
-                raise ValueError(f"answer must be one of {list(regions)} for task='compare'; "
-                                 f"got {answer!r}.")
+                raise ValueError(
+                    f"answer must be one of {list(regions)} for task='compare'; got {answer!r}."
+                )
             a, b = task.pair
             lo, hi = lower[a] - upper[b], upper[a] - lower[b]
-            ok = {"lower": hi < -self.rope, "higher": lo > self.rope,
-                  "equal": (lo >= -self.rope) & (hi <= self.rope)}[answer]
+            ok = {
+                "lower": hi < -self.rope,
+                "higher": lo > self.rope,
+                "equal": (lo >= -self.rope) & (hi <= self.rope),
+            }[answer]
         else:
             if answer is None:
                 answer = self.identification_probabilities().idxmax()
             if answer not in self.groups_:
-                raise ValueError(f"answer must be one of the groups {list(self.groups_)}; "
-                                 f"got {answer!r}.")
+                raise ValueError(
+                    f"answer must be one of the groups {list(self.groups_)}; got {answer!r}."
+                )
             k = self.groups_.get_loc(answer)
             if not task.allowed[k]:
                 return 0.0
@@ -175,12 +194,16 @@ class AnytimeAnswersMixin:
                 "chooses items."
             )
         est = self.estimator_
-        if not isinstance(est, BayesianAccuracy) or est.metric != "accuracy" \
-                or self._setup.arm_of_cell is not None:
+        if (
+            not isinstance(est, BayesianAccuracy)
+            or est.metric != "accuracy"
+            or self._setup.arm_of_cell is not None
+        ):
             raise ValueError(
                 "Anytime-valid intervals need the estimator BayesianAccuracy(metric="
                 f"'accuracy'); got {type(est).__name__}"
-                + (f"(metric={est.metric!r})" if hasattr(est, "metric") else "") + "."
+                + (f"(metric={est.metric!r})" if hasattr(est, "metric") else "")
+                + "."
             )
         allowed = self._setup.task.allowed
         n_arms = len(allowed)
@@ -191,7 +214,7 @@ class AnytimeAnswersMixin:
         start = np.r_[0, self._arm_end[:-1]]
         conf = self._scores[np.arange(len(self._pred)), self._pred]
         for arm in np.flatnonzero(allowed):
-            rows = self._order[start[arm]:self._arm_end[arm]]
+            rows = self._order[start[arm] : self._arm_end[arm]]
             known = self.labels_[rows] >= 0
             open_ = ~known & ~self._skipped[rows]
             n = int(np.argmax(open_)) if open_.any() else rows.size

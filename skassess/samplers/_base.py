@@ -42,8 +42,9 @@ class QueryContext:
         The task's reward (see :mod:`skassess.samplers`).
     """
 
-    def __init__(self, *, scores, y_pred, labels, available, arm, estimator, state, task,
-                 outcome_proba=None):
+    def __init__(
+        self, *, scores, y_pred, labels, available, arm, estimator, state, task, outcome_proba=None
+    ):
         self.scores, self.y_pred, self.labels = scores, y_pred, labels
         self.available, self.arm = available, arm
         self.estimator, self.state, self.task = estimator, state, task
@@ -57,8 +58,9 @@ class QueryContext:
         """
         if self._proba is None:
             if self._outcome_proba is None:
-                raise ValueError("This QueryContext was built without the pool's outcome "
-                                 "probabilities.")
+                raise ValueError(
+                    "This QueryContext was built without the pool's outcome probabilities."
+                )
             self._proba = self._outcome_proba()
         return self._proba
 

@@ -163,9 +163,18 @@ class CalibratedPrior(BaseEstimator):
         "missing_label": [MissingValues()],
     }
 
-    def __init__(self, *, strength="auto", deviations=DEVIATIONS, map_scale=0.5,
-                 slope_scale=0.25, refit_growth=1.05, n_nodes=128, classes=None,
-                 missing_label=-1):
+    def __init__(
+        self,
+        *,
+        strength="auto",
+        deviations=DEVIATIONS,
+        map_scale=0.5,
+        slope_scale=0.25,
+        refit_growth=1.05,
+        n_nodes=128,
+        classes=None,
+        missing_label=-1,
+    ):
         self.strength = strength
         self.deviations = deviations
         self.map_scale = map_scale
@@ -180,9 +189,13 @@ class CalibratedPrior(BaseEstimator):
             grid = np.asarray(self.deviations, dtype=np.float64)
         except (TypeError, ValueError):
             grid = None
-        if grid is None or grid.ndim != 1 or grid.size == 0 or not np.all(
-            np.isfinite(grid)
-        ) or (grid < 0).any():
+        if (
+            grid is None
+            or grid.ndim != 1
+            or grid.size == 0
+            or not np.all(np.isfinite(grid))
+            or (grid < 0).any()
+        ):
             raise ValueError(
                 f"deviations must be a non-empty 1-D sequence of numbers >= 0; got "
                 f"{self.deviations!r}."
@@ -234,8 +247,12 @@ class CalibratedPrior(BaseEstimator):
             return self
         xs, zs = x[labeled] - center, (pred[labeled] == codes[labeled]).astype(np.float64)
         slope, intercept = fit_llo(
-            xs[None], zs[None], intercept_scale=self.map_scale, slope_scale=self.slope_scale,
-            intercept_mean=center, sample_weight=weight[labeled][None],
+            xs[None],
+            zs[None],
+            intercept_scale=self.map_scale,
+            slope_scale=self.slope_scale,
+            intercept_mean=center,
+            sample_weight=weight[labeled][None],
         )
         self.slope_, self.intercept_ = float(slope[0]), float(intercept[0])
         q = expit(self.slope_ * xs + self.intercept_)
@@ -285,8 +302,7 @@ class CalibratedPrior(BaseEstimator):
             raise ValueError("score needs at least one labeled row with a positive weight.")
         p = self.predict_proba(scores[labeled], y_pred=pred[labeled])
         right = (pred[labeled] == codes[labeled]).astype(np.intp)
-        return float(np.average(np.log(p[np.arange(len(right)), right]),
-                                weights=weight[labeled]))
+        return float(np.average(np.log(p[np.arange(len(right)), right]), weights=weight[labeled]))
 
     @validated
     def prior_for(self, estimator, X, y=None, *, group_by=None, y_pred=None):
@@ -320,9 +336,11 @@ class CalibratedPrior(BaseEstimator):
         """
         check_is_fitted(self)
         check_is_fitted(estimator)
-        if getattr(estimator, "metric", "accuracy") != "accuracy" or not hasattr(
-            estimator, "n_success_"
-        ) or getattr(estimator, "classwise", False):
+        if (
+            getattr(estimator, "metric", "accuracy") != "accuracy"
+            or not hasattr(estimator, "n_success_")
+            or getattr(estimator, "classwise", False)
+        ):
             raise ValueError(
                 "prior_for needs a fitted per-group accuracy estimator (BayesianAccuracy with "
                 "metric='accuracy', or BayesianCalibrationError with classwise=False); got "
@@ -335,8 +353,9 @@ class CalibratedPrior(BaseEstimator):
         labeled = np.zeros(len(x), dtype=bool)
         count = np.bincount(group, minlength=G).astype(np.float64)
         if y is not None:
-            codes = check_labels(y, len(x), self.n_classes_, classes,
-                                 missing_label=self.missing_label)
+            codes = check_labels(
+                y, len(x), self.n_classes_, classes, missing_label=self.missing_label
+            )
             labeled = codes >= 0
             z = (pred[labeled] == codes[labeled]).astype(np.float64)
         unlabeled = np.bincount(group, weights=~labeled, minlength=G)
@@ -347,7 +366,8 @@ class CalibratedPrior(BaseEstimator):
             w = v if rows is None else v * rows
             with np.errstate(invalid="ignore", divide="ignore"):
                 return np.bincount(group, weights=w, minlength=G) / (
-                    count if rows is None else unlabeled)
+                    count if rows is None else unlabeled
+                )
 
         for last in self._passes() if y is not None else (True,):
             grad_g = np.zeros((1, G, 2))
@@ -356,10 +376,16 @@ class CalibratedPrior(BaseEstimator):
             if y is not None:
                 xl = x[labeled]
                 if weight.min() < 1.0:  # the map with groups as random effects
-                    theta = np.column_stack(fit_llo(
-                        xl[None], z[None], intercept_scale=self.map_scale,
-                        slope_scale=self.slope_scale, intercept_mean=self.center_,
-                        sample_weight=weight[None]))
+                    theta = np.column_stack(
+                        fit_llo(
+                            xl[None],
+                            z[None],
+                            intercept_scale=self.map_scale,
+                            slope_scale=self.slope_scale,
+                            intercept_mean=self.center_,
+                            sample_weight=weight[None],
+                        )
+                    )
                 g_rows, i_rows = _pieces(xl, expit(theta[0, 0] * xl + theta[0, 1]), z, weight)
                 grad_g[0] = _group_sum(g_rows, group[labeled], G)
                 info_g[0] = _group_sum(i_rows, group[labeled], G)
@@ -368,10 +394,15 @@ class CalibratedPrior(BaseEstimator):
             q = expit(slope[0, group] * x + intercept[0, group])
             dq = q * (1.0 - q)
             alpha, beta, tau2 = self._group_prior(
-                mean_all=mean_of(q)[None], mean_unlabeled=mean_of(q, ~labeled)[None],
-                dmean=mean_of(dq)[None], dx=mean_of(dq * x)[None], cov=cov,
+                mean_all=mean_of(q)[None],
+                mean_unlabeled=mean_of(q, ~labeled)[None],
+                dmean=mean_of(dq)[None],
+                dx=mean_of(dq * x)[None],
+                cov=cov,
                 n_unlabeled=unlabeled[None] if y is not None else count[None],
-                successes=estimator.n_success_[None], trials=estimator.n_labeled_[None])
+                successes=estimator.n_success_[None],
+                trials=estimator.n_labeled_[None],
+            )
             if not last:
                 weight = _random_effect_weight(info_g, tau2, group[labeled][None])[0]
         return np.column_stack([alpha[0], beta[0]])
@@ -381,8 +412,9 @@ class CalibratedPrior(BaseEstimator):
         tags.input_tags.positive_only = True
         return tags
 
-    def _group_prior(self, *, mean_all, mean_unlabeled, dmean, dx, cov, n_unlabeled,
-                     successes, trials):
+    def _group_prior(
+        self, *, mean_all, mean_unlabeled, dmean, dx, cov, n_unlabeled, successes, trials
+    ):
         """Beta pseudo-counts ``(alpha, beta)``, each ``(n_runs, G)`` (module docstring).
 
         ``mean_all``, ``mean_unlabeled``: average calibrated probability of
@@ -395,8 +427,9 @@ class CalibratedPrior(BaseEstimator):
         m = np.where(n_unlabeled > 0, np.nan_to_num(mean_unlabeled, nan=0.5), 0.5)
         m = np.clip(m, 1e-9, 1 - 1e-9)
         # the map's uncertainty as a log-odds variance (delta method; it is small)
-        var_map = (dx**2 * cov[..., 0, 0] + 2.0 * dx * dmean * cov[..., 0, 1]
-                   + dmean**2 * cov[..., 1, 1]) / np.maximum(dmean, 1e-12) ** 2
+        var_map = (
+            dx**2 * cov[..., 0, 0] + 2.0 * dx * dmean * cov[..., 0, 1] + dmean**2 * cov[..., 1, 1]
+        ) / np.maximum(dmean, 1e-12) ** 2
         # A group without rows (a class the model never predicts in the pool) has no
         # averages: its prior is the flat 0.5 above, with no map uncertainty.
         var_map = np.where(np.isfinite(var_map), var_map, 0.0)
@@ -440,15 +473,15 @@ class CalibratedPrior(BaseEstimator):
         # confidence, so the slope's uncertainty does not move it.
         self.center_ = float(np.median(self.logit_))
         edges = np.linspace(self.logit_.min(), self.logit_.max() + 1e-9, self.n_nodes + 1)
-        node = np.clip(np.searchsorted(edges, self.logit_, side="right") - 1, 0,
-                       self.n_nodes - 1)
+        node = np.clip(np.searchsorted(edges, self.logit_, side="right") - 1, 0, self.n_nodes - 1)
         self.cell_ = cell
         self.count_ = np.bincount(cell, minlength=n_groups).astype(np.float64)
         key = cell * self.n_nodes + node
         size = n_groups * self.n_nodes
         count = np.bincount(key, minlength=size).reshape(n_groups, self.n_nodes)
         total = np.bincount(key, weights=self.logit_, minlength=size).reshape(
-            n_groups, self.n_nodes)
+            n_groups, self.n_nodes
+        )
         with np.errstate(invalid="ignore", divide="ignore"):
             self.node_logit_ = np.nan_to_num(total / count)
             self.node_weight_ = np.nan_to_num(count / count.sum(axis=1, keepdims=True))
@@ -460,6 +493,7 @@ class CalibratedPrior(BaseEstimator):
             return False
         if t <= 100:
             return True
+
         # After 100 labels, refit when t crosses the next power of refit_growth.
         def step(n):
             return np.floor(np.log(n / 100.0) / np.log(self.refit_growth))
@@ -478,31 +512,42 @@ class CalibratedPrior(BaseEstimator):
         weight = np.ones_like(x)
         for last in self._passes():
             slope, intercept = fit_llo(
-                x, z, intercept_scale=self.map_scale, slope_scale=self.slope_scale,
-                intercept_mean=self.center_, sample_weight=weight,
+                x,
+                z,
+                intercept_scale=self.map_scale,
+                slope_scale=self.slope_scale,
+                intercept_mean=self.center_,
+                sample_weight=weight,
             )
             theta = np.stack([slope, intercept], axis=1)
-            g_rows, i_rows = _pieces(x, expit(slope[:, None] * x + intercept[:, None]), z,
-                                     weight)
+            g_rows, i_rows = _pieces(x, expit(slope[:, None] * x + intercept[:, None]), z, weight)
             grad_g = _group_sum(g_rows.reshape(-1, 2), flat, n_runs * G).reshape(n_runs, G, 2)
-            info_g = _group_sum(i_rows.reshape(-1, 2, 2), flat, n_runs * G).reshape(
-                n_runs, G, 2, 2)
+            info_g = _group_sum(i_rows.reshape(-1, 2, 2), flat, n_runs * G).reshape(n_runs, G, 2, 2)
             info = info_g.sum(axis=1) + self._precision()
             slope_g, intercept_g, cov = _leave_group_out(theta, info, grad_g, info_g)
             q = expit(slope_g[..., None] * nodes + intercept_g[..., None])
             dq = q * (1.0 - q) * self.node_weight_
             mean_all = (q * self.node_weight_).sum(axis=2)
             # the labeled rows' share of their group's total, under the group's own map
-            q_lab = expit(np.take_along_axis(slope_g, group, axis=1) * x
-                          + np.take_along_axis(intercept_g, group, axis=1))
-            lab_total = np.bincount(flat, weights=q_lab.ravel(),
-                                    minlength=n_runs * G).reshape(n_runs, G)
+            q_lab = expit(
+                np.take_along_axis(slope_g, group, axis=1) * x
+                + np.take_along_axis(intercept_g, group, axis=1)
+            )
+            lab_total = np.bincount(flat, weights=q_lab.ravel(), minlength=n_runs * G).reshape(
+                n_runs, G
+            )
             with np.errstate(invalid="ignore", divide="ignore"):
                 mean_unlabeled = (self.count_ * mean_all - lab_total) / n_unlabeled
             alpha, beta, tau2 = self._group_prior(
-                mean_all=mean_all, mean_unlabeled=mean_unlabeled, dmean=dq.sum(axis=2),
-                dx=(dq * nodes).sum(axis=2), cov=cov, n_unlabeled=n_unlabeled,
-                successes=state.successes, trials=state.trials)
+                mean_all=mean_all,
+                mean_unlabeled=mean_unlabeled,
+                dmean=dq.sum(axis=2),
+                dx=(dq * nodes).sum(axis=2),
+                cov=cov,
+                n_unlabeled=n_unlabeled,
+                successes=state.successes,
+                trials=state.trials,
+            )
             if not last:
                 weight = _random_effect_weight(info_g, tau2, group)
         return state.with_prior(alpha, beta)
@@ -531,8 +576,9 @@ def _pieces(x, q, z, weight=1.0):
     """Per-row gradient ``(n.., 2)`` and information ``(n.., 2, 2)`` of the LLO log-likelihood."""
     features = np.stack([x, np.ones_like(x)], axis=-1)
     grad = (weight * (z - q))[..., None] * features
-    info = (weight * q * (1.0 - q))[..., None, None] * features[..., :, None] * features[
-        ..., None, :]
+    info = (
+        (weight * q * (1.0 - q))[..., None, None] * features[..., :, None] * features[..., None, :]
+    )
     return grad, info
 
 
@@ -540,8 +586,7 @@ def _group_sum(values, group, n_groups):
     """Sum of the rows of ``values`` ``(n, ...)`` per group, ``(n_groups, ...)``."""
     flat = values.reshape(len(values), -1)
     # one bincount per component: np.add.at is several times slower on this hot path
-    out = np.stack([np.bincount(group, weights=col, minlength=n_groups) for col in flat.T],
-                   axis=1)
+    out = np.stack([np.bincount(group, weights=col, minlength=n_groups) for col in flat.T], axis=1)
     return out.reshape((n_groups,) + values.shape[1:])
 
 
@@ -575,9 +620,15 @@ def _prior_of_posterior(mean, var, successes, trials):
     See :meth:`BetaPosterior.from_moments`; pseudo-counts >= ``EMPTY``, the
     strength within ``[MIN_STRENGTH, MAX_STRENGTH]`` unless the labels need more.
     """
-    post = BetaPosterior.from_moments(mean, var, successes, trials - successes,
-                                      min_strength=MIN_STRENGTH, max_strength=MAX_STRENGTH,
-                                      floor=EMPTY)
+    post = BetaPosterior.from_moments(
+        mean,
+        var,
+        successes,
+        trials - successes,
+        min_strength=MIN_STRENGTH,
+        max_strength=MAX_STRENGTH,
+        floor=EMPTY,
+    )
     return post.prior_alpha, post.prior_beta
 
 

@@ -103,8 +103,11 @@ def shrink_errors(T, counts):
         pi = est / est.sum() if est.sum() > 0 else u
         if ne > 0:
             a = _STRENGTHS[:, None] * u[None]
-            loglik = (gammaln(_STRENGTHS) - gammaln(_STRENGTHS + ne)
-                      + (gammaln(a + n_err[None]) - gammaln(a)).sum(axis=1))
+            loglik = (
+                gammaln(_STRENGTHS)
+                - gammaln(_STRENGTHS + ne)
+                + (gammaln(a + n_err[None]) - gammaln(a)).sum(axis=1)
+            )
             m = _STRENGTHS[int(np.argmax(loglik))]
             pi = (ne * pi + m * u) / (ne + m)
         else:
@@ -141,8 +144,7 @@ class DifferenceEstimate:
     def n_draws(self):
         return sum(len(z) for z in self.Z)
 
-    def add(self, row, Z, model_var, *, base=None, resid=None, row_prob=None,
-            pooled_var=None):
+    def add(self, row, Z, model_var, *, base=None, resid=None, row_prob=None, pooled_var=None):
         """Record one draw in ``row``.
 
         Parameters

@@ -38,15 +38,15 @@ def make_evaluator(evaluate, *, estimator, setup, cell, arm, pred, y, scores, to
     if callable(evaluate):
         return _Callable(evaluate)
     if not isinstance(evaluate, str) or evaluate not in EVALUATIONS:
-        raise ValueError(
-            f"evaluate must be one of {EVALUATIONS} or a callable; got {evaluate!r}."
-        )
+        raise ValueError(f"evaluate must be one of {EVALUATIONS} or a callable; got {evaluate!r}.")
     n_cells = len(estimator.groups_)
     weights = np.bincount(cell, minlength=n_cells) / len(cell)
     correct = (pred == y).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        rate = np.nan_to_num(np.bincount(cell, weights=correct, minlength=n_cells)
-                             / np.bincount(cell, minlength=n_cells))
+        rate = np.nan_to_num(
+            np.bincount(cell, weights=correct, minlength=n_cells)
+            / np.bincount(cell, minlength=n_cells)
+        )
     if evaluate in ("rmse", "coverage", "ece_error") and setup.posterior != "beta":
         raise ValueError(f"evaluate={evaluate!r} needs a Beta (rate) estimator.")
     if evaluate == "rmse":
@@ -77,8 +77,10 @@ def make_evaluator(evaluate, *, estimator, setup, cell, arm, pred, y, scores, to
     n = np.bincount(cell, minlength=n_cells).astype(float)
     s = np.bincount(cell, weights=correct, minlength=n_cells)
     full = rope_probabilities(
-        (BetaPosterior(s[a] + TINY, n[a] - s[a] + TINY),
-         BetaPosterior(s[b] + TINY, n[b] - s[b] + TINY)),
+        (
+            BetaPosterior(s[a] + TINY, n[a] - s[a] + TINY),
+            BetaPosterior(s[b] + TINY, n[b] - s[b] + TINY),
+        ),
         setup.task.rope,
     )[0]
     delta = rate[a] - rate[b]
@@ -91,7 +93,8 @@ def _truth_state(setup, cell, arm, y, pred, n_cells, n_classes):
     """A one-run state whose posterior mean is the truth of the pool."""
     if setup.posterior == "dirichlet":
         counts = np.bincount(pred * n_classes + y, minlength=n_classes**2).reshape(
-            1, n_classes, n_classes)
+            1, n_classes, n_classes
+        )
         return DirichletPosterior(np.full(counts.shape, 1e-300), counts)
     trials = np.bincount(cell, minlength=n_cells)[None].astype(np.float64)
     successes = np.bincount(cell, weights=(pred == y), minlength=n_cells)[None]
@@ -196,8 +199,10 @@ class ComparisonSuccess(_Evaluator):
         if todo.any():
             alpha, beta = state.alpha[todo], state.beta[todo]
             probs = rope_probabilities(
-                (BetaPosterior(alpha[:, self.a], beta[:, self.a]),
-                 BetaPosterior(alpha[:, self.b], beta[:, self.b])),
+                (
+                    BetaPosterior(alpha[:, self.a], beta[:, self.a]),
+                    BetaPosterior(alpha[:, self.b], beta[:, self.b]),
+                ),
                 self.rope,
             )
             lam = probs[:, self.region]

@@ -61,8 +61,9 @@ class LUCBSampling(GroupStrategy):
     def choose_with_bounds(self, task, state, remaining, rng, bounds):
         """One arm per run, given the ``(lower, upper)`` bounds, each ``(n_runs, n_arms)``."""
         allowed_remaining = np.where(task.allowed, remaining, 0)
-        return pick_arms(self.utilities(task, state, remaining, rng, bounds=bounds),
-                         allowed_remaining, rng)
+        return pick_arms(
+            self.utilities(task, state, remaining, rng, bounds=bounds), allowed_remaining, rng
+        )
 
     def utilities(self, task, state, remaining, rng, *, bounds=None):
         if bounds is None:
@@ -71,8 +72,9 @@ class LUCBSampling(GroupStrategy):
                 "query passes them); it cannot run in simulate."
             )
         if not isinstance(task, ExtremeRate | CompareTwo):
-            raise ValueError("LUCBSampling needs task='least_accurate', 'most_accurate' or "
-                             "'compare'.")
+            raise ValueError(
+                "LUCBSampling needs task='least_accurate', 'most_accurate' or 'compare'."
+            )
         lower, upper = bounds
         n_runs, n_arms = remaining.shape
         candidates = self.available(task, remaining)
@@ -98,8 +100,7 @@ class LUCBSampling(GroupStrategy):
         if isinstance(task, ExtremeRate):
             chosen = np.zeros_like(fallback)
             chosen[np.arange(n_runs), leader] = 1.0
-            fallback = np.where((chosen * candidates).any(axis=1, keepdims=True),
-                                chosen, fallback)
+            fallback = np.where((chosen * candidates).any(axis=1, keepdims=True), chosen, fallback)
         weights = np.where(weights.sum(axis=1, keepdims=True) > 0, weights, fallback)
         cum = np.cumsum(weights, axis=1)
         r = rng.random(n_runs) * cum[:, -1]

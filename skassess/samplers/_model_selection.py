@@ -144,8 +144,7 @@ class ActiveModelSelector(ActiveSampler):
         """Class indices of labels given as the comparison's ``classes`` (or indices)."""
         est = self.estimator_
         classes = None if est.classes is None else check_classes(est.classes, est.n_classes_)
-        return check_labels(y, n, est.n_classes_, classes, missing_label=missing_label,
-                            name=name)
+        return check_labels(y, n, est.n_classes_, classes, missing_label=missing_label, name=name)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -157,8 +156,9 @@ class ActiveModelSelector(ActiveSampler):
     def _head(self, p):
         """The next unlabeled item of pattern p (items told out of order or skipped are passed)."""
         while self._next[p] < self._end[p] and (
-                self.labels_[self._queue[self._next[p]]] >= 0
-                or self._skipped[self._queue[self._next[p]]]):
+            self.labels_[self._queue[self._next[p]]] >= 0
+            or self._skipped[self._queue[self._next[p]]]
+        ):
             self._next[p] += 1
         return self._queue[self._next[p]] if self._next[p] < self._end[p] else None
 
@@ -194,11 +194,12 @@ class ActiveModelSelector(ActiveSampler):
         c = np.zeros_like(mu)
         c[rows, est.patterns_[:, leader]] += 1.0
         c[rows, est.patterns_[:, challenger]] -= 1.0
-        var = (c ** 2 * mu).sum(axis=1) - (c * mu).sum(axis=1) ** 2
-        return est.n_unlabeled_ ** 2 * var / ((total + 1) * (total + 2))
+        var = (c**2 * mu).sum(axis=1) - (c * mu).sum(axis=1) ** 2
+        return est.n_unlabeled_**2 * var / ((total + 1) * (total + 2))
 
-    @validate_args({"n": [Interval(Integral, 1, None, closed="left")],
-                    "return_utilities": ["boolean"]})
+    @validate_args(
+        {"n": [Interval(Integral, 1, None, closed="left")], "return_utilities": ["boolean"]}
+    )
     def query(self, n=1, *, return_utilities=False):
         """The next ``n`` items to label (pool indices); the same until told.
 
@@ -226,10 +227,15 @@ class ActiveModelSelector(ActiveSampler):
         check_is_fitted(self)
         left = self._available_rows()
         if n > left:
-            raise ValueError(f"The pool is exhausted: {left} unlabeled items are left, and "
-                             f"query asked for n={n}.")
-        if not (self._pending is not None and len(self._pending) == n
-                and (self.labels_[self._pending] < 0).all()):
+            raise ValueError(
+                f"The pool is exhausted: {left} unlabeled items are left, and "
+                f"query asked for n={n}."
+            )
+        if not (
+            self._pending is not None
+            and len(self._pending) == n
+            and (self.labels_[self._pending] < 0).all()
+        ):
             picked, scores = [], []
             taken = {}
             for _ in range(n):
@@ -239,8 +245,9 @@ class ActiveModelSelector(ActiveSampler):
                 skip = taken.get(p, 0)
                 pos = self._next[p] + skip
                 if skip:
-                    while pos < self._end[p] and (self.labels_[self._queue[pos]] >= 0
-                                                  or self._skipped[self._queue[pos]]):
+                    while pos < self._end[p] and (
+                        self.labels_[self._queue[pos]] >= 0 or self._skipped[self._queue[pos]]
+                    ):
                         pos += 1
                     head = self._queue[pos] if pos < self._end[p] else None
                 if head is None:
@@ -253,8 +260,7 @@ class ActiveModelSelector(ActiveSampler):
         if not return_utilities:
             return self._pending.copy()
         open_ = (self.labels_ < 0) & ~self._skipped
-        utilities = np.where(open_[None], self._pending_scores[:, self.estimator_.pattern_],
-                             np.nan)
+        utilities = np.where(open_[None], self._pending_scores[:, self.estimator_.pattern_], np.nan)
         return self._pending.copy(), utilities
 
     def tell(self, indices, labels, *, time=None):
@@ -277,8 +283,9 @@ class ActiveModelSelector(ActiveSampler):
         blocks = est.patterns_[patterns]
         pred = self._pred[idx]
         right = pred == codes[:, None]
-        cats = np.where(right.any(axis=1), blocks[np.arange(len(idx)), right.argmax(axis=1)],
-                        est.n_models_)
+        cats = np.where(
+            right.any(axis=1), blocks[np.arange(len(idx)), right.argmax(axis=1)], est.n_models_
+        )
         est.label(patterns, cats)
         self.labels_[idx] = codes
         was_skipped = idx[self._skipped[idx]]
@@ -301,17 +308,20 @@ class ActiveModelSelector(ActiveSampler):
     def best_probabilities(self, n_draws=None):
         """P(model m is the most accurate), from :attr:`estimator_`."""
         check_is_fitted(self)
-        return self.estimator_.best_probabilities(n_draws,
-                                                  random_state=self.random_state)
+        return self.estimator_.best_probabilities(n_draws, random_state=self.random_state)
 
     def summary(self, level=0.95):
         """The comparison's per-model summary."""
         check_is_fitted(self)
         return self.estimator_.summary(level)
 
-    @validate_args({"stop_probability": [Interval(Real, 0, 1, closed="right"), None],
-                    "n_draws": [Interval(Integral, 1, None, closed="left"), None],
-                    "stop_rope": [Interval(Real, 0, 1, closed="right"), None]})
+    @validate_args(
+        {
+            "stop_probability": [Interval(Real, 0, 1, closed="right"), None],
+            "n_draws": [Interval(Integral, 1, None, closed="left"), None],
+            "stop_rope": [Interval(Real, 0, 1, closed="right"), None],
+        }
+    )
     def should_stop(self, stop_probability=None, n_draws=None, *, stop_rope=None):
         """Whether the question is decided: by P(best), or by the ROPE decision.
 
@@ -346,8 +356,14 @@ class ActiveModelSelector(ActiveSampler):
         p = (top / top.sum(axis=1, keepdims=True)).mean(axis=0)
         if self._history:
             step, index, label, _, _, t = self._history[-1]
-            self._history[-1] = (step, index, label, est.groups_[int(np.argmax(p))],
-                                 float(p.max()), t)
+            self._history[-1] = (
+                step,
+                index,
+                label,
+                est.groups_[int(np.argmax(p))],
+                float(p.max()),
+                t,
+            )
         return p, draws
 
     def _available_rows(self):
@@ -356,8 +372,10 @@ class ActiveModelSelector(ActiveSampler):
     def _array_oracle(self, labels):
         truth = np.asarray(labels)
         if truth.shape != self.labels_.shape:
-            raise ValueError(f"oracle as an array must hold one label per pool item "
-                             f"({len(self.labels_)}); got shape {truth.shape}.")
+            raise ValueError(
+                f"oracle as an array must hold one label per pool item "
+                f"({len(self.labels_)}); got shape {truth.shape}."
+            )
         # every label checked before any is told: a bad one changes nothing
         self._codes(truth, len(truth), None, "oracle")
         return truth.__getitem__
@@ -382,15 +400,33 @@ class ActiveModelSelector(ActiveSampler):
         summary = self.summary(level)
         width = float((summary["upper"] - summary["lower"]).max())
         best = as_scalar(self.estimator_.groups_[int(a)])
-        return {"text": f"best: {best} (P = {float(p.max()):.3f})",
-                "probability": float(p.max()), "rope_probability": float(np.max(rope)),
-                "certified": None, "max_width": width}
+        return {
+            "text": f"best: {best} (P = {float(p.max()):.3f})",
+            "probability": float(p.max()),
+            "rope_probability": float(np.max(rope)),
+            "certified": None,
+            "max_width": width,
+        }
 
-    @validate_args({**RUN_CONSTRAINTS,
-                    "stop_probability": [Interval(Real, 0, 1, closed="right"), None],
-                    "stop_rope": [Interval(Real, 0, 1, closed="right"), None]})
-    def run(self, oracle, budget, *, batch_size=None, stop=None, progress=True, callback=None,
-            stop_probability=None, stop_rope=None):
+    @validate_args(
+        {
+            **RUN_CONSTRAINTS,
+            "stop_probability": [Interval(Real, 0, 1, closed="right"), None],
+            "stop_rope": [Interval(Real, 0, 1, closed="right"), None],
+        }
+    )
+    def run(
+        self,
+        oracle,
+        budget,
+        *,
+        batch_size=None,
+        stop=None,
+        progress=True,
+        callback=None,
+        stop_probability=None,
+        stop_rope=None,
+    ):
         """Query, ask ``oracle`` and tell until ``budget`` labels or a stop rule.
 
         Parameters
@@ -414,9 +450,13 @@ class ActiveModelSelector(ActiveSampler):
         """
         check_is_fitted(self)
         if stop_probability is not None or stop_rope is not None:
-            warn_deprecated("ActiveModelSelector.run(stop_probability=..., stop_rope=...)",
-                            "run(stop=StopRule(probability=..., rope=...))", stacklevel=4)
+            warn_deprecated(
+                "ActiveModelSelector.run(stop_probability=..., stop_rope=...)",
+                "run(stop=StopRule(probability=..., rope=...))",
+                stacklevel=4,
+            )
             if stop is None:
                 stop = StopRule(probability=stop_probability, rope=stop_rope)
-        return super().run(oracle, budget, batch_size=batch_size, stop=stop, progress=progress,
-                           callback=callback)
+        return super().run(
+            oracle, budget, batch_size=batch_size, stop=stop, progress=progress, callback=callback
+        )

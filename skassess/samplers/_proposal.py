@@ -79,6 +79,5 @@ def uniform_share(draws, labels, pred, proposal, n_unlabeled, grad, name, weight
     resid = np.eye(grad.shape[-1])[labels[idx]] - mix(name, comp)
     r2 = weights @ ((grad[:, pred[idx], :] * resid[None]).sum(-1) ** 2)
     shares = sorted({s for s in (floor, 0.25, 0.5, 1.0) if s >= floor})
-    cost = [np.mean(r2 / (q_old * ((1.0 - s) * proposal[idx] + s / n_unlabeled)))
-            for s in shares]
+    cost = [np.mean(r2 / (q_old * ((1.0 - s) * proposal[idx] + s / n_unlabeled))) for s in shares]
     return float(shares[int(np.argmin(cost))])

@@ -17,8 +17,9 @@ from sklearn.neural_network import MLPClassifier
 __all__ = ["pseudo_labels"]
 
 
-def pseudo_labels(X, y_pred, labeled, labels, *, validation_fraction=0.3, classifier=None,
-                  rng=None):
+def pseudo_labels(
+    X, y_pred, labeled, labels, *, validation_fraction=0.3, classifier=None, rng=None
+):
     """Indices of unlabeled items to pseudo-label with the model's prediction.
 
     Parameters
@@ -59,8 +60,9 @@ def pseudo_labels(X, y_pred, labeled, labels, *, validation_fraction=0.3, classi
     small, big = (pos, neg) if len(pos) < len(neg) else (neg, pos)
     train = np.concatenate([big, rng.choice(small, len(big), replace=True)])
     if classifier is None:
-        classifier = MLPClassifier(hidden_layer_sizes=(64, 64), max_iter=200,
-                                   random_state=int(rng.integers(2**31 - 1)))
+        classifier = MLPClassifier(
+            hidden_layer_sizes=(64, 64), max_iter=200, random_state=int(rng.integers(2**31 - 1))
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         classifier.fit(X[labeled[train]], correct[train])

@@ -56,8 +56,9 @@ class StopRule:
 
     def __init__(self, *, probability=None, width=None, rope=None):
         for name, value in (("probability", probability), ("width", width), ("rope", rope)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, Real)
-                                      or not 0 < value <= 1):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, Real) or not 0 < value <= 1
+            ):
                 raise ValueError(f"{name} must be a number in (0, 1] or None; got {value!r}.")
         self.probability = probability
         self.width = width
@@ -68,8 +69,12 @@ class StopRule:
         if answer is None:
             return None
         p, certified = answer.get("probability"), answer.get("certified")
-        if self.probability is not None and p is not None and p >= self.probability and (
-                certified is None or certified >= self.probability):
+        if (
+            self.probability is not None
+            and p is not None
+            and p >= self.probability
+            and (certified is None or certified >= self.probability)
+        ):
             return "probability"
         width = answer.get("max_width")
         if self.width is not None and width is not None and width <= self.width:
@@ -85,9 +90,15 @@ class StopRule:
         return any(v is not None for v in (self.probability, self.width, self.rope))
 
     def __repr__(self):
-        parts = [f"{k}={v!r}" for k, v in (("probability", self.probability),
-                                            ("width", self.width), ("rope", self.rope))
-                 if v is not None]
+        parts = [
+            f"{k}={v!r}"
+            for k, v in (
+                ("probability", self.probability),
+                ("width", self.width),
+                ("rope", self.rope),
+            )
+            if v is not None
+        ]
         return f"StopRule({', '.join(parts)})"
 
 
@@ -171,8 +182,9 @@ class ActiveSampler(BaseEstimator):
         rows = np.unique(self._check_indices(indices))
         labeled = self.labels_[rows] >= 0
         if labeled.any():
-            raise ValueError(f"Row {rows[labeled][0]} is labeled; only unlabeled rows can be "
-                             "skipped.")
+            raise ValueError(
+                f"Row {rows[labeled][0]} is labeled; only unlabeled rows can be skipped."
+            )
         rows = rows[~self._skipped[rows]]
         self._skip_rows(rows)
         self._skipped[rows] = True
@@ -230,20 +242,24 @@ class ActiveSampler(BaseEstimator):
         history = pd.DataFrame(history)
         missing = [c for c in ("index", "label") if c not in history.columns]
         if missing:
-            raise ValueError(f"history must have the columns 'index' and 'label'; it lacks "
-                             f"{missing}.")
-        if cursor is not None and (not isinstance(cursor, dict)
-                                   or set(cursor) != {"rng", "n_steps"}):
-            raise ValueError(f"cursor must be a dict with 'rng' and 'n_steps', as cursor_ "
-                             f"gives; got {cursor!r}.")
+            raise ValueError(
+                f"history must have the columns 'index' and 'label'; it lacks {missing}."
+            )
+        if cursor is not None and (
+            not isinstance(cursor, dict) or set(cursor) != {"rng", "n_steps"}
+        ):
+            raise ValueError(
+                f"cursor must be a dict with 'rng' and 'n_steps', as cursor_ gives; got {cursor!r}."
+            )
         rows = history["index"].to_numpy()
         rows = rows.astype(np.intp) if rows.size else np.empty(0, dtype=np.intp)
         labels = history["label"].tolist()
         times = history["time"].tolist() if "time" in history.columns else None
         start = len(self._history)
         if self._replay_by_query and len(rows):
-            steps = (history["step"].to_numpy() if "step" in history.columns
-                     else np.arange(len(rows)))
+            steps = (
+                history["step"].to_numpy() if "step" in history.columns else np.arange(len(rows))
+            )
             cuts = np.flatnonzero(np.diff(steps)) + 1
             for block in np.split(np.arange(len(rows)), cuts):
                 drawn = self.query(len(block))
@@ -252,15 +268,20 @@ class ActiveSampler(BaseEstimator):
                         f"history step {as_scalar(steps[block[0]])} labeled rows "
                         f"{rows[block].tolist()}, but the sampler draws {drawn.tolist()} "
                         "there: replay needs the history of a sampler with the same "
-                        "parameters and pool, labeled through query.")
-                self.tell(rows[block], [labels[i] for i in block],
-                          time=None if times is None else [times[i] for i in block])
+                        "parameters and pool, labeled through query."
+                    )
+                self.tell(
+                    rows[block],
+                    [labels[i] for i in block],
+                    time=None if times is None else [times[i] for i in block],
+                )
         elif len(rows):
             self.tell(rows, labels, time=times)
         if "step" in history.columns and len(self._history) > start:
             self._history[start:] = [
-                (int(step), *entry[1:]) for step, entry in
-                zip(history["step"].tolist(), self._history[start:], strict=True)]
+                (int(step), *entry[1:])
+                for step, entry in zip(history["step"].tolist(), self._history[start:], strict=True)
+            ]
         if len(skipped):
             self.skip(np.asarray(skipped, dtype=np.intp))
         if cursor is not None:
@@ -287,9 +308,7 @@ class ActiveSampler(BaseEstimator):
     def _check_indices(self, indices):
         indices = np.asarray(indices)
         n = len(self.labels_)
-        if indices.ndim != 1 or not (
-            np.issubdtype(indices.dtype, np.integer) or indices.size == 0
-        ):
+        if indices.ndim != 1 or not (np.issubdtype(indices.dtype, np.integer) or indices.size == 0):
             raise ValueError(f"indices must be a 1-D array of integers; got {indices!r}.")
         bad = (indices < 0) | (indices >= n)
         if bad.any():
@@ -307,16 +326,20 @@ class ActiveSampler(BaseEstimator):
         if times.ndim == 0:
             times = np.full(n, time, dtype=object)
         if times.shape != (n,) or not all(
-                isinstance(t, Real) and not isinstance(t, bool) and np.isfinite(t)
-                for t in times):
-            raise ValueError(f"time must be None, a POSIX time (seconds) or one per label "
-                             f"({n}); got {time!r}.")
+            isinstance(t, Real) and not isinstance(t, bool) and np.isfinite(t) for t in times
+        ):
+            raise ValueError(
+                f"time must be None, a POSIX time (seconds) or one per label ({n}); got {time!r}."
+            )
         return times.astype(np.float64)
 
     def _query_state(self):
         """Copies of what a query changes: the random generators and the pending items."""
-        return {k: copy.deepcopy(v) for k, v in vars(self).items()
-                if isinstance(v, np.random.Generator) or k == "_pending"}
+        return {
+            k: copy.deepcopy(v)
+            for k, v in vars(self).items()
+            if isinstance(v, np.random.Generator) or k == "_pending"
+        }
 
     @validate_args(RUN_CONSTRAINTS)
     def run(self, oracle, budget, *, batch_size=None, stop=None, progress=True, callback=None):
@@ -351,8 +374,9 @@ class ActiveSampler(BaseEstimator):
             oracle = self._array_oracle(oracle)
         if batch_size is None:
             batch_size = self._default_batch_size
-        return self._label_loop(oracle, budget, batch_size=batch_size, progress=progress,
-                                callback=callback, stop=stop)
+        return self._label_loop(
+            oracle, budget, batch_size=batch_size, progress=progress, callback=callback, stop=stop
+        )
 
     def _array_oracle(self, labels):
         raise NotImplementedError
@@ -364,8 +388,11 @@ class ActiveSampler(BaseEstimator):
         """Query ``batch_size`` items, ask ``oracle``, tell, until ``budget`` labels."""
         left = self.n_available_
         if budget > left:
-            warn(f"budget={budget} is larger than the {left} unlabeled items left to label; "
-                 f"labeling those {left}.", SkassessWarning)
+            warn(
+                f"budget={budget} is larger than the {left} unlabeled items left to label; "
+                f"labeling those {left}.",
+                SkassessWarning,
+            )
             budget = left
         from tqdm.auto import tqdm
 
@@ -392,4 +419,3 @@ class ActiveSampler(BaseEstimator):
                 if callback is not None and callback(self):
                     break
         return self
-

@@ -1,6 +1,5 @@
 """From a fitted metric estimator and a task name to arms, a task and a strategy."""
 
-
 import numpy as np
 import pandas as pd
 
@@ -103,15 +102,17 @@ class Setup:
     def __init__(self, estimator, task, *, top_m=1, compare=None, rope=0.05):
         # task, top_m and rope passed their constraints in the caller (ActiveAssessor's
         # parameters, simulate's arguments); what is checked here depends on the data.
-        self.posterior = (
-            "dirichlet" if isinstance(estimator, BayesianConfusionMatrix) else "beta"
-        )
+        self.posterior = "dirichlet" if isinstance(estimator, BayesianConfusionMatrix) else "beta"
         self.arm_of_cell = None
         labels = estimator.groups_
         G = len(labels)
         if self.posterior == "beta":
-            _need(task, estimator, _beta_metric_ok(estimator),
-                  "BayesianAccuracy(metric='accuracy') or BayesianCalibrationError")
+            _need(
+                task,
+                estimator,
+                _beta_metric_ok(estimator),
+                "BayesianAccuracy(metric='accuracy') or BayesianCalibrationError",
+            )
         weights = estimator.group_weights_
         if task == "estimate":
             if self.posterior == "dirichlet":
@@ -121,14 +122,22 @@ class Setup:
             else:
                 self.task = EstimateRates(weights)
         elif task in ("least_accurate", "most_accurate"):
-            _need(task, estimator, isinstance(estimator, BayesianAccuracy),
-                  "BayesianAccuracy(metric='accuracy')")
+            _need(
+                task,
+                estimator,
+                isinstance(estimator, BayesianAccuracy),
+                "BayesianAccuracy(metric='accuracy')",
+            )
             self.task = ExtremeRate(G, highest=task == "most_accurate")
             # A group without pool rows has no accuracy to be the lowest or highest.
             self.task.allowed = np.asarray(weights) > 0
         elif task == "least_calibrated":
-            _need(task, estimator, isinstance(estimator, BayesianCalibrationError)
-                  and estimator.classwise, "BayesianCalibrationError(classwise=True)")
+            _need(
+                task,
+                estimator,
+                isinstance(estimator, BayesianCalibrationError) and estimator.classwise,
+                "BayesianCalibrationError(classwise=True)",
+            )
             n_bins = len(estimator.bin_edges_) - 1
             n_rows = estimator.n_rows_.reshape(-1, n_bins)
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -137,12 +146,20 @@ class Setup:
             self.arm_of_cell = np.arange(G) // n_bins
             labels = pd.Index(estimator.classes_, name="predicted_class")
         elif task == "most_costly":
-            _need(task, estimator, isinstance(estimator, BayesianMisclassificationCost),
-                  "BayesianMisclassificationCost")
+            _need(
+                task,
+                estimator,
+                isinstance(estimator, BayesianMisclassificationCost),
+                "BayesianMisclassificationCost",
+            )
             self.task = MostCostly(estimator.cost_matrix_)
         else:  # compare
-            _need(task, estimator, isinstance(estimator, BayesianAccuracy),
-                  "BayesianAccuracy(metric='accuracy')")
+            _need(
+                task,
+                estimator,
+                isinstance(estimator, BayesianAccuracy),
+                "BayesianAccuracy(metric='accuracy')",
+            )
             a, b = _compare_pair(compare, labels)
             self.task = CompareTwo(G, a, b, float(rope))
         self.n_arms = self.task.n_arms
@@ -163,8 +180,7 @@ def _compare_pair(compare, labels):
     for g in compare:
         if g not in labels:
             raise ValueError(
-                f"compare names the group {g!r}, which does not exist; groups are "
-                f"{list(labels)}."
+                f"compare names the group {g!r}, which does not exist; groups are {list(labels)}."
             )
         index.append(labels.get_loc(g))
     if index[0] == index[1]:
@@ -192,7 +208,9 @@ def initial_state(estimator, setup, n_runs):
         return np.broadcast_to(a, (n_runs,) + a.shape)
 
     if setup.posterior == "dirichlet":
-        return NestedDirichletPosterior(tile(post.prior_alpha), tile(post.prior_failures),
-                                        tile(post.counts))
-    return BetaPosterior(tile(post.prior_alpha), tile(post.prior_beta), tile(post.successes),
-                         tile(post.failures))
+        return NestedDirichletPosterior(
+            tile(post.prior_alpha), tile(post.prior_failures), tile(post.counts)
+        )
+    return BetaPosterior(
+        tile(post.prior_alpha), tile(post.prior_beta), tile(post.successes), tile(post.failures)
+    )

@@ -205,8 +205,15 @@ def simulate(
     if evaluate is None:
         evaluate = _default_evaluation(task, estimator, setup)
     evaluator = make_evaluator(
-        evaluate, estimator=estimator, setup=setup, cell=cell, arm=arm, pred=pred, y=y,
-        scores=scores, top_m=top_m,
+        evaluate,
+        estimator=estimator,
+        setup=setup,
+        cell=cell,
+        arm=arm,
+        pred=pred,
+        y=y,
+        scores=scores,
+        top_m=top_m,
     )
     # Rows grouped by arm; each run labels them in a random order within arms.
     rows_by_arm = np.argsort(arm, kind="stable")
@@ -234,7 +241,15 @@ def simulate(
     sizes = [min(CHUNK, n_runs - i * CHUNK) for i in range(len(seeds))]
     jobs = (
         delayed(_run_chunk)(
-            estimator, setup, strat, evaluator, pool_data, size, budget, logs, seed,
+            estimator,
+            setup,
+            strat,
+            evaluator,
+            pool_data,
+            size,
+            budget,
+            logs,
+            seed,
             prior_update,
         )
         for size, seed in zip(sizes, seeds, strict=False)
@@ -285,15 +300,15 @@ def _run_chunk(*args):
         return _run_chunk_unchecked(*args)
 
 
-def _run_chunk_unchecked(estimator, setup, strategy, evaluator, pool, n_runs, budget, logs,
-                         seed, prior_update):
+def _run_chunk_unchecked(
+    estimator, setup, strategy, evaluator, pool, n_runs, budget, logs, seed, prior_update
+):
     rng = np.random.default_rng(seed)
     state = initial_state(estimator, setup, n_runs)
     evaluator = evaluator.start(n_runs)
     runs = np.arange(n_runs)
     # Within-arm random order per run: sort arm + U(0, 1) keys.
-    order = np.argsort(pool["arm_sorted"] + rng.random((n_runs, len(pool["arm_sorted"]))),
-                       axis=1)
+    order = np.argsort(pool["arm_sorted"] + rng.random((n_runs, len(pool["arm_sorted"]))), axis=1)
     outcome = pool["outcome"][order]
     cell_seq = None if pool["cell"] is None else pool["cell"][order]
     taken = np.zeros((n_runs, setup.n_arms), dtype=np.int64)

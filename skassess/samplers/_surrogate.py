@@ -84,9 +84,18 @@ class MLPEnsembleSurrogate(ClassifierMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, n_members=10, *, hidden_layer_sizes=(64,), alpha=1e-3,
-                 learning_rate_init=1e-3, max_iter=200, refit_epochs=10, bootstrap=True,
-                 random_state=None):
+    def __init__(
+        self,
+        n_members=10,
+        *,
+        hidden_layer_sizes=(64,),
+        alpha=1e-3,
+        learning_rate_init=1e-3,
+        max_iter=200,
+        refit_epochs=10,
+        bootstrap=True,
+        random_state=None,
+    ):
         self.n_members = n_members
         self.hidden_layer_sizes = hidden_layer_sizes
         self.alpha = alpha
@@ -97,9 +106,12 @@ class MLPEnsembleSurrogate(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def _member(self, seed):
-        return MLPClassifier(hidden_layer_sizes=self.hidden_layer_sizes, alpha=self.alpha,
-                             learning_rate_init=self.learning_rate_init,
-                             random_state=int(seed))
+        return MLPClassifier(
+            hidden_layer_sizes=self.hidden_layer_sizes,
+            alpha=self.alpha,
+            learning_rate_init=self.learning_rate_init,
+            random_state=int(seed),
+        )
 
     def _check(self, X, y, classes, sample_weight, reset):
         X, y = validate_data(self, X, y, reset=reset)
@@ -107,15 +119,21 @@ class MLPEnsembleSurrogate(ClassifierMixin, BaseEstimator):
             classes = np.unique(np.asarray(classes))
             unknown = np.setdiff1d(np.unique(y), classes)
             if unknown.size:
-                raise ValueError(f"y holds labels {unknown.tolist()} that are not in classes "
-                                 f"{classes.tolist()}.")
+                raise ValueError(
+                    f"y holds labels {unknown.tolist()} that are not in classes {classes.tolist()}."
+                )
         if sample_weight is None:
             sample_weight = np.ones(len(y))
         sample_weight = np.asarray(sample_weight, dtype=np.float64)
-        if sample_weight.shape != (len(y),) or not np.all(np.isfinite(sample_weight)) or \
-                np.any(sample_weight < 0):
-            raise ValueError("sample_weight must have shape (n_samples,) and be finite and "
-                             f">= 0; got {sample_weight!r}.")
+        if (
+            sample_weight.shape != (len(y),)
+            or not np.all(np.isfinite(sample_weight))
+            or np.any(sample_weight < 0)
+        ):
+            raise ValueError(
+                "sample_weight must have shape (n_samples,) and be finite and "
+                f">= 0; got {sample_weight!r}."
+            )
         if sample_weight.sum() <= 0:
             raise ValueError("sample_weight is zero for every row: nothing to fit.")
         return X, y, classes, sample_weight

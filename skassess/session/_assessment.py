@@ -93,21 +93,45 @@ def _differences(estimator, names, rope, level, seed):
     for g in summary.index:
         if g == best:
             continue
-        comp = GroupComparison(draws[:, position[g]] - draws[:, position[best]], g, best,
-                               float(rope))
+        comp = GroupComparison(
+            draws[:, position[g]] - draws[:, position[best]], g, best, float(rope)
+        )
         lower, upper = comp.interval(level)
         p_left, p_rope, p_right = comp.probabilities
-        rows.append({
-            "group": names(g), "versus": names(best), "mean": comp.mean, "lower": lower,
-            "upper": upper, "p_greater": float(np.mean(comp.samples > 0)), "p_left": p_left,
-            "p_rope": p_rope, "p_right": p_right, "decision": comp.decision,
-        })
+        rows.append(
+            {
+                "group": names(g),
+                "versus": names(best),
+                "mean": comp.mean,
+                "lower": lower,
+                "upper": upper,
+                "p_greater": float(np.mean(comp.samples > 0)),
+                "p_left": p_left,
+                "p_rope": p_rope,
+                "p_right": p_right,
+                "decision": comp.decision,
+            }
+        )
     return pd.DataFrame(rows).set_index("group")
 
 
-def assess_file(path, *, scores_file=None, prior="calibrated", level=0.95, rope=0.05,
-                n_bins=10, cost_matrix=None, random_state=0, chunk_rows=CHUNK_ROWS,
-                checksum=True, extra_labels=None, meta=None, meta_rows=100_000, **columns):
+def assess_file(
+    path,
+    *,
+    scores_file=None,
+    prior="calibrated",
+    level=0.95,
+    rope=0.05,
+    n_bins=10,
+    cost_matrix=None,
+    random_state=0,
+    chunk_rows=CHUNK_ROWS,
+    checksum=True,
+    extra_labels=None,
+    meta=None,
+    meta_rows=100_000,
+    **columns,
+):
     """Assess the black box of a scores file from its labeled and unlabeled rows.
 
     The file is read in batches of ``chunk_rows`` rows and each batch is a
@@ -173,15 +197,15 @@ def assess_file(path, *, scores_file=None, prior="calibrated", level=0.95, rope=
         "ece": BayesianCalibrationError(
             n_bins=n_bins,
             prior="informative" if prior in ("hierarchical", "calibrated") else prior,
-            random_state=seed),
+            random_state=seed,
+        ),
     }
     for g in sf.group_columns:
-        est[f"group:{g}"] = BayesianAccuracy(grouping="external", prior=prior,
-                                            random_state=seed)
+        est[f"group:{g}"] = BayesianAccuracy(grouping="external", prior=prior, random_state=seed)
     if cost_matrix is not None:
         est["cost"] = BayesianMisclassificationCost(
-            cost_matrix=np.asarray(cost_matrix),
-            prior=prior, random_state=seed)
+            cost_matrix=np.asarray(cost_matrix), prior=prior, random_state=seed
+        )
     n_rows = n_labeled = 0
     if extra_labels is not None:
         extra_rows, extra_codes = (np.asarray(a, dtype=np.int64) for a in extra_labels)
@@ -220,30 +244,50 @@ def assess_file(path, *, scores_file=None, prior="calibrated", level=0.95, rope=
     for key, label in names.items():
         if key in est:
             lower, upper = est[key].overall_interval(level)
-            overall.append({"metric": label, "mean": est[key].overall_mean(), "lower": lower,
-                            "upper": upper})
+            overall.append(
+                {"metric": label, "mean": est[key].overall_mean(), "lower": lower, "upper": upper}
+            )
     by_group, differences = {}, {}
-    differences["predicted class"] = _differences(est["by_class"], class_name, rope, level,
-                                                  seed)
+    differences["predicted class"] = _differences(est["by_class"], class_name, rope, level, seed)
     for g in sf.group_columns:
         table = est[f"group:{g}"].summary(level)
         table.index.name = g
         by_group[g] = table
         differences[g] = _differences(est[f"group:{g}"], str, rope, level, seed)
     reliability = est["ece"].summary(level)
-    unlabeled = None if not meta else predict_unlabeled(
-        *samples, meta, len(sf.classes), level=level, random_state=seed)
+    unlabeled = (
+        None
+        if not meta
+        else predict_unlabeled(*samples, meta, len(sf.classes), level=level, random_state=seed)
+    )
     source = {
-        "file": str(sf.path), "bytes": sf.size, "rows": n_rows, "labeled": n_labeled,
-        "sha256": sf.checksum() if checksum else None, "columns": sf.describe(),
+        "file": str(sf.path),
+        "bytes": sf.size,
+        "rows": n_rows,
+        "labeled": n_labeled,
+        "sha256": sf.checksum() if checksum else None,
+        "columns": sf.describe(),
         "seconds": None,
     }
-    settings = {"prior": prior, "level": level, "rope": rope, "n_bins": n_bins,
-                "random_state": seed, "cost_matrix": None if cost_matrix is None
-                else np.asarray(cost_matrix).tolist(), "meta": meta}
-    out = FileAssessment(source=source, settings=settings,
-                         overall=pd.DataFrame(overall).set_index("metric"), by_class=by_class,
-                         by_group=by_group, differences=differences, reliability=reliability,
-                         estimators=est, unlabeled=unlabeled)
+    settings = {
+        "prior": prior,
+        "level": level,
+        "rope": rope,
+        "n_bins": n_bins,
+        "random_state": seed,
+        "cost_matrix": None if cost_matrix is None else np.asarray(cost_matrix).tolist(),
+        "meta": meta,
+    }
+    out = FileAssessment(
+        source=source,
+        settings=settings,
+        overall=pd.DataFrame(overall).set_index("metric"),
+        by_class=by_class,
+        by_group=by_group,
+        differences=differences,
+        reliability=reliability,
+        estimators=est,
+        unlabeled=unlabeled,
+    )
     source["seconds"] = round(time.perf_counter() - start, 3)
     return out

@@ -34,8 +34,9 @@ class ItemIds:
     def from_strings(cls, values):
         encoded = [str(v).encode("utf-8") for v in values]
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)),
-                  out=offsets[1:])
+        np.cumsum(
+            np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:]
+        )
         return cls(np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets)
 
     @classmethod
@@ -45,15 +46,17 @@ class ItemIds:
             return cls.from_strings([])
         data = np.concatenate([p._data for p in parts])
         starts = np.cumsum([0] + [len(p._data) for p in parts[:-1]])
-        offsets = np.concatenate([parts[0]._offsets[:1]] + [
-            p._offsets[1:] + s for p, s in zip(parts, starts, strict=True)])
+        offsets = np.concatenate(
+            [parts[0]._offsets[:1]]
+            + [p._offsets[1:] + s for p, s in zip(parts, starts, strict=True)]
+        )
         return cls(data, offsets)
 
     def __len__(self):
         return len(self._offsets) - 1
 
     def _one(self, i):
-        return self._data[self._offsets[i]:self._offsets[i + 1]].tobytes().decode("utf-8")
+        return self._data[self._offsets[i] : self._offsets[i + 1]].tobytes().decode("utf-8")
 
     def __getitem__(self, key):
         if isinstance(key, int | np.integer):
@@ -83,12 +86,12 @@ class ItemIds:
             b = min(a + size, n)
             if a:
                 yield sep
-            segment = self._data[o[a]:o[b]]
-            lengths = np.diff(o[a:b + 1])
+            segment = self._data[o[a] : o[b]]
+            lengths = np.diff(o[a : b + 1])
             out = np.empty(len(segment) + (b - a - 1) * len(sep), dtype=np.uint8)
             shift = np.repeat(np.arange(b - a) * len(sep), lengths)
             out[np.arange(len(segment)) + shift] = segment
-            starts = o[a + 1:b] - o[a] + np.arange(b - a - 1) * len(sep)
+            starts = o[a + 1 : b] - o[a] + np.arange(b - a - 1) * len(sep)
             for k, byte in enumerate(sep):
                 out[starts + k] = byte
             yield out
@@ -104,7 +107,7 @@ def stack(parts):
     out = np.empty((total, *parts[0].shape[1:]), dtype=parts[0].dtype)
     start = 0
     for i in range(len(parts)):
-        out[start:start + len(parts[i])] = parts[i]
+        out[start : start + len(parts[i])] = parts[i]
         start += len(parts[i])
         parts[i] = None
     return out
@@ -114,6 +117,6 @@ def concat_categories(frames):
     """Row-wise concatenation of frames of categorical columns, categorical throughout."""
     if not frames[0].columns.size:
         return pd.DataFrame(index=range(sum(len(f) for f in frames)))
-    return pd.DataFrame({
-        c: pd.api.types.union_categoricals([f[c] for f in frames]) for c in frames[0].columns
-    })
+    return pd.DataFrame(
+        {c: pd.api.types.union_categoricals([f[c] for f in frames]) for c in frames[0].columns}
+    )

@@ -29,8 +29,10 @@ def row_lines(path, sep, width, chunk_rows, *, fail, not_utf8):
         if len(bad):
             i = int(bad[0])
             what = "more" if widths[i] > width else "fewer"
-            fail(f"row {seen + i + 1} (line {lines[i]}) has {widths[i]} cells, {what} than "
-                 f"the header's {width} columns; every row needs one cell per column.")
+            fail(
+                f"row {seen + i + 1} (line {lines[i]}) has {widths[i]} cells, {what} than "
+                f"the header's {width} columns; every row needs one cell per column."
+            )
         seen += len(lines)
         buffered.append(lines)
         ready = np.concatenate(buffered)
@@ -51,8 +53,10 @@ def not_utf8_message(path):
             try:
                 line.decode("utf-8-sig" if number == 1 else "utf-8")
             except UnicodeDecodeError as exc:
-                return (f"line {number} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} "
-                        f"at character {exc.start + 1}); save the file as UTF-8.")
+                return (
+                    f"line {number} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} "
+                    f"at character {exc.start + 1}); save the file as UTF-8."
+                )
     return "the file is not UTF-8 text; save it as UTF-8."  # pragma: no cover
 
 

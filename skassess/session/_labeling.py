@@ -148,13 +148,26 @@ class LabelingSession:
     (1, True)
     """
 
-    def __init__(self, path, X, y=None, *, assessor=None, group_by=None, y_pred=None,
-                 ids=None, info=None, group_names=None):
+    def __init__(
+        self,
+        path,
+        X,
+        y=None,
+        *,
+        assessor=None,
+        group_by=None,
+        y_pred=None,
+        ids=None,
+        info=None,
+        group_names=None,
+    ):
         try:  # the pool's size; the scores themselves are checked once, by the assessor
             n = len(X)
         except TypeError as exc:
-            raise TypeError(f"X: the black box's scores must be an array of shape (n_pool, "
-                            f"n_classes) or (n_pool,); got {type(X).__name__}.") from exc
+            raise TypeError(
+                f"X: the black box's scores must be an array of shape (n_pool, "
+                f"n_classes) or (n_pool,); got {type(X).__name__}."
+            ) from exc
         self.group_names = group_names
         if ids is not None and len(ids) != n:
             raise ValueError(f"ids must hold one id per pool row ({n}); got {len(ids)}.")
@@ -170,8 +183,10 @@ class LabelingSession:
                 self.resumed = False
                 template = self._new_template(assessor)
                 self._store.create(
-                    settings=_params_json(template), data_sha256=fingerprint,
-                    assessor=encode_estimator(template), info=info or {},
+                    settings=_params_json(template),
+                    data_sha256=fingerprint,
+                    assessor=encode_estimator(template),
+                    info=info or {},
                 )
             else:
                 self.resumed = True
@@ -212,7 +227,8 @@ class LabelingSession:
             raise SessionError(
                 f"{path}: the session was started with "
                 + ", ".join(f"{k}={kept.get(k)}" for k in diff)
-                + "; given " + ", ".join(f"{k}={now.get(k)}" for k in diff)
+                + "; given "
+                + ", ".join(f"{k}={now.get(k)}" for k in diff)
                 + ". Start a new session file to change them."
             )
         return clone(assessor)
@@ -220,11 +236,15 @@ class LabelingSession:
     @staticmethod
     def _new_template(assessor):
         if assessor is None:
-            raise SessionError("A new session needs an assessor (an unfitted ActiveAssessor, "
-                               "ActiveTester or ActiveModelSelector).")
+            raise SessionError(
+                "A new session needs an assessor (an unfitted ActiveAssessor, "
+                "ActiveTester or ActiveModelSelector)."
+            )
         if not isinstance(assessor, ActiveSampler):
-            raise ValueError(f"assessor must be an ActiveSampler (ActiveAssessor, ActiveTester "
-                             f"or ActiveModelSelector); got {type(assessor).__name__}.")
+            raise ValueError(
+                f"assessor must be an ActiveSampler (ActiveAssessor, ActiveTester "
+                f"or ActiveModelSelector); got {type(assessor).__name__}."
+            )
         template = clone(assessor)
         seed = template.random_state
         if seed is None:
@@ -247,15 +267,20 @@ class LabelingSession:
         events = self._store.events()
         labels = [e for e in events if e["kind"] == "label"]
         if events:
-            history = pd.DataFrame({"step": [e["step"] for e in labels],
-                                    "index": [e["row"] for e in labels],
-                                    "label": pd.Series([e["label"] for e in labels],
-                                                       dtype=object),
-                                    "time": [e["time"] for e in labels]})
+            history = pd.DataFrame(
+                {
+                    "step": [e["step"] for e in labels],
+                    "index": [e["row"] for e in labels],
+                    "label": pd.Series([e["label"] for e in labels], dtype=object),
+                    "time": [e["time"] for e in labels],
+                }
+            )
             try:
-                assessor.replay(history,
-                                skipped=[e["row"] for e in events if e["kind"] == "skip"],
-                                cursor=events[-1]["cursor"])
+                assessor.replay(
+                    history,
+                    skipped=[e["row"] for e in events if e["kind"] == "skip"],
+                    cursor=events[-1]["cursor"],
+                )
             except (ValueError, TypeError, KeyError) as exc:
                 raise SessionError(
                     f"{self.path}: the stored events do not fit the pool and assessor they "
@@ -275,8 +300,9 @@ class LabelingSession:
         accepted = inspect.signature(sampler.fit).parameters
         refused = sorted(k for k in given if k not in accepted)
         if refused:
-            raise ValueError(f"{type(sampler).__name__} takes no {refused[0]}: start the "
-                             f"session without it.")
+            raise ValueError(
+                f"{type(sampler).__name__} takes no {refused[0]}: start the session without it."
+            )
         return sampler.fit(X, y, **given)
 
     def answer(self, level=0.95):
@@ -336,16 +362,16 @@ class LabelingSession:
     def _commit(self, kind, row, label, when):
         cursor = self.assessor_.cursor_
         try:
-            self._store.add(kind, row, self._ids[row], label, cursor["n_steps"], cursor,
-                            when=when)
+            self._store.add(kind, row, self._ids[row], label, cursor["n_steps"], cursor, when=when)
         except BaseException:
             # Not on disk, so not recorded: go back to what the file holds.
             self._rebuild()
             raise
         self._pending = None
 
-    def run(self, oracle, budget, *, stop=None, progress=True, stop_probability=None,
-            stop_width=None):
+    def run(
+        self, oracle, budget, *, stop=None, progress=True, stop_probability=None, stop_width=None
+    ):
         """Label until ``budget`` more labels are recorded or a stop rule holds.
 
         Parameters
@@ -381,8 +407,10 @@ class LabelingSession:
         if not callable(oracle):
             labels = np.asarray(oracle, dtype=object)
             if labels.shape != (len(self._ids),):
-                raise ValueError(f"oracle as an array must hold one label per pool row "
-                                 f"({len(self._ids)}); got shape {labels.shape}.")
+                raise ValueError(
+                    f"oracle as an array must hold one label per pool row "
+                    f"({len(self._ids)}); got shape {labels.shape}."
+                )
             oracle = labels.__getitem__
         rules = stop is not None and stop.active
         with _progress_bar(budget, progress) as bar:
@@ -420,18 +448,21 @@ class LabelingSession:
     @staticmethod
     def _stop_rule(stop, stop_probability, stop_width, method):
         if stop is not None and not isinstance(stop, StopRule):
-            raise ValueError(f"stop must be a skassess.samplers.StopRule or None; got "
-                             f"{stop!r}.")
+            raise ValueError(f"stop must be a skassess.samplers.StopRule or None; got {stop!r}.")
         if stop_probability is None and stop_width is None:
             return stop
         for name, value in (("stop_probability", stop_probability), ("stop_width", stop_width)):
             if value is not None and not (isinstance(value, Real) and 0 < value <= 1):
                 raise ValueError(f"{name} must be in (0, 1]; got {value!r}.")
-        warn_deprecated(f"LabelingSession.{method}(stop_probability=..., stop_width=...)",
-                        f"{method}(stop=StopRule(probability=..., width=...))", stacklevel=4)
+        warn_deprecated(
+            f"LabelingSession.{method}(stop_probability=..., stop_width=...)",
+            f"{method}(stop=StopRule(probability=..., width=...))",
+            stacklevel=4,
+        )
         if stop is not None:
-            raise ValueError("Pass stop=StopRule(...) alone, not with stop_probability or "
-                             "stop_width.")
+            raise ValueError(
+                "Pass stop=StopRule(...) alone, not with stop_probability or stop_width."
+            )
         return StopRule(probability=stop_probability, width=stop_width)
 
     # ---------------------------------------------------------------- results
@@ -457,15 +488,22 @@ class LabelingSession:
         """
         assessor = self._fitted()
         labels = [e for e in self._store.events() if e["kind"] == "label"]
-        counts = np.unique(np.linspace(0, len(labels), min(n_points, len(labels) + 1))
-                           .round().astype(int))
+        counts = np.unique(
+            np.linspace(0, len(labels), min(n_points, len(labels) + 1)).round().astype(int)
+        )
         frames, done = [], 0
         for k in counts:
             if k > done:
                 chunk = labels[done:k]
-                assessor.replay(pd.DataFrame({
-                    "step": [e["step"] for e in chunk], "index": [e["row"] for e in chunk],
-                    "label": pd.Series([e["label"] for e in chunk], dtype=object)}))
+                assessor.replay(
+                    pd.DataFrame(
+                        {
+                            "step": [e["step"] for e in chunk],
+                            "index": [e["row"] for e in chunk],
+                            "label": pd.Series([e["label"] for e in chunk], dtype=object),
+                        }
+                    )
+                )
                 done = k
             try:
                 table = assessor.summary(level).reset_index()
@@ -482,8 +520,10 @@ class LabelingSession:
     def labeled_rows(self):
         """``(rows, labels)`` recorded in this session, as the assessor took them."""
         labels = [e for e in self._store.events() if e["kind"] == "label"]
-        return (np.array([e["row"] for e in labels], dtype=np.int64),
-                np.array([e["label"] for e in labels], dtype=object))
+        return (
+            np.array([e["row"] for e in labels], dtype=np.int64),
+            np.array([e["label"] for e in labels], dtype=object),
+        )
 
     @property
     def n_labeled(self):
@@ -530,8 +570,10 @@ def stop_rule(answer, stop_probability=None, stop_width=None):
     .. deprecated:: 0.1
        Use :class:`~skassess.samplers.StopRule`; removed in 0.2.
     """
-    warn_deprecated("skassess.session.stop_rule(answer, ...)",
-                    "skassess.samplers.StopRule(probability=..., width=...)(answer)")
+    warn_deprecated(
+        "skassess.session.stop_rule(answer, ...)",
+        "skassess.samplers.StopRule(probability=..., width=...)(answer)",
+    )
     return StopRule(probability=stop_probability, width=stop_width)(answer)
 
 

@@ -67,18 +67,22 @@ def migrate_session(path, *, trust_pickle=False):
         raise SessionError(f"{path}: not a readable format-1 session file ({exc}).") from exc
     fmt = json.loads(meta.get("format", "null"))
     if fmt != 1:
-        raise SessionError(f"{path}: session format {fmt!r}, not 1; nothing to convert "
-                           f"(this skassess reads format {FORMAT_VERSION}).")
+        raise SessionError(
+            f"{path}: session format {fmt!r}, not 1; nothing to convert "
+            f"(this skassess reads format {FORMAT_VERSION})."
+        )
     from ..samplers import ActiveAssessor
 
     try:
         assessor = _RestrictedUnpickler(
-            io.BytesIO(base64.b64decode(json.loads(meta["assessor"])))).load()
+            io.BytesIO(base64.b64decode(json.loads(meta["assessor"])))
+        ).load()
     except pickle.UnpicklingError as exc:
         raise SessionError(f"{path}: {exc}") from exc
     if not isinstance(assessor, ActiveAssessor):
-        raise SessionError(f"{path}: the stored assessor is a {type(assessor).__name__}, "
-                           "not an ActiveAssessor.")
+        raise SessionError(
+            f"{path}: the stored assessor is a {type(assessor).__name__}, not an ActiveAssessor."
+        )
     try:
         spec = encode_estimator(assessor)
     except SpecError as exc:
@@ -88,13 +92,23 @@ def migrate_session(path, *, trust_pickle=False):
         leftover.unlink(missing_ok=True)
     store = SessionStore(new)
     try:
-        store.create(created=json.loads(meta["created"]),
-                     settings=json.loads(meta["settings"]),
-                     data_sha256=json.loads(meta["data_sha256"]), assessor=spec,
-                     info=json.loads(meta.get("info", "{}")))
+        store.create(
+            created=json.loads(meta["created"]),
+            settings=json.loads(meta["settings"]),
+            data_sha256=json.loads(meta["data_sha256"]),
+            assessor=spec,
+            info=json.loads(meta.get("info", "{}")),
+        )
         for kind, row, item_id, label, step, when, cursor in events:
-            store.add(kind, row, item_id, None if label is None else json.loads(label), step,
-                      json.loads(cursor), when=when)
+            store.add(
+                kind,
+                row,
+                item_id,
+                None if label is None else json.loads(label),
+                step,
+                json.loads(cursor),
+                when=when,
+            )
     finally:
         store.close()
     backup = path.with_name(path.name + ".format1")
@@ -106,9 +120,13 @@ def migrate_session(path, *, trust_pickle=False):
 #: What a format-1 assessor's pickle may build besides skassess's own classes: numpy
 #: arrays and scalars (parameters such as a prior or a cost matrix).
 _NUMPY_GLOBALS = {
-    ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
-    ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
-    ("numpy", "ndarray"), ("numpy", "dtype"), ("copyreg", "_reconstructor"),
+    ("numpy.core.multiarray", "_reconstruct"),
+    ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy.core.multiarray", "scalar"),
+    ("numpy._core.multiarray", "scalar"),
+    ("numpy", "ndarray"),
+    ("numpy", "dtype"),
+    ("copyreg", "_reconstructor"),
     ("builtins", "object"),
 }
 
@@ -120,7 +138,8 @@ class _RestrictedUnpickler(pickle.Unpickler):
 
     def find_class(self, module, name):
         if (module, name) in _NUMPY_GLOBALS or (
-                module.startswith("numpy.dtypes") and name.endswith("DType")):
+            module.startswith("numpy.dtypes") and name.endswith("DType")
+        ):
             return super().find_class(module, name)
         if module == "skassess" or module.startswith("skassess."):
             obj = super().find_class(module, name)

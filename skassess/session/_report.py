@@ -50,7 +50,7 @@ def _svg(fig):
 
     plt.close(fig)
     text = buf.getvalue()
-    return text[text.index("<svg"):]
+    return text[text.index("<svg") :]
 
 
 def _table(frame, digits=4, percent=()):
@@ -71,9 +71,13 @@ def _table(frame, digits=4, percent=()):
 def _bins(table):
     """The reliability table with one 'confidence bin' label instead of its two edges."""
     out = table.drop(columns=[c for c in ("prior_mean", "bin_lower", "bin_upper") if c in table])
-    out.index = pd.Index([f"{lo:.2f}–{hi:.2f}" for lo, hi in
-                          zip(table["bin_lower"], table["bin_upper"], strict=True)],
-                         name="confidence bin")
+    out.index = pd.Index(
+        [
+            f"{lo:.2f}–{hi:.2f}"
+            for lo, hi in zip(table["bin_lower"], table["bin_upper"], strict=True)
+        ],
+        name="confidence bin",
+    )
     return out
 
 
@@ -83,12 +87,21 @@ def _forest(table, title, xlabel):
     from ..metrics import PosteriorDisplay
 
     fig, ax = plt.subplots(figsize=(6.0, 0.45 * len(table) + 1.2))
-    PosteriorDisplay([str(g) for g in table.index], table["mean"].to_numpy(),
-                     table["lower"].to_numpy(), table["upper"].to_numpy(),
-                     xlabel=xlabel).plot(ax=ax, color="#1f5fa8")
+    PosteriorDisplay(
+        [str(g) for g in table.index],
+        table["mean"].to_numpy(),
+        table["lower"].to_numpy(),
+        table["upper"].to_numpy(),
+        xlabel=xlabel,
+    ).plot(ax=ax, color="#1f5fa8")
     if "prior_mean" in table:
-        ax.plot(table["prior_mean"].to_numpy(), np.arange(len(table)), "x", color="#9aa5ae",
-                label="prior mean (from the scores)")
+        ax.plot(
+            table["prior_mean"].to_numpy(),
+            np.arange(len(table)),
+            "x",
+            color="#9aa5ae",
+            label="prior mean (from the scores)",
+        )
         ax.legend(loc="lower left", fontsize="small")
     ax.set_title(plot_text(title), fontsize="medium")
     ax.grid(axis="x", alpha=0.3)
@@ -110,8 +123,9 @@ def _history_plot(history, task):
     import matplotlib.pyplot as plt
 
     has_p = history["probability"].notna().any()
-    fig, axes = plt.subplots(1 + has_p, 1, figsize=(9, 3.6 + 2.4 * has_p), sharex=True,
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        1 + has_p, 1, figsize=(9, 3.6 + 2.4 * has_p), sharex=True, squeeze=False
+    )
     ax = axes[0, 0]
     for i, (group, part) in enumerate(history.groupby("group", sort=False)):
         color = plt.cm.tab10(i % 10)
@@ -126,8 +140,7 @@ def _history_plot(history, task):
         ax2.plot(first.index, first.to_numpy(), color="#1d2329")
         ax2.set_ylim(0, 1.02)
         ax2.set_ylabel("P(answer)")
-        ax2.set_title(plot_text(f"Probability of the current answer ({task})"),
-                      fontsize="medium")
+        ax2.set_title(plot_text(f"Probability of the current answer ({task})"), fontsize="medium")
         ax2.grid(alpha=0.3)
     axes[-1, 0].set_xlabel("labels in the session")
     return _svg(fig)
@@ -140,8 +153,9 @@ def render_report(assessment, *, title=None):
 
         matplotlib.use("Agg")
     except ImportError as exc:
-        raise ImportError("The HTML report draws with matplotlib: pip install "
-                          "\"skassess[plot]\".") from exc
+        raise ImportError(
+            'The HTML report draws with matplotlib: pip install "skassess[plot]".'
+        ) from exc
     from .. import __version__
 
     src, settings = assessment.source, assessment.settings
@@ -150,43 +164,57 @@ def render_report(assessment, *, title=None):
     level = settings["level"]
     acc = assessment.overall.loc["accuracy"]
     cards = [
-        ("rows", f"{src['rows']:,}"), ("labeled", f"{src['labeled']:,}"),
+        ("rows", f"{src['rows']:,}"),
+        ("labeled", f"{src['labeled']:,}"),
         ("accuracy", f"{acc['mean']:.3f}"),
         (f"{level:.0%} interval", f"[{acc['lower']:.3f}, {acc['upper']:.3f}]"),
     ]
     if "ECE" in assessment.overall.index:
         cards.append(("ECE", f"{assessment.overall.loc['ECE', 'mean']:.3f}"))
     parts = [
-        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{esc(title)}</h1>",
         f'<p class="sub">skassess {esc(__version__)} · {time.strftime("%Y-%m-%d %H:%M")} · '
         f"posterior means with {level:.0%} credible intervals</p>",
-        '<div class="cards">' + "".join(
-            f'<div class="card"><div class="k">{esc(k)}</div><div class="v">{esc(v)}</div>'
-            "</div>" for k, v in cards) + "</div>",
-        "<h2>Overall</h2>", _table(assessment.overall),
+        '<div class="cards">'
+        + "".join(
+            f'<div class="card"><div class="k">{esc(k)}</div><div class="v">{esc(v)}</div></div>'
+            for k, v in cards
+        )
+        + "</div>",
+        "<h2>Overall</h2>",
+        _table(assessment.overall),
     ]
     if src["labeled"] == 0:
         parts.append("<p>No row is labeled: every posterior is the prior.</p>")
     parts += [
-        "<h2>Accuracy per predicted class</h2>", '<div class="grid"><figure>',
+        "<h2>Accuracy per predicted class</h2>",
+        '<div class="grid"><figure>',
         _forest(assessment.by_class, "Accuracy per predicted class", "accuracy"),
         "<figcaption>Dots: posterior means; bars: credible intervals; crosses: the "
         f"prior's means ({esc(settings['prior'])} prior).</figcaption></figure>",
-        _table(assessment.by_class, percent=("weight",)), "</div>",
+        _table(assessment.by_class, percent=("weight",)),
+        "</div>",
     ]
     for name, table in assessment.by_group.items():
-        parts += [f"<h2>Accuracy per {esc(name)}</h2>", '<div class="grid"><figure>',
-                  _forest(table, f"Accuracy per {name}", "accuracy"), "</figure>",
-                  _table(table, percent=("weight",)), "</div>"]
+        parts += [
+            f"<h2>Accuracy per {esc(name)}</h2>",
+            '<div class="grid"><figure>',
+            _forest(table, f"Accuracy per {name}", "accuracy"),
+            "</figure>",
+            _table(table, percent=("weight",)),
+            "</div>",
+        ]
     parts.append("<h2>Group differences</h2>")
     parts.append(
         f"<p>Each group's accuracy minus the group with the highest posterior mean; "
         f"<code>p_greater</code> = P(Δ &gt; 0); ROPE ±{settings['rope']:g}: "
         "<code>p_left</code> = P(Δ &lt; −ROPE), <code>p_rope</code> = P(|Δ| ≤ ROPE), "
-        "<code>p_right</code> = P(Δ &gt; ROPE).</p>")
+        "<code>p_right</code> = P(Δ &gt; ROPE).</p>"
+    )
     for name, table in assessment.differences.items():
         if not table.empty:
             parts += [f"<h3>per {esc(name)}</h3>", _table(table)]
@@ -200,29 +228,57 @@ def render_report(assessment, *, title=None):
             "the shipped uncertainty model (prediction intervals, not posteriors).</p>",
             _table(u[["accuracy", "lower", "upper", "coverage", "sampled"]]),
         ]
-    parts += ["<h2>Calibration</h2>", '<div class="grid"><figure>', _reliability(assessment),
-              "</figure>", _table(_bins(assessment.reliability), digits=3, percent=("weight",)),
-              "</div>"]
+    parts += [
+        "<h2>Calibration</h2>",
+        '<div class="grid"><figure>',
+        _reliability(assessment),
+        "</figure>",
+        _table(_bins(assessment.reliability), digits=3, percent=("weight",)),
+        "</div>",
+    ]
     if assessment.history is not None and len(assessment.history):
         task = (assessment.session or {}).get("settings", {}).get("task", "")
-        parts += ["<h2>Labeling history</h2>", "<figure>",
-                  _history_plot(assessment.history, task), "</figure>"]
+        parts += [
+            "<h2>Labeling history</h2>",
+            "<figure>",
+            _history_plot(assessment.history, task),
+            "</figure>",
+        ]
     if assessment.session:
         s = assessment.session
-        parts += ["<h2>Labeling session</h2>", _table(pd.DataFrame(
-            {"value": [str(v) for v in s.values()]}, index=pd.Index(list(s), name="")))]
+        parts += [
+            "<h2>Labeling session</h2>",
+            _table(
+                pd.DataFrame(
+                    {"value": [str(v) for v in s.values()]}, index=pd.Index(list(s), name="")
+                )
+            ),
+        ]
     cols = src["columns"]
     facts = {
-        "file": src["file"], "SHA-256": src["sha256"], "bytes": f"{src['bytes']:,}",
-        "id column": cols["id_column"], "label column": cols["label_column"],
+        "file": src["file"],
+        "SHA-256": src["sha256"],
+        "bytes": f"{src['bytes']:,}",
+        "id column": cols["id_column"],
+        "label column": cols["label_column"],
         "classes": ", ".join(cols["classes"]),
         "group columns": ", ".join(cols["group_columns"]) or "—",
-        "prior": settings["prior"], "credible level": level, "ROPE": settings["rope"],
-        "ECE bins": settings["n_bins"], "seed": settings["random_state"],
-        "cost matrix": settings["cost_matrix"] or "—", "seconds": src["seconds"],
+        "prior": settings["prior"],
+        "credible level": level,
+        "ROPE": settings["rope"],
+        "ECE bins": settings["n_bins"],
+        "seed": settings["random_state"],
+        "cost matrix": settings["cost_matrix"] or "—",
+        "seconds": src["seconds"],
     }
-    parts += ["<h2>Data and settings</h2>", _table(pd.DataFrame(
-        {"value": [str(v) for v in facts.values()]}, index=pd.Index(list(facts), name="")))]
+    parts += [
+        "<h2>Data and settings</h2>",
+        _table(
+            pd.DataFrame(
+                {"value": [str(v) for v in facts.values()]}, index=pd.Index(list(facts), name="")
+            )
+        ),
+    ]
     parts.append("</body></html>")
     return "\n".join(parts)
 

@@ -88,8 +88,10 @@ def _sniff_separator(path):
     try:  # the header line alone: later lines are checked as they are read
         header = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ScoresFileError(f"{path}: line 1 is not UTF-8 text (byte "
-                              f"0x{exc.object[exc.start]:02x}); save the file as UTF-8.") from exc
+        raise ScoresFileError(
+            f"{path}: line 1 is not UTF-8 text (byte "
+            f"0x{exc.object[exc.start]:02x}); save the file as UTF-8."
+        ) from exc
     if not header.strip():
         return ",", header
     counts = {sep: header.count(sep) for sep in (",", ";", "\t", "|")}
@@ -148,9 +150,19 @@ class ScoresFile:
         A ``ValueError`` naming the row and column of the first problem.
     """
 
-    def __init__(self, path, *, id_column=None, score_columns=None, classes=None,
-                 label_column=None, group_columns=(), display_columns=(), sep=None,
-                 sum_tolerance=ROW_SUM_TOL):
+    def __init__(
+        self,
+        path,
+        *,
+        id_column=None,
+        score_columns=None,
+        classes=None,
+        label_column=None,
+        group_columns=(),
+        display_columns=(),
+        sep=None,
+        sum_tolerance=ROW_SUM_TOL,
+    ):
         self.path = Path(path)
         if not self.path.is_file():
             raise ScoresFileError(f"{path}: no such file.")
@@ -171,8 +183,15 @@ class ScoresFile:
             columns = next(csv.reader([header.rstrip("\r\n")], delimiter=self.sep))
             columns = [c.strip() for c in columns]
         self.columns = columns
-        self._resolve(columns, id_column, score_columns, classes, label_column,
-                      list(group_columns), list(display_columns))
+        self._resolve(
+            columns,
+            id_column,
+            score_columns,
+            classes,
+            label_column,
+            list(group_columns),
+            list(display_columns),
+        )
 
     # ----------------------------------------------------------------- columns
     def _parquet_columns(self):
@@ -185,8 +204,7 @@ class ScoresFile:
     def _fail(self, message):
         raise ScoresFileError(f"{self.path}: {message}")
 
-    def _resolve(self, columns, id_column, score_columns, classes, label_column, groups,
-                 display):
+    def _resolve(self, columns, id_column, score_columns, classes, label_column, groups, display):
         shown = ", ".join(map(repr, columns[:12])) + (" ..." if len(columns) > 12 else "")
         if len(set(columns)) != len(columns):
             dup = next(c for c in columns if columns.count(c) > 1)
@@ -194,19 +212,26 @@ class ScoresFile:
 
         def check(name, what):
             if name not in columns:
-                hint = "" if self.parquet or len(columns) > 1 else (
-                    f" The header has one column: is the delimiter not {self.sep!r}? "
-                    "Pass --sep.")
+                hint = (
+                    ""
+                    if self.parquet or len(columns) > 1
+                    else (
+                        f" The header has one column: is the delimiter not {self.sep!r}? "
+                        "Pass --sep."
+                    )
+                )
                 self._fail(f"{what} {name!r} is not a column of the file (columns: {shown}).{hint}")
             return name
 
-        self.id_column = (check(id_column, "id_column") if id_column
-                          else _match(columns, ID_NAMES))
+        self.id_column = check(id_column, "id_column") if id_column else _match(columns, ID_NAMES)
         if label_column == "":
             self.label_column = None
         else:
-            self.label_column = (check(label_column, "label_column") if label_column
-                                 else _match(columns, LABEL_NAMES))
+            self.label_column = (
+                check(label_column, "label_column")
+                if label_column
+                else _match(columns, LABEL_NAMES)
+            )
         self.group_columns = [check(g, "group column") for g in groups]
         self.display_columns = [check(d, "display column") for d in display]
         if score_columns:
@@ -215,8 +240,11 @@ class ScoresFile:
         else:
             self.score_columns, names = _auto_scores(columns)
             if not self.score_columns:
-                hint = (f" The header has one column: is the delimiter not {self.sep!r}? Pass "
-                        "--sep." if len(columns) == 1 and not self.parquet else "")
+                hint = (
+                    f" The header has one column: is the delimiter not {self.sep!r}? Pass --sep."
+                    if len(columns) == 1 and not self.parquet
+                    else ""
+                )
                 self._fail(
                     "no score columns found: name them score_<class> (one per class) or "
                     "score (P(class 1)), or pass --score-columns. Columns: "
@@ -238,8 +266,10 @@ class ScoresFile:
         used = [self.id_column, self.label_column, *self.group_columns]
         for c in self.score_columns:
             if c in used:
-                self._fail(f"the column {c!r} cannot be both a score column and an id, label "
-                           "or group column.")
+                self._fail(
+                    f"the column {c!r} cannot be both a score column and an id, label "
+                    "or group column."
+                )
 
     @property
     def binary(self):
@@ -248,9 +278,12 @@ class ScoresFile:
     def describe(self):
         """The column roles, as a dict (what the command prints and a session stores)."""
         return {
-            "id_column": self.id_column, "score_columns": self.score_columns,
-            "classes": self.classes, "label_column": self.label_column,
-            "group_columns": self.group_columns, "display_columns": self.display_columns,
+            "id_column": self.id_column,
+            "score_columns": self.score_columns,
+            "classes": self.classes,
+            "label_column": self.label_column,
+            "group_columns": self.group_columns,
+            "display_columns": self.display_columns,
             "sep": self.sep,
         }
 
@@ -260,9 +293,13 @@ class ScoresFile:
 
     # ----------------------------------------------------------------- reading
     def _text_columns(self):
-        return [c for c in dict.fromkeys(
-            [self.id_column, self.label_column, *self.group_columns, *self.display_columns]
-        ) if c is not None]
+        return [
+            c
+            for c in dict.fromkeys(
+                [self.id_column, self.label_column, *self.group_columns, *self.display_columns]
+            )
+            if c is not None
+        ]
 
     def _raw_chunks(self, chunk_rows):
         """DataFrames of the used columns (scores as float, the rest as str)."""
@@ -277,8 +314,9 @@ class ScoresFile:
                 for batch in reader.iter_batches(chunk_rows, columns=usecols):
                     yield batch.to_pandas()
             except Exception as exc:
-                raise ScoresFileError(f"{self.path}: cannot read the Parquet file ({exc}).") \
-                    from exc
+                raise ScoresFileError(
+                    f"{self.path}: cannot read the Parquet file ({exc})."
+                ) from exc
             return
         dtype = {c: str for c in text}
         try:
@@ -290,9 +328,15 @@ class ScoresFile:
         shape = self._row_shapes(chunk_rows)
         try:
             reader = pd.read_csv(
-                self.path, sep=self.sep, usecols=usecols, dtype=dtype, chunksize=chunk_rows,
-                keep_default_na=False, na_values={c: [""] for c in usecols},
-                skipinitialspace=True, encoding="utf-8-sig",
+                self.path,
+                sep=self.sep,
+                usecols=usecols,
+                dtype=dtype,
+                chunksize=chunk_rows,
+                keep_default_na=False,
+                na_values={c: [""] for c in usecols},
+                skipinitialspace=True,
+                encoding="utf-8-sig",
             )
         except pd.errors.ParserError as exc:
             next(shape)  # names the row if its cells are the problem
@@ -322,20 +366,32 @@ class ScoresFile:
 
     def _row_shapes(self, chunk_rows):
         """Line numbers of each chunk's data rows, refusing a row of the wrong width."""
-        return row_lines(self.path, self.sep, len(self.columns), chunk_rows, fail=self._fail,
-                         not_utf8=self._not_utf8)
+        return row_lines(
+            self.path,
+            self.sep,
+            len(self.columns),
+            chunk_rows,
+            fail=self._fail,
+            not_utf8=self._not_utf8,
+        )
 
     def _record_blocks(self, block_bytes=1 << 24):
         """``(line numbers, cell counts)`` of the data rows, a block of whole records at a time."""
-        return record_blocks(self.path, self.sep, fail=self._fail, not_utf8=self._not_utf8,
-                             block_bytes=block_bytes)
+        return record_blocks(
+            self.path, self.sep, fail=self._fail, not_utf8=self._not_utf8, block_bytes=block_bytes
+        )
 
     def _locate_parse_error(self, offset, chunk_rows, exc):
         """Re-read a failing CSV chunk as text to name the bad row and column."""
         try:
             frame = pd.read_csv(
-                self.path, sep=self.sep, dtype=str, skiprows=range(1, offset + 1),
-                nrows=chunk_rows, keep_default_na=False, encoding="utf-8-sig",
+                self.path,
+                sep=self.sep,
+                dtype=str,
+                skiprows=range(1, offset + 1),
+                nrows=chunk_rows,
+                keep_default_na=False,
+                encoding="utf-8-sig",
                 skipinitialspace=True,
             )
         except pd.errors.ParserError as exc2:
@@ -345,10 +401,10 @@ class ScoresFile:
             bad = (values != "") & pd.to_numeric(values, errors="coerce").isna()
             if bad.any():
                 i = int(np.flatnonzero(bad.to_numpy())[0])
-                self._fail(f"{self._where(offset + i, c)}: the score {frame[c].iloc[i]!r} is not "
-                           "a number.")
-        self._fail(f"the CSV cannot be parsed near rows {offset + 1}..{offset + chunk_rows}: "
-                   f"{exc}")
+                self._fail(
+                    f"{self._where(offset + i, c)}: the score {frame[c].iloc[i]!r} is not a number."
+                )
+        self._fail(f"the CSV cannot be parsed near rows {offset + 1}..{offset + chunk_rows}: {exc}")
 
     def _where(self, row, column):
         """'row 7 (line 8), column 'x'' for the 0-based data row ``row``."""
@@ -396,8 +452,10 @@ class ScoresFile:
 
     def _duplicate(self, row, first, value):
         shown = "" if value is None else f" {value!r}"
-        self._fail(f"{self._where(row, self.id_column)}: the id{shown} repeats row {first + 1}; "
-                   "ids must be unique.")
+        self._fail(
+            f"{self._where(row, self.id_column)}: the id{shown} repeats row {first + 1}; "
+            "ids must be unique."
+        )
 
     def read(self, chunk_rows=CHUNK_ROWS):
         """Every row as one :class:`ScoresTable`.
@@ -415,8 +473,11 @@ class ScoresFile:
             groups.append(part.groups.astype("category"))
             display.append(part.display)
         return ScoresTable(
-            ids=ItemIds.concat(ids), scores=stack(scores), labels=stack(labels),
-            classes=self.classes, groups=concat_categories(groups),
+            ids=ItemIds.concat(ids),
+            scores=stack(scores),
+            labels=stack(labels),
+            classes=self.classes,
+            groups=concat_categories(groups),
             display=pd.concat(display, ignore_index=True),
         )
 
@@ -427,8 +488,7 @@ class ScoresFile:
             col = frame[c]
             if pd.api.types.is_bool_dtype(col) or pd.api.types.is_datetime64_any_dtype(col):
                 self._fail(f"column {c!r} holds {col.dtype} values, not scores.")
-            values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64,
-                                                                   na_value=np.nan)
+            values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
             bad = ~np.isfinite(values)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
@@ -443,8 +503,9 @@ class ScoresFile:
             out = (values < 0) | (values > 1)
             if out.any():
                 i = int(np.flatnonzero(out)[0])
-                self._fail(f"{self._where(offset + i, c)}: the score {values[i]:.6g} is not in "
-                           "[0, 1].")
+                self._fail(
+                    f"{self._where(offset + i, c)}: the score {values[i]:.6g} is not in [0, 1]."
+                )
             scores[:, j] = values
         if not self.binary:
             total = scores.sum(axis=1)
@@ -460,17 +521,28 @@ class ScoresFile:
             # Rounding in a text file: the rows are divided by their sums (all within
             # sum_tolerance of 1), as the estimators expect probabilities.
             scores /= total[:, None]
-            self.max_sum_error = max(getattr(self, "max_sum_error", 0.0),
-                                     float(np.abs(total - 1).max(initial=0.0)))
+            self.max_sum_error = max(
+                getattr(self, "max_sum_error", 0.0), float(np.abs(total - 1).max(initial=0.0))
+            )
         else:
             scores = scores[:, 0]
         ids = self._ids(frame, offset)
         labels = self._labels(frame, offset)
         groups = self._text(frame, self.group_columns, offset, "group")
-        display = frame[self.display_columns].fillna("").astype(str).reset_index(drop=True) \
-            if self.display_columns else pd.DataFrame(index=range(n))
-        return ScoresTable(ids=ids, scores=scores, labels=labels, classes=self.classes,
-                           groups=groups, display=display, offset=offset)
+        display = (
+            frame[self.display_columns].fillna("").astype(str).reset_index(drop=True)
+            if self.display_columns
+            else pd.DataFrame(index=range(n))
+        )
+        return ScoresTable(
+            ids=ids,
+            scores=scores,
+            labels=labels,
+            classes=self.classes,
+            groups=groups,
+            display=display,
+            offset=offset,
+        )
 
     def _ids(self, frame, offset):
         if self.id_column is None:
@@ -491,27 +563,33 @@ class ScoresFile:
         missing = text.isna() | (text == "")
         present = ~missing.to_numpy(dtype=bool)
         codes = np.full(n, -1, dtype=np.int64)  # only the labeled rows are looked up
-        codes[present] = pd.Index(self.classes).get_indexer(
-            text[present].to_numpy(dtype=object))
+        codes[present] = pd.Index(self.classes).get_indexer(text[present].to_numpy(dtype=object))
         unknown = present & (codes < 0)
         if unknown.any():
             # A label column with blanks is a float column in pandas, which to_csv
             # writes as "7.0": an integer-valued number is read as the class "7".
-            number = pd.to_numeric(text[unknown], errors="coerce").to_numpy(dtype=np.float64,
-                                                                             na_value=np.nan)
+            number = pd.to_numeric(text[unknown], errors="coerce").to_numpy(
+                dtype=np.float64, na_value=np.nan
+            )
             whole = np.isfinite(number) & (number == np.round(number))
-            names = np.where(whole, pd.Series(number).map(
-                lambda v: str(int(v)) if np.isfinite(v) and v == round(v) else "").to_numpy(),
-                "")
+            names = np.where(
+                whole,
+                pd.Series(number)
+                .map(lambda v: str(int(v)) if np.isfinite(v) and v == round(v) else "")
+                .to_numpy(),
+                "",
+            )
             again = pd.Index(self.classes).get_indexer(names).astype(np.int64)
             again[~whole] = -1
             codes[unknown] = again
             unknown = present & (codes < 0)
         if unknown.any():
             i = int(np.flatnonzero(unknown)[0])
-            self._fail(f"{self._where(offset + i, self.label_column)}: the label "
-                       f"{raw.iloc[i]!r} is not a class; the classes are {self.classes!r} "
-                       "(empty = unlabeled).")
+            self._fail(
+                f"{self._where(offset + i, self.label_column)}: the label "
+                f"{raw.iloc[i]!r} is not a class; the classes are {self.classes!r} "
+                "(empty = unlabeled)."
+            )
         return codes
 
     def _text(self, frame, columns, offset, what):
@@ -535,7 +613,7 @@ def _auto_scores(columns):
         if len(cols) > len(best_cols):
             best, best_cols = prefix, cols
     if best_cols:
-        return best_cols, [c[len(best):] for c in best_cols]
+        return best_cols, [c[len(best) :] for c in best_cols]
     single = _match(columns, BINARY_NAMES)
     return ([single], ["0", "1"]) if single else ([], [])
 
@@ -544,7 +622,7 @@ def _class_names(columns):
     """Class names of explicitly chosen score columns: drop a shared known prefix."""
     for prefix in SCORE_PREFIXES:
         if all(c.lower().startswith(prefix) and len(c) > len(prefix) for c in columns):
-            return [c[len(prefix):] for c in columns]
+            return [c[len(prefix) :] for c in columns]
     return list(columns)
 
 
@@ -553,6 +631,6 @@ def _pyarrow_parquet():
         import pyarrow.parquet as pq
     except ImportError as exc:
         raise ImportError(
-            "Reading Parquet needs pyarrow: pip install \"skassess[parquet]\"."
+            'Reading Parquet needs pyarrow: pip install "skassess[parquet]".'
         ) from exc
     return pq

@@ -20,8 +20,13 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator
 
-__all__ = ["SpecError", "decode_params", "encode_estimator", "estimator_from_spec",
-           "spec_class_name"]
+__all__ = [
+    "SpecError",
+    "decode_params",
+    "encode_estimator",
+    "estimator_from_spec",
+    "spec_class_name",
+]
 
 # dtypes an array parameter may have: numbers and booleans as bytes, strings as a list
 _BYTE_KINDS = "biuf"
@@ -57,8 +62,10 @@ def encode_estimator(estimator, where="assessor"):
     """``{"class": name, "params": {...}}`` of an unfitted estimator's parameters."""
     return {
         "class": spec_class_name(type(estimator)),
-        "params": {k: _encode(v, f"{where}.{k}")
-                   for k, v in sorted(estimator.get_params(deep=False).items())},
+        "params": {
+            k: _encode(v, f"{where}.{k}")
+            for k, v in sorted(estimator.get_params(deep=False).items())
+        },
     }
 
 
@@ -83,12 +90,16 @@ def _encode(value, where):
     if isinstance(value, np.ndarray):
         if value.dtype.kind in _BYTE_KINDS:
             data = np.ascontiguousarray(value, dtype=value.dtype.newbyteorder("<"))
-            return {"__ndarray__": base64.b64encode(data.tobytes()).decode("ascii"),
-                    "dtype": data.dtype.str, "shape": list(value.shape)}
+            return {
+                "__ndarray__": base64.b64encode(data.tobytes()).decode("ascii"),
+                "dtype": data.dtype.str,
+                "shape": list(value.shape),
+            }
         if value.dtype.kind == "U":
             return {"__ndarray__": value.tolist(), "dtype": "str", "shape": list(value.shape)}
-        raise SpecError(f"{where}: an array of dtype {value.dtype} cannot be stored; use "
-                        "numbers or strings.")
+        raise SpecError(
+            f"{where}: an array of dtype {value.dtype} cannot be stored; use numbers or strings."
+        )
     if isinstance(value, BaseEstimator):
         return {"__estimator__": encode_estimator(value, where)}
     raise SpecError(
@@ -99,8 +110,12 @@ def _encode(value, where):
 
 def estimator_from_spec(spec, where="assessor"):
     """Rebuild an estimator from :func:`encode_estimator`'s output (skassess classes only)."""
-    if not isinstance(spec, dict) or set(spec) != {"class", "params"} \
-            or not isinstance(spec["class"], str) or not isinstance(spec["params"], dict):
+    if (
+        not isinstance(spec, dict)
+        or set(spec) != {"class", "params"}
+        or not isinstance(spec["class"], str)
+        or not isinstance(spec["params"], dict)
+    ):
         raise SpecError(f"{where}: not a stored estimator.")
     cls = _registry().get(spec["class"])
     if cls is None:
@@ -112,8 +127,9 @@ def estimator_from_spec(spec, where="assessor"):
     try:
         return cls(**params)
     except TypeError as exc:
-        raise SpecError(f"{where}: the stored parameters do not fit {spec['class']} "
-                        f"({exc}).") from exc
+        raise SpecError(
+            f"{where}: the stored parameters do not fit {spec['class']} ({exc})."
+        ) from exc
 
 
 def decode_params(params, where):
@@ -151,8 +167,9 @@ def _decode_array(value, where):
             dtype = np.dtype(value["dtype"])
             if dtype.kind not in _BYTE_KINDS:
                 raise SpecError(f"{where}: a stored array has dtype {dtype}.")
-            out = np.frombuffer(base64.b64decode(value["__ndarray__"], validate=True),
-                                dtype=dtype).astype(dtype.newbyteorder("="))
+            out = np.frombuffer(
+                base64.b64decode(value["__ndarray__"], validate=True), dtype=dtype
+            ).astype(dtype.newbyteorder("="))
         return out.reshape(shape)
     except (TypeError, ValueError, binascii.Error) as exc:
         if isinstance(exc, SpecError):

@@ -113,8 +113,9 @@ class SessionStore:
             # timeout=0: a session open elsewhere is refused at once, not waited for.
             self._db = sqlite3.connect(self.path, timeout=0, isolation_level=None)
         except sqlite3.Error as exc:
-            raise SessionError(f"{path}: cannot open the session file "
-                               f"({_printable(exc)}).") from exc
+            raise SessionError(
+                f"{path}: cannot open the session file ({_printable(exc)})."
+            ) from exc
         try:
             self._db.execute("PRAGMA locking_mode=EXCLUSIVE")
             # Reads only: a damaged file is refused unchanged. A file whose start
@@ -144,15 +145,12 @@ class SessionStore:
                 raise SessionLockedError(
                     f"{path}: the session is open in another process; close it there first."
                 ) from exc
-            raise SessionError(f"{path}: not a skassess session file "
-                               f"({_printable(exc)}).") from exc
+            raise SessionError(f"{path}: not a skassess session file ({_printable(exc)}).") from exc
         except sqlite3.DatabaseError as exc:
             self._db.close()
             if "malformed" in str(exc):
-                raise self._damaged("SQLite finds it malformed (cut short or overwritten)") \
-                    from exc
-            raise SessionError(f"{path}: not a skassess session file "
-                               f"({_printable(exc)}).") from exc
+                raise self._damaged("SQLite finds it malformed (cut short or overwritten)") from exc
+            raise SessionError(f"{path}: not a skassess session file ({_printable(exc)}).") from exc
         if mode.lower() != "wal":  # pragma: no cover - a file system without WAL support
             self._db.close()
             raise SessionError(f"{path}: the file system does not support SQLite's WAL mode.")
@@ -174,22 +172,28 @@ class SessionStore:
         db = self._db
         problems = [r[0] for r in db.execute("PRAGMA quick_check(5)").fetchall()]
         if problems != ["ok"]:
-            raise self._damaged(f"SQLite's integrity check failed "
-                                f"({_printable('; '.join(problems))})")
+            raise self._damaged(
+                f"SQLite's integrity check failed ({_printable('; '.join(problems))})"
+            )
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if not {"meta", "events"} <= tables:
-            raise SessionError(f"{self.path}: not a skassess session file (no meta and events "
-                               "tables).")
+            raise SessionError(
+                f"{self.path}: not a skassess session file (no meta and events tables)."
+            )
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         n_events = db.execute("SELECT COUNT(*) FROM events").fetchone()[0]
         if not meta and n_events == 0:
             if create:
                 return True
-            raise SessionError(f"{self.path}: holds no session (the run that created it "
-                               "stopped before writing its settings).")
+            raise SessionError(
+                f"{self.path}: holds no session (the run that created it "
+                "stopped before writing its settings)."
+            )
         if "format" not in meta:
-            raise self._damaged("its settings are missing (the file was cut short, or "
-                                "created by a run that never finished starting)")
+            raise self._damaged(
+                "its settings are missing (the file was cut short, or "
+                "created by a run that never finished starting)"
+            )
         fmt = self._json(meta["format"], "the format")
         if fmt == 1:
             raise SessionError(
@@ -201,8 +205,9 @@ class SessionStore:
                 "a new session file."
             )
         if fmt != FORMAT_VERSION:
-            raise SessionError(f"{self.path}: session format {fmt!r}; this skassess reads "
-                               f"format {FORMAT_VERSION}.")
+            raise SessionError(
+                f"{self.path}: session format {fmt!r}; this skassess reads format {FORMAT_VERSION}."
+            )
         missing = [k for k in (*SETTINGS_KEYS, "head") if k not in meta]
         if missing:
             raise self._damaged(f"the settings lack {', '.join(missing)}")
@@ -212,12 +217,18 @@ class SessionStore:
         previous = settings_hash(meta)
         expected_seq, labeled = 1, set()
         for seq, kind, row, item_id, label, step, when, cursor, stored in db.execute(
-                f"SELECT {_EVENT_COLUMNS} FROM events ORDER BY seq"):
+            f"SELECT {_EVENT_COLUMNS} FROM events ORDER BY seq"
+        ):
             if seq != expected_seq:
                 raise self._damaged(
-                    f"event {expected_seq} is missing (the next stored event is {seq})")
-            if not isinstance(row, int) or not isinstance(step, int) \
-                    or not isinstance(when, float) or kind not in EVENT_KINDS:
+                    f"event {expected_seq} is missing (the next stored event is {seq})"
+                )
+            if (
+                not isinstance(row, int)
+                or not isinstance(step, int)
+                or not isinstance(when, float)
+                or kind not in EVENT_KINDS
+            ):
                 raise self._damaged(f"event {seq} has values of the wrong type")
             for text, what in ((label, "label"), (cursor, "cursor")):
                 if text is not None:
@@ -226,7 +237,8 @@ class SessionStore:
             if digest != stored:
                 raise self._damaged(
                     f"event {seq} (a {kind} of item {_printable(item_id, 40)!r}) does not match "
-                    "its checksum: it was changed, copied or inserted after it was written")
+                    "its checksum: it was changed, copied or inserted after it was written"
+                )
             if kind == "label":
                 if row in labeled:
                     raise self._damaged(f"event {seq} labels row {row} a second time")
@@ -235,7 +247,8 @@ class SessionStore:
         if head != [expected_seq - 1, previous]:
             raise self._damaged(
                 f"it holds {expected_seq - 1} events but was last written with {head[0]} "
-                "(events were deleted, or the file is an older copy)")
+                "(events were deleted, or the file is an older copy)"
+            )
         return False
 
     def _json(self, text, what):
@@ -285,13 +298,23 @@ class SessionStore:
         seq = n + 1
         label_text = None if label is None else _canonical(label)
         cursor_text = _canonical(cursor)
-        digest = event_hash(previous, seq, kind, int(row), str(item_id), label_text,
-                            int(step), when, cursor_text)
+        digest = event_hash(
+            previous, seq, kind, int(row), str(item_id), label_text, int(step), when, cursor_text
+        )
         with self._transaction():
             self._db.execute(
                 f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (seq, kind, int(row), str(item_id), label_text, int(step), when, cursor_text,
-                 digest),
+                (
+                    seq,
+                    kind,
+                    int(row),
+                    str(item_id),
+                    label_text,
+                    int(step),
+                    when,
+                    cursor_text,
+                    digest,
+                ),
             )
             head = self._set_head(seq, digest)
         self._meta["head"] = head
@@ -306,14 +329,17 @@ class SessionStore:
             last = self._db.execute(
                 "SELECT seq, kind, row, item_id, label FROM events WHERE seq = ?", (n,)
             ).fetchone()
-            before = self._db.execute("SELECT hash FROM events WHERE seq = ?",
-                                      (n - 1,)).fetchone()
+            before = self._db.execute("SELECT hash FROM events WHERE seq = ?", (n - 1,)).fetchone()
             previous = before[0] if before else settings_hash(self._meta)
             self._db.execute("DELETE FROM events WHERE seq = ?", (n,))
             head = self._set_head(n - 1, previous)
         self._meta["head"] = head
-        return {"kind": last[1], "row": last[2], "item_id": last[3],
-                "label": None if last[4] is None else json.loads(last[4])}
+        return {
+            "kind": last[1],
+            "row": last[2],
+            "item_id": last[3],
+            "label": None if last[4] is None else json.loads(last[4]),
+        }
 
     def count(self, kind):
         """Number of events of one kind."""
@@ -325,9 +351,16 @@ class SessionStore:
             "SELECT seq, kind, row, item_id, label, step, time, cursor FROM events ORDER BY seq"
         ).fetchall()
         return [
-            {"seq": s, "kind": k, "row": r, "item_id": i,
-             "label": None if lab is None else json.loads(lab), "step": st, "time": t,
-             "cursor": json.loads(c)}
+            {
+                "seq": s,
+                "kind": k,
+                "row": r,
+                "item_id": i,
+                "label": None if lab is None else json.loads(lab),
+                "step": st,
+                "time": t,
+                "cursor": json.loads(c),
+            }
             for s, k, r, i, lab, st, t, c in rows
         ]
 

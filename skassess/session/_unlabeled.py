@@ -39,9 +39,12 @@ class RowSample:
         self.scores = np.concatenate([self.scores, scores])
         self.labels = np.concatenate([self.labels, labels])
         if len(self.keys) > self.size:
-            keep = np.argpartition(self.keys, self.size)[:self.size]
-            self.keys, self.scores, self.labels = (self.keys[keep], self.scores[keep],
-                                                   self.labels[keep])
+            keep = np.argpartition(self.keys, self.size)[: self.size]
+            self.keys, self.scores, self.labels = (
+                self.keys[keep],
+                self.scores[keep],
+                self.labels[keep],
+            )
 
 
 def check_meta(meta):
@@ -51,8 +54,10 @@ def check_meta(meta):
     methods = [meta] if isinstance(meta, str) else list(meta)
     bad = [m for m in methods if m not in META_METHODS]
     if bad or not methods:
-        raise ValueError(f"meta: {bad[0] if bad else meta!r} is not a score-only method; "
-                         f"choose from {list(META_METHODS)!r}.")
+        raise ValueError(
+            f"meta: {bad[0] if bad else meta!r} is not a score-only method; "
+            f"choose from {list(META_METHODS)!r}."
+        )
     return methods
 
 
@@ -102,8 +107,19 @@ def predict_unlabeled(labeled, unlabeled, methods, n_classes, *, level=0.95, ran
             out = pir.fit(None, codes, scores=S_ref).predict(None, scores=S_new)
             row = {k: float(out[k]) for k in ("accuracy", "lower", "upper", "coverage")}
         else:
-            row = {"accuracy": pp.fit(None, codes, scores=S_ref).predict(None, scores=S_new),
-                   "lower": np.nan, "upper": np.nan, "coverage": np.nan}
-        rows.append({"method": method, **row, "rows": unlabeled.n_seen,
-                     "sampled": len(unlabeled.labels), "reference": len(codes)})
+            row = {
+                "accuracy": pp.fit(None, codes, scores=S_ref).predict(None, scores=S_new),
+                "lower": np.nan,
+                "upper": np.nan,
+                "coverage": np.nan,
+            }
+        rows.append(
+            {
+                "method": method,
+                **row,
+                "rows": unlabeled.n_seen,
+                "sampled": len(unlabeled.labels),
+                "reference": len(codes),
+            }
+        )
     return pd.DataFrame(rows).set_index("method")

@@ -43,8 +43,13 @@ class HypergeometricSequence:
         if guess is not None:
             g = float(np.clip(guess, 0.01, 0.99))
             a, b = g * guess_strength, (1.0 - g) * guess_strength
-            log_bb = (gammaln(self.size + 1) - gammaln(m + 1) - gammaln(self.size - m + 1)
-                      + betaln(m + a, self.size - m + b) - betaln(a, b))
+            log_bb = (
+                gammaln(self.size + 1)
+                - gammaln(m + 1)
+                - gammaln(self.size - m + 1)
+                + betaln(m + a, self.size - m + b)
+                - betaln(a, b)
+            )
             log_prior = np.logaddexp(log_prior, log_bb) - np.log(2.0)
         self._m, self._log_prior = m, log_prior
 
@@ -58,8 +63,12 @@ class HypergeometricSequence:
         zeros = draws - ones
         possible = (m >= ones) & (N - m >= zeros)
         mm = m[possible]
-        log_like = (gammaln(mm + 1) - gammaln(mm - ones + 1)
-                    + gammaln(N - mm + 1) - gammaln(N - mm - zeros + 1))
+        log_like = (
+            gammaln(mm + 1)
+            - gammaln(mm - ones + 1)
+            + gammaln(N - mm + 1)
+            - gammaln(N - mm - zeros + 1)
+        )
         # m leaves the set once alpha reaches its likelihood over the marginal.
         log_p = log_like - logsumexp(self._log_prior[possible] + log_like)
         log_alpha = np.log(alpha)

@@ -31,5 +31,9 @@ def warn_deprecated(what, instead, *, stacklevel=3):
     >>> print(caught[0].message)
     f(old=...) is deprecated since 0.1 and will be removed in 0.2; use f(new=...) instead.
     """
-    warnings.warn(f"{what} is deprecated since 0.1 and will be removed in {REMOVED_IN}; use "
-                  f"{instead} instead.", FutureWarning, stacklevel=stacklevel)
+    warnings.warn(
+        f"{what} is deprecated since 0.1 and will be removed in {REMOVED_IN}; use "
+        f"{instead} instead.",
+        FutureWarning,
+        stacklevel=stacklevel,
+    )

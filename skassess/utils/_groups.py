@@ -62,9 +62,7 @@ def check_group_by(values, n_samples, *, name="group_by"):
             try:
                 hash(v)
             except TypeError:
-                raise ValueError(
-                    f"{name} must hold hashable labels; row {i} is {v!r}."
-                ) from None
+                raise ValueError(f"{name} must hold hashable labels; row {i} is {v!r}.") from None
     return values
 
 
@@ -113,8 +111,7 @@ class GroupEncoder:
         """Add unseen groups; return the new position of each old group."""
         old = self.categories_.tolist()
         known = set(old)
-        added = [g for g in pd.unique(pd.Series(values, dtype=object)).tolist()
-                 if g not in known]
+        added = [g for g in pd.unique(pd.Series(values, dtype=object)).tolist() if g not in known]
         merged = _sorted_labels(old + added)
         self.categories_ = pd.Index(merged, name=self.name, dtype=object)
         return self.categories_.get_indexer(pd.Index(old, dtype=object)).astype(np.intp)

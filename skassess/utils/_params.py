@@ -23,8 +23,16 @@ from ._sklearn_compat import (
 )
 from ._sklearn_compat import sklearn_validate_params as _sklearn_validate_params
 
-__all__ = ["LEVEL", "N_DRAWS", "ROPE", "atomic", "reset_fitted", "validate_args",
-           "validate_params", "validated"]
+__all__ = [
+    "LEVEL",
+    "N_DRAWS",
+    "ROPE",
+    "atomic",
+    "reset_fitted",
+    "validate_args",
+    "validate_params",
+    "validated",
+]
 
 #: Constraints shared by the public functions and methods (scikit-learn's
 #: ``validate_params`` style): a credible level, a number of Monte Carlo
@@ -69,8 +77,9 @@ def validated(method):
     def wrapper(self, *args, **kwargs):
         if not get_config()["skip_parameter_validation"]:
             self._validate_params()
-            reject_bools(self._parameter_constraints, self.get_params(deep=False),
-                         type(self).__name__)
+            reject_bools(
+                self._parameter_constraints, self.get_params(deep=False), type(self).__name__
+            )
         return method(self, *args, **kwargs)
 
     return wrapper
@@ -134,8 +143,11 @@ def validate_params(constraints, *, prefer_skip_nested_validation):
                 except TypeError:
                     return checked(*args, **kwargs)  # scikit-learn's message
                 bound.apply_defaults()
-                reject_bools(constraints, {k: v for k, v in bound.arguments.items()
-                                           if k in constraints}, function.__qualname__)
+                reject_bools(
+                    constraints,
+                    {k: v for k, v in bound.arguments.items() if k in constraints},
+                    function.__qualname__,
+                )
             return checked(*args, **kwargs)
 
         return wrapper

@@ -294,8 +294,9 @@ def check_labels(y, n_samples, n_classes, classes=None, *, missing_label=-1, nam
                 "missing_label=np.nan)."
             )
         codes = np.full(n_samples, -1, dtype=np.int64)
-        codes[~missing] = _map_classes(y[~missing], classes, name, missing_label,
-                                       np.flatnonzero(~missing))
+        codes[~missing] = _map_classes(
+            y[~missing], classes, name, missing_label, np.flatnonzero(~missing)
+        )
         return codes
     return _check_indices(y, missing, n_classes, name, missing_label)
 
@@ -310,8 +311,11 @@ def _same_label(a, b):
 
 
 def _marker_text(missing_label):
-    return "nothing else: every row must be labeled (missing_label=None)" if (
-        missing_label is None) else f"the unlabeled marker {as_scalar(missing_label)!r}"
+    return (
+        "nothing else: every row must be labeled (missing_label=None)"
+        if (missing_label is None)
+        else f"the unlabeled marker {as_scalar(missing_label)!r}"
+    )
 
 
 def _check_indices(y, missing, n_classes, name, missing_label):
@@ -390,16 +394,16 @@ def _map_classes(values, classes, name, missing_label, rows):
             pos = int(np.flatnonzero(inverse == j)[0])
             row, value = int(rows[pos]), values[pos]
             hint = ""
-            if missing_label is not None and isinstance(value, str) and value == str(
-                missing_label
-            ):
+            if missing_label is not None and isinstance(value, str) and value == str(missing_label):
                 hint = (
                     f" (the marker is {as_scalar(missing_label)!r}, not the string "
                     f"{str(value)!r}: hold string labels in an object array)"
                 )
-            marker = ("; every row must be labeled (missing_label=None)" if missing_label
-                      is None else f" and is not the unlabeled marker "
-                      f"{as_scalar(missing_label)!r}")
+            marker = (
+                "; every row must be labeled (missing_label=None)"
+                if missing_label is None
+                else f" and is not the unlabeled marker {as_scalar(missing_label)!r}"
+            )
             raise ValueError(
                 f"{name} holds the label {as_scalar(value)!r} at row {row}, which is not in "
                 f"classes={classes.tolist()!r}{marker}{hint}."
@@ -486,8 +490,7 @@ def check_classes(classes, n_classes):
     classes = np.asarray(classes)
     if classes.ndim != 1 or classes.shape[0] != n_classes:
         raise ValueError(
-            f"classes must list one label per score column ({n_classes}); got "
-            f"{classes.tolist()!r}."
+            f"classes must list one label per score column ({n_classes}); got {classes.tolist()!r}."
         )
     if len(set(classes.tolist())) != n_classes:
         raise ValueError(f"classes must not repeat a label; got {classes.tolist()!r}.")

@@ -69,8 +69,7 @@ def all_estimators(type_filter=None):
         if unknown:
             raise ValueError(f"type_filter must be None or among {TYPES}; got {type_filter!r}.")
     found = {}
-    modules = ["skassess"] + [m.name for m in pkgutil.walk_packages(skassess.__path__,
-                                                                    "skassess.")]
+    modules = ["skassess"] + [m.name for m in pkgutil.walk_packages(skassess.__path__, "skassess.")]
     for name in modules:
         if any(part.startswith("_") for part in name.split(".")[1:]):
             continue

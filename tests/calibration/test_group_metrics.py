@@ -48,7 +48,8 @@ def test_frequentist_is_the_labeled_rate():
     assert table["lower"].isna().all()
     diff = est.differences()
     assert diff.loc[("accuracy", "A - B"), "mean"] == pytest.approx(
-        table.loc[("accuracy", "A"), "mean"] - table.loc[("accuracy", "B"), "mean"])
+        table.loc[("accuracy", "A"), "mean"] - table.loc[("accuracy", "B"), "mean"]
+    )
     with pytest.raises(ValueError, match="no posterior to sample"):
         est.sample("accuracy")
 
@@ -57,14 +58,17 @@ def test_beta_binomial_is_beta_one_one_on_the_labeled_rows():
     s, y, g = _data()
     y_obs = np.where(np.arange(len(y)) < 60, y, -1)
     est = BayesianGroupMetrics("beta-binomial", n_draws=40000, random_state=0).fit(
-        s, y_obs, sensitive_features=g)
+        s, y_obs, sensitive_features=g
+    )
     lab = y_obs >= 0
     pred = s > 0.5
     for group in "ABC":
         m = lab & (g == group)
         pos = m & (y == 1)
-        for metric, (k, n) in {"accuracy": ((pred == y)[m].sum(), m.sum()),
-                               "tpr": (pred[pos].sum(), pos.sum())}.items():
+        for metric, (k, n) in {
+            "accuracy": ((pred == y)[m].sum(), m.sum()),
+            "tpr": (pred[pos].sum(), pos.sum()),
+        }.items():
             draws = est.sample(metric)[group]
             assert draws.mean() == pytest.approx((1 + k) / (2 + n), abs=0.005)
 
@@ -90,8 +94,9 @@ def test_bayesian_calibration_beats_the_labeled_rows_alone():
         y_obs = np.full(len(y), -1)
         y_obs[rows] = y[rows]
         for method in errors:
-            est = BayesianGroupMetrics(method, metrics=("accuracy",), privileged="A",
-                                       random_state=seed).fit(s, y_obs, sensitive_features=g2)
+            est = BayesianGroupMetrics(
+                method, metrics=("accuracy",), privileged="A", random_state=seed
+            ).fit(s, y_obs, sensitive_features=g2)
             errors[method].append(abs(est.differences().iloc[0]["mean"] - true))
     assert np.mean(errors["bayesian-calibration"]) < np.mean(errors["beta-binomial"])
 
@@ -104,16 +109,21 @@ def test_ratio_metrics_per_draw_and_custom_metrics():
         return pred * y, y
 
     cal = HierarchicalBetaCalibrator(random_state=3)
-    est = BayesianGroupMetrics(BC, metrics=("tpr", ("my_tpr", my_tpr)), calibrator=cal,
-                               n_draws=300, p_pooled=1.0,
-                               unlabeled="expected").fit(s, y_obs, sensitive_features=g)
+    est = BayesianGroupMetrics(
+        BC,
+        metrics=("tpr", ("my_tpr", my_tpr)),
+        calibrator=cal,
+        n_draws=300,
+        p_pooled=1.0,
+        unlabeled="expected",
+    ).fit(s, y_obs, sensitive_features=g)
     pd.testing.assert_frame_equal(est.sample("tpr"), est.sample("my_tpr"))
     # Per draw: (labeled hits + sum of calibrated p over predicted-positive unlabeled rows)
     # / (labeled positives + sum of calibrated p over unlabeled rows).
     unl = y_obs < 0
     p = est.calibrator_.sample(s[unl], group_by=g[unl], n_draws=300)
     m, lm = g[unl] == "B", (g == "B") & ~unl
-    pred = (s > 0.5)
+    pred = s > 0.5
     num = (pred & (y == 1))[lm].sum() + p[:, m] @ pred[unl][m]
     den = (y == 1)[lm].sum() + p[:, m].sum(axis=1)
     np.testing.assert_allclose(est.sample("tpr")["B"], num / den)
@@ -123,7 +133,8 @@ def test_privileged_against_the_rest_and_each_group():
     s, y, g = _data()
     y_obs = np.where(np.arange(len(y)) % 2 == 0, y, -1)
     est = BayesianGroupMetrics("beta-binomial", privileged="A", random_state=0).fit(
-        s, y_obs, sensitive_features=g)
+        s, y_obs, sensitive_features=g
+    )
     assert list(est.groups_) == ["A", "B", "C", "rest"]
     assert est.comparisons_ == [("A", "rest"), ("A", "B"), ("A", "C")]
     assert est.n_labeled_["rest"] == est.n_labeled_["B"] + est.n_labeled_["C"]
@@ -149,7 +160,8 @@ def test_difference_display_draws_the_comparison():
 
     s, y, g = _data()
     est = BayesianGroupMetrics("beta-binomial", privileged="A", random_state=0).fit(
-        s, y, sensitive_features=g)
+        s, y, sensitive_features=g
+    )
     disp = DifferenceDisplay.from_comparison(est.compare("fpr", "A", "B"))
     assert disp.ax_.get_xlabel() == "A - B"
 
@@ -175,8 +187,9 @@ def test_difference_display_draws_the_comparison():
 def test_bad_parameters(params, match):
     s, y, g = _data(n=50)
     with pytest.raises(ValueError, match=match):
-        BayesianGroupMetrics("frequentist" if "method" not in params else params.pop("method"),
-                             **params).fit(s, y, sensitive_features=g)
+        BayesianGroupMetrics(
+            "frequentist" if "method" not in params else params.pop("method"), **params
+        ).fit(s, y, sensitive_features=g)
 
 
 def test_bad_input():
@@ -201,9 +214,15 @@ def test_sampled_unlabeled_outcomes_widen_the_posterior():
     s, y, g = _data(n=400)
     y_obs = np.where(np.arange(len(y)) < 80, y, -1)
     fits = {
-        how: BayesianGroupMetrics(BC, metrics=("accuracy",), unlabeled=how, random_state=0,
-                                  calibrator=HierarchicalBetaCalibrator(random_state=1))
-        .fit(s, y_obs, sensitive_features=g).sample("accuracy")
+        how: BayesianGroupMetrics(
+            BC,
+            metrics=("accuracy",),
+            unlabeled=how,
+            random_state=0,
+            calibrator=HierarchicalBetaCalibrator(random_state=1),
+        )
+        .fit(s, y_obs, sensitive_features=g)
+        .sample("accuracy")
         for how in ("expected", "sampled")
     }
     np.testing.assert_allclose(fits["sampled"].mean(), fits["expected"].mean(), atol=0.01)
@@ -217,12 +236,19 @@ def test_many_rows_are_summed_without_a_draw_per_row():
     s, y, g = _data(n=40_000, seed=3)
     y_obs = np.where(np.arange(len(y)) < 300, y, -1)
     cal = HierarchicalBetaCalibrator(random_state=1, n_steps=200, n_burn=200, n_draws=100)
-    est = BayesianGroupMetrics(BC, metrics=("accuracy", "tpr"), calibrator=cal, n_draws=100,
-                               p_pooled=1.0, unlabeled="expected",
-                               random_state=0).fit(s, y_obs, sensitive_features=g)
+    est = BayesianGroupMetrics(
+        BC,
+        metrics=("accuracy", "tpr"),
+        calibrator=cal,
+        n_draws=100,
+        p_pooled=1.0,
+        unlabeled="expected",
+        random_state=0,
+    ).fit(s, y_obs, sensitive_features=g)
     # the same calibrator fitted on every row
-    full = HierarchicalBetaCalibrator(random_state=1, n_steps=200, n_burn=200,
-                                      n_draws=100).fit(s, y_obs, group_by=g)
+    full = HierarchicalBetaCalibrator(random_state=1, n_steps=200, n_burn=200, n_draws=100).fit(
+        s, y_obs, group_by=g
+    )
     np.testing.assert_array_equal(est.calibrator_.draws_, full.draws_)
     unl = y_obs < 0
     p = full.sample(s[unl], group_by=g[unl], n_draws=100)  # (draws, rows)
@@ -242,8 +268,9 @@ def test_many_rows_are_summed_without_a_draw_per_row():
 def test_sample_sums_nodes_agree_with_rows_and_refuse_bad_weights():
     s, y, g = _data(n=30_000, seed=4)
     y_obs = np.where(np.arange(len(s)) < 300, y, -1)
-    cal = HierarchicalBetaCalibrator(random_state=0, n_steps=100, n_burn=100,
-                                     n_draws=50).fit(s, y_obs, group_by=g)
+    cal = HierarchicalBetaCalibrator(random_state=0, n_steps=100, n_burn=100, n_draws=50).fit(
+        s, y_obs, group_by=g
+    )
     w = np.column_stack([np.ones_like(s), s])
     nodes = cal.sample_sums(s, w, group_by=g)  # 30,000 rows > 8192 nodes x 3 groups
     rows = cal.sample_sums(s[:5000], w[:5000], group_by=g[:5000])  # row by row
@@ -251,7 +278,8 @@ def test_sample_sums_nodes_agree_with_rows_and_refuse_bad_weights():
     onehot = (g[:, None] == cal.groups_.to_numpy()[None, :]).astype(float)
     np.testing.assert_allclose(nodes, np.einsum("dr,rg,rj->dgj", p, onehot, w), atol=1e-6)
     np.testing.assert_allclose(
-        rows, np.einsum("dr,rg,rj->dgj", p[:, :5000], onehot[:5000], w[:5000]), rtol=1e-12)
+        rows, np.einsum("dr,rg,rj->dgj", p[:, :5000], onehot[:5000], w[:5000]), rtol=1e-12
+    )
     with pytest.raises(ValueError, match=r"weights must be a finite array of shape"):
         cal.sample_sums(s, w[:10], group_by=g)
     with pytest.raises(ValueError, match=r"weights must be a finite array"):
@@ -270,10 +298,17 @@ def test_flipped_scores_fail_the_posterior_predictive_check():
     y_obs = _labeled(y, 60, 3)
     with pytest.warns(SkassessWarning, match="contradict the calibrated scores"):
         est = BayesianGroupMetrics(BC, metrics=("accuracy",), n_draws=500, random_state=0).fit(
-            1 - s, y_obs, sensitive_features=groups)
+            1 - s, y_obs, sensitive_features=groups
+        )
     check = est.label_check_
-    assert list(check.columns) == ["n_labeled", "right", "expected_right", "p_value",
-                                   "log_bayes_factor", "p_pooled"]
+    assert list(check.columns) == [
+        "n_labeled",
+        "right",
+        "expected_right",
+        "p_value",
+        "log_bayes_factor",
+        "p_pooled",
+    ]
     assert check["n_labeled"].sum() == 60
     assert (check["right"] < check["expected_right"]).all()
     # the labels favour the free model (most in the groups with most labels), whose
@@ -290,10 +325,15 @@ def test_scores_that_fit_their_labels_pass_the_posterior_predictive_check():
     with warnings.catch_warnings():
         warnings.simplefilter("error", SkassessWarning)
         est = BayesianGroupMetrics(BC, metrics=("accuracy",), n_draws=500, random_state=0).fit(
-            s, _labeled(y, 60, 4), sensitive_features=groups)
+            s, _labeled(y, 60, 4), sensitive_features=groups
+        )
     assert (est.label_check_["p_value"] > 0.01 / 3).all()
-    assert BayesianGroupMetrics("beta-binomial").fit(
-        s, _labeled(y, 60, 4), sensitive_features=groups).label_check_ is None
+    assert (
+        BayesianGroupMetrics("beta-binomial")
+        .fit(s, _labeled(y, 60, 4), sensitive_features=groups)
+        .label_check_
+        is None
+    )
 
 
 def _contradicting_group(seed=0):
@@ -317,8 +357,9 @@ def test_a_contradicting_group_falls_back_on_its_own_labels():
     y_obs = np.full(len(y), -1)
     rows = np.r_[np.arange(0, 400, 10), np.arange(400, 500, 2)]  # 40 + 50 labels
     y_obs[rows] = y[rows]
-    est = BayesianGroupMetrics(BC, metrics=("accuracy",), n_draws=2000, unlabeled="expected",
-                               random_state=0)
+    est = BayesianGroupMetrics(
+        BC, metrics=("accuracy",), n_draws=2000, unlabeled="expected", random_state=0
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SkassessWarning)
         est.fit(s, y_obs, sensitive_features=groups)
@@ -341,8 +382,9 @@ def test_a_contradicting_group_falls_back_on_its_own_labels():
     assert table.loc["B", "lower"] <= true_b <= table.loc["B", "upper"]
     assert table.loc["A", "lower"] <= true_a <= table.loc["A", "upper"]
     # the thesis's BC (every group pooled) is confidently wrong about B
-    pooled = BayesianGroupMetrics(BC, metrics=("accuracy",), n_draws=2000, unlabeled="expected",
-                                  p_pooled=1.0, random_state=0)
+    pooled = BayesianGroupMetrics(
+        BC, metrics=("accuracy",), n_draws=2000, unlabeled="expected", p_pooled=1.0, random_state=0
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SkassessWarning)
         pooled.fit(s, y_obs, sensitive_features=groups)
@@ -353,18 +395,21 @@ def test_pooled_weight_is_the_prior_without_labels_and_one_at_p_pooled_one():
     """A group without labels keeps the prior weight; p_pooled=1 draws BC alone."""
     s, y, g = _data(n=300, seed=2)
     y_obs = np.where((np.arange(len(y)) < 150) & (g != "C"), y, -1)
-    est = BayesianGroupMetrics(BC, metrics=("accuracy",), p_pooled=1.0, n_draws=400,
-                               random_state=0).fit(s, y_obs, sensitive_features=g)
+    est = BayesianGroupMetrics(
+        BC, metrics=("accuracy",), p_pooled=1.0, n_draws=400, random_state=0
+    ).fit(s, y_obs, sensitive_features=g)
     assert list(est.label_check_.index) == ["A", "B"]
     assert (est.label_check_["p_pooled"] == 1.0).all()
-    mixed = BayesianGroupMetrics(BC, metrics=("accuracy",), p_pooled=0.3, n_draws=4000,
-                                 unlabeled="expected", random_state=0)
+    mixed = BayesianGroupMetrics(
+        BC, metrics=("accuracy",), p_pooled=0.3, n_draws=4000, unlabeled="expected", random_state=0
+    )
     mixed.fit(s, y_obs, sensitive_features=g)
     # C has no label: P(pooled) stays 0.3, so 70 % of its draws are the free model's
     # Beta(1, 1) accuracy, whose mean is 1/2
     pooled_mean = est.sample("accuracy")["C"].mean()
     assert mixed.sample("accuracy")["C"].mean() == pytest.approx(
-        0.3 * pooled_mean + 0.7 * 0.5, abs=0.02)
+        0.3 * pooled_mean + 0.7 * 0.5, abs=0.02
+    )
 
 
 # ------------------------------------------------------------ method="calibrated"
@@ -402,8 +447,13 @@ def _accuracy_gap_runs(make, n_labeled, fits, runs=40):
     for run in range(runs):
         y_obs = _labels(y, n_labeled, run)
         for name, params in fits.items():
-            est = BayesianGroupMetrics(metrics=("accuracy",), n_draws=1000, random_state=run,
-                                       missing_label=np.nan, **params)
+            est = BayesianGroupMetrics(
+                metrics=("accuracy",),
+                n_draws=1000,
+                random_state=run,
+                missing_label=np.nan,
+                **params,
+            )
             row = est.fit(s, y_obs, sensitive_features=g).differences().iloc[0]
             out[name].append((abs(row["median"] - truth), row["lower"] <= truth <= row["upper"]))
     return {name: np.mean(v, axis=0) for name, v in out.items()}
@@ -415,8 +465,9 @@ def test_calibrated_gains_where_the_groups_share_a_calibration():
     Tolerance: MAE below 0.75 x BB's; coverage at least 0.85, which a 95 % interval
     falls below in 40 runs with probability about 0.01.
     """
-    result = _accuracy_gap_runs(_shared_calibration, 20, {
-        "calibrated": {}, "BB": {"method": "beta-binomial"}})
+    result = _accuracy_gap_runs(
+        _shared_calibration, 20, {"calibrated": {}, "BB": {"method": "beta-binomial"}}
+    )
     assert result["calibrated"][0] < 0.75 * result["BB"][0]
     assert result["calibrated"][1] >= 0.85
 
@@ -427,8 +478,11 @@ def test_calibrated_covers_a_group_whose_labels_ignore_its_scores():
     Measured over 40 seeded runs: coverage 0.975 with the default (0.5), 0.625 with
     every group pooled (``p_pooled=1``); the default's MAE is about BB's.
     """
-    result = _accuracy_gap_runs(_scores_mean_nothing_in_b, 10, {
-        "calibrated": {}, "pooled": {"p_pooled": 1.0}, "BB": {"method": "beta-binomial"}})
+    result = _accuracy_gap_runs(
+        _scores_mean_nothing_in_b,
+        10,
+        {"calibrated": {}, "pooled": {"p_pooled": 1.0}, "BB": {"method": "beta-binomial"}},
+    )
     assert result["calibrated"][1] >= 0.85
     assert result["pooled"][1] < 0.8
     assert result["calibrated"][0] < 1.25 * result["BB"][0]
@@ -442,8 +496,9 @@ def test_calibrated_metrics_share_one_model_of_the_class():
     def my_tpr(pred, y):
         return pred * y, y
 
-    est = BayesianGroupMetrics(metrics=("tpr", "fnr", ("my_tpr", my_tpr), "selection_rate"),
-                               n_draws=300, random_state=0).fit(s, y_obs, sensitive_features=g)
+    est = BayesianGroupMetrics(
+        metrics=("tpr", "fnr", ("my_tpr", my_tpr), "selection_rate"), n_draws=300, random_state=0
+    ).fit(s, y_obs, sensitive_features=g)
     np.testing.assert_array_equal(est.sample("tpr"), est.sample("my_tpr"))
     np.testing.assert_allclose(est.sample("tpr") + est.sample("fnr"), 1.0)
     # the selection rate needs no label: exact in every draw
@@ -460,13 +515,15 @@ def test_calibrated_refuses_a_metric_whose_slope_differs_within_a_predicted_clas
 
     with pytest.raises(ValueError, match="'weighted_tpr' has a slope in y that differs"):
         BayesianGroupMetrics(metrics=(("weighted_tpr", weighted_tpr),)).fit(
-            s, np.where(np.arange(len(y)) < 60, y, -1), sensitive_features=g)
+            s, np.where(np.arange(len(y)) < 60, y, -1), sensitive_features=g
+        )
     # the hierarchical calibrator takes it
-    BayesianGroupMetrics(BC, metrics=(("weighted_tpr", weighted_tpr),), n_draws=50,
-                         calibrator=HierarchicalBetaCalibrator(random_state=0, n_steps=100,
-                                                               n_burn=100, n_draws=50),
-                         ).fit(s, np.where(np.arange(len(y)) < 60, y, -1),
-                               sensitive_features=g)
+    BayesianGroupMetrics(
+        BC,
+        metrics=(("weighted_tpr", weighted_tpr),),
+        n_draws=50,
+        calibrator=HierarchicalBetaCalibrator(random_state=0, n_steps=100, n_burn=100, n_draws=50),
+    ).fit(s, np.where(np.arange(len(y)) < 60, y, -1), sensitive_features=g)
 
 
 def test_calibrated_rest_is_the_ratio_of_the_summed_counts():
@@ -494,10 +551,13 @@ def test_calibrated_label_check_reports_each_models_pooled_weight():
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 2**31 - 1), n_labeled=st.integers(0, 40),
-       share=st.floats(0.05, 0.95), slope=st.floats(-2.0, 3.0))
-def test_calibrated_draws_are_rates_and_labeled_groups_are_exact(seed, n_labeled, share,
-                                                                    slope):
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n_labeled=st.integers(0, 40),
+    share=st.floats(0.05, 0.95),
+    slope=st.floats(-2.0, 3.0),
+)
+def test_calibrated_draws_are_rates_and_labeled_groups_are_exact(seed, n_labeled, share, slope):
     """Any pool and labels: every draw is a rate in [0, 1] (NaN only where the rate's
     condition holds on no row of the draw), and a fully labeled group is exact."""
     rng = np.random.default_rng(seed)
@@ -510,8 +570,9 @@ def test_calibrated_draws_are_rates_and_labeled_groups_are_exact(seed, n_labeled
     rows = rng.choice(n, n_labeled, replace=False)
     y_obs[rows] = y[rows]
     y_obs[g == "B"] = y[g == "B"]  # group B fully labeled
-    est = BayesianGroupMetrics(metrics=("accuracy", "tpr", "ppv"), n_draws=200,
-                               random_state=seed, missing_label=np.nan)
+    est = BayesianGroupMetrics(
+        metrics=("accuracy", "tpr", "ppv"), n_draws=200, random_state=seed, missing_label=np.nan
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SkassessWarning)
         est.fit(s, y_obs, sensitive_features=g)
@@ -546,20 +607,34 @@ def test_classes_name_the_negative_and_positive_labels():
     """-1/1 or string labels give the same posterior as 0/1 labels with ``classes``."""
     s, y, g = _data(n=300)
     y_obs = np.where(np.arange(len(y)) % 4 == 0, y, -1)
-    ref = BayesianGroupMetrics(metrics="accuracy", random_state=0).fit(
-        s, y_obs, sensitive_features=g).summary()
+    ref = (
+        BayesianGroupMetrics(metrics="accuracy", random_state=0)
+        .fit(s, y_obs, sensitive_features=g)
+        .summary()
+    )
     signed = np.where(y_obs < 0, np.nan, 2 * y_obs - 1)
-    got = BayesianGroupMetrics(metrics="accuracy", classes=[-1, 1], missing_label=np.nan,
-                               random_state=0).fit(s, signed, sensitive_features=g).summary()
+    got = (
+        BayesianGroupMetrics(
+            metrics="accuracy", classes=[-1, 1], missing_label=np.nan, random_state=0
+        )
+        .fit(s, signed, sensitive_features=g)
+        .summary()
+    )
     pd.testing.assert_frame_equal(ref, got)
     words = np.array(["", "no", "yes"], dtype=object)[y_obs + 1]
-    got = BayesianGroupMetrics(metrics="accuracy", classes=["no", "yes"], missing_label="",
-                               random_state=0).fit(s, words, sensitive_features=g).summary()
+    got = (
+        BayesianGroupMetrics(
+            metrics="accuracy", classes=["no", "yes"], missing_label="", random_state=0
+        )
+        .fit(s, words, sensitive_features=g)
+        .summary()
+    )
     pd.testing.assert_frame_equal(ref, got)
 
 
-@pytest.mark.parametrize("classes, message", [([0, 1, 2], "one label per score column"),
-                                              ([1, 1], "must not repeat")])
+@pytest.mark.parametrize(
+    "classes, message", [([0, 1, 2], "one label per score column"), ([1, 1], "must not repeat")]
+)
 def test_bad_classes_are_refused(classes, message):
     s, y, g = _data(n=50)
     with pytest.raises(ValueError, match=message):

@@ -57,8 +57,9 @@ def test_transform_and_sample_shapes(fitted):
     assert type(out) is np.ndarray and out.shape == (50, 1)
     assert list(cal.get_feature_names_out()) == ["proba_1"]
     p = out[:, 0]
-    with pytest.raises(ValueError, match="X has 2 features, but HierarchicalBetaCalibrator is "
-                       "expecting 1"):
+    with pytest.raises(
+        ValueError, match="X has 2 features, but HierarchicalBetaCalibrator is expecting 1"
+    ):
         cal.transform(np.column_stack([1 - s[:50], s[:50]]), group_by=g[:50])
     draws = cal.sample(s[:50], group_by=g[:50], n_draws=200)
     assert draws.shape == (200, 50)
@@ -149,7 +150,8 @@ def test_pipeline_routes_the_black_box_prediction():
         cal = HierarchicalBetaCalibrator(random_state=0).set_fit_request(y_pred=True)
         cal.set_transform_request(y_pred=True)
         pipe = make_pipeline(
-            FunctionTransformer(model.predict_proba), cal,
+            FunctionTransformer(model.predict_proba),
+            cal,
             BayesianAccuracy(prior="informative").set_fit_request(y_pred=True),
         ).fit(features, y, y_pred=model.predict(features))
     est = pipe[-1]
@@ -173,8 +175,9 @@ def test_warnings_for_one_class_and_for_no_labels():
 def test_convergence_warning_when_the_chains_are_too_short():
     s, y, g = _simulate(100)
     with pytest.warns(ConvergenceWarning, match="may not have converged"):
-        HierarchicalBetaCalibrator(n_burn=0, n_steps=4, max_steps=4, n_walkers=16,
-                                   random_state=0).fit(s, y, group_by=g)
+        HierarchicalBetaCalibrator(
+            n_burn=0, n_steps=4, max_steps=4, n_walkers=16, random_state=0
+        ).fit(s, y, group_by=g)
 
 
 @pytest.mark.parametrize(
@@ -232,11 +235,15 @@ def test_grid_search_over_the_calibrator_in_a_pipeline():
     X = rng.dirichlet(np.full(3, 0.5), size=300)
     pred = X.argmax(axis=1)
     y = np.where(rng.uniform(size=300) < X.max(axis=1) ** 2, pred, (pred + 1) % 3)
-    pipe = make_pipeline(HierarchicalBetaCalibrator(random_state=0),
-                         BayesianAccuracy(prior="informative"))
+    pipe = make_pipeline(
+        HierarchicalBetaCalibrator(random_state=0), BayesianAccuracy(prior="informative")
+    )
     assert clone(pipe).get_params()["hierarchicalbetacalibrator__map"] == "beta"
-    search = GridSearchCV(pipe, {"hierarchicalbetacalibrator__map": ["beta", "temperature"]},
-                          cv=KFold(2, shuffle=True, random_state=0)).fit(X, y)
+    search = GridSearchCV(
+        pipe,
+        {"hierarchicalbetacalibrator__map": ["beta", "temperature"]},
+        cv=KFold(2, shuffle=True, random_state=0),
+    ).fit(X, y)
     assert search.best_params_["hierarchicalbetacalibrator__map"] in {"beta", "temperature"}
     assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
 
@@ -252,13 +259,14 @@ def test_nuts_gradient_matches_finite_differences(map_, hierarchical):
 
     codes = cal._group_codes(g, None, len(s), reset=True)
     keep = codes != 1  # a group without labeled rows, in the middle of the order
-    model = cal._nuts_model(codes[keep], *log_features(s[keep], cal.eps),
-                            y[keep].astype(float))
+    model = cal._nuts_model(codes[keep], *log_features(s[keep], cal.eps), y[keep].astype(float))
     q = np.random.default_rng(0).normal(0.0, 0.3, model.n_dim)
     value, grad = model.log_prob_grad(q)
     h = 1e-6
-    numeric = [(model.log_prob_grad(q + h * e)[0] - model.log_prob_grad(q - h * e)[0])
-               / (2 * h) for e in np.eye(len(q))]
+    numeric = [
+        (model.log_prob_grad(q + h * e)[0] - model.log_prob_grad(q - h * e)[0]) / (2 * h)
+        for e in np.eye(len(q))
+    ]
     np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-5)
     assert np.isfinite(value)
 
@@ -271,10 +279,10 @@ def test_nuts_agrees_with_emcee_and_is_reproducible():
     assert nuts.rhat_.max() <= 1.01 and nuts.ess_.min() >= 400
     assert {"sigma_a", "mu_c"} <= set(nuts.rhat_.index)  # the population is monitored
     # the same posterior as emcee's: calibrated probabilities within 0.01
-    np.testing.assert_allclose(nuts.transform(s, group_by=g), cal.transform(s, group_by=g),
-                               atol=0.01)
-    short = {"sampler": "nuts", "random_state": 3, "n_burn": 40, "n_steps": 20,
-             "max_steps": 20}
+    np.testing.assert_allclose(
+        nuts.transform(s, group_by=g), cal.transform(s, group_by=g), atol=0.01
+    )
+    short = {"sampler": "nuts", "random_state": 3, "n_burn": 40, "n_steps": 20, "max_steps": 20}
     with pytest.warns(ConvergenceWarning):
         first = HierarchicalBetaCalibrator(**short).fit(s, y, group_by=g)
     with pytest.warns(ConvergenceWarning):
@@ -313,5 +321,6 @@ def test_a_one_step_run_at_40_groups_does_not_pass_the_gate():
     y = (rng.random(800) < s).astype(int)
     with pytest.warns(ConvergenceWarning, match="may not have converged"):
         cal = HierarchicalBetaCalibrator(n_burn=0, n_steps=1, max_steps=1, random_state=0).fit(
-            s, y, group_by=np.arange(800) % 40)
+            s, y, group_by=np.arange(800) % 40
+        )
     assert cal.ess_.max() < 100

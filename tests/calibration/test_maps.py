@@ -44,7 +44,8 @@ def test_monotone_in_the_score(s, a, b, c):
 def test_scores_are_clipped_to_eps():
     assert beta_calibration(0.0, 2.0, 0.5, 0.1) == beta_calibration(EPS, 2.0, 0.5, 0.1)
     assert beta_calibration(1.0, 2.0, 0.5, 0.1, eps=0.01) == beta_calibration(
-        0.99, 2.0, 0.5, 0.1, eps=0.01)
+        0.99, 2.0, 0.5, 0.1, eps=0.01
+    )
 
 
 @pytest.mark.parametrize("bad", ["platt", None, 3])
@@ -78,11 +79,19 @@ def test_beta_calibration_refuses_negative_shapes_and_bad_eps(kwargs, match):
     [
         (np.zeros(5), np.zeros(5), {}, r"x must be 2-D \(n_runs, n\)"),
         (np.zeros((1, 5)), np.zeros((1, 4)), {}, "z must have the shape of x"),
-        (np.zeros((1, 5)), np.zeros((1, 5)), dict(sample_weight=np.ones(3)),
-         "sample_weight must have the shape of x"),
+        (
+            np.zeros((1, 5)),
+            np.zeros((1, 5)),
+            dict(sample_weight=np.ones(3)),
+            "sample_weight must have the shape of x",
+        ),
         (np.full((1, 5), np.nan), np.zeros((1, 5)), {}, "must be finite"),
-        (np.zeros((1, 5)), np.zeros((1, 5)), dict(slope_scale=0.0),
-         "The 'slope_scale' parameter of fit_llo must be"),
+        (
+            np.zeros((1, 5)),
+            np.zeros((1, 5)),
+            dict(slope_scale=0.0),
+            "The 'slope_scale' parameter of fit_llo must be",
+        ),
     ],
 )
 def test_fit_llo_refuses_bad_input(x, z, kwargs, match):
@@ -103,38 +112,87 @@ def _llo_map_by_scipy(x, z, weight, intercept_mean, slope_scale, intercept_scale
     def negative_log_posterior(theta):  # and its gradient
         eta = theta[0] * x + theta[1]
         r = weight * (z - expit(eta))
-        value = -(weight * (z * eta - np.logaddexp(0.0, eta))).sum() + 0.5 * (
-            ((theta - prior) / scale) ** 2).sum()
+        value = (
+            -(weight * (z * eta - np.logaddexp(0.0, eta))).sum()
+            + 0.5 * (((theta - prior) / scale) ** 2).sum()
+        )
         return value, -np.array([(r * x).sum(), r.sum()]) + (theta - prior) / scale**2
 
-    return minimize(negative_log_posterior, prior, jac=True, method="BFGS",
-                    options=dict(gtol=1e-10, maxiter=10000)).x
+    return minimize(
+        negative_log_posterior,
+        prior,
+        jac=True,
+        method="BFGS",
+        options=dict(gtol=1e-10, maxiter=10000),
+    ).x
 
 
 # Centred log-odds and outcomes on which plain Newton steps from the identity
 # map run off to (slope, intercept) = (-1.4, -3.2) (and, on the 991 rows they
 # were cut from, to (9.6, -119)): a step must never lower the log posterior.
-_RUNAWAY_X = [2.24, 2.95, 1.66, 1.38, 0.66, 1.0, 0.74, 3.2, 1.94, 1.12, 2.18, 1.16, 2.99, -1.48,
-              -0.02, 1.44, 2.41, 1.45, 1.54, 0.96, 3.29, 4.09, 2.08, 1.33, -0.09, 1.91, 3.37,
-              3.07, 2.85]
+_RUNAWAY_X = [
+    2.24,
+    2.95,
+    1.66,
+    1.38,
+    0.66,
+    1.0,
+    0.74,
+    3.2,
+    1.94,
+    1.12,
+    2.18,
+    1.16,
+    2.99,
+    -1.48,
+    -0.02,
+    1.44,
+    2.41,
+    1.45,
+    1.54,
+    0.96,
+    3.29,
+    4.09,
+    2.08,
+    1.33,
+    -0.09,
+    1.91,
+    3.37,
+    3.07,
+    2.85,
+]
 _RUNAWAY_Z = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0]
 
 
 def test_fit_llo_finds_the_map_where_newton_runs_away():
     x, z = np.array(_RUNAWAY_X), np.array(_RUNAWAY_Z, dtype=float)
-    slope, intercept = fit_llo(x[None], z[None], intercept_scale=0.5, slope_scale=0.25,
-                               intercept_mean=1.8386)
+    slope, intercept = fit_llo(
+        x[None], z[None], intercept_scale=0.5, slope_scale=0.25, intercept_mean=1.8386
+    )
     expected = _llo_map_by_scipy(x, z, 1.0, 1.8386, 0.25, 0.5)
     np.testing.assert_allclose([slope[0], intercept[0]], expected, atol=1e-4)
 
 
-@given(st.lists(st.tuples(st.floats(-12.0, 12.0), st.booleans(), st.floats(0.1, 3.0)),
-                min_size=1, max_size=25),
-       st.floats(-3.0, 3.0), st.floats(0.1, 5.0), st.floats(0.1, 5.0))
+@given(
+    st.lists(
+        st.tuples(st.floats(-12.0, 12.0), st.booleans(), st.floats(0.1, 3.0)),
+        min_size=1,
+        max_size=25,
+    ),
+    st.floats(-3.0, 3.0),
+    st.floats(0.1, 5.0),
+    st.floats(0.1, 5.0),
+)
 def test_fit_llo_is_the_maximum_of_the_log_posterior(rows, mean, slope_scale, intercept_scale):
     x, z, w = (np.array(v, dtype=float) for v in zip(*rows, strict=True))
-    slope, intercept = fit_llo(x[None], z[None], intercept_scale=intercept_scale,
-                               slope_scale=slope_scale, intercept_mean=mean,
-                               sample_weight=w[None], n_iter=100)
+    slope, intercept = fit_llo(
+        x[None],
+        z[None],
+        intercept_scale=intercept_scale,
+        slope_scale=slope_scale,
+        intercept_mean=mean,
+        sample_weight=w[None],
+        n_iter=100,
+    )
     expected = _llo_map_by_scipy(x, z, w, mean, slope_scale, intercept_scale)
     np.testing.assert_allclose([slope[0], intercept[0]], expected, atol=1e-3)

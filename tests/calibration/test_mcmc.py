@@ -11,15 +11,30 @@ def _normal_log_prob(theta):
 def _run(monitor=None, max_steps=400):
     rng = np.random.default_rng(0)
     initial = rng.normal(size=(4, 8, 2))
-    kept, _, _ = sample_mcmc(_normal_log_prob, initial, n_burn=50, n_steps=100,
-                             max_steps=max_steps, target_ess=200, rng=rng, monitor=monitor)
+    kept, _, _ = sample_mcmc(
+        _normal_log_prob,
+        initial,
+        n_burn=50,
+        n_steps=100,
+        max_steps=max_steps,
+        target_ess=200,
+        rng=rng,
+        monitor=monitor,
+    )
     return kept
 
 
 def test_samples_a_standard_normal():
     rng = np.random.default_rng(0)
-    kept, rhat, ess = sample_mcmc(_normal_log_prob, rng.normal(size=(4, 8, 2)), n_burn=50,
-                                  n_steps=100, max_steps=400, target_ess=200, rng=rng)
+    kept, rhat, ess = sample_mcmc(
+        _normal_log_prob,
+        rng.normal(size=(4, 8, 2)),
+        n_burn=50,
+        n_steps=100,
+        max_steps=400,
+        target_ess=200,
+        rng=rng,
+    )
     np.testing.assert_allclose(rhat, split_rhat(kept))
     np.testing.assert_allclose(ess, effective_sample_size(kept))
     assert kept.shape[0] == 4 and kept.shape[2:] == (8, 2)
@@ -59,9 +74,16 @@ def test_a_chain_too_big_to_store_is_thinned():
     # 4 chains x 400 steps x 8 walkers x 2 parameters = 25,600 numbers; at most
     # 4,000 may be stored: every 7th step is kept, and the sample is still right
     rng = np.random.default_rng(0)
-    kept, rhat, ess = sample_mcmc(_normal_log_prob, rng.normal(size=(4, 8, 2)), n_burn=50,
-                                  n_steps=100, max_steps=400, target_ess=200, rng=rng,
-                                  max_stored=4000)
+    kept, rhat, ess = sample_mcmc(
+        _normal_log_prob,
+        rng.normal(size=(4, 8, 2)),
+        n_burn=50,
+        n_steps=100,
+        max_steps=400,
+        target_ess=200,
+        rng=rng,
+        max_stored=4000,
+    )
     assert kept.size <= 4000 and kept.shape[1] <= 400 // 7
     assert kept.shape[1] >= 100 // 7
     flat = kept.reshape(-1, 2)
@@ -96,8 +118,9 @@ def test_identical_walkers_count_once_and_independent_ones_each():
     rng = np.random.default_rng(1)
     x = _ar1(rng, (4, 2000, 1, 4), 0.9)
     # 16 copies of each chain's walker: the same information as one walker
-    np.testing.assert_allclose(effective_sample_size(np.repeat(x, 16, axis=2)),
-                               effective_sample_size(x), rtol=1e-3)  # ties: ranks shift
+    np.testing.assert_allclose(
+        effective_sample_size(np.repeat(x, 16, axis=2)), effective_sample_size(x), rtol=1e-3
+    )  # ties: ranks shift
     # 16 independent walkers: 16 times the information
     _check_ess(effective_sample_size(_ar1(rng, (4, 2000, 16, 16), 0.9)), 16 * 8000 / 19)
 

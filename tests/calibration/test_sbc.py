@@ -35,7 +35,8 @@ def _replicate(seed):
     # half-normal mass, the mean normal, the groups normal around it
     nodes = ndtri(0.5 + 0.5 * (np.arange(N_SIGMA_NODES) + 0.5) / N_SIGMA_NODES)
     sigma = nodes[rng.integers(N_SIGMA_NODES, size=2)] * np.array(
-        [SIGMA_SCALE["a"], SIGMA_SCALE["c"]])
+        [SIGMA_SCALE["a"], SIGMA_SCALE["c"]]
+    )
     mu = rng.normal(0.0, mu_scale)
     t = mu + sigma * rng.normal(size=(GROUPS, 2))  # (log a, c) per group
     s = rng.uniform(0.02, 0.98, GROUPS * ROWS)
@@ -63,8 +64,9 @@ def sbc_ranks(n_reps, first_seed=0):
 
 def rank_histograms(ranks):
     """Counts per bin ``(N_BINS, 8)`` and the chi-square p-value of uniformity per parameter."""
-    counts = np.stack([np.bincount(r * N_BINS // (N_DRAWS + 1), minlength=N_BINS)
-                       for r in ranks.T], axis=1)
+    counts = np.stack(
+        [np.bincount(r * N_BINS // (N_DRAWS + 1), minlength=N_BINS) for r in ranks.T], axis=1
+    )
     return counts, chisquare(counts, axis=0).pvalue
 
 

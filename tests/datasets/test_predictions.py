@@ -24,8 +24,10 @@ def test_full_probability_format(tmp_path):
 
 def test_top1_format_supports_accuracy_and_the_uniform_confusion_matrix(tmp_path):
     path = tmp_path / "top1.csv"
-    path.write_text("Index,Correct,Predicted,Confidence\n0,cat,cat,0.9\n1,dog,cat,0.6\n"
-                    "2,dog,dog,0.8\n3,bird,dog,0.5\n")
+    path.write_text(
+        "Index,Correct,Predicted,Confidence\n0,cat,cat,0.9\n1,dog,cat,0.6\n"
+        "2,dog,dog,0.8\n3,bird,dog,0.5\n"
+    )
     data = read_predictions(path)
     assert data.class_names == ["bird", "cat", "dog"] and data.scores is None
     X = data.top_label_scores
@@ -50,10 +52,12 @@ def test_top1_format_with_given_class_names(tmp_path):
 
 @pytest.mark.parametrize(
     "text, match",
-    [("1.5 0.5 0.5\n", "must hold class indices 0..1; row 0 has 1.5"),
-     ("2 0.5 0.5\n", "must hold class indices"),
-     ("0 0.5 0.6\n", "sum to 1"),
-     ("0 1.0\n", "K >= 2")],
+    [
+        ("1.5 0.5 0.5\n", "must hold class indices 0..1; row 0 has 1.5"),
+        ("2 0.5 0.5\n", "must hold class indices"),
+        ("0 0.5 0.6\n", "sum to 1"),
+        ("0 1.0\n", "K >= 2"),
+    ],
 )
 def test_bad_full_probability_files(tmp_path, text, match):
     path = tmp_path / "bad.txt"

@@ -8,11 +8,15 @@ from skassess.meta.drift import LINEAR_SKEW_RATIOS, LinearSkewSplit, NearestNeig
 
 
 @settings(max_examples=40, deadline=None)
-@given(n=st.integers(40, 600), r=st.sampled_from(LINEAR_SKEW_RATIOS),
-       p=st.floats(0.1, 0.5), seed=st.integers(0, 10**6))
+@given(
+    n=st.integers(40, 600),
+    r=st.sampled_from(LINEAR_SKEW_RATIOS),
+    p=st.floats(0.1, 0.5),
+    seed=st.integers(0, 10**6),
+)
 def test_linear_skew_shares_and_disjoint(n, r, p, seed):
     X = np.random.default_rng(seed).permutation(n).astype(float)[:, None]
-    (ref, batch), = LinearSkewSplit(ratios=[r], batch_fraction=p, random_state=seed).split(X)
+    ((ref, batch),) = LinearSkewSplit(ratios=[r], batch_fraction=p, random_state=seed).split(X)
     assert np.intersect1d(ref, batch).size == 0
     assert ref.size > 0 and batch.size > 0
     in_a = X[:, 0] <= np.median(X[:, 0])
@@ -47,12 +51,15 @@ def test_linear_skew_by_name_list_and_categorical():
     assert (df.c[r2] == "u").mean() == pytest.approx(0.2, abs=0.02)
 
 
-@pytest.mark.parametrize("X, feature, match", [
-    (np.ones((50, 2)), 0, "constant"),
-    (np.zeros((50, 2)), 5, "not a column"),
-    (np.zeros((50, 2)), "x", "not a DataFrame"),
-    (pd.DataFrame({"a": np.arange(9.0)}), "b", "not a column"),
-])
+@pytest.mark.parametrize(
+    "X, feature, match",
+    [
+        (np.ones((50, 2)), 0, "constant"),
+        (np.zeros((50, 2)), 5, "not a column"),
+        (np.zeros((50, 2)), "x", "not a DataFrame"),
+        (pd.DataFrame({"a": np.arange(9.0)}), "b", "not a column"),
+    ],
+)
 def test_linear_skew_bad_feature(X, feature, match):
     with pytest.raises(ValueError, match=match):
         next(LinearSkewSplit(feature).split(X))
@@ -67,12 +74,16 @@ def test_linear_skew_bad_params():
 
 
 @settings(max_examples=25, deadline=None)
-@given(n=st.integers(20, 400), seed=st.integers(0, 10**6), near=st.sampled_from([0.0, 1.0]),
-       pset=st.sampled_from([0.0, 1.0]))
+@given(
+    n=st.integers(20, 400),
+    seed=st.integers(0, 10**6),
+    near=st.sampled_from([0.0, 1.0]),
+    pset=st.sampled_from([0.0, 1.0]),
+)
 def test_nearest_neighbors_removes_a_neighbourhood(n, seed, near, pset):
     X = np.random.default_rng(seed).normal(size=(n, 2))
     cv = NearestNeighborsSplit(1, p_near=near, p_set=pset, p_down=0.6, random_state=seed)
-    (ref, batch), = cv.split(X)
+    ((ref, batch),) = cv.split(X)
     assert np.intersect1d(ref, batch).size == 0
     n_batch = round(0.25 * n)
     assert batch.size == n_batch - round(0.6 * n_batch)

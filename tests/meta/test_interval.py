@@ -58,8 +58,12 @@ def test_quantile_ensemble_learns_heteroscedastic_quantiles_and_round_trips():
 def test_feature_names_match_what_is_computed():
     rng = np.random.default_rng(0)
     d = {"Z": rng.random((40, 10)), "pred": rng.integers(0, 3, 40), "F": rng.random((40, 4))}
-    rows = {"p": rng.random(40), "u": rng.random(40), "raw": rng.random(40),
-            "members": rng.random((3, 40))}
+    rows = {
+        "p": rng.random(40),
+        "u": rng.random(40),
+        "raw": rng.random(40),
+        "members": rng.random((3, 40)),
+    }
     feats = batch_features(d, d, rows, 0.7, importances=np.array([0.1, 0.5, 0.2, 0.2]))
     assert set(feats) == set(UM_FEATURES)
     assert set(SHARED_FEATURES) < set(UM_FEATURES)
@@ -72,12 +76,15 @@ def test_feature_names_match_what_is_computed():
 
 @pytest.fixture(scope="module")
 def fitted():
-    X, y = make_classification(3000, n_features=6, n_informative=4, flip_y=0.05,
-                               random_state=0)
+    X, y = make_classification(3000, n_features=6, n_informative=4, flip_y=0.05, random_state=0)
     model = LogisticRegression(max_iter=1000).fit(X[:800], y[:800])
-    pir = PerformanceIntervalRegressor(PerformancePredictor(model, method="confidence"),
-                                       uncertainty_model="fit", n_scenarios=20, n_models=2,
-                                       random_state=0)
+    pir = PerformanceIntervalRegressor(
+        PerformancePredictor(model, method="confidence"),
+        uncertainty_model="fit",
+        n_scenarios=20,
+        n_models=2,
+        random_state=0,
+    )
     return pir.fit(X[800:2000], y[800:2000]), X, y, model
 
 
@@ -101,9 +108,13 @@ def test_interval_regressor_on_scores_only():
     top = rng.beta(6, 2, size=1500)
     S = np.column_stack([1 - top, top])
     y = (rng.random(1500) < top).astype(int)
-    pir = PerformanceIntervalRegressor(PerformancePredictor(method="doc"),
-                                       uncertainty_model="fit", n_scenarios=15, n_models=1,
-                                       random_state=0).fit(S[:1000], y[:1000])
+    pir = PerformanceIntervalRegressor(
+        PerformancePredictor(method="doc"),
+        uncertainty_model="fit",
+        n_scenarios=15,
+        n_models=1,
+        random_state=0,
+    ).fit(S[:1000], y[:1000])
     out = pir.predict(S[1000:])
     assert 0 <= out["lower"] <= out["upper"] <= 1
 
@@ -199,8 +210,9 @@ def test_pretrained_uncertainty_model(method):
 
     X, y = load_breast_cancer(return_X_y=True)
     model = LogisticRegression(max_iter=5000).fit(X[:250], y[:250])
-    pir = PerformanceIntervalRegressor(PerformancePredictor(model, method=method),
-                                       random_state=0).fit(X[250:450], y[250:450])
+    pir = PerformanceIntervalRegressor(
+        PerformancePredictor(model, method=method), random_state=0
+    ).fit(X[250:450], y[250:450])
     assert len(pir.pretrained_info_["datasets"]) >= 10
     assert not hasattr(pir, "scenarios_")
     out = pir.predict(X[450:])
@@ -232,13 +244,19 @@ def test_pretrained_models_check_their_reference_predictions(monkeypatch):
         payload = _pretrained._read(method)
         assert len(payload["check"]["inputs"]) == 64
         got = model.predict(np.asarray(payload["check"]["inputs"]))
-        np.testing.assert_allclose(got, payload["check"]["predictions"],
-                                   rtol=_pretrained.CHECK_RTOL, atol=_pretrained.CHECK_ATOL)
+        np.testing.assert_allclose(
+            got,
+            payload["check"]["predictions"],
+            rtol=_pretrained.CHECK_RTOL,
+            atol=_pretrained.CHECK_ATOL,
+        )
         # what an xgboost that predicts other quantiles would give
         broken = copy.deepcopy(payload)
         broken["check"]["predictions"] = (np.asarray(got) * 0.5).tolist()
         monkeypatch.setattr(_pretrained, "_read", lambda m, b=broken: b)
-        with pytest.raises(_pretrained.PretrainedModelError,
-                           match=rf"under xgboost {xgboost.__version__} .*xgboost >= 3.1"):
+        with pytest.raises(
+            _pretrained.PretrainedModelError,
+            match=rf"under xgboost {xgboost.__version__} .*xgboost >= 3.1",
+        ):
             _pretrained.load_pretrained(method)
         monkeypatch.undo()

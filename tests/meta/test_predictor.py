@@ -48,11 +48,17 @@ def test_three_ways_to_give_the_black_box_agree(task):
     X, y, model = task
     S = model.predict_proba(X)
     a = PerformancePredictor(model, method="confidence").fit(X[:500], y[:500]).predict(X[500:900])
-    b = PerformancePredictor(method="confidence").fit(X[:500], y[:500], scores=S[:500]).predict(
-        X[500:900], scores=S[500:900])
+    b = (
+        PerformancePredictor(method="confidence")
+        .fit(X[:500], y[:500], scores=S[:500])
+        .predict(X[500:900], scores=S[500:900])
+    )
     c = PerformancePredictor(method="confidence").fit(S[:500], y[:500]).predict(S[500:900])
-    d = PerformancePredictor(method="confidence").fit(None, y[:500], scores=S[:500]).predict(
-        None, scores=S[500:900])
+    d = (
+        PerformancePredictor(method="confidence")
+        .fit(None, y[:500], scores=S[:500])
+        .predict(None, scores=S[500:900])
+    )
     assert a == b == c == d
 
 
@@ -109,8 +115,9 @@ def test_nan_features_are_the_black_boxs_business(task):
     X[::7, 2] = np.nan
     model = HistGradientBoostingClassifier(max_iter=30).fit(X[:1000], y[:1000])
     for method in ("meta_model", "crossval", "dropout", "confidence"):
-        pp = PerformancePredictor(model, method=method, random_state=0).fit(X[1000:2000],
-                                                                            y[1000:2000])
+        pp = PerformancePredictor(model, method=method, random_state=0).fit(
+            X[1000:2000], y[1000:2000]
+        )
         assert np.isfinite(pp.predict(X[2000:2500]))
     lr = LogisticRegression().fit(np.nan_to_num(X[:1000]), y[:1000])
     with pytest.raises(ValueError, match="NaN"):  # the black box's own error
@@ -157,14 +164,17 @@ def test_pickle_clone_and_grid_search(task):
 
     X, y, model = task
     S = model.predict_proba(X)
-    pp = PerformancePredictor(method="meta_model", random_state=0).fit(X[:800], y[:800],
-                                                                       scores=S[:800])
+    pp = PerformancePredictor(method="meta_model", random_state=0).fit(
+        X[:800], y[:800], scores=S[:800]
+    )
     again = pickle.loads(pickle.dumps(pp))
-    assert again.predict(X[900:1300], scores=S[900:1300]) == pp.predict(X[900:1300],
-                                                                         scores=S[900:1300])
+    assert again.predict(X[900:1300], scores=S[900:1300]) == pp.predict(
+        X[900:1300], scores=S[900:1300]
+    )
     assert clone(pp).get_params() == pp.get_params()
     # users can choose a score-only method by cross-validation (X = scores)
-    search = GridSearchCV(PerformancePredictor(), {"method": ["confidence", "doc", "atc"]},
-                          cv=3).fit(S[1000:2500], y[1000:2500])
+    search = GridSearchCV(
+        PerformancePredictor(), {"method": ["confidence", "doc", "atc"]}, cv=3
+    ).fit(S[1000:2500], y[1000:2500])
     assert search.best_params_["method"] in {"confidence", "doc", "atc"}
     assert search.best_score_ <= 0

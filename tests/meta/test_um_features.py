@@ -69,7 +69,7 @@ def test_importance_weighting_follows_covariate_shift():
     for seed in range(10):
         X, correct, in_batch = _shifted(seed)
         proba, _, kept = _drift_classifier(X[~in_batch], X[in_batch], seed)
-        acc, _, ess = _importance_weighted(proba[:kept.size], correct[~in_batch][kept])
+        acc, _, ess = _importance_weighted(proba[: kept.size], correct[~in_batch][kept])
         truth = correct[in_batch].mean()
         ref_err.append(abs(correct[~in_batch].mean() - truth))
         iw_err.append(abs(acc - truth))
@@ -80,15 +80,22 @@ def test_importance_weighting_follows_covariate_shift():
 
 def test_batch_features_with_the_reference_correctness():
     X, correct, in_batch = _shifted(0, n=1200)
-    ref = {"Z": np.column_stack([np.full((~in_batch).sum(), 0.8)] * 4),
-           "pred": np.zeros((~in_batch).sum(), int), "F": X[~in_batch],
-           "correct": correct[~in_batch]}
-    batch = {"Z": np.column_stack([np.full(in_batch.sum(), 0.8)] * 4),
-             "pred": np.zeros(in_batch.sum(), int), "F": X[in_batch]}
+    ref = {
+        "Z": np.column_stack([np.full((~in_batch).sum(), 0.8)] * 4),
+        "pred": np.zeros((~in_batch).sum(), int),
+        "F": X[~in_batch],
+        "correct": correct[~in_batch],
+    }
+    batch = {
+        "Z": np.column_stack([np.full(in_batch.sum(), 0.8)] * 4),
+        "pred": np.zeros(in_batch.sum(), int),
+        "F": X[in_batch],
+    }
     rows = {"p": np.full(in_batch.sum(), 0.6), "u": None, "raw": np.full(in_batch.sum(), 0.8)}
     peers = dict.fromkeys(PEERS, 0.6)
-    feats = batch_features(ref, batch, rows, correct[~in_batch].mean(),
-                           importances=np.array([0.7, 0.3]), peers=peers)
+    feats = batch_features(
+        ref, batch, rows, correct[~in_batch].mean(), importances=np.array([0.7, 0.3]), peers=peers
+    )
     assert set(feats) == set(UM_FEATURES)
     for src in ("drift_x", "drift_z"):
         assert feats[f"{src}_iw_gap"] == pytest.approx(0.6 - feats[f"{src}_iw_accuracy"])

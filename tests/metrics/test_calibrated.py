@@ -82,8 +82,11 @@ def test_batches_give_the_same_posterior_as_one_fit(cuts):
     edges = [0, *sorted(cuts), 300]
     for a, b in zip(edges[:-1], edges[1:], strict=True):
         parts.partial_fit(S[a:b], y[a:b])
-    np.testing.assert_allclose(parts.summary()[["mean", "lower", "upper"]],
-                               one.summary()[["mean", "lower", "upper"]], atol=1e-6)
+    np.testing.assert_allclose(
+        parts.summary()[["mean", "lower", "upper"]],
+        one.summary()[["mean", "lower", "upper"]],
+        atol=1e-6,
+    )
 
 
 def test_row_order_and_weights_as_repetitions():
@@ -92,13 +95,14 @@ def test_row_order_and_weights_as_repetitions():
     base = BayesianAccuracy(random_state=0).fit(S, y).summary()
     perm = np.random.default_rng(0).permutation(300)
     shuffled = BayesianAccuracy(random_state=0).fit(S[perm], y[perm]).summary()
-    np.testing.assert_allclose(shuffled[["mean", "lower", "upper"]],
-                               base[["mean", "lower", "upper"]], atol=1e-6)
+    np.testing.assert_allclose(
+        shuffled[["mean", "lower", "upper"]], base[["mean", "lower", "upper"]], atol=1e-6
+    )
     twice = BayesianAccuracy(random_state=0).fit(np.vstack([S, S]), np.r_[y, y]).summary()
-    weighted = BayesianAccuracy(random_state=0).fit(
-        S, y, sample_weight=np.full(300, 2.0)).summary()
-    np.testing.assert_allclose(weighted[["mean", "lower", "upper"]],
-                               twice[["mean", "lower", "upper"]], atol=1e-6)
+    weighted = BayesianAccuracy(random_state=0).fit(S, y, sample_weight=np.full(300, 2.0)).summary()
+    np.testing.assert_allclose(
+        weighted[["mean", "lower", "upper"]], twice[["mean", "lower", "upper"]], atol=1e-6
+    )
 
 
 def test_add_labels_equals_fitting_with_the_labels():
@@ -106,8 +110,11 @@ def test_add_labels_equals_fitting_with_the_labels():
     rows = np.arange(0, 500, 7)
     direct = BayesianAccuracy(random_state=0).fit(S, labels_of(t, rows))
     later = BayesianAccuracy(random_state=0).fit(S).add_labels(S[rows], t[rows])
-    np.testing.assert_allclose(later.summary()[["mean", "lower", "upper"]],
-                               direct.summary()[["mean", "lower", "upper"]], atol=1e-9)
+    np.testing.assert_allclose(
+        later.summary()[["mean", "lower", "upper"]],
+        direct.summary()[["mean", "lower", "upper"]],
+        atol=1e-9,
+    )
 
 
 def test_errors_that_ignore_the_scores_fall_back_to_the_labels():
@@ -133,10 +140,13 @@ def test_useful_scores_narrow_the_interval_below_wilson():
     assert (hi - lo) < 0.9 * (ci.high - ci.low)
 
 
-@pytest.mark.parametrize("kind", [
-    {"shift": -1.0, "slope": 1.0},  # over-confident by ~10 points
-    {"shift": 0.3, "slope": 0.6, "class_sd": 0.8},  # miscalibrated per class
-])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        {"shift": -1.0, "slope": 1.0},  # over-confident by ~10 points
+        {"shift": 0.3, "slope": 0.6, "class_sd": 0.8},  # miscalibrated per class
+    ],
+)
 def test_overall_and_group_intervals_cover_on_miscalibrated_pools(kind):
     """Seeded coverage: 60 runs of 80 random labels on a 20-class pool.
 
@@ -165,8 +175,9 @@ def test_the_informative_prior_warns_when_the_labels_contradict_it():
     S, t = pool(5000, 10, shift=-1.5, seed=12)  # scores far too confident
     y = labels_of(t, np.arange(0, 5000, 25))
     est = BayesianAccuracy(prior="informative", random_state=0).fit(S, y)
-    with pytest.warns(SkassessWarning, match="contradict the informative prior.*"
-                      "prior='calibrated'"):
+    with pytest.warns(
+        SkassessWarning, match="contradict the informative prior.*prior='calibrated'"
+    ):
         est.overall_interval()
     with pytest.warns(SkassessWarning, match="contradict the informative prior"):
         est.summary()
@@ -191,8 +202,11 @@ def test_external_groups_may_grow_between_batches():
     est.partial_fit(S[:300], y[:300], group_by=g[:300])
     est.partial_fit(S[300:], y[300:], group_by=g[300:])
     one = BayesianAccuracy(grouping="external", random_state=0).fit(S, y, group_by=g)
-    np.testing.assert_allclose(est.summary()[["mean", "lower", "upper"]],
-                               one.summary()[["mean", "lower", "upper"]], atol=1e-9)
+    np.testing.assert_allclose(
+        est.summary()[["mean", "lower", "upper"]],
+        one.summary()[["mean", "lower", "upper"]],
+        atol=1e-9,
+    )
 
 
 def test_anytime_interval_holds_at_every_step_and_narrows():
@@ -254,8 +268,10 @@ def test_a_small_group_with_few_labels_follows_the_map_the_labels_placed():
     for r in range(40):
         rows = rng.choice(len(target), 50, replace=False)
         est = BayesianAccuracy(grouping="external", random_state=r).fit(
-            scores, labels_of(target, rows), group_by=group)
-        lo, hi = np.quantile(compare_groups(est, "adult", "youth", n_draws=2000).samples,
-                             [0.025, 0.975])
+            scores, labels_of(target, rows), group_by=group
+        )
+        lo, hi = np.quantile(
+            compare_groups(est, "adult", "youth", n_draws=2000).samples, [0.025, 0.975]
+        )
         hits += lo <= truth <= hi
     assert hits / 40 >= 0.85

@@ -44,8 +44,9 @@ def test_the_diagonal_is_the_calibrated_accuracy_per_predicted_class():
 def test_everything_labeled_gives_the_cost_exactly():
     S, t = pool(400, 3, seed=2)
     cost = np.array([[0, 1, 4], [2, 0, 1], [8, 3, 0]], dtype=float)
-    est = BayesianMisclassificationCost(cost_matrix=cost, prior="calibrated",
-                                        random_state=0).fit(S, t)
+    est = BayesianMisclassificationCost(cost_matrix=cost, prior="calibrated", random_state=0).fit(
+        S, t
+    )
     truth = cost[t, S.argmax(axis=1)].mean()
     lo, hi = est.overall_interval()
     # the accuracy is the pool's; the errors' classes are known where labeled
@@ -56,8 +57,9 @@ def test_batches_are_fitted_once_and_agree_with_one_fit():
     S, t = pool(2000, 3, seed=3)
     y = masked(t, np.arange(0, 2000, 10))
     cost = np.ones((3, 3)) - np.eye(3)
-    one = BayesianMisclassificationCost(cost_matrix=cost, prior="calibrated",
-                                        random_state=0).fit(S, y)
+    one = BayesianMisclassificationCost(cost_matrix=cost, prior="calibrated", random_state=0).fit(
+        S, y
+    )
     many = BayesianMisclassificationCost(cost_matrix=cost, prior="calibrated", random_state=0)
     for part in np.array_split(np.arange(2000), 5):
         many.partial_fit(S[part], y[part])
@@ -80,8 +82,9 @@ def test_cost_intervals_cover_and_are_narrower_than_the_hierarchical_priors():
     for r in range(40):
         y = masked(t, rng.choice(5000, 100, replace=False))
         for prior in widths:
-            est = BayesianMisclassificationCost(cost_matrix=cost, prior=prior,
-                                                random_state=r).fit(S, y)
+            est = BayesianMisclassificationCost(cost_matrix=cost, prior=prior, random_state=r).fit(
+                S, y
+            )
             lo, hi = est.overall_interval(n_draws=2000)
             widths[prior].append(hi - lo)
             hits += prior == "calibrated" and lo <= truth <= hi

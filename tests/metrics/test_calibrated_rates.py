@@ -37,7 +37,8 @@ def test_auto_is_the_calibrated_prior_for_every_rate():
     X, y, g = binary_pool(300, seed=1)
     for metric in ("accuracy", "tpr", "ppv"):
         est = BayesianAccuracy(metric=metric, grouping="external").fit(
-            X, masked(y, np.arange(30)), group_by=g)
+            X, masked(y, np.arange(30)), group_by=g
+        )
         assert est._prior_kind() == "calibrated"
 
 
@@ -46,19 +47,20 @@ def test_a_fully_labeled_group_is_its_observed_rate(metric):
     X, y, g = binary_pool(900, seed=2)
     rows = np.flatnonzero(g == 0)
     est = BayesianAccuracy(metric=metric, grouping="external", random_state=0).fit(
-        X, masked(y, rows), group_by=g)
+        X, masked(y, rows), group_by=g
+    )
     s = est.summary()
     observed = true_rate(metric, X[rows].argmax(axis=1), y[rows])
     assert s.loc[0, ["mean", "lower", "upper"]].to_numpy() == pytest.approx(
-        [observed] * 3, abs=1e-9)
+        [observed] * 3, abs=1e-9
+    )
     assert s.loc[1, "upper"] - s.loc[1, "lower"] > 0.01
 
 
 @pytest.mark.parametrize("metric", ["tpr", "npv"])
 def test_everything_labeled_gives_the_rate_exactly(metric):
     X, y, g = binary_pool(500, seed=3)
-    est = BayesianAccuracy(metric=metric, grouping="external", random_state=0).fit(
-        X, y, group_by=g)
+    est = BayesianAccuracy(metric=metric, grouping="external", random_state=0).fit(X, y, group_by=g)
     truth = true_rate(metric, X.argmax(axis=1), y)
     lo, hi = est.overall_interval()
     assert lo == pytest.approx(truth) and hi == pytest.approx(truth)
@@ -68,10 +70,8 @@ def test_everything_labeled_gives_the_rate_exactly(metric):
 def test_complementary_rates_mirror_each_other():
     X, y, g = binary_pool(2000, seed=4)
     yl = masked(y, np.arange(0, 2000, 20))
-    tpr = BayesianAccuracy(metric="tpr", grouping="external", random_state=0).fit(
-        X, yl, group_by=g)
-    fnr = BayesianAccuracy(metric="fnr", grouping="external", random_state=0).fit(
-        X, yl, group_by=g)
+    tpr = BayesianAccuracy(metric="tpr", grouping="external", random_state=0).fit(X, yl, group_by=g)
+    fnr = BayesianAccuracy(metric="fnr", grouping="external", random_state=0).fit(X, yl, group_by=g)
     # Same model, same draws: TPR = 1 - FNR draw by draw.
     np.testing.assert_allclose(tpr.summary()["mean"], 1 - fnr.summary()["mean"], atol=1e-9)
     np.testing.assert_allclose(tpr.summary()["lower"], 1 - fnr.summary()["upper"], atol=1e-9)
@@ -81,7 +81,8 @@ def test_a_group_where_the_condition_never_holds_takes_the_pools_rate():
     X, y, g = binary_pool(1200, seed=5)
     X[g == 2] = [0.9, 0.1]  # group 2: every row predicted negative, so its PPV is undefined
     est = BayesianAccuracy(metric="ppv", grouping="external", random_state=0).fit(
-        X, masked(y, np.arange(0, 1200, 6)), group_by=g)
+        X, masked(y, np.arange(0, 1200, 6)), group_by=g
+    )
     s = est.summary()
     assert np.isfinite(s.to_numpy(dtype=float)).all()
     lo, hi = est.overall_interval()
@@ -101,17 +102,21 @@ def test_useful_scores_narrow_the_interval_below_the_hierarchical_prior():
     yl = masked(y, np.random.default_rng(6).choice(6000, 200, replace=False))
     widths = {}
     for prior in ("calibrated", "hierarchical"):
-        est = BayesianAccuracy(metric="tpr", grouping="external", prior=prior,
-                               random_state=0).fit(X, yl, group_by=g)
+        est = BayesianAccuracy(metric="tpr", grouping="external", prior=prior, random_state=0).fit(
+            X, yl, group_by=g
+        )
         lo, hi = est.overall_interval()
         widths[prior] = hi - lo
     assert widths["calibrated"] < 0.8 * widths["hierarchical"]
 
 
-@pytest.mark.parametrize(("metric", "kind"), [
-    ("tpr", {"slope": 0.5}),  # over-confident scores
-    ("ppv", {"slope": 1.0, "group_sd": 1.0}),  # each group's calibration shifted differently
-])
+@pytest.mark.parametrize(
+    ("metric", "kind"),
+    [
+        ("tpr", {"slope": 0.5}),  # over-confident scores
+        ("ppv", {"slope": 1.0, "group_sd": 1.0}),  # each group's calibration shifted differently
+    ],
+)
 def test_intervals_cover_on_miscalibrated_pools(metric, kind):
     """Seeded coverage: 60 runs of 100 random labels on a 3-group pool of 3,000 rows.
 
@@ -128,7 +133,8 @@ def test_intervals_cover_on_miscalibrated_pools(metric, kind):
     hits, group_hits, delta_hits = 0, [], 0
     for r in range(60):
         est = BayesianAccuracy(metric=metric, grouping="external", random_state=r).fit(
-            X, masked(y, rng.choice(3000, 100, replace=False)), group_by=g)
+            X, masked(y, rng.choice(3000, 100, replace=False)), group_by=g
+        )
         lo, hi = est.overall_interval()
         hits += lo <= truth <= hi
         s = est.summary()
@@ -164,7 +170,8 @@ def test_each_predicted_class_keeps_its_own_level_where_one_map_cannot_fit_both(
         yl = masked(y, rng.choice(n, 300, replace=False))
         for metric in hits:
             est = BayesianAccuracy(metric=metric, grouping="external", random_state=r).fit(
-                X, yl, group_by=g)
+                X, yl, group_by=g
+            )
             lo, hi = est.overall_interval()
             hits[metric] += lo <= true_rate(metric, pred, y) <= hi
     assert hits["ppv"] / 40 >= 0.85 and hits["npv"] / 40 >= 0.85, hits
@@ -190,7 +197,8 @@ def test_a_predicted_class_with_saturated_scores_and_few_labels_follows_its_labe
     hits = 0
     for r in range(40):
         est = BayesianAccuracy(metric="ppv", grouping="external", random_state=r).fit(
-            X, masked(y, draw.choice(n, 40, replace=False)), group_by=g)
+            X, masked(y, draw.choice(n, 40, replace=False)), group_by=g
+        )
         lo, hi = est.overall_interval()
         hits += lo <= truth <= hi
     assert hits / 40 >= 0.85
@@ -201,7 +209,8 @@ def test_a_predicted_class_with_saturated_scores_and_few_labels_follows_its_labe
 def test_draws_are_rates_and_summaries_are_ordered(metric, seed, n_labels):
     X, y, g = binary_pool(200, seed=seed)
     est = BayesianAccuracy(metric=metric, grouping="external", random_state=0).fit(
-        X, masked(y, np.arange(n_labels)), group_by=g)
+        X, masked(y, np.arange(n_labels)), group_by=g
+    )
     draws = est.groupwise_samples(200, random_state=0)
     assert np.all((draws >= 0) & (draws <= 1))
     s = est.summary()
@@ -214,7 +223,8 @@ def test_draws_are_rates_and_summaries_are_ordered(metric, seed, n_labels):
 def test_groupwise_counts_are_the_rates_numerator_and_denominator(metric):
     X, y, g = binary_pool(400, seed=3)
     est = BayesianAccuracy(metric=metric, grouping="external", random_state=0).fit(
-        X, masked(y, np.arange(60)), group_by=g)
+        X, masked(y, np.arange(60)), group_by=g
+    )
     num, den = est.groupwise_counts(n_draws=300, random_state=1)
     assert num.shape == den.shape == (300, 3)
     assert (num >= 0).all() and (num <= den + 1e-9).all()
@@ -229,7 +239,8 @@ def test_groupwise_counts_are_the_rates_numerator_and_denominator(metric):
 def test_groupwise_counts_refuse_the_other_priors():
     X, y, g = binary_pool(200, seed=4)
     est = BayesianAccuracy(grouping="external", prior="uniform").fit(
-        X, masked(y, np.arange(30)), group_by=g)
+        X, masked(y, np.arange(30)), group_by=g
+    )
     with pytest.raises(ValueError, match="groupwise_counts needs prior='calibrated'"):
         est.groupwise_counts()
 
@@ -240,7 +251,8 @@ def test_groupwise_counts_that_cannot_fit_are_refused_up_front(monkeypatch):
 
     X, y, g = binary_pool(200, seed=5)
     est = BayesianAccuracy(grouping="external", random_state=0).fit(
-        X, masked(y, np.arange(30)), group_by=g)
+        X, masked(y, np.arange(30)), group_by=g
+    )
     monkeypatch.setattr(_memory, "available_memory", lambda: 1_000)
     with pytest.raises(DrawMemoryError, match="groupwise_counts"):
         est.groupwise_counts()

@@ -61,8 +61,9 @@ def test_fully_labeled_pool_gives_the_plug_in_ece():
     assert np.ptp(expected.overall_samples(500)) > 0
 
 
-@pytest.mark.parametrize(("kind", "low", "high"),
-                         [("calibrated", 0.8, 1.0), ("overconfident", 0.0, 0.01)])
+@pytest.mark.parametrize(
+    ("kind", "low", "high"), [("calibrated", 0.8, 1.0), ("overconfident", 0.0, 0.01)]
+)
 def test_posterior_probability_of_a_calibrated_model(kind, low, high):
     X, y = pool(kind, n_rows=5000, seed=1)
     est = BayesianCalibrationError(unlabeled="expected", random_state=0).fit(X, y)
@@ -78,8 +79,12 @@ def test_hierarchical_ece_of_a_calibrated_model_is_near_its_truth():
     X, y = pool("calibrated", seed=2)
     y = y.copy()
     y[200:] = -1
-    means = [BayesianCalibrationError(ece_model=model, unlabeled="expected", random_state=0)
-             .fit(X, y).overall_mean() for model in ("hierarchical", "independent")]
+    means = [
+        BayesianCalibrationError(ece_model=model, unlabeled="expected", random_state=0)
+        .fit(X, y)
+        .overall_mean()
+        for model in ("hierarchical", "independent")
+    ]
     # The truth (theta_b = s_b) is an ECE of 0.
     assert means[0] < 0.02 < 0.04 < means[1]
 
@@ -95,8 +100,9 @@ def test_ece_draws_are_valid_and_the_group_mean_matches(n_labeled, seed, p_calib
     X, y = pool(kind, n_rows=300, seed=seed)
     y = y.copy()
     y[n_labeled:] = -1
-    est = BayesianCalibrationError(p_calibrated=p_calibrated, classes=[0, 1],
-                                   random_state=seed).fit(X, y)
+    est = BayesianCalibrationError(
+        p_calibrated=p_calibrated, classes=[0, 1], random_state=seed
+    ).fit(X, y)
     draws = est.overall_samples(300)
     assert np.all(np.isfinite(draws)) and np.all((draws >= 0) & (draws <= 1))
     gap = est.predict(X[:5])

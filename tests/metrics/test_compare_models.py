@@ -14,8 +14,11 @@ from skassess.samplers import ActiveModelSelector
 def _models(n_classes=2, names=("no", "yes")):
     X, y = make_classification(600, 8, n_informative=5, n_classes=n_classes, random_state=0)
     y = np.asarray(names)[y]
-    fit = dict(lr=LogisticRegression(max_iter=1000), nb=GaussianNB(),
-               tree=DecisionTreeClassifier(max_depth=3, random_state=0))
+    fit = dict(
+        lr=LogisticRegression(max_iter=1000),
+        nb=GaussianNB(),
+        tree=DecisionTreeClassifier(max_depth=3, random_state=0),
+    )
     for model in fit.values():
         model.fit(X[:300], y[:300])
     return fit, X[300:], y[300:]
@@ -64,7 +67,7 @@ def test_the_selector_takes_the_comparisons_classes():
     S = np.stack([m.predict_proba(X) for m in models.values()], axis=1)
     sel = ActiveModelSelector(comp, random_state=0).fit(S)
     i = sel.query(2)
-    sel.tell(i, y[i])                     # labels as the classes' names
+    sel.tell(i, y[i])  # labels as the classes' names
     assert sel.n_labeled_ == 2
     with pytest.raises(ValueError, match="labels"):
         sel.tell(sel.query(1), [7])
@@ -84,6 +87,7 @@ def test_errors():
     with pytest.raises(ValueError, match="The 'estimators' parameter"):
         compare_models("lr", X)
     from sklearn.exceptions import NotFittedError
+
     with pytest.raises(NotFittedError):
         compare_models([models["lr"], GaussianNB()], X)
 

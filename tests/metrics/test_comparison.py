@@ -9,8 +9,12 @@ from skassess.metrics import GroupComparison, compare_groups, rank_groups, top_m
 def _draws():
     rng = np.random.default_rng(0)
     return pd.DataFrame(
-        {"a": rng.normal(0.80, 0.01, 4000), "b": rng.normal(0.90, 0.01, 4000),
-         "c": rng.normal(0.60, 0.01, 4000), "d": rng.normal(0.805, 0.01, 4000)}
+        {
+            "a": rng.normal(0.80, 0.01, 4000),
+            "b": rng.normal(0.90, 0.01, 4000),
+            "c": rng.normal(0.60, 0.01, 4000),
+            "d": rng.normal(0.805, 0.01, 4000),
+        }
     )
 
 
@@ -50,8 +54,10 @@ def test_rank_groups():
 
 def test_top_m():
     top = top_m_groups(_draws(), 2)
-    assert list(top.index[top["selected"]]) == ["c", "a"] or list(
-        top.index[top["selected"]]) == ["c", "d"]
+    assert list(top.index[top["selected"]]) == ["c", "a"] or list(top.index[top["selected"]]) == [
+        "c",
+        "d",
+    ]
     assert top.loc["c", "p_top_m"] == pytest.approx(1.0)
     high = top_m_groups(_draws(), 1, highest=True)
     assert list(high.index[high["selected"]]) == ["b"]

@@ -200,17 +200,27 @@ def test_dirichlet_interval_coverage():
         (lambda: BetaPosterior([1.0], [np.nan]), "prior_beta must be finite and > 0"),
         (lambda: BetaPosterior([1.0], [1.0]).update([3], [2]), "successes must not exceed"),
         (lambda: BetaPosterior([1.0], [1.0]).update([-1], [2]), "successes must be finite"),
-        (lambda: BetaPosterior([1.0, 1.0], [1.0, 1.0]).update([1, 1, 1], [2, 2, 2]),
-         "successes must have shape"),
-        (lambda: BetaPosterior([1.0], [1.0]).interval(1.5),
-         "The 'level' parameter of BetaPosterior.interval must be a float in the range"),
-        (lambda: BetaPosterior([1.0], [1.0]).merge(BetaPosterior([2.0], [1.0])),
-         "different priors"),
-        (lambda: DirichletPosterior([1.0, 1.0]),
-         r"prior_alpha must have shape \(\.\.\., n_groups, n_categories\)"),
+        (
+            lambda: BetaPosterior([1.0, 1.0], [1.0, 1.0]).update([1, 1, 1], [2, 2, 2]),
+            "successes must have shape",
+        ),
+        (
+            lambda: BetaPosterior([1.0], [1.0]).interval(1.5),
+            "The 'level' parameter of BetaPosterior.interval must be a float in the range",
+        ),
+        (
+            lambda: BetaPosterior([1.0], [1.0]).merge(BetaPosterior([2.0], [1.0])),
+            "different priors",
+        ),
+        (
+            lambda: DirichletPosterior([1.0, 1.0]),
+            r"prior_alpha must have shape \(\.\.\., n_groups, n_categories\)",
+        ),
         (lambda: DirichletPosterior([[1.0, 1.0]]).update([[1, -1]]), "counts must be finite"),
-        (lambda: DirichletPosterior([[1.0, 1.0]]).merge(DirichletPosterior([[1.0, 2.0]])),
-         "different priors"),
+        (
+            lambda: DirichletPosterior([[1.0, 1.0]]).merge(DirichletPosterior([[1.0, 2.0]])),
+            "different priors",
+        ),
     ],
 )
 def test_bad_input(call, match):
@@ -229,10 +239,10 @@ def test_dirichlet_draws_with_zero_pseudo_counts_are_the_dirichlet_of_the_rest()
     their Dirichlet law (moments within 3 standard errors of 40,000 draws)."""
     from skassess.metrics._conjugate import dirichlet_draws
 
-    alpha = np.array([[0.0, 2.0, 0.0, 3.0, 0.0], [4.0, 0.0, 0.0, 0.0, 0.0],
-                      [0.0, 0.0, 0.0, 0.0, 0.7]])
-    d = dirichlet_draws(np.broadcast_to(alpha, (40000,) + alpha.shape),
-                        np.random.RandomState(0))
+    alpha = np.array(
+        [[0.0, 2.0, 0.0, 3.0, 0.0], [4.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.7]]
+    )
+    d = dirichlet_draws(np.broadcast_to(alpha, (40000,) + alpha.shape), np.random.RandomState(0))
     assert np.all(d[:, alpha == 0] == 0)
     np.testing.assert_allclose(d.sum(axis=2), 1.0)
     rest = d[:, 0, [1, 3]]
@@ -261,8 +271,7 @@ def test_confusion_accuracy_draws_are_the_beta_marginals_of_the_cells():
     # The cost, aggregated by the distinct values of each cost column, has the law
     # of the cost of full draws.
     cost = rng.choice([0.0, 1.0, 5.0], size=(K, K))
-    est = BayesianMisclassificationCost(cost_matrix=cost, prior="uniform",
-                                        random_state=0).fit(X, y)
+    est = BayesianMisclassificationCost(cost_matrix=cost, prior="uniform", random_state=0).fit(X, y)
     fast = est.groupwise_samples(20000, random_state=1)
     full = np.einsum("skj,jk->sk", est.posterior_.rvs(20000, random_state=2), cost)
     for k in range(K):
@@ -298,8 +307,13 @@ def test_dirichlet_draws_at_the_gamma_threshold_stay_on_the_simplex():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.floats(0.5, 500), st.floats(0.5, 500), st.integers(0, 60), st.integers(0, 60),
-       st.floats(0.0, 1.0))
+@given(
+    st.floats(0.5, 500),
+    st.floats(0.5, 500),
+    st.integers(0, 60),
+    st.integers(0, 60),
+    st.floats(0.0, 1.0),
+)
 def test_robust_mixture_lies_between_its_parts(a0, b0, successes, failures, weight):
     from skassess.metrics import robust_mixture_posterior
 

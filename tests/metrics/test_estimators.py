@@ -138,10 +138,11 @@ def test_many_labels_posterior_tends_to_mle():
 def test_binary_rates_known_answer_and_overall(metric, cond, outcome):
     rng = np.random.default_rng(4)
     p1 = rng.uniform(size=20000)
-    y = (rng.uniform(size=20000) < p1 ** 1.5).astype(int)
+    y = (rng.uniform(size=20000) < p1**1.5).astype(int)
     groups = rng.choice(["u", "v"], size=20000, p=[0.3, 0.7])
-    est = BayesianAccuracy(metric=metric, grouping="external", prior="uniform",
-                           random_state=0).fit(p1, y, group_by=groups)
+    est = BayesianAccuracy(metric=metric, grouping="external", prior="uniform", random_state=0).fit(
+        p1, y, group_by=groups
+    )
     pred = (p1 > 0.5).astype(int)
     for g in ("u", "v"):
         m = (groups == g) & cond(y, pred)
@@ -181,7 +182,8 @@ def test_string_classes_and_predict_score():
     u = BayesianAccuracy(prior="uniform").fit(scores, y)
     theta = u.posterior_.mean()[pred[lab]]
     assert u.score(scores, y) == pytest.approx(
-        np.mean(np.where(hit, np.log(theta), np.log(1 - theta))))
+        np.mean(np.where(hit, np.log(theta), np.log(1 - theta)))
+    )
 
 
 def test_sample_weight_counts_as_repetition():
@@ -205,7 +207,7 @@ def test_equal_mass_bins_hold_equal_shares():
 def test_calibration_error_concentrates_on_true_ece():
     rng = np.random.default_rng(5)
     conf = rng.uniform(0.5, 1.0, size=50000)
-    hit = rng.uniform(size=50000) < conf ** 2  # over-confident model
+    hit = rng.uniform(size=50000) < conf**2  # over-confident model
     scores = np.c_[conf, 1 - conf]
     y = np.where(hit, 0, 1)
     est = BayesianCalibrationError(n_bins=10, random_state=0).fit(scores, y)
@@ -228,9 +230,7 @@ def test_classwise_ece():
     assert per_class.shape == (2000, 3)
     # The overall (class x bin) ECE is the p_k-weighted sum of the per-class ECEs.
     p_k = est.n_rows_.reshape(3, 4).sum(axis=1) / est.n_rows_.sum()
-    np.testing.assert_allclose(
-        per_class.to_numpy() @ p_k, est.overall_samples(2000), rtol=1e-10
-    )
+    np.testing.assert_allclose(per_class.to_numpy() @ p_k, est.overall_samples(2000), rtol=1e-10)
     with pytest.raises(ValueError, match="classwise=True"):
         BayesianCalibrationError().fit(scores, y).classwise_ece_samples()
 

@@ -27,8 +27,9 @@ def brute_force(successes, trials, n_mu=3000, n_kappa=600):
     M, K = np.meshgrid(mu, np.exp(log_kappa), indexing="ij")
     A, B = M * K, (1 - M) * K
     log_prior = np.broadcast_to(-0.5 * log_kappa - logsumexp(-0.5 * log_kappa), A.shape)
-    ll = sum(betaln(A + s, B + t - s) - betaln(A, B) for s, t in zip(successes, trials,
-                                                                       strict=True))
+    ll = sum(
+        betaln(A + s, B + t - s) - betaln(A, B) for s, t in zip(successes, trials, strict=True)
+    )
     log_w = ll + log_prior - np.log(n_mu)
     w = np.exp(log_w - log_w.max())
     w /= w.sum()
@@ -85,8 +86,7 @@ def test_coverage_when_the_rates_are_drawn_from_the_prior():
     assert 0.92 <= np.mean(overall_hits) <= 0.98, np.mean(overall_hits)
 
 
-counts = st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), min_size=1,
-                  max_size=6)
+counts = st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), min_size=1, max_size=6)
 
 
 @settings(max_examples=30, deadline=None)
@@ -201,7 +201,8 @@ def test_uniform_overall_interval_warns_only_when_the_prior_moves_it():
         "accuracy": lambda prior: BayesianAccuracy(prior=prior, random_state=0),
         "accuracy ": lambda prior: BayesianConfusionMatrix(prior=prior, random_state=0),
         "expected cost": lambda prior: BayesianMisclassificationCost(
-            cost_matrix=cost, prior=prior, random_state=0),
+            cost_matrix=cost, prior=prior, random_state=0
+        ),
     }
     for n, should_warn in ((50, True), (5000, False)):
         y = np.full(len(data.target), -1)
@@ -231,15 +232,15 @@ def test_overall_draws_move_the_groups_together():
     assert corr.mean() > 0.1
     # and the mean of the draws is the Beta state's (exact) mean
     np.testing.assert_allclose(draws.mean(axis=0), est.posterior_.mean(), atol=0.01)
-    assert est.overall_mean() == pytest.approx(
-        est.group_weights_ @ est.posterior_.mean())
+    assert est.overall_mean() == pytest.approx(est.group_weights_ @ est.posterior_.mean())
 
 
 def test_partial_fit_and_the_marginal_likelihood():
     scores, y, group = make_pool(n_groups=5, n=600)
     masked = np.where(np.arange(len(y)) % 7 == 0, y, -1)
     whole = BayesianAccuracy(grouping="external", prior="hierarchical").fit(
-        scores, masked, group_by=group)
+        scores, masked, group_by=group
+    )
     parts = BayesianAccuracy(grouping="external", prior="hierarchical")
     for rows in np.array_split(np.arange(len(y)), 3):
         parts.partial_fit(scores[rows], masked[rows], group_by=group[rows])
@@ -258,16 +259,15 @@ def test_active_assessor_refits_the_hierarchy_after_each_label():
     masked = np.full(len(y), -1)
     masked[rows] = y[rows]
     fresh = BayesianAccuracy(grouping="external", prior="hierarchical").fit(
-        scores, masked, group_by=group)
-    np.testing.assert_allclose(assessor.estimator_.posterior_.mean(),
-                               fresh.posterior_.mean())
+        scores, masked, group_by=group
+    )
+    np.testing.assert_allclose(assessor.estimator_.posterior_.mean(), fresh.posterior_.mean())
 
 
 def test_simulate_refuses_the_hierarchical_prior():
     scores, y, group = make_pool(n_groups=4, n=400)
     with pytest.raises(ValueError, match="prior='hierarchical' is not supported"):
-        simulate(scores, y, estimator=BayesianAccuracy(prior="hierarchical"), budget=5,
-                 n_runs=2)
+        simulate(scores, y, estimator=BayesianAccuracy(prior="hierarchical"), budget=5, n_runs=2)
 
 
 def test_from_moments_keeps_a_zero_variance_finite():
@@ -292,11 +292,11 @@ def test_confusion_matrix_and_cost_share_the_accuracy_hierarchy():
     draws = cm.confusion_matrix_samples(500)
     np.testing.assert_allclose(draws.sum(axis=(1, 2)), 1.0)
     # the 0-1 cost is the error rate, drawn from the same hierarchy
-    cost = BayesianMisclassificationCost(prior="hierarchical", random_state=0).fit(
-        scores, masked)
+    cost = BayesianMisclassificationCost(prior="hierarchical", random_state=0).fit(scores, masked)
     assert cost.overall_mean() == pytest.approx(1.0 - acc.overall_mean())
-    np.testing.assert_allclose(cost.groupwise_samples(20000).mean(axis=0),
-                               1.0 - acc.posterior_.mean(), atol=0.01)
+    np.testing.assert_allclose(
+        cost.groupwise_samples(20000).mean(axis=0), 1.0 - acc.posterior_.mean(), atol=0.01
+    )
 
 
 def test_cost_interval_covers_on_the_bundled_scores():

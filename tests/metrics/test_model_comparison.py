@@ -30,8 +30,7 @@ def _pool(n=3000, accs=(0.9, 0.85, 0.8), K=3, seed=0):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.lists(st.integers(0, 3), min_size=4, max_size=4), min_size=1,
-                max_size=20))
+@given(st.lists(st.lists(st.integers(0, 3), min_size=4, max_size=4), min_size=1, max_size=20))
 def test_agreement_patterns_are_canonical(rows):
     P = np.array(rows)
     B = agreement_patterns(P)
@@ -67,8 +66,7 @@ def test_uniform_prior_mean_by_hand():
     agree, disagree = 2 / 3, (2 / 3, 1 / 3)
     expected = np.array([(2 + agree + disagree[0]) / 4, (1 + agree + disagree[1]) / 4])
     np.testing.assert_allclose(comp.mean_accuracy(), expected)
-    np.testing.assert_allclose(comp.groupwise_samples(200000, 0).mean(axis=0), expected,
-                               atol=3e-3)
+    np.testing.assert_allclose(comp.groupwise_samples(200000, 0).mean(axis=0), expected, atol=3e-3)
 
 
 def test_tie_component_by_hand():
@@ -81,13 +79,13 @@ def test_tie_component_by_hand():
     comp = BayesianModelComparison("uniform", tie_prior=0.5).fit(X, y)
     disagree = int(np.flatnonzero(comp.patterns_.max(axis=1) == 1)[0])
     np.testing.assert_allclose(comp.tie_probabilities()[disagree], 0.5)
-    np.testing.assert_allclose(comp.outcome_probabilities()[disagree, [0, 1, 2]],
-                               [7 / 12, 5 / 12, 0])
+    np.testing.assert_allclose(
+        comp.outcome_probabilities()[disagree, [0, 1, 2]], [7 / 12, 5 / 12, 0]
+    )
     agree, d = 2 / 3, (7 / 12, 5 / 12)
     expected = np.array([(2 + agree + d[0]) / 4, (1 + agree + d[1]) / 4])
     np.testing.assert_allclose(comp.mean_accuracy(), expected)
-    np.testing.assert_allclose(comp.groupwise_samples(200000, 0).mean(axis=0), expected,
-                               atol=3e-3)
+    np.testing.assert_allclose(comp.groupwise_samples(200000, 0).mean(axis=0), expected, atol=3e-3)
     # a second label for block 0: Bayes factor tie / Dir(1, 1) = (1/4) / (1/3)
     y2 = np.array([0, 1, 0, -1])
     comp2 = BayesianModelComparison("uniform", tie_prior=0.5).fit(X, y2)
@@ -103,8 +101,10 @@ def _prior_predictive_pit(tie_prior, n_runs, n_labels, seed=5):
     n_agree, n_dis = 300, 100
     pred = np.zeros((n_agree + n_dis, 2), dtype=int)
     pred[n_agree:, 1] = 1
-    X = np.stack([np.where(pred == 1, 0.2, 0.7), np.where(pred == 1, 0.7, 0.2),
-                  np.full(pred.shape, 0.1)], axis=2)
+    X = np.stack(
+        [np.where(pred == 1, 0.2, 0.7), np.where(pred == 1, 0.7, 0.2), np.full(pred.shape, 0.1)],
+        axis=2,
+    )
     rng = np.random.default_rng(seed)
     pits, ties, tie_post = [], [], []
     for run in range(n_runs):
@@ -120,8 +120,9 @@ def _prior_predictive_pit(tie_prior, n_runs, n_labels, seed=5):
         labels = np.full(len(y), -1)
         rows = rng.choice(len(y), n_labels, replace=False)
         labels[rows] = y[rows]
-        comp = BayesianModelComparison("uniform", tie_prior=tie_prior, n_draws=2000,
-                                       random_state=run).fit(X, labels)
+        comp = BayesianModelComparison(
+            "uniform", tie_prior=tie_prior, n_draws=2000, random_state=run
+        ).fit(X, labels)
         comp.prior_[comp.patterns_.max(axis=1) == 1, 2] = 1e-12  # "none" impossible there
         tie_post.append(comp.tie_probabilities()[comp.patterns_.max(axis=1) == 1][0])
         draws = comp.groupwise_samples()
@@ -156,7 +157,7 @@ def test_partial_fit_equals_fit():
     whole = BayesianModelComparison(random_state=1).fit(S, labels)
     parts = BayesianModelComparison(random_state=1)
     for a in range(0, 600, 150):
-        parts.partial_fit(S[a:a + 150], labels[a:a + 150])
+        parts.partial_fit(S[a : a + 150], labels[a : a + 150])
     order = np.lexsort(whole.patterns_.T[::-1])
     order2 = np.lexsort(parts.patterns_.T[::-1])
     np.testing.assert_array_equal(whole.patterns_[order], parts.patterns_[order2])
@@ -174,8 +175,9 @@ def _delta_coverage(X, y, delta, *, runs, n_labels, seed, **params):
         labels = np.full(len(y), -1)
         rows = rng.choice(len(y), n_labels, replace=False)
         labels[rows] = y[rows]
-        comp = BayesianModelComparison(tie_prior=0, n_draws=1000, random_state=run,
-                                       **params).fit(X, labels)
+        comp = BayesianModelComparison(tie_prior=0, n_draws=1000, random_state=run, **params).fit(
+            X, labels
+        )
         lo, hi = comp.pairwise().loc[0, ["lower", "upper"]]
         hits += lo <= delta <= hi
     return hits / runs
@@ -203,7 +205,10 @@ def test_comparison_functions_and_pairwise():
     comp = BayesianModelComparison(model_names=["a", "b", "c"], random_state=0).fit(S, labels)
     table = comp.pairwise()
     assert list(zip(table["model_a"], table["model_b"], strict=True)) == [
-        ("a", "b"), ("a", "c"), ("b", "c")]
+        ("a", "b"),
+        ("a", "c"),
+        ("b", "c"),
+    ]
     assert np.allclose(table[["p_left", "p_rope", "p_right"]].sum(axis=1), 1)
     assert compare_groups(comp, "a", "c").decision == "right"
     assert rank_groups(comp).index[0] in ("a", "b", "c")
@@ -214,8 +219,9 @@ def test_comparison_functions_and_pairwise():
 def test_grid_search_over_the_prior_strength():
     S, y = _pool(900)
     labels = np.where(np.arange(900) % 3 == 0, y, -1)
-    search = GridSearchCV(BayesianModelComparison(random_state=0),
-                          {"prior_strength": [0.5, 5.0, 50.0]}, cv=3).fit(S, labels)
+    search = GridSearchCV(
+        BayesianModelComparison(random_state=0), {"prior_strength": [0.5, 5.0, 50.0]}, cv=3
+    ).fit(S, labels)
     assert search.best_params_["prior_strength"] in (0.5, 5.0, 50.0)
     assert np.isfinite(search.cv_results_["mean_test_score"]).all()
 
@@ -228,15 +234,18 @@ def test_list_input_and_binary_columns():
     assert check_model_scores(S[:, :, 1]).shape == (300, 3, 2)
 
 
-@pytest.mark.parametrize("X, message", [
-    (np.full((5, 1, 2), 0.5), "at least two models; got 1"),
-    (np.zeros((5,)), "X must be \\(n_samples, n_models, n_classes\\)"),
-    ([np.full((5, 2), 0.5), np.full((4, 2), 0.5)], "differ in shape"),
-    (np.full((0, 2, 2), 0.5), "X: Found array with 0 sample"),
-    (np.full((4, 2, 2), -0.5), "Negative values in data passed to X"),
-    (np.full((4, 0), 0.5), "0 feature"),
-    (np.full((3, 2, 2), 0.7), "sum"),
-])
+@pytest.mark.parametrize(
+    "X, message",
+    [
+        (np.full((5, 1, 2), 0.5), "at least two models; got 1"),
+        (np.zeros((5,)), "X must be \\(n_samples, n_models, n_classes\\)"),
+        ([np.full((5, 2), 0.5), np.full((4, 2), 0.5)], "differ in shape"),
+        (np.full((0, 2, 2), 0.5), "X: Found array with 0 sample"),
+        (np.full((4, 2, 2), -0.5), "Negative values in data passed to X"),
+        (np.full((4, 0), 0.5), "0 feature"),
+        (np.full((3, 2, 2), 0.7), "sum"),
+    ],
+)
 def test_bad_scores(X, message):
     with pytest.raises(ValueError, match=message):
         BayesianModelComparison().fit(X)
@@ -272,7 +281,7 @@ def test_prior_split():
     assert a[0] > a[1]
     np.testing.assert_allclose(b[0], b[1])
     np.testing.assert_allclose(b.sum(), 10.0)
-    np.testing.assert_allclose(b[2], a[2])          # the "none" share is the scores' in both
+    np.testing.assert_allclose(b[2], a[2])  # the "none" share is the scores' in both
 
 
 def _binary_trio(n=3000, accs=(0.9, 0.8, 0.85), seed=0):
@@ -311,14 +320,14 @@ def test_rate_difference_intervals_cover():
 
 
 def test_rates_need_binary_models_and_none_is_impossible_where_blocks_cover_the_classes():
-    S, y = _pool(200)                                   # 3 classes
+    S, y = _pool(200)  # 3 classes
     with pytest.raises(ValueError, match="metric='tpr' needs binary models"):
         BayesianModelComparison(metric="tpr").fit(S, y)
     X, y, _ = _binary_trio(200)
     comp = BayesianModelComparison().fit(X)
     two_blocks = comp.patterns_.max(axis=1) == 1
     assert (comp.prior_[two_blocks, 3] == 0).all() and (comp.prior_[~two_blocks, 3] > 0).all()
-    three = BayesianModelComparison().fit(S)            # 3 classes: two blocks leave one
+    three = BayesianModelComparison().fit(S)  # 3 classes: two blocks leave one
     assert (three.prior_[three.patterns_.max(axis=1) == 1, 3] > 0).all()
 
 
@@ -369,9 +378,11 @@ def test_p_best_keeps_the_tie_component_and_the_summary_does_not():
     np.testing.assert_allclose(table["p_best"], est.best_probabilities())
     sceptic = BayesianModelComparison(tie_prior=0.0, random_state=0).fit(S, y_obs)
     # the means and intervals equal the estimator's without the tie component
-    np.testing.assert_allclose(table[["mean", "lower", "upper"]],
-                               sceptic.summary()[["mean", "lower", "upper"]])
+    np.testing.assert_allclose(
+        table[["mean", "lower", "upper"]], sceptic.summary()[["mean", "lower", "upper"]]
+    )
     pair = est.pairwise().iloc[0]
-    np.testing.assert_allclose(pair[["mean", "lower", "upper"]].astype(float),
-                               sceptic.pairwise().iloc[0][["mean", "lower", "upper"]]
-                               .astype(float))
+    np.testing.assert_allclose(
+        pair[["mean", "lower", "upper"]].astype(float),
+        sceptic.pairwise().iloc[0][["mean", "lower", "upper"]].astype(float),
+    )

@@ -17,8 +17,7 @@ pos = st.floats(0.2, 20.0)
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(pos, min_size=9, max_size=9), st.lists(st.integers(0, 6), min_size=9,
-                                                        max_size=9))
+@given(st.lists(pos, min_size=9, max_size=9), st.lists(st.integers(0, 6), min_size=9, max_size=9))
 def test_from_dirichlet_is_the_same_distribution(alpha, counts):
     alpha, counts = np.reshape(alpha, (3, 3)), np.reshape(counts, (3, 3))
     plain = DirichletPosterior(alpha).update(counts)
@@ -49,8 +48,9 @@ def test_moments_and_interval_match_draws(K):
 
 def test_update_is_bayes_rule():
     """The posterior mean after counts equals the prior draws weighted by the likelihood."""
-    prior = NestedDirichletPosterior([[2.0, 0.5, 1.5], [0.3, 1.0, 0.3], [1.0, 2.0, 4.0]],
-                                     [0.7, 3.0, 0.2])
+    prior = NestedDirichletPosterior(
+        [[2.0, 0.5, 1.5], [0.3, 1.0, 0.3], [1.0, 2.0, 4.0]], [0.7, 3.0, 0.2]
+    )
     counts = np.array([[3, 1, 0], [0, 2, 2], [1, 0, 1]])
     theta = prior.rvs(400_000, random_state=3)
     log_w = special.xlogy(counts, theta).sum(axis=(1, 2))
@@ -71,8 +71,9 @@ def test_record_and_merge_add_counts():
 
 
 def test_total_var_is_the_sum_of_cell_variances():
-    post = NestedDirichletPosterior([[1.0, 0.1, 2.0], [0.4, 5.0, 0.4], [3.0, 3.0, 0.5]],
-                                    [0.3, 0.9, 2.0])
+    post = NestedDirichletPosterior(
+        [[1.0, 0.1, 2.0], [0.4, 5.0, 0.4], [3.0, 3.0, 0.5]], [0.3, 0.9, 2.0]
+    )
     np.testing.assert_allclose(post.total_var(), post.var().sum(axis=-1), rtol=1e-12)
 
 
@@ -81,8 +82,9 @@ def test_cell_intervals_cover_when_the_truth_is_drawn_from_the_prior():
     Exact Bayesian calibration gives 95 % per cell; tolerance +- 2.5 points (about
     3 binomial SE of 600 draws) over the 9 cells pooled."""
     rng = np.random.default_rng(4)
-    prior = NestedDirichletPosterior([[4.0, 0.5, 0.5], [1.0, 2.0, 1.0], [0.3, 0.3, 9.0]],
-                                     [0.5, 2.0, 1.0])
+    prior = NestedDirichletPosterior(
+        [[4.0, 0.5, 0.5], [1.0, 2.0, 1.0], [0.3, 0.3, 9.0]], [0.5, 2.0, 1.0]
+    )
     covered = []
     for i, theta in enumerate(prior.rvs(600, random_state=5)):
         counts = np.stack([rng.multinomial(15, row) for row in theta])
@@ -119,14 +121,24 @@ def test_an_error_class_never_seen_keeps_a_wide_interval():
         (lambda: NestedDirichletPosterior([1.0, 1.0], [1.0]), "prior_alpha must have shape"),
         (lambda: NestedDirichletPosterior([[1.0]], [1.0]), "prior_alpha must have shape"),
         (lambda: NestedDirichletPosterior(np.ones((2, 2)), [1.0]), "prior_failures must have"),
-        (lambda: NestedDirichletPosterior(np.ones((2, 2)), [1.0, 0.0]),
-         "prior_failures must be finite and > 0"),
-        (lambda: NestedDirichletPosterior(-np.ones((2, 2)), [1.0, 1.0]),
-         "prior_alpha must be finite and > 0"),
-        (lambda: NestedDirichletPosterior(np.ones((2, 2)), [1.0, 1.0]).update([[1, -1], [0, 0]]),
-         "counts must be finite"),
-        (lambda: NestedDirichletPosterior(np.ones((2, 2)), [1.0, 1.0]).merge(
-            NestedDirichletPosterior(np.ones((2, 2)), [1.0, 2.0])), "different priors"),
+        (
+            lambda: NestedDirichletPosterior(np.ones((2, 2)), [1.0, 0.0]),
+            "prior_failures must be finite and > 0",
+        ),
+        (
+            lambda: NestedDirichletPosterior(-np.ones((2, 2)), [1.0, 1.0]),
+            "prior_alpha must be finite and > 0",
+        ),
+        (
+            lambda: NestedDirichletPosterior(np.ones((2, 2)), [1.0, 1.0]).update([[1, -1], [0, 0]]),
+            "counts must be finite",
+        ),
+        (
+            lambda: NestedDirichletPosterior(np.ones((2, 2)), [1.0, 1.0]).merge(
+                NestedDirichletPosterior(np.ones((2, 2)), [1.0, 2.0])
+            ),
+            "different priors",
+        ),
     ],
 )
 def test_errors(make, match):
@@ -137,4 +149,5 @@ def test_errors(make, match):
 def test_merge_needs_the_same_kind():
     with pytest.raises(TypeError, match="NestedDirichletPosterior"):
         NestedDirichletPosterior(np.ones((2, 2)), [1.0, 1.0]).merge(
-            DirichletPosterior(np.ones((2, 2))))
+            DirichletPosterior(np.ones((2, 2)))
+        )

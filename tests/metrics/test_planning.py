@@ -48,8 +48,11 @@ def test_predicted_width_is_within_a_fifth_of_the_realised_one():
 
 def test_budgets_outside_the_pool_are_refused():
     X, _ = _pool(n=500)
-    with pytest.raises(ValueError, match="n_labels must be between 1 and the pool's size 500; "
-                       r"got \[10, 600\]"):
+    with pytest.raises(
+        ValueError,
+        match="n_labels must be between 1 and the pool's size 500; "
+        r"got \[10, 600\]",
+    ):
         plan_labels(X, n_labels=[10, 600])
 
 

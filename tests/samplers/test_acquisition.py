@@ -28,8 +28,10 @@ def _entropy(p):
 @given(st.integers(0, 10_000))
 def test_bald_is_entropy_of_mean_minus_mean_entropy(seed):
     proba = _proba(seed)
-    expected = [_entropy(proba[:, i].mean(0)) - np.mean([_entropy(p) for p in proba[:, i]])
-                for i in range(proba.shape[1])]
+    expected = [
+        _entropy(proba[:, i].mean(0)) - np.mean([_entropy(p) for p in proba[:, i]])
+        for i in range(proba.shape[1])
+    ]
     np.testing.assert_allclose(bald(proba), expected, atol=1e-12)
 
 
@@ -46,8 +48,10 @@ def _metric(name, c, y_true, y_pred, C):
 def _brute_force_mi(proba, i, name, c, others_true, others_pred, a):
     """Eq. (8)-(11) of the paper: group y_hat by the metric's value, MI over the groups."""
     C = proba.shape[2]
-    values = [round(_metric(name, c, np.r_[others_true, h], np.r_[others_pred, a], C), 12)
-              for h in range(C)]
+    values = [
+        round(_metric(name, c, np.r_[others_true, h], np.r_[others_pred, a], C), 12)
+        for h in range(C)
+    ]
     groups = [np.flatnonzero(np.array(values) == v) for v in sorted(set(values))]
 
     def group_entropy(p):
@@ -69,13 +73,26 @@ def test_metric_utility_matches_the_metrics_definitions(seed):
     # coincidence.
     others_true = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2, 2, 1, 0])
     others_pred = np.array([0, 1, 0, 1, 2, 2, 0, 2, 1, 2, 1, 1])
-    for spec in (["accuracy"], ["precision"], ["recall"], ["f1"], ["macro_f1"],
-                 ["accuracy", "precision", "recall"], [("recall", 2), "macro_f1"]):
+    for spec in (
+        ["accuracy"],
+        ["precision"],
+        ["recall"],
+        ["f1"],
+        ["macro_f1"],
+        ["accuracy", "precision", "recall"],
+        [("recall", 2), "macro_f1"],
+    ):
         metrics = parse_metrics(spec, range(C))
-        expected = [sum(_brute_force_mi(proba, i, name, c, others_true, others_pred, y_pred[i])
-                        for name, c in metrics) for i in range(len(y_pred))]
-        np.testing.assert_allclose(metric_utility(proba, y_pred, metrics), expected,
-                                   atol=1e-10, err_msg=str(spec))
+        expected = [
+            sum(
+                _brute_force_mi(proba, i, name, c, others_true, others_pred, y_pred[i])
+                for name, c in metrics
+            )
+            for i in range(len(y_pred))
+        ]
+        np.testing.assert_allclose(
+            metric_utility(proba, y_pred, metrics), expected, atol=1e-10, err_msg=str(spec)
+        )
 
 
 def test_binary_information_is_zero_when_members_agree():
@@ -87,7 +104,9 @@ def test_binary_information_is_zero_when_members_agree():
 def test_parse_metrics_expands_per_class_names():
     assert parse_metrics("precision", ["a", "b"]) == [("precision", 0), ("precision", 1)]
     assert parse_metrics([("recall", "b"), "accuracy"], ["a", "b"]) == [
-        ("recall", 1), ("accuracy", None)]
+        ("recall", 1),
+        ("accuracy", None),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -75,12 +75,14 @@ def test_same_label_twice_is_a_no_op_and_a_different_label_an_error():
 
 @pytest.mark.parametrize(
     "indices, labels, match",
-    [([600], [0], r"indices must lie in the pool, 0..599; got 600"),
-     ([-1], [0], "indices must lie in the pool"),
-     ([1.5], [0], "indices must be a 1-D array of integers"),
-     ([1, 2], [0], "labels must be one label per index"),
-     ([1], [3], "labels must hold class indices 0..2"),
-     ([1], [-1], r"row 0 is -1")],
+    [
+        ([600], [0], r"indices must lie in the pool, 0..599; got 600"),
+        ([-1], [0], "indices must lie in the pool"),
+        ([1.5], [0], "indices must be a 1-D array of integers"),
+        ([1, 2], [0], "labels must be one label per index"),
+        ([1], [3], "labels must hold class indices 0..2"),
+        ([1], [-1], r"row 0 is -1"),
+    ],
 )
 def test_tell_rejects_bad_input(indices, labels, match):
     X, _ = _pool()
@@ -108,16 +110,20 @@ def test_oracle_labels_outside_the_classes_are_rejected():
 
 @pytest.mark.parametrize(
     "params, match",
-    [(dict(strategy="greedy"), "The 'strategy' parameter of ActiveAssessor must be"),
-     (dict(task="fastest"), "The 'task' parameter of ActiveAssessor must be"),
-     (dict(strategy="multiple_play", top_m=4), "top_m must be an integer from 1 to the number"
-      " of groups \\(3\\)"),
-     (dict(task="compare", compare=(0, 9)), "names the group 9, which does not exist"),
-     (dict(task="compare", compare=(1, 1)), "two different groups"),
-     (dict(task="compare"), "needs compare="),
-     (dict(task="compare", compare=(0, 1), rope=-1), "The 'rope' parameter"),
-     (dict(strategy=EpsilonGreedy(epsilon=2)), "The 'epsilon' parameter of EpsilonGreedy"),
-     (dict(stop_confidence=0), "The 'stop_confidence' parameter")],
+    [
+        (dict(strategy="greedy"), "The 'strategy' parameter of ActiveAssessor must be"),
+        (dict(task="fastest"), "The 'task' parameter of ActiveAssessor must be"),
+        (
+            dict(strategy="multiple_play", top_m=4),
+            "top_m must be an integer from 1 to the number of groups \\(3\\)",
+        ),
+        (dict(task="compare", compare=(0, 9)), "names the group 9, which does not exist"),
+        (dict(task="compare", compare=(1, 1)), "two different groups"),
+        (dict(task="compare"), "needs compare="),
+        (dict(task="compare", compare=(0, 1), rope=-1), "The 'rope' parameter"),
+        (dict(strategy=EpsilonGreedy(epsilon=2)), "The 'epsilon' parameter of EpsilonGreedy"),
+        (dict(stop_confidence=0), "The 'stop_confidence' parameter"),
+    ],
 )
 def test_bad_parameters(params, match):
     X, _ = _pool()
@@ -127,10 +133,12 @@ def test_bad_parameters(params, match):
 
 @pytest.mark.parametrize(
     "task, estimator, match",
-    [("least_accurate", BayesianConfusionMatrix(), "needs BayesianAccuracy"),
-     ("least_calibrated", BayesianAccuracy(), "BayesianCalibrationError\\(classwise=True\\)"),
-     ("most_costly", BayesianConfusionMatrix(), "needs BayesianMisclassificationCost"),
-     ("estimate", BayesianAccuracy(metric="tpr"), "metric='tpr'")],
+    [
+        ("least_accurate", BayesianConfusionMatrix(), "needs BayesianAccuracy"),
+        ("least_calibrated", BayesianAccuracy(), "BayesianCalibrationError\\(classwise=True\\)"),
+        ("most_costly", BayesianConfusionMatrix(), "needs BayesianMisclassificationCost"),
+        ("estimate", BayesianAccuracy(metric="tpr"), "metric='tpr'"),
+    ],
 )
 def test_task_and_estimator_must_fit(task, estimator, match):
     X, _ = _pool(K=2)
@@ -140,18 +148,30 @@ def test_task_and_estimator_must_fit(task, estimator, match):
 
 @pytest.mark.parametrize(
     "task, estimator",
-    [("estimate", None), ("estimate", BayesianConfusionMatrix(prior="informative")),
-     ("estimate", BayesianCalibrationError(n_bins=5)), ("least_accurate", None),
-     ("most_accurate", None), ("least_calibrated", None),
-     ("most_costly", BayesianMisclassificationCost(cost_matrix=np.ones((3, 3)) - np.eye(3))),
-     ("compare", None)],
+    [
+        ("estimate", None),
+        ("estimate", BayesianConfusionMatrix(prior="informative")),
+        ("estimate", BayesianCalibrationError(n_bins=5)),
+        ("least_accurate", None),
+        ("most_accurate", None),
+        ("least_calibrated", None),
+        ("most_costly", BayesianMisclassificationCost(cost_matrix=np.ones((3, 3)) - np.eye(3))),
+        ("compare", None),
+    ],
 )
-@pytest.mark.parametrize("strategy", ["thompson", "random", "top_two", "multiple_play",
-                                      "epsilon_greedy", "bayes_ucb"])
+@pytest.mark.parametrize(
+    "strategy", ["thompson", "random", "top_two", "multiple_play", "epsilon_greedy", "bayes_ucb"]
+)
 def test_every_task_runs_with_every_strategy(task, estimator, strategy):
     X, y = _pool(n=200)
-    a = ActiveAssessor(estimator, task=task, strategy=strategy, top_m=2,
-                       compare=(0, 2) if task == "compare" else None, random_state=0)
+    a = ActiveAssessor(
+        estimator,
+        task=task,
+        strategy=strategy,
+        top_m=2,
+        compare=(0, 2) if task == "compare" else None,
+        random_state=0,
+    )
     a.fit(X).run(y, budget=30, progress=False)
     assert a.n_labeled_ == 30
     if task == "compare":
@@ -160,15 +180,19 @@ def test_every_task_runs_with_every_strategy(task, estimator, strategy):
 
 def test_same_random_state_same_queries():
     X, y = _pool()
-    runs = [ActiveAssessor(random_state=3).fit(X).run(y, budget=40, progress=False)
-            for _ in range(2)]
+    runs = [
+        ActiveAssessor(random_state=3).fit(X).run(y, budget=40, progress=False) for _ in range(2)
+    ]
     assert runs[0].history_["index"].tolist() == runs[1].history_["index"].tolist()
 
 
 def test_pickle_resumes_the_same_sequence():
     X, y = _pool()
-    a = ActiveAssessor(task="least_accurate", random_state=1).fit(X).run(
-        y, budget=20, progress=False)
+    a = (
+        ActiveAssessor(task="least_accurate", random_state=1)
+        .fit(X)
+        .run(y, budget=20, progress=False)
+    )
     b = pickle.loads(pickle.dumps(a))
     a.run(y, budget=20, progress=False)
     b.run(y, budget=20, progress=False)
@@ -210,8 +234,11 @@ def test_stop_rule_and_callback_stop_the_run():
     assert a.n_labeled_ < left
     # the deprecated constructor parameter reads the posterior probability only
     old = ActiveAssessor(task="compare", compare=(0, 1), stop_confidence=0.8, random_state=0)
-    with pytest.warns(FutureWarning, match=r"ActiveAssessor\(stop_confidence=...\) is "
-                                           "deprecated"):
+    with pytest.warns(
+        FutureWarning,
+        match=r"ActiveAssessor\(stop_confidence=...\) is "
+        "deprecated",
+    ):
         old.fit(X)
     old.run(y, budget=left, progress=False)
     assert max(old.comparison_probabilities()) >= 0.8
@@ -233,9 +260,16 @@ def test_thompson_finds_the_worst_group_with_fewer_labels_than_random():
     labels = {}
     for strategy in ("thompson", "random"):
         # The paper's setting: independent uniform priors per group.
-        a = ActiveAssessor(BayesianAccuracy(prior="uniform"), task="least_accurate",
-                           strategy=strategy,
-                           random_state=0).fit(X).run(y, budget=200, progress=False)
+        a = (
+            ActiveAssessor(
+                BayesianAccuracy(prior="uniform"),
+                task="least_accurate",
+                strategy=strategy,
+                random_state=0,
+            )
+            .fit(X)
+            .run(y, budget=200, progress=False)
+        )
         labels[strategy] = a.estimator_.n_labeled_
     # Thompson spends its labels on the worst group and its close rivals.
     assert labels["thompson"][0] > labels["random"][0] * 1.5
@@ -275,8 +309,9 @@ def test_calibrated_prior_corrects_an_overconfident_model():
     assert np.abs(mapped - truth).max() < 0.05
     assert np.all(np.abs(calibrated - truth) < np.abs(informative - truth))
     assert learned.estimator_.prior.shape == (X.shape[1], 2)
-    err = [np.sqrt(np.mean((a.estimator_.posterior_.mean() - truth) ** 2))
-           for a in (plain, learned)]
+    err = [
+        np.sqrt(np.mean((a.estimator_.posterior_.mean() - truth) ** 2)) for a in (plain, learned)
+    ]
     assert err[1] < err[0]
 
 

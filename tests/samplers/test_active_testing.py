@@ -39,10 +39,13 @@ def test_metric_values_match_scikit_learn(seed):
     metrics = parse_metrics(ALL, range(K))
     got = metric_values(_totals(pred, y, K), metrics)
     kw = dict(labels=list(range(K)), average=None, zero_division=0)
-    expected = np.r_[accuracy_score(y, pred),
-                     f1_score(y, pred, labels=list(range(K)), average="macro", zero_division=0),
-                     precision_score(y, pred, **kw), recall_score(y, pred, **kw),
-                     f1_score(y, pred, **kw)]
+    expected = np.r_[
+        accuracy_score(y, pred),
+        f1_score(y, pred, labels=list(range(K)), average="macro", zero_division=0),
+        precision_score(y, pred, **kw),
+        recall_score(y, pred, **kw),
+        f1_score(y, pred, **kw),
+    ]
     np.testing.assert_allclose(got, expected, atol=1e-12)
 
 
@@ -84,8 +87,9 @@ def test_each_draw_is_unbiased_for_its_row(strategy):
     Z = [[] for _ in range(K)]
     pooled = []
     for seed in range(1500):
-        t = ActiveTester("accuracy", strategy=strategy, min_labels=10_000,
-                         random_state=seed).fit(scores)
+        t = ActiveTester("accuracy", strategy=strategy, min_labels=10_000, random_state=seed).fit(
+            scores
+        )
         t.run(y, budget=4, batch_size=4, progress=False)
         for c in range(K):
             Z[c].extend(t._estimate.Z[c])
@@ -117,8 +121,9 @@ def test_intervals_cover_the_pool_metrics(spread_errors):
     truth = metric_values(_totals(scores.argmax(1), y, K), parse_metrics(metrics, range(K)))
     covered = []
     for seed in range(300):
-        t = ActiveTester(metrics, min_labels=10_000, spread_errors=spread_errors,
-                         random_state=seed).fit(scores)
+        t = ActiveTester(
+            metrics, min_labels=10_000, spread_errors=spread_errors, random_state=seed
+        ).fit(scores)
         table = t.run(y, budget=80, batch_size=20, progress=False).summary()
         covered.append((table["lower"] <= truth) & (truth <= table["upper"]))
     coverage = np.mean(covered, axis=0)
@@ -130,23 +135,36 @@ def test_every_label_known_gives_the_exact_metrics():
     t = ActiveTester(["accuracy", "recall"], min_labels=10_000, random_state=0).fit(scores)
     t.run(y, budget=12, batch_size=5, progress=False)
     table = t.summary()
-    expected = metric_values(_totals(scores.argmax(1), y, 3),
-                             parse_metrics(["accuracy", "recall"], range(3)))
+    expected = metric_values(
+        _totals(scores.argmax(1), y, 3), parse_metrics(["accuracy", "recall"], range(3))
+    )
     np.testing.assert_allclose(table["estimate"], expected)
     assert (table["se"] == 0).all() and (table["n_labeled"] == 12).all()
 
 
 def _small_surrogate():
-    return MLPEnsembleSurrogate(n_members=2, hidden_layer_sizes=(8,), max_iter=20,
-                                refit_epochs=2, random_state=0)
+    return MLPEnsembleSurrogate(
+        n_members=2, hidden_layer_sizes=(8,), max_iter=20, refit_epochs=2, random_state=0
+    )
 
 
-@pytest.mark.parametrize("kwargs", [dict(strategy="variance"), dict(strategy="bald"),
-                                    dict(strategy="alt_mas", pseudo_labels=True)])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(strategy="variance"),
+        dict(strategy="bald"),
+        dict(strategy="alt_mas", pseudo_labels=True),
+    ],
+)
 def test_strategies_run_with_a_surrogate(kwargs):
     scores, y = _pool(n=200)
-    t = ActiveTester(["accuracy", "precision"], surrogate=_small_surrogate(), min_labels=10,
-                     random_state=0, **kwargs).fit(scores, features=np.c_[scores, scores[:, :1]])
+    t = ActiveTester(
+        ["accuracy", "precision"],
+        surrogate=_small_surrogate(),
+        min_labels=10,
+        random_state=0,
+        **kwargs,
+    ).fit(scores, features=np.c_[scores, scores[:, :1]])
     t.run(y, budget=40, batch_size=10, progress=False)
     table = t.summary()
     assert t.surrogate_ is not None and len(table) == 4
@@ -204,7 +222,10 @@ def test_pseudo_labels_take_the_most_trusted_predictions():
 
 def test_a_tuple_of_names_is_a_list_of_metrics():
     assert parse_metrics(("accuracy", "recall"), range(2)) == [
-        ("accuracy", None), ("recall", 0), ("recall", 1)]
+        ("accuracy", None),
+        ("recall", 0),
+        ("recall", 1),
+    ]
     assert parse_metrics(("recall", 1), range(2)) == [("recall", 1)]
 
 

@@ -13,8 +13,7 @@ def _classes_pool(accuracy, rows=150, seed=0, confidence=None):
     K = len(accuracy)
     confidence = accuracy if confidence is None else confidence
     pred = np.repeat(np.arange(K), rows)
-    right = np.concatenate([rng.permutation(np.arange(rows) < round(a * rows))
-                            for a in accuracy])
+    right = np.concatenate([rng.permutation(np.arange(rows) < round(a * rows)) for a in accuracy])
     wrong = (pred + rng.integers(1, K, pred.size)) % K
     y = np.where(right, pred, wrong)
     X = np.full((pred.size, K), 0.0)
@@ -29,8 +28,7 @@ def test_intervals_of_a_fully_labeled_pool_are_its_accuracies():
     a = ActiveAssessor(task="least_accurate", random_state=0).fit(X, y)
     out = a.anytime_intervals(0.95)
     assert list(out.columns) == ["lower", "upper", "n_walked"]
-    assert np.allclose(out["lower"], [0.6, 0.8, 0.9]) and np.allclose(out["upper"],
-                                                                       [0.6, 0.8, 0.9])
+    assert np.allclose(out["lower"], [0.6, 0.8, 0.9]) and np.allclose(out["upper"], [0.6, 0.8, 0.9])
     assert out["n_walked"].tolist() == [150, 150, 150]
     assert a.certified_level() == a.certified_level(0) > 0.999
 
@@ -41,8 +39,7 @@ def test_intervals_follow_the_walk_and_skips_widen_them():
     a.run(y, 60, progress=False)
     before = a.anytime_intervals(0.9)
     assert before["n_walked"].sum() == 60
-    assert np.all(before["lower"] <= [0.6, 0.8, 0.9]) and np.all(before["upper"] >= [0.6, 0.8,
-                                                                                      0.9])
+    assert np.all(before["lower"] <= [0.6, 0.8, 0.9]) and np.all(before["upper"] >= [0.6, 0.8, 0.9])
     row = int(a.query()[0])
     a.skip([row])
     after = a.anytime_intervals(0.9)
@@ -60,9 +57,15 @@ def test_intervals_follow_the_walk_and_skips_widen_them():
 @pytest.mark.parametrize(
     "kwargs, call, match",
     [
-        ({"strategy": "random", "task": "estimate",
-          "estimator": BayesianCalibrationError(n_bins=3)}, "anytime_intervals",
-         "need the estimator BayesianAccuracy"),
+        (
+            {
+                "strategy": "random",
+                "task": "estimate",
+                "estimator": BayesianCalibrationError(n_bins=3),
+            },
+            "anytime_intervals",
+            "need the estimator BayesianAccuracy",
+        ),
         ({"task": "estimate"}, "certified_level", "certified_level needs task="),
         ({"task": "least_accurate"}, "answer", "answer must be one of the groups"),
         ({"task": "compare", "compare": (0, 1)}, "answer", "answer must be one of"),
@@ -78,10 +81,14 @@ def test_errors_name_what_is_missing(kwargs, call, match):
             getattr(a, call)()
 
 
-@pytest.mark.parametrize("task, estimator", [
-    ("estimate", None), ("least_calibrated", None),
-    ("most_costly", None),
-])
+@pytest.mark.parametrize(
+    "task, estimator",
+    [
+        ("estimate", None),
+        ("least_calibrated", None),
+        ("most_costly", None),
+    ],
+)
 def test_lucb_is_refused_where_there_are_no_anytime_answers(task, estimator):
     X, y = _classes_pool([0.6, 0.8, 0.9])
     with pytest.raises(ValueError, match="strategy=LUCBSampling\\(\\) needs task="):
@@ -110,8 +117,11 @@ def test_lucb_confirms_the_answer_with_fewer_labels_than_thompson_sampling():
     Measured on seeds 0-5: LUCB 220-420 labels, TS 460-640; the test needs
     LUCB's total below 0.8 x TS's (measured 960 against 1460 on seeds 0-2).
     """
-    X, y = _classes_pool([0.55, 0.75, 0.97, 0.97, 0.97, 0.97], rows=200,
-                         confidence=np.array([0.6, 0.75, 0.99, 0.99, 0.99, 0.99]))
+    X, y = _classes_pool(
+        [0.55, 0.75, 0.97, 0.97, 0.97, 0.97],
+        rows=200,
+        confidence=np.array([0.6, 0.75, 0.99, 0.99, 0.99, 0.99]),
+    )
     labels = {}
     for strategy in ("lucb", "thompson"):
         labels[strategy] = 0
@@ -129,15 +139,24 @@ def test_lucb_confirms_the_answer_with_fewer_labels_than_thompson_sampling():
 
 def test_lucb_compare_labels_only_the_two_groups_and_cannot_run_in_simulate():
     X, y = _classes_pool([0.6, 0.9, 0.7])
-    a = ActiveAssessor(task="compare", compare=(0, 1), strategy="lucb", rope=0.05,
-                       random_state=0).fit(X)
+    a = ActiveAssessor(
+        task="compare", compare=(0, 1), strategy="lucb", rope=0.05, random_state=0
+    ).fit(X)
     a.run(y, 200, progress=False)
     assert set(a.history_["group"]) == {0, 1}
     assert a.certified_level("lower") > 0.9 and a.certified_level("higher") == 0.0
     for strategy in (LUCBSampling(), "lucb"):
         with pytest.raises(ValueError, match="cannot run in simulate"):
-            simulate(X, y, estimator=BayesianAccuracy(prior="uniform"), task="least_accurate",
-                     strategy=strategy, budget=5, n_runs=2, progress=False)
+            simulate(
+                X,
+                y,
+                estimator=BayesianAccuracy(prior="uniform"),
+                task="least_accurate",
+                strategy=strategy,
+                budget=5,
+                n_runs=2,
+                progress=False,
+            )
 
 
 def test_the_probability_stop_rule_waits_for_the_anytime_level():

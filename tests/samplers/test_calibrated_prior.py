@@ -108,8 +108,10 @@ def test_a_heavily_labeled_group_does_not_set_the_others_prior():
     for g in range(10):
         few[rng.choice(np.flatnonzero(pred == g), 3, replace=False)] = True
     many = few | (pred == worst)
-    means = [prior[:, 0] / prior.sum(axis=1) for prior in
-             (_prior(X, y, labeled)[1] for labeled in (few, many))]
+    means = [
+        prior[:, 0] / prior.sum(axis=1)
+        for prior in (_prior(X, y, labeled)[1] for labeled in (few, many))
+    ]
     shift = np.abs(np.delete(means[1] - means[0], worst))
     assert np.median(shift) < 0.04, shift
 
@@ -127,14 +129,16 @@ def test_simulate_and_prior_for_give_the_same_prior():
     setup = Setup(est, "estimate")
     state = initial_state(est, setup, 1)
     pred = X.argmax(1)
-    state = state.record((np.zeros(60, dtype=np.intp), pred[labeled_rows]),
-                         (pred == y)[labeled_rows].astype(float))
+    state = state.record(
+        (np.zeros(60, dtype=np.intp), pred[labeled_rows]), (pred == y)[labeled_rows].astype(float)
+    )
     cp._fit_pool(X, pred, pred, X.shape[1])
     cp.center_ = CalibratedPrior().fit(X, np.where(labeled, y, -1)).center_
     out = cp._update_state(state, labeled_rows[None], (pred == y).astype(float))
     assert out.alpha[0] == pytest.approx(prior[:, 0] + state.successes[0], rel=0.02)
-    assert out.beta[0] == pytest.approx(prior[:, 1] + state.trials[0] - state.successes[0],
-                                        rel=0.02)
+    assert out.beta[0] == pytest.approx(
+        prior[:, 1] + state.trials[0] - state.successes[0], rel=0.02
+    )
 
 
 @pytest.mark.parametrize("strategy", ["random", "thompson"])
@@ -146,17 +150,27 @@ def test_calibrated_prior_intervals_cover(strategy):
     # docs/benchmarks.md); the test guards against the 0.86-0.88 of a
     # delta-method prior variance and the 0.58 of the old empirical-Bayes strength.
     X, y = _pool(seed=11)
-    res = simulate(X, y, estimator=BayesianAccuracy(prior="informative"), strategy=strategy,
-                   budget=100, n_runs=200, log_every=10, prior_update=CalibratedPrior(),
-                   evaluate="coverage", random_state=0)
+    res = simulate(
+        X,
+        y,
+        estimator=BayesianAccuracy(prior="informative"),
+        strategy=strategy,
+        budget=100,
+        n_runs=200,
+        log_every=10,
+        prior_update=CalibratedPrior(),
+        evaluate="coverage",
+        random_state=0,
+    )
     at = [np.flatnonzero(res.n_labels == b)[0] for b in (20, 50, 100)]
     assert ((res.mean[at] >= 0.90) & (res.mean[at] <= 0.99)).all(), res.mean[at]
 
 
 def test_active_assessor_reaches_the_observed_accuracy_when_a_group_is_exhausted():
     X, y = _pool(n_classes=4, rows=30, seed=12)
-    assessor = ActiveAssessor(prior_update=CalibratedPrior(), strategy="random",
-                              random_state=0).fit(X)
+    assessor = ActiveAssessor(
+        prior_update=CalibratedPrior(), strategy="random", random_state=0
+    ).fit(X)
     assessor.run(y, budget=len(y), progress=False)
     pred = X.argmax(1)
     observed = np.bincount(pred, weights=pred == y) / np.bincount(pred)
@@ -164,18 +178,24 @@ def test_active_assessor_reaches_the_observed_accuracy_when_a_group_is_exhausted
 
 
 @settings(max_examples=200, deadline=None)
-@given(mean=st.floats(0.001, 0.999), sd=st.floats(1e-4, 0.4),
-       trials=st.integers(0, 500), share=st.floats(0, 1))
+@given(
+    mean=st.floats(0.001, 0.999),
+    sd=st.floats(1e-4, 0.4),
+    trials=st.integers(0, 500),
+    share=st.floats(0, 1),
+)
 def test_prior_of_posterior_gives_the_mixture_mean_and_at_most_its_variance(
-        mean, sd, trials, share):
+    mean, sd, trials, share
+):
     # The group's posterior is a mixture over tau, moment-matched: the
     # pseudo-counts must reproduce its mean exactly, and its variance unless
     # the labels alone already make the posterior narrower (or the total
     # strength is capped).
     successes = float(round(share * trials))
     var = min(sd**2, 0.99 * mean * (1 - mean))
-    alpha, beta = _prior_of_posterior(np.array(mean), np.array(var), np.array(successes),
-                                      np.array(float(trials)))
+    alpha, beta = _prior_of_posterior(
+        np.array(mean), np.array(var), np.array(successes), np.array(float(trials))
+    )
     assert alpha >= EMPTY and beta >= EMPTY
     a, b = alpha + successes, beta + trials - successes
     assert a / (a + b) == pytest.approx(mean, rel=1e-9, abs=1e-12)
@@ -183,8 +203,11 @@ def test_prior_of_posterior_gives_the_mixture_mean_and_at_most_its_variance(
     strength = mean * (1 - mean) / var - 1
     if strength < MAX_STRENGTH:  # (at most MAX_STRENGTH pseudo-counts in all)
         assert post_var <= var * (1 + 1e-9)
-    fits = MIN_STRENGTH < strength < MAX_STRENGTH and strength * mean > successes + EMPTY \
+    fits = (
+        MIN_STRENGTH < strength < MAX_STRENGTH
+        and strength * mean > successes + EMPTY
         and strength * (1 - mean) > trials - successes + EMPTY
+    )
     if fits:
         assert post_var == pytest.approx(var, rel=1e-6)
 
@@ -192,7 +215,8 @@ def test_prior_of_posterior_gives_the_mixture_mean_and_at_most_its_variance(
 def test_prior_of_posterior_reads_a_variance_rounded_below_zero_as_zero():
     # A mixture of identical components has variance E[x^2] - E[x]^2, which
     # can round to -1e-18: that is the narrowest Beta, not the widest.
-    alpha, beta = _prior_of_posterior(np.array([0.8, 0.8]), np.array([-1e-18, 0.0]),
-                                      np.array([4.0, 4.0]), np.array([5.0, 5.0]))
+    alpha, beta = _prior_of_posterior(
+        np.array([0.8, 0.8]), np.array([-1e-18, 0.0]), np.array([4.0, 4.0]), np.array([5.0, 5.0])
+    )
     assert alpha[0] == alpha[1] and beta[0] == beta[1]
     assert alpha[0] + beta[0] + 5.0 == pytest.approx(MAX_STRENGTH)

@@ -47,8 +47,10 @@ def test_random_labels_give_the_dirichlet_multinomial_posterior_mean():
     T = np.zeros((K, K))
     T[0] = 100 * counts[0] / 10
     n_err, u = counts[0, 1:], np.full(3, 1 / 3)
-    loglik = [gammaln(m) - gammaln(m + 4) + np.sum(gammaln(m * u + n_err) - gammaln(m * u))
-              for m in _STRENGTHS]
+    loglik = [
+        gammaln(m) - gammaln(m + 4) + np.sum(gammaln(m * u + n_err) - gammaln(m * u))
+        for m in _STRENGTHS
+    ]
     m = _STRENGTHS[int(np.argmax(loglik))]
     expected = n_err + 36 * (n_err + m * u) / (4 + m)
     np.testing.assert_allclose(shrink_errors(T, counts)[0, 1:], expected)
@@ -73,7 +75,7 @@ def test_accuracy_and_precision_do_not_move():
     counts = rng.integers(0, 3, (K, K)).astype(float)
     plain = est.estimate(plugin, np.ones((K, len(metrics))))[0]
     spread = est.estimate(plugin, np.ones((K, len(metrics))), counts=counts)[0]
-    np.testing.assert_allclose(spread[:1 + K], plain[:1 + K])
+    np.testing.assert_allclose(spread[: 1 + K], plain[: 1 + K])
 
 
 def test_spreading_lowers_the_recall_error_of_few_labels():
@@ -101,8 +103,11 @@ def test_spreading_lowers_the_recall_error_of_few_labels():
         np.add.at(counts, (pred[rows], y[rows]), 1.0)
         sizes = np.bincount(pred, minlength=K)
         labeled = counts.sum(axis=1)
-        est = np.where(labeled[:, None] > 0,
-                       sizes[:, None] * counts / np.maximum(labeled, 1)[:, None], np.diag(sizes))
+        est = np.where(
+            labeled[:, None] > 0,
+            sizes[:, None] * counts / np.maximum(labeled, 1)[:, None],
+            np.diag(sizes),
+        )
         plug.append(np.abs(metric_values(est, metrics) - truth).mean())
         spread.append(np.abs(metric_values(shrink_errors(est, counts), metrics) - truth).mean())
     assert 100 * np.mean(spread) <= 100 * np.mean(plug) - 4.0, (np.mean(spread), np.mean(plug))

@@ -88,12 +88,16 @@ def test_deprecated_stop_arguments_still_stop_the_run():
     new = ActiveModelSelector(random_state=0).fit(X)
     new.run(y, budget=3000, stop=StopRule(probability=0.95, rope=0.99), progress=False)
     old = ActiveModelSelector(random_state=0).fit(X)
-    with pytest.warns(FutureWarning, match=r"run\(stop_probability=..., stop_rope=...\) is "
-                                           "deprecated since 0.1"):
+    with pytest.warns(
+        FutureWarning,
+        match=r"run\(stop_probability=..., stop_rope=...\) is "
+        "deprecated since 0.1",
+    ):
         old.run(y, budget=3000, stop_probability=0.95, stop_rope=0.99, progress=False)
     assert old.n_labeled_ == new.n_labeled_
-    pd.testing.assert_frame_equal(old.history_.drop(columns="time"),
-                                  new.history_.drop(columns="time"))
+    pd.testing.assert_frame_equal(
+        old.history_.drop(columns="time"), new.history_.drop(columns="time")
+    )
 
 
 def test_rope_stop_rule_decides_equivalence():
@@ -104,15 +108,17 @@ def test_rope_stop_rule_decides_equivalence():
     sel = ActiveModelSelector(random_state=0).fit(X)
     sel.run(y, budget=3000, stop=StopRule(rope=0.9), progress=False)
     n_disagree = int((pred[:, 0] != pred[:, 1]).sum())
-    assert sel.n_labeled_ < n_disagree                  # stopped before every disagreement
+    assert sel.n_labeled_ < n_disagree  # stopped before every disagreement
     row = sel.estimator_.pairwise().iloc[0]
     assert row["p_rope"] >= 0.85 and row["decision"] == "rope"
     assert sel.best_probabilities().max() < 0.95
     # a clear difference stops on the ROPE rule too, on the right side
     X, y, _ = _pair(3000, accs=(0.95, 0.8))
-    sel = ActiveModelSelector(random_state=0).fit(X).run(y, budget=3000,
-                                                         stop=StopRule(rope=0.95),
-                                                         progress=False)
+    sel = (
+        ActiveModelSelector(random_state=0)
+        .fit(X)
+        .run(y, budget=3000, stop=StopRule(rope=0.95), progress=False)
+    )
     assert sel.estimator_.pairwise().iloc[0]["decision"] == "right"
 
 

@@ -26,8 +26,11 @@ def _pair(n=2000, seed=0):
 def _samplers():
     X, y = _pool()
     Xp, yp = _pair()
-    return [(ActiveAssessor(random_state=0), X, y), (ActiveTester(random_state=0), X, y),
-            (ActiveModelSelector(random_state=0), Xp, yp)]
+    return [
+        (ActiveAssessor(random_state=0), X, y),
+        (ActiveTester(random_state=0), X, y),
+        (ActiveModelSelector(random_state=0), Xp, yp),
+    ]
 
 
 @pytest.mark.parametrize("index", [0, 1, 2])
@@ -93,10 +96,12 @@ def test_replay_errors():
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
-    [({"probability": 0}, "probability must be a number in"),
-     ({"width": 1.5}, "width must be a number in"),
-     ({"rope": True}, "rope must be a number in"),
-     ({"probability": "0.9"}, "probability must be a number in")],
+    [
+        ({"probability": 0}, "probability must be a number in"),
+        ({"width": 1.5}, "width must be a number in"),
+        ({"rope": True}, "rope must be a number in"),
+        ({"probability": "0.9"}, "probability must be a number in"),
+    ],
 )
 def test_stop_rule_rejects_bad_values(kwargs, message):
     with pytest.raises(ValueError, match=message):

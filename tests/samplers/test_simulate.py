@@ -26,10 +26,18 @@ def test_results_do_not_depend_on_n_jobs(fm):
 
 def test_informative_thompson_beats_frequentist_random(fm):
     X, y = fm
-    freq = simulate(X, y, estimator=BayesianAccuracy(prior=np.array([5e-7, 5e-7])),
-                    strategy="random", budget=50, n_runs=200, random_state=0)
-    ts = simulate(X, y, estimator=BayesianAccuracy(prior="informative"), budget=50,
-                  n_runs=200, random_state=0)
+    freq = simulate(
+        X,
+        y,
+        estimator=BayesianAccuracy(prior=np.array([5e-7, 5e-7])),
+        strategy="random",
+        budget=50,
+        n_runs=200,
+        random_state=0,
+    )
+    ts = simulate(
+        X, y, estimator=BayesianAccuracy(prior="informative"), budget=50, n_runs=200, random_state=0
+    )
     assert ts.mean[-1] < freq.mean[-1]
 
 
@@ -38,11 +46,13 @@ def test_error_shrinks_to_zero_with_the_whole_pool():
     X = rng.dirichlet(np.ones(3), size=300)
     y = X.argmax(1)
     y[::4] = (y[::4] + 1) % 3
-    res = simulate(X, y, estimator=BayesianAccuracy(prior=np.array([1e-9, 1e-9])),
-                   n_runs=5, random_state=0)
+    res = simulate(
+        X, y, estimator=BayesianAccuracy(prior=np.array([1e-9, 1e-9])), n_runs=5, random_state=0
+    )
     assert res.n_labels[-1] == 300 and np.allclose(res.by_run[:, -1], 0, atol=1e-6)
-    conf = simulate(X, y, estimator=BayesianConfusionMatrix(prior=np.full(3, 1e-9)),
-                    n_runs=3, random_state=0)
+    conf = simulate(
+        X, y, estimator=BayesianConfusionMatrix(prior=np.full(3, 1e-9)), n_runs=3, random_state=0
+    )
     assert conf.metric == "confusion_rmse" and np.allclose(conf.by_run[:, -1], 0, atol=1e-6)
 
 
@@ -61,24 +71,36 @@ def test_identification_mrr_reaches_one():
 
 @pytest.mark.parametrize(
     "kwargs, match",
-    [(dict(budget=10**6), r"budget must be at most the rows the task can label \(10000\)"),
-     (dict(budget=0), "The 'budget' parameter of simulate must be an int in the range"),
-     (dict(n_runs=0), "The 'n_runs' parameter of simulate must be"),
-     (dict(log_every=0), "The 'log_every' parameter of simulate must be"),
-     (dict(evaluate="accuracy"), "The 'evaluate' parameter of simulate must be a str among"),
-     (dict(strategy="nope"), "The 'strategy' parameter of simulate must be a str among"),
-     (dict(rope=-0.1), "The 'rope' parameter of simulate must be"),
-     (dict(estimator=object()), "The 'estimator' parameter of simulate must be"),
-     (dict(task="least_accurate", evaluate="rmse",
-           estimator=BayesianConfusionMatrix(prior="uniform")), "needs BayesianAccuracy"),
-     # The default prior of BayesianAccuracy is the calibrated one, which each run
-     # would otherwise keep at its unlabeled-pool state, silently.
-     (dict(estimator=BayesianAccuracy()),
-      r"not refit the calibrated prior .* prior='auto' is not supported here \(it is the "
-      r"calibrated prior\)"),
-     (dict(estimator=BayesianAccuracy(prior="calibrated")), "not refit the calibrated prior"),
-     (dict(estimator=BayesianAccuracy(prior="hierarchical")),
-      "not refit the hierarchical prior")],
+    [
+        (dict(budget=10**6), r"budget must be at most the rows the task can label \(10000\)"),
+        (dict(budget=0), "The 'budget' parameter of simulate must be an int in the range"),
+        (dict(n_runs=0), "The 'n_runs' parameter of simulate must be"),
+        (dict(log_every=0), "The 'log_every' parameter of simulate must be"),
+        (dict(evaluate="accuracy"), "The 'evaluate' parameter of simulate must be a str among"),
+        (dict(strategy="nope"), "The 'strategy' parameter of simulate must be a str among"),
+        (dict(rope=-0.1), "The 'rope' parameter of simulate must be"),
+        (dict(estimator=object()), "The 'estimator' parameter of simulate must be"),
+        (
+            dict(
+                task="least_accurate",
+                evaluate="rmse",
+                estimator=BayesianConfusionMatrix(prior="uniform"),
+            ),
+            "needs BayesianAccuracy",
+        ),
+        # The default prior of BayesianAccuracy is the calibrated one, which each run
+        # would otherwise keep at its unlabeled-pool state, silently.
+        (
+            dict(estimator=BayesianAccuracy()),
+            r"not refit the calibrated prior .* prior='auto' is not supported here \(it is the "
+            r"calibrated prior\)",
+        ),
+        (dict(estimator=BayesianAccuracy(prior="calibrated")), "not refit the calibrated prior"),
+        (
+            dict(estimator=BayesianAccuracy(prior="hierarchical")),
+            "not refit the hierarchical prior",
+        ),
+    ],
 )
 def test_simulate_rejects_bad_input(fm, kwargs, match):
     X, y = fm
@@ -106,8 +128,9 @@ def test_calibrated_prior_beats_the_raw_informative_prior_when_miscalibrated():
     X[np.arange(n), pred] = conf
     est = BayesianAccuracy(prior="informative")
     raw = simulate(X, y, estimator=est, budget=50, n_runs=100, random_state=0)
-    cal = simulate(X, y, estimator=est, budget=50, n_runs=100, random_state=0,
-                   prior_update=CalibratedPrior())
+    cal = simulate(
+        X, y, estimator=est, budget=50, n_runs=100, random_state=0, prior_update=CalibratedPrior()
+    )
     # Measured ratio 0.72 (0.55 with the earlier log-uniform prior on the group
     # deviations, which the coverage rule replaced by a uniform one: with
     # five groups that agree, the deviations are barely identified and the prior
@@ -124,5 +147,3 @@ def test_fit_llo_recovers_known_parameters():
     # The sampling sd of the slope is about 0.02: 95 % of fits within 2 sd.
     assert np.mean(np.abs(slope - a) < 2 * slope.std()) > 0.9
     assert abs(slope.mean() - a) < 0.01 and abs(intercept.mean() - b) < 0.01
-
-

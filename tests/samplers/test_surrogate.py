@@ -44,8 +44,9 @@ def test_partial_fit_warm_starts_from_the_current_members():
     steps = [m.t_ for m in sur.estimators_]
     sur.partial_fit(X[:200], y[:200])
     assert all(m.t_ > t for m, t in zip(sur.estimators_, steps, strict=True))
-    assert all(not np.array_equal(m.coefs_[0], b)
-               for m, b in zip(sur.estimators_, before, strict=True))
+    assert all(
+        not np.array_equal(m.coefs_[0], b) for m, b in zip(sur.estimators_, before, strict=True)
+    )
 
 
 def test_seeded_fit_is_reproducible_and_pickles():
@@ -62,8 +63,9 @@ def test_pseudo_labels_of_weight_zero_are_ignored():
     flipped = 3 - y  # wrong labels, weight 0
     Xw, yw = np.r_[X[:200], X[:200]], np.r_[y[:200], flipped[:200]]
     w = np.r_[np.ones(200), np.zeros(200)]
-    sur = MLPEnsembleSurrogate(n_members=3, random_state=0).fit(Xw, yw, sample_weight=w,
-                                                                  classes=[0, 1, 2, 3])
+    sur = MLPEnsembleSurrogate(n_members=3, random_state=0).fit(
+        Xw, yw, sample_weight=w, classes=[0, 1, 2, 3]
+    )
     assert np.mean(sur.predict(X[200:]) == y[200:]) > 0.85
 
 
@@ -91,7 +93,9 @@ _EXPECTED_FAILED = {
 }
 
 
-@parametrize_with_checks([MLPEnsembleSurrogate(n_members=2, max_iter=30, random_state=0)],
-                         expected_failed_checks=lambda est: _EXPECTED_FAILED)
+@parametrize_with_checks(
+    [MLPEnsembleSurrogate(n_members=2, max_iter=30, random_state=0)],
+    expected_failed_checks=lambda est: _EXPECTED_FAILED,
+)
 def test_sklearn_checks(estimator, check):
     check(estimator)

@@ -13,9 +13,17 @@ from skassess.samplers import QueryContext, VarianceSampling
 
 def _context(proba, available):
     n = len(available)
-    return QueryContext(scores=None, y_pred=None, labels=np.full(n, -1), available=available,
-                        arm=np.zeros(n, dtype=int), estimator=None, state=None, task=None,
-                        outcome_proba=lambda: proba)
+    return QueryContext(
+        scores=None,
+        y_pred=None,
+        labels=np.full(n, -1),
+        available=available,
+        arm=np.zeros(n, dtype=int),
+        estimator=None,
+        state=None,
+        task=None,
+        outcome_proba=lambda: proba,
+    )
 
 
 @settings(max_examples=60, deadline=None)
@@ -26,7 +34,8 @@ def test_draw_probabilities_are_a_distribution_with_the_uniform_floor(n, mix, se
     available = rng.random(n) < 0.7
     available[rng.integers(n)] = True
     q = VarianceSampling(uniform_mix=mix, min_labels=0).draw_probabilities(
-        _context(np.column_stack([1 - p, p]), available))
+        _context(np.column_stack([1 - p, p]), available)
+    )
     assert np.isclose(q.sum(), 1.0)
     assert (q[~available] == 0).all()
     assert (q[available] >= mix / available.sum() - 1e-12).all()
@@ -34,15 +43,17 @@ def test_draw_probabilities_are_a_distribution_with_the_uniform_floor(n, mix, se
     if sd[available].sum() > 0 and mix < 1:
         # Above the floor, proportional to the outcome's standard deviation.
         extra = q[available] - mix / available.sum()
-        np.testing.assert_allclose(extra, (1 - mix) * sd[available] / sd[available].sum(),
-                                   atol=1e-12)
+        np.testing.assert_allclose(
+            extra, (1 - mix) * sd[available] / sd[available].sum(), atol=1e-12
+        )
 
 
 def test_every_outcome_certain_draws_uniformly():
     available = np.array([True, True, False, True])
     p = np.array([0.0, 1.0, 0.5, 1.0])
     q = VarianceSampling(uniform_mix=0.2, min_labels=0).draw_probabilities(
-        _context(np.column_stack([1 - p, p]), available))
+        _context(np.column_stack([1 - p, p]), available)
+    )
     np.testing.assert_allclose(q, [1 / 3, 1 / 3, 0, 1 / 3])
 
 
@@ -66,24 +77,37 @@ def test_draws_are_uniform_until_min_labels():
     available = np.array([True, True, True, False])
     context = _context(np.column_stack([1 - p, p]), available)
     context.labels = np.array([-1, -1, -1, 1])  # one label in the pool
-    np.testing.assert_allclose(VarianceSampling(min_labels=2).draw_probabilities(context),
-                               [1 / 3, 1 / 3, 1 / 3, 0])
+    np.testing.assert_allclose(
+        VarianceSampling(min_labels=2).draw_probabilities(context), [1 / 3, 1 / 3, 1 / 3, 0]
+    )
     q = VarianceSampling(min_labels=1).draw_probabilities(context)
     assert q[0] > q[1] > q[2]
 
 
 def test_a_context_without_outcome_probabilities_is_refused():
-    context = QueryContext(scores=None, y_pred=None, labels=np.full(3, -1),
-                           available=np.ones(3, bool), arm=np.zeros(3, int), estimator=None,
-                           state=None, task=None)
+    context = QueryContext(
+        scores=None,
+        y_pred=None,
+        labels=np.full(3, -1),
+        available=np.ones(3, bool),
+        arm=np.zeros(3, int),
+        estimator=None,
+        state=None,
+        task=None,
+    )
     with pytest.raises(ValueError, match="outcome probabilities"):
         context.outcome_proba()
 
 
-@pytest.mark.parametrize("params, name", [({"uniform_mix": -0.1}, "uniform_mix"),
-                                          ({"uniform_mix": 1.5}, "uniform_mix"),
-                                          ({"min_labels": -1}, "min_labels"),
-                                          ({"min_labels": 2.5}, "min_labels")])
+@pytest.mark.parametrize(
+    "params, name",
+    [
+        ({"uniform_mix": -0.1}, "uniform_mix"),
+        ({"uniform_mix": 1.5}, "uniform_mix"),
+        ({"min_labels": -1}, "min_labels"),
+        ({"min_labels": 2.5}, "min_labels"),
+    ],
+)
 def test_parameters_are_validated(params, name):
     scores = np.tile([[0.9, 0.1], [0.2, 0.8]], (5, 1))
     with pytest.raises(ValueError, match=name):
@@ -122,8 +146,14 @@ def test_under_the_calibrated_prior_a_rows_probability_is_its_cells():
     # The labeled rows' mean log predictive is score()'s.
     np.testing.assert_allclose(
         est.score(scores[:80], y[:80]),
-        np.mean(np.log(est.predict_proba(scores[:80])[np.arange(80),
-                       (scores[:80].argmax(1) == y[:80]).astype(int)])))
+        np.mean(
+            np.log(
+                est.predict_proba(scores[:80])[
+                    np.arange(80), (scores[:80].argmax(1) == y[:80]).astype(int)
+                ]
+            )
+        ),
+    )
 
 
 def test_other_priors_keep_a_groups_predictive_for_each_row():
@@ -145,8 +175,9 @@ def test_the_calibrated_posterior_covers_under_variance_sampling():
     truth = np.mean(scores.argmax(axis=1) == y)
     covered = 0
     for seed in range(20):
-        a = ActiveAssessor(BayesianAccuracy(), strategy=VarianceSampling(min_labels=10),
-                           random_state=seed)
+        a = ActiveAssessor(
+            BayesianAccuracy(), strategy=VarianceSampling(min_labels=10), random_state=seed
+        )
         a.fit(scores).run(y, budget=30, progress=False)
         lo, hi = a.estimator_.overall_interval(0.95)
         covered += lo <= truth <= hi

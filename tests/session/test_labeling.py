@@ -44,12 +44,14 @@ def test_resume_gives_the_same_next_item(tmp_path, data):
     with LabelingSession(path, data.scores) as s:
         assert s.query() == int(ref.query()[0])
         assert s.n_labeled == 8
-        np.testing.assert_allclose(s.assessor_.estimator_.posterior_.alpha,
-                                   ref.estimator_.posterior_.alpha)
+        np.testing.assert_allclose(
+            s.assessor_.estimator_.posterior_.alpha, ref.estimator_.posterior_.alpha
+        )
         hist = s.assessor_.history_
         assert hist["index"].tolist() == expected and hist["step"].tolist() == list(range(1, 9))
-        assert (hist["time"].to_numpy() == s.events()["time"].astype("int64").to_numpy()
-                / 1e9).all() or np.allclose(hist["time"], s.events()["time"].astype("int64") / 1e9)
+        assert (
+            hist["time"].to_numpy() == s.events()["time"].astype("int64").to_numpy() / 1e9
+        ).all() or np.allclose(hist["time"], s.events()["time"].astype("int64") / 1e9)
 
 
 def test_undo_asks_the_same_item_again_and_skip_is_stored(tmp_path, data):
@@ -87,8 +89,11 @@ def test_changed_pool_or_settings_are_refused(tmp_path, data):
     with pytest.raises(SessionError, match="needs an assessor"):
         LabelingSession(tmp_path / "new.sqlite", data.scores)
     with pytest.raises(ValueError, match="random_state to be an int"):
-        LabelingSession(tmp_path / "new2.sqlite", data.scores,
-                        assessor=_assessor(random_state=np.random.RandomState(0)))
+        LabelingSession(
+            tmp_path / "new2.sqlite",
+            data.scores,
+            assessor=_assessor(random_state=np.random.RandomState(0)),
+        )
     with pytest.raises(ValueError, match="ids must hold one id per pool row"):
         LabelingSession(tmp_path / "new3.sqlite", data.scores, assessor=_assessor(), ids=[1])
     # the refusals wrote nothing
@@ -178,8 +183,11 @@ def test_run_with_stop_rules(tmp_path, data):
 def test_deprecated_stop_arguments_and_functions(tmp_path, data):
     est = _assessor(task="estimate")
     with LabelingSession(tmp_path / "b.sqlite", data.scores, assessor=est) as s:
-        with pytest.warns(FutureWarning, match=r"LabelingSession.run\(stop_probability=..., "
-                                               r"stop_width=...\) is deprecated"):
+        with pytest.warns(
+            FutureWarning,
+            match=r"LabelingSession.run\(stop_probability=..., "
+            r"stop_width=...\) is deprecated",
+        ):
             s.run(data.target, 2000, stop_width=0.3, progress=False)
         n = s.n_labeled
     with LabelingSession(tmp_path / "c.sqlite", data.scores, assessor=est) as s:
@@ -235,7 +243,7 @@ def test_sigkill_loses_no_label_and_keeps_the_query_sequence(tmp_path, data):
         labels = events[events["kind"] == "label"]
         assert len(labels) >= committed  # nothing committed is ever lost
         assert not events["row"].duplicated().any()  # nor duplicated
-        assert _columns(events) == reference[:len(events)]
+        assert _columns(events) == reference[: len(events)]
         committed = len(labels)
     assert kills >= 50 and committed == budget
     assert _columns(LabelingSession.read_events(path)[0]) == reference
@@ -244,9 +252,11 @@ def test_sigkill_loses_no_label_and_keeps_the_query_sequence(tmp_path, data):
 def test_a_variance_sampling_session_resumes_the_same_draws(tmp_path, data):
     """The randomized design's draws come from the stored generator: a session reopened
     after every label asks what an uninterrupted assessor asks."""
+
     def assessor():
-        return ActiveAssessor(BayesianAccuracy(), strategy=VarianceSampling(min_labels=2),
-                              random_state=5)
+        return ActiveAssessor(
+            BayesianAccuracy(), strategy=VarianceSampling(min_labels=2), random_state=5
+        )
 
     X, y = data.scores[:1500], data.target[:1500]
     ref = assessor().fit(X)
@@ -309,8 +319,9 @@ def test_a_tester_session_refuses_to_skip_and_takes_no_groups(tmp_path, data):
             s.skip(s.query())
         assert s.events().empty  # nothing recorded
     with pytest.raises(ValueError, match="ActiveTester takes no group_by"):
-        LabelingSession(tmp_path / "g.sqlite", X, group_by=np.zeros(300),
-                        assessor=ActiveTester(random_state=0))
+        LabelingSession(
+            tmp_path / "g.sqlite", X, group_by=np.zeros(300), assessor=ActiveTester(random_state=0)
+        )
     assert not (tmp_path / "g.sqlite").exists()
     with pytest.raises(ValueError, match="assessor must be an ActiveSampler"):
         LabelingSession(tmp_path / "h.sqlite", X, assessor=BayesianAccuracy())

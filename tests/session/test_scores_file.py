@@ -43,33 +43,69 @@ def test_binary_column_groups_display_and_no_id(tmp_path):
     assert table.labels.tolist() == [1, -1, 0] and table.ids.tolist() == ["1", "2", "3"]
     assert table.groups["sex"].tolist() == ["F", "M", "F"]
     assert table.display["text"].tolist() == ["hello", "bye", "x"]
-    named = ScoresFile(_write(tmp_path, "s,lab\n0.9,yes\n", "n.csv"), score_columns=["s"],
-                       label_column="lab", classes=["no", "yes"]).read()
+    named = ScoresFile(
+        _write(tmp_path, "s,lab\n0.9,yes\n", "n.csv"),
+        score_columns=["s"],
+        label_column="lab",
+        classes=["no", "yes"],
+    ).read()
     assert named.labels.tolist() == [1]
 
 
 BAD = {
-    "wrong delimiter": ("id;score_a;score_b\n1;0.5;0.5\n", {"sep": ","},
-                        "The header has one column: is the delimiter not ','"),
+    "wrong delimiter": (
+        "id;score_a;score_b\n1;0.5;0.5\n",
+        {"sep": ","},
+        "The header has one column: is the delimiter not ','",
+    ),
     "no score columns": ("id,a,b\n1,0.5,0.5\n", {}, "no score columns found"),
-    "missing score column": ("id,score_a,score_b\n1,0.5,0.5\n", {"score_columns": ["score_c"]},
-                             "score column 'score_c' is not a column"),
-    "sum": ("id,score_a,score_b\n1,0.5,0.5\n2,0.5,0.3\n", {}, r"row 2 \(line 3\): the 2 class "
-            "scores sum to 0.8"),
-    "label": ("id,score_a,score_b,label\n1,0.5,0.5,a\n2,0.5,0.5,c\n", {},
-              r"row 2 \(line 3\), column 'label': the label 'c' is not a class"),
-    "duplicate id": ("id,score_a,score_b\n1,0.5,0.5\n2,0.5,0.5\n1,0.1,0.9\n", {},
-                     r"row 3 \(line 4\), column 'id': the id '1' repeats row 1"),
-    "not a number": ("id,score_a,score_b\n1,0.5,0.5\n2,abc,0.5\n", {},
-                     r"row 2 \(line 3\), column 'score_a': the score 'abc' is not a number"),
-    "empty score": ("id,score_a,score_b\n1,,0.5\n", {},
-                    r"row 1 \(line 2\), column 'score_a': the score is empty"),
-    "out of range": ("id,score_a,score_b\n1,1.5,-0.5\n", {},
-                     r"column 'score_a': the score 1.5 is not in \[0, 1\]"),
-    "empty id": ("id,score_a,score_b\n,0.5,0.5\n", {}, r"row 1 \(line 2\), column 'id': the id "
-                 "is empty"),
-    "empty group": ("id,score_a,score_b,g\n1,0.5,0.5,\n", {"group_columns": ["g"]},
-                    r"column 'g': the group is empty"),
+    "missing score column": (
+        "id,score_a,score_b\n1,0.5,0.5\n",
+        {"score_columns": ["score_c"]},
+        "score column 'score_c' is not a column",
+    ),
+    "sum": (
+        "id,score_a,score_b\n1,0.5,0.5\n2,0.5,0.3\n",
+        {},
+        r"row 2 \(line 3\): the 2 class "
+        "scores sum to 0.8",
+    ),
+    "label": (
+        "id,score_a,score_b,label\n1,0.5,0.5,a\n2,0.5,0.5,c\n",
+        {},
+        r"row 2 \(line 3\), column 'label': the label 'c' is not a class",
+    ),
+    "duplicate id": (
+        "id,score_a,score_b\n1,0.5,0.5\n2,0.5,0.5\n1,0.1,0.9\n",
+        {},
+        r"row 3 \(line 4\), column 'id': the id '1' repeats row 1",
+    ),
+    "not a number": (
+        "id,score_a,score_b\n1,0.5,0.5\n2,abc,0.5\n",
+        {},
+        r"row 2 \(line 3\), column 'score_a': the score 'abc' is not a number",
+    ),
+    "empty score": (
+        "id,score_a,score_b\n1,,0.5\n",
+        {},
+        r"row 1 \(line 2\), column 'score_a': the score is empty",
+    ),
+    "out of range": (
+        "id,score_a,score_b\n1,1.5,-0.5\n",
+        {},
+        r"column 'score_a': the score 1.5 is not in \[0, 1\]",
+    ),
+    "empty id": (
+        "id,score_a,score_b\n,0.5,0.5\n",
+        {},
+        r"row 1 \(line 2\), column 'id': the id "
+        "is empty",
+    ),
+    "empty group": (
+        "id,score_a,score_b,g\n1,0.5,0.5,\n",
+        {"group_columns": ["g"]},
+        r"column 'g': the group is empty",
+    ),
     "header only": ("id,score_a,score_b\n", {}, "a header but no rows"),
     "blank": ("\n\n", {}, "the file is empty"),
     "duplicate header": ("id,score_a,score_a\n1,0.5,0.5\n", {}, "names the column 'score_a' twice"),
@@ -100,8 +136,11 @@ def test_duplicate_ids_across_batches(tmp_path):
     frame.loc[41, "id"] = "i7"
     path = tmp_path / "d.csv"
     frame.to_csv(path, index=False)
-    with pytest.raises(ScoresFileError, match=r"row 42 \(line 43\), column 'id': the id repeats "
-                       "row 8"):
+    with pytest.raises(
+        ScoresFileError,
+        match=r"row 42 \(line 43\), column 'id': the id repeats "
+        "row 8",
+    ):
         list(ScoresFile(path).iter_chunks(10))
 
 
@@ -158,8 +197,7 @@ def test_hierarchical_prior_in_the_assessment(tmp_path):
     frame["label"] = labels
     frame["g"] = rng.choice(["u", "v", "w"], n)
     frame.to_csv(path, index=False)
-    result = assess_file(path, group_columns=["g"], prior="hierarchical",
-                         cost_matrix=1 - np.eye(3))
+    result = assess_file(path, group_columns=["g"], prior="hierarchical", cost_matrix=1 - np.eye(3))
     est = result.estimators
     assert est["by_class"].prior == est["group:g"].prior == est["cost"].prior == "hierarchical"
     assert est["ece"].prior == "informative"
@@ -184,27 +222,42 @@ def test_labels_written_by_pandas_as_floats_are_classes(tmp_path):
     # a fraction is still not a class
     frame.loc[0, "label"] = 2.5
     frame.to_csv(path, index=False)
-    with pytest.raises(ScoresFileError, match=r"row 1 \(line 2\), column 'label': the label "
-                                              r"'2.5' is not a class"):
+    with pytest.raises(
+        ScoresFileError,
+        match=r"row 1 \(line 2\), column 'label': the label "
+        r"'2.5' is not a class",
+    ):
         ScoresFile(path).read()
 
 
 @pytest.mark.parametrize(
     "text, match",
     [
-        ("id,score_a,score_b,label\n1,0.5,0.5,a\n2,0.3,0.7,b,extra\n",
-         r"s.csv: row 2 \(line 3\) has 5 cells, more than the header's 4 columns"),
-        ("id,score_a,score_b,label\n1,0.5,0.5,a\n2,0.3,0.7\n",
-         r"s.csv: row 2 \(line 3\) has 3 cells, fewer than the header's 4 columns"),
-        ("id,score_a,score_b,label\n1,0.5,0.5,a\n\n2,0.3,0.7,b,x\n",
-         r"row 2 \(line 4\) has 5 cells"),
-        ('id,score_a,score_b,label\n1,0.5,0.5,"a,\nb"\n2,0.3,0.7\n',
-         r"row 2 \(line 4\) has 3 cells"),
+        (
+            "id,score_a,score_b,label\n1,0.5,0.5,a\n2,0.3,0.7,b,extra\n",
+            r"s.csv: row 2 \(line 3\) has 5 cells, more than the header's 4 columns",
+        ),
+        (
+            "id,score_a,score_b,label\n1,0.5,0.5,a\n2,0.3,0.7\n",
+            r"s.csv: row 2 \(line 3\) has 3 cells, fewer than the header's 4 columns",
+        ),
+        (
+            "id,score_a,score_b,label\n1,0.5,0.5,a\n\n2,0.3,0.7,b,x\n",
+            r"row 2 \(line 4\) has 5 cells",
+        ),
+        (
+            'id,score_a,score_b,label\n1,0.5,0.5,"a,\nb"\n2,0.3,0.7\n',
+            r"row 2 \(line 4\) has 3 cells",
+        ),
         ("id,score_a,score_b,label\n", r"s.csv: the file has a header but no rows"),
-        ("id,score_a,score_b,label\n1,0.5,0.5,a\n2,inf,0.7,b\n",
-         r"s.csv: row 2 \(line 3\), column 'score_a': the score 'inf' is not finite"),
-        ("id,score_a,score_b,label\n1,0.5,0.5,a\n2,NaN,0.7,b\n",
-         r"s.csv: row 2 \(line 3\), column 'score_a': the score 'NaN' is not a number"),
+        (
+            "id,score_a,score_b,label\n1,0.5,0.5,a\n2,inf,0.7,b\n",
+            r"s.csv: row 2 \(line 3\), column 'score_a': the score 'inf' is not finite",
+        ),
+        (
+            "id,score_a,score_b,label\n1,0.5,0.5,a\n2,NaN,0.7,b\n",
+            r"s.csv: row 2 \(line 3\), column 'score_a': the score 'NaN' is not a number",
+        ),
     ],
 )
 def test_rows_of_the_wrong_shape_and_non_finite_scores(tmp_path, text, match):
@@ -225,29 +278,41 @@ def test_bytes_that_are_not_utf8_name_the_line(tmp_path, where):
         line = 5002
     path = tmp_path / "latin.csv"
     path.write_bytes(blob)
-    with pytest.raises(ScoresFileError, match=rf"latin.csv: line {line} is not UTF-8 text "
-                                              r"\(byte 0xe9"):
+    with pytest.raises(
+        ScoresFileError,
+        match=rf"latin.csv: line {line} is not UTF-8 text "
+        r"\(byte 0xe9",
+    ):
         ScoresFile(path).read()
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(st.sampled_from(["0.5", "0.25", '"a,b"', '"x\ny"', "", " 0.1",
-                                          '"q""q"', "é"]), min_size=0, max_size=5),
-                max_size=25),
-       st.booleans(), st.integers(1, 64))
-def test_cells_are_counted_as_the_csv_module_counts_them(tmp_path_factory, rows, newline,
-                                                         block):
+@given(
+    st.lists(
+        st.lists(
+            st.sampled_from(["0.5", "0.25", '"a,b"', '"x\ny"', "", " 0.1", '"q""q"', "é"]),
+            min_size=0,
+            max_size=5,
+        ),
+        max_size=25,
+    ),
+    st.booleans(),
+    st.integers(1, 64),
+)
+def test_cells_are_counted_as_the_csv_module_counts_them(tmp_path_factory, rows, newline, block):
     """The fast count of cells per row (numpy outside quotes) equals csv's, at any block size."""
     import csv
     import io
 
-    text = "id,score_a,score_b\n" + "\n".join(",".join(r) for r in rows) + ("\n" if newline
-                                                                          else "")
+    text = "id,score_a,score_b\n" + "\n".join(",".join(r) for r in rows) + ("\n" if newline else "")
     path = tmp_path_factory.mktemp("cells") / "f.csv"
     path.write_bytes(text.encode())
     sf = ScoresFile(path)
-    got = [pair for lines, widths in sf._record_blocks(block_bytes=block)
-           for pair in zip(lines.tolist(), widths.tolist(), strict=True)]
+    got = [
+        pair
+        for lines, widths in sf._record_blocks(block_bytes=block)
+        for pair in zip(lines.tolist(), widths.tolist(), strict=True)
+    ]
     reader = csv.reader(io.StringIO(text, newline=""), skipinitialspace=True)
     next(reader)
     assert got == [(reader.line_num, len(cells)) for cells in reader if cells]

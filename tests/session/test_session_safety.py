@@ -50,13 +50,20 @@ def _write_v1(path, payload, info, data_sha256="0" * 64, events=()):
     """A session file as format 1 wrote it: the assessor pickled, base64, in meta."""
     db = sqlite3.connect(path)
     db.executescript(_V1_SCHEMA)
-    meta = {"format": 1, "created": 1.7e9, "settings": {"task": "'least_accurate'"},
-            "data_sha256": data_sha256,
-            "assessor": base64.b64encode(pickle.dumps(payload)).decode("ascii"), "info": info}
-    db.executemany("INSERT INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in
-                                                      meta.items()])
-    db.executemany("INSERT INTO events (kind, row, item_id, label, step, time, cursor) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?)", events)
+    meta = {
+        "format": 1,
+        "created": 1.7e9,
+        "settings": {"task": "'least_accurate'"},
+        "data_sha256": data_sha256,
+        "assessor": base64.b64encode(pickle.dumps(payload)).decode("ascii"),
+        "info": info,
+    }
+    db.executemany("INSERT INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in meta.items()])
+    db.executemany(
+        "INSERT INTO events (kind, row, item_id, label, step, time, cursor) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        events,
+    )
     db.commit()
     db.close()
 
@@ -67,14 +74,22 @@ def test_a_crafted_pickle_session_runs_nothing(tmp_path, data, capsys):
     scores = tmp_path / "example_scores.csv"
     marker = tmp_path / "marker"
     path = tmp_path / "crafted.sqlite"
-    info = {"input": str(scores), "sha256": None, "options": {}, "settings": {},
-            "classes": None}
+    info = {"input": str(scores), "sha256": None, "options": {}, "settings": {}, "classes": None}
     _write_v1(path, _WritesMarker(marker), info)
     before = path.read_bytes()
     capsys.readouterr()
     calls = [
-        ["label", str(scores), "--session", str(path), "--oracle",
-         str(tmp_path / "example_labels.csv"), "--budget", "5", "--no-progress"],
+        [
+            "label",
+            str(scores),
+            "--session",
+            str(path),
+            "--oracle",
+            str(tmp_path / "example_labels.csv"),
+            "--budget",
+            "5",
+            "--no-progress",
+        ],
         ["export", str(path)],
         ["report", str(scores), "--session", str(path), "-o", str(tmp_path / "r.html")],
     ]
@@ -103,11 +118,25 @@ def test_migrating_a_trusted_format1_file_keeps_every_label(tmp_path, data):
     for step in range(1, 6):
         row = int(ref.query()[0])
         ref.tell([row], [data.target[row]])
-        events.append(("label", row, str(row), json.dumps(int(data.target[row])), step,
-                       1.7e9 + step, json.dumps(ref.cursor_)))
+        events.append(
+            (
+                "label",
+                row,
+                str(row),
+                json.dumps(int(data.target[row])),
+                step,
+                1.7e9 + step,
+                json.dumps(ref.cursor_),
+            )
+        )
     path = tmp_path / "old.sqlite"
-    _write_v1(path, _assessor(), {"note": "x"},
-              pool_fingerprint(data.scores, None, None, None, ids), events)
+    _write_v1(
+        path,
+        _assessor(),
+        {"note": "x"},
+        pool_fingerprint(data.scores, None, None, None, ids),
+        events,
+    )
     assert main(["migrate", str(path)]) == 2  # the flag is required
     assert main(["migrate", str(path), "--trust-pickle"]) == 0
     assert (tmp_path / "old.sqlite.format1").is_file()
@@ -157,8 +186,9 @@ def test_duplicated_event_is_refused(tmp_path, data, capsys):
         cols = "kind, row, item_id, label, step, time, cursor, hash"
         db.execute(f"INSERT INTO events ({cols}) SELECT {cols} FROM events WHERE seq = 2")
 
-    msg = _damage_and_check(tmp_path, data, damage, "event 7 .* does not match its checksum",
-                            capsys)
+    msg = _damage_and_check(
+        tmp_path, data, damage, "event 7 .* does not match its checksum", capsys
+    )
     assert "damaged" in msg
 
 
@@ -170,13 +200,23 @@ def test_rewritten_label_is_refused(tmp_path, data, capsys):
 
 
 def test_deleted_events_are_refused(tmp_path, data, capsys):
-    _damage_and_check(tmp_path, data, lambda db, p: db.execute("DELETE FROM events WHERE seq=3"),
-                      "event 3 is missing", capsys)
+    _damage_and_check(
+        tmp_path,
+        data,
+        lambda db, p: db.execute("DELETE FROM events WHERE seq=3"),
+        "event 3 is missing",
+        capsys,
+    )
 
 
 def test_deleted_last_event_is_refused(tmp_path, data, capsys):
-    _damage_and_check(tmp_path, data, lambda db, p: db.execute("DELETE FROM events WHERE seq=6"),
-                      "holds 5 events but was last written with 6", capsys)
+    _damage_and_check(
+        tmp_path,
+        data,
+        lambda db, p: db.execute("DELETE FROM events WHERE seq=6"),
+        "holds 5 events but was last written with 6",
+        capsys,
+    )
 
 
 def test_rewritten_settings_are_refused(tmp_path, data, capsys):
@@ -200,7 +240,7 @@ def test_random_bytes_are_refused_or_harmless(tmp_path, data, capsys):
     refused = 0
     for start in range(0, len(original) - 64, 512):
         blob = bytearray(original)
-        blob[start:start + 64] = rng.integers(0, 256, 64, dtype=np.uint8).tobytes()
+        blob[start : start + 64] = rng.integers(0, 256, 64, dtype=np.uint8).tobytes()
         path.write_bytes(bytes(blob))
         try:
             events, _, _ = LabelingSession.read_events(path)
@@ -222,7 +262,7 @@ def test_truncated_file_is_refused(tmp_path, data, cut):
     path = tmp_path / "s.sqlite"
     _session(path, data, n=40)
     blob = path.read_bytes()
-    path.write_bytes(blob[:int(len(blob) * cut) // 4096 * 4096 + 100])
+    path.write_bytes(blob[: int(len(blob) * cut) // 4096 * 4096 + 100])
     with pytest.raises(SessionError, match=str(path)):
         LabelingSession(path, data.scores)
 
@@ -258,10 +298,10 @@ def test_a_lost_wal_after_a_crash_loses_no_label(tmp_path, data):
 
 
 def test_spec_round_trip_and_foreign_classes(tmp_path, data):
-    est = BayesianAccuracy(prior=np.array([[2.0, 1.0]] * 10), classes=tuple("abcdefghij"),
-                           missing_label=np.nan)
-    a = ActiveAssessor(est, strategy=EpsilonGreedy(epsilon=0.3), compare=(1, 2),
-                       random_state=4)
+    est = BayesianAccuracy(
+        prior=np.array([[2.0, 1.0]] * 10), classes=tuple("abcdefghij"), missing_label=np.nan
+    )
+    a = ActiveAssessor(est, strategy=EpsilonGreedy(epsilon=0.3), compare=(1, 2), random_state=4)
     b = estimator_from_spec(json.loads(json.dumps(encode_estimator(a))))
     assert type(b) is ActiveAssessor and isinstance(b.strategy, EpsilonGreedy)
     assert b.compare == (1, 2) and b.strategy.epsilon == 0.3
@@ -272,8 +312,9 @@ def test_spec_round_trip_and_foreign_classes(tmp_path, data):
         with pytest.raises(SpecError, match="not one skassess rebuilds"):
             estimator_from_spec({"class": name, "params": {}})
     with pytest.raises(SpecError, match="not a stored parameter"):
-        estimator_from_spec({"class": "skassess.samplers.ActiveAssessor",
-                             "params": {"task": {"__reduce__": "x"}}})
+        estimator_from_spec(
+            {"class": "skassess.samplers.ActiveAssessor", "params": {"task": {"__reduce__": "x"}}}
+        )
 
     class MyStrategy(QueryStrategy):
         def item_utilities(self, context, rng):
@@ -316,8 +357,11 @@ def test_copied_session_opens_elsewhere(tmp_path, data):
     shutil.copy(path, other)
     with LabelingSession(other, data.scores) as s:
         assert s.n_labeled == 5 and len(s.assessor_.skipped_) == 1
-    proc = subprocess.run([sys.executable, "-m", "skassess", "export", str(other), "--scores",
-                           "/nonexistent.csv"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "skassess", "export", str(other), "--scores", "/nonexistent.csv"],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2 and "not there" in proc.stderr
 
 

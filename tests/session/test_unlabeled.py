@@ -10,8 +10,9 @@ from skassess.session._unlabeled import RowSample
 
 
 @settings(max_examples=50, deadline=None)
-@given(cuts=st.lists(st.integers(0, 40), max_size=5), size=st.integers(1, 50),
-       seed=st.integers(0, 100))
+@given(
+    cuts=st.lists(st.integers(0, 40), max_size=5), size=st.integers(1, 50), seed=st.integers(0, 100)
+)
 def test_row_sample_does_not_depend_on_the_batches(cuts, size, seed):
     n = 40
     scores = np.arange(n, dtype=float)[:, None] * [1.0, -1.0]
@@ -33,8 +34,7 @@ def test_row_sample_is_uniform():
     for seed in range(2000):
         sample = RowSample(5, np.random.default_rng(seed))
         for a in range(0, 20, 7):  # in batches of 7
-            sample.add(np.zeros((len(range(a, min(a + 7, 20))), 2)),
-                       np.arange(a, min(a + 7, 20)))
+            sample.add(np.zeros((len(range(a, min(a + 7, 20))), 2)), np.arange(a, min(a + 7, 20)))
         counts[sample.labels] += 1
     se = np.sqrt(2000 * 0.25 * 0.75)
     assert np.all(np.abs(counts - 500) < 4 * se), counts
@@ -51,8 +51,9 @@ def example_truth():
 
 
 def test_meta_predicts_the_unlabeled_rows(example_truth):
-    result = assess_file(example_scores_path("scores"),
-                         meta=["confidence", "atc", "doc", "meta_model"])
+    result = assess_file(
+        example_scores_path("scores"), meta=["confidence", "atc", "doc", "meta_model"]
+    )
     u = result.unlabeled
     assert list(u.index) == ["confidence", "atc", "doc", "meta_model"]
     assert (u["rows"] == 1900).all() and (u["reference"] == 100).all()
@@ -64,8 +65,11 @@ def test_meta_predicts_the_unlabeled_rows(example_truth):
     assert u.loc[["atc", "doc"], ["lower", "upper"]].isna().all().all()
     assert np.all(np.abs(u["accuracy"] - example_truth) < 0.1)
     # the same in batches, and in the JSON and the report
-    again = assess_file(example_scores_path("scores"), chunk_rows=333,
-                        meta=["confidence", "atc", "doc", "meta_model"])
+    again = assess_file(
+        example_scores_path("scores"),
+        chunk_rows=333,
+        meta=["confidence", "atc", "doc", "meta_model"],
+    )
     pd.testing.assert_frame_equal(u, again.unlabeled)
     assert [r["method"] for r in result.to_dict()["unlabeled"]] == list(u.index)
     pytest.importorskip("matplotlib")
@@ -87,8 +91,10 @@ def test_meta_errors(tmp_path):
     path = tmp_path / "few.csv"
     keep = frame["label"].notna().cumsum() <= 19
     frame[keep].to_csv(path, index=False)
-    with pytest.raises(ValueError, match="needs at least 20 labeled rows of two or more "
-                                         "classes; the file has 19 labeled rows"):
+    with pytest.raises(
+        ValueError,
+        match="needs at least 20 labeled rows of two or more classes; the file has 19 labeled rows",
+    ):
         assess_file(path, meta=["atc"])
     frame[frame["label"].notna()].to_csv(path, index=False)
     with pytest.raises(ValueError, match="every row is labeled"):

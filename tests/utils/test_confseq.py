@@ -57,8 +57,10 @@ def test_a_drawn_population_is_known_exactly_and_no_draw_knows_nothing():
 
 def test_a_good_guess_narrows_the_bounds_a_bad_one_costs_little():
     ones, draws = 39, 40
-    width = {g: np.subtract(*HypergeometricSequence(1000, guess=g).bounds(ones, draws, [0.05])
-                            [::-1])[0] for g in (None, 0.97, 0.2)}
+    width = {
+        g: np.subtract(*HypergeometricSequence(1000, guess=g).bounds(ones, draws, [0.05])[::-1])[0]
+        for g in (None, 0.97, 0.2)
+    }
     assert width[0.97] < width[None]
     assert width[0.2] < 1.1 * width[None]
 
@@ -72,7 +74,6 @@ def test_bounds_hold_what_was_seen_and_widen_as_the_level_rises(size, data):
     alphas = np.array([0.5, 0.1, 0.01, 1e-4])
     lo, hi = HypergeometricSequence(size, guess=guess).bounds(ones, draws, alphas)
     # Possible shares only: the ones seen, plus at most every row not drawn.
-    assert np.all(lo >= ones / size - 1e-12) and np.all(hi <= (ones + size - draws) / size
-                                                         + 1e-12)
+    assert np.all(lo >= ones / size - 1e-12) and np.all(hi <= (ones + size - draws) / size + 1e-12)
     assert np.all(lo <= hi)
     assert np.all(np.diff(lo) <= 1e-12) and np.all(np.diff(hi) >= -1e-12)

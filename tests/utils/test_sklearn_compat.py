@@ -44,6 +44,8 @@ def test_no_other_module_imports_sklearn_private_names():
 
 def test_the_scan_finds_a_private_import(tmp_path):
     bad = tmp_path / "bad.py"
-    bad.write_text("from sklearn.utils._param_validation import Interval\n"
-                   "from sklearn.utils.validation import _check_sample_weight\n")
+    bad.write_text(
+        "from sklearn.utils._param_validation import Interval\n"
+        "from sklearn.utils.validation import _check_sample_weight\n"
+    )
     assert [hit[0] for hit in _private_sklearn_imports(bad)] == [1, 2]
