@@ -61,7 +61,7 @@ def test_every_sampler_speaks_the_protocol(index):
 
 def test_a_width_rule_stops_an_active_tester():
     X, y = _pool(n=2000)
-    t = ActiveTester(metrics=("accuracy",), random_state=0).fit(X)
+    t = ActiveTester(metrics=("accuracy",), min_labels=10_000, random_state=0).fit(X)
     t.run(y, budget=2000, stop=StopRule(width=0.12), progress=False)
     assert t.answer()["max_width"] <= 0.12 and t.n_labeled_ < 2000
 

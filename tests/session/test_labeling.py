@@ -288,7 +288,10 @@ def _two_models(n=600, seed=0):
 def test_a_session_with_the_other_samplers_resumes_as_if_uninterrupted(tmp_path, data, kind):
     if kind == "tester":
         X, y = data.scores[:800], data.target[:800]
-        make = lambda: ActiveTester(metrics=("accuracy",), random_state=0)  # noqa: E731
+        # no surrogate refits (min_labels above the labels): the replay is what is tested
+        make = lambda: ActiveTester(  # noqa: E731
+            metrics=("accuracy",), min_labels=10_000, random_state=0
+        )
     else:
         X, y = _two_models()
         make = lambda: ActiveModelSelector(random_state=0)  # noqa: E731
