@@ -1,3 +1,4 @@
+from hypothesis import settings
 from threadpoolctl import threadpool_limits
 
 collect_ignore = ["docs/conf.py", "benchmarks", "examples"]
@@ -5,3 +6,10 @@ collect_ignore = ["docs/conf.py", "benchmarks", "examples"]
 # The suite runs on as many processes as there are cores (pytest-xdist, "-n auto"); one BLAS
 # thread per process keeps them from competing for the same cores.
 threadpool_limits(1)
+
+# Property tests draw the same examples on every run (derandomize), so a test run on a clean
+# checkout is reproducible; `pytest --hypothesis-profile=explore` searches afresh with more
+# examples, as a developer should before changing the math.
+settings.register_profile("default", derandomize=True, print_blob=True)
+settings.register_profile("explore", max_examples=500, print_blob=True)
+settings.load_profile("default")

@@ -208,7 +208,9 @@ def test_a_predicted_class_with_saturated_scores_and_few_labels_follows_its_labe
 @given(st.sampled_from(RATES), st.integers(0, 10_000), st.integers(0, 60))
 def test_draws_are_rates_and_summaries_are_ordered(metric, seed, n_labels):
     X, y, g = binary_pool(200, seed=seed)
-    est = BayesianAccuracy(metric=metric, grouping="external", random_state=0).fit(
+    # classes=[0, 1]: with one label, or all labels 1, the -1 marker would otherwise be read
+    # as a possible {-1, +1} encoding and refused
+    est = BayesianAccuracy(metric=metric, grouping="external", classes=[0, 1], random_state=0).fit(
         X, masked(y, np.arange(n_labels)), group_by=g
     )
     draws = est.groupwise_samples(200, random_state=0)
