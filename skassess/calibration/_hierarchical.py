@@ -27,7 +27,7 @@ from ..utils import (
 )
 from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
 from ._maps import MAPS, log_features
-from ._mcmc import _require_mici, sample_mcmc, sample_nuts, warn_convergence
+from ._mcmc import require_mici, sample_mcmc, sample_nuts, warn_convergence
 from ._nuts_model import NonCenteredModel, split
 
 #: Hyperprior scales (thesis eqs. 4.5-4.11): mu ~ N(0, MU_SCALE), sigma ~ half-N(0, SIGMA_SCALE),
@@ -424,7 +424,7 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         n_dim = len(self.groups_) * len(MAPS[self.map])
         n_walkers = self.n_walkers or max(16, 4 * n_dim)
         if self.sampler == "nuts":
-            _require_mici()
+            require_mici()
         elif n_walkers < 2 * n_dim:
             raise ValueError(
                 f"n_walkers={self.n_walkers} is too few for {n_dim} parameters "

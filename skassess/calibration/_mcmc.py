@@ -236,7 +236,7 @@ def warn_convergence(rhat, ess, names, owner, hint=""):
     )
 
 
-def _require_mici():
+def require_mici():
     try:
         import mici
     except ImportError:  # pragma: no cover - depends on the environment
@@ -293,7 +293,7 @@ def sample_nuts(
     ``(n_chains, n_kept, 1, n_dim)`` (one walker per chain, the layout of
     :func:`sample_mcmc`) and the R-hat and ESS of the monitored quantities.
     """
-    mici = _require_mici()
+    mici = require_mici()
     monitor = monitor or (lambda kept: kept)
     density = _NegLogDensity(log_prob_grad)
     system = mici.systems.EuclideanMetricSystem(

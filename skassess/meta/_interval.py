@@ -198,7 +198,7 @@ class PerformanceIntervalRegressor(BaseEstimator):
                 pp.estimator, method="meta_model", classes=pp.classes, random_state=seed
             ).fit(X, y, scores=scores)
         )
-        _, S = pp._inputs(X, scores, reset=False)
+        S = pp.predict_rows(X, scores=scores).scores
         classes = pp.estimator.classes_ if pp.estimator is not None else pp.classes
         codes = check_labels(y, S.shape[0], S.shape[1], classes, missing_label=None)
         self.peers_ = fit_peers(self.shared_, codes, S, seed)
@@ -207,7 +207,7 @@ class PerformanceIntervalRegressor(BaseEstimator):
                 pp.method
             )
             return self
-        Fenc = self.shared_._reference["F"]
+        Fenc = self.shared_.reference_rows_["F"]
         self.scenarios_ = self._simulate(Fenc, codes, S, pp.method, seed)
         train = self.scenarios_["split"].to_numpy() == "train"
         inputs = self.scenarios_.loc[:, list(UM_FEATURES)].to_numpy(dtype=np.float64)
@@ -226,7 +226,7 @@ class PerformanceIntervalRegressor(BaseEstimator):
             imp = self.shared_.features_.models_[1].feature_importances_
             skew, feats = F, [int(i) for i in np.argsort(imp)[::-1][:2]]
         else:  # scores only: skew along the black box's confidence and entropy
-            skew, feats = self.shared_._reference["Z"][:, [0, 2]], [0, 1]
+            skew, feats = self.shared_.reference_rows_["Z"][:, [0, 2]], [0, 1]
         per_ratio = len(feats) * len(LINEAR_SKEW_RATIOS)
         cv = LinearSkewSplit(
             feats, n_repeats=max(1, -(-self.n_scenarios // per_ratio)), random_state=seed
@@ -280,12 +280,12 @@ class PerformanceIntervalRegressor(BaseEstimator):
 
     def _batch(self, X, scores):
         check_is_fitted(self, "uncertainty_model_")
-        rows = self.predictor_._rows(X, scores)
+        rows = self.predictor_.predict_rows(X, scores=scores)
         if self.shared_ is self.predictor_:
             srows = rows
         else:
-            srows = self.shared_._rows(X, scores)
-        ref = self.shared_._reference
+            srows = self.shared_.predict_rows(X, scores=scores)
+        ref = self.shared_.reference_rows_
         imp = (
             self.shared_.features_.models_[1].feature_importances_
             if self.shared_.features_.use_proxies_
@@ -416,7 +416,7 @@ class PerformanceIntervalRegressor(BaseEstimator):
             raise ValueError(f"prior_weight must be a number in [0, 1]; got {prior_weight!r}.")
         prior = self.beta_prior(X, scores=scores, level=level)
         pp = self.predictor_
-        _, S = pp._inputs(X, scores, reset=False)
+        S = pp.predict_rows(X, scores=scores).scores
         classes = pp.estimator.classes_ if pp.estimator is not None else pp.classes
         batch = np.full(S.shape[0], "batch", dtype=object)
         est = BayesianAccuracy(grouping="external", prior=prior, classes=classes, **params)

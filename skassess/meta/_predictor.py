@@ -5,6 +5,7 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
+from sklearn.utils import Bunch
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
@@ -108,6 +109,12 @@ class PerformancePredictor(BaseEstimator):
         When every reference row was right (or every one wrong) the
         meta-model methods cannot learn and predict this smoothed rate,
         ``(k + 1) / (n + 2)``, for every row (with a warning).
+    reference_rows_ : dict
+        The reference rows as :meth:`fit` saw them: ``"F"`` their encoded
+        features (None without features), ``"Z"`` their row features (the
+        meta-models' inputs), ``"pred"`` the black box's prediction and
+        ``"correct"`` whether it was right. Models built on the predictor
+        (:class:`PerformanceIntervalRegressor`) read them.
 
     Notes
     -----
@@ -244,7 +251,7 @@ class PerformancePredictor(BaseEstimator):
     @validated
     @atomic(deep=False)
     @single_threaded
-    def fit(self, X, y, *, scores=None):
+    def fit(self, X, y, *, scores=None, row_features_from=None):
         """Learn from the labeled reference rows.
 
         Parameters
@@ -258,14 +265,42 @@ class PerformancePredictor(BaseEstimator):
         scores : array-like of shape (n_samples, n_classes), default=None
             The black box's scores on the rows, when it is not given as
             ``estimator``.
+        row_features_from : fitted PerformancePredictor, default=None
+            A predictor fitted on the same reference rows whose features
+            encoder and row features (the proxies' fit, the costly part) this
+            one reuses, to compare methods on one reference set; ``X`` may
+            then be None. Its rows must be these rows (their number and the
+            black box's predictions are checked).
 
         Returns
         -------
         self : PerformancePredictor
         """
         reset_fitted(self)  # a failure puts the previous fit back (atomic)
-        self.__dict__.pop("_reference", None)
-        F, S = self._inputs(X, scores, reset=True)
+        shared = row_features_from
+        if shared is not None:
+            if not isinstance(shared, PerformancePredictor):
+                raise ValueError(
+                    "row_features_from must be a fitted PerformancePredictor; got "
+                    f"{type(shared).__name__}."
+                )
+            check_is_fitted(shared, "reference_rows_")
+            if scores is None and X is None:
+                raise ValueError("row_features_from needs the reference rows' scores.")
+            S = check_scores(
+                X if scores is None else scores,
+                n_classes=shared.n_classes_,
+                input_name="X" if scores is None else "scores",
+            )
+            if not np.array_equal(S.argmax(axis=1), shared.reference_rows_["pred"]):
+                raise ValueError(
+                    "row_features_from was fitted on other reference rows: the scores' "
+                    f"{S.shape[0]} rows and its {shared.reference_rows_['pred'].size} rows "
+                    "differ in number or in the black box's predictions."
+                )
+            F = None
+        else:
+            F, S = self._inputs(X, scores, reset=True)
         self.n_classes_ = S.shape[1]
         classes = self.estimator.classes_ if self.estimator is not None else self.classes
         codes = check_labels(y, S.shape[0], S.shape[1], classes, missing_label=None)
@@ -285,7 +320,7 @@ class PerformancePredictor(BaseEstimator):
             leave=False,
             disable=not self.progress,
         ) as bar:
-            self._fit_core(F, codes, S, bar=bar)
+            self._fit_core(F, codes, S, shared=shared, bar=bar)
         return self
 
     def _fit_core(self, F, codes, S, shared=None, bar=None):
@@ -306,8 +341,8 @@ class PerformancePredictor(BaseEstimator):
             if hasattr(shared, "feature_names_in_"):
                 self.feature_names_in_ = shared.feature_names_in_
             self.encoder_, self.features_ = shared.encoder_, shared.features_
-            Fenc, Z = shared._reference["F"], shared._reference["Z"]
-        self._reference = {"F": Fenc, "Z": Z, "pred": pred, "correct": correct}
+            Fenc, Z = shared.reference_rows_["F"], shared.reference_rows_["Z"]
+        self.reference_rows_ = {"F": Fenc, "Z": Z, "pred": pred, "correct": correct}
         if bar is not None:
             bar.update(1)
         self.constant_ = None
@@ -357,22 +392,52 @@ class PerformancePredictor(BaseEstimator):
 
     # -- predict ------------------------------------------------------------------------------
 
-    def _rows(self, X, scores):
-        """Everything the methods say about each row of a batch (used by the interval model)."""
+    def predict_rows(self, X=None, *, scores=None, row_features=None):
+        """Everything the method says about each row of a batch.
+
+        For models built on the predictor (:class:`PerformanceIntervalRegressor`
+        reads it); :meth:`predict_correctness` is its ``"p"``.
+
+        Parameters
+        ----------
+        X, scores
+            The batch, as in :meth:`fit` (without labels).
+        row_features : ndarray of shape (n_samples, n_row_features), default=None
+            The batch's row features (``"Z"`` of this method, or of a
+            predictor this one was fitted with ``row_features_from``) in place
+            of ``X`` and ``scores``: only the method's outputs are returned.
+
+        Returns
+        -------
+        rows : Bunch
+            ``p`` the probability that the black box is right on each row,
+            ``u`` the method's per-row spread (None for the methods without
+            one), ``raw`` its uncalibrated per-row output; from ``X`` and
+            ``scores`` also ``Z`` the row features, ``scores``, ``pred`` the
+            black box's prediction and ``features`` the encoded features
+            (None without features).
+        """
         check_is_fitted(self, "method_")
+        if row_features is not None:
+            if X is not None or scores is not None:
+                raise ValueError("Pass row_features, or X and scores, not both.")
+            Z = np.asarray(row_features, dtype=np.float64)
+            ref = self.reference_rows_["Z"]
+            if Z.ndim != 2 or Z.shape[1] != ref.shape[1]:
+                raise ValueError(
+                    f"row_features must have shape (n_samples, {ref.shape[1]}); got {Z.shape}."
+                )
+            return Bunch(**self._method_rows(Z))
         F, S = self._inputs(X, scores, reset=False)
         pred = S.argmax(axis=1)
         Fenc = None if self.encoder_ is None else self.encoder_.transform(F)
         Z = self.features_.transform(Fenc, S, pred)
-        out = self._rows_from(Z)
-        out.update(Z=Z, scores=S, pred=pred, features=Fenc)
-        return out
+        return Bunch(**self._method_rows(Z), Z=Z, scores=S, pred=pred, features=Fenc)
 
-    def _rows_from(self, Z):
-        """The method's per-row outputs from row features already computed (``_rows``'s ``Z``)."""
+    def _method_rows(self, Z):
         if self.constant_ is not None:
             return {"p": np.full(Z.shape[0], self.constant_), "u": None, "raw": Z[:, 0]}
-        return self.method_.rows(Z)
+        return dict(self.method_.rows(Z))
 
     def predict_correctness(self, X, *, scores=None):
         """The predicted probability that the black box is right on each row.
@@ -386,7 +451,7 @@ class PerformancePredictor(BaseEstimator):
         -------
         p : ndarray of shape (n_samples,)
         """
-        return self._rows(X, scores)["p"]
+        return self.predict_rows(X, scores=scores)["p"]
 
     def predict(self, X, *, scores=None):
         """The predicted accuracy of the black box on the batch.
@@ -418,7 +483,7 @@ class PerformancePredictor(BaseEstimator):
         ValueError
             For the methods that have none (``"meta_model"``, ``"atc"``, ``"doc"``).
         """
-        rows = self._rows(X, scores)
+        rows = self.predict_rows(X, scores=scores)
         if rows["u"] is None:
             raise ValueError(
                 f"method {self.method!r} has no intrinsic uncertainty; "
@@ -441,7 +506,7 @@ class PerformancePredictor(BaseEstimator):
         score : float
             ``-|predicted accuracy - true accuracy|`` (higher is better).
         """
-        rows = self._rows(X, scores)
+        rows = self.predict_rows(X, scores=scores)
         classes = self.estimator.classes_ if self.estimator is not None else self.classes
         codes = check_labels(
             y, rows["scores"].shape[0], self.n_classes_, classes, missing_label=None

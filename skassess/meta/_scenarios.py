@@ -48,8 +48,8 @@ def fit_peers(shared, codes, S, seed):
         if method == "meta_model":
             out[method] = shared
             continue
-        pp = PerformancePredictor(method=method, random_state=seed)
-        out[method] = pp._fit_core(None, codes, S, shared=shared)
+        pp = PerformancePredictor(method=method, random_state=seed, progress=False)
+        out[method] = pp.fit(None, codes, scores=S, row_features_from=shared)
     return out
 
 
@@ -60,7 +60,7 @@ def peer_accuracies(peers, Z, known=None):
     """
     known = known or {}
     return {
-        m: known[m] if m in known else float(np.mean(pp._rows_from(Z)["p"]))
+        m: known[m] if m in known else float(np.mean(pp.predict_rows(row_features=Z).p))
         for m, pp in peers.items()
     }
 
@@ -97,12 +97,12 @@ def evaluate_scenario(
     shared = PerformancePredictor(method="meta_model", random_state=seed, progress=False)
     shared.fit(F_ref, y_ref, scores=S_ref)
     rng = np.random.default_rng(seed)
-    ref_rows = shared._reference
+    ref_rows = shared.reference_rows_
     importances = None
     if shared.features_.use_proxies_:
         importances = shared.features_.models_[1].feature_importances_
     fitted = fit_peers(shared, y_ref, S_ref, seed)
-    shared_rows = shared._rows(F_batch, S_batch)
+    shared_rows = shared.predict_rows(F_batch, scores=S_batch)
     Z = shared_rows["Z"]  # every predictor here reads the meta-model's row features
     batch_info = {"Z": Z, "F": shared_rows["features"], "pred": shared_rows["pred"]}
     peers = peer_accuracies(fitted, Z, known={"meta_model": float(np.mean(shared_rows["p"]))})
@@ -111,9 +111,9 @@ def evaluate_scenario(
     for method in methods:
         pp = fitted.get(method)
         if pp is None:
-            pp = PerformancePredictor(method=method, random_state=seed)
-            pp._fit_core(None, y_ref, S_ref, shared=shared)
-        rows = shared_rows if pp is shared else pp._rows_from(Z)
+            pp = PerformancePredictor(method=method, random_state=seed, progress=False)
+            pp.fit(None, y_ref, scores=S_ref, row_features_from=shared)
+        rows = shared_rows if pp is shared else pp.predict_rows(row_features=Z)
         p = rows["p"]
         rec = {
             "method": method,

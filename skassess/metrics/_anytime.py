@@ -26,6 +26,7 @@ import numpy as np
 
 from ..utils import LEVEL, check_labels, validate_params, validate_scores
 from ..utils._sklearn_compat import Interval
+from ..utils._validation import check_classes
 from ._accuracy import BayesianAccuracy
 
 #: The largest bet ``lambda_i`` (Waudby-Smith and Ramdas use 1/2 or 3/4).
@@ -110,7 +111,7 @@ def anytime_accuracy_interval(
         labels,
         rows.size,
         est.n_classes_,
-        est._classes(est.n_classes_),
+        None if classes is None else check_classes(classes, est.n_classes_),
         missing_label=None,
         name="labels",
     )

@@ -294,9 +294,7 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
             return self.posterior_.rvs(n_draws, rng)
         K = self.n_classes_
         hit = self._accuracy_samples(n_draws, rng)
-        errors = dirichlet_draws(
-            np.broadcast_to(self.posterior_._error_alpha(), (n_draws, K, K)), rng
-        )
+        errors = dirichlet_draws(np.broadcast_to(self.posterior_.error_alpha, (n_draws, K, K)), rng)
         return errors * (1.0 - hit)[..., None] + hit[..., None] * np.eye(K)
 
     # ------------------------------------------------------------ contract hooks

@@ -26,14 +26,14 @@ MIN_PSEUDO_COUNT = 1e-300
 _GAMMA_SAFE = 0.1
 
 
-def _positive(name, value):
+def check_positive(name, value):
     value = np.array(value, dtype=np.float64)
     if not np.all(np.isfinite(value)) or np.any(value <= 0):
         raise ValueError(f"{name} must be finite and > 0; got {value.tolist()!r}.")
     return value
 
 
-def _counts(name, value, shape):
+def check_counts(name, value, shape):
     value = np.array(value, dtype=np.float64)
     try:
         value = np.broadcast_to(value, shape).copy()
@@ -78,21 +78,13 @@ class BetaPosterior:
 
     def __init__(self, prior_alpha, prior_beta, successes=None, failures=None):
         a0, b0 = np.broadcast_arrays(
-            _positive("prior_alpha", prior_alpha), _positive("prior_beta", prior_beta)
+            check_positive("prior_alpha", prior_alpha), check_positive("prior_beta", prior_beta)
         )
         self.prior_alpha = np.atleast_1d(a0).astype(np.float64)
         self.prior_beta = np.atleast_1d(b0).astype(np.float64)
         shape = self.prior_alpha.shape
-        self.successes = _counts("successes", 0.0 if successes is None else successes, shape)
-        self.failures = _counts("failures", 0.0 if failures is None else failures, shape)
-
-    @classmethod
-    def _trusted(cls, prior_alpha, prior_beta, successes, failures):
-        """A posterior from arrays that are already valid (no copies, no checks)."""
-        obj = cls.__new__(cls)
-        obj.prior_alpha, obj.prior_beta = prior_alpha, prior_beta
-        obj.successes, obj.failures = successes, failures
-        return obj
+        self.successes = check_counts("successes", 0.0 if successes is None else successes, shape)
+        self.failures = check_counts("failures", 0.0 if failures is None else failures, shape)
 
     @classmethod
     def from_moments(
@@ -175,15 +167,15 @@ class BetaPosterior:
     def update(self, successes, trials):
         """Return the posterior after ``successes`` out of ``trials`` more outcomes."""
         shape = self.shape
-        successes = _counts("successes", successes, shape)
-        trials = _counts("trials", trials, shape)
+        successes = check_counts("successes", successes, shape)
+        trials = check_counts("trials", trials, shape)
         if np.any(successes > trials):
             g = np.unravel_index(int(np.flatnonzero(successes > trials)[0]), shape)
             g = g[0] if len(g) == 1 else g
             raise ValueError(
                 f"successes must not exceed trials; cell {g} has {successes[g]} > {trials[g]}."
             )
-        return BetaPosterior._trusted(
+        return unchecked_beta_posterior(
             self.prior_alpha,
             self.prior_beta,
             self.successes + successes,
@@ -201,7 +193,7 @@ class BetaPosterior:
         successes, failures = self.successes.copy(), self.failures.copy()
         np.add.at(successes, index, outcomes)
         np.add.at(failures, index, 1.0 - outcomes)
-        return BetaPosterior._trusted(self.prior_alpha, self.prior_beta, successes, failures)
+        return unchecked_beta_posterior(self.prior_alpha, self.prior_beta, successes, failures)
 
     def with_prior(self, prior_alpha, prior_beta):
         """The same counts under another prior (e.g. one learned from the labels)."""
@@ -373,6 +365,17 @@ def robust_mixture_posterior(
     return post, weight
 
 
+def unchecked_beta_posterior(prior_alpha, prior_beta, successes, failures):
+    """A :class:`BetaPosterior` from arrays that are already valid (no copies, no checks).
+
+    For the package's inner loops, whose arrays a checked posterior produced.
+    """
+    obj = BetaPosterior.__new__(BetaPosterior)
+    obj.prior_alpha, obj.prior_beta = prior_alpha, prior_beta
+    obj.successes, obj.failures = successes, failures
+    return obj
+
+
 class _CategoricalRows:
     """Shape accessors of posteriors with ``prior_alpha`` and ``counts`` of shape
     ``(..., n_groups, n_categories)``."""
@@ -422,18 +425,18 @@ class DirichletPosterior(_CategoricalRows):
     """
 
     def __init__(self, prior_alpha, counts=None):
-        alpha = _positive("prior_alpha", prior_alpha)
+        alpha = check_positive("prior_alpha", prior_alpha)
         if alpha.ndim < 2:
             raise ValueError(
                 "prior_alpha must have shape (..., n_groups, n_categories); got shape "
                 f"{alpha.shape}."
             )
         self.prior_alpha = alpha
-        self.counts = _counts("counts", 0.0 if counts is None else counts, alpha.shape)
+        self.counts = check_counts("counts", 0.0 if counts is None else counts, alpha.shape)
 
     def update(self, counts):
         """Return the posterior after more ``counts`` of the posterior's shape."""
-        counts = _counts("counts", counts, self.prior_alpha.shape)
+        counts = check_counts("counts", counts, self.prior_alpha.shape)
         return DirichletPosterior(self.prior_alpha, self.counts + counts)
 
     def record(self, index, outcomes):

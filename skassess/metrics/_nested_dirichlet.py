@@ -21,7 +21,13 @@ from scipy import stats
 from sklearn.utils import check_random_state
 
 from ..utils import LEVEL, N_DRAWS, validate_args
-from ._conjugate import BetaPosterior, _CategoricalRows, _counts, _positive, dirichlet_draws
+from ._conjugate import (
+    _CategoricalRows,
+    check_counts,
+    check_positive,
+    dirichlet_draws,
+    unchecked_beta_posterior,
+)
 
 __all__ = ["NestedDirichletPosterior"]
 
@@ -66,20 +72,20 @@ class NestedDirichletPosterior(_CategoricalRows):
     """
 
     def __init__(self, prior_alpha, prior_failures, counts=None):
-        alpha = _positive("prior_alpha", prior_alpha)
+        alpha = check_positive("prior_alpha", prior_alpha)
         if alpha.ndim < 2 or alpha.shape[-1] != alpha.shape[-2] or alpha.shape[-1] < 2:
             raise ValueError(
                 "prior_alpha must have shape (..., n_classes, n_classes) with n_classes >= 2;"
                 f" got shape {alpha.shape}."
             )
-        failures = _positive("prior_failures", prior_failures)
+        failures = check_positive("prior_failures", prior_failures)
         if failures.shape != alpha.shape[:-1]:
             raise ValueError(
                 f"prior_failures must have shape {alpha.shape[:-1]}; got shape {failures.shape}."
             )
         self.prior_alpha = alpha
         self.prior_failures = failures
-        self.counts = _counts("counts", 0.0 if counts is None else counts, alpha.shape)
+        self.counts = check_counts("counts", 0.0 if counts is None else counts, alpha.shape)
 
     @classmethod
     def _trusted(cls, prior_alpha, prior_failures, counts):
@@ -90,7 +96,7 @@ class NestedDirichletPosterior(_CategoricalRows):
     @classmethod
     def from_dirichlet(cls, alpha):
         """The nested form of ``Dirichlet(alpha)`` per row: the same distribution."""
-        alpha = _positive("alpha", alpha)
+        alpha = check_positive("alpha", alpha)
         diag = np.eye(alpha.shape[-1], dtype=bool)
         return cls(alpha, np.where(diag, 0.0, alpha).sum(axis=-1))
 
@@ -103,13 +109,14 @@ class NestedDirichletPosterior(_CategoricalRows):
         """The accuracy's posterior failures, ``prior_failures`` + the row's errors."""
         return self.prior_failures + np.where(self._off, self.counts, 0.0).sum(axis=-1)
 
-    def _error_alpha(self):
+    @property
+    def error_alpha(self):
         """Posterior pseudo-counts of the error distribution; 0 on the diagonal."""
         return np.where(self._off, self.alpha, 0.0)
 
     def diagonal(self):
         """The Beta posterior of each row's accuracy ``theta_kk``, exactly."""
-        return BetaPosterior._trusted(
+        return unchecked_beta_posterior(
             np.diagonal(self.prior_alpha, axis1=-2, axis2=-1),
             self.prior_failures,
             np.diagonal(self.counts, axis1=-2, axis2=-1),
@@ -118,7 +125,7 @@ class NestedDirichletPosterior(_CategoricalRows):
 
     def update(self, counts):
         """Return the posterior after more ``counts`` of the posterior's shape."""
-        counts = _counts("counts", counts, self.shape)
+        counts = check_counts("counts", counts, self.shape)
         return self._trusted(self.prior_alpha, self.prior_failures, self.counts + counts)
 
     def record(self, index, outcomes):
@@ -149,7 +156,7 @@ class NestedDirichletPosterior(_CategoricalRows):
         a = np.diagonal(self.alpha, axis1=-2, axis2=-1)
         b = self.failures
         n = a + b
-        err = self._error_alpha()
+        err = self.error_alpha
         return a / n, b / n, b * (b + 1.0) / (n * (n + 1.0)), err, err.sum(axis=-1)
 
     def mean(self):
@@ -174,7 +181,7 @@ class NestedDirichletPosterior(_CategoricalRows):
         return _row_total_var(
             np.diagonal(self.alpha, axis1=-2, axis2=-1),
             self.failures,
-            *_error_sums(self._error_alpha()),
+            *_error_sums(self.error_alpha),
         )
 
     def total_var_after(self):
@@ -185,7 +192,7 @@ class NestedDirichletPosterior(_CategoricalRows):
         """
         a = np.diagonal(self.alpha, axis1=-2, axis2=-1)[..., None]
         b = self.failures[..., None]
-        err = self._error_alpha()
+        err = self.error_alpha
         total, sq = _error_sums(err)
         total, sq = total[..., None], sq[..., None]
         after_error = _row_total_var(a, b + 1.0, total + 1.0, sq + 2.0 * err + 1.0)
@@ -217,7 +224,7 @@ class NestedDirichletPosterior(_CategoricalRows):
         acc = self.diagonal()
         lower, upper = np.empty(self.shape), np.empty(self.shape)
         K = self.n_categories
-        err = self._error_alpha()
+        err = self.error_alpha
         exact = np.isclose(self.failures, err.sum(axis=-1), rtol=1e-12, atol=0.0)
         alpha = self.alpha
         rest = alpha.sum(axis=-1, keepdims=True) - alpha
@@ -258,7 +265,7 @@ class NestedDirichletPosterior(_CategoricalRows):
         hit = rng.beta(
             np.broadcast_to(acc.alpha, shape[:-1]), np.broadcast_to(acc.beta, shape[:-1])
         )
-        phi = dirichlet_draws(np.broadcast_to(self._error_alpha(), shape), rng)
+        phi = dirichlet_draws(np.broadcast_to(self.error_alpha, shape), rng)
         return phi * (1.0 - hit)[..., None] + _on_diagonal(hit)
 
     def __repr__(self):

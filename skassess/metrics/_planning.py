@@ -112,9 +112,7 @@ def plan_labels(X, y=None, *, width=None, n_labels=None, level=0.95, y_pred=None
     codes = (
         np.full(N, -1)
         if y is None
-        else check_labels(
-            y, N, est.n_classes_, est._classes(est.n_classes_), missing_label=est.missing_label
-        )
+        else check_labels(y, N, est.n_classes_, None, missing_label=est.missing_label)
     )
     labeled = codes >= 0
     n_have = int(labeled.sum())

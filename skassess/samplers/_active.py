@@ -23,7 +23,7 @@ from ..utils import (
     validated,
 )
 from ..utils._deprecation import warn_deprecated
-from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
+from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, validate_estimator_params
 from ._anytime import AnytimeAnswersMixin, has_anytime_answers
 from ._base import QueryContext, QueryStrategy, pick_arms
 from ._calibrated_prior import CalibratedPrior
@@ -245,7 +245,7 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
         if self.prior_update is not None:
             # The map is fitted on class indices: the prediction and label codes.
             prior_update = clone(self.prior_update).set_params(classes=None, missing_label=-1)
-            prior_update._validate_params()
+            validate_estimator_params(prior_update)
             if not hasattr(estimator, "n_success_") or setup.arm_of_cell is not None:
                 raise ValueError(
                     "prior_update needs a per-group accuracy estimator (BayesianAccuracy with "

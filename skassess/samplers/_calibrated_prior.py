@@ -184,24 +184,6 @@ class CalibratedPrior(BaseEstimator):
         self.classes = classes
         self.missing_label = missing_label
 
-    def _grid(self):
-        try:
-            grid = np.asarray(self.deviations, dtype=np.float64)
-        except (TypeError, ValueError):
-            grid = None
-        if (
-            grid is None
-            or grid.ndim != 1
-            or grid.size == 0
-            or not np.all(np.isfinite(grid))
-            or (grid < 0).any()
-        ):
-            raise ValueError(
-                f"deviations must be a non-empty 1-D sequence of numbers >= 0; got "
-                f"{self.deviations!r}."
-            )
-        return grid
-
     def _confidence(self, X, y_pred, reset):
         scores, pred, conf = validate_scores(self, X, y_pred=y_pred, reset=reset)
         K = scores.shape[1]
@@ -229,7 +211,7 @@ class CalibratedPrior(BaseEstimator):
         -------
         self : CalibratedPrior
         """
-        self._grid()
+        tau_grid(self)
         reset_fitted(self)
         scores, pred, conf, classes = self._confidence(X, y_pred, reset=True)
         n, K = scores.shape
@@ -256,13 +238,9 @@ class CalibratedPrior(BaseEstimator):
         )
         self.slope_, self.intercept_ = float(slope[0]), float(intercept[0])
         q = expit(self.slope_ * xs + self.intercept_)
-        info = _pieces(xs, q, zs, weight[labeled])[1].sum(axis=0)
-        self.covariance_ = np.linalg.inv(info + self._precision())
+        info = llo_pieces(xs, q, zs, weight[labeled])[1].sum(axis=0)
+        self.covariance_ = np.linalg.inv(info + map_precision(self))
         return self
-
-    def _precision(self):
-        """Prior precision of (slope, intercept)."""
-        return np.diag([self.slope_scale**-2.0, self.map_scale**-2.0])
 
     def predict(self, X, *, y_pred=None):
         """Calibrated probability that the black box is right on each row.
@@ -369,7 +347,7 @@ class CalibratedPrior(BaseEstimator):
                     count if rows is None else unlabeled
                 )
 
-        for last in self._passes() if y is not None else (True,):
+        for last in map_passes(self) if y is not None else (True,):
             grad_g = np.zeros((1, G, 2))
             info_g = np.zeros((1, G, 2, 2))
             info = np.linalg.inv(self.covariance_)[None]
@@ -386,14 +364,15 @@ class CalibratedPrior(BaseEstimator):
                             sample_weight=weight[None],
                         )
                     )
-                g_rows, i_rows = _pieces(xl, expit(theta[0, 0] * xl + theta[0, 1]), z, weight)
-                grad_g[0] = _group_sum(g_rows, group[labeled], G)
-                info_g[0] = _group_sum(i_rows, group[labeled], G)
-                info = info_g.sum(axis=1) + self._precision()
-            slope, intercept, cov = _leave_group_out(theta, info, grad_g, info_g)
+                g_rows, i_rows = llo_pieces(xl, expit(theta[0, 0] * xl + theta[0, 1]), z, weight)
+                grad_g[0] = group_sum(g_rows, group[labeled], G)
+                info_g[0] = group_sum(i_rows, group[labeled], G)
+                info = info_g.sum(axis=1) + map_precision(self)
+            slope, intercept, cov = leave_group_out(theta, info, grad_g, info_g)
             q = expit(slope[0, group] * x + intercept[0, group])
             dq = q * (1.0 - q)
-            alpha, beta, tau2 = self._group_prior(
+            alpha, beta, tau2 = group_prior(
+                self,
                 mean_all=mean_of(q)[None],
                 mean_unlabeled=mean_of(q, ~labeled)[None],
                 dmean=mean_of(dq)[None],
@@ -404,7 +383,7 @@ class CalibratedPrior(BaseEstimator):
                 trials=estimator.n_labeled_[None],
             )
             if not last:
-                weight = _random_effect_weight(info_g, tau2, group[labeled][None])[0]
+                weight = random_effect_weight(info_g, tau2, group[labeled][None])[0]
         return np.column_stack([alpha[0], beta[0]])
 
     def __sklearn_tags__(self):
@@ -412,152 +391,8 @@ class CalibratedPrior(BaseEstimator):
         tags.input_tags.positive_only = True
         return tags
 
-    def _group_prior(
-        self, *, mean_all, mean_unlabeled, dmean, dx, cov, n_unlabeled, successes, trials
-    ):
-        """Beta pseudo-counts ``(alpha, beta)``, each ``(n_runs, G)`` (module docstring).
 
-        ``mean_all``, ``mean_unlabeled``: average calibrated probability of
-        the group's rows and of its unlabeled rows under its own map;
-        ``dmean``, ``dx``: averages of ``p (1 - p)`` and ``p (1 - p) x``
-        (the mean's derivatives in intercept and slope); ``cov``: that map's
-        covariance ``(n_runs, G, 2, 2)``.
-        """
-        m_all = np.clip(np.nan_to_num(mean_all, nan=0.5), 1e-9, 1 - 1e-9)
-        m = np.where(n_unlabeled > 0, np.nan_to_num(mean_unlabeled, nan=0.5), 0.5)
-        m = np.clip(m, 1e-9, 1 - 1e-9)
-        # the map's uncertainty as a log-odds variance (delta method; it is small)
-        var_map = (
-            dx**2 * cov[..., 0, 0] + 2.0 * dx * dmean * cov[..., 0, 1] + dmean**2 * cov[..., 1, 1]
-        ) / np.maximum(dmean, 1e-12) ** 2
-        # A group without rows (a class the model never predicts in the pool) has no
-        # averages: its prior is the flat 0.5 above, with no map uncertainty.
-        var_map = np.where(np.isfinite(var_map), var_map, 0.0)
-        if self.strength == "auto":
-            s2 = var_map[..., None] + self._grid() ** 2  # (n_runs, G, T)
-            mean_t, var_t = _logit_normal_moments(logit(m_all)[..., None], s2)
-            k = _strength_of(mean_t, var_t)
-            a, b = k * mean_t, k * (1.0 - mean_t)
-            s, n = successes[..., None], trials[..., None]
-            loglik = (betaln(a + s, b + n - s) - betaln(a, b)).sum(axis=1)  # (n_runs, T)
-            weight = np.exp(loglik - loglik.max(axis=1, keepdims=True))
-            weight = (weight / weight.sum(axis=1, keepdims=True))[:, None, :]
-            # Each tau gives the unlabeled rows' accuracy a Beta prior, shrunk for
-            # the finite pool, and a conjugate posterior; the group's posterior is
-            # the mixture of those posteriors under tau's posterior weights.
-            mean_t, var_t = _logit_normal_moments(logit(m)[..., None], s2)
-            pool = (n_unlabeled + trials)[..., None]
-            k = _strength_of(mean_t, var_t)
-            kappa = np.maximum(k * n_unlabeled[..., None] / (k + pool), EMPTY)
-            a, b = kappa * mean_t + s, kappa * (1.0 - mean_t) + (n - s)
-            post_mean = a / (a + b)
-            post_var = a * b / ((a + b) ** 2 * (a + b + 1.0))
-            mean = (weight * post_mean).sum(axis=2)
-            var = (weight * (post_var + post_mean**2)).sum(axis=2) - mean**2
-            tau2 = weight[:, 0, :] @ self._grid() ** 2
-            alpha, beta = _prior_of_posterior(mean, var, successes, trials)
-            return alpha, beta, tau2
-        strength = np.full(m.shape, float(self.strength))
-        tau2 = np.zeros(m.shape[0])
-        pool = n_unlabeled + trials
-        kappa = np.maximum(strength * n_unlabeled / (strength + pool), EMPTY)
-        return kappa * m, kappa * (1.0 - m), tau2
-
-    # --------------------------------------------- the simulation's vectorized path
-    def _fit_pool(self, scores, pred, cell, n_groups):
-        """Summarize a pool for :func:`simulate`: log-odds and per-group histograms."""
-        self._grid()
-        conf = np.take_along_axis(scores, pred[:, None], axis=1)[:, 0]
-        self.logit_ = log_odds(conf)
-        # Centred log-odds: the intercept is the log-odds at the pool's typical
-        # confidence, so the slope's uncertainty does not move it.
-        self.center_ = float(np.median(self.logit_))
-        edges = np.linspace(self.logit_.min(), self.logit_.max() + 1e-9, self.n_nodes + 1)
-        node = np.clip(np.searchsorted(edges, self.logit_, side="right") - 1, 0, self.n_nodes - 1)
-        self.cell_ = cell
-        self.count_ = np.bincount(cell, minlength=n_groups).astype(np.float64)
-        key = cell * self.n_nodes + node
-        size = n_groups * self.n_nodes
-        count = np.bincount(key, minlength=size).reshape(n_groups, self.n_nodes)
-        total = np.bincount(key, weights=self.logit_, minlength=size).reshape(
-            n_groups, self.n_nodes
-        )
-        with np.errstate(invalid="ignore", divide="ignore"):
-            self.node_logit_ = np.nan_to_num(total / count)
-            self.node_weight_ = np.nan_to_num(count / count.sum(axis=1, keepdims=True))
-        return self
-
-    def _due(self, t):
-        """Whether :func:`simulate` refits before choosing label ``t`` (``t`` labels so far)."""
-        if t < 1:
-            return False
-        if t <= 100:
-            return True
-
-        # After 100 labels, refit when t crosses the next power of refit_growth.
-        def step(n):
-            return np.floor(np.log(n / 100.0) / np.log(self.refit_growth))
-
-        return step(t) > step(t - 1)
-
-    def _update_state(self, state, rows, correct):
-        """The state under the prior refitted from labeled ``rows`` (n_runs, t)."""
-        x = self.logit_[rows] - self.center_
-        z = correct[rows]
-        n_runs, G = len(rows), len(self.count_)
-        group = self.cell_[rows]
-        flat = (group + G * np.arange(n_runs)[:, None]).ravel()  # (run, group) -> one index
-        n_unlabeled = self.count_ - state.trials
-        nodes = self.node_logit_ - self.center_  # (G, n_nodes)
-        weight = np.ones_like(x)
-        for last in self._passes():
-            slope, intercept = fit_llo(
-                x,
-                z,
-                intercept_scale=self.map_scale,
-                slope_scale=self.slope_scale,
-                intercept_mean=self.center_,
-                sample_weight=weight,
-            )
-            theta = np.stack([slope, intercept], axis=1)
-            g_rows, i_rows = _pieces(x, expit(slope[:, None] * x + intercept[:, None]), z, weight)
-            grad_g = _group_sum(g_rows.reshape(-1, 2), flat, n_runs * G).reshape(n_runs, G, 2)
-            info_g = _group_sum(i_rows.reshape(-1, 2, 2), flat, n_runs * G).reshape(n_runs, G, 2, 2)
-            info = info_g.sum(axis=1) + self._precision()
-            slope_g, intercept_g, cov = _leave_group_out(theta, info, grad_g, info_g)
-            q = expit(slope_g[..., None] * nodes + intercept_g[..., None])
-            dq = q * (1.0 - q) * self.node_weight_
-            mean_all = (q * self.node_weight_).sum(axis=2)
-            # the labeled rows' share of their group's total, under the group's own map
-            q_lab = expit(
-                np.take_along_axis(slope_g, group, axis=1) * x
-                + np.take_along_axis(intercept_g, group, axis=1)
-            )
-            lab_total = np.bincount(flat, weights=q_lab.ravel(), minlength=n_runs * G).reshape(
-                n_runs, G
-            )
-            with np.errstate(invalid="ignore", divide="ignore"):
-                mean_unlabeled = (self.count_ * mean_all - lab_total) / n_unlabeled
-            alpha, beta, tau2 = self._group_prior(
-                mean_all=mean_all,
-                mean_unlabeled=mean_unlabeled,
-                dmean=dq.sum(axis=2),
-                dx=(dq * nodes).sum(axis=2),
-                cov=cov,
-                n_unlabeled=n_unlabeled,
-                successes=state.successes,
-                trials=state.trials,
-            )
-            if not last:
-                weight = _random_effect_weight(info_g, tau2, group)
-        return state.with_prior(alpha, beta)
-
-    def _passes(self):
-        """``last`` flags of the map fits: groups as random effects needs a second one."""
-        return (False, True) if self.strength == "auto" else (True,)
-
-
-def _random_effect_weight(info_g, tau2, group):
+def random_effect_weight(info_g, tau2, group):
     """Weight of each labeled row when groups are random effects of variance ``tau2``.
 
     Integrating a group's log-odds shift ``delta_g ~ N(0, tau2)`` out of its
@@ -572,7 +407,7 @@ def _random_effect_weight(info_g, tau2, group):
     return np.take_along_axis(shrink, group, axis=1)
 
 
-def _pieces(x, q, z, weight=1.0):
+def llo_pieces(x, q, z, weight=1.0):
     """Per-row gradient ``(n.., 2)`` and information ``(n.., 2, 2)`` of the LLO log-likelihood."""
     features = np.stack([x, np.ones_like(x)], axis=-1)
     grad = (weight * (z - q))[..., None] * features
@@ -582,7 +417,7 @@ def _pieces(x, q, z, weight=1.0):
     return grad, info
 
 
-def _group_sum(values, group, n_groups):
+def group_sum(values, group, n_groups):
     """Sum of the rows of ``values`` ``(n, ...)`` per group, ``(n_groups, ...)``."""
     flat = values.reshape(len(values), -1)
     # one bincount per component: np.add.at is several times slower on this hot path
@@ -590,7 +425,7 @@ def _group_sum(values, group, n_groups):
     return out.reshape((n_groups,) + values.shape[1:])
 
 
-def _leave_group_out(theta, info, grad_g, info_g):
+def leave_group_out(theta, info, grad_g, info_g):
     """Each group's map without its labels: ``(slope, intercept, covariance)``.
 
     One Newton step from the MAP ``theta`` (n_runs, 2) on the log posterior
@@ -649,3 +484,82 @@ def _weighted_median(x, weight):
     lo = xs[min(np.searchsorted(cw, half, side="left"), last)]
     hi = xs[min(np.searchsorted(cw, half, side="right"), last)]
     return float((lo + hi) / 2.0)
+
+
+def tau_grid(prior):
+    try:
+        grid = np.asarray(prior.deviations, dtype=np.float64)
+    except (TypeError, ValueError):
+        grid = None
+    if (
+        grid is None
+        or grid.ndim != 1
+        or grid.size == 0
+        or not np.all(np.isfinite(grid))
+        or (grid < 0).any()
+    ):
+        raise ValueError(
+            f"deviations must be a non-empty 1-D sequence of numbers >= 0; got "
+            f"{prior.deviations!r}."
+        )
+    return grid
+
+
+def map_precision(prior):
+    """Prior precision of (slope, intercept)."""
+    return np.diag([prior.slope_scale**-2.0, prior.map_scale**-2.0])
+
+
+def group_prior(prior, *, mean_all, mean_unlabeled, dmean, dx, cov, n_unlabeled, successes, trials):
+    """Beta pseudo-counts ``(alpha, beta)``, each ``(n_runs, G)`` (module docstring).
+
+    ``mean_all``, ``mean_unlabeled``: average calibrated probability of
+    the group's rows and of its unlabeled rows under its own map;
+    ``dmean``, ``dx``: averages of ``p (1 - p)`` and ``p (1 - p) x``
+    (the mean's derivatives in intercept and slope); ``cov``: that map's
+    covariance ``(n_runs, G, 2, 2)``.
+    """
+    m_all = np.clip(np.nan_to_num(mean_all, nan=0.5), 1e-9, 1 - 1e-9)
+    m = np.where(n_unlabeled > 0, np.nan_to_num(mean_unlabeled, nan=0.5), 0.5)
+    m = np.clip(m, 1e-9, 1 - 1e-9)
+    # the map's uncertainty as a log-odds variance (delta method; it is small)
+    var_map = (
+        dx**2 * cov[..., 0, 0] + 2.0 * dx * dmean * cov[..., 0, 1] + dmean**2 * cov[..., 1, 1]
+    ) / np.maximum(dmean, 1e-12) ** 2
+    # A group without rows (a class the model never predicts in the pool) has no
+    # averages: its prior is the flat 0.5 above, with no map uncertainty.
+    var_map = np.where(np.isfinite(var_map), var_map, 0.0)
+    if prior.strength == "auto":
+        s2 = var_map[..., None] + tau_grid(prior) ** 2  # (n_runs, G, T)
+        mean_t, var_t = _logit_normal_moments(logit(m_all)[..., None], s2)
+        k = _strength_of(mean_t, var_t)
+        a, b = k * mean_t, k * (1.0 - mean_t)
+        s, n = successes[..., None], trials[..., None]
+        loglik = (betaln(a + s, b + n - s) - betaln(a, b)).sum(axis=1)  # (n_runs, T)
+        weight = np.exp(loglik - loglik.max(axis=1, keepdims=True))
+        weight = (weight / weight.sum(axis=1, keepdims=True))[:, None, :]
+        # Each tau gives the unlabeled rows' accuracy a Beta prior, shrunk for
+        # the finite pool, and a conjugate posterior; the group's posterior is
+        # the mixture of those posteriors under tau's posterior weights.
+        mean_t, var_t = _logit_normal_moments(logit(m)[..., None], s2)
+        pool = (n_unlabeled + trials)[..., None]
+        k = _strength_of(mean_t, var_t)
+        kappa = np.maximum(k * n_unlabeled[..., None] / (k + pool), EMPTY)
+        a, b = kappa * mean_t + s, kappa * (1.0 - mean_t) + (n - s)
+        post_mean = a / (a + b)
+        post_var = a * b / ((a + b) ** 2 * (a + b + 1.0))
+        mean = (weight * post_mean).sum(axis=2)
+        var = (weight * (post_var + post_mean**2)).sum(axis=2) - mean**2
+        tau2 = weight[:, 0, :] @ tau_grid(prior) ** 2
+        alpha, beta = _prior_of_posterior(mean, var, successes, trials)
+        return alpha, beta, tau2
+    strength = np.full(m.shape, float(prior.strength))
+    tau2 = np.zeros(m.shape[0])
+    pool = n_unlabeled + trials
+    kappa = np.maximum(strength * n_unlabeled / (strength + pool), EMPTY)
+    return kappa * m, kappa * (1.0 - m), tau2
+
+
+def map_passes(prior):
+    """``last`` flags of the map fits: groups as random effects needs a second one."""
+    return (False, True) if prior.strength == "auto" else (True,)

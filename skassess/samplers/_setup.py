@@ -12,6 +12,7 @@ from ..metrics import (
     NestedDirichletPosterior,
 )
 from ..utils import check_classes, check_predictions, check_scores, top1
+from ..utils._sklearn_compat import validate_estimator_params
 from ._base import GroupStrategy, QueryStrategy
 from ._epsilon_greedy import EpsilonGreedy
 from ._lucb import LUCBSampling
@@ -54,7 +55,7 @@ def default_estimator(task):
 def make_strategy(strategy, *, top_m=1):
     """A strategy object from its name, or the (validated) object itself."""
     if isinstance(strategy, QueryStrategy):
-        strategy._validate_params()
+        validate_estimator_params(strategy)
         return strategy
     if not isinstance(strategy, str) or strategy not in STRATEGIES:
         raise ValueError(

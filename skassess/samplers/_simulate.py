@@ -22,10 +22,11 @@ from sklearn.utils import Bunch
 
 from ..metrics import BayesianCalibrationError
 from ..utils import check_classes, check_labels, validate_params
-from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
+from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, validate_estimator_params
 from ._base import GroupStrategy, QueryStrategy
 from ._calibrated_prior import CalibratedPrior
 from ._evaluate import EVALUATIONS, make_evaluator
+from ._prior_update import PooledPriorUpdate
 from ._rewards import TASKS
 from ._setup import (
     STRATEGIES,
@@ -162,7 +163,8 @@ def simulate(
     """
     estimator = clone(default_estimator(task) if estimator is None else estimator)
     prior = estimator.get_params().get("prior")
-    kind = estimator._prior_kind() if hasattr(estimator, "_prior_kind") else prior
+    # "auto" is the calibrated prior wherever an estimator offers it (BayesianAccuracy)
+    kind = "calibrated" if isinstance(prior, str) and prior == "auto" else prior
     if isinstance(kind, str) and kind in ("hierarchical", "calibrated"):
         raise ValueError(
             f"simulate does not refit the {kind} prior as labels arrive (each run would "
@@ -232,8 +234,8 @@ def simulate(
                 "BayesianCalibrationError with classwise=False)."
             )
         prior_update = clone(prior_update)
-        prior_update._validate_params()
-        prior_update._fit_pool(scores, pred, cell, len(estimator.groups_))
+        validate_estimator_params(prior_update)
+        prior_update = PooledPriorUpdate(prior_update, scores, pred, cell, len(estimator.groups_))
         pool_data["rows"] = rows_by_arm
         pool_data["correct"] = (pred == y).astype(np.float64)
     logs = np.unique(np.r_[np.arange(log_every, budget + 1, log_every), budget])
@@ -317,9 +319,6 @@ def _run_chunk_unchecked(
     out = np.empty((n_runs, len(logs)))
     log_at = dict(zip(logs.tolist(), range(len(logs)), strict=False))
     for t in range(budget):
-        if prior_update is not None and prior_update._due(t):
-            rows = pool["rows"][np.take_along_axis(order, chosen[:, :t], axis=1)]
-            state = prior_update._update_state(state, rows, pool["correct"])
         arm = strategy.choose(setup.task, state, size - taken, rng)
         pos = start[arm] + taken[runs, arm]
         cells = arm if cell_seq is None else cell_seq[runs, pos]
@@ -327,6 +326,11 @@ def _run_chunk_unchecked(
         taken[runs, arm] += 1
         if chosen is not None:
             chosen[:, t] = pos
+        # the prior is refitted on the t + 1 labels before they are scored, as
+        # ActiveAssessor refits after each tell
+        if prior_update is not None and prior_update.due(t + 1):
+            rows = pool["rows"][np.take_along_axis(order, chosen[:, : t + 1], axis=1)]
+            state = prior_update.update(state, rows, pool["correct"])
         if t + 1 in log_at:
             out[:, log_at[t + 1]] = evaluator(state)
     return out

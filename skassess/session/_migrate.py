@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 
 from ..exceptions import SessionError
-from ._spec import SpecError, _registry, encode_estimator
+from ._spec import SpecError, encode_estimator, estimator_registry
 from ._store import FORMAT_VERSION, SessionStore
 
 __all__ = ["migrate_session"]
@@ -143,7 +143,7 @@ class _RestrictedUnpickler(pickle.Unpickler):
             return super().find_class(module, name)
         if module == "skassess" or module.startswith("skassess."):
             obj = super().find_class(module, name)
-            if obj in _registry().values():
+            if obj in estimator_registry().values():
                 return obj
         raise pickle.UnpicklingError(
             f"the stored assessor names {module}.{name}, which is neither a skassess estimator "

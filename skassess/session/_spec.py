@@ -36,7 +36,7 @@ class SpecError(ValueError):
     """A stored estimator cannot be encoded or rebuilt."""
 
 
-def _registry():
+def estimator_registry():
     # Built at use: the public estimator and strategy classes of the subpackages
     # the session sits on (session imports them already, so no cycle).
     from .. import calibration, metrics, samplers
@@ -52,7 +52,7 @@ def _registry():
 
 def spec_class_name(cls):
     """The name a class is stored under: skassess's public path, else module.qualname."""
-    for name, known in _registry().items():
+    for name, known in estimator_registry().items():
         if known is cls:
             return name
     return f"{cls.__module__}.{cls.__qualname__}"
@@ -117,7 +117,7 @@ def estimator_from_spec(spec, where="assessor"):
         or not isinstance(spec["params"], dict)
     ):
         raise SpecError(f"{where}: not a stored estimator.")
-    cls = _registry().get(spec["class"])
+    cls = estimator_registry().get(spec["class"])
     if cls is None:
         raise SpecError(
             f"{where}: the class {spec['class']!r} is not one skassess rebuilds from a file "

@@ -22,6 +22,21 @@ from sklearn.utils._param_validation import (
 from sklearn.utils._param_validation import validate_params as sklearn_validate_params
 from sklearn.utils.validation import _check_sample_weight as check_sample_weight
 
+
+def validate_estimator_params(estimator):
+    """Check a parameter object's parameters against its ``_parameter_constraints``.
+
+    What ``BaseEstimator._validate_params`` does when ``fit`` starts, for an
+    object a class receives as a parameter (a query strategy, a prior update)
+    and uses without fitting it.
+    """
+    validate_parameter_constraints(
+        estimator._parameter_constraints,
+        estimator.get_params(deep=False),
+        caller_name=type(estimator).__name__,
+    )
+
+
 __all__ = [
     "HasMethods",
     "Interval",
@@ -31,5 +46,6 @@ __all__ = [
     "check_sample_weight",
     "make_constraint",
     "sklearn_validate_params",
+    "validate_estimator_params",
     "validate_parameter_constraints",
 ]

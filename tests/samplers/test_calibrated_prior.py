@@ -124,6 +124,7 @@ def test_simulate_and_prior_for_give_the_same_prior():
     _, prior = _prior(X, y, labeled)
     cp = CalibratedPrior(n_nodes=4096)
     est = BayesianAccuracy(prior="informative").fit(X)
+    from skassess.samplers._prior_update import PooledPriorUpdate
     from skassess.samplers._setup import Setup, initial_state
 
     setup = Setup(est, "estimate")
@@ -132,9 +133,9 @@ def test_simulate_and_prior_for_give_the_same_prior():
     state = state.record(
         (np.zeros(60, dtype=np.intp), pred[labeled_rows]), (pred == y)[labeled_rows].astype(float)
     )
-    cp._fit_pool(X, pred, pred, X.shape[1])
-    cp.center_ = CalibratedPrior().fit(X, np.where(labeled, y, -1)).center_
-    out = cp._update_state(state, labeled_rows[None], (pred == y).astype(float))
+    update = PooledPriorUpdate(cp, X, pred, pred, X.shape[1])
+    update.center_ = CalibratedPrior().fit(X, np.where(labeled, y, -1)).center_
+    out = update.update(state, labeled_rows[None], (pred == y).astype(float))
     assert out.alpha[0] == pytest.approx(prior[:, 0] + state.successes[0], rel=0.02)
     assert out.beta[0] == pytest.approx(
         prior[:, 1] + state.trials[0] - state.successes[0], rel=0.02

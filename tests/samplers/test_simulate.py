@@ -147,3 +147,66 @@ def test_fit_llo_recovers_known_parameters():
     # The sampling sd of the slope is about 0.02: 95 % of fits within 2 sd.
     assert np.mean(np.abs(slope - a) < 2 * slope.std()) > 0.9
     assert abs(slope.mean() - a) < 0.01 and abs(intercept.mean() - b) < 0.01
+
+
+@pytest.mark.parametrize(
+    "task, prior_update",
+    [("least_accurate", None), ("estimate", None), ("least_accurate", "calibrated")],
+)
+def test_simulate_equals_active_assessor_on_the_same_labels(task, prior_update):
+    # simulate's vectorized loop and ActiveAssessor's ask/tell loop are two
+    # implementations of one labeling loop. A greedy strategy (epsilon=0) on
+    # groups whose priors differ chooses the same group at every step in both;
+    # every row of a group has the same confidence and outcome, so which row of
+    # the group is labeled does not matter, and the posteriors must agree after
+    # each label (with the calibrated prior refitted after each, too).
+    from skassess.samplers import ActiveAssessor, EpsilonGreedy
+
+    K, per = 4, 40
+    pred = np.repeat(np.arange(K), per)
+    conf = np.repeat([0.55, 0.7, 0.8, 0.9], per)
+    X = np.full((K * per, K), 0.0)
+    X[np.arange(K * per), pred] = conf
+    X[np.arange(K * per), (pred + 1) % K] = 1.0 - conf
+    right = np.repeat([True, False, True, False], per)
+    y = np.where(right, pred, (pred + 1) % K)
+    budget = 25
+    update = None if prior_update is None else CalibratedPrior()
+
+    def group_mean(g):
+        def evaluate(state):
+            return state.mean()[:, g]
+
+        return evaluate
+
+    simulated = np.column_stack(
+        [
+            simulate(
+                X,
+                y,
+                task=task,
+                strategy=EpsilonGreedy(epsilon=0.0),
+                estimator=BayesianAccuracy(prior="informative"),
+                prior_update=update,
+                budget=budget,
+                n_runs=2,
+                log_every=1,
+                evaluate=group_mean(g),
+                random_state=0,
+            ).by_run[0]
+            for g in range(K)
+        ]
+    )
+    assessor = ActiveAssessor(
+        task=task,
+        strategy=EpsilonGreedy(epsilon=0.0),
+        estimator=BayesianAccuracy(prior="informative"),
+        prior_update=update,
+        random_state=1,
+    ).fit(X)
+    stepped = []
+    for _ in range(budget):
+        i = assessor.query()
+        assessor.tell(i, y[i])
+        stepped.append(assessor.estimator_.posterior_.mean())
+    np.testing.assert_allclose(simulated, np.array(stepped), rtol=1e-9, atol=1e-12)
