@@ -628,3 +628,140 @@ def test_readme_commands_run(tmp_path, monkeypatch, capsys):
         monkeypatch.setattr("sys.stdin", io.StringIO(""))  # the interactive run quits at EOF
         assert main(command) == 0, (command, capsys.readouterr().err)
     assert (tmp_path / "report.html").exists() and (tmp_path / "s.sqlite.labels.csv").exists()
+
+
+@pytest.fixture
+def two_models(tmp_path):
+    """Two models' scores files on the same 300 items (rows in different orders), an oracle."""
+    rng = np.random.default_rng(0)
+    n, classes = 300, ["cat", "dog", "eel"]
+    y = rng.integers(0, 3, n)
+    ids = [f"i{i}" for i in range(n)]
+    paths = []
+    for name, acc, seed in (("vendor", 0.85, 1), ("ours", 0.7, 2)):
+        r = np.random.default_rng(seed)
+        s = r.dirichlet(np.ones(3), n)
+        pred = np.where(r.random(n) < acc, y, (y + 1) % 3)
+        s[np.arange(n), pred] += 1.5
+        s /= s.sum(axis=1, keepdims=True)
+        frame = pd.DataFrame({"id": ids, **{f"score_{c}": s[:, k] for k, c in enumerate(classes)}})
+        if name == "vendor":  # 10 labels known already, in one of the files
+            frame["label"] = [classes[v] if i < 10 else "" for i, v in enumerate(y)]
+        path = tmp_path / f"{name}.csv"
+        frame.sample(frac=1.0, random_state=seed).to_csv(path, index=False)
+        paths.append(path)
+    oracle = tmp_path / "truth.csv"
+    pd.DataFrame({"id": ids, "label": [classes[v] for v in y]}).to_csv(oracle, index=False)
+    return paths, oracle
+
+
+def test_label_compare_models_resumes_and_exports(two_models, tmp_path, capsys):
+    (vendor, ours), oracle = two_models
+    session = tmp_path / "m.sqlite"
+    base = ["label", str(vendor), str(ours), "--session", str(session), "--oracle", str(oracle)]
+    base += ["--seed", "0", "--no-progress"]
+    assert main([*base, "--task", "compare-models", "--budget", "25"]) == 0
+    out = capsys.readouterr().out
+    assert "task compare_models, strategy top_two" in out and "10 labeled in the file" in out
+    assert "Posterior per model" in out and re.search(r"^vendor\s", out, re.M)
+    # resuming (the stored task) goes on to the same state as one run to the budget
+    assert main([*base, "--budget", "40"]) == 0
+    resumed = capsys.readouterr().out
+    assert "resumed; 25 labels so far" in resumed
+    straight = tmp_path / "straight.sqlite"
+    args = [*base[:4], str(straight), *base[5:], "--task", "compare_models", "--budget", "40"]
+    assert main(args) == 0
+    assert (
+        capsys.readouterr().out.split("Posterior per model")[1].split("Saved")[0]
+        == (resumed.split("Posterior per model")[1].split("Saved")[0])
+    )
+    events, info, _ = LabelingSession.read_events(session)
+    assert LabelingSession.read_events(straight)[0]["item_id"].tolist() == (
+        events["item_id"].tolist()
+    )
+    assert info["models"] == ["vendor", "ours"] and len(info["sha256"]) == 2
+    assert (events["kind"] == "label").sum() == 40  # the budget counts the session's labels
+    post = tmp_path / "post.json"
+    assert main(["export", str(session), "--posterior", str(post)]) == 0
+    exported = json.loads(post.read_text())
+    assert [r["model"] for r in exported["posterior"]] == ["vendor", "ours"]
+    assert exported["answer"]["text"].startswith("best: ")
+    # the report assesses one model: refused with the way out
+    capsys.readouterr()
+    assert main(["report", str(vendor), "--session", str(session), "-o", "r.html"]) == 2
+    assert "comparison of models" in capsys.readouterr().err
+
+
+def test_label_compare_models_with_an_oracle_command(two_models, tmp_path, capsys):
+    (vendor, ours), oracle = two_models
+    script = tmp_path / "oracle.py"
+    script.write_text(
+        "import json, sys\n"
+        "import pandas as pd\n"
+        f"truth = pd.read_csv({str(oracle)!r}).set_index('id')['label']\n"
+        "for line in sys.stdin:\n"
+        "    item = json.loads(line)\n"
+        "    assert set(item['predicted']) == {'vendor', 'ours'}, item\n"
+        "    assert set(item['scores']['ours']) == {'cat', 'dog', 'eel'}, item\n"
+        "    print(truth[item['id']], flush=True)\n"
+    )
+    session = tmp_path / "c.sqlite"
+    command = f"{sys.executable} {script}"
+    args = ["label", str(vendor), str(ours), "--session", str(session), "--task"]
+    args += ["compare_models", "--oracle-command", command, "--budget", "15", "--no-progress"]
+    assert main(args) == 0
+    events, _, _ = LabelingSession.read_events(session)
+    assert (events["kind"] == "label").sum() == 15
+
+
+@pytest.mark.parametrize(
+    "change, extra, message",
+    [
+        ("one_file", ["--task", "compare_models"], "give one scores file per model"),
+        ("none", [], "several files are the models of --task compare_models"),
+        ("none", ["--task", "compare_models", "--strategy", "thompson"], "got --strategy thompson"),
+        ("none", ["--task", "compare_models", "--compare", "a", "b"], "takes no --compare"),
+        ("none", ["--task", "compare_models", "--group", "id"], "takes no --group"),
+        ("none", ["--task", "compare_models", "--report", "r.html"], "assesses one model"),
+        ("missing_id", ["--task", "compare_models"], "lacks the id 'i5'"),
+        ("classes", ["--task", "compare_models"], "must score the same classes"),
+        ("clash", ["--task", "compare_models"], "item 'i3': "),
+    ],
+)
+def test_label_compare_models_errors(two_models, tmp_path, capsys, change, extra, message):
+    (vendor, ours), oracle = two_models
+    frame = pd.read_csv(ours, keep_default_na=False)
+    if change == "missing_id":
+        frame = frame[frame["id"] != "i5"]
+    elif change == "classes":
+        frame = frame.rename(columns={"score_eel": "score_fox"})
+    elif change == "clash":
+        vendor_label = pd.read_csv(vendor).set_index("id")["label"]["i3"]
+        frame["label"] = ""
+        frame.loc[frame["id"] == "i3", "label"] = "dog" if vendor_label != "dog" else "cat"
+    frame.to_csv(ours, index=False)
+    files = [str(vendor)] if change == "one_file" else [str(vendor), str(ours)]
+    session = tmp_path / "bad.sqlite"
+    args = ["label", *files, "--session", str(session), "--oracle", str(oracle), *extra]
+    assert main(args) == 2
+    assert message in capsys.readouterr().err
+    assert not session.exists()
+
+
+def test_label_model_strategy_refused_for_other_tasks(example, tmp_path, capsys):
+    scores, labels = example
+    args = ["label", str(scores), "--session", str(tmp_path / "s.sqlite"), "--oracle", str(labels)]
+    assert main([*args, "--strategy", "disagreement"]) == 2
+    assert "is a strategy of --task compare_models" in capsys.readouterr().err
+
+
+def test_an_item_of_a_model_comparison_shows_each_models_prediction(two_models):
+    from skassess.cli._label import _describe
+    from skassess.cli._models import ModelsFile
+
+    paths, _ = two_models
+    table = ModelsFile(paths, {}).read()
+    assert table.scores.shape == (300, 2, 3)
+    text = _describe(0, table, table.classes)
+    assert re.search(r"vendor predicts: (cat|dog|eel) \(0\.\d{3}\)", text)
+    assert re.search(r"ours predicts: (cat|dog|eel) \(0\.\d{3}\)", text)

@@ -28,13 +28,26 @@ FILE_OPTIONS = (
 )
 
 
-def add_file_arguments(parser, *, groups=True, display=False):
-    """The scores file and how its columns are read (None = auto-detect)."""
-    parser.add_argument(
-        "scores",
-        metavar="SCORES",
-        help="scores file: CSV (.csv, .csv.gz, .tsv) or Parquet (.parquet)",
-    )
+def add_file_arguments(parser, *, groups=True, display=False, several=False):
+    """The scores file and how its columns are read (None = auto-detect).
+
+    ``several``: one file or more (one per model, for a model comparison).
+    """
+    if several:
+        parser.add_argument(
+            "scores",
+            metavar="SCORES",
+            nargs="+",
+            help="scores file: CSV (.csv, .csv.gz, .tsv) or Parquet (.parquet); with "
+            "--task compare_models, one file per model, with the same items (matched by "
+            "id) and classes",
+        )
+    else:
+        parser.add_argument(
+            "scores",
+            metavar="SCORES",
+            help="scores file: CSV (.csv, .csv.gz, .tsv) or Parquet (.parquet)",
+        )
     cols = parser.add_argument_group("columns of SCORES (auto-detected when not given)")
     cols.add_argument(
         "--id-column",

@@ -4,7 +4,8 @@ from pathlib import Path
 
 from ..exceptions import SessionError
 from ..session import LabelingSession, file_checksum
-from ._common import dump_json, open_scores
+from ._common import dump_json
+from ._label import named_groups, open_pool
 
 
 def add_parser(sub):
@@ -23,7 +24,11 @@ def add_parser(sub):
         help="posterior JSON (default: SESSION.posterior.json; '-': stdout)",
     )
     p.add_argument(
-        "--scores", metavar="FILE", help="the scores file, if it moved since the session started"
+        "--scores",
+        metavar="FILE",
+        nargs="+",
+        help="the scores file, if it moved since the session started (a model "
+        "comparison's: each model's file, in the session's order)",
     )
     p.set_defaults(func=run)
 
@@ -42,11 +47,20 @@ def run(args):
     scores = args.scores or info.get("input")
     if scores is None:
         raise SessionError(f"{path}: the session stores no scores file; pass --scores.")
-    if not Path(scores).is_file():
-        raise SessionError(f"{scores}: the session's scores file is not there; pass --scores.")
-    if info.get("sha256") and file_checksum(scores) != info["sha256"]:
-        raise SessionError(f"{scores} is not the file the session labeled (its SHA-256 differs).")
-    sf = open_scores(scores, info["options"])
+    paths = [scores] if isinstance(scores, str) else list(scores)
+    stored = info.get("sha256")
+    stored = [stored] if isinstance(stored, str) else stored
+    if stored and len(stored) != len(paths):
+        raise SessionError(
+            f"{path}: the session labeled {len(stored)} scores file(s); {len(paths)} were given."
+        )
+    for i, file in enumerate(paths):
+        if not Path(file).is_file():
+            raise SessionError(f"{file}: the session's scores file is not there; pass --scores.")
+        if stored and file_checksum(file) != stored[i]:
+            raise SessionError(f"{file} is not the file the session labeled (its SHA-256 differs).")
+    models = info.get("settings", {}).get("task") == "compare_models"
+    sf = open_pool(paths, info["options"], models=models)
     table = sf.read()
     group = table.groups[sf.group_columns[0]].to_numpy() if sf.group_columns else None
     with LabelingSession(
@@ -57,13 +71,11 @@ def run(args):
         ids=table.ids,
         group_names=None if group is not None else sf.classes,
     ) as session:
-        from ._label import named_groups
-
         summary = named_groups(session.summary(), session.assessor_, sf)
         answer = session.answer()
         out = {
             "session": str(path),
-            "scores": str(scores),
+            "scores": paths[0] if len(paths) == 1 else paths,
             "sha256": info.get("sha256"),
             "settings": info.get("settings"),
             "n_labeled_in_session": session.n_labeled,

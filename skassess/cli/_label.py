@@ -8,11 +8,19 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import SessionError
-from ..metrics import BayesianAccuracy, anytime_accuracy_interval
-from ..samplers import STRATEGY_NAMES, TASKS, ActiveAssessor, ActiveTester, StopRule
+from ..metrics import BayesianAccuracy, BayesianModelComparison, anytime_accuracy_interval
+from ..samplers import (
+    STRATEGY_NAMES,
+    TASKS,
+    ActiveAssessor,
+    ActiveModelSelector,
+    ActiveTester,
+    StopRule,
+)
 from ..session import LabelingSession
 from ..utils import check_scores, warn
 from ._common import add_file_arguments, file_options, open_scores, print_table
+from ._models import ModelsFile
 from ._oracle import CommandOracle, OracleQuit, read_oracle
 
 #: Settings that fix the query sequence: given again on resuming, they must not change.
@@ -25,6 +33,10 @@ DEFAULTS = {
     "seed": None,
     "metrics": None,
 }
+#: The command's tasks: the samplers' and a comparison of models (one scores file per model).
+LABEL_TASKS = (*TASKS, "compare_models")
+#: ActiveModelSelector's strategies (its default first).
+MODEL_STRATEGIES = ("top_two", "disagreement", "random")
 #: Tasks whose answer --stop-probability confirms with anytime-valid intervals.
 CERTIFIED_TASKS = ("least_accurate", "most_accurate", "compare")
 COMMANDS = {
@@ -49,7 +61,7 @@ def add_parser(sub):
         "resumes where it stopped, with the same next item. With --oracle the labels come "
         "from a file instead of the keyboard.",
     )
-    add_file_arguments(p, display=True)
+    add_file_arguments(p, display=True, several=True)
     s = p.add_argument_group("session")
     s.add_argument(
         "--session",
@@ -60,16 +72,20 @@ def add_parser(sub):
     )
     s.add_argument(
         "--task",
-        choices=TASKS,
+        choices=LABEL_TASKS,
+        type=lambda text: text.replace("-", "_"),
         help="what the labels are for (default estimate); least_accurate: find "
-        "the least accurate group; compare: compare --compare A B",
+        "the least accurate group; compare: compare --compare A B; compare_models: "
+        "find the most accurate of several models, one SCORES file per model "
+        "(ActiveModelSelector)",
     )
     s.add_argument(
         "--strategy",
-        choices=STRATEGY_NAMES,
+        choices=sorted({*STRATEGY_NAMES, *MODEL_STRATEGIES}),
         help="how the next item is chosen (default thompson; lucb for "
         "least_accurate, most_accurate and compare sessions started with "
-        "--stop-probability)",
+        "--stop-probability; compare_models: top_two, disagreement or random, "
+        "default top_two)",
     )
     s.add_argument("--compare", nargs=2, metavar=("A", "B"), help="the two groups to compare")
     s.add_argument(
@@ -172,6 +188,26 @@ def _settings(args, path):
                 )
             fixed["strategy"] = "variance"  # ActiveTester's draw, stored for the record
             fixed["task"] = "metrics"
+        if fixed["task"] == "compare_models":
+            given = [f"--{k}" for k in ("compare", "rope") if fixed[k] is not None]
+            given += ["--anytime"] if args.anytime else []
+            if given:
+                raise ValueError(
+                    f"--task compare_models compares models with ActiveModelSelector, "
+                    f"which takes no {given[0]}."
+                )
+            if fixed["strategy"] is None:
+                fixed["strategy"] = MODEL_STRATEGIES[0]
+            elif fixed["strategy"] not in MODEL_STRATEGIES:
+                raise ValueError(
+                    f"--task compare_models chooses items with one of {MODEL_STRATEGIES}; "
+                    f"got --strategy {fixed['strategy']}."
+                )
+        elif fixed["strategy"] in set(MODEL_STRATEGIES) - set(STRATEGY_NAMES):
+            raise ValueError(
+                f"--strategy {fixed['strategy']} is a strategy of --task compare_models; "
+                f"task {fixed['task'] or DEFAULTS['task']} takes one of {STRATEGY_NAMES}."
+            )
         if fixed["strategy"] is None and args.anytime:
             fixed["strategy"] = "random"  # the anytime interval needs uniform draws
         if (
@@ -190,6 +226,12 @@ def _settings(args, path):
 
 def _assessor(fixed, sf, group):
     classes = sf.classes
+    if fixed["task"] == "compare_models":
+        return ActiveModelSelector(
+            BayesianModelComparison(model_names=list(sf.models), random_state=fixed["seed"]),
+            strategy=fixed["strategy"],
+            random_state=fixed["seed"],
+        )
     if fixed.get("metrics"):
         if group is not None:
             raise ValueError("--metrics estimates metrics over all items; it takes no --group.")
@@ -222,6 +264,11 @@ def _describe(row, table, classes, width=400):
         value = str(table.display[col].iloc[row])
         lines.append(f"  {col}: {value[:width]}{'...' if len(value) > width else ''}")
     s = table.scores[row]
+    if np.ndim(s) == 2:  # one row of scores per model
+        for name, probs in zip(table.models, s, strict=True):
+            k = int(np.argmax(probs))
+            lines.append(f"  {name} predicts: {classes[k]} ({probs[k]:.3f})")
+        return "\n".join(lines)
     probs = np.array([1 - s, s]) if np.ndim(s) == 0 else np.asarray(s)
     top = np.argsort(-probs)[:3]
     shown = ", ".join(f"{classes[k]} {probs[k]:.3f}" for k in top)
@@ -342,7 +389,7 @@ def _anytime_text(session, table, level=0.95):
 def named_groups(summary, assessor, sf):
     """A summary indexed by class names (or the group column's name)."""
     summary = summary.copy()
-    if not isinstance(assessor, ActiveAssessor):  # ActiveTester: indexed by metric
+    if not isinstance(assessor, ActiveAssessor):  # indexed by metric, or by model name
         return summary
     if assessor.estimator_.grouping_.uses_group_by:
         summary.index.name = sf.group_columns[0] if sf.group_columns else "group"
@@ -362,14 +409,16 @@ def run(args):
 
     path = Path(args.session)
     options, fixed, stored = _settings(args, path)
-    sf = open_scores(args.scores, options)
+    models = fixed["task"] == "compare_models"
+    if models and args.report:
+        raise ValueError(
+            "--report: the HTML report assesses one model; for --task compare_models use "
+            "skassess export, whose JSON holds each model's posterior."
+        )
+    sf = open_pool(args.scores, options, models=models)
     checksum = sf.checksum()
     if stored is not None and stored["sha256"] != checksum:
-        raise SessionError(
-            f"{args.scores} changed since the session started (sha256 now {checksum[:16]}..., "
-            f"stored {stored['sha256'][:16]}...). Resume with the original file, or start a new "
-            "session file."
-        )
+        raise SessionError(changed_message(args.scores, checksum, stored["sha256"]))
     if len(sf.group_columns) > 1:
         raise ValueError("label takes at most one --group column.")
     if fixed.get("metrics") and (args.stop_probability is not None or args.anytime):
@@ -383,13 +432,16 @@ def run(args):
     table = sf.read()
     group = table.groups[sf.group_columns[0]].to_numpy() if sf.group_columns else None
     assessor = _assessor(fixed, sf, group)
+    inputs = [str(Path(p).resolve()) for p in args.scores]
     info = {
-        "input": str(Path(args.scores).resolve()),
+        "input": inputs if models else inputs[0],
         "sha256": checksum,
         "options": options,
         "settings": fixed,
         "classes": sf.classes,
     }
+    if models:
+        info["models"] = list(sf.models)
     # started before the session file is created: a command that cannot start leaves none
     oracle = (
         CommandOracle(args.oracle_command, table, sf.classes)
@@ -416,7 +468,8 @@ def run(args):
             f"{int((table.labels >= 0).sum()):,} labeled in the file."
         )
         budget, stop_p, stop_w = args.budget, args.stop_probability, args.stop_width
-        if stop_p is not None and not session.assessor_.certifies():
+        certifies = getattr(session.assessor_, "certifies", None)
+        if stop_p is not None and not (certifies is not None and certifies()):
             warn(
                 f"--stop-probability with task {fixed['task']} and strategy "
                 f"{fixed['strategy']} stops on the posterior probability alone, which does "
@@ -453,6 +506,8 @@ def run(args):
         title = (
             "Posterior per group"
             if isinstance(session.assessor_, ActiveAssessor)
+            else "Posterior per model (p_best: the probability that it is the most accurate)"
+            if models
             else "Estimates (difference estimator, 95% confidence intervals)"
         )
         print_table(
@@ -460,7 +515,16 @@ def run(args):
             summary[
                 [
                     c
-                    for c in ("n_labeled", "weight", "mean", "estimate", "se", "lower", "upper")
+                    for c in (
+                        "n_labeled",
+                        "weight",
+                        "mean",
+                        "estimate",
+                        "se",
+                        "lower",
+                        "upper",
+                        "p_best",
+                    )
                     if c in summary
                 ]
             ],
@@ -475,3 +539,35 @@ def run(args):
             print(f"Wrote the report to {args.report}")
     sys.stdout.flush()
     return 0
+
+
+def open_pool(paths, options, *, models=False):
+    """The scores file of a session, or the models' files of a model comparison."""
+    paths = [paths] if isinstance(paths, str) else list(paths)
+    if models:
+        return ModelsFile(paths, options)
+    if len(paths) > 1:
+        raise ValueError(
+            f"{len(paths)} scores files were given: several files are the models of "
+            "--task compare_models; the other tasks label one file."
+        )
+    return open_scores(paths[0], options)
+
+
+def changed_message(paths, now, stored):
+    """The error of a session whose scores file (or one of its models' files) changed."""
+    paths = [paths] if isinstance(paths, str) else list(paths)
+    now = [now] if isinstance(now, str) else list(now)
+    stored = [stored] if isinstance(stored, str) else list(stored or [])
+    if len(now) != len(stored):
+        return (
+            f"The session was started on {len(stored)} scores file(s); {len(now)} were given. "
+            "Resume with the original files, or start a new session file."
+        )
+    for path, a, b in zip(paths, now, stored, strict=True):
+        if a != b:
+            return (
+                f"{path} changed since the session started (sha256 now {a[:16]}..., stored "
+                f"{b[:16]}...). Resume with the original file, or start a new session file."
+            )
+    return "The scores files changed since the session started."  # pragma: no cover

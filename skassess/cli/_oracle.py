@@ -62,7 +62,9 @@ class CommandOracle:
     and one line is read from its standard output: a class name or number
     labels the item; an empty line or ``skip`` skips it; ``quit`` ends the
     session (every label given so far is kept). Its standard error goes to
-    the terminal.
+    the terminal. With ``--task compare_models`` ``predicted`` and ``scores``
+    hold one entry per model: ``{"vendor": "Shirt", ...}`` and ``{"vendor":
+    {"T-shirt/top": 0.12, ...}, ...}``.
 
     Parameters
     ----------
@@ -97,6 +99,21 @@ class CommandOracle:
     def item(self, row):
         """The JSON object sent for pool row ``row``."""
         s = self.table.scores[row]
+        display = {str(c): str(self.table.display[c].iloc[row]) for c in self.table.display.columns}
+        if np.ndim(s) == 2:  # one row of scores per model (--task compare_models)
+            models = self.table.models
+            return {
+                "id": str(self.table.ids[row]),
+                "row": int(row),
+                "predicted": {
+                    m: self.classes[int(np.argmax(p))] for m, p in zip(models, s, strict=True)
+                },
+                "scores": {
+                    m: {c: float(v) for c, v in zip(self.classes, p, strict=True)}
+                    for m, p in zip(models, s, strict=True)
+                },
+                "display": display,
+            }
         probs = np.array([1 - s, s]) if np.ndim(s) == 0 else np.asarray(s)
         return {
             "id": str(self.table.ids[row]),

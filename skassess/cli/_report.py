@@ -69,6 +69,11 @@ def run(args):
         )
     else:
         _, info, _ = LabelingSession.read_events(args.session)
+        if info.get("settings", {}).get("task") == "compare_models":
+            raise SessionError(
+                f"{args.session} is a comparison of models; the HTML report assesses one "
+                "model. Use skassess export for each model's posterior."
+            )
         stored = info.get("options", {})
         options = {k: stored.get(k) if v is None else v for k, v in options.items()}
         sf = open_scores(args.scores, options)
