@@ -1,7 +1,7 @@
 from hypothesis import settings
 from threadpoolctl import threadpool_limits
 
-collect_ignore = ["docs/conf.py", "benchmarks", "examples"]
+collect_ignore = ["docs/conf.py", "docs/auto_examples", "benchmarks", "examples"]
 
 # The suite runs on as many processes as there are cores (pytest-xdist, "-n auto"); one BLAS
 # thread per process keeps them from competing for the same cores.

@@ -14,9 +14,21 @@ extensions = [
     "sphinx.ext.mathjax",
     "numpydoc",
     "myst_parser",
+    "sphinx_gallery.gen_gallery",
 ]
+# The examples run when the docs are built; their figures are the gallery's.
+sphinx_gallery_conf = {
+    "examples_dirs": "../examples",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"\.py$",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "reference_url": {"skassess": None},
+    "doc_module": ("skassess",),
+    "backreferences_dir": None,
+}
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = ["_build", "generated/*.examples", "_includes"]
+exclude_patterns = ["_build", "generated/*.examples", "_includes", "sg_execution_times.rst"]
 autosummary_generate = True
 autodoc_default_options = {
     "members": True,

@@ -1,7 +1,10 @@
-"""Choose the prior by cross-validated log predictive score with GridSearchCV.
+"""
+Choose the prior by cross-validated log predictive score
+========================================================
 
 ``score`` is the mean log posterior predictive probability of held-out labels,
-so GridSearchCV can choose the prior family and strength. A well-calibrated
+so :class:`~sklearn.model_selection.GridSearchCV` can choose the prior family
+and strength. A well-calibrated
 model (logistic regression) earns a strong informative prior; an over-confident
 one (Gaussian naive Bayes) does not.
 """
