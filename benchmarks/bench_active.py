@@ -246,7 +246,7 @@ def table5(X, y, args, published):
 
     def est(prior):
         return BayesianCalibrationError(
-            n_bins=n_bins, strategy="quantile", prior=prior, prior_strength=2.0
+            n_bins=n_bins, binning="quantile", prior=prior, prior_strength=2.0
         )
 
     methods = {

@@ -49,7 +49,7 @@ SETS = {
 }
 HELD_OUT = {"Bank age": ("bank_age", "y", "age", "adult")}  # for --tables prior only
 MODELS = {"MLP": "MultiLayerPerceptron", "LR": "LR", "RF": "RandomForest", "GNB": "GaussianNB"}
-METHODS = {"Freq": "frequentist", "BB": "beta-binomial", "BC": "bayesian-calibration"}
+METHODS = {"Freq": "frequentist", "BB": "beta_binomial", "BC": "bayesian_calibration"}
 UNLABELED = "expected"  # BayesianGroupMetrics(unlabeled=...); set by --unlabeled
 FIRST_SEED = 0  # seed of the first run; set by --first-seed
 EPS = None  # the calibrator's score clipping; None: its default (1e-3); set by --eps
@@ -111,7 +111,7 @@ def make_estimator(short, metrics, privileged, seed, unlabeled, prior_scale=1.0)
         calibrator = HierarchicalBetaCalibrator(prior_scale=prior_scale)
     if calibrator is not None and EPS is not None:
         calibrator.set_params(eps=EPS)
-    method = "bayesian-calibration" if short == "BC-NH" else METHODS[short]
+    method = "bayesian_calibration" if short == "BC-NH" else METHODS[short]
     extra = {} if P_POOLED is None else {"p_pooled": P_POOLED}
     return BayesianGroupMetrics(
         method,
@@ -349,8 +349,8 @@ def main():
     )
     parser.add_argument(
         "--bc-method",
-        choices=["bayesian-calibration", "calibrated"],
-        default="bayesian-calibration",
+        choices=["bayesian_calibration", "calibrated"],
+        default="bayesian_calibration",
         help="the BayesianGroupMetrics method of the BC columns (calibrated: "
         "the package's default)",
     )

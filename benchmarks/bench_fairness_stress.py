@@ -21,7 +21,7 @@ difference of accuracy ``A - B`` on the whole file (threshold 0.5). Kinds:
 Cells: coverage % of the 95 % interval of Delta accuracy / MAE x 100 of the
 posterior median (the estimate of least expected absolute error), for the
 method under test (``--method``: ``calibrated``, the default of
-``BayesianGroupMetrics``, or ``bayesian-calibration``, BC with the default
+``BayesianGroupMetrics``, or ``bayesian_calibration``, BC with the default
 calibrator) and BB (Beta(1, 1) per group), its MAE minus BB's with the
 standard error of that difference (both methods see the same labels in a
 run, so the difference is paired), and the share of its fits that raised a
@@ -46,7 +46,7 @@ from skassess.calibration import BayesianGroupMetrics
 from skassess.exceptions import SkassessWarning
 
 KINDS = ("moderate", "strong", "perfect", "near-perfect", "flipped")
-BC = "bayesian-calibration"
+BC = "bayesian_calibration"
 
 
 def make_file(kind, n, share, seed):
@@ -89,10 +89,10 @@ def one_run(kind, n, share, n_labeled, run, options, vary_files=False, tested=BC
     rows = labeled_rows(group, n_labeled, rng)
     y_obs[rows] = y[rows]
     out = {}
-    for method in (tested, "beta-binomial"):
+    for method in (tested, "beta_binomial"):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            extra = options if method != "beta-binomial" else {}
+            extra = options if method != "beta_binomial" else {}
             est = BayesianGroupMetrics(
                 method, metrics=("accuracy",), privileged="A", random_state=run, **extra
             )
@@ -157,7 +157,7 @@ def main():
         )
         truth = np.mean([r[0] for r in results])
         cells, errors_of = [], {}
-        for method in (args.method, "beta-binomial"):
+        for method in (args.method, "beta_binomial"):
             hits, errors, _ = (
                 np.array(v) for v in zip(*(r[1][method] for r in results), strict=True)
             )
@@ -165,7 +165,7 @@ def main():
             errors_of[method] = errors
             if method == args.method:
                 worst = min(worst, 100 * hits.mean())
-        excess = 100 * (errors_of[args.method] - errors_of["beta-binomial"])
+        excess = 100 * (errors_of[args.method] - errors_of["beta_binomial"])
         se = excess.std(ddof=1) / np.sqrt(len(excess)) if len(excess) > 1 else np.nan
         warned = np.mean([r[1][args.method][2] for r in results])
         print(

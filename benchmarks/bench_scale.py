@@ -4,7 +4,7 @@ Prints one line per case: seconds, the peak extra memory of the call
 (tracemalloc: numpy reports its arrays to it) and, where the old algorithm's
 size is known, the memory it needed as a ratio.
 
-* ``bgm``: ``BayesianGroupMetrics(method="bayesian-calibration")`` on n rows
+* ``bgm``: ``BayesianGroupMetrics(method="bayesian_calibration")`` on n rows
   (2 groups, 200 labels, 2000 draws). Drawing every unlabeled row's calibrated
   probability needed n_draws x n floats.
 * ``confusion``: ``BayesianConfusionMatrix`` and ``BayesianMisclassificationCost``
@@ -68,7 +68,7 @@ def bench_bgm(sizes, n_draws=2000):
         y = np.full(n, -1, dtype=np.int64)
         lab = rng.choice(n, 200, replace=False)
         y[lab] = rng.random(200) < s[lab]
-        est = BayesianGroupMetrics("bayesian-calibration", n_draws=n_draws, random_state=0)
+        est = BayesianGroupMetrics("bayesian_calibration", n_draws=n_draws, random_state=0)
         est, sec, peak = measure(lambda est=est, s=s, y=y, g=g: est.fit(s, y, sensitive_features=g))
         old = n_draws * (n - 200) * 8
         acc = est.summary().loc["accuracy"]

@@ -50,8 +50,8 @@ def main():
         LINEAR_SKEW_RATIOS, LinearSkewSplit(f, random_state=0).split(Xr), strict=True
     ):
         truth = np.mean(model.predict(Xr[batch]) == yr[batch])
-        p95 = pir.predict(Xr[batch], coverage=0.95)
-        p80 = pir.predict(Xr[batch], coverage=0.8)
+        p95 = pir.predict(Xr[batch], level=0.95)
+        p80 = pir.predict(Xr[batch], level=0.8)
         rows.append((r, truth, p95.accuracy, p95.lower, p95.upper, p80.lower, p80.upper))
         print(
             f"R = {r:4.2f}: true {truth:.3f}  predicted {p95.accuracy:.3f}  "

@@ -81,7 +81,7 @@ ESTIMATORS = [
     CALIBRATOR,
     ActiveAssessor(BayesianAccuracy(), random_state=0),
     CalibratedPrior(),
-    BayesianGroupMetrics("beta-binomial", n_draws=200, random_state=0),
+    BayesianGroupMetrics("beta_binomial", n_draws=200, random_state=0),
     BayesianModelComparison(n_draws=200, random_state=0),
     ActiveModelSelector(BayesianModelComparison(n_draws=200), random_state=0),
     ActiveTester(metrics=("accuracy",), random_state=0),

@@ -239,7 +239,7 @@ def test_displays_follow_calibration_display():
         assert plot["ax"].kind is inspect.Parameter.KEYWORD_ONLY
         assert plot["name"].kind is inspect.Parameter.KEYWORD_ONLY
     disp = ReliabilityDisplay.from_predictions(
-        y, scores, n_bins=4, strategy="quantile", name="model"
+        y, scores, n_bins=4, binning="quantile", name="model"
     )
     assert disp.line_ is disp.errorbar_[0] and disp.ax_.figure is disp.figure_
     with pytest.raises(TypeError):
@@ -297,7 +297,7 @@ def test_warnings_point_at_the_caller():
     p = np.r_[np.full(900, 0.99), np.linspace(0.5, 0.9, 100)]
     for method in ("fit", "partial_fit"):
         with pytest.warns(SkassessWarning, match="tied confidences") as record:
-            getattr(BayesianCalibrationError(n_bins=10, strategy="quantile"), method)(p)
+            getattr(BayesianCalibrationError(n_bins=10, binning="quantile"), method)(p)
         assert record[0].filename == __file__, method
     s = np.linspace(0.05, 0.95, 40)
     with pytest.warns(SkassessWarning, match="prior predictive") as record:
@@ -351,7 +351,7 @@ def test_every_public_function_validates_its_arguments_with_validate_params(func
 def _fitted_group_metrics():
     data = load_adult_scores("sex")
     y = np.where(np.arange(len(data.target)) < 200, data.target, -1)
-    return BayesianGroupMetrics(method="beta-binomial", n_draws=50, random_state=0).fit(
+    return BayesianGroupMetrics(method="beta_binomial", n_draws=50, random_state=0).fit(
         data.scores["LR"].to_numpy(), y, sensitive_features=data.sensitive["sex"]
     )
 
@@ -578,7 +578,7 @@ def _failed_refit_cases():
             (s1, yb[:5]),
         ),
         "BayesianGroupMetrics": (
-            BayesianGroupMetrics("beta-binomial", random_state=0),
+            BayesianGroupMetrics("beta_binomial", random_state=0),
             (s1, yb, groups),
             (s1, yb, groups[:5]),
         ),

@@ -500,7 +500,7 @@ def test_fuzz_samplers_and_fairness(data):
     _check("CalibratedPrior", prior.predict, ARGS, args={"X": X}, fitted=_is_fitted(prior))
     s2 = data.draw(_arg(st.just(_GOOD2[:, 1])))
     y2, g = data.draw(_arg(LABELS2)), data.draw(_arg(GROUPS))
-    bgm = BayesianGroupMetrics(method="beta-binomial", n_draws=30, random_state=0)
+    bgm = BayesianGroupMetrics(method="beta_binomial", n_draws=30, random_state=0)
     names = ARGS + ["sensitive_features", "rope"]
     _check(
         "BayesianGroupMetrics",

@@ -154,7 +154,7 @@ def test_a_tell_with_a_bad_label_records_nothing():
     [
         (CalibratedPrior(), lambda e, s, y: e.fit(s, y)),
         (
-            BayesianGroupMetrics(method="beta-binomial", n_draws=50, random_state=0),
+            BayesianGroupMetrics(method="beta_binomial", n_draws=50, random_state=0),
             lambda e, s, y: e.fit(
                 s[:, 0],
                 (y == 0).astype(int) * (y >= 0) - (y < 0),

@@ -2,11 +2,9 @@
 
 from ._group_metrics import BayesianGroupMetrics
 from ._hierarchical import HierarchicalBetaCalibrator
-from ._maps import EPS, MAPS, beta_calibration, fit_llo, log_odds
+from ._maps import beta_calibration, fit_llo, log_odds
 
 __all__ = [
-    "EPS",
-    "MAPS",
     "BayesianGroupMetrics",
     "HierarchicalBetaCalibrator",
     "beta_calibration",

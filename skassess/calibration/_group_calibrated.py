@@ -149,7 +149,7 @@ def calibrated_sums(metrics, s, y, codes, groups, index, rng, *, threshold, n_dr
                         f"metrics: {name!r} has a slope in y that differs between rows "
                         f"predicted {k}; method='calibrated' models the positives per "
                         "group and predicted class, so a metric's slope may depend on "
-                        "the prediction only. Use method='bayesian-calibration' for it."
+                        "the prediction only. Use method='bayesian_calibration' for it."
                     )
                 per_class.append(values[0] if values.size else 0.0)
             slopes.append(per_class)

@@ -32,14 +32,15 @@ from ..utils import (
     validated,
     warn,
 )
-from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
+from ..utils._deprecation import warn_deprecated
+from ..utils._sklearn_compat import Hidden, Interval, MissingValues, StrOptions
 from ._group_calibrated import calibrated_sums, metric_coefficients, prior_logit
 from ._hierarchical import HierarchicalBetaCalibrator
 
-METHODS = ("calibrated", "bayesian-calibration", "beta-binomial", "frequentist")
+METHODS = ("calibrated", "bayesian_calibration", "beta_binomial", "frequentist")
 #: ``p_pooled="auto"`` per method: even prior odds for the calibrated model, coverage
 #: first for BC (both measured on the stress suite, see the parameter's text).
-P_POOLED_AUTO = {"calibrated": 0.5, "bayesian-calibration": 0.2}
+P_POOLED_AUTO = {"calibrated": 0.5, "bayesian_calibration": 0.2}
 #: Floats in one block of calibrated draws (n_draws x rows): 32 MB.
 DRAW_BLOCK = 2**22
 
@@ -65,7 +66,7 @@ class BayesianGroupMetrics(BaseEstimator):
       its labels' Bayes factor weighs. A draw in which a group's condition
       holds on no row (TPR without positives) takes the file's rate of that
       draw. No MCMC.
-    * ``"bayesian-calibration"`` (BC, Ji et al. 2020, eq. 4.3): a
+    * ``"bayesian_calibration"`` (BC, Ji et al. 2020, eq. 4.3): a
       :class:`HierarchicalBetaCalibrator` is fitted per group on the labeled
       rows; each posterior draw of the calibration maps gives every unlabeled
       row a calibrated P(y = 1), which stands in for its unknown label. A
@@ -75,13 +76,13 @@ class BayesianGroupMetrics(BaseEstimator):
       or their expected terms), and the draw's value is their ratio. A
       group whose labels contradict the pooled calibration falls back, by
       Bayesian model averaging, on its own labels (``p_pooled``).
-    * ``"beta-binomial"`` (BB): a Beta(1, 1) prior per group updated with the
+    * ``"beta_binomial"`` (BB): a Beta(1, 1) prior per group updated with the
       labeled rows alone (for TPR: the labeled positives).
     * ``"frequentist"``: the labeled rows' empirical rate; no interval.
 
     Parameters
     ----------
-    method : {"calibrated", "bayesian-calibration", "beta-binomial", "frequentist"}, \
+    method : {"calibrated", "bayesian_calibration", "beta_binomial", "frequentist"}, \
 default="calibrated"
     metrics : sequence, default=("accuracy", "tpr", "fpr")
         Names from the rate table (:data:`skassess.metrics.RATES`: accuracy,
@@ -204,7 +205,7 @@ default="calibrated"
     >>> labeled = rng.choice(len(y), 60, replace=False)
     >>> y[labeled] = data.target.to_numpy()[labeled]
     >>> est = BayesianGroupMetrics(privileged="Male", random_state=0)
-    >>> est = est.fit(data.scores["LR"], y, sensitive_features=data.sensitive["sex"])
+    >>> est = est.fit(data.scores["LR"], y, group_by=data.sensitive["sex"])
     >>> table = est.differences()
     >>> list(table.columns)[:6]
     ['mean', 'median', 'lower', 'upper', 'p_positive', 'p_practically_fair']
@@ -240,7 +241,10 @@ default="calibrated"
         self.random_state = random_state
 
     _parameter_constraints = {
-        "method": [StrOptions(set(METHODS))],
+        "method": [
+            StrOptions(set(METHODS)),
+            Hidden(StrOptions({"bayesian-calibration", "beta-binomial"})),
+        ],
         "metrics": [str, list, tuple],
         "calibrator": [HierarchicalBetaCalibrator, None],
         "privileged": "no_validation",
@@ -257,8 +261,13 @@ default="calibrated"
     def _p_pooled(self):
         """The prior probability of the pooled model in use (``"auto"`` resolved)."""
         if self.p_pooled == "auto":
-            return P_POOLED_AUTO[self.method] if self.method in P_POOLED_AUTO else 1.0
+            method = self._method()
+            return P_POOLED_AUTO[method] if method in P_POOLED_AUTO else 1.0
         return self.p_pooled
+
+    def _method(self):
+        """``method`` with the deprecated hyphenated spellings read as the new ones."""
+        return self.method.replace("-", "_")
 
     def _checked_metrics(self):
         metrics = [self.metrics] if isinstance(self.metrics, str) else list(self.metrics)
@@ -281,7 +290,7 @@ default="calibrated"
 
     @validated
     @atomic(deep=False)
-    def fit(self, X, y=None, *, sensitive_features=None):
+    def fit(self, X, y=None, *, group_by=None, sensitive_features=None):
         """Posterior draws of every metric in every group.
 
         Parameters
@@ -291,14 +300,22 @@ default="calibrated"
         y : array-like of shape (n_samples,)
             True labels (0/1, or the two ``classes``), ``missing_label`` for
             unlabeled rows. Required.
+        group_by : array-like of shape (n_samples,)
+            The group (sensitive attribute) of each row. Required (or as
+            ``sensitive_features``).
         sensitive_features : array-like of shape (n_samples,)
-            The group (sensitive attribute) of each row. Required.
+            Alias of ``group_by``, as fairlearn names it.
 
         Returns
         -------
         self : BayesianGroupMetrics
         """
         reset_fitted(self)
+        if "-" in self.method:
+            warn_deprecated(
+                f"BayesianGroupMetrics(method={self.method!r})",
+                f"method={self._method()!r}",
+            )
         metrics = self._checked_metrics()
         if y is None:
             raise ValueError(
@@ -306,10 +323,17 @@ default="calibrated"
                 "mark the rows without a label with missing_label."
             )
         scores = check_scores(X)
-        if sensitive_features is None:
+        if group_by is not None and sensitive_features is not None:
             raise ValueError(
-                "sensitive_features is required: the group of each row, e.g. "
-                "fit(X, y, sensitive_features=data['sex'])."
+                "Pass group_by or its alias sensitive_features, not both: they name the "
+                "same argument."
+            )
+        name = "group_by" if sensitive_features is None else "sensitive_features"
+        group_by = group_by if sensitive_features is None else sensitive_features
+        if group_by is None:
+            raise ValueError(
+                "group_by is required: the group of each row, e.g. "
+                "fit(X, y, group_by=data['sex']) (sensitive_features= is an alias)."
             )
         if scores.shape[1] != 2:
             raise ValueError(
@@ -320,14 +344,14 @@ default="calibrated"
         n = len(s)
         classes = None if self.classes is None else check_classes(self.classes, 2)
         y = check_labels(y, n, 2, classes, missing_label=self.missing_label)
-        groups = check_group_by(sensitive_features, n, name="sensitive_features")
+        groups = check_group_by(group_by, n, name=name)
         encoder = GroupEncoder("group")
         codes = encoder.fit_transform(groups)
         index = encoder.categories_
         labels = [as_scalar(v) for v in index]
         if len(index) < 2:
             raise ValueError(
-                "sensitive_features must hold at least two groups to compare; got only "
+                f"{name} must hold at least two groups to compare; got only "
                 f"{labels!r}. For one group's metrics use BayesianAccuracy."
             )
         units = [[j] for j in range(len(index))]
@@ -367,7 +391,7 @@ default="calibrated"
         rng = check_random_state(self.random_state)
         self.calibrator_ = self.label_check_ = None
         log_bf = None
-        if self.method == "bayesian-calibration":
+        if self._method() == "bayesian_calibration":
             cal = HierarchicalBetaCalibrator() if self.calibrator is None else self.calibrator
             # y is coded 0 / 1 with -1 for unlabeled rows by now
             cal = clone(cal).set_params(classes=[0, 1], missing_label=-1)
@@ -397,7 +421,7 @@ default="calibrated"
                     self.calibrator_ = clone(cal).fit(s[keep], y_in, group_by=groups[keep])
                     self.label_check_, log_bf = self._label_check(*check, rng, left_out=out)
             self._warn_misfit(self.label_check_)
-        if self.method == "calibrated":
+        if self._method() == "calibrated":
             sums, self.label_check_ = calibrated_sums(
                 metrics,
                 s,
@@ -417,9 +441,9 @@ default="calibrated"
             num_l, den_l = num_l @ member, den_l @ member
             with np.errstate(invalid="ignore", divide="ignore"):
                 self.point_[name] = np.where(den_l > 0, num_l / den_l, np.nan)
-            if self.method == "frequentist":
+            if self._method() == "frequentist":
                 continue
-            if self.method == "beta-binomial":
+            if self._method() == "beta_binomial":
                 if np.any(num_l > den_l):
                     raise ValueError(
                         f"metric {name!r}: beta-binomial needs numerators no "
@@ -429,7 +453,7 @@ default="calibrated"
             else:
                 with np.errstate(invalid="ignore", divide="ignore"):
                     draws = np.where(den @ member > 0, (num @ member) / (den @ member), np.nan)
-                if self.method == "calibrated":
+                if self._method() == "calibrated":
                     # A draw in which a group's condition holds on no row (TPR without
                     # positives) takes the file's rate of the same draw, as BayesianAccuracy
                     # does; uniform where the file's is undefined too.
@@ -557,7 +581,7 @@ default="calibrated"
         group's draws of every metric share the choice.
         """
         G = len(index)
-        bc = self.method == "bayesian-calibration"
+        bc = self._method() == "bayesian_calibration"
         sampled = bc and self.unlabeled == "sampled"
         free = bc and self._p_pooled() < 1
         D = self.n_draws
@@ -658,7 +682,7 @@ default="calibrated"
     def sample(self, metric):
         """Posterior draws of ``metric``, one column per reported group (a DataFrame)."""
         self._check_metric(metric)
-        if self.method == "frequentist":
+        if self._method() == "frequentist":
             raise ValueError("method='frequentist' has no posterior to sample.")
         return self.draws_[metric].copy()
 
@@ -669,7 +693,7 @@ default="calibrated"
         frames = []
         for name, point in self.point_.items():
             table = pd.DataFrame({"n": self.n_rows_, "n_labeled": self.n_labeled_})
-            if self.method == "frequentist":
+            if self._method() == "frequentist":
                 table["mean"], table["median"] = point, point
                 table["lower"], table["upper"] = np.nan, np.nan
             else:
@@ -705,7 +729,7 @@ default="calibrated"
             for a, b in self.comparisons_:
                 ia, ib = self.groups_.get_loc(a), self.groups_.get_loc(b)
                 index.append((name, f"{a} - {b}"))
-                if self.method == "frequentist":
+                if self._method() == "frequentist":
                     with np.errstate(invalid="ignore", divide="ignore"):
                         ratio = point[ia] / point[ib]
                     rows.append([point[ia] - point[ib]] * 2 + [np.nan] * 4 + [ratio] + [np.nan] * 2)

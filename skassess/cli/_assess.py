@@ -3,7 +3,8 @@
 import numpy as np
 import pandas as pd
 
-from ..session import META_METHODS, assess_file
+from ..session import assess_file
+from ..session._unlabeled import META_METHODS
 from ._common import (
     PRIOR_CHOICES,
     PRIOR_HELP,
@@ -104,7 +105,7 @@ def print_assessment(result):
         print_table(
             f"Accuracy of the {int(u['rows'].iloc[0]):,} unlabeled rows predicted "
             f"from {int(u['reference'].iloc[0]):,} labeled rows (skassess.meta)",
-            result.unlabeled[["accuracy", "lower", "upper", "coverage"]],
+            result.unlabeled[["accuracy", "lower", "upper", "level"]],
         )
 
 

@@ -10,13 +10,11 @@
 
 from . import drift
 from ._interval import PerformanceIntervalRegressor
-from ._predictor import METHODS, PerformancePredictor
+from ._predictor import PerformancePredictor
 from ._pretrained import pretrained_methods
-from ._quantile_model import LEVELS, interval_cost
+from ._quantile_model import interval_cost
 
 __all__ = [
-    "LEVELS",
-    "METHODS",
     "PerformanceIntervalRegressor",
     "PerformancePredictor",
     "drift",

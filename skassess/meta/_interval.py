@@ -15,7 +15,8 @@ from ..utils import (
     single_threaded,
     validated,
 )
-from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
+from ..utils._deprecation import warn_deprecated
+from ..utils._sklearn_compat import HasMethods, Hidden, Interval, StrOptions
 from ._predictor import PerformancePredictor
 from ._pretrained import load_pretrained
 from ._quantile_model import LEVELS, QuantileEnsemble, error_unit, fit_scales, interval_cost
@@ -72,8 +73,13 @@ class PerformanceIntervalRegressor(BaseEstimator):
         The (unfitted) predictor whose error is modelled; None means
         ``PerformancePredictor(method="meta_model")``. It carries the black
         box (``estimator``) if one is used.
-    coverage : float in [0.5, 0.95], default=0.95
+    level : float in [0.5, 0.95], default=0.95
         The intervals' target coverage (and the level of :meth:`score`).
+    coverage : float in [0.5, 0.95]
+        Deprecated alias of ``level``.
+
+        .. deprecated:: 0.1
+           ``coverage`` will be removed in 0.2; use ``level``.
     uncertainty_model : {"pretrained", "fit"}, default="pretrained"
         Where the UM comes from: shipped with skassess, or trained on the
         reference set's own drift scenarios.
@@ -125,14 +131,18 @@ class PerformanceIntervalRegressor(BaseEstimator):
     ...     n_scenarios=15, n_models=2, random_state=0).fit(X[200:450], y[200:450])
     >>> out = pir.predict(X[450:])
     >>> list(out.index)
-    ['accuracy', 'lower', 'upper', 'coverage']
+    ['accuracy', 'lower', 'upper', 'level']
     >>> bool(out["lower"] <= out["accuracy"] <= out["upper"])
     True
     """
 
     _parameter_constraints = {
         "predictor": [HasMethods(["fit", "predict"]), None],
-        "coverage": [Interval(Real, LEVELS[0], LEVELS[-1], closed="both")],
+        "level": [Interval(Real, LEVELS[0], LEVELS[-1], closed="both")],
+        "coverage": [
+            Interval(Real, LEVELS[0], LEVELS[-1], closed="both"),
+            Hidden(StrOptions({"deprecated"})),
+        ],
         "uncertainty_model": [StrOptions({"pretrained", "fit"})],
         "n_scenarios": [Interval(Integral, 10, None, closed="left")],
         "n_models": [Interval(Integral, 1, None, closed="left")],
@@ -145,7 +155,8 @@ class PerformanceIntervalRegressor(BaseEstimator):
         self,
         predictor=None,
         *,
-        coverage=0.95,
+        level=0.95,
+        coverage="deprecated",
         uncertainty_model="pretrained",
         n_scenarios=60,
         n_models=10,
@@ -154,6 +165,7 @@ class PerformanceIntervalRegressor(BaseEstimator):
         progress=True,
     ):
         self.predictor = predictor
+        self.level = level
         self.coverage = coverage
         self.uncertainty_model = uncertainty_model
         self.n_scenarios = n_scenarios
@@ -306,36 +318,58 @@ class PerformanceIntervalRegressor(BaseEstimator):
         q = q * error_unit(np.mean(rows["p"]), rows["p"].size)
         return rows, np.maximum.accumulate(q * self.scales_)
 
-    def _half_width(self, q, coverage):
-        return float(np.interp(coverage, LEVELS, q))
+    def _half_width(self, q, level):
+        return float(np.interp(level, LEVELS, q))
 
-    def predict(self, X, *, scores=None, coverage=None):
+    def _level(self):
+        """``level``, or the deprecated ``coverage`` when it was given."""
+        if isinstance(self.coverage, str):
+            return self.level
+        warn_deprecated(
+            "PerformanceIntervalRegressor(coverage=...)",
+            "PerformanceIntervalRegressor(level=...)",
+        )
+        return self.coverage
+
+    def predict(self, X, *, scores=None, level=None, coverage="deprecated"):
         """The predicted accuracy on the batch and its interval.
 
         Parameters
         ----------
         X, scores
             The batch, as in :meth:`PerformancePredictor.predict`.
-        coverage : float in [0.5, 0.95], default=None
-            The interval's target coverage; None uses ``self.coverage``.
+        level : float in [0.5, 0.95], default=None
+            The interval's target coverage; None uses the estimator's ``level``.
+        coverage : float in [0.5, 0.95]
+            Deprecated alias of ``level``.
+
+            .. deprecated:: 0.1
+               ``coverage`` will be removed in 0.2; use ``level``.
 
         Returns
         -------
         Series
-            ``accuracy``, ``lower``, ``upper`` (clipped to [0, 1]) and ``coverage``.
+            ``accuracy``, ``lower``, ``upper`` (clipped to [0, 1]) and ``level``.
         """
-        coverage = self.coverage if coverage is None else coverage
-        if not LEVELS[0] <= coverage <= LEVELS[-1]:
-            raise ValueError(f"coverage must be in [{LEVELS[0]}, {LEVELS[-1]}]; got {coverage!r}.")
+        if not isinstance(coverage, str):
+            warn_deprecated(
+                "PerformanceIntervalRegressor.predict(coverage=...)",
+                "predict(level=...)",
+            )
+            if level is None:
+                level = coverage
+        level = self._level() if level is None else level
+        if not (isinstance(level, Real) and LEVELS[0] <= level <= LEVELS[-1]):
+            raise ValueError(f"level must be in [{LEVELS[0]}, {LEVELS[-1]}]; got {level!r}.")
         rows, q = self._batch(X, scores)
         acc = float(np.mean(rows["p"]))
-        u = self._half_width(q, coverage)
+        u = self._half_width(q, level)
         return pd.Series(
             {
                 "accuracy": acc,
                 "lower": max(0.0, acc - u),
                 "upper": min(1.0, acc + u),
-                "coverage": float(coverage),
+                "level": float(level),
             }
         )
 
@@ -430,7 +464,7 @@ class PerformanceIntervalRegressor(BaseEstimator):
         return est
 
     def score(self, X, y, *, scores=None):
-        """Minus the interval cost C_alpha on a labeled batch (alpha = ``coverage``).
+        """Minus the interval cost C_alpha on a labeled batch (alpha = ``level``).
 
         Returns
         -------
@@ -442,7 +476,8 @@ class PerformanceIntervalRegressor(BaseEstimator):
         classes = pp.estimator.classes_ if pp.estimator is not None else pp.classes
         codes = check_labels(y, rows["pred"].size, pp.n_classes_, classes, missing_label=None)
         error = float(np.mean(rows["p"])) - float(np.mean(rows["pred"] == codes))
-        return -interval_cost(error, self._half_width(q, self.coverage), self.coverage)
+        level = self._level()
+        return -interval_cost(error, self._half_width(q, level), level)
 
 
 def _scenario(Fr, yr, Sr, Fb, yb, Sb, method, seed):

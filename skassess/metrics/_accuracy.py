@@ -2,7 +2,7 @@
 
 from numbers import Integral
 
-from ..utils._sklearn_compat import Interval, StrOptions
+from ..utils._sklearn_compat import Hidden, Interval, StrOptions
 from ._base import DEFAULT_PRIOR_STRENGTH
 from ._grouping import GROUPINGS, STRATEGIES
 from ._rates import METRICS, _BetaAssessor
@@ -31,10 +31,16 @@ class BayesianAccuracy(_BetaAssessor):
         attribute).
     n_bins : int, default=10
         Number of confidence bins (score-bin groupings only).
-    strategy : {"uniform", "quantile"}, default="uniform"
+    binning : {"uniform", "quantile"}, default="uniform"
         Bins of equal width on [0, 1], or with equal numbers of rows (edges
-        from the first batch seen), as in
+        from the first batch seen), as ``strategy`` in
         :func:`sklearn.calibration.calibration_curve`.
+    strategy : {"uniform", "quantile"}
+        Deprecated alias of ``binning``.
+
+        .. deprecated:: 0.1
+           ``strategy`` will be removed in 0.2; use ``binning`` (``strategy``
+           is the query strategy of the samplers).
     prior : {"auto", "calibrated", "hierarchical", "informative", "uniform"} or \
             array-like, default="auto"
         ``"calibrated"`` (what ``"auto"`` means): the scores through a
@@ -187,7 +193,8 @@ class BayesianAccuracy(_BetaAssessor):
         "metric": [StrOptions(set(METRICS))],
         "grouping": [StrOptions(set(GROUPINGS))],
         "n_bins": [Interval(Integral, 1, None, closed="left")],
-        "strategy": [StrOptions(set(STRATEGIES))],
+        "binning": [StrOptions(set(STRATEGIES))],
+        "strategy": [StrOptions(set(STRATEGIES)), Hidden(StrOptions({"deprecated"}))],
     }
 
     def __init__(
@@ -196,7 +203,8 @@ class BayesianAccuracy(_BetaAssessor):
         metric="accuracy",
         grouping="predicted_class",
         n_bins=10,
-        strategy="uniform",
+        binning="uniform",
+        strategy="deprecated",
         prior="auto",
         prior_strength=DEFAULT_PRIOR_STRENGTH,
         classes=None,
@@ -206,6 +214,7 @@ class BayesianAccuracy(_BetaAssessor):
         self.metric = metric
         self.grouping = grouping
         self.n_bins = n_bins
+        self.binning = binning
         self.strategy = strategy
         self.prior = prior
         self.prior_strength = prior_strength

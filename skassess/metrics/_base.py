@@ -36,6 +36,7 @@ from ..utils import (
     validated,
     warn,
 )
+from ..utils._deprecation import warn_deprecated
 from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
 from ._grouping import make_grouping
 
@@ -109,7 +110,7 @@ class _BaseAssessor(BaseEstimator):
 
         The first call sets the classes, the grouping and its bins; later
         calls add counts. Any split of the data into batches gives the same
-        posterior as one call to :meth:`fit` (with ``strategy="quantile"``,
+        posterior as one call to :meth:`fit` (with ``binning="quantile"``,
         the bin edges come from the first batch).
 
         Parameters
@@ -141,7 +142,7 @@ class _BaseAssessor(BaseEstimator):
                 self._grouping_kind_of(),
                 class_labels=classes,
                 n_bins=getattr(self, "n_bins", 10),
-                strategy=getattr(self, "strategy", "uniform"),
+                strategy=self._binning(),
             ).fit(conf, group_by)
             # Nothing above changed the estimator; now it becomes fitted.
             self.n_classes_, self.classes_, self.grouping_ = K, classes, grouping
@@ -215,6 +216,15 @@ class _BaseAssessor(BaseEstimator):
 
     def _classes(self, n_classes):
         return None if self.classes is None else check_classes(self.classes, n_classes)
+
+    def _binning(self):
+        """``binning``, or the deprecated ``strategy`` when it was given."""
+        strategy = getattr(self, "strategy", "deprecated")
+        if strategy != "deprecated":
+            name = type(self).__name__
+            warn_deprecated(f"{name}(strategy=...)", f"{name}(binning=...)")
+            return strategy
+        return getattr(self, "binning", "uniform")
 
     def _grouping_kind_of(self):
         return getattr(self, "grouping", self._grouping_kind)

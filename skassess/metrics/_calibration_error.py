@@ -39,7 +39,8 @@ from scipy.special import betaln, expit, logit, xlogy
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils import N_DRAWS, validate_args, validate_params, validated
-from ..utils._sklearn_compat import Interval, StrOptions
+from ..utils._deprecation import warn_deprecated
+from ..utils._sklearn_compat import Hidden, Interval, StrOptions
 from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
 from ._conjugate import BetaPosterior
 from ._grouping import STRATEGIES
@@ -135,10 +136,16 @@ class BayesianCalibrationError(_BetaAssessor):
     ----------
     n_bins : int, default=10
         Number of confidence bins.
-    strategy : {"uniform", "quantile"}, default="uniform"
+    binning : {"uniform", "quantile"}, default="uniform"
         Bins of equal width on [0, 1], or with equal numbers of rows (edges
-        from the first batch seen), as in
+        from the first batch seen), as ``strategy`` in
         :func:`sklearn.calibration.calibration_curve`.
+    strategy : {"uniform", "quantile"}
+        Deprecated alias of ``binning``.
+
+        .. deprecated:: 0.1
+           ``strategy`` will be removed in 0.2; use ``binning`` (``strategy``
+           is the query strategy of the samplers).
     classwise : bool, default=False
         Bin within each predicted class (groups = predicted class x bin), as
         needed for the classwise ECE of :meth:`classwise_ece_samples`.
@@ -236,7 +243,8 @@ class BayesianCalibrationError(_BetaAssessor):
     _parameter_constraints = {
         **_BetaAssessor._parameter_constraints,
         "n_bins": [Interval(Integral, 1, None, closed="left")],
-        "strategy": [StrOptions(set(STRATEGIES))],
+        "binning": [StrOptions(set(STRATEGIES))],
+        "strategy": [StrOptions(set(STRATEGIES)), Hidden(StrOptions({"deprecated"}))],
         "classwise": ["boolean"],
         "ece_model": [StrOptions({"hierarchical", "independent"})],
         "p_calibrated": [Interval(Real, 0, 1, closed="neither")],
@@ -247,7 +255,8 @@ class BayesianCalibrationError(_BetaAssessor):
         self,
         *,
         n_bins=10,
-        strategy="uniform",
+        binning="uniform",
+        strategy="deprecated",
         classwise=False,
         prior="uniform",
         prior_strength=DEFAULT_PRIOR_STRENGTH,
@@ -259,6 +268,7 @@ class BayesianCalibrationError(_BetaAssessor):
         random_state=None,
     ):
         self.n_bins = n_bins
+        self.binning = binning
         self.strategy = strategy
         self.classwise = classwise
         self.prior = prior
@@ -407,6 +417,7 @@ class BayesianCalibrationError(_BetaAssessor):
         "y_true": ["array-like"],
         "y_score": ["array-like"],
         "n_bins": BayesianCalibrationError._parameter_constraints["n_bins"],
+        "binning": BayesianCalibrationError._parameter_constraints["binning"],
         "strategy": BayesianCalibrationError._parameter_constraints["strategy"],
         "y_pred": ["array-like", None],
         "classes": BayesianCalibrationError._parameter_constraints["classes"],
@@ -414,7 +425,14 @@ class BayesianCalibrationError(_BetaAssessor):
     prefer_skip_nested_validation=False,
 )
 def expected_calibration_error(
-    y_true, y_score, *, n_bins=10, strategy="uniform", y_pred=None, classes=None
+    y_true,
+    y_score,
+    *,
+    n_bins=10,
+    binning="uniform",
+    y_pred=None,
+    classes=None,
+    strategy="deprecated",
 ):
     """The plug-in ECE of fully labeled rows: ``sum_b p_b |acc_b - conf_b|``.
 
@@ -430,11 +448,16 @@ def expected_calibration_error(
     y_score : array-like of shape (n_samples, n_classes) or (n_samples,)
         Black-box scores.
     n_bins : int, default=10
-    strategy : {"uniform", "quantile"}, default="uniform"
+    binning : {"uniform", "quantile"}, default="uniform"
     y_pred : array-like of shape (n_samples,), default=None
         The black box's predictions; None: the argmax of ``y_score``.
     classes : array-like of shape (n_classes,), default=None
         Label of each score column, when ``y_true`` holds labels.
+    strategy : {"uniform", "quantile"}
+        Deprecated alias of ``binning``.
+
+        .. deprecated:: 0.1
+           ``strategy`` will be removed in 0.2; use ``binning``.
 
     Returns
     -------
@@ -446,8 +469,11 @@ def expected_calibration_error(
     >>> round(expected_calibration_error([1, 0, 1, 1], [0.9, 0.8, 0.7, 0.6], n_bins=5), 4)
     0.35
     """
+    if strategy != "deprecated":
+        warn_deprecated("expected_calibration_error(strategy=...)", "binning=...")
+        binning = strategy
     est = BayesianCalibrationError(
-        n_bins=n_bins, strategy=strategy, classes=classes, missing_label=None
+        n_bins=n_bins, binning=binning, classes=classes, missing_label=None
     ).fit(y_score, y_true, y_pred=y_pred)
     with np.errstate(invalid="ignore", divide="ignore"):
         accuracy = np.nan_to_num(est.n_success_ / est.n_labeled_)

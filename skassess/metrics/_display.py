@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from ..utils import LEVEL, N_DRAWS, plot_text, validate_args
+from ..utils._deprecation import warn_deprecated
 from ..utils._sklearn_compat import HasMethods
 from ._accuracy import BayesianAccuracy
 from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
@@ -189,7 +190,7 @@ class ReliabilityDisplay:
         y_score,
         *,
         n_bins=10,
-        strategy="uniform",
+        binning="uniform",
         prior="uniform",
         prior_strength=DEFAULT_PRIOR_STRENGTH,
         missing_label=-1,
@@ -197,12 +198,13 @@ class ReliabilityDisplay:
         random_state=None,
         ax=None,
         name=None,
+        strategy="deprecated",
         **kwargs,
     ):
         """Fit a :class:`BayesianCalibrationError` on labels and scores, then plot it.
 
         Rows of ``y_true`` equal to ``missing_label`` are unlabeled: they still
-        count in the bin shares and confidences. ``n_bins``, ``strategy``,
+        count in the bin shares and confidences. ``n_bins``, ``binning``,
         ``prior``, ``prior_strength`` and ``missing_label`` are the
         estimator's parameters.
 
@@ -210,9 +212,12 @@ class ReliabilityDisplay:
         -------
         display : ReliabilityDisplay
         """
+        if strategy != "deprecated":
+            warn_deprecated("ReliabilityDisplay.from_predictions(strategy=...)", "binning=...")
+            binning = strategy
         est = BayesianCalibrationError(
             n_bins=n_bins,
-            strategy=strategy,
+            binning=binning,
             prior=prior,
             prior_strength=prior_strength,
             missing_label=missing_label,

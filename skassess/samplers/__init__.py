@@ -26,8 +26,6 @@ STRATEGY_NAMES = tuple(sorted(STRATEGIES))
 del STRATEGIES
 
 __all__ = [
-    "STRATEGY_NAMES",
-    "TASKS",
     "ActiveAssessor",
     "ActiveModelSelector",
     "ActiveSampler",

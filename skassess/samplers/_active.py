@@ -225,7 +225,6 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
             warn_deprecated(
                 "ActiveAssessor(stop_confidence=...)",
                 "run(stop=StopRule(probability=...))",
-                stacklevel=5,
             )
         reset_fitted(self)
         strategy = make_strategy(self.strategy, top_m=self.top_m)
@@ -235,6 +234,15 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
         if self.random_state is not None and base.get_params().get("random_state", 0) is None:
             # The assessor's seed also fixes the estimator's posterior draws.
             base.set_params(random_state=int(estimator_seed))
+        grouping = base.get_params().get("grouping")
+        if group_by is not None and grouping is not None and grouping != "external":
+            # the estimator's own error would name its grouping parameter, which
+            # the assessor does not have
+            raise ValueError(
+                f"group_by was passed, but the estimator groups rows by {grouping!r}; pass "
+                f"estimator={type(base).__name__}(grouping='external') to group rows by "
+                "these labels."
+            )
         estimator = clone(base).fit(X, y, group_by=group_by, y_pred=y_pred)
         setup = Setup(estimator, self.task, top_m=self.top_m, compare=self.compare, rope=self.rope)
         scores, pred, cell, arm = pool_rows(estimator, setup, X, group_by, y_pred)

@@ -67,7 +67,8 @@ from ..utils import (
     validate_scores,
     validated,
 )
-from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
+from ..utils._deprecation import warn_deprecated
+from ..utils._sklearn_compat import Hidden, Interval, MissingValues, StrOptions
 
 #: Grid of tau, the standard deviation of a group's log-odds shift off the
 #: common map: the midpoints of 15 equal cells of [0, 3], each with the same
@@ -99,10 +100,16 @@ class CalibratedPrior(BaseEstimator):
 
     Parameters
     ----------
-    strength : float or "auto", default="auto"
+    prior_strength : float or "auto", default="auto"
         Strength (pseudo-count total) of a group's prior before the finite
         pool's correction; "auto": from the map's uncertainty and the group
         deviations ``deviations``, weighted by their marginal likelihood.
+    strength : float or "auto"
+        Deprecated alias of ``prior_strength``.
+
+        .. deprecated:: 0.1
+           ``strength`` will be removed in 0.2; use ``prior_strength``, the
+           name every estimator uses.
     deviations : tuple of float, default=(0.1, 0.3, ..., 2.9)
         Grid of the standard deviation of a group's log-odds shift off the
         common map; each point has the same prior weight (the default grid
@@ -153,7 +160,12 @@ class CalibratedPrior(BaseEstimator):
     """
 
     _parameter_constraints = {
-        "strength": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
+        "prior_strength": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
+        "strength": [
+            StrOptions({"auto"}),
+            Interval(Real, 0, None, closed="neither"),
+            Hidden(StrOptions({"deprecated"})),
+        ],
         "deviations": ["array-like"],
         "map_scale": [Interval(Real, 0, None, closed="neither")],
         "slope_scale": [Interval(Real, 0, None, closed="neither")],
@@ -166,7 +178,7 @@ class CalibratedPrior(BaseEstimator):
     def __init__(
         self,
         *,
-        strength="auto",
+        prior_strength="auto",
         deviations=DEVIATIONS,
         map_scale=0.5,
         slope_scale=0.25,
@@ -174,7 +186,9 @@ class CalibratedPrior(BaseEstimator):
         n_nodes=128,
         classes=None,
         missing_label=-1,
+        strength="deprecated",
     ):
+        self.prior_strength = prior_strength
         self.strength = strength
         self.deviations = deviations
         self.map_scale = map_scale
@@ -212,6 +226,7 @@ class CalibratedPrior(BaseEstimator):
         self : CalibratedPrior
         """
         tau_grid(self)
+        warn_if_strength(self)
         reset_fitted(self)
         scores, pred, conf, classes = self._confidence(X, y_pred, reset=True)
         n, K = scores.shape
@@ -529,7 +544,7 @@ def group_prior(prior, *, mean_all, mean_unlabeled, dmean, dx, cov, n_unlabeled,
     # A group without rows (a class the model never predicts in the pool) has no
     # averages: its prior is the flat 0.5 above, with no map uncertainty.
     var_map = np.where(np.isfinite(var_map), var_map, 0.0)
-    if prior.strength == "auto":
+    if prior_strength_of(prior) == "auto":
         s2 = var_map[..., None] + tau_grid(prior) ** 2  # (n_runs, G, T)
         mean_t, var_t = _logit_normal_moments(logit(m_all)[..., None], s2)
         k = _strength_of(mean_t, var_t)
@@ -553,7 +568,7 @@ def group_prior(prior, *, mean_all, mean_unlabeled, dmean, dx, cov, n_unlabeled,
         tau2 = weight[:, 0, :] @ tau_grid(prior) ** 2
         alpha, beta = _prior_of_posterior(mean, var, successes, trials)
         return alpha, beta, tau2
-    strength = np.full(m.shape, float(prior.strength))
+    strength = np.full(m.shape, float(prior_strength_of(prior)))
     tau2 = np.zeros(m.shape[0])
     pool = n_unlabeled + trials
     kappa = np.maximum(strength * n_unlabeled / (strength + pool), EMPTY)
@@ -562,4 +577,14 @@ def group_prior(prior, *, mean_all, mean_unlabeled, dmean, dx, cov, n_unlabeled,
 
 def map_passes(prior):
     """``last`` flags of the map fits: groups as random effects needs a second one."""
-    return (False, True) if prior.strength == "auto" else (True,)
+    return (False, True) if prior_strength_of(prior) == "auto" else (True,)
+
+
+def prior_strength_of(prior):
+    """``prior_strength``, or the deprecated ``strength`` when it was given."""
+    return prior.prior_strength if prior.strength == "deprecated" else prior.strength
+
+
+def warn_if_strength(prior):
+    if prior.strength != "deprecated":
+        warn_deprecated("CalibratedPrior(strength=...)", "CalibratedPrior(prior_strength=...)")

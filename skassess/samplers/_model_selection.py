@@ -453,7 +453,6 @@ class ActiveModelSelector(ActiveSampler):
             warn_deprecated(
                 "ActiveModelSelector.run(stop_probability=..., stop_rope=...)",
                 "run(stop=StopRule(probability=..., rope=...))",
-                stacklevel=4,
             )
             if stop is None:
                 stop = StopRule(probability=stop_probability, rope=stop_rope)

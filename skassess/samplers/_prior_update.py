@@ -22,6 +22,7 @@ from ._calibrated_prior import (
     map_precision,
     random_effect_weight,
     tau_grid,
+    warn_if_strength,
 )
 
 __all__ = ["PooledPriorUpdate"]
@@ -44,6 +45,7 @@ class PooledPriorUpdate:
 
     def __init__(self, prior, scores, pred, cell, n_groups):
         tau_grid(prior)  # the grid is checked before any run
+        warn_if_strength(prior)
         self.prior = prior
         conf = np.take_along_axis(scores, pred[:, None], axis=1)[:, 0]
         self.logit_ = log_odds(conf)

@@ -6,22 +6,19 @@ format); :class:`ScoresFile` reads and checks a black box's scores file.
 """
 
 from ._assessment import FileAssessment, assess_file
-from ._labeling import LabelingSession, pool_fingerprint, stop_rule, task_answer
+from ._labeling import LabelingSession, stop_rule, task_answer
 from ._migrate import migrate_session
 from ._report import render_report, write_report
 from ._scores_file import ScoresFile, ScoresTable, file_checksum
-from ._unlabeled import META_METHODS
 
 __all__ = [
     "FileAssessment",
-    "META_METHODS",
     "assess_file",
     "LabelingSession",
     "ScoresFile",
     "ScoresTable",
     "file_checksum",
     "migrate_session",
-    "pool_fingerprint",
     "render_report",
     "stop_rule",
     "task_answer",

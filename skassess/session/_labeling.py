@@ -457,7 +457,6 @@ class LabelingSession:
         warn_deprecated(
             f"LabelingSession.{method}(stop_probability=..., stop_width=...)",
             f"{method}(stop=StopRule(probability=..., width=...))",
-            stacklevel=4,
         )
         if stop is not None:
             raise ValueError(

@@ -226,7 +226,7 @@ def render_report(assessment, *, title=None):
             f"{int(u['reference'].iloc[0]):,} labeled rows by <code>skassess.meta</code>, "
             "which allows the unlabeled rows to differ from the labeled ones; intervals from "
             "the shipped uncertainty model (prediction intervals, not posteriors).</p>",
-            _table(u[["accuracy", "lower", "upper", "coverage", "sampled"]]),
+            _table(u[["accuracy", "lower", "upper", "level", "sampled"]]),
         ]
     parts += [
         "<h2>Calibration</h2>",

@@ -3,7 +3,8 @@
 import numpy as np
 import pandas as pd
 
-from ..meta import LEVELS, PerformanceIntervalRegressor, PerformancePredictor, pretrained_methods
+from ..meta import PerformanceIntervalRegressor, PerformancePredictor, pretrained_methods
+from ..meta._quantile_model import LEVELS
 
 __all__ = ["META_METHODS", "RowSample", "check_meta", "predict_unlabeled"]
 
@@ -81,7 +82,7 @@ def predict_unlabeled(labeled, unlabeled, methods, n_classes, *, level=0.95, ran
     Returns
     -------
     pandas.DataFrame
-        One row per method: ``accuracy``, ``lower``, ``upper``, ``coverage``
+        One row per method: ``accuracy``, ``lower``, ``upper``, ``level``
         (NaN where the method has no shipped uncertainty model), with
         ``rows`` and ``sampled`` of the unlabeled rows and ``reference``, the
         labeled rows used.
@@ -98,20 +99,20 @@ def predict_unlabeled(labeled, unlabeled, methods, n_classes, *, level=0.95, ran
         )
     S_ref, S_new = _two_columns(labeled.scores), _two_columns(unlabeled.scores)
     classes = list(range(n_classes))
-    coverage = float(min(max(level, LEVELS[0]), LEVELS[-1]))
+    level = float(min(max(level, LEVELS[0]), LEVELS[-1]))
     rows = []
     for method in methods:
         pp = PerformancePredictor(method=method, classes=classes, random_state=random_state)
         if method in pretrained_methods():
-            pir = PerformanceIntervalRegressor(pp, coverage=coverage, random_state=random_state)
+            pir = PerformanceIntervalRegressor(pp, level=level, random_state=random_state)
             out = pir.fit(None, codes, scores=S_ref).predict(None, scores=S_new)
-            row = {k: float(out[k]) for k in ("accuracy", "lower", "upper", "coverage")}
+            row = {k: float(out[k]) for k in ("accuracy", "lower", "upper", "level")}
         else:
             row = {
                 "accuracy": pp.fit(None, codes, scores=S_ref).predict(None, scores=S_new),
                 "lower": np.nan,
                 "upper": np.nan,
-                "coverage": np.nan,
+                "level": np.nan,
             }
         rows.append(
             {

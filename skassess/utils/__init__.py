@@ -5,6 +5,10 @@ and weights; estimators and the command call them so that every bad input
 gets the same message.
 """
 
+# The package's modules import their internal helpers from here too; only the
+# names in __all__ are public.
+# ruff: noqa: F401
+
 from ._confseq import HypergeometricSequence
 from ._groups import GroupEncoder, check_group_by
 from ._memory import available_memory, check_draw_memory
@@ -37,36 +41,22 @@ from ._validation import (
 )
 from ._warnings import warn
 
+# What users and estimator authors call (the API reference's *Input checks*).
+# The other names imported above are the package's internals, imported by its
+# modules from here; they are not part of the public API.
 __all__ = [
-    "HypergeometricSequence",
-    "BLOCK",
-    "EPS",
-    "LEVEL",
-    "N_DRAWS",
-    "ROPE",
-    "ROW_SUM_TOL",
     "GroupEncoder",
-    "as_scalar",
     "atomic",
-    "available_memory",
     "check_draw_memory",
-    "check_classes",
     "check_group_by",
     "check_labels",
-    "checked_codes",
     "check_predictions",
     "check_sample_weight",
     "check_scores",
     "naming",
-    "one_native_thread",
     "plot_text",
-    "reset_fitted",
-    "single_threaded",
     "terminal_text",
-    "top1",
     "validate_args",
     "validate_params",
-    "validate_scores",
     "validated",
-    "warn",
 ]

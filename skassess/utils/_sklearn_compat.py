@@ -12,6 +12,7 @@ checks that every name resolves.
 
 from sklearn.utils._param_validation import (
     HasMethods,
+    Hidden,
     Interval,
     InvalidParameterError,
     MissingValues,
@@ -39,6 +40,7 @@ def validate_estimator_params(estimator):
 
 __all__ = [
     "HasMethods",
+    "Hidden",
     "Interval",
     "InvalidParameterError",
     "MissingValues",

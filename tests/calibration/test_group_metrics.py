@@ -14,7 +14,7 @@ from skassess.exceptions import SkassessWarning
 from skassess.metrics import GroupComparison
 
 #: The hierarchical-calibrator method (Ji et al. 2020): the tests of its own machinery.
-BC = "bayesian-calibration"
+BC = "bayesian_calibration"
 
 
 def _data(n=600, seed=0):
@@ -57,7 +57,7 @@ def test_frequentist_is_the_labeled_rate():
 def test_beta_binomial_is_beta_one_one_on_the_labeled_rows():
     s, y, g = _data()
     y_obs = np.where(np.arange(len(y)) < 60, y, -1)
-    est = BayesianGroupMetrics("beta-binomial", n_draws=40000, random_state=0).fit(
+    est = BayesianGroupMetrics("beta_binomial", n_draws=40000, random_state=0).fit(
         s, y_obs, sensitive_features=g
     )
     lab = y_obs >= 0
@@ -88,7 +88,7 @@ def test_bayesian_calibration_beats_the_labeled_rows_alone():
     s, y, g = _data(n=3000, seed=1)
     g2 = np.where(g == "A", "A", "other")
     true = _rates(s, y, g2 == "A")["accuracy"] - _rates(s, y, g2 == "other")["accuracy"]
-    errors = {"bayesian-calibration": [], "beta-binomial": []}
+    errors = {"bayesian_calibration": [], "beta_binomial": []}
     for seed in range(3):
         rows = np.random.default_rng(seed).choice(len(y), 30, replace=False)
         y_obs = np.full(len(y), -1)
@@ -98,7 +98,7 @@ def test_bayesian_calibration_beats_the_labeled_rows_alone():
                 method, metrics=("accuracy",), privileged="A", random_state=seed
             ).fit(s, y_obs, sensitive_features=g2)
             errors[method].append(abs(est.differences().iloc[0]["mean"] - true))
-    assert np.mean(errors["bayesian-calibration"]) < np.mean(errors["beta-binomial"])
+    assert np.mean(errors["bayesian_calibration"]) < np.mean(errors["beta_binomial"])
 
 
 def test_ratio_metrics_per_draw_and_custom_metrics():
@@ -132,7 +132,7 @@ def test_ratio_metrics_per_draw_and_custom_metrics():
 def test_privileged_against_the_rest_and_each_group():
     s, y, g = _data()
     y_obs = np.where(np.arange(len(y)) % 2 == 0, y, -1)
-    est = BayesianGroupMetrics("beta-binomial", privileged="A", random_state=0).fit(
+    est = BayesianGroupMetrics("beta_binomial", privileged="A", random_state=0).fit(
         s, y_obs, sensitive_features=g
     )
     assert list(est.groups_) == ["A", "B", "C", "rest"]
@@ -159,7 +159,7 @@ def test_difference_display_draws_the_comparison():
     from skassess.metrics import DifferenceDisplay
 
     s, y, g = _data()
-    est = BayesianGroupMetrics("beta-binomial", privileged="A", random_state=0).fit(
+    est = BayesianGroupMetrics("beta_binomial", privileged="A", random_state=0).fit(
         s, y, sensitive_features=g
     )
     disp = DifferenceDisplay.from_comparison(est.compare("fpr", "A", "B"))
@@ -203,8 +203,12 @@ def test_bad_input():
         est.fit(s + 1, y, sensitive_features=g)
     with pytest.raises(ValueError, match="NaN"):
         est.fit(np.where(np.arange(50) == 3, np.nan, s), y, sensitive_features=g)
-    with pytest.raises(ValueError, match="sensitive_features is required"):
+    with pytest.raises(ValueError, match="group_by is required"):
         est.fit(s, y)
+    with pytest.raises(ValueError, match="group_by or its alias sensitive_features, not both"):
+        est.fit(s, y, group_by=g, sensitive_features=g)
+    with pytest.raises(ValueError, match="group_by has 49 entries"):
+        est.fit(s, y, group_by=g[:49])
     est.fit(s, y, sensitive_features=g)
     with pytest.raises(ValueError, match="metric='ppv' was not fitted"):
         est.sample("ppv")
@@ -329,7 +333,7 @@ def test_scores_that_fit_their_labels_pass_the_posterior_predictive_check():
         )
     assert (est.label_check_["p_value"] > 0.01 / 3).all()
     assert (
-        BayesianGroupMetrics("beta-binomial")
+        BayesianGroupMetrics("beta_binomial")
         .fit(s, _labeled(y, 60, 4), sensitive_features=groups)
         .label_check_
         is None
@@ -466,7 +470,7 @@ def test_calibrated_gains_where_the_groups_share_a_calibration():
     falls below in 40 runs with probability about 0.01.
     """
     result = _accuracy_gap_runs(
-        _shared_calibration, 20, {"calibrated": {}, "BB": {"method": "beta-binomial"}}
+        _shared_calibration, 20, {"calibrated": {}, "BB": {"method": "beta_binomial"}}
     )
     assert result["calibrated"][0] < 0.75 * result["BB"][0]
     assert result["calibrated"][1] >= 0.85
@@ -481,7 +485,7 @@ def test_calibrated_covers_a_group_whose_labels_ignore_its_scores():
     result = _accuracy_gap_runs(
         _scores_mean_nothing_in_b,
         10,
-        {"calibrated": {}, "pooled": {"p_pooled": 1.0}, "BB": {"method": "beta-binomial"}},
+        {"calibrated": {}, "pooled": {"p_pooled": 1.0}, "BB": {"method": "beta_binomial"}},
     )
     assert result["calibrated"][1] >= 0.85
     assert result["pooled"][1] < 0.8
@@ -645,3 +649,26 @@ def test_a_label_outside_classes_names_its_row():
     s, y, g = _data(n=50)
     with pytest.raises(ValueError, match=r"label 1 at row \d+, which is not in classes"):
         BayesianGroupMetrics(classes=["no", "yes"]).fit(s, y, sensitive_features=g)
+
+
+def test_group_by_and_its_alias_give_one_fit():
+    rng = np.random.default_rng(3)
+    s = rng.uniform(0.05, 0.95, 300)
+    y = (rng.random(300) < s).astype(int)
+    g = np.repeat(["a", "b", "c"], 100)
+    kw = dict(method="beta_binomial", n_draws=200, random_state=0)
+    one = BayesianGroupMetrics(**kw).fit(s, y, group_by=g).summary()
+    two = BayesianGroupMetrics(**kw).fit(s, y, sensitive_features=g).summary()
+    pd.testing.assert_frame_equal(one, two)
+
+
+def test_hyphenated_methods_are_deprecated_spellings():
+    rng = np.random.default_rng(4)
+    s = rng.uniform(0.05, 0.95, 200)
+    y = (rng.random(200) < s).astype(int)
+    g = np.repeat(["a", "b"], 100)
+    new = BayesianGroupMetrics(method="beta_binomial", n_draws=200, random_state=0)
+    old = BayesianGroupMetrics(method="beta-binomial", n_draws=200, random_state=0)
+    with pytest.warns(FutureWarning, match="method='beta-binomial'.*method='beta_binomial'"):
+        old.fit(s, y, group_by=g)
+    pd.testing.assert_frame_equal(old.summary(), new.fit(s, y, group_by=g).summary())

@@ -3,6 +3,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 
@@ -93,8 +94,8 @@ def test_interval_regressor_predicts_an_interval(fitted):
     out = pir.predict(X[2000:2400])
     assert isinstance(out, pd.Series)
     assert out["lower"] <= out["accuracy"] <= out["upper"]
-    wide = pir.predict(X[2000:2400], coverage=0.95)
-    narrow = pir.predict(X[2000:2400], coverage=0.5)
+    wide = pir.predict(X[2000:2400], level=0.95)
+    narrow = pir.predict(X[2000:2400], level=0.5)
     assert narrow["upper"] - narrow["lower"] <= wide["upper"] - wide["lower"]
     assert pir.score(X[2000:2400], y[2000:2400]) <= 0
     assert len(pir.scenarios_) >= 10
@@ -125,7 +126,7 @@ def test_beta_prior_matches_the_interval(fitted):
     pir, X, _, _ = fitted
     for level in (0.5, 0.8, 0.95):
         a, b = pir.beta_prior(X[2000:2400], level=level)
-        out = pir.predict(X[2000:2400], coverage=level)
+        out = pir.predict(X[2000:2400], level=level)
         assert a / (a + b) == pytest.approx(out["accuracy"], abs=1e-3)
         lo, hi = beta_dist.interval(level, a, b)
         half = (out["upper"] - out["lower"]) / 2
@@ -196,10 +197,10 @@ def test_one_row_batch_gets_an_interval(fitted):
 
 def test_interval_regressor_bad_input(fitted):
     pir, X, y, _ = fitted
-    with pytest.raises(ValueError, match="coverage"):
-        pir.predict(X[2000:2100], coverage=0.99)
-    with pytest.raises(ValueError, match="coverage"):
-        PerformanceIntervalRegressor(coverage=0.3).fit(X[:100], y[:100])
+    with pytest.raises(ValueError, match="level must be in"):
+        pir.predict(X[2000:2100], level=0.99)
+    with pytest.raises(ValueError, match="'level' parameter"):
+        PerformanceIntervalRegressor(level=0.3).fit(X[:100], y[:100])
     with pytest.raises(ValueError, match="5 columns"):
         pir.predict(X[2000:2100, :5])
 
@@ -260,3 +261,13 @@ def test_pretrained_models_check_their_reference_predictions(monkeypatch):
         ):
             _pretrained.load_pretrained(method)
         monkeypatch.undo()
+
+
+def test_coverage_is_a_deprecated_alias_of_level(fitted):
+    pir, X, _, _ = fitted
+    with pytest.warns(FutureWarning, match=r"predict\(coverage=\.\.\.\) is deprecated"):
+        old = pir.predict(X[2000:2400], coverage=0.8)
+    pd.testing.assert_series_equal(old, pir.predict(X[2000:2400], level=0.8))
+    renamed = clone(pir).set_params(coverage=0.8)
+    with pytest.warns(FutureWarning, match=r"PerformanceIntervalRegressor\(coverage=\.\.\.\)"):
+        assert renamed._level() == 0.8

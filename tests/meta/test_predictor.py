@@ -7,7 +7,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.svm import SVC
 
 from skassess.exceptions import SkassessWarning
-from skassess.meta import METHODS, PerformancePredictor
+from skassess.meta import PerformancePredictor
+from skassess.meta._predictor import METHODS
 
 
 @pytest.fixture(scope="module")

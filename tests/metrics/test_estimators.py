@@ -200,7 +200,7 @@ def test_sample_weight_counts_as_repetition():
 def test_equal_mass_bins_hold_equal_shares():
     rng = np.random.default_rng(0)
     p = rng.beta(5, 1, size=10000)
-    est = BayesianCalibrationError(n_bins=5, strategy="quantile").fit(p, None)
+    est = BayesianCalibrationError(n_bins=5, binning="quantile").fit(p, None)
     np.testing.assert_allclose(est.group_weights_, 0.2, atol=0.001)
 
 
@@ -279,5 +279,5 @@ def test_equal_mass_ties_warn():
 
     p = np.r_[np.full(900, 0.99), np.linspace(0.5, 0.9, 100)]
     with pytest.warns(SkassessWarning, match="tied confidences"):
-        est = BayesianCalibrationError(n_bins=10, strategy="quantile").fit(p, None)
+        est = BayesianCalibrationError(n_bins=10, binning="quantile").fit(p, None)
     assert len(est.bin_edges_) < 11

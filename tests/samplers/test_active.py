@@ -342,7 +342,7 @@ def test_calibrated_prior_needs_a_per_group_accuracy_estimator():
     with pytest.raises(ValueError, match="prior_update needs a per-group accuracy"):
         a.fit(X)
     with pytest.raises(ValueError, match="The 'strength' parameter of CalibratedPrior"):
-        ActiveAssessor(prior_update=CalibratedPrior(strength=-1)).fit(X)
+        ActiveAssessor(prior_update=CalibratedPrior(prior_strength=-1)).fit(X)
 
 
 def test_skip_takes_rows_out_of_the_candidates():
@@ -376,3 +376,12 @@ def test_identification_probabilities():
     assert a.query(3).tolist() == assessor.query(3).tolist()
     with pytest.raises(ValueError, match="needs an identification task"):
         ActiveAssessor(task="estimate").fit(scores).identification_probabilities()
+
+
+def test_group_by_with_a_class_grouping_names_the_assessors_way_out():
+    X = np.random.default_rng(0).dirichlet(np.ones(3), 60)
+    g = np.repeat(["a", "b"], 30)
+    with pytest.raises(ValueError, match=r"estimator=BayesianAccuracy\(grouping='external'\)"):
+        ActiveAssessor(estimator=BayesianAccuracy()).fit(X, group_by=g)
+    fitted = ActiveAssessor(estimator=BayesianAccuracy(grouping="external")).fit(X, group_by=g)
+    assert list(fitted.groups_) == ["a", "b"]

@@ -60,7 +60,7 @@ def test_the_prior_shrinks_as_the_group_is_labeled():
         labeled = np.zeros(len(y), dtype=bool)
         labeled[rows[: int(share * len(rows))]] = True
         labeled[pred != 0] = np.random.default_rng(2).random((pred != 0).sum()) < 0.2
-        strengths.append(_prior(X, y, labeled, strength=50.0)[1][0].sum())
+        strengths.append(_prior(X, y, labeled, prior_strength=50.0)[1][0].sum())
     # fixed strength k: k (N - n) / (k + N)
     N = len(rows)
     expected = [50.0 * (N - int(s * N)) / (50.0 + N) for s in (0.0, 0.5, 0.9)]
@@ -73,11 +73,11 @@ def test_a_group_prior_does_not_use_its_own_labels():
     labeled = np.random.default_rng(4).random(len(y)) < 0.3
     # a fixed strength: the prior mean is then the map's alone (with "auto", the
     # group's labels also weigh, with all others, on the population's tau)
-    _, prior = _prior(X, y, labeled, strength=50.0)
+    _, prior = _prior(X, y, labeled, prior_strength=50.0)
     flipped = y.copy()
     g0 = labeled & (pred == 0)
     flipped[g0] = np.where(y[g0] == 0, 1, 0)  # group 0's labeled outcomes reversed
-    _, prior_flipped = _prior(X, flipped, labeled, strength=50.0)
+    _, prior_flipped = _prior(X, flipped, labeled, prior_strength=50.0)
     mean = prior[:, 0] / prior.sum(1)
     mean_flipped = prior_flipped[:, 0] / prior_flipped.sum(1)
     # group 0 (one Newton step off the map without it) barely moves ...
@@ -221,3 +221,13 @@ def test_prior_of_posterior_reads_a_variance_rounded_below_zero_as_zero():
     )
     assert alpha[0] == alpha[1] and beta[0] == beta[1]
     assert alpha[0] + beta[0] + 5.0 == pytest.approx(MAX_STRENGTH)
+
+
+def test_strength_is_a_deprecated_alias_of_prior_strength():
+    X, y = _pool(seed=3)
+    labeled = np.zeros(len(y), dtype=bool)
+    labeled[::25] = True
+    _, new = _prior(X, y, labeled, prior_strength=50.0)
+    with pytest.warns(FutureWarning, match=r"CalibratedPrior\(strength=\.\.\.\)"):
+        _, old = _prior(X, y, labeled, strength=50.0)
+    np.testing.assert_allclose(old, new)

@@ -111,7 +111,7 @@ def test_a_crafted_pickle_session_runs_nothing(tmp_path, data, capsys):
 
 def test_migrating_a_trusted_format1_file_keeps_every_label(tmp_path, data):
     ref = _assessor().fit(data.scores)
-    from skassess.session import pool_fingerprint
+    from skassess.session._labeling import pool_fingerprint
 
     ids = np.arange(len(data.scores)).astype(str)
     events = []

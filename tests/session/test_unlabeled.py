@@ -60,7 +60,7 @@ def test_meta_predicts_the_unlabeled_rows(example_truth):
     assert (u["sampled"] == 1900).all()
     for method in ("confidence", "meta_model"):  # the shipped uncertainty models
         row = u.loc[method]
-        assert row["lower"] <= row["accuracy"] <= row["upper"] and row["coverage"] == 0.95
+        assert row["lower"] <= row["accuracy"] <= row["upper"] and row["level"] == 0.95
         assert row["lower"] <= example_truth <= row["upper"]
     assert u.loc[["atc", "doc"], ["lower", "upper"]].isna().all().all()
     assert np.all(np.abs(u["accuracy"] - example_truth) < 0.1)
