@@ -48,6 +48,8 @@ DRAW_BLOCK = 2**22
 class BayesianGroupMetrics(BaseEstimator):
     """Posteriors of group metrics (accuracy, TPR, FPR, ...) and of their differences.
 
+    Read more in the :ref:`User Guide <ug_fairness>`.
+
     For fairness assessment of a binary classifier from its scores on many
     rows, of which few are labeled. Four methods:
 

@@ -44,6 +44,8 @@ N_NODES = 8192
 class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
     """Per-group beta calibration with shared hyperpriors, fitted by MCMC.
 
+    Read more in the :ref:`User Guide <ug_fairness>`.
+
     Each group ``g`` (a sensitive attribute, the predicted class, ...) has its
     own beta calibration map ``f(s; a_g, b_g, c_g)``; the groups' parameters
     are drawn from a common population, so a group with few labels borrows

@@ -38,6 +38,8 @@ PRIOR_WEIGHT = 0.9
 class PerformanceIntervalRegressor(BaseEstimator):
     """A performance predictor with prediction intervals learned from simulated drift.
 
+    Read more in the :ref:`User Guide <ug_unlabeled_data>`.
+
     Elder et al.'s uncertainty model (UM): a regressor of how far the
     predictor's accuracy estimate is from the truth, trained on drift
     scenarios, from features of the batch that say how it differs from the

@@ -47,6 +47,8 @@ def _can_partial_fit(self):
 class PerformancePredictor(BaseEstimator):
     """Predict a black box's accuracy on an unlabeled batch from a labeled reference set.
 
+    Read more in the :ref:`User Guide <ug_unlabeled_data>`.
+
     Every method turns each row of the batch into a predicted probability that
     the black box is right on it; the batch's predicted accuracy is their mean.
 

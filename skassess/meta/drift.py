@@ -130,6 +130,8 @@ def _buckets(values, feature):
 class LinearSkewSplit(_Splitter):
     """Linear-skew drift (Elder et al. 2021, Algorithm 1) as a seeded splitter.
 
+    Read more in the :ref:`User Guide <ug_unlabeled_data>`.
+
     A feature cuts the rows at its median into bucket A (at or below) and B
     (above; a categorical feature: its most frequent value against the rest).
     Rows are drawn without replacement so that a share ``R`` of the reference
@@ -232,6 +234,8 @@ class LinearSkewSplit(_Splitter):
 
 class NearestNeighborsSplit(_Splitter):
     """Nearest-neighbours drift (Elder et al. 2021, Algorithm 2) as a seeded splitter.
+
+    Read more in the :ref:`User Guide <ug_unlabeled_data>`.
 
     The rows are split at random into a batch (``batch_fraction``) and a
     reference. With probability ``p_set`` the reference is the set to bias

@@ -3,8 +3,7 @@
 from ._accuracy import BayesianAccuracy
 from ._anytime import anytime_accuracy_interval
 from ._calibration_error import BayesianCalibrationError, expected_calibration_error
-from ._compare_models import compare_models
-from ._comparison import GroupComparison, compare_groups, rank_groups, top_m_groups
+from ._classifier_comparison import compare_models
 from ._confusion import BayesianConfusionMatrix
 from ._conjugate import BetaPosterior, DirichletPosterior, robust_mixture_posterior
 from ._cost import BayesianMisclassificationCost
@@ -14,6 +13,7 @@ from ._display import (
     PosteriorDisplay,
     ReliabilityDisplay,
 )
+from ._group_comparison import GroupComparison, compare_groups, rank_groups, top_m_groups
 from ._model_comparison import (
     BayesianModelComparison,
     agreement_patterns,

@@ -2,14 +2,18 @@
 
 from numbers import Integral
 
+from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import Hidden, Interval, StrOptions
 from ._base import DEFAULT_PRIOR_STRENGTH
 from ._grouping import GROUPINGS, STRATEGIES
 from ._rates import METRICS, _BetaAssessor
 
 
+@fill_doc
 class BayesianAccuracy(_BetaAssessor):
     """Bayesian estimate of a black-box classifier's accuracy per group.
+
+    Read more in the :ref:`User Guide <ug_calibrated_prior>`.
 
     Each group ``g`` has an unknown accuracy ``theta_g`` with a Beta prior;
     the labeled rows of the group update it (Beta-Bernoulli conjugacy). The
@@ -69,12 +73,8 @@ class BayesianAccuracy(_BetaAssessor):
     prior_strength : float, default=2.0
         ``N0``, the prior's weight in pseudo-labels (the same default for
         every conjugate estimator).
-    classes : array-like of shape (n_classes,), default=None
-        Label of each score column, when ``y`` holds labels rather than
-        column indices.
-    missing_label : int, float, str or None, default=-1
-        The value of ``y`` that marks an unlabeled row; ``np.nan`` for NaN,
-        None when every row is labeled.
+    {{classes}}
+    {{missing_label}}
     random_state : int, RandomState instance or None, default=None
         Seed of the Monte Carlo draws of overall quantities.
 

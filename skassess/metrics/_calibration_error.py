@@ -40,6 +40,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils import N_DRAWS, validate_args, validate_params, validated
 from ..utils._deprecation import warn_deprecated
+from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import Hidden, Interval, StrOptions
 from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
 from ._conjugate import BetaPosterior
@@ -118,8 +119,11 @@ def _expected_gap(conf, S, n, p_calibrated):
     return weights[keep] @ gap / weights[keep].sum()
 
 
+@fill_doc
 class BayesianCalibrationError(_BetaAssessor):
     """Bayesian estimate of the expected calibration error of a black-box classifier.
+
+    Read more in the :ref:`User Guide <ug_calibration_error>`.
 
     Rows are binned by their top-1 confidence. In bin ``b`` the accuracy
     ``theta_b`` has a Beta posterior, ``s_b`` is the mean top-1 confidence of
@@ -171,14 +175,9 @@ class BayesianCalibrationError(_BetaAssessor):
         drawn in every posterior draw (the value the ECE computed from every
         label takes); ``"expected"``: the ECE of the bins' accuracies
         ``theta_b`` (the model's, on an infinite pool like this one).
-    classes : array-like of shape (n_classes,), default=None
-        Label of each score column, when ``y`` holds labels rather than
-        column indices.
-    missing_label : int, float, str or None, default=-1
-        The value of ``y`` that marks an unlabeled row; ``np.nan`` for NaN,
-        None when every row is labeled.
-    random_state : int, RandomState instance or None, default=None
-        Seed of the Monte Carlo draws.
+    {{classes}}
+    {{missing_label}}
+    {{random_state}}
 
     Attributes
     ----------

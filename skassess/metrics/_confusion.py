@@ -7,6 +7,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils import LEVEL, N_DRAWS, validate_args, validated
+from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import StrOptions
 from ._base import (
     DEFAULT_N_DRAWS,
@@ -22,8 +23,11 @@ from ._hierarchical import HierarchicalBeta
 from ._nested_dirichlet import NestedDirichletPosterior
 
 
+@fill_doc
 class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
     """Bayesian estimate of a black-box classifier's confusion matrix.
+
+    Read more in the :ref:`User Guide <ug_confusion>`.
 
     For each predicted class ``k``, the distribution ``theta_k`` of the true
     class among rows predicted ``k`` has a nested Dirichlet posterior
@@ -55,14 +59,9 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
     prior_strength : float, default=2.0
         ``N0``, the accuracy prior's weight in pseudo-labels (the same default
         for every conjugate estimator).
-    classes : array-like of shape (n_classes,), default=None
-        Label of each score column, when ``y`` holds labels rather than
-        column indices.
-    missing_label : int, float, str or None, default=-1
-        The value of ``y`` that marks an unlabeled row; ``np.nan`` for NaN,
-        None when every row is labeled.
-    random_state : int, RandomState instance or None, default=None
-        Seed of the Monte Carlo draws.
+    {{classes}}
+    {{missing_label}}
+    {{random_state}}
 
     Attributes
     ----------

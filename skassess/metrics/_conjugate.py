@@ -47,6 +47,8 @@ def check_counts(name, value, shape):
 class BetaPosterior:
     """Beta posteriors of independent Bernoulli rates, vectorized over any leading axes.
 
+    Read more in the :ref:`User Guide <ug_accuracy>`.
+
     Cell ``i`` has the prior ``Beta(prior_alpha[i], prior_beta[i])``; after
     ``r`` successes in ``n`` trials its posterior is
     ``Beta(prior_alpha[i] + r, prior_beta[i] + n - r)``. The last axis is the
@@ -403,6 +405,8 @@ class _CategoricalRows:
 
 class DirichletPosterior(_CategoricalRows):
     """Dirichlet posteriors of independent categorical distributions, vectorized over groups.
+
+    Read more in the :ref:`User Guide <ug_confusion>`.
 
     Row ``g`` has the prior ``Dirichlet(prior_alpha[g])``; after observing
     ``counts[g]`` its posterior is ``Dirichlet(prior_alpha[g] + counts[g])``.

@@ -5,13 +5,17 @@ import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils import LEVEL, N_DRAWS, validate_args, validated
+from ..utils._docstrings import fill_doc
 from ._base import DEFAULT_PRIOR_STRENGTH, DRAW_CHUNK
 from ._confusion import BayesianConfusionMatrix
 from ._conjugate import MIN_PSEUDO_COUNT, dirichlet_draws
 
 
+@fill_doc
 class BayesianMisclassificationCost(BayesianConfusionMatrix):
     """Bayesian estimate of a black-box classifier's expected misclassification cost.
+
+    Read more in the :ref:`User Guide <ug_confusion>`.
 
     Uses the nested Dirichlet model of :class:`BayesianConfusionMatrix`: among rows
     predicted ``k`` the true class has distribution ``theta_k``, so the
@@ -33,14 +37,9 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         right, the Dirichlet of the errors what the wrong ones cost.
     prior_strength : float, default=2.0
         ``N0``, the prior's weight in pseudo-labels.
-    classes : array-like of shape (n_classes,), default=None
-        Label of each score column, when ``y`` holds labels rather than
-        column indices.
-    missing_label : int, float, str or None, default=-1
-        The value of ``y`` that marks an unlabeled row; ``np.nan`` for NaN,
-        None when every row is labeled.
-    random_state : int, RandomState instance or None, default=None
-        Seed of the Monte Carlo draws.
+    {{classes}}
+    {{missing_label}}
+    {{random_state}}
 
     Attributes
     ----------

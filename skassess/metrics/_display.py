@@ -12,7 +12,7 @@ from ..utils._sklearn_compat import HasMethods
 from ._accuracy import BayesianAccuracy
 from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
 from ._calibration_error import BayesianCalibrationError
-from ._comparison import GroupComparison, compare_groups
+from ._group_comparison import GroupComparison, compare_groups
 from ._model_comparison import best_shares
 
 __all__ = ["DifferenceDisplay", "ModelComparisonDisplay", "PosteriorDisplay", "ReliabilityDisplay"]
@@ -47,6 +47,8 @@ def _intervals(draws, level):
 
 class ReliabilityDisplay:
     """Bayesian reliability diagram: posterior accuracy per confidence bin.
+
+    Read more in the :ref:`User Guide <ug_calibration_error>`.
 
     Each bin shows the posterior mean accuracy and its credible interval at
     the bin's mean confidence; the diagonal is perfect calibration; bars show
@@ -228,6 +230,8 @@ class ReliabilityDisplay:
 
 class PosteriorDisplay:
     """Posterior mean and credible interval of a quantity per group.
+
+    Read more in the :ref:`User Guide <ug_accuracy>`.
 
     With one quantity, a forest plot (one row per group). With two, a scatter
     of one against the other with intervals in both directions, e.g. accuracy
@@ -424,6 +428,8 @@ class PosteriorDisplay:
 class DifferenceDisplay:
     """Posterior density of the difference between two groups, with the ROPE shaded.
 
+    Read more in the :ref:`User Guide <ug_comparing_groups>`.
+
     Parameters
     ----------
     comparison : GroupComparison
@@ -551,6 +557,8 @@ class DifferenceDisplay:
 
 class ModelComparisonDisplay(PosteriorDisplay):
     """Forest plot of several models' posterior accuracy, each with its P(best).
+
+    Read more in the :ref:`User Guide <ug_model_comparison>`.
 
     Parameters
     ----------

@@ -23,7 +23,7 @@ from ..utils import (
 from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
 from ..utils._sklearn_compat import sklearn_validate_params as validate_params
 from ._base import DEFAULT_N_DRAWS
-from ._comparison import compare_groups
+from ._group_comparison import compare_groups
 from ._rate_table import RATES, rate_terms
 
 __all__ = ["BayesianModelComparison", "agreement_patterns", "check_model_scores"]
@@ -154,6 +154,8 @@ def agreement_patterns(predictions):
 
 class BayesianModelComparison(BaseEstimator):
     """Posterior accuracy of M black boxes scored on the same items, and which is best.
+
+    Read more in the :ref:`User Guide <ug_model_comparison>`.
 
     On each item the models' predictions form an *agreement pattern*: the
     models split into blocks that predict the same class. At most one block

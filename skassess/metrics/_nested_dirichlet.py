@@ -35,6 +35,8 @@ __all__ = ["NestedDirichletPosterior"]
 class NestedDirichletPosterior(_CategoricalRows):
     """Accuracy-then-error Dirichlet posteriors of the rows of confusion matrices.
 
+    Read more in the :ref:`User Guide <ug_confusion>`.
+
     Row ``k`` (predicted class ``k``) has ``theta_kk ~ Beta(alpha_kk,
     failures_k)`` and, given an error, the true class ``j != k`` from
     ``Dirichlet(alpha_kj, j != k)``. Vectorized over leading batch axes (e.g.

@@ -19,6 +19,8 @@ DEFAULT_BUDGETS = (20, 50, 100, 200, 500, 1000, 2000, 5000)
 class LabelPlan:
     """The expected interval widths at several budgets and the budget for a target width.
 
+    Read more in the :ref:`User Guide <ug_calibrated_prior>`.
+
     Attributes
     ----------
     table : pandas.DataFrame

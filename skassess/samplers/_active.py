@@ -45,6 +45,8 @@ HISTORY_COLUMNS = ["step", "index", "label", "group", "time"]
 class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
     """Choose which pool item to label next so that an assessment converges fast.
 
+    Read more in the :ref:`User Guide <ug_active_assessment>`.
+
     The pool is every row the black box has scored. The wrapped metric
     estimator is fitted on the whole pool (labeled and unlabeled rows: the
     unlabeled ones give the group weights and the informative prior); each

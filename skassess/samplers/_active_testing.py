@@ -42,6 +42,8 @@ MAX_PSEUDO_LABELS = 1000
 class ActiveTester(ActiveSampler):
     """Estimate many metrics of a black box from few labels, choosing which items to label.
 
+    Read more in the :ref:`User Guide <ug_active_testing>`.
+
     Metric-aware active testing (ALT-MAS, Ha et al.) with an estimator that a
     poor surrogate cannot bias. A surrogate of the true label
     (:class:`MLPEnsembleSurrogate` on features the user gives) is refitted as

@@ -22,6 +22,8 @@ __all__ = ["GroupStrategy", "QueryContext", "QueryStrategy", "pick_arms"]
 class QueryContext:
     """What a strategy may look at when it scores the pool (read-only).
 
+    Read more in the :ref:`User Guide <ug_active_assessment>`.
+
     Attributes
     ----------
     scores : ndarray of shape (n_pool, n_classes)
@@ -100,6 +102,8 @@ def one_hot(arms, n_arms):
 class QueryStrategy(BaseEstimator):
     """Base class of an item-level strategy: implement :meth:`item_utilities`.
 
+    Read more in the :ref:`User Guide <ug_active_assessment>`.
+
     A strategy is a scikit-learn estimator only for its parameters
     (``get_params``, ``clone``, validation through ``_parameter_constraints``);
     it learns nothing itself.
@@ -125,6 +129,8 @@ class QueryStrategy(BaseEstimator):
 
 class GroupStrategy(QueryStrategy):
     """Base class of a group bandit: implement :meth:`utilities` over arms.
+
+    Read more in the :ref:`User Guide <ug_active_assessment>`.
 
     ``utilities(task, state, remaining, rng)`` scores each arm of each run
     (a leading axis of runs lets the simulation advance many runs at once);

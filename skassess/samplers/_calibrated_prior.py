@@ -89,6 +89,8 @@ EMPTY = 1e-9
 class CalibratedPrior(BaseEstimator):
     """An LLO calibration map of the top-1 confidence and the group prior it implies.
 
+    Read more in the :ref:`User Guide <ug_active_assessment>`.
+
     :meth:`fit` fits the map on the labeled rows (the outcome is "the black
     box is right"); :meth:`predict` gives every row's calibrated probability
     of being right; :meth:`prior_for` turns them into Beta pseudo-counts for

@@ -9,6 +9,8 @@ from ._base import GroupStrategy
 class EpsilonGreedy(GroupStrategy):
     """Reward at the posterior mean; with probability ``epsilon`` a random item.
 
+    Read more in the :ref:`User Guide <ug_active_assessment>`.
+
     Parameters
     ----------
     epsilon : float, default=0.1

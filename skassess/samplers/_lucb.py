@@ -12,6 +12,8 @@ from ._rewards import CompareTwo, ExtremeRate
 class LUCBSampling(GroupStrategy):
     """Label the groups whose anytime-valid intervals keep the answer open.
 
+    Read more in the :ref:`User Guide <ug_active_assessment>`.
+
     The strategy of a labeling run that stops once the answer is confirmed
     (:meth:`ActiveAssessor.certified_level`, the ``--stop-probability`` rule
     of ``skassess label``). The leader is the posterior's answer (the

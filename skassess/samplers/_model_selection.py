@@ -31,6 +31,8 @@ N_CHALLENGER_TRIES = 10
 class ActiveModelSelector(ActiveSampler):
     """Label the items that decide which of several black boxes is the most accurate.
 
+    Read more in the :ref:`User Guide <ug_model_comparison>`.
+
     The posterior is a :class:`~skassess.metrics.BayesianModelComparison`
     fitted on the pool (every item the models scored). Each query picks an
     agreement pattern and labels a uniformly random unlabeled item of it (so

@@ -11,6 +11,8 @@ from ._base import GroupStrategy, one_hot
 class MultiplePlayThompsonSampling(GroupStrategy):
     """Draw ``theta``; the ``m`` arms with the highest rewards form the round.
 
+    Read more in the :ref:`User Guide <ug_active_assessment>`.
+
     A round of MP-TS labels one item of each of its ``m`` arms. Labels here
     come one at a time, so each label goes to an arm drawn uniformly from the
     round's arms: the same expected allocation, one label per draw. The chosen

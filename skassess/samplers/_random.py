@@ -8,6 +8,8 @@ from ._base import GroupStrategy
 class RandomSampling(GroupStrategy):
     """Every item scores the same: a uniformly random remaining (allowed) item.
 
+    Read more in the :ref:`User Guide <ug_active_assessment>`.
+
     Groups are then chosen in proportion to their unlabeled items.
 
     Examples

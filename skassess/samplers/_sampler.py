@@ -18,6 +18,8 @@ __all__ = ["RUN_CONSTRAINTS", "ActiveSampler", "StopRule"]
 class StopRule:
     """When a labeling loop stops: the answer is probable enough, or the intervals narrow.
 
+    Read more in the :ref:`User Guide <ug_active_assessment>`.
+
     A rule is read against a sampler's :meth:`ActiveSampler.answer`. It holds
     when either of its parts does:
 
@@ -115,6 +117,8 @@ RUN_CONSTRAINTS = {
 
 class ActiveSampler(BaseEstimator):
     """Base class of the ask/tell samplers: which pool item to label next, and what is known.
+
+    Read more in the :ref:`User Guide <ug_active_assessment>`.
 
     :class:`~skassess.samplers.ActiveAssessor`,
     :class:`~skassess.samplers.ActiveTester` and

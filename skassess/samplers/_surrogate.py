@@ -25,6 +25,8 @@ __all__ = ["MLPEnsembleSurrogate"]
 class MLPEnsembleSurrogate(ClassifierMixin, BaseEstimator):
     """An ensemble of ``n_members`` MLP classifiers, refitted cheaply as labels arrive.
 
+    Read more in the :ref:`User Guide <ug_active_testing>`.
+
     Each member is an :class:`~sklearn.neural_network.MLPClassifier` with its
     own seed, fitted on its own bootstrap resample of the labeled rows (and of
     the pseudo-labeled rows, weighted by ``sample_weight``). :meth:`fit` trains

@@ -6,6 +6,8 @@ from ._base import GroupStrategy
 class ThompsonSampling(GroupStrategy):
     """Draw ``theta`` from the posterior; each group scores its reward at the draw.
 
+    Read more in the :ref:`User Guide <ug_active_assessment>`.
+
     References
     ----------
     W. R. Thompson, "On the likelihood that one unknown probability exceeds

@@ -9,6 +9,8 @@ from ._base import GroupStrategy, one_hot, pick_arms
 class TopTwoThompsonSampling(GroupStrategy):
     """With probability ``beta`` label the Thompson leader, else the challenger.
 
+    Read more in the :ref:`User Guide <ug_active_assessment>`.
+
     The challenger is the leader of further posterior draws that disagree with
     the first leader; after ``max_resample`` draws without disagreement the
     leader is kept. The chosen arm scores 1, the others 0.

@@ -11,6 +11,8 @@ from ._base import GroupStrategy
 class BayesianUCB(GroupStrategy):
     """Label the arm whose reward has the highest ``quantile`` under the posterior.
 
+    Read more in the :ref:`User Guide <ug_active_assessment>`.
+
     The quantile of the reward is estimated from ``n_draws`` posterior draws,
     which works for every task's reward (for the identification tasks it is
     the quantile of the rate itself).

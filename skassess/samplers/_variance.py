@@ -13,6 +13,8 @@ __all__ = ["VarianceSampling"]
 class VarianceSampling(QueryStrategy):
     """Draw the next item at random, favouring those whose label is least predictable.
 
+    Read more in the :ref:`User Guide <ug_active_assessment>`.
+
     Item ``i`` of the ``m`` still available is drawn with probability
 
     .. math:: q_i = (1 - s) \\frac{\\sigma_i}{\\sum_j \\sigma_j} + \\frac{s}{m},

@@ -23,6 +23,8 @@ __all__ = ["FileAssessment", "assess_file"]
 class FileAssessment:
     """What ``skassess assess`` prints, writes as JSON and puts in the report.
 
+    Read more in the :ref:`User Guide <ug_command_line>`.
+
     Attributes
     ----------
     source : dict

@@ -63,6 +63,8 @@ def task_answer(assessor, level=0.95, group_names=None):
 class LabelingSession:
     """An active-labeling session stored in a file, resumable after a crash.
 
+    Read more in the :ref:`User Guide <ug_command_line>`.
+
     The session wraps an :class:`~skassess.ActiveAssessor` fitted on the
     pool. Each :meth:`tell` (or :meth:`skip`) is committed to the session
     file, an SQLite database in WAL mode, in its own transaction before the

@@ -107,6 +107,8 @@ def _match(columns, names):
 class ScoresFile:
     """A scores file: one row per item, the black box's class scores, optional labels.
 
+    Read more in the :ref:`User Guide <ug_command_line>`.
+
     The file is CSV (any of ``, ; tab |`` as the delimiter, found from the
     header; ``.gz`` allowed) or Parquet (needs ``pyarrow``:
     ``pip install "skassess[parquet]"``). It is read in batches of

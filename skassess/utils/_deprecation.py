@@ -1,6 +1,6 @@
 """Deprecation warnings: a renamed or replaced name keeps working for one release."""
 
-import sys
+import inspect
 import warnings
 from pathlib import Path
 
@@ -15,7 +15,7 @@ _PACKAGE = str(Path(__file__).resolve().parents[1])
 
 def _user_stacklevel():
     """The stack level of the first frame outside skassess: the user's call."""
-    frame, level = sys._getframe(2), 2
+    frame, level = inspect.currentframe().f_back.f_back, 2
     while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
     return level
@@ -24,27 +24,25 @@ def _user_stacklevel():
 def warn_deprecated(what, instead, *, stacklevel=None):
     """Warn (``FutureWarning``, shown to users by default) that ``what`` is deprecated.
 
-        Parameters
-        ----------
-        what : str
-            The deprecated name as the user wrote it, e.g.
-            ``"ActiveAssessor(stop_confidence=...)"``.
-        instead : str
-            What to write instead.
-        stacklevel : int, default=None
-            Frames up to the user's call; None: the first frame outside skassess.
+    Parameters
+    ----------
+    what : str
+        The deprecated name as the user wrote it, e.g.
+        ``"ActiveAssessor(stop_confidence=...)"``.
+    instead : str
+        What to write instead.
+    stacklevel : int, default=None
+        Frames up to the user's call; None: the first frame outside skassess.
 
-        Examples
-        --------
-        >>> import sys
-    import warnings
-    from pathlib import Path
-        >>> from skassess.utils._deprecation import warn_deprecated
-        >>> with warnings.catch_warnings(record=True) as caught:
-        ...     warnings.simplefilter("always")
-        ...     warn_deprecated("f(old=...)", "f(new=...)")
-        >>> print(caught[0].message)
-        f(old=...) is deprecated since 0.1 and will be removed in 0.2; use f(new=...) instead.
+    Examples
+    --------
+    >>> import warnings
+    >>> from skassess.utils._deprecation import warn_deprecated
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_deprecated("f(old=...)", "f(new=...)")
+    >>> print(caught[0].message)
+    f(old=...) is deprecated since 0.1 and will be removed in 0.2; use f(new=...) instead.
     """
     warnings.warn(
         f"{what} is deprecated since 0.1 and will be removed in {REMOVED_IN}; use "

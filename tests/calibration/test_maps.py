@@ -7,12 +7,12 @@ from hypothesis import strategies as st
 from scipy.special import expit, logit
 
 from skassess.calibration import (
-    EPS,
     HierarchicalBetaCalibrator,
     beta_calibration,
     fit_llo,
     log_odds,
 )
+from skassess.calibration._maps import EPS
 
 scores = st.floats(EPS, 1 - EPS)
 positive = st.floats(0.05, 5.0)

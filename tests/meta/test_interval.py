@@ -8,12 +8,11 @@ from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 
 from skassess.meta import (
-    LEVELS,
     PerformanceIntervalRegressor,
     PerformancePredictor,
     interval_cost,
 )
-from skassess.meta._quantile_model import QuantileEnsemble, fit_scales
+from skassess.meta._quantile_model import LEVELS, QuantileEnsemble, fit_scales
 from skassess.meta._um_features import SHARED_FEATURES, UM_FEATURES, batch_features
 
 

@@ -341,7 +341,7 @@ def test_calibrated_prior_needs_a_per_group_accuracy_estimator():
     a = ActiveAssessor(BayesianConfusionMatrix(), prior_update=CalibratedPrior())
     with pytest.raises(ValueError, match="prior_update needs a per-group accuracy"):
         a.fit(X)
-    with pytest.raises(ValueError, match="The 'strength' parameter of CalibratedPrior"):
+    with pytest.raises(ValueError, match="The 'prior_strength' parameter of CalibratedPrior"):
         ActiveAssessor(prior_update=CalibratedPrior(prior_strength=-1)).fit(X)
 
 

@@ -57,6 +57,8 @@ def _position(labels, group, name):
 class GroupComparison:
     """Posterior of the difference ``delta = theta_a - theta_b`` between two groups.
 
+    Read more in the :ref:`User Guide <ug_comparing_groups>`.
+
     With a region of practical equivalence (ROPE) ``[-rope, rope]`` in metric
     units, the three probabilities ``(p_left, p_rope, p_right)`` are
     ``P(delta < -rope)``, ``P(|delta| <= rope)`` and ``P(delta > rope)``
