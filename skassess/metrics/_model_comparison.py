@@ -20,6 +20,7 @@ from ..utils import (
     validate_args,
     validated,
 )
+from ..utils._deprecation import warn_deprecated
 from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
 from ..utils._sklearn_compat import sklearn_validate_params as validate_params
 from ._base import DEFAULT_N_DRAWS
@@ -471,13 +472,22 @@ class BayesianModelComparison(BaseEstimator):
         self._add(S, pred, blocks, codes, reset=False)
         return self
 
-    def label(self, pattern, category):
-        """Record labels of items already in the pool (used by active selection).
+    def add_pattern_labels(self, pattern, category):
+        """Record labels of items already in the pool, by agreement pattern.
+
+        The update of :class:`~skassess.samplers.ActiveModelSelector`: an
+        item is known by its pattern (``patterns_``) and its label by its
+        outcome category. (``add_labels`` of the other estimators takes rows
+        of scores; this estimator keeps counts per pattern.)
 
         Parameters
         ----------
         pattern, category : array-like of int
             Each labeled item's pattern and outcome category.
+
+        Returns
+        -------
+        self : BayesianModelComparison
         """
         check_is_fitted(self)
         pattern = np.asarray(pattern, dtype=np.int64)
@@ -486,12 +496,21 @@ class BayesianModelComparison(BaseEstimator):
             self.n_unlabeled_[np.unique(pattern)]
             < np.bincount(pattern, minlength=len(self.patterns_))[np.unique(pattern)]
         ):
-            raise ValueError("label: more labels than unlabeled items in a pattern.")
+            raise ValueError("add_pattern_labels: more labels than unlabeled items in a pattern.")
         np.add.at(self.counts_, (pattern, category), 1.0)
         self.n_unlabeled_ -= np.bincount(pattern, minlength=len(self.patterns_))
         blocks = self.patterns_[pattern]
         self.n_correct_labeled_ += (blocks == category[:, None]).sum(axis=0)
         return self
+
+    def label(self, pattern, category):
+        """Deprecated: :meth:`add_pattern_labels`.
+
+        .. deprecated:: 0.1
+           ``label`` will be removed in 0.2; use ``add_pattern_labels``.
+        """
+        warn_deprecated("BayesianModelComparison.label", "add_pattern_labels")
+        return self.add_pattern_labels(pattern, category)
 
     # ---------------------------------------------------------------- posterior
     @property

@@ -288,7 +288,7 @@ class ActiveModelSelector(ActiveSampler):
         cats = np.where(
             right.any(axis=1), blocks[np.arange(len(idx)), right.argmax(axis=1)], est.n_models_
         )
-        est.label(patterns, cats)
+        est.add_pattern_labels(patterns, cats)
         self.labels_[idx] = codes
         was_skipped = idx[self._skipped[idx]]
         np.subtract.at(self._n_skipped, est.pattern_[was_skipped], 1)

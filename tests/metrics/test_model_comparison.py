@@ -386,3 +386,16 @@ def test_p_best_keeps_the_tie_component_and_the_summary_does_not():
         pair[["mean", "lower", "upper"]].astype(float),
         sceptic.pairwise().iloc[0][["mean", "lower", "upper"]].astype(float),
     )
+
+
+def test_label_is_a_deprecated_name_of_add_pattern_labels():
+    X, _ = _pool(n=300)
+    new = BayesianModelComparison(random_state=0).fit(X)
+    old = BayesianModelComparison(random_state=0).fit(X)
+    pattern, category = np.array([0, 0, 1]), np.array([0, 1, 0])
+    new.add_pattern_labels(pattern, category)
+    with pytest.warns(FutureWarning, match=r"BayesianModelComparison\.label is deprecated"):
+        old.label(pattern, category)
+    np.testing.assert_array_equal(old.counts_, new.counts_)
+    with pytest.raises(ValueError, match="add_pattern_labels: more labels than unlabeled"):
+        new.add_pattern_labels(np.zeros(10_000, dtype=int), np.zeros(10_000, dtype=int))
