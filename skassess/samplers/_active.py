@@ -229,8 +229,9 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
                 "run(stop=StopRule(probability=...))",
             )
         reset_fitted(self)
+        seed = self._start_fit((X, y), {"group_by": group_by, "y_pred": y_pred})
         strategy = make_strategy(self.strategy, top_m=self.top_m)
-        random_state = check_random_state(self.random_state)
+        random_state = check_random_state(seed)
         seed, estimator_seed = random_state.randint(np.iinfo(np.int32).max, size=2)
         base = default_estimator(self.task) if self.estimator is None else clone(self.estimator)
         if self.random_state is not None and base.get_params().get("random_state", 0) is None:
@@ -368,6 +369,7 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
             If fewer than ``n`` rows the task may label are left.
         """
         check_is_fitted(self)
+        self._note_query()
         left = self._available_rows()
         if n > left:
             raise ValueError(

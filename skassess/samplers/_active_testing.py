@@ -277,7 +277,8 @@ default=("accuracy", "precision", "recall")
                 f"features must have one row per pool item ({n}); got {len(feats)} rows."
             )
         metrics = parse_metrics(self.metrics, range(K))
-        rng = check_random_state(self.random_state)
+        seed = self._start_fit((X, y), {"features": features, "y_pred": y_pred})
+        rng = check_random_state(seed)
         self._rng = np.random.default_rng(rng.randint(np.iinfo(np.int32).max))
         self._surrogate_seed = int(rng.randint(np.iinfo(np.int32).max))
         self._scores = scores / scores.sum(axis=1, keepdims=True)
@@ -396,6 +397,7 @@ default=("accuracy", "precision", "recall")
             If fewer than ``n`` unlabeled items are left.
         """
         check_is_fitted(self)
+        self._note_query()
         unlabeled = np.flatnonzero(self.labels_ < 0)
         if n > len(unlabeled):
             raise ValueError(

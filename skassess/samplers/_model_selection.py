@@ -124,7 +124,7 @@ class ActiveModelSelector(ActiveSampler):
         n = est.n_samples_
         self.labels_ = self._codes(y, n, est.missing_label, "y")
         self._pred = S.argmax(axis=2)
-        self._rng = np.random.default_rng(self.random_state)
+        self._rng = np.random.default_rng(self._start_fit((X, y), {}))
         # every pattern's unlabeled items in a random order, one after the other
         order = self._rng.permutation(n)
         order = order[self.labels_[order] < 0]
@@ -227,6 +227,7 @@ class ActiveModelSelector(ActiveSampler):
             If fewer than ``n`` items are unlabeled (nothing is drawn then).
         """
         check_is_fitted(self)
+        self._note_query()
         left = self._available_rows()
         if n > left:
             raise ValueError(

@@ -5,7 +5,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import SkassessWarning
@@ -196,6 +196,73 @@ class ActiveSampler(BaseEstimator):
 
     def _skip_rows(self, rows):
         """Subclass hook: take new skipped ``rows`` out of the candidates."""
+
+    # ------------------------------------------------------------------ undo
+    def _start_fit(self, args, kwargs):
+        """Subclass hook, called by ``fit``: what :meth:`undo` needs to fit again.
+
+        Returns the seed of this fit: ``random_state``, or one drawn now when
+        it is None, so that a refit by :meth:`undo` draws as this fit did.
+        """
+        self._fit_inputs = (args, kwargs)
+        self._cursors = {}
+        seed = self.__dict__.pop("_undo_seed", None)
+        if seed is None:
+            seed = self.random_state
+        if seed is None:
+            seed = int(np.random.SeedSequence().generate_state(1)[0] >> 1)
+        self._seed = seed
+        return seed
+
+    def _note_query(self):
+        """Subclass hook, called by ``query``: the generator before the next step's items."""
+        self._cursors.setdefault(self._n_steps + 1, self.cursor_)
+
+    def undo(self):
+        """Take back the last ``tell``: its labels leave the estimate.
+
+        The sampler is fitted again on the pool it was given and the earlier
+        labels are replayed (:meth:`replay`), so its state is the one it had
+        before that ``tell``: the next :meth:`query` proposes the same items
+        as it did then. Skips stay (an item skipped since can still be
+        labeled by ``tell``).
+
+        Returns
+        -------
+        undone : pandas.DataFrame or None
+            The rows of :attr:`history_` taken back; None if nothing was told.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skassess.samplers import ActiveAssessor
+        >>> X = np.random.default_rng(0).dirichlet(np.ones(3), 200)
+        >>> sampler = ActiveAssessor(random_state=0).fit(X)
+        >>> first = sampler.query()
+        >>> _ = sampler.tell(first, [0])
+        >>> sampler.undo()[["step", "index", "label"]].values.tolist() == [[1, first[0], 0]]
+        True
+        >>> bool((sampler.query() == first).all()), sampler.n_labeled_
+        (True, 0)
+        """
+        check_is_fitted(self)
+        if not self._history:
+            return None
+        history = self.history_
+        last = int(history["step"].iloc[-1])
+        undone = history[history["step"] == last].reset_index(drop=True)
+        kept = history[history["step"] != last]
+        cursor = self._cursors.get(last)
+        if cursor is None:  # told without a query: the generator stands where it stood
+            cursor = {"rng": self.cursor_["rng"], "n_steps": last - 1}
+        fresh = clone(self)
+        fresh._undo_seed = self._seed
+        args, kwargs = self._fit_inputs
+        fresh.fit(*args, **kwargs)
+        fresh.replay(kept, skipped=self.skipped_, cursor=cursor)
+        fresh._cursors = {s: c for s, c in self._cursors.items() if s <= last}
+        self.__dict__.update(fresh.__dict__)
+        return undone
 
     @property
     def cursor_(self):

@@ -190,3 +190,37 @@ def test_a_selector_returns_its_utilities(strategy):
     sel.tell(rows, y[rows])
     _, u2 = sel.query(1, return_utilities=True)
     assert np.isnan(u2[0, rows]).all()
+
+
+@pytest.mark.parametrize("index", [0, 1, 2])
+@pytest.mark.parametrize("random_state", [0, None])
+def test_undo_takes_back_the_last_tell(index, random_state):
+    sampler, X, y = _samplers()[index]
+    sampler.set_params(random_state=random_state).fit(X)
+    batch = 3 if index == 1 else 1
+    for _ in range(3):
+        rows = sampler.query(batch)
+        sampler.tell(rows, y[rows])
+    before_history, before_answer = sampler.history_, sampler.answer()
+    proposed = sampler.query(batch)
+    sampler.tell(proposed, y[proposed])
+    undone = sampler.undo()
+    assert undone["index"].tolist() == proposed.tolist()
+    pd.testing.assert_frame_equal(sampler.history_, before_history)
+    assert sampler.n_labeled_ == len(before_history)
+    if random_state is not None:  # unseeded, the answer's Monte Carlo draws differ anyway
+        assert sampler.answer()["text"] == before_answer["text"]
+    np.testing.assert_array_equal(sampler.query(batch), proposed)  # asks for them again
+    # undo until nothing is left, then None
+    while len(sampler.history_):
+        sampler.undo()
+    assert sampler.undo() is None and sampler.n_labeled_ == 0
+
+
+def test_undo_keeps_skips_and_a_tell_without_query():
+    X, y = _pool()
+    sampler = ActiveAssessor(random_state=0).fit(X)
+    sampler.skip([5, 6])
+    sampler.tell([10], [y[10]])  # no query before it
+    sampler.undo()
+    assert sampler.n_labeled_ == 0 and sampler.skipped_.tolist() == [5, 6]
