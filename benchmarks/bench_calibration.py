@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from skassess.calibration import HierarchicalBetaCalibrator
+from skassess.calibration import EmceeSampler, HierarchicalBetaCalibrator
 from skassess.datasets import load_adult_scores
 
 
@@ -52,7 +52,7 @@ def reference():
     s, y, groups = data(0)
     short = HierarchicalBetaCalibrator(random_state=1).fit(s, y, group_by=groups)
     long = HierarchicalBetaCalibrator(
-        random_state=2, n_burn=3000, n_steps=6000, max_steps=6000
+        random_state=2, sampler=EmceeSampler(n_burn=3000, n_steps=6000, max_steps=6000)
     ).fit(s, y, group_by=groups)
     print("\n| parameter | default mean | reference mean | z |")
     print("|---|---|---|---|")

@@ -129,17 +129,15 @@ def _hierarchical_data(n_groups=100, n_labels=2000, seed=0):
 
 
 def bench_hierarchical(n_groups, n_labels, emcee_steps, seeds):
-    from skassess.calibration import HierarchicalBetaCalibrator
+    from skassess.calibration import EmceeSampler, HierarchicalBetaCalibrator, NUTSSampler
 
-    cases = [
-        (seed, f"nuts n_jobs={j}", {"sampler": "nuts", "n_jobs": j})
-        for j in (1, 2)
-        for seed in seeds
+    cases = [(seed, f"nuts n_jobs={j}", NUTSSampler(n_jobs=j)) for j in (1, 2) for seed in seeds]
+    cases += [
+        (seeds[0], f"emcee {k} steps", EmceeSampler(n_steps=k, max_steps=k)) for k in emcee_steps
     ]
-    cases += [(seeds[0], f"emcee {k} steps", {"n_steps": k, "max_steps": k}) for k in emcee_steps]
-    for seed, name, params in cases:
+    for seed, name, sampler in cases:
         s, y, g = _hierarchical_data(n_groups, n_labels, seed)
-        cal = HierarchicalBetaCalibrator(random_state=0, **params)
+        cal = HierarchicalBetaCalibrator(random_state=0, sampler=sampler)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             cal, sec, peak = measure(

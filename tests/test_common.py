@@ -55,7 +55,7 @@ from skassess import (
     BayesianConfusionMatrix,
     BayesianMisclassificationCost,
 )
-from skassess.calibration import BayesianGroupMetrics, HierarchicalBetaCalibrator
+from skassess.calibration import BayesianGroupMetrics, EmceeSampler, HierarchicalBetaCalibrator
 from skassess.exceptions import SkassessWarning
 from skassess.meta import PerformanceIntervalRegressor, PerformancePredictor
 from skassess.metrics import BayesianModelComparison
@@ -68,7 +68,7 @@ from skassess.samplers import (
 from skassess.utils.discovery import all_estimators
 
 CALIBRATOR = HierarchicalBetaCalibrator(
-    n_burn=100, n_steps=100, target_ess=100, n_draws=200, random_state=0
+    n_draws=200, random_state=0, sampler=EmceeSampler(n_burn=100, n_steps=100, target_ess=100)
 )
 
 ESTIMATORS = [

@@ -16,7 +16,7 @@ from skassess import (
     BayesianConfusionMatrix,
     BayesianMisclassificationCost,
 )
-from skassess.calibration import BayesianGroupMetrics, HierarchicalBetaCalibrator
+from skassess.calibration import BayesianGroupMetrics, EmceeSampler, HierarchicalBetaCalibrator
 from skassess.datasets import load_adult_scores, load_fashion_mnist_scores
 from skassess.samplers import CalibratedPrior, QueryStrategy
 
@@ -301,9 +301,9 @@ def test_warnings_point_at_the_caller():
         assert record[0].filename == __file__, method
     s = np.linspace(0.05, 0.95, 40)
     with pytest.warns(SkassessWarning, match="prior predictive") as record:
-        HierarchicalBetaCalibrator(n_burn=50, n_steps=50, target_ess=50, random_state=0).fit(
-            s, np.full(40, -1)
-        )
+        HierarchicalBetaCalibrator(
+            random_state=0, sampler=EmceeSampler(n_burn=50, n_steps=50, target_ess=50)
+        ).fit(s, np.full(40, -1))
     assert record[0].filename == __file__
 
 
@@ -515,7 +515,9 @@ def test_one_group_encoder_orders_groups_alike():
     data = load_adult_scores("race")
     s, y, g = data.scores["LR"].to_numpy(), data.target.to_numpy(), data.sensitive["race"]
     acc = BayesianAccuracy(grouping="external").fit(s, y, group_by=g)
-    cal = HierarchicalBetaCalibrator(n_steps=20, n_burn=20, max_steps=40, random_state=0)
+    cal = HierarchicalBetaCalibrator(
+        random_state=0, sampler=EmceeSampler(n_steps=20, n_burn=20, max_steps=40)
+    )
     labeled = np.where(np.arange(len(y)) < 300, y, -1)
     with pytest.warns():
         cal.fit(s, labeled, group_by=g)
@@ -574,7 +576,8 @@ def _failed_refit_cases():
         ),
         "HierarchicalBetaCalibrator": (
             HierarchicalBetaCalibrator(
-                n_steps=200, n_burn=100, max_steps=200, random_state=0, progress=False
+                random_state=0,
+                sampler=EmceeSampler(n_steps=200, n_burn=100, max_steps=200, progress=False),
             ),
             (s1, yb),
             (s1, yb[:5]),

@@ -14,7 +14,7 @@ from skassess import (
     BayesianConfusionMatrix,
     BayesianMisclassificationCost,
 )
-from skassess.calibration import BayesianGroupMetrics, HierarchicalBetaCalibrator
+from skassess.calibration import BayesianGroupMetrics, EmceeSampler, HierarchicalBetaCalibrator
 from skassess.metrics import compare_groups, rank_groups
 from skassess.samplers import CalibratedPrior
 
@@ -175,9 +175,9 @@ def test_failed_refit_of_the_other_estimators_keeps_the_previous_fit(est, fit):
 
 
 def test_failed_first_fit_of_the_calibrator_leaves_it_unfitted():
-    cal = HierarchicalBetaCalibrator(n_steps=20, n_burn=20, max_steps=40)
+    cal = HierarchicalBetaCalibrator(sampler=EmceeSampler(n_steps=20, n_burn=20, max_steps=40))
     with pytest.raises(ValueError, match="n_walkers"):
-        cal.set_params(n_walkers=4).fit(
+        cal.set_params(sampler__n_walkers=4).fit(
             np.linspace(0.1, 0.9, 20), np.tile([0, 1], 10), group_by=np.arange(20) % 3
         )
     with pytest.raises(NotFittedError):
@@ -276,7 +276,9 @@ def test_most_costly_is_reproducible_with_a_seed():
 
 def test_small_n_walkers_is_a_clean_error():
     with pytest.raises(ValueError, match="n_walkers"):
-        HierarchicalBetaCalibrator(n_walkers=2).fit(np.linspace(0.1, 0.9, 20), np.tile([0, 1], 10))
+        HierarchicalBetaCalibrator(sampler=EmceeSampler(n_walkers=2)).fit(
+            np.linspace(0.1, 0.9, 20), np.tile([0, 1], 10)
+        )
 
 
 @pytest.mark.parametrize(

@@ -1,11 +1,12 @@
 """HierarchicalBetaCalibrator: per-group beta calibration with shared hyperpriors."""
 
 from numbers import Integral, Real
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 from scipy.special import expit, ndtri
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
@@ -25,10 +26,24 @@ from ..utils import (
     validated,
     warn,
 )
-from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
+from ..utils._deprecation import warn_deprecated
+from ..utils._sklearn_compat import HasMethods, Hidden, Interval, MissingValues, StrOptions
 from ._maps import MAPS, log_features
-from ._mcmc import require_mici, sample_mcmc, sample_nuts, warn_convergence
+from ._mcmc import warn_convergence
 from ._nuts_model import NonCenteredModel, split
+from ._samplers import EmceeSampler, NUTSSampler
+
+#: The sampler's parameters the calibrator took before ``sampler=`` objects.
+DEPRECATED_SCHEDULE = (
+    "n_chains",
+    "n_walkers",
+    "n_burn",
+    "n_steps",
+    "max_steps",
+    "target_ess",
+    "progress",
+    "n_jobs",
+)
 
 #: Hyperprior scales (thesis eqs. 4.5-4.11): mu ~ N(0, MU_SCALE), sigma ~ half-N(0, SIGMA_SCALE),
 #: for the log of a, the log of b and c.
@@ -69,21 +84,6 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         Multiplies every hyperprior scale.
     eps : float, default=1e-3
         Scores are clipped to ``[eps, 1 - eps]`` before their logarithms.
-    n_chains : int, default=4
-        Independent emcee ensembles; R-hat compares them.
-    n_walkers : int, default=None
-        Walkers per ensemble; None: ``max(16, 4 * n_dim)`` (48 for the beta
-        map and two groups).
-    n_burn : int, default=300
-        Steps discarded per walker.
-    n_steps : int, default=300
-        Steps kept per walker at first; the chains grow by half while the
-        smallest effective sample size is below ``target_ess`` or an R-hat
-        is above 1.01, up to ``max_steps``. When ``max_steps`` steps of every
-        walker would exceed 2**25 numbers (many groups), emcee stores only every
-        k-th step (the smallest k that fits), so memory stays bounded.
-    max_steps : int, default=3000
-    target_ess : int, default=400
     n_draws : int, default=1000
         Posterior draws (equally spaced along the chain) used by
         :meth:`transform` and :meth:`sample`.
@@ -92,27 +92,20 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
     missing_label : int, float, str or None, default=-1
         The value of ``y`` that marks an unlabeled row.
     random_state : int, RandomState instance or None, default=None
-    progress : bool, default=True
-        Show the sampler's progress bars (tqdm, on standard error) when a run
-        takes over 2 s.
-    sampler : {"emcee", "nuts"}, default="emcee"
-        ``"emcee"``: ensembles of emcee walkers on the model with the
-        population parameters integrated out (see Notes). ``"nuts"``: the
-        no-U-turn sampler of the optional ``mici`` package (``pip install
-        'skassess[nuts]'``) on the non-centered model, with the gradient
-        written out. Its cost grows slowly with the number of groups, where
-        ensemble moves slow down: at 100 groups and 2000 labels it reached
-        R-hat <= 1.01 and ESS >= 400 in 23 to 42 s with ``n_jobs=2`` on four
-        of five simulated data sets (36 to 80 s in one process; on the fifth a
-        population scale had not converged after 3000 iterations,
-        ``benchmarks/bench_scale.py``), where emcee's default ensembles (4,800
-        walkers) took 200 s for 300 steps and did not converge; for a few
-        groups emcee is faster. ``n_burn`` counts
-        warm-up iterations that adapt the step size and a diagonal metric,
-        ``n_steps`` and ``max_steps`` iterations per chain; ``n_walkers`` is
-        not used.
-    n_jobs : int, default=None
-        ``sampler="nuts"``: chains run in this many processes (None: 1).
+    sampler : EmceeSampler or NUTSSampler, default=None
+        How the posterior is drawn, and for how long. None:
+        ``EmceeSampler()``: ensembles of emcee walkers on the model with the
+        population parameters integrated out (see Notes).
+        :class:`~skassess.calibration.NUTSSampler` runs the no-U-turn sampler
+        of the optional ``mici`` package on the non-centered model, faster
+        with many groups.
+    n_chains, n_walkers, n_burn, n_steps, max_steps, target_ess, progress, n_jobs
+        Deprecated: the sampler's parameters, now given to it
+        (``sampler=EmceeSampler(n_steps=500)``).
+
+        .. deprecated:: 0.1
+           They will be removed in 0.2, and so will ``sampler="emcee"`` and
+           ``"nuts"`` (use the sampler objects).
 
     Attributes
     ----------
@@ -194,19 +187,19 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         hierarchical=True,
         prior_scale=1.0,
         eps=EPS,
-        n_chains=4,
-        n_walkers=None,
-        n_burn=300,
-        n_steps=300,
-        max_steps=3000,
-        target_ess=400,
         n_draws=1000,
         classes=None,
         missing_label=-1,
         random_state=None,
-        progress=True,
-        sampler="emcee",
-        n_jobs=None,
+        sampler=None,
+        n_chains="deprecated",
+        n_walkers="deprecated",
+        n_burn="deprecated",
+        n_steps="deprecated",
+        max_steps="deprecated",
+        target_ess="deprecated",
+        progress="deprecated",
+        n_jobs="deprecated",
     ):
         self.map = map
         self.target = target
@@ -233,20 +226,44 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         "hierarchical": ["boolean"],
         "prior_scale": [Interval(Real, 0, None, closed="neither")],
         "eps": [Interval(Real, 0, 0.5, closed="neither")],
-        "n_chains": [Interval(Integral, 2, None, closed="left")],
-        "n_walkers": [Interval(Integral, 4, None, closed="left"), None],
-        "n_burn": [Interval(Integral, 0, None, closed="left")],
-        "n_steps": [Interval(Integral, 1, None, closed="left")],
-        "max_steps": [Interval(Integral, 1, None, closed="left")],
-        "target_ess": [Interval(Integral, 1, None, closed="left")],
         "n_draws": [Interval(Integral, 1, None, closed="left")],
         "classes": ["array-like", None],
         "missing_label": [MissingValues()],
         "random_state": ["random_state"],
-        "progress": ["boolean"],
-        "sampler": [StrOptions({"emcee", "nuts"})],
-        "n_jobs": [Interval(Integral, 1, None, closed="left"), None],
+        "sampler": [
+            HasMethods(["draw", "check"]),
+            None,
+            Hidden(StrOptions({"emcee", "nuts"})),
+        ],
+        **{
+            name: [*constraints, Hidden(StrOptions({"deprecated"}))]
+            for name, constraints in {
+                **EmceeSampler._parameter_constraints,
+                **NUTSSampler._parameter_constraints,
+            }.items()
+        },
     }
+
+    def _sampler(self):
+        """The sampler object, from ``sampler`` and the deprecated schedule parameters."""
+        sampler = self.sampler
+        if isinstance(sampler, str):
+            cls = EmceeSampler if sampler == "emcee" else NUTSSampler
+            warn_deprecated(
+                f"HierarchicalBetaCalibrator(sampler={sampler!r})",
+                f"sampler={cls.__name__}()",
+            )
+            sampler = cls()
+        sampler = EmceeSampler() if sampler is None else clone(sampler)
+        old = {k: getattr(self, k) for k in DEPRECATED_SCHEDULE if getattr(self, k) != "deprecated"}
+        if old:
+            given = ", ".join(f"{k}={v!r}" for k, v in old.items())
+            warn_deprecated(
+                f"HierarchicalBetaCalibrator({given})",
+                f"sampler={type(sampler).__name__}({given})",
+            )
+            sampler.set_params(**{k: v for k, v in old.items() if k in sampler.get_params()})
+        return sampler
 
     def _scores(self, X, y_pred, reset):
         """(score to calibrate, predicted class, score matrix) of X."""
@@ -380,11 +397,10 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         columns = [f"mu_{k}" for k in names] + [f"sigma_{k}" for k in names]
         return pd.DataFrame(np.concatenate([mu, sigma], axis=1), columns=columns)
 
-    def _initial(self, n_walkers, rng):
-        """Dispersed starting walkers, ``(n_chains, n_walkers, n_dim)``, drawn near the prior."""
+    def _initial(self, shape, rng):
+        """Dispersed starting points, ``(*shape, n_dim)``, drawn near the prior."""
         P, G, _, mu_scale, _ = self._layout()
-        shape = (self.n_chains, n_walkers, G * P)
-        return rng.normal(0.0, 0.5, shape) * np.tile(mu_scale, G)
+        return rng.normal(0.0, 0.5, (*shape, G * P)) * np.tile(mu_scale, G)
 
     # --------------------------------------------------------------- fitting
     @validated
@@ -424,16 +440,8 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         )
         codes = self._group_codes(group_by, pred, n, reset=True)
         n_dim = len(self.groups_) * len(MAPS[self.map])
-        n_walkers = self.n_walkers or max(16, 4 * n_dim)
-        if self.sampler == "nuts":
-            require_mici()
-        elif n_walkers < 2 * n_dim:
-            raise ValueError(
-                f"n_walkers={self.n_walkers} is too few for {n_dim} parameters "
-                f"({len(self.groups_)} groups x {len(MAPS[self.map])}): emcee's ensemble "
-                f"moves need at least 2 * n_dim = {2 * n_dim}; pass n_walkers=None for "
-                f"{max(16, 4 * n_dim)}."
-            )
+        sampler = self._sampler()
+        sampler.check(n_dim, f"{len(self.groups_)} groups x {len(MAPS[self.map])}")
         labeled = y >= 0
         t = (y == 1) if self.target_ == "binary" else (y == pred)
         t = t[labeled].astype(np.float64)
@@ -463,36 +471,27 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
             stored.update(self._constrained(kept, rng))
             return stored["monitored"]
 
-        schedule = {
-            "n_burn": self.n_burn,
-            "n_steps": self.n_steps,
-            "max_steps": max(self.max_steps, self.n_steps),
-            "target_ess": self.target_ess,
-            "rng": rng,
-            "progress": self.progress,
-            "monitor": monitor,
-        }
-        if self.sampler == "nuts":
-            model = self._nuts_model(codes[labeled], ls, l1s, t)
-            _, rhat, ess = sample_nuts(
-                model.log_prob_grad,
-                model.initial(self.n_chains, rng),
-                n_jobs=self.n_jobs or 1,
-                **schedule,
-            )
-        else:
-            _, rhat, ess = sample_mcmc(self._log_prob, self._initial(n_walkers, rng), **schedule)
+        self._noncentered = sampler.parametrization == "noncentered"
+        model = self._nuts_model(codes[labeled], ls, l1s, t)
+        target = SimpleNamespace(
+            n_dim=n_dim,
+            log_prob=self._log_prob,
+            initial=self._initial,
+            log_prob_grad=model.log_prob_grad,
+            nuts_initial=model.initial,
+        )
+        _, rhat, ess = sampler.draw(target, rng, monitor)
         self.draws_, self.hyper_draws_ = stored["draws"], stored["hyper"]
         self.rhat_ = pd.Series(rhat, index=stored["columns"], name="rhat")
         self.ess_ = pd.Series(ess, index=stored["columns"], name="ess")
-        del self._data, self._constants
-        many = self.sampler == "emcee" and len(self.groups_) * len(MAPS[self.map]) > 30
+        del self._data, self._constants, self._noncentered
+        many = isinstance(sampler, EmceeSampler) and n_dim > 30
         warn_convergence(
             self.rhat_.to_numpy(),
             self.ess_.to_numpy(),
             list(self.rhat_.index),
             type(self).__name__,
-            hint=", or use sampler='nuts' (faster with many groups)" if many else "",
+            hint=", or use sampler=NUTSSampler() (faster with many groups)" if many else "",
         )
         return self
 
@@ -502,7 +501,7 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         P, G, names, *_ = self._layout()
         flat = chain.reshape(-1, n_dim)
         mu = sigma = None
-        if self.sampler == "nuts":  # (mu, log sigma, z) -> the group parameters
+        if self._noncentered:  # NUTS samples (mu, log sigma, z): the group parameters
             t, mu, sigma = split(flat, P, G, self.hierarchical)
             flat = t.reshape(len(flat), G * P)
         log_a, log_b, c = self._group_params(flat)

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import expit
 
-from skassess.calibration import BayesianGroupMetrics, HierarchicalBetaCalibrator
+from skassess.calibration import BayesianGroupMetrics, EmceeSampler, HierarchicalBetaCalibrator
 from skassess.exceptions import SkassessWarning
 from skassess.metrics import GroupComparison
 
@@ -239,7 +239,9 @@ def test_many_rows_are_summed_without_a_draw_per_row():
     only the labeled rows and one row per group, with the same posterior."""
     s, y, g = _data(n=40_000, seed=3)
     y_obs = np.where(np.arange(len(y)) < 300, y, -1)
-    cal = HierarchicalBetaCalibrator(random_state=1, n_steps=200, n_burn=200, n_draws=100)
+    cal = HierarchicalBetaCalibrator(
+        random_state=1, n_draws=100, sampler=EmceeSampler(n_steps=200, n_burn=200)
+    )
     est = BayesianGroupMetrics(
         BC,
         metrics=("accuracy", "tpr"),
@@ -250,9 +252,9 @@ def test_many_rows_are_summed_without_a_draw_per_row():
         random_state=0,
     ).fit(s, y_obs, sensitive_features=g)
     # the same calibrator fitted on every row
-    full = HierarchicalBetaCalibrator(random_state=1, n_steps=200, n_burn=200, n_draws=100).fit(
-        s, y_obs, group_by=g
-    )
+    full = HierarchicalBetaCalibrator(
+        random_state=1, n_draws=100, sampler=EmceeSampler(n_steps=200, n_burn=200)
+    ).fit(s, y_obs, group_by=g)
     np.testing.assert_array_equal(est.calibrator_.draws_, full.draws_)
     unl = y_obs < 0
     p = full.sample(s[unl], group_by=g[unl], n_draws=100)  # (draws, rows)
@@ -272,9 +274,9 @@ def test_many_rows_are_summed_without_a_draw_per_row():
 def test_sample_sums_nodes_agree_with_rows_and_refuse_bad_weights():
     s, y, g = _data(n=30_000, seed=4)
     y_obs = np.where(np.arange(len(s)) < 300, y, -1)
-    cal = HierarchicalBetaCalibrator(random_state=0, n_steps=100, n_burn=100, n_draws=50).fit(
-        s, y_obs, group_by=g
-    )
+    cal = HierarchicalBetaCalibrator(
+        random_state=0, n_draws=50, sampler=EmceeSampler(n_steps=100, n_burn=100)
+    ).fit(s, y_obs, group_by=g)
     w = np.column_stack([np.ones_like(s), s])
     nodes = cal.sample_sums(s, w, group_by=g)  # 30,000 rows > 8192 nodes x 3 groups
     rows = cal.sample_sums(s[:5000], w[:5000], group_by=g[:5000])  # row by row
@@ -526,7 +528,9 @@ def test_calibrated_refuses_a_metric_whose_slope_differs_within_a_predicted_clas
         BC,
         metrics=(("weighted_tpr", weighted_tpr),),
         n_draws=50,
-        calibrator=HierarchicalBetaCalibrator(random_state=0, n_steps=100, n_burn=100, n_draws=50),
+        calibrator=HierarchicalBetaCalibrator(
+            random_state=0, n_draws=50, sampler=EmceeSampler(n_steps=100, n_burn=100)
+        ),
     ).fit(s, np.where(np.arange(len(y)) < 60, y, -1), sensitive_features=g)
 
 

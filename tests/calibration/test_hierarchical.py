@@ -8,7 +8,7 @@ import pytest
 from scipy.special import expit
 
 from skassess import BayesianAccuracy
-from skassess.calibration import HierarchicalBetaCalibrator
+from skassess.calibration import EmceeSampler, HierarchicalBetaCalibrator, NUTSSampler
 from skassess.exceptions import ConvergenceWarning, SkassessWarning
 
 TRUE = {"A": (2.0, 1.5, -0.5), "B": (1.2, 0.8, 0.4)}
@@ -128,7 +128,9 @@ def test_top_label_output_is_explicit_and_the_prediction_travels_as_y_pred():
 
 def test_set_output_pandas_names_the_columns():
     X, pred, y_obs = _top_label_data()
-    cal = HierarchicalBetaCalibrator(n_burn=100, n_steps=100, target_ess=100, random_state=0)
+    cal = HierarchicalBetaCalibrator(
+        random_state=0, sampler=EmceeSampler(n_burn=100, n_steps=100, target_ess=100)
+    )
     frame = cal.set_output(transform="pandas").fit_transform(X, y_obs)
     assert isinstance(frame, pd.DataFrame)
     assert list(frame.columns) == ["proba_0", "proba_1", "proba_2"]
@@ -176,7 +178,7 @@ def test_convergence_warning_when_the_chains_are_too_short():
     s, y, g = _simulate(100)
     with pytest.warns(ConvergenceWarning, match="may not have converged"):
         HierarchicalBetaCalibrator(
-            n_burn=0, n_steps=4, max_steps=4, n_walkers=16, random_state=0
+            random_state=0, sampler=EmceeSampler(n_burn=0, n_steps=4, max_steps=4, n_walkers=16)
         ).fit(s, y, group_by=g)
 
 
@@ -253,7 +255,7 @@ def test_grid_search_over_the_calibrator_in_a_pipeline():
 @pytest.mark.parametrize("hierarchical", [True, False])
 def test_nuts_gradient_matches_finite_differences(map_, hierarchical):
     s, y, g = _simulate(n_per_group=40)
-    cal = HierarchicalBetaCalibrator(map_, hierarchical=hierarchical, sampler="nuts")
+    cal = HierarchicalBetaCalibrator(map_, hierarchical=hierarchical, sampler=NUTSSampler())
     cal._scores(s, None, reset=True)
     from skassess.calibration._maps import log_features
 
@@ -275,14 +277,14 @@ def test_nuts_agrees_with_emcee_and_is_reproducible():
     pytest.importorskip("mici")
     s, y, g = _simulate(n_per_group=150, seed=2)
     cal = HierarchicalBetaCalibrator(random_state=0).fit(s, y, group_by=g)
-    nuts = HierarchicalBetaCalibrator(sampler="nuts", random_state=0).fit(s, y, group_by=g)
+    nuts = HierarchicalBetaCalibrator(random_state=0, sampler=NUTSSampler()).fit(s, y, group_by=g)
     assert nuts.rhat_.max() <= 1.01 and nuts.ess_.min() >= 400
     assert {"sigma_a", "mu_c"} <= set(nuts.rhat_.index)  # the population is monitored
     # the same posterior as emcee's: calibrated probabilities within 0.01
     np.testing.assert_allclose(
         nuts.transform(s, group_by=g), cal.transform(s, group_by=g), atol=0.01
     )
-    short = {"sampler": "nuts", "random_state": 3, "n_burn": 40, "n_steps": 20, "max_steps": 20}
+    short = {"random_state": 3, "sampler": NUTSSampler(n_burn=40, n_steps=20, max_steps=20)}
     with pytest.warns(ConvergenceWarning):
         first = HierarchicalBetaCalibrator(**short).fit(s, y, group_by=g)
     with pytest.warns(ConvergenceWarning):
@@ -295,7 +297,7 @@ def test_nuts_without_mici_names_the_extra(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "mici", None)
     s, y, g = _simulate(n_per_group=20)
-    cal = HierarchicalBetaCalibrator(sampler="nuts")
+    cal = HierarchicalBetaCalibrator(sampler=NUTSSampler())
     with pytest.raises(ImportError, match=r"pip install 'skassess\[nuts\]'"):
         cal.fit(s, y, group_by=g)
     assert not hasattr(cal, "draws_")
@@ -305,8 +307,8 @@ def test_unconverged_emcee_with_many_groups_points_to_nuts():
     rng = np.random.default_rng(0)
     s = rng.uniform(0.05, 0.95, 220)
     y = (rng.random(220) < s).astype(int)
-    short = {"n_burn": 5, "n_steps": 5, "max_steps": 5, "random_state": 0}
-    with pytest.warns(ConvergenceWarning, match="sampler='nuts'"):
+    short = {"sampler": EmceeSampler(n_burn=5, n_steps=5, max_steps=5), "random_state": 0}
+    with pytest.warns(ConvergenceWarning, match=r"sampler=NUTSSampler\(\)"):
         HierarchicalBetaCalibrator(**short).fit(s, y, group_by=np.arange(220) % 11)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -320,7 +322,39 @@ def test_a_one_step_run_at_40_groups_does_not_pass_the_gate():
     s = rng.uniform(0.05, 0.95, 800)
     y = (rng.random(800) < s).astype(int)
     with pytest.warns(ConvergenceWarning, match="may not have converged"):
-        cal = HierarchicalBetaCalibrator(n_burn=0, n_steps=1, max_steps=1, random_state=0).fit(
-            s, y, group_by=np.arange(800) % 40
-        )
+        cal = HierarchicalBetaCalibrator(
+            random_state=0, sampler=EmceeSampler(n_burn=0, n_steps=1, max_steps=1)
+        ).fit(s, y, group_by=np.arange(800) % 40)
     assert cal.ess_.max() < 100
+
+
+def test_the_sampler_is_a_parameter_object_and_the_old_knobs_are_deprecated():
+    rng = np.random.default_rng(5)
+    s = rng.uniform(0.05, 0.95, 200)
+    y = (rng.random(200) < s).astype(int)
+    g = np.repeat(["a", "b"], 100)
+    fast = {"n_burn": 60, "n_steps": 60, "max_steps": 60, "target_ess": 10, "progress": False}
+
+    def fit(cal):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # short chains, on purpose
+            return cal.fit(s, y, group_by=g)
+
+    new = fit(HierarchicalBetaCalibrator(random_state=0, sampler=EmceeSampler(**fast)))
+    assert new.get_params()["sampler__n_steps"] == 60
+    with pytest.warns(FutureWarning, match=r"HierarchicalBetaCalibrator\(n_burn=60.*EmceeSampler"):
+        old = fit(HierarchicalBetaCalibrator(random_state=0, **fast))
+    np.testing.assert_array_equal(old.draws_, new.draws_)
+    with pytest.warns(FutureWarning) as record:  # the string and the knobs, each
+        fit(HierarchicalBetaCalibrator(random_state=0, sampler="emcee", **fast))
+    assert any("sampler='emcee'" in str(w.message) for w in record)
+
+
+def test_too_few_walkers_name_the_samplers_parameter():
+    s = np.linspace(0.1, 0.9, 40)
+    y = np.tile([0, 1], 20)
+    g = np.repeat(["a", "b"], 20)
+    with pytest.raises(ValueError, match=r"n_walkers=6 is too few for 6 parameters"):
+        HierarchicalBetaCalibrator(sampler=EmceeSampler(n_walkers=6)).fit(s, y, group_by=g)
+    with pytest.raises(ValueError, match="The 'n_walkers' parameter of EmceeSampler"):
+        HierarchicalBetaCalibrator(sampler=EmceeSampler(n_walkers=2)).fit(s, y, group_by=g)
