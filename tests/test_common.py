@@ -55,7 +55,12 @@ from skassess import (
     BayesianConfusionMatrix,
     BayesianMisclassificationCost,
 )
-from skassess.calibration import BayesianGroupMetrics, EmceeSampler, HierarchicalBetaCalibrator
+from skassess.calibration import (
+    BayesianGroupMetrics,
+    EmceeSampler,
+    HierarchicalBetaCalibrator,
+    NUTSSampler,
+)
 from skassess.exceptions import SkassessWarning
 from skassess.meta import PerformanceIntervalRegressor, PerformancePredictor
 from skassess.metrics import BayesianModelComparison
@@ -312,7 +317,8 @@ def test_sklearn_checks_behind_black_box(estimator, check):
 # The classes without a fit on scores: the query strategies (a strategy is an estimator
 # for its parameters only: get_params, clone, validation), the label-free performance
 # predictors (fit on features and a fitted model's scores; tested in tests/meta) and the
-# surrogate (a classifier on features; tested in tests/samplers). They go through the
+# surrogate (a classifier on features; tested in tests/samplers), and the calibrator's MCMC
+# samplers (parameter objects; tested in tests/calibration). They go through the
 # checks that need no fit on the check's data.
 LIGHT_CHECKS = (
     check_parameters_default_constructible,
@@ -328,6 +334,8 @@ LIGHTLY_CHECKED = [
     PerformancePredictor(LogisticRegression()),
     PerformanceIntervalRegressor(PerformancePredictor(LogisticRegression())),
     MLPEnsembleSurrogate(random_state=0),
+    EmceeSampler(),
+    NUTSSampler(),
 ]
 
 
