@@ -235,7 +235,11 @@ def _assessor(fixed, sf, group):
     if fixed.get("metrics"):
         if group is not None:
             raise ValueError("--metrics estimates metrics over all items; it takes no --group.")
-        return ActiveTester(metrics=tuple(fixed["metrics"]), random_state=fixed["seed"])
+        # the surrogate is refitted every 10 labels: a refit costs about a second, between
+        # two items an interactive user waits for
+        return ActiveTester(
+            metrics=tuple(fixed["metrics"]), refit_every=10, random_state=fixed["seed"]
+        )
     # What the session shows and stops on is the calibrated prior's posterior.
     accuracy_task = fixed["task"] not in ("least_calibrated", "most_costly")
     estimator = BayesianAccuracy() if accuracy_task else None

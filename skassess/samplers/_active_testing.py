@@ -97,6 +97,12 @@ default=("accuracy", "precision", "recall")
     min_labels : int, default=10
         Labels before the surrogate is first fitted, and draws before the
         control variate may leave the model's scores.
+    refit_every : int, default=1
+        Labels between two refits of the surrogate (at the next
+        :meth:`query`). A refit takes about a second on a few thousand
+        items; an interactive session may refit every 10 labels. The
+        estimates stay unbiased whatever the cadence: each draw is weighted by
+        the probability it was drawn with.
     classes : array-like of shape (n_classes,), default=None
         The label of each score column; None: labels are column indices.
     random_state : int, RandomState instance or None, default=None
@@ -215,6 +221,7 @@ default=("accuracy", "precision", "recall")
         "spread_errors": ["boolean"],
         "uniform_mix": [Interval(Real, 0, 1, closed="right")],
         "min_labels": [Interval(Integral, 1, None, closed="left")],
+        "refit_every": [Interval(Integral, 1, None, closed="left")],
         "classes": ["array-like", None],
         "random_state": ["random_state"],
     }
@@ -229,6 +236,7 @@ default=("accuracy", "precision", "recall")
         spread_errors=False,
         uniform_mix=0.1,
         min_labels=10,
+        refit_every=1,
         classes=None,
         random_state=None,
     ):
@@ -239,6 +247,7 @@ default=("accuracy", "precision", "recall")
         self.spread_errors = spread_errors
         self.uniform_mix = uniform_mix
         self.min_labels = min_labels
+        self.refit_every = refit_every
         self.classes = classes
         self.random_state = random_state
 
@@ -306,6 +315,8 @@ default=("accuracy", "precision", "recall")
         labeled = np.flatnonzero(self.labels_ >= 0)
         if len(labeled) < self.min_labels or not self._surrogate_stale:
             return
+        if self.surrogate_ is not None and len(labeled) < self._labels_at_refit + self.refit_every:
+            return  # the cadence: the surrogate of the last refit serves until then
         rows, y = labeled, self.labels_[labeled]
         weight = np.ones(len(rows))
         if self.pseudo_labels:
@@ -331,6 +342,7 @@ default=("accuracy", "precision", "recall")
             self.surrogate_.partial_fit(self._features[rows], y, sample_weight=weight)
         self._surrogate_proba = self.surrogate_.predict_proba_members(self._features)
         self._surrogate_stale = False
+        self._labels_at_refit = len(labeled)
 
     # -------------------------------------------------------- control variate
     def _totals_labeled(self):

@@ -291,3 +291,30 @@ def test_many_classes_of_overconfident_scores_do_not_bias_the_accuracy():
     est = np.array(est)
     assert abs(est.mean() - truth) <= 3 * est.std() / np.sqrt(len(est))
     assert np.mean(covered) >= 0.88
+
+
+def test_the_surrogate_is_refitted_at_the_cadence(monkeypatch):
+    from skassess.samplers import MLPEnsembleSurrogate
+
+    calls = []
+    original = MLPEnsembleSurrogate.partial_fit
+
+    def counting(self, *args, **kwargs):
+        calls.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(MLPEnsembleSurrogate, "partial_fit", counting)
+    rng = np.random.default_rng(0)
+    X = rng.dirichlet(np.ones(3), 400)
+    y = np.array([rng.choice(3, p=p) for p in X])
+    surrogate = MLPEnsembleSurrogate(n_members=2, max_iter=30, random_state=0)
+    tester = ActiveTester(surrogate=surrogate, min_labels=10, refit_every=5, random_state=0)
+    tester.fit(X)
+    for _ in range(25):  # labels 1..25, one per query
+        rows = tester.query(1)
+        tester.tell(rows, y[rows])
+    # first fit at 10 labels (fit, not partial_fit), then refits at 15 and 20 (and 25 at
+    # the next query)
+    assert len(calls) == 2
+    tester.query(1)
+    assert len(calls) == 3
