@@ -12,9 +12,10 @@ from . import drift
 from ._interval import PerformanceIntervalRegressor
 from ._predictor import PerformancePredictor
 from ._pretrained import pretrained_methods
-from ._quantile_model import interval_cost
+from ._quantile_model import LEVELS, interval_cost
 
 __all__ = [
+    "LEVELS",
     "PerformanceIntervalRegressor",
     "PerformancePredictor",
     "drift",
