@@ -11,6 +11,9 @@ The rules are those of ``docs/conventions.rst`` ("Private names"):
   ``_parameter_constraints`` (scikit-learn's idiom for extending them);
 * a class may use its own private names on any instance of itself (``other._data``
   in a ``concat`` classmethod);
+* a subpackage's private modules are imported by that subpackage only (others
+  go through its ``__init__``), except ``skassess.utils``'s, the package's shared
+  internals;
 * scikit-learn's private names are imported in ``utils/_sklearn_compat.py`` only.
 
 Run as a script, it prints every use the rules refuse (none is the expected output):
@@ -62,6 +65,10 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_ImportFrom(self, node):
         module = node.module or ""
+        parts = module.split(".")
+        if node.level >= 2 and len(parts) >= 2 and parts[0] != "utils" and _private(parts[1]):
+            # another subpackage's private module: its public __init__ is the way in
+            self.found.append((node.lineno, f"from {'.' * node.level}{module} import ..."))
         if module.startswith("sklearn") and self.path.name != "_sklearn_compat.py":
             if any(_private(part) for part in module.split(".")) or any(
                 _private(a.name) for a in node.names
@@ -107,6 +114,7 @@ def test_no_private_name_of_another_class_or_module():
 def test_the_scanner_finds_what_it_must_refuse(tmp_path):
     source = (
         "from ._x import _helper\n"
+        "from ..meta._quantile_model import LEVELS\n"
         "from sklearn.utils._param_validation import Interval\n"
         "class A:\n"
         "    def f(self, other):\n"
@@ -117,6 +125,7 @@ def test_the_scanner_finds_what_it_must_refuse(tmp_path):
     scanner.visit(tree)
     assert [use for _, use in scanner.found] == [
         "import _helper",
+        "from ..meta._quantile_model import ...",
         "from sklearn.utils._param_validation import ...",
         "other._rows",
     ]
@@ -125,6 +134,7 @@ def test_the_scanner_finds_what_it_must_refuse(tmp_path):
 def test_the_scanner_allows_what_the_conventions_allow(tmp_path):
     source = (
         "from . import _assess\n"
+        "from ..utils._sklearn_compat import Interval\n"
         "from ._base import _Base\n"
         "class B(_Base):\n"
         "    _parameter_constraints = {**_Base._parameter_constraints}\n"

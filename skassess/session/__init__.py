@@ -10,8 +10,10 @@ from ._labeling import LabelingSession, stop_rule, task_answer
 from ._migrate import migrate_session
 from ._report import render_report, write_report
 from ._scores_file import ScoresFile, ScoresTable, file_checksum
+from ._unlabeled import META_METHODS
 
 __all__ = [
+    "META_METHODS",
     "FileAssessment",
     "assess_file",
     "LabelingSession",
