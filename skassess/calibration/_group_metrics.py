@@ -5,8 +5,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from scipy.special import betaln, expit, logsumexp
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
@@ -34,15 +33,8 @@ from ..utils import (
 )
 from ..utils._deprecation import warn_deprecated
 from ..utils._sklearn_compat import Hidden, Interval, MissingValues, StrOptions
-from ._group_calibrated import calibrated_sums, metric_coefficients, prior_logit
+from ._group_methods import GROUP_METHODS, GroupRows, group_method
 from ._hierarchical import HierarchicalBetaCalibrator
-
-METHODS = ("calibrated", "bayesian_calibration", "beta_binomial", "frequentist")
-#: ``p_pooled="auto"`` per method: even prior odds for the calibrated model, coverage
-#: first for BC (both measured on the stress suite, see the parameter's text).
-P_POOLED_AUTO = {"calibrated": 0.5, "bayesian_calibration": 0.2}
-#: Floats in one block of calibrated draws (n_draws x rows): 32 MB.
-DRAW_BLOCK = 2**22
 
 
 class BayesianGroupMetrics(BaseEstimator):
@@ -244,7 +236,7 @@ default="calibrated"
 
     _parameter_constraints = {
         "method": [
-            StrOptions(set(METHODS)),
+            StrOptions(set(GROUP_METHODS)),
             Hidden(StrOptions({"bayesian-calibration", "beta-binomial"})),
         ],
         "metrics": [str, list, tuple],
@@ -260,16 +252,20 @@ default="calibrated"
         "random_state": ["random_state"],
     }
 
-    def _p_pooled(self):
-        """The prior probability of the pooled model in use (``"auto"`` resolved)."""
-        if self.p_pooled == "auto":
-            method = self._method()
-            return P_POOLED_AUTO[method] if method in P_POOLED_AUTO else 1.0
-        return self.p_pooled
-
     def _method(self):
         """``method`` with the deprecated hyphenated spellings read as the new ones."""
         return self.method.replace("-", "_")
+
+    def _strategy(self):
+        """The strategy object of ``method``, with this estimator's parameters."""
+        return group_method(
+            self._method(),
+            threshold=self.threshold,
+            n_draws=self.n_draws,
+            p_pooled=self.p_pooled,
+            unlabeled=self.unlabeled,
+            calibrator=self.calibrator,
+        )
 
     def _checked_metrics(self):
         metrics = [self.metrics] if isinstance(self.metrics, str) else list(self.metrics)
@@ -391,289 +387,19 @@ default="calibrated"
             name="n",
         )
         rng = check_random_state(self.random_state)
-        self.calibrator_ = self.label_check_ = None
-        log_bf = None
-        if self._method() == "bayesian_calibration":
-            cal = HierarchicalBetaCalibrator() if self.calibrator is None else self.calibrator
-            # y is coded 0 / 1 with -1 for unlabeled rows by now
-            cal = clone(cal).set_params(classes=[0, 1], missing_label=-1)
-            if cal.random_state is None:
-                cal.set_params(random_state=rng.randint(np.iinfo(np.int32).max))
-            # Unlabeled rows only define the groups: the labeled rows and the first row
-            # of each group give the same posterior with memory O(labels), not O(rows).
-            first = np.full(len(index), len(s))
-            np.minimum.at(first, codes, np.arange(len(s)))
-            keep = np.union1d(np.flatnonzero(labeled), first)
-            self.calibrator_ = clone(cal).fit(s[keep], y[keep], group_by=groups[keep])
-            check = (s[labeled], y[labeled], groups[labeled], codes[labeled], index)
-            self.label_check_, log_bf = self._label_check(*check, rng)
-            if self._p_pooled() < 1:
-                # Groups whose labels the pooled model does not predict (posterior
-                # probability of it below 1/2) are left out of the pooled fit, so their
-                # labels do not pull the other groups' maps; their pooled predictive is
-                # then the population's. If every labeled group would leave, the one
-                # the pooled model predicts best stays.
-                posterior = expit(prior_logit(self._p_pooled()) + log_bf)
-                has_labels = np.bincount(codes[labeled], minlength=len(index)) > 0
-                out = np.flatnonzero((posterior < 0.5) & has_labels)
-                if len(out) == has_labels.sum():  # the pooled fit keeps the best group
-                    out = np.setdiff1d(out, np.argmax(np.where(has_labels, posterior, -1)))
-                if len(out):
-                    y_in = np.where(np.isin(codes[keep], out), -1, y[keep])
-                    self.calibrator_ = clone(cal).fit(s[keep], y_in, group_by=groups[keep])
-                    self.label_check_, log_bf = self._label_check(*check, rng, left_out=out)
-            self._warn_misfit(self.label_check_)
-        if self._method() == "calibrated":
-            sums, self.label_check_ = calibrated_sums(
-                metrics,
-                s,
-                y,
-                codes,
-                groups,
-                index,
-                rng,
-                threshold=self.threshold,
-                n_draws=self.n_draws,
-                p_pooled=self._p_pooled(),
-            )
-        else:
-            sums = self._metric_sums(metrics, s, y, codes, groups, index, log_bf, rng)
+        method = self._strategy()
+        rows = GroupRows(s, y, codes, groups, index)
+        sums = method.sums(metrics, rows, rng)
+        self.calibrator_, self.label_check_ = method.calibrator_, method.label_check_
         self.draws_, self.point_ = {}, {}
-        for name, (num_l, den_l, num, den) in sums.items():
-            num_l, den_l = num_l @ member, den_l @ member
+        for name, metric_sums in sums.items():
+            num_l, den_l = metric_sums[0] @ member, metric_sums[1] @ member
             with np.errstate(invalid="ignore", divide="ignore"):
                 self.point_[name] = np.where(den_l > 0, num_l / den_l, np.nan)
-            if self._method() == "frequentist":
-                continue
-            if self._method() == "beta_binomial":
-                if np.any(num_l > den_l):
-                    raise ValueError(
-                        f"metric {name!r}: beta-binomial needs numerators no "
-                        "larger than denominators (0/1 row terms)."
-                    )
-                draws = rng.beta(1.0 + num_l, 1.0 + den_l - num_l, size=(self.n_draws, len(units)))
-            else:
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    draws = np.where(den @ member > 0, (num @ member) / (den @ member), np.nan)
-                if self._method() == "calibrated":
-                    # A draw in which a group's condition holds on no row (TPR without
-                    # positives) takes the file's rate of the same draw, as BayesianAccuracy
-                    # does; uniform where the file's is undefined too.
-                    total_num, total_den = num.sum(axis=1), den.sum(axis=1)
-                    with np.errstate(invalid="ignore", divide="ignore"):
-                        pool = np.where(
-                            total_den > 0, total_num / total_den, rng.uniform(size=total_den.shape)
-                        )
-                    draws = np.where(np.isnan(draws), pool[:, None], draws)
-            self.draws_[name] = pd.DataFrame(draws, columns=self.groups_)
+            draws = method.draws(name, metric_sums, member, rng)
+            if draws is not None:
+                self.draws_[name] = pd.DataFrame(draws, columns=self.groups_)
         return self
-
-    def _label_check(self, s, y, groups, codes, index, rng, left_out=()):
-        """Posterior predictive check of each group's labeled rows, and the log Bayes
-        factor of "pooled" against "free" per group; warns on a misfit.
-
-        Per posterior draw of the calibration maps, each labeled row is right
-        with its calibrated probability (of y = 1 if it is predicted 1, else
-        of y = 0); the replicated number of right rows is compared with the
-        observed one. A group whose labeled rows are right far less often
-        than the calibrated scores imply (one-sided p below 0.01 divided by
-        the number of groups) gets a SkassessWarning: the scores may be
-        P(class 0) rather than P(class 1), or the group's calibration is not
-        what the shared prior expects.
-
-        The same draws give each group's leave-group-out predictive density
-        of its labels under the pooled model, ``p(y_g | y_-g) = 1 / E[1 /
-        p(y_g | maps)]`` over the full posterior (importance sampling with
-        the group's likelihood as weights); the free model's is the
-        beta-binomial marginal of the right / wrong sequence. A group in
-        ``left_out`` was fitted without its labels, so its predictive density
-        is the plain posterior mean of its likelihood.
-        """
-        G = len(index)
-        log_bf = np.zeros(G)
-        frame = pd.DataFrame(
-            columns=[
-                "n_labeled",
-                "right",
-                "expected_right",
-                "p_value",
-                "log_bayes_factor",
-                "p_pooled",
-            ]
-        )
-        if not len(s):
-            return frame, log_bf
-        pred = s > self.threshold
-        right = pred == (y == 1)
-        onehot = np.eye(G)[codes]
-        replicated = np.zeros((self.n_draws, G))
-        expected = np.zeros(G)
-        loglik = np.zeros((self.n_draws, G))
-        block = max(1, DRAW_BLOCK // self.n_draws)  # memory n_draws x block
-        for start in range(0, len(s), block):
-            rows = slice(start, start + block)
-            prob = self.calibrator_.sample(s[rows], group_by=groups[rows], n_draws=self.n_draws)
-            right_prob = np.where(pred[rows], prob, 1.0 - prob)
-            replicated += (rng.random_sample(right_prob.shape) < right_prob) @ onehot[rows]
-            expected += right_prob.mean(axis=0) @ onehot[rows]
-            seen = np.where(right[rows], right_prob, 1.0 - right_prob)
-            with np.errstate(divide="ignore"):
-                loglik += np.log(seen) @ onehot[rows]
-        n_labeled = onehot.sum(axis=0)
-        observed = right @ onehot
-        log_pooled = np.log(self.n_draws) - logsumexp(-loglik, axis=0)
-        left_out = np.asarray(left_out, dtype=np.intp)
-        log_pooled[left_out] = logsumexp(loglik[:, left_out], axis=0) - np.log(self.n_draws)
-        log_free = betaln(1.0 + observed, 1.0 + n_labeled - observed)
-        log_bf = log_pooled - log_free
-        with np.errstate(invalid="ignore"):
-            posterior = expit(prior_logit(self._p_pooled()) + log_bf)
-        keep = n_labeled > 0
-        p_value = np.mean(replicated <= observed, axis=0)
-        frame = pd.DataFrame(
-            {
-                "n_labeled": n_labeled.astype(int),
-                "right": observed.astype(int),
-                "expected_right": expected,
-                "p_value": p_value,
-                "log_bayes_factor": log_bf,
-                "p_pooled": posterior,
-            },
-            index=pd.Index([as_scalar(v) for v in index], name="group"),
-        )[keep]
-        return frame, log_bf
-
-    @staticmethod
-    def _warn_misfit(frame):
-        """A SkassessWarning naming the groups whose posterior predictive p-value is
-        below 0.01 / groups."""
-        if not len(frame):
-            return
-        bad = frame[frame["p_value"] < 0.01 / len(frame)]
-        if len(bad):
-            detail = "; ".join(
-                f"{g!r}: {r.right} of {r.n_labeled} labeled rows right, "
-                f"{r.expected_right:.1f} expected (p = {r.p_value:.1g})"
-                for g, r in bad.iterrows()
-            )
-            warn(
-                f"The labeled rows contradict the calibrated scores in {len(bad)} group(s): "
-                f"{detail}. The scores may be P(class 0) rather than P(class 1), or the "
-                "group's calibration differs from the others'. See label_check_ (its "
-                "p_pooled column: the weight of the pooled calibration in the group's "
-                "estimate, the rest resting on the group's own labels)."
-            )
-
-    def _metric_sums(self, metrics, s, y, codes, groups, index, log_bf, rng):
-        """Per metric and group: the labeled numerator and denominator, and their
-        posterior draws with the unlabeled rows' terms added (BC only).
-
-        Rows are taken a block at a time, so the extra memory is O(n_draws x block),
-        not O(n_draws x n_rows): the calibrator's draws are fixed (equally spaced
-        along its chain), so every block sees the same maps. With
-        ``unlabeled="expected"`` the calibrator's :meth:`sample_sums` adds up a
-        block's calibrated probabilities without drawing them row by row.
-
-        With ``p_pooled < 1`` each group's draws come, draw by draw, from the
-        pooled (calibration) model with the group's posterior probability of
-        it, else from the free model: the group's rows are right with
-        probability theta_g ~ Beta(1 + labeled right, 1 + labeled wrong),
-        whatever their scores (beta-binomial), so an unlabeled row predicted 1
-        has P(y = 1) = theta_g and one predicted 0 has 1 - theta_g. The
-        group's draws of every metric share the choice.
-        """
-        G = len(index)
-        bc = self._method() == "bayesian_calibration"
-        sampled = bc and self.unlabeled == "sampled"
-        free = bc and self._p_pooled() < 1
-        D = self.n_draws
-        sums = {
-            name: [
-                np.zeros(G),
-                np.zeros(G),
-                np.zeros((D, G)) if bc else None,
-                np.zeros((D, G)) if bc else None,
-            ]
-            for name in metrics
-        }
-        # free model: unlabeled a-sums per group, b-sums per (group, predicted class)
-        free_a = {name: np.zeros((2, G)) for name in metrics}
-        free_b = {name: np.zeros((2, G, 2)) for name in metrics}
-        n_unl = np.zeros((G, 2))
-        n_right = np.zeros(G)
-        n_wrong = np.zeros(G)
-        if bc:  # the calibrator's groups, in the order of our codes
-            to_cal = self.calibrator_.groups_.get_indexer(index)
-        block = max(1, DRAW_BLOCK // D) if sampled else 2**18
-        eye = np.eye(G)
-        for start in range(0, len(s), block):
-            rows = slice(start, start + block)
-            onehot = eye[codes[rows]]  # (block, G)
-            pred = (s[rows] > self.threshold).astype(np.intp)
-            y1 = y[rows] == 1
-            lab = y[rows] >= 0
-            unl = ~lab
-            if free:  # the free model's counts
-                by_class = [onehot * (pred == k)[:, None] for k in (0, 1)]
-                for k in (0, 1):
-                    n_unl[:, k] += unl @ by_class[k]
-                n_right += (lab & (pred == y1)) @ onehot
-                n_wrong += (lab & (pred != y1)) @ onehot
-            prob = None
-            if sampled and unl.any():
-                prob = self.calibrator_.sample(s[rows][unl], group_by=groups[rows][unl], n_draws=D)
-                prob = (rng.random_sample(prob.shape) < prob).astype(np.float64)
-            coefficients = {
-                name: metric_coefficients(name, metric, pred) for name, metric in metrics.items()
-            }
-            expected = None
-            if bc and not sampled and unl.any():
-                w = np.column_stack([c[i][unl] for c in coefficients.values() for i in (1, 3)])
-                cal = self.calibrator_.sample_sums(
-                    s[rows][unl], w, group_by=groups[rows][unl], n_draws=D
-                )
-                expected = cal[:, to_cal, :]  # (draws, groups, weights)
-            for i, (name, (a_n, b_n, a_d, b_d)) in enumerate(coefficients.items()):
-                acc = sums[name]
-                acc[0] += (a_n + b_n * y1)[lab] @ onehot[lab]
-                acc[1] += (a_d + b_d * y1)[lab] @ onehot[lab]
-                if not bc:
-                    continue
-                oh = onehot[unl]
-                for j, (a, b) in enumerate(((a_n, b_n), (a_d, b_d))):
-                    a_sum = a[unl] @ oh
-                    acc[2 + j] += a_sum
-                    if free:
-                        free_a[name][j] += a_sum
-                        for k in (0, 1):
-                            free_b[name][j, :, k] += b[unl] @ by_class[k][unl]
-                    if prob is not None:
-                        acc[2 + j] += prob @ (b[unl, None] * oh)
-                    elif expected is not None:
-                        acc[2 + j] += expected[:, :, 2 * i + j]
-        if free:
-            # P(the group follows the pooled model | its labels), then one choice per draw
-            pooled = rng.random_sample((D, G)) < expit(prior_logit(self._p_pooled()) + log_bf)
-            right = rng.beta(1.0 + n_right, 1.0 + n_wrong, size=(D, G))
-            theta = np.stack([1.0 - right, right], axis=-1)  # P(y = 1 | predicted k)
-            if sampled:
-                ones = rng.binomial(n_unl.astype(np.int64), theta)
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    per_row = {
-                        name: np.where(n_unl > 0, b / n_unl, 0.0) for name, b in free_b.items()
-                    }
-        for name, acc in sums.items():
-            if not bc:
-                continue
-            for j in (0, 1):
-                if free:
-                    if sampled:
-                        alt = free_a[name][j] + np.einsum("dgk,gk->dg", ones, per_row[name][j])
-                    else:
-                        alt = free_a[name][j] + np.einsum("dgk,gk->dg", theta, free_b[name][j])
-                    acc[2 + j] = np.where(pooled, acc[2 + j], alt)
-                acc[2 + j] += acc[j]  # the draws add the labeled terms too
-        return sums
 
     # -------------------------------------------------------------- results
     def _check_metric(self, metric):
@@ -684,8 +410,8 @@ default="calibrated"
     def sample(self, metric):
         """Posterior draws of ``metric``, one column per reported group (a DataFrame)."""
         self._check_metric(metric)
-        if self._method() == "frequentist":
-            raise ValueError("method='frequentist' has no posterior to sample.")
+        if not self._strategy().has_posterior:
+            raise ValueError(f"method={self.method!r} has no posterior to sample.")
         return self.draws_[metric].copy()
 
     @validate_args({"level": [LEVEL]})
@@ -695,7 +421,7 @@ default="calibrated"
         frames = []
         for name, point in self.point_.items():
             table = pd.DataFrame({"n": self.n_rows_, "n_labeled": self.n_labeled_})
-            if self._method() == "frequentist":
+            if name not in self.draws_:  # no posterior (frequentist)
                 table["mean"], table["median"] = point, point
                 table["lower"], table["upper"] = np.nan, np.nan
             else:
@@ -731,7 +457,7 @@ default="calibrated"
             for a, b in self.comparisons_:
                 ia, ib = self.groups_.get_loc(a), self.groups_.get_loc(b)
                 index.append((name, f"{a} - {b}"))
-                if self._method() == "frequentist":
+                if name not in self.draws_:  # no posterior (frequentist)
                     with np.errstate(invalid="ignore", divide="ignore"):
                         ratio = point[ia] / point[ib]
                     rows.append([point[ia] - point[ib]] * 2 + [np.nan] * 4 + [ratio] + [np.nan] * 2)

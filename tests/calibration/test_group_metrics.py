@@ -676,3 +676,39 @@ def test_hyphenated_methods_are_deprecated_spellings():
     with pytest.warns(FutureWarning, match="method='beta-binomial'.*method='beta_binomial'"):
         old.fit(s, y, group_by=g)
     pd.testing.assert_frame_equal(old.summary(), new.fit(s, y, group_by=g).summary())
+
+
+def test_each_method_is_a_strategy_object_with_its_own_auto_prior():
+    """The methods are small strategy objects, one per option of ``method``; ``"auto"``
+    resolves per method, and only the frequentist one lacks a posterior."""
+    from skassess.calibration._group_methods import GROUP_METHODS, group_method
+
+    options = BayesianGroupMetrics._parameter_constraints["method"][0].options
+    assert set(GROUP_METHODS) == options
+    common = dict(threshold=0.5, n_draws=10, p_pooled="auto")
+    resolved = {name: group_method(name, **common).p_pooled for name in GROUP_METHODS}
+    assert resolved == {
+        "calibrated": 0.5,
+        "bayesian_calibration": 0.2,
+        "beta_binomial": 1.0,
+        "frequentist": 1.0,
+    }
+    assert group_method("calibrated", **{**common, "p_pooled": 0.7}).p_pooled == 0.7
+    posterior = {name: cls.has_posterior for name, cls in GROUP_METHODS.items()}
+    assert posterior == {name: name != "frequentist" for name in GROUP_METHODS}
+
+
+def test_labeled_sums_are_each_groups_rate_terms():
+    """A group's labeled numerator and denominator are the sums of its labeled rows'
+    terms (TPR: predicted-1 positives over positives); unlabeled rows add nothing."""
+    from skassess.calibration._group_methods import GroupRows, labeled_sums
+
+    s = np.array([0.9, 0.8, 0.2, 0.7, 0.1, 0.6])
+    y = np.array([1, 0, 1, -1, 1, 1])
+    codes = np.array([0, 0, 0, 1, 1, 1])
+    rows = GroupRows(s, y, codes, np.array(list("aaabbb")), pd.Index(["a", "b"]))
+    sums = labeled_sums({"tpr": "tpr", "accuracy": "accuracy"}, rows, 0.5)
+    np.testing.assert_array_equal(sums["tpr"][0], [1, 1])
+    np.testing.assert_array_equal(sums["tpr"][1], [2, 2])
+    np.testing.assert_array_equal(sums["accuracy"][0], [1, 1])
+    np.testing.assert_array_equal(sums["accuracy"][1], [3, 2])
