@@ -28,6 +28,11 @@ scores), and synthetic pools made to break a prior:
   from its confidence by N(0, 1) (per-class miscalibration);
 * ``ignore-10``: 10 classes whose errors ignore the scores (right with
   probability 0.8 whatever the confidence);
+* ``POOL@tune`` and ``POOL@check``: the halves of a real file split at
+  random by a fixed seed (``SPLIT_SEED``). The labels' dispersion check of
+  the calibrated model was designed on the tuning halves of ``bank-mlp`` and
+  ``adult-nb`` (and on Fashion-MNIST and synthetic pools of seed 7); the
+  checking halves were run once, after.
 * ``kink-10``: 10 classes, calibrated up to a confidence of 0.9 and
   over-confident above it (accuracy falls to 0.6 at confidence 1): no
   monotone map of the scores fits it.
@@ -116,9 +121,26 @@ def fairness(name, column):
     return np.column_stack([1.0 - p1, p1]), frame[target].to_numpy(), frame[group].to_numpy()
 
 
+#: Seed of the fixed split of a real file into a tuning and a checking half
+#: (``POOL@tune``, ``POOL@check``): decided before either half was looked at.
+SPLIT_SEED = 12345
+
+
+def split_half(data, part):
+    """The tuning or the checking half of a pool's rows (a fixed random split)."""
+    n = len(data[1])
+    perm = np.random.default_rng(SPLIT_SEED).permutation(n)
+    rows = {"tune": perm[: n // 2], "check": perm[n // 2 :]}[part]
+    return tuple(None if v is None else v[rows] for v in data)
+
+
 def pools(names, seed):
     out = {}
     for name in names:
+        if "@" in name:
+            base, part = name.split("@")
+            out[name] = split_half(pools([base], seed)[base], part)
+            continue
         if name == "svhn":
             p = read_predictions(DATA / "predictions" / "svhn_resnet152.txt.gz")
             out[name] = (p.scores, p.target, None)
