@@ -88,6 +88,12 @@ class BayesianAccuracy(_BetaAssessor):
         Label of each group.
     group_weights_ : ndarray of shape (n_groups,)
         Share ``p_g`` of each group among all rows seen.
+    dispersion_ : float or ndarray of shape (2,)
+        With ``prior="calibrated"`` only: the labels' dispersion around the
+        calibration map (about 1 where the map's shape holds; for TPR, FPR,
+        ... one per predicted class's map). Where it is above 1 the draws of
+        the unlabeled rows' outcomes are spread by its square root (see
+        Notes).
     n_labeled_ : ndarray of shape (n_groups,)
         Labeled rows on which the metric is defined, per group (weighted).
     n_success_ : ndarray of shape (n_groups,)
@@ -140,8 +146,14 @@ class BayesianAccuracy(_BetaAssessor):
     its own labels; if the map holds, the overall interval narrows to the
     map's uncertainty (about prediction-powered inference's). The deviations
     are integrated by adaptive Gauss-Hermite quadrature, ``tau`` and ``(a,
-    b)`` on grids, and the unlabeled rows' outcomes are drawn: see the user
-    guide, *The calibrated prior*, for its measured coverage. Its summaries
+    b)`` on grids, and the unlabeled rows' outcomes are drawn. Where the map's
+    shape is wrong in a way no shift, slope or deviation follows, the labels
+    stray from the posterior-mean map more than it allows: their dispersion
+    ``dispersion_`` (``sum (z - p)^2 / sum p (1 - p)`` over the labeled rows,
+    times ``n / (n - 2)``, quasi-likelihood's Pearson ratio) then spreads the
+    draws of the unlabeled rows' outcomes about their mean by its square
+    root. See the user guide, *The calibrated prior*, for its measured
+    coverage. Its summaries
     come from 4,000 draws seeded by ``random_state`` (0 when it is not an
     int).
 

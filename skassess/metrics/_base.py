@@ -538,7 +538,7 @@ class LazyCalibratedFit:
     them and clears ``_calibrated_stale``).
     """
 
-    _LAZY = ("posterior_", "prior_", "_hierarchy")
+    _LAZY = ("posterior_", "prior_", "_hierarchy", "dispersion_")
 
     def _summary_seed(self):
         """Seed of the draws behind the calibrated model's summaries (reproducible)."""

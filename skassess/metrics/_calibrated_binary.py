@@ -103,6 +103,8 @@ class CalibratedBinaryRates(_DrawSummaries):
                 )
             )
         self.log_evidence = float(sum(b.log_evidence for b in self._blocks if b is not None))
+        #: each predicted class's map: the labels' dispersion around it (1 without rows)
+        self.dispersion = np.array([1.0 if b is None else b.dispersion for b in self._blocks])
         self._draws = self.rvs(n_draws, np.random.default_rng(seed))
 
     def _positives(self, size, rng):

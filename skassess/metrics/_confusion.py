@@ -67,6 +67,10 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
     ----------
     posterior_ : NestedDirichletPosterior
         Posterior per predicted class (row) over the true class (column).
+    dispersion_ : float
+        With ``prior="calibrated"`` only: the labels' dispersion around the
+        calibration map of being right, as in
+        :class:`~skassess.metrics.BayesianAccuracy`.
     prior_ : NestedDirichletPosterior
         The prior it started from.
     counts_ : ndarray of shape (n_classes, n_classes)
@@ -250,6 +254,7 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
             self._score_center(),
             seed=self._summary_seed(),
         )
+        self.dispersion_ = self._hierarchy.dispersion
         self._set_hierarchical_posterior()
         self._calibrated_stale = False
 

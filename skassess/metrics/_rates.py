@@ -241,6 +241,7 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
                 seed=self._summary_seed(),
             )
         self._hierarchy = model
+        self.dispersion_ = model.dispersion
         self.posterior_ = model.posterior()
         self.prior_ = model.predictive()
         self._calibrated_stale = False
