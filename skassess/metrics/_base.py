@@ -38,6 +38,7 @@ from ..utils import (
 )
 from ..utils._deprecation import warn_deprecated
 from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
+from ._calibrated import score_center
 from ._grouping import make_grouping
 
 DEFAULT_N_DRAWS = 4000
@@ -546,9 +547,8 @@ class LazyCalibratedFit:
         return rs if isinstance(rs, (int, np.integer)) else 0
 
     def _score_center(self):
-        """The pool's mean log-odds of the score (the calibrated model's centre)."""
-        rows = self.score_rows_.sum()
-        return self.score_logit_.sum() / rows if rows > 0 else 0.0
+        """The log-odds of the pool's mean score (the calibrated model's centre)."""
+        return score_center(self.score_rows_, self.score_logit_)
 
     def _mark_calibrated_stale(self):
         for name in self._LAZY:

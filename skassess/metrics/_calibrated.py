@@ -147,6 +147,25 @@ def score_logit(conf):
     return np.clip(out, -LOGIT_CLIP, LOGIT_CLIP)
 
 
+def score_center(rows, logit_sum):
+    """The pool's centre ``m``: the log-odds of its mean score.
+
+    Each cell's rows count at the score of their mean log-odds. The log-odds
+    of the mean score, not the mean of the log-odds: on saturated scores
+    (most near 1) the mean log-odds is the log-odds of a score far above the
+    mean score (0.997 against 0.974 on a bank-marketing MLP), and a map that
+    flattens (``b`` toward 0) would then put the whole pool at that level.
+    """
+    rows = np.asarray(rows, dtype=np.float64)
+    total = rows.sum()
+    if not total > 0:
+        return 0.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ell = np.where(rows > 0, np.asarray(logit_sum) / np.where(rows > 0, rows, 1.0), 0.0)
+    mean = float((rows * expit(ell)).sum() / total)
+    return float(np.clip(np.log(mean) - np.log1p(-mean), -LOGIT_CLIP, LOGIT_CLIP))
+
+
 def score_bin(logit_score):
     """Bin index of each clipped log-odds."""
     return np.minimum(((logit_score + LOGIT_CLIP) / BIN_WIDTH).astype(np.intp), N_BINS - 1)

@@ -6,7 +6,7 @@ See :class:`CalibratedBinaryRates`; the model of each predicted class is
 
 import numpy as np
 
-from ._calibrated import N_BINS, CalibratedRates, _DrawSummaries
+from ._calibrated import N_BINS, CalibratedRates, _DrawSummaries, score_center
 from ._conjugate import BetaPosterior
 from ._rate_table import rate_terms
 
@@ -97,7 +97,7 @@ class CalibratedBinaryRates(_DrawSummaries):
                     logit_sum[:, cols],
                     labeled[:, cols],
                     success[:, cols],
-                    np.asarray(logit_sum)[:, cols].sum() / total,
+                    score_center(rows[:, cols], np.asarray(logit_sum)[:, cols]),
                     open_level=True,
                     n_draws=0,
                 )
