@@ -2,7 +2,8 @@
 
 Each row ``i`` of group ``g`` has a known score ``c_i`` (for accuracy, the
 top-1 confidence) and an unknown outcome ``z_i`` (the black box is right).
-With ``l_i = logit(c_i)`` and ``m`` the mean of ``l`` over the pool,
+With ``l_i = logit(c_i)`` and ``m`` the log-odds of the pool's mean score
+(:func:`score_center`),
 
     P(z_i = 1) = sigmoid(m + a + b (l_i - m) + u_g),   u_g ~ tau t_4,
 
