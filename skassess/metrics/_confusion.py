@@ -130,8 +130,8 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
     >>> est.confusion_matrix(normalize="all")
     predicted_class     0         1
     true_class
-    0                0.25  0.128965
-    1                0.25  0.371035
+    0                0.25  0.127676
+    1                0.25  0.372324
     """
 
     _parameter_constraints = {
