@@ -59,7 +59,7 @@ from skassess.datasets import load_fashion_mnist_scores, read_predictions
 DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data"
 PRIORS = ("calibrated", "hierarchical", "informative")
 PEERS = ("wilson", "ppi", "ppi++")
-TUNING = ("fashion-mnist",)
+TUNING = ("fashion-mnist", "bank-mlp@tune", "adult-nb@tune")
 
 
 def top1_pool(conf, correct, pred, n_classes, rng):
@@ -288,18 +288,21 @@ def markdown(frame):
     """The benchmarks page's table: the calibrated prior, the peers and the other priors."""
     cov = frame.pivot_table(index=["pool", "n"], columns="method", values="coverage", sort=False)
     cal = frame[frame["method"] == "calibrated"].set_index(["pool", "n"])
+    # the other priors' columns where their runs are in the file
+    others = [p for p in PRIORS[1:] if p in set(frame["method"])]
+    head = "".join(f" {p} |" for p in others)
     lines = [
-        "| pool | n | coverage: calibrated | PPI++ | Wilson | hierarchical | informative "
-        "| width / PPI++ | width / Wilson | RMSE / label mean | groups: mean, lowest "
-        "| least accurate group |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
+        f"| pool | n | runs | coverage: calibrated | PPI++ | Wilson |{head} width / PPI++ "
+        "| width / Wilson | RMSE / label mean | groups: mean, lowest | least accurate group |",
+        "|---|---:|---:|---:|---:|---:|" + "---:|" * len(others) + "---:|---:|---:|---|---:|",
     ]
     for (pool, n), r in cal.iterrows():
         c = cov.loc[(pool, n)].reindex(PEERS + PRIORS)
         role = " (tuning)" if pool in TUNING else ""
+        rest = "".join(f" {c[p]:.2f} |" for p in others)
         lines.append(
-            f"| {pool}{role} | {n} | {r['coverage']:.2f} | {c['ppi++']:.2f} | "
-            f"{c['wilson']:.2f} | {c['hierarchical']:.2f} | {c['informative']:.2f} | "
+            f"| {pool}{role} | {n} | {r['runs']} | {r['coverage']:.3f} | {c['ppi++']:.3f} | "
+            f"{c['wilson']:.3f} |{rest} "
             f"{r['/ppi++']:.2f} | {r['/wilson']:.2f} | {r['/label_mean']:.2f} | "
             f"{r['group_cov']:.2f}, {r['group_cov_min']:.2f} | {r['worst_group_cov']:.2f} |"
         )
