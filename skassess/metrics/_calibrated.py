@@ -536,8 +536,10 @@ class CalibratedRates(_DrawSummaries):
             # about their posterior mean by sqrt(R) (quasi-likelihood scaling).
             if self._count_center is None:
                 scale, self.dispersion = self.dispersion, 1.0
-                reference = self.count_draws(4000, np.random.default_rng(0))[0]
-                self.dispersion = scale
+                try:  # the unspread draws' mean, from a fixed seed
+                    reference = self.count_draws(4000, np.random.default_rng(0))[0]
+                finally:
+                    self.dispersion = scale
                 self._count_center = reference.mean(axis=0) - self._labeled_successes()
             centre = self._count_center
             drawn = centre + np.sqrt(self.dispersion) * (drawn - centre)
