@@ -34,20 +34,16 @@ lowest class and over their least accurate class::
 """
 
 import argparse
-import sys
 import time
 import warnings
 
 import numpy as np
+from bench_headline import synthetic  # the script's folder is on the path
+from bench_prior_coverage import synthetic_pool
 from scipy.special import log_expit, logit
 from scipy.stats import beta, norm
 
-sys.path.insert(0, __file__.rsplit("/", 1)[0])
-
-from bench_headline import synthetic  # noqa: E402
-from bench_prior_coverage import synthetic_pool  # noqa: E402
-
-from skassess import BayesianAccuracy  # noqa: E402
+from skassess import BayesianAccuracy
 
 #: Points of the deviation's grid, over +-GRID_SDS prior standard deviations.
 N_GRID, GRID_SDS = 241, 6.0
