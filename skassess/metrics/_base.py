@@ -163,7 +163,9 @@ class _BaseAssessor(BaseEstimator):
 
     @validated
     @atomic
-    def add_labels(self, X, y, *, group_by=None, y_pred=None, sample_weight=None):
+    def add_labels(
+        self, X, y, *, group_by=None, y_pred=None, sample_weight=None, design_weight=None
+    ):
         """Record the labels of rows already counted, unlabeled, by fit or partial_fit.
 
         Only the labeled-outcome counts change; the rows' group shares and
@@ -179,6 +181,16 @@ class _BaseAssessor(BaseEstimator):
             Their true labels (``missing_label`` rows are skipped).
         group_by, y_pred, sample_weight
             As in :meth:`fit`.
+        design_weight : array-like of shape (n_samples,), default=None
+            Where the rows were drawn for labeling with unequal
+            probabilities: each row's probability under a uniform draw over
+            the probability it was drawn with (``1 / (m q_i)`` for a draw
+            with probability ``q_i`` among ``m`` candidates). The calibrated
+            prior of accuracy weighs each label's term of its likelihood by
+            it, which keeps its estimate valid under the design (see the
+            user guide, *Active designs*); None: every row 1 (random
+            labeling, or a design that is uniform within each group). Other
+            estimators raise a ValueError when it is given.
 
         Returns
         -------
@@ -188,11 +200,49 @@ class _BaseAssessor(BaseEstimator):
             X, y, group_by, y_pred, sample_weight, with_conf=True
         )
         labeled = y >= 0
-        self._count_labels(
-            pred[labeled], group[labeled], y[labeled], weight[labeled], conf[labeled]
-        )
+        if design_weight is None:
+            self._count_labels(
+                pred[labeled], group[labeled], y[labeled], weight[labeled], conf[labeled]
+            )
+        else:
+            design_weight = self._checked_design_weight(design_weight, len(y))
+            self._count_labels(
+                pred[labeled],
+                group[labeled],
+                y[labeled],
+                weight[labeled],
+                conf[labeled],
+                design_weight=design_weight[labeled],
+            )
         self._update_posterior()
         return self
+
+    def _supports_design_weight(self):
+        """Whether :meth:`add_labels` takes ``design_weight`` (the calibrated prior of accuracy)."""
+        return False
+
+    def _checked_design_weight(self, design_weight, n):
+        if not self._supports_design_weight():
+            prior = getattr(self, "prior", None)
+            raise ValueError(
+                f"design_weight is taken by the calibrated prior of accuracy "
+                f"(BayesianAccuracy(prior='calibrated')) only; {type(self).__name__} "
+                f"with prior={prior!r} and metric={getattr(self, 'metric', None)!r} got it."
+            )
+        d = np.asarray(design_weight)
+        if d.shape != (n,) or not np.issubdtype(d.dtype, np.number):
+            raise ValueError(
+                f"design_weight must hold one number per row ({n}); got shape {d.shape} "
+                f"and dtype {d.dtype}."
+            )
+        d = d.astype(np.float64)
+        bad = ~(np.isfinite(d) & (d > 0))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"design_weight must be finite and > 0; design_weight[{i}] = {d[i]!r}."
+            )
+        return d
 
     def _rows(self, X, group_by, y_pred, reset):
         """Validated scores, predicted class, its score and ``group_by`` of a batch."""

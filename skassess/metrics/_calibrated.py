@@ -78,6 +78,19 @@ so it is written here):
   exploration. The weights are the exact posterior at the nodes, so a
   skewed posterior (few labels, all correct) is integrated as it is.
 
+*Designs.* Where the labeled rows were drawn with unequal probabilities
+(``VarianceSampling`` favours rows whose outcome is uncertain), each labeled
+row enters the likelihood with its design weight ``d_i`` (the uniform draw's
+probability over the design's), the weights scaled to sum to their effective
+size ``(sum d)^2 / sum d^2``. With a canonical link and an intercept the
+weighted fit's residuals sum to zero in the design's weighting, so the
+estimate of a rate (the observed rows plus the map on the others) is the
+generalized regression estimator of survey sampling (Sarndal, Swensson and
+Wretman 1992, ch. 6): design-consistent however wrong the map's shape, where
+an unweighted fit leans on the shape where the design puts few labels (the
+confident rows). Under random labeling every ``d_i`` is 1 and nothing
+changes.
+
 Rows are held as counts per group and bin of ``l`` (``N_BINS`` bins of width
 ``BIN_WIDTH``; each bin uses the mean ``l`` of its rows), so that fitting is
 streaming (``partial_fit``) and its cost does not grow with the pool.
@@ -209,6 +222,12 @@ class CalibratedRates(_DrawSummaries):
         Draws behind :meth:`moments` and :meth:`interval`.
     seed : int, default=0
         Seed of those draws (so the summaries are reproducible).
+    fit_labeled, fit_success : ndarray of shape (n_groups, N_BINS), default=None
+        The counts the likelihood and the dispersion read, where the labels
+        were drawn with unequal probabilities: each labeled row weighted by
+        its design weight (see the module's Notes on designs). None: the
+        labels as they are. The pool's own bookkeeping (which rows are known)
+        always uses ``labeled`` and ``success``.
 
     Attributes
     ----------
@@ -217,7 +236,18 @@ class CalibratedRates(_DrawSummaries):
     """
 
     def __init__(
-        self, rows, logit_sum, labeled, success, center, *, open_level=False, n_draws=4000, seed=0
+        self,
+        rows,
+        logit_sum,
+        labeled,
+        success,
+        center,
+        *,
+        open_level=False,
+        n_draws=4000,
+        seed=0,
+        fit_labeled=None,
+        fit_success=None,
     ):
         rows = np.asarray(rows, dtype=np.float64)
         self.center = float(center)
@@ -245,8 +275,12 @@ class CalibratedRates(_DrawSummaries):
         self._lab_group = np.unique(g)
         self._cell_group = np.searchsorted(self._lab_group, g)
         self._cell_x = self.ell[g, b] - self.center
-        self._cell_n = self.labeled[g, b]
-        self._cell_s = np.minimum(self.success[g, b], self._cell_n)
+        # The likelihood's counts: the labels themselves, or their design-weighted
+        # sums where the rows were drawn with unequal probabilities.
+        fit_n = self.labeled if fit_labeled is None else np.asarray(fit_labeled, np.float64)
+        fit_s = self.success if fit_success is None else np.asarray(fit_success, np.float64)
+        self._cell_n = fit_n[g, b]
+        self._cell_s = np.clip(fit_s[g, b], 0.0, self._cell_n)
         self._share_lab = self._share[self._lab_group]
         # sum of the squared shares of the groups without labels (their deviations
         # enter the pool's level from the t prior)

@@ -58,11 +58,22 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
         "score_logit_",
         "score_labeled_",
         "score_success_",
+        "_design_labeled",
+        "_design_success",
+        "_design_square",
     )
     #: Whether the informative prior is checked against the labels (accuracy estimators).
     _checks_prior_conflict = False
     #: Arrays of the calibrated model: per group and bin of the score's log-odds.
-    _score_arrays = ("score_rows_", "score_logit_", "score_labeled_", "score_success_")
+    _score_arrays = (
+        "score_rows_",
+        "score_logit_",
+        "score_labeled_",
+        "score_success_",
+        "_design_labeled",
+        "_design_success",
+        "_design_square",
+    )
 
     def _metric(self):
         return canonical_rate(getattr(self, "metric", "accuracy"))
@@ -141,7 +152,10 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
                 pred[labeled], group[labeled], y[labeled], weight[labeled], conf[labeled]
             )
 
-    def _count_labels(self, pred, g, y, w, conf=None):
+    def _supports_design_weight(self):
+        return self._calibrated() and self._metric() == "accuracy"
+
+    def _count_labels(self, pred, g, y, w, conf=None, design_weight=None):
         """Add labeled rows (already counted as rows) to the outcome counts."""
         G = self.grouping_.n_groups
         cond, out = rate_terms(self._metric(), pred, y)
@@ -155,6 +169,12 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
             cell = (g, self._score_cells(pred, conf)[1])
             np.add.at(self.score_labeled_, cell, w)
             np.add.at(self.score_success_, cell, w * outcome)
+            # The likelihood's design-weighted counts (each row's design weight d,
+            # 1 under random labeling) and the sum of d^2 for their effective size.
+            d = np.ones(len(w)) if design_weight is None else design_weight
+            np.add.at(self._design_labeled, cell, w * d)
+            np.add.at(self._design_success, cell, w * d * outcome)
+            np.add.at(self._design_square, cell, w * d * d)
 
     def _score_cells(self, pred, conf):
         """Log-odds and column of each row in the calibrated model's per-bin arrays.
@@ -231,7 +251,12 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
     def _fit_calibrated(self):
         counts = (self.score_rows_, self.score_logit_, self.score_labeled_, self.score_success_)
         if self._metric() == "accuracy":
-            model = CalibratedRates(*counts, self._score_center(), seed=self._summary_seed())
+            model = CalibratedRates(
+                *counts,
+                self._score_center(),
+                seed=self._summary_seed(),
+                **self._design_counts(),
+            )
         else:
             model = CalibratedBinaryRates(
                 *counts,
@@ -245,6 +270,22 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
         self.posterior_ = model.posterior()
         self.prior_ = model.predictive()
         self._calibrated_stale = False
+
+    def _design_counts(self):
+        """The likelihood's counts when some labels carry design weights, else {}.
+
+        The weighted counts scaled to sum to their effective size, ``(sum d)^2
+        / sum d^2`` (Kish), so that rows drawn with unequal probabilities
+        count for as much information as they hold, not more.
+        """
+        labeled = getattr(self, "_design_labeled", None)
+        if labeled is None or labeled.shape != self.score_labeled_.shape:
+            return {}  # an estimator fitted before design weights existed
+        total, square = labeled.sum(), self._design_square.sum()
+        if not square > 0 or np.allclose(labeled, self.score_labeled_, rtol=1e-12, atol=1e-9):
+            return {}
+        scale = total / square
+        return {"fit_labeled": labeled * scale, "fit_success": self._design_success * scale}
 
     # ---------------------------------------------------------- group weights
     def _overall_weights(self, n_draws, rng):

@@ -527,6 +527,9 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
             (self._n_steps + 1, row, as_scalar(label), as_scalar(arm_labels[self._arm[row]]), t)
             for row, label, t in zip(rows.tolist(), given[new].tolist(), when, strict=True)
         ]
+        design = {}
+        if self._design_weighted():
+            design["design_weight"] = self._design_weights(rows)
         gb = None if self._group_by is None else _take(self._group_by, rows)
         # With a prior update, the labels go into a copy (O(groups)) that the
         # update reads, then the estimator is refitted under the new prior.
@@ -539,6 +542,7 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
             self._decoded(y_new),
             group_by=gb,
             y_pred=self._decoded(self._pred[rows]),
+            **design,
         )
         if self.prior_update_ is not None:
             codes = self.labels_.copy()
@@ -551,6 +555,59 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
         self._n_steps += 1
         self._history.extend(entries)
         return self
+
+    # ---------------------------------------------------------------- designs
+    def _design_weighted(self):
+        """Whether told rows carry design weights: a strategy with known draw
+        probabilities and an estimator whose likelihood takes them."""
+        return hasattr(self.strategy_, "draw_probabilities") and getattr(
+            self.estimator_, "_supports_design_weight", lambda: False
+        )()
+
+    @property
+    def _replay_by_step(self):
+        # Each step's design weights depend on the posterior before it.
+        return self._design_weighted()
+
+    def _design_weights(self, rows):
+        """Each new row's design weight ``1 / (m q_i)``, from the state before this tell.
+
+        ``q`` is the strategy's draw probability over the ``m`` unlabeled rows
+        the task allows, the rows earlier in the call taken out (the sequential
+        draws of a batch); skips are not taken out, so that a replay gives the
+        same weights. A row the strategy cannot draw counts 1.
+        """
+        available = (self.labels_ < 0) & self._setup.task.allowed[self._arm]
+        state = initial_state(self.estimator_, self._setup, 1)
+        proba = []
+
+        def outcome_proba():
+            if not proba:
+                proba.append(
+                    self.estimator_.predict_proba(
+                        self._X, group_by=self._group_by, y_pred=self._y_pred
+                    )
+                )
+            return proba[0]
+
+        out = np.ones(len(rows))
+        for j, row in enumerate(rows.tolist()):
+            context = QueryContext(
+                scores=self._scores,
+                y_pred=self._pred,
+                labels=self.labels_,
+                available=available.copy(),
+                arm=self._arm,
+                estimator=self.estimator_,
+                state=state,
+                task=self._setup.task,
+                outcome_proba=outcome_proba,
+            )
+            q = float(np.asarray(self.strategy_.draw_probabilities(context))[row])
+            if available[row] and q > 0:
+                out[j] = 1.0 / (available.sum() * q)
+            available[row] = False
+        return out
 
     def _skip_rows(self, rows):
         # A skipped row leaves its group's remaining count (a later tell labels it).

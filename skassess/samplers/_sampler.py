@@ -278,6 +278,9 @@ class ActiveSampler(BaseEstimator):
     #: Whether :meth:`replay` must re-draw each step's items through ``query`` (the
     #: estimate depends on how the items were drawn, not only on their labels).
     _replay_by_query = False
+    #: Whether :meth:`replay` must tell each step's labels on its own (the
+    #: estimate depends on the state each step's labels were told in).
+    _replay_by_step = False
 
     def replay(self, history, *, skipped=(), cursor=None):
         """Record a run's labels and skips at once, as they were recorded one by one.
@@ -288,10 +291,14 @@ class ActiveSampler(BaseEstimator):
             Labels in order, with columns ``index`` and ``label`` and,
             optionally, ``step`` and ``time`` (as :attr:`history_` has them;
             other columns are ignored). Where the estimate depends on the
-            labels alone they are one ``tell``; where it depends on how the
-            items were drawn (:class:`~skassess.samplers.ActiveTester`), each
-            step's items are drawn again by ``query`` from a sampler fitted
-            as the one that recorded them, and must be the same.
+            labels alone they are one ``tell``; where each step's labels are
+            weighted by the state they were told in (an
+            :class:`~skassess.samplers.ActiveAssessor` whose strategy draws
+            with known probabilities), one ``tell`` per step; where it
+            depends on how the items were drawn
+            (:class:`~skassess.samplers.ActiveTester`), each step's items are
+            drawn again by ``query`` from a sampler fitted as the one that
+            recorded them, and must be the same.
         skipped : array-like of int, default=()
             Rows to :meth:`skip`.
         cursor : dict, default=None
@@ -341,6 +348,17 @@ class ActiveSampler(BaseEstimator):
                         "there: replay needs the history of a sampler with the same "
                         "parameters and pool, labeled through query."
                     )
+                self.tell(
+                    rows[block],
+                    [labels[i] for i in block],
+                    time=None if times is None else [times[i] for i in block],
+                )
+        elif len(rows) and self._replay_by_step:
+            steps = (
+                history["step"].to_numpy() if "step" in history.columns else np.arange(len(rows))
+            )
+            cuts = np.flatnonzero(np.diff(steps)) + 1
+            for block in np.split(np.arange(len(rows)), cuts):
                 self.tell(
                     rows[block],
                     [labels[i] for i in block],
