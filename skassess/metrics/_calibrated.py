@@ -89,7 +89,13 @@ generalized regression estimator of survey sampling (Sarndal, Swensson and
 Wretman 1992, ch. 6): design-consistent however wrong the map's shape, where
 an unweighted fit leans on the shape where the design puts few labels (the
 confident rows). Under random labeling every ``d_i`` is 1 and nothing
-changes.
+changes. The dispersion then averages the squared residuals with weights
+``d^2`` and the model variances with ``d``,
+``R = (sum d^2 (z - p)^2 / sum d^2) / (sum d p (1 - p) / sum d)``: with the
+likelihood scaled to the effective size, ``R`` times the model's variance of
+the level is the sandwich (design) variance of the weighted fit's level, so a
+design that draws few labels where the residuals are large widens the
+interval by what that costs.
 
 Rows are held as counts per group and bin of ``l`` (``N_BINS`` bins of width
 ``BIN_WIDTH``; each bin uses the mean ``l`` of its rows), so that fitting is
@@ -228,6 +234,9 @@ class CalibratedRates(_DrawSummaries):
         its design weight (see the module's Notes on designs). None: the
         labels as they are. The pool's own bookkeeping (which rows are known)
         always uses ``labeled`` and ``success``.
+    fit_square, fit_square_success : ndarray of shape (n_groups, N_BINS), default=None
+        With ``fit_labeled``: the sums of the squared design weights over the
+        labeled rows and over their successes, for the dispersion.
 
     Attributes
     ----------
@@ -248,6 +257,8 @@ class CalibratedRates(_DrawSummaries):
         seed=0,
         fit_labeled=None,
         fit_success=None,
+        fit_square=None,
+        fit_square_success=None,
     ):
         rows = np.asarray(rows, dtype=np.float64)
         self.center = float(center)
@@ -281,6 +292,11 @@ class CalibratedRates(_DrawSummaries):
         fit_s = self.success if fit_success is None else np.asarray(fit_success, np.float64)
         self._cell_n = fit_n[g, b]
         self._cell_s = np.clip(fit_s[g, b], 0.0, self._cell_n)
+        # Sums of the squared design weights, and of them over the successes.
+        self._cell_n2 = self._cell_s2 = None
+        if fit_square is not None:
+            self._cell_n2 = np.asarray(fit_square, np.float64)[g, b]
+            self._cell_s2 = np.clip(np.asarray(fit_square_success)[g, b], 0.0, self._cell_n2)
         self._share_lab = self._share[self._lab_group]
         # sum of the squared shares of the groups without labels (their deviations
         # enter the pool's level from the t prior)
@@ -509,10 +525,17 @@ class CalibratedRates(_DrawSummaries):
         if total <= 2:
             return 1.0
         p = self.cell_proba()[self._cell_index]
-        expected = (n * p * (1.0 - p)).sum()
+        expected = (n * p * (1.0 - p)).sum() / total
         if not expected > 0:
             return 1.0
-        observed = (s * (1.0 - p) ** 2 + (n - s) * p**2).sum()
+        if self._cell_n2 is None:
+            observed = (s * (1.0 - p) ** 2 + (n - s) * p**2).sum() / total
+        else:
+            # Under a design the squared residuals are averaged with the squared
+            # design weights: the ratio is then the sandwich variance of the
+            # weighted fit's level over its model variance (see the Notes).
+            n2, s2 = self._cell_n2, self._cell_s2
+            observed = (s2 * (1.0 - p) ** 2 + (n2 - s2) * p**2).sum() / n2.sum()
         return float(observed / expected * total / (total - 2.0))
 
     # ---------------------------------------------------------------- draws

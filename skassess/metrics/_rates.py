@@ -61,6 +61,7 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
         "_design_labeled",
         "_design_success",
         "_design_square",
+        "_design_square_success",
     )
     #: Whether the informative prior is checked against the labels (accuracy estimators).
     _checks_prior_conflict = False
@@ -73,6 +74,7 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
         "_design_labeled",
         "_design_success",
         "_design_square",
+        "_design_square_success",
     )
 
     def _metric(self):
@@ -175,6 +177,7 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
             np.add.at(self._design_labeled, cell, w * d)
             np.add.at(self._design_success, cell, w * d * outcome)
             np.add.at(self._design_square, cell, w * d * d)
+            np.add.at(self._design_square_success, cell, w * d * d * outcome)
 
     def _score_cells(self, pred, conf):
         """Log-odds and column of each row in the calibrated model's per-bin arrays.
@@ -285,7 +288,12 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
         if not square > 0 or np.allclose(labeled, self.score_labeled_, rtol=1e-12, atol=1e-9):
             return {}
         scale = total / square
-        return {"fit_labeled": labeled * scale, "fit_success": self._design_success * scale}
+        return {
+            "fit_labeled": labeled * scale,
+            "fit_success": self._design_success * scale,
+            "fit_square": self._design_square,
+            "fit_square_success": self._design_square_success,
+        }
 
     # ---------------------------------------------------------- group weights
     def _overall_weights(self, n_draws, rng):
