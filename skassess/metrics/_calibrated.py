@@ -81,21 +81,23 @@ so it is written here):
 *Designs.* Where the labeled rows were drawn with unequal probabilities
 (``VarianceSampling`` favours rows whose outcome is uncertain), each labeled
 row enters the likelihood with its design weight ``d_i`` (the uniform draw's
-probability over the design's), the weights scaled to sum to their effective
-size ``(sum d)^2 / sum d^2``. With a canonical link and an intercept the
+probability over the design's), the weights scaled to sum to the number of
+labels. With a canonical link and an intercept the
 weighted fit's residuals sum to zero in the design's weighting, so the
 estimate of a rate (the observed rows plus the map on the others) is the
 generalized regression estimator of survey sampling (Sarndal, Swensson and
 Wretman 1992, ch. 6): design-consistent however wrong the map's shape, where
 an unweighted fit leans on the shape where the design puts few labels (the
 confident rows). Under random labeling every ``d_i`` is 1 and nothing
-changes. The dispersion then averages the squared residuals with weights
-``d^2`` and the model variances with ``d``,
-``R = (sum d^2 (z - p)^2 / sum d^2) / (sum d p (1 - p) / sum d)``: with the
-likelihood scaled to the effective size, ``R`` times the model's variance of
-the level is the sandwich (design) variance of the weighted fit's level, so a
+changes. The dispersion then weighs the squared residuals by ``d^2`` and
+the model variances by ``d``, ``R = sum d^2 (z - p)^2 / sum d p (1 - p)``
+(times ``n / (n - 2)`` as above): ``R`` times the model's variance of the weighted fit's level is its
+sandwich (design) variance (as in the pseudo-posterior adjustment of Williams
+and Savitsky 2021). Under a design ``R`` scales the spread of the map's
+expected successes on the unlabeled rows whether it is above or below 1: a
 design that draws few labels where the residuals are large widens the
-interval by what that costs.
+interval by what that costs, one that draws them where the outcome is
+uncertain narrows it by what that gains.
 
 Rows are held as counts per group and bin of ``l`` (``N_BINS`` bins of width
 ``BIN_WIDTH``; each bin uses the mean ``l`` of its rows), so that fitting is
@@ -531,11 +533,11 @@ class CalibratedRates(_DrawSummaries):
         if self._cell_n2 is None:
             observed = (s * (1.0 - p) ** 2 + (n - s) * p**2).sum() / total
         else:
-            # Under a design the squared residuals are averaged with the squared
+            # Under a design the squared residuals are summed with the squared
             # design weights: the ratio is then the sandwich variance of the
             # weighted fit's level over its model variance (see the Notes).
             n2, s2 = self._cell_n2, self._cell_s2
-            observed = (s2 * (1.0 - p) ** 2 + (n2 - s2) * p**2).sum() / n2.sum()
+            observed = (s2 * (1.0 - p) ** 2 + (n2 - s2) * p**2).sum() / total
         return float(observed / expected * total / (total - 2.0))
 
     # ---------------------------------------------------------------- draws
@@ -587,21 +589,33 @@ class CalibratedRates(_DrawSummaries):
                 mean[sl][:, g[starts]] = np.add.reduceat(pc, starts, axis=1)
                 pc *= 1.0 - p
                 var[sl][:, g[starts]] = np.add.reduceat(pc, starts, axis=1)
-        drawn = mean + np.sqrt(var) * rng.standard_normal((size, G))
-        if self.dispersion > 1.0:
+        noise = np.sqrt(var) * rng.standard_normal((size, G))
+        drawn = mean + noise
+        if self._cell_n2 is not None and self.dispersion != 1.0:
+            # Under a design the ratio is the design's variance of the map over
+            # the model's, above or below 1: it scales the map's uncertainty
+            # (the spread of the rows' expected successes), not the rows' own
+            # binomial noise.
+            centre = self._spread_centre()
+            drawn = centre + np.sqrt(self.dispersion) * (mean - centre) + noise
+        elif self.dispersion > 1.0:
             # The labels stray from the map more than it allows: spread the draws
             # about their posterior mean by sqrt(R) (quasi-likelihood scaling).
-            if self._count_center is None:
-                scale, self.dispersion = self.dispersion, 1.0
-                try:  # the unspread draws' mean, from a fixed seed
-                    reference = self.count_draws(4000, np.random.default_rng(0))[0]
-                finally:
-                    self.dispersion = scale
-                self._count_center = reference.mean(axis=0) - self._labeled_successes()
-            centre = self._count_center
+            centre = self._spread_centre()
             drawn = centre + np.sqrt(self.dispersion) * (drawn - centre)
         drawn = np.clip(drawn, 0.0, unlabeled.sum(axis=1))
         return self._labeled_successes() + drawn, node, u
+
+    def _spread_centre(self):
+        """The unspread draws' mean of the unlabeled successes (from a fixed seed)."""
+        if self._count_center is None:
+            scale, self.dispersion = self.dispersion, 1.0
+            try:
+                reference = self.count_draws(4000, np.random.default_rng(0))[0]
+            finally:
+                self.dispersion = scale
+            self._count_center = reference.mean(axis=0) - self._labeled_successes()
+        return self._count_center
 
     def _labeled_successes(self):
         """Each group's labeled successes."""

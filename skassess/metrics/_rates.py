@@ -277,22 +277,22 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
     def _design_counts(self):
         """The likelihood's counts when some labels carry design weights, else {}.
 
-        The weighted counts scaled to sum to their effective size, ``(sum d)^2
-        / sum d^2`` (Kish), so that rows drawn with unequal probabilities
-        count for as much information as they hold, not more.
+        The design weights scaled to sum to the labeled rows, so that the
+        likelihood holds as many labels as there are; the dispersion then
+        turns its variance into the design's (``CalibratedRates``).
         """
         labeled = getattr(self, "_design_labeled", None)
         if labeled is None or labeled.shape != self.score_labeled_.shape:
             return {}  # an estimator fitted before design weights existed
-        total, square = labeled.sum(), self._design_square.sum()
-        if not square > 0 or np.allclose(labeled, self.score_labeled_, rtol=1e-12, atol=1e-9):
+        total = labeled.sum()
+        if not total > 0 or np.allclose(labeled, self.score_labeled_, rtol=1e-12, atol=1e-9):
             return {}
-        scale = total / square
+        scale = self.score_labeled_.sum() / total
         return {
             "fit_labeled": labeled * scale,
             "fit_success": self._design_success * scale,
-            "fit_square": self._design_square,
-            "fit_square_success": self._design_square_success,
+            "fit_square": self._design_square * scale**2,
+            "fit_square_success": self._design_square_success * scale**2,
         }
 
     # ---------------------------------------------------------- group weights
