@@ -284,10 +284,11 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
         labeled = getattr(self, "_design_labeled", None)
         if labeled is None or labeled.shape != self.score_labeled_.shape:
             return {}  # an estimator fitted before design weights existed
-        total = labeled.sum()
-        if not total > 0 or np.allclose(labeled, self.score_labeled_, rtol=1e-12, atol=1e-9):
+        count, total, square = self.score_labeled_.sum(), labeled.sum(), self._design_square.sum()
+        # Equal weights (Cauchy-Schwarz holds with equality) are a uniform design.
+        if not total > 0 or square * count <= total**2 * (1.0 + 1e-9):
             return {}
-        scale = self.score_labeled_.sum() / total
+        scale = count / total
         return {
             "fit_labeled": labeled * scale,
             "fit_success": self._design_success * scale,

@@ -10,7 +10,7 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ..metrics import BetaPosterior, rope_probabilities
+from ..metrics import BayesianAccuracy, BetaPosterior, rope_probabilities
 from ..utils import (
     LEVEL,
     as_scalar,
@@ -560,9 +560,14 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
     def _design_weighted(self):
         """Whether told rows carry design weights: a strategy with known draw
         probabilities and an estimator whose likelihood takes them."""
-        return hasattr(self.strategy_, "draw_probabilities") and getattr(
-            self.estimator_, "_supports_design_weight", lambda: False
-        )()
+        estimator = self.estimator_
+        return (
+            hasattr(self.strategy_, "draw_probabilities")
+            and isinstance(estimator, BayesianAccuracy)
+            and estimator.metric == "accuracy"
+            and isinstance(estimator.prior, str)
+            and estimator.prior in ("auto", "calibrated")
+        )
 
     @property
     def _replay_by_step(self):
