@@ -240,7 +240,7 @@ class _BaseAssessor(BaseEstimator):
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(
-                f"design_weight must be finite and > 0; design_weight[{i}] = {d[i]!r}."
+                f"design_weight must be finite and > 0; design_weight[{i}] = {float(d[i])!r}."
             )
         return d
 

@@ -251,7 +251,7 @@ def test_sigkill_loses_no_label_and_keeps_the_query_sequence(tmp_path, data):
 
 def test_a_variance_sampling_session_resumes_the_same_draws(tmp_path, data):
     """The randomized design's draws come from the stored generator: a session reopened
-    after every label asks what an uninterrupted assessor asks."""
+    after every label asks what an uninterrupted assessor asks, and holds its posterior."""
 
     def assessor():
         return ActiveAssessor(
@@ -275,6 +275,10 @@ def test_a_variance_sampling_session_resumes_the_same_draws(tmp_path, data):
     assert got == expected
     with LabelingSession(path, X) as s:  # the strategy object rebuilt from the file
         assert s.assessor_.strategy_.min_labels == 2 and s.query() == int(ref.query()[0])
+        # the labels after the burn-in carry their draws' design weights, replayed
+        np.testing.assert_allclose(
+            s.assessor_.estimator_.overall_interval(), ref.estimator_.overall_interval()
+        )
 
 
 def _two_models(n=600, seed=0):
