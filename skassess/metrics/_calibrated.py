@@ -82,27 +82,25 @@ so it is written here):
 (``VarianceSampling`` favours rows whose outcome is uncertain), each labeled
 row enters the likelihood with its design weight ``d_i`` (the uniform draw's
 probability over the design's), the weights scaled to sum to the number of
-labels. With a canonical link and an intercept the
-weighted fit's residuals sum to zero in the design's weighting, so the
-estimate of a rate (the observed rows plus the map on the others) is the
-generalized regression estimator of survey sampling (Sarndal, Swensson and
-Wretman 1992, ch. 6): design-consistent however wrong the map's shape, where
-an unweighted fit leans on the shape where the design puts few labels (the
-confident rows). Under random labeling every ``d_i`` is 1 and nothing
-changes. The dispersion then weighs the squared residuals by ``d^2`` and
-the model variances by ``d``, ``R = sum d^2 (z - p)^2 / sum d p (1 - p)``
-(times ``n / (n - 2)`` as above): ``R`` times the model's variance of the weighted fit's level is its
-sandwich (design) variance (as in the pseudo-posterior adjustment of Williams
-and Savitsky 2021). Under a design an ``R`` above 1 scales the spread of
-the map's expected successes on the unlabeled rows (not the rows' own
-binomial noise): a design that draws few labels where the residuals are
-large widens the interval by what that costs. An ``R`` below 1 (the design
-drew its labels where the outcome is uncertain, and gained) narrows only
-the part of each draw along the pool's total: ``R`` is the sandwich of the
-pool's level, not of each group's deviation, and scaling the groups' spread
-by it let the lowest predicted class's interval of the bundled
-Fashion-MNIST model cover 74-79 % at 100-200 labels (20 runs) against
-80-85 % without the weights.
+labels. With a canonical link and an intercept the weighted fit's residuals
+sum to zero in the design's weighting, so the estimate of a rate (the
+observed rows plus the map on the others) is the generalized regression
+estimator of survey sampling (Sarndal, Swensson and Wretman 1992, ch. 6):
+design-consistent however wrong the map's shape. Under random labeling every
+``d_i`` is 1 and nothing changes. The dispersion then weighs the squared
+residuals by ``d^2`` and the model variances by ``d``,
+``R = sum d^2 (z - p)^2 / sum d p (1 - p)`` (times ``n / (n - 2)`` as above),
+so that ``R`` times the model's variance of the weighted fit's level is its
+sandwich (design) variance, as in the pseudo-posterior adjustment of
+Williams and Savitsky (2021). An ``R`` above 1 (the design drew few labels
+where the residuals are large) scales the spread of the map's expected
+successes on the unlabeled rows, not the rows' own binomial noise. An ``R``
+below 1 (the design drew its labels where the outcome is uncertain, and
+gained) narrows only the part of each draw along the pool's total: ``R`` is
+the sandwich of the pool's level, not of each group's deviation, and
+scaling the groups' spread by it let the lowest predicted class's interval
+of the bundled Fashion-MNIST model cover 74-79 % at 100-200 labels (20 runs)
+against 80-85 % without the weights.
 
 Rows are held as counts per group and bin of ``l`` (``N_BINS`` bins of width
 ``BIN_WIDTH``; each bin uses the mean ``l`` of its rows), so that fitting is

@@ -140,6 +140,18 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
     ``sum_j C[j, k] theta_kj``; for ``"compare"`` the expected confidence
     ``lambda`` after one more label.
 
+    A strategy that draws items with known probabilities
+    (:class:`~skassess.samplers.VarianceSampling`, whose
+    ``draw_probabilities`` gives them) makes an unequal design. With the
+    calibrated prior of accuracy every row told is then taken as drawn by it:
+    its label enters the posterior with the design weight ``1 / (m q_i)``
+    (``q_i`` its probability among the ``m`` unlabeled rows the task allows,
+    in the state before the :meth:`tell`; rows earlier in the same call taken
+    out), which keeps the estimate valid under the design
+    (:meth:`~skassess.BayesianAccuracy.add_labels`). A :meth:`replay` therefore
+    tells each step on its own. Label rows of your own choosing with
+    ``strategy="random"`` or a group strategy instead.
+
     References
     ----------
     D. Ji, R. L. Logan IV, P. Smyth, M. Steyvers, "Active Bayesian Assessment
