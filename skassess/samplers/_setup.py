@@ -43,13 +43,18 @@ STRATEGIES = {
 }
 
 
-def default_estimator(task):
-    """The metric estimator a task uses when none is given."""
+def default_estimator(task, *, conjugate=False):
+    """The metric estimator a task uses when none is given.
+
+    The calibrated prior (the package's default); with ``conjugate``, the
+    informative prior, whose updates are conjugate (what ``simulate`` runs).
+    """
     if task == "least_calibrated":
         return BayesianCalibrationError(classwise=True, prior="informative")
+    prior = "informative" if conjugate else "calibrated"
     if task == "most_costly":
-        return BayesianMisclassificationCost(prior="informative")
-    return BayesianAccuracy(prior="informative")
+        return BayesianMisclassificationCost(prior=prior)
+    return BayesianAccuracy(prior=prior)
 
 
 def make_strategy(strategy, *, top_m=1):

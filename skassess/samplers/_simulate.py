@@ -97,9 +97,13 @@ def simulate(
         True labels of every row (the simulation reveals them one at a time).
     estimator : skassess metric estimator, default=None
         Gives the grouping and the prior (it is cloned and fitted on the
-        unlabeled pool). None: the task's default, as in
-        :class:`ActiveAssessor`. ``prior="hierarchical"`` is refused (the
-        runs would not refit it); use :class:`ActiveAssessor`.
+        unlabeled pool). None: ``BayesianAccuracy(prior="informative")``
+        (``BayesianCalibrationError(classwise=True, prior="informative")`` for
+        ``task="least_calibrated"``, ``BayesianMisclassificationCost(
+        prior="informative")`` for ``task="most_costly"``): the paper's
+        conjugate protocol. ``prior="hierarchical"`` and the calibrated prior
+        are refused (the runs would not refit them); use
+        :class:`ActiveAssessor`, whose default is the calibrated prior.
     task : str, default="estimate"
         One of ``"estimate"``, ``"least_accurate"``, ``"most_accurate"``,
         ``"least_calibrated"``, ``"most_costly"``, ``"compare"``.
@@ -161,7 +165,7 @@ def simulate(
     >>> bool(res.mean[-1] < res.mean[0])
     True
     """
-    estimator = clone(default_estimator(task) if estimator is None else estimator)
+    estimator = clone(default_estimator(task, conjugate=True) if estimator is None else estimator)
     prior = estimator.get_params().get("prior")
     # "auto" is the calibrated prior wherever an estimator offers it (BayesianAccuracy)
     kind = "calibrated" if isinstance(prior, str) and prior == "auto" else prior
