@@ -26,8 +26,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from skassess import ActiveAssessor
+from skassess import ActiveAssessor, BayesianAccuracy
 from skassess.session import LabelingSession
+
+#: The session's speed and crash safety as measured in docs/benchmarks.md: the
+#: informative prior's conjugate updates (the samplers' default until 0.2).
+INFORMATIVE = BayesianAccuracy(prior="informative")
 
 
 def make_parquet(path, n_rows, n_classes=10, seed=0, block=1_000_000):
@@ -149,7 +153,7 @@ def bench_step(n_pool, n_steps=300):
         session = LabelingSession(
             Path(tmp) / "s.sqlite",
             scores,
-            assessor=ActiveAssessor(task="least_accurate", random_state=0),
+            assessor=ActiveAssessor(INFORMATIVE, task="least_accurate", random_state=0),
         )
         print(f"open a new session on {n_pool:,} items: {time.perf_counter() - t:.2f} s")
         times = []
@@ -181,7 +185,7 @@ def bench_kills(n_kills, budget=600, seed=0):
         return None if row % 7 == 0 else int(data.target[row])
 
     def assessor():
-        return ActiveAssessor(task="least_accurate", random_state=3)
+        return ActiveAssessor(INFORMATIVE, task="least_accurate", random_state=3)
 
     def columns(frame):
         return frame[["kind", "row", "label"]].fillna(-1).to_numpy().tolist()
