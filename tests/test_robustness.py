@@ -112,6 +112,9 @@ def test_a_tell_that_raises_leaves_the_session_as_it_was(monkeypatch, prior_upda
     scores, _, truth = _data(n=400)
     a = ActiveAssessor(prior_update=prior_update, random_state=0).fit(scores)
     a.tell(a.query(5), truth[a.query(5)])
+    # The query before the snapshot: it reads the posterior, which the calibrated
+    # prior (the default) fits when first read.
+    idx = a.query(3)
     before = (
         _state(a.estimator_),
         a.labels_.copy(),
@@ -126,7 +129,6 @@ def test_a_tell_that_raises_leaves_the_session_as_it_was(monkeypatch, prior_upda
         raise RuntimeError("oracle lost")
 
     monkeypatch.setattr(target, method, boom)
-    idx = a.query(3)
     with pytest.raises(RuntimeError):
         a.tell(idx, truth[idx])
     monkeypatch.undo()
