@@ -26,6 +26,7 @@ from ..utils import (
     N_DRAWS,
     atomic,
     check_classes,
+    check_design_weight,
     check_draw_memory,
     check_group_by,
     check_labels,
@@ -229,20 +230,7 @@ class _BaseAssessor(BaseEstimator):
                 f"(BayesianAccuracy(prior='calibrated')) only; {type(self).__name__} "
                 f"with prior={prior!r} and metric={getattr(self, 'metric', None)!r} got it."
             )
-        d = np.asarray(design_weight)
-        if d.shape != (n,) or not np.issubdtype(d.dtype, np.number):
-            raise ValueError(
-                f"design_weight must hold one number per row ({n}); got shape {d.shape} "
-                f"and dtype {d.dtype}."
-            )
-        d = d.astype(np.float64)
-        bad = ~(np.isfinite(d) & (d > 0))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(
-                f"design_weight must be finite and > 0; design_weight[{i}] = {float(d[i])!r}."
-            )
-        return d
+        return check_design_weight(design_weight, n)
 
     def _rows(self, X, group_by, y_pred, reset):
         """Validated scores, predicted class, its score and ``group_by`` of a batch."""

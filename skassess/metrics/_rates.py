@@ -46,26 +46,8 @@ METRICS = (
 class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
     """A Beta posterior per group of the rate named by ``metric``."""
 
-    _group_arrays = (
-        "n_rows_",
-        "n_labeled_",
-        "n_success_",
-        "expected_condition_",
-        "expected_success_",
-        "n_condition_rows_",
-        "n_labeled_rows_",
-        "score_rows_",
-        "score_logit_",
-        "score_labeled_",
-        "score_success_",
-        "_design_labeled",
-        "_design_success",
-        "_design_square",
-        "_design_square_success",
-    )
-    #: Whether the informative prior is checked against the labels (accuracy estimators).
-    _checks_prior_conflict = False
-    #: Arrays of the calibrated model: per group and bin of the score's log-odds.
+    #: Arrays of the calibrated model: per group and bin of the score's log-odds
+    #: (the design-weighted sums are the likelihood's under an unequal design).
     _score_arrays = (
         "score_rows_",
         "score_logit_",
@@ -76,6 +58,18 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
         "_design_square",
         "_design_square_success",
     )
+    _group_arrays = (
+        "n_rows_",
+        "n_labeled_",
+        "n_success_",
+        "expected_condition_",
+        "expected_success_",
+        "n_condition_rows_",
+        "n_labeled_rows_",
+        *_score_arrays,
+    )
+    #: Whether the informative prior is checked against the labels (accuracy estimators).
+    _checks_prior_conflict = False
 
     def _metric(self):
         return canonical_rate(getattr(self, "metric", "accuracy"))

@@ -398,16 +398,7 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
         state = initial_state(self.estimator_, self._setup, 1)
         group_level = is_group_strategy(self.strategy_)
         bounds = None
-        proba = []  # the pool's outcome probabilities, once per query: no label changes them
-
-        def outcome_proba():
-            if not proba:
-                proba.append(
-                    self.estimator_.predict_proba(
-                        self._X, group_by=self._group_by, y_pred=self._y_pred
-                    )
-                )
-            return proba[0]
+        outcome_proba = self._outcome_proba_once()
 
         for i in range(n):
             available = None
@@ -430,17 +421,7 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
                 if return_utilities:
                     utilities[i, available] = u[0][self._arm[available]]
                 continue
-            context = QueryContext(
-                scores=self._scores,
-                y_pred=self._pred,
-                labels=self.labels_,
-                available=available,
-                arm=self._arm,
-                estimator=self.estimator_,
-                state=state,
-                task=task,
-                outcome_proba=outcome_proba,
-            )
+            context = self._context(available, state, outcome_proba)
             u = np.asarray(self.strategy_.item_utilities(context, self._rng), dtype=np.float64)
             if u.shape != (len(self.labels_),):
                 raise ValueError(
@@ -457,6 +438,36 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
             if return_utilities:
                 utilities[i] = u
         return (out, utilities) if return_utilities else out
+
+    def _outcome_proba_once(self):
+        """The pool's outcome probabilities, computed at the first call: no label
+        changes them until the next ``tell``."""
+        proba = []
+
+        def outcome_proba():
+            if not proba:
+                proba.append(
+                    self.estimator_.predict_proba(
+                        self._X, group_by=self._group_by, y_pred=self._y_pred
+                    )
+                )
+            return proba[0]
+
+        return outcome_proba
+
+    def _context(self, available, state, outcome_proba):
+        """What an item-level strategy sees of the pool now."""
+        return QueryContext(
+            scores=self._scores,
+            y_pred=self._pred,
+            labels=self.labels_,
+            available=available,
+            arm=self._arm,
+            estimator=self.estimator_,
+            state=state,
+            task=self._setup.task,
+            outcome_proba=outcome_proba,
+        )
 
     def _next_row(self, arm, pointer, taken):
         while pointer < self._arm_end[arm]:
@@ -598,30 +609,10 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
         """
         available = (self.labels_ < 0) & self._setup.task.allowed[self._arm]
         state = initial_state(self.estimator_, self._setup, 1)
-        proba = []
-
-        def outcome_proba():
-            if not proba:
-                proba.append(
-                    self.estimator_.predict_proba(
-                        self._X, group_by=self._group_by, y_pred=self._y_pred
-                    )
-                )
-            return proba[0]
-
+        outcome_proba = self._outcome_proba_once()
         out = np.ones(len(rows))
         for j, row in enumerate(rows.tolist()):
-            context = QueryContext(
-                scores=self._scores,
-                y_pred=self._pred,
-                labels=self.labels_,
-                available=available.copy(),
-                arm=self._arm,
-                estimator=self.estimator_,
-                state=state,
-                task=self._setup.task,
-                outcome_proba=outcome_proba,
-            )
+            context = self._context(available.copy(), state, outcome_proba)
             q = float(np.asarray(self.strategy_.draw_probabilities(context))[row])
             if available[row] and q > 0:
                 out[j] = 1.0 / (available.sum() * q)

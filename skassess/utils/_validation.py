@@ -497,6 +497,24 @@ def check_classes(classes, n_classes):
     return classes
 
 
+def check_design_weight(design_weight, n_samples):
+    """Validate per-row design weights: finite and > 0, one number per row."""
+    d = np.asarray(design_weight)
+    if d.shape != (n_samples,) or not np.issubdtype(d.dtype, np.number):
+        raise ValueError(
+            f"design_weight must hold one number per row ({n_samples}); got shape {d.shape} "
+            f"and dtype {d.dtype}."
+        )
+    d = d.astype(np.float64)
+    bad = ~(np.isfinite(d) & (d > 0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"design_weight must be finite and > 0; design_weight[{i}] = {float(d[i])!r}."
+        )
+    return d
+
+
 def check_sample_weight(sample_weight, n_samples):
     """Validate finite, non-negative per-row weights (None means all ones)."""
     with naming("sample_weight"):
