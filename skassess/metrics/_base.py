@@ -201,20 +201,13 @@ class _BaseAssessor(BaseEstimator):
             X, y, group_by, y_pred, sample_weight, with_conf=True
         )
         labeled = y >= 0
-        if design_weight is None:
-            self._count_labels(
-                pred[labeled], group[labeled], y[labeled], weight[labeled], conf[labeled]
-            )
-        else:
+        design = {}
+        if design_weight is not None:
             design_weight = self._checked_design_weight(design_weight, len(y))
-            self._count_labels(
-                pred[labeled],
-                group[labeled],
-                y[labeled],
-                weight[labeled],
-                conf[labeled],
-                design_weight=design_weight[labeled],
-            )
+            design["design_weight"] = design_weight[labeled]
+        self._count_labels(
+            pred[labeled], group[labeled], y[labeled], weight[labeled], conf[labeled], **design
+        )
         self._update_posterior()
         return self
 
