@@ -166,7 +166,7 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
             np.add.at(self.score_labeled_, cell, w)
             np.add.at(self.score_success_, cell, w * outcome)
             # The likelihood's design-weighted counts (each row's design weight d,
-            # 1 under random labeling) and the sum of d^2 for their effective size.
+            # 1 under random labeling), and the d^2-weighted ones for the sandwich.
             d = np.ones(len(w)) if design_weight is None else design_weight
             np.add.at(self._design_labeled, cell, w * d)
             np.add.at(self._design_success, cell, w * d * outcome)
