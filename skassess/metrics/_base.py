@@ -187,11 +187,11 @@ class _BaseAssessor(BaseEstimator):
             probabilities: each row's probability under a uniform draw over
             the probability it was drawn with (``1 / (m q_i)`` for a draw
             with probability ``q_i`` among ``m`` candidates). The calibrated
-            prior of accuracy weighs each label's term of its likelihood by
-            it, which keeps its estimate valid under the design (see the
-            user guide, *Active designs*); None: every row 1 (random
-            labeling, or a design that is uniform within each group). Other
-            estimators raise a ValueError when it is given.
+            prior weighs each label's term of its calibration map's
+            likelihood by it, which keeps its estimate valid under the
+            design (see the user guide, *Active designs*); None: every row 1
+            (random labeling, or a design that is uniform within each
+            group). Other priors raise a ValueError when it is given.
 
         Returns
         -------
@@ -212,16 +212,17 @@ class _BaseAssessor(BaseEstimator):
         return self
 
     def _supports_design_weight(self):
-        """Whether :meth:`add_labels` takes ``design_weight`` (the calibrated prior of accuracy)."""
+        """Whether :meth:`add_labels` takes ``design_weight`` (the calibrated prior)."""
         return False
 
     def _checked_design_weight(self, design_weight, n):
         if not self._supports_design_weight():
             prior = getattr(self, "prior", None)
             raise ValueError(
-                f"design_weight is taken by the calibrated prior of accuracy "
-                f"(BayesianAccuracy(prior='calibrated')) only; {type(self).__name__} "
-                f"with prior={prior!r} and metric={getattr(self, 'metric', None)!r} got it."
+                f"design_weight is taken by the calibrated prior only (prior='calibrated' "
+                f"of BayesianAccuracy, BayesianConfusionMatrix or "
+                f"BayesianMisclassificationCost); {type(self).__name__} with "
+                f"prior={prior!r} got it."
             )
         return check_design_weight(design_weight, n)
 

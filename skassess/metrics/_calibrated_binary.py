@@ -8,6 +8,7 @@ import numpy as np
 
 from ._calibrated import N_BINS, CalibratedRates, _DrawSummaries, score_center
 from ._conjugate import BetaPosterior
+from ._design import design_counts
 from ._rate_table import rate_terms
 
 
@@ -52,6 +53,13 @@ class CalibratedBinaryRates(_DrawSummaries):
         its outcome (the counts of the Beta that :meth:`posterior` returns).
     n_draws : int, default=4000
     seed : int, default=0
+    design : dict of ndarray of shape (n_groups, 2 * N_BINS), default=None
+        Where the labels were drawn with unequal probabilities: the
+        design-weighted sums per cell of
+        :func:`~skassess.metrics._design.design_counts`. Each predicted
+        class's map is fitted under the design (its weights scaled to its own
+        labels), so that its count of positives is the generalized regression
+        estimate; None: the labels as they are.
 
     Attributes
     ----------
@@ -71,6 +79,7 @@ class CalibratedBinaryRates(_DrawSummaries):
         failures,
         n_draws=4000,
         seed=0,
+        design=None,
     ):
         rows = np.asarray(rows, dtype=np.float64)
         self.n_groups = rows.shape[0]
@@ -89,6 +98,13 @@ class CalibratedBinaryRates(_DrawSummaries):
         for k in (0, 1):
             cols = slice(k * N_BINS, (k + 1) * N_BINS)
             total = rows[:, cols].sum()
+            fit = (
+                {}
+                if design is None
+                else design_counts(
+                    np.asarray(labeled)[:, cols], **{n: v[:, cols] for n, v in design.items()}
+                )
+            )
             self._blocks.append(
                 None
                 if not total > 0
@@ -100,6 +116,7 @@ class CalibratedBinaryRates(_DrawSummaries):
                     score_center(rows[:, cols], np.asarray(logit_sum)[:, cols]),
                     open_level=True,
                     n_draws=0,
+                    **fit,
                 )
             )
         self.log_evidence = float(sum(b.log_evidence for b in self._blocks if b is not None))

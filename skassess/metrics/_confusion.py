@@ -19,12 +19,13 @@ from ._base import (
 )
 from ._calibrated import N_BINS, CalibratedRates, score_bin, score_logit
 from ._conjugate import MIN_PSEUDO_COUNT, dirichlet_draws
+from ._design import DESIGN_ARRAYS, DesignCounts
 from ._hierarchical import HierarchicalBeta
 from ._nested_dirichlet import NestedDirichletPosterior
 
 
 @fill_doc
-class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
+class BayesianConfusionMatrix(DesignCounts, LazyCalibratedFit, _BaseAssessor):
     """Bayesian estimate of a black-box classifier's confusion matrix.
 
     Read more in the :ref:`User Guide <ug_confusion>`.
@@ -143,7 +144,14 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
     }
     _group_arrays = ("n_rows_", "expected_counts_", "counts_")
     #: The calibrated model's arrays: per predicted class and bin of the top-1 log-odds.
-    _score_arrays = ("score_rows_", "score_logit_", "score_labeled_", "score_success_")
+    #: (the design-weighted sums are the likelihood's under an unequal design).
+    _score_arrays = (
+        "score_rows_",
+        "score_logit_",
+        "score_labeled_",
+        "score_success_",
+        *DESIGN_ARRAYS,
+    )
 
     def __init__(
         self,
@@ -186,7 +194,7 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
         labeled = y >= 0
         self._count_labels(pred[labeled], pred[labeled], y[labeled], weight[labeled], conf[labeled])
 
-    def _count_labels(self, pred, group, y, weight, conf=None):
+    def _count_labels(self, pred, group, y, weight, conf=None, design_weight=None):
         """Add labeled rows (already counted as rows) to the confusion counts."""
         K = self.n_classes_
         cell = pred * K + y
@@ -195,6 +203,7 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
             cell = (pred, score_bin(score_logit(conf)))
             np.add.at(self.score_labeled_, cell, weight)
             np.add.at(self.score_success_, cell, weight * (y == pred))
+            self._add_design_counts(cell, weight, y == pred, design_weight)
 
     def _prior(self):
         K = self.n_classes_
@@ -253,6 +262,7 @@ class BayesianConfusionMatrix(LazyCalibratedFit, _BaseAssessor):
             self.score_success_,
             self._score_center(),
             seed=self._summary_seed(),
+            **self._design_fit(),
         )
         self.dispersion_ = self._hierarchy.dispersion
         self._set_hierarchical_posterior()

@@ -16,6 +16,7 @@ from ._base import DEFAULT_N_DRAWS, LazyCalibratedFit, _BaseAssessor, prior_pull
 from ._calibrated import N_BINS, CalibratedRates, score_bin, score_logit
 from ._calibrated_binary import CalibratedBinaryRates
 from ._conjugate import MIN_PSEUDO_COUNT, BetaPosterior
+from ._design import DESIGN_ARRAYS, DesignCounts
 from ._hierarchical import HierarchicalBeta
 from ._rate_table import (
     CONDITION_ON_LABEL,
@@ -43,7 +44,7 @@ METRICS = (
 )
 
 
-class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
+class _BetaAssessor(DesignCounts, LazyCalibratedFit, _BaseAssessor):
     """A Beta posterior per group of the rate named by ``metric``."""
 
     #: Arrays of the calibrated model: per group and bin of the score's log-odds
@@ -53,10 +54,7 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
         "score_logit_",
         "score_labeled_",
         "score_success_",
-        "_design_labeled",
-        "_design_success",
-        "_design_square",
-        "_design_square_success",
+        *DESIGN_ARRAYS,
     )
     _group_arrays = (
         "n_rows_",
@@ -148,9 +146,6 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
                 pred[labeled], group[labeled], y[labeled], weight[labeled], conf[labeled]
             )
 
-    def _supports_design_weight(self):
-        return self._calibrated() and self._metric() == "accuracy"
-
     def _count_labels(self, pred, g, y, w, conf=None, design_weight=None):
         """Add labeled rows (already counted as rows) to the outcome counts."""
         G = self.grouping_.n_groups
@@ -165,13 +160,7 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
             cell = (g, self._score_cells(pred, conf)[1])
             np.add.at(self.score_labeled_, cell, w)
             np.add.at(self.score_success_, cell, w * outcome)
-            # The likelihood's design-weighted counts (each row's design weight d,
-            # 1 under random labeling), and the d^2-weighted ones for the sandwich.
-            d = np.ones(len(w)) if design_weight is None else design_weight
-            np.add.at(self._design_labeled, cell, w * d)
-            np.add.at(self._design_success, cell, w * d * outcome)
-            np.add.at(self._design_square, cell, w * d * d)
-            np.add.at(self._design_square_success, cell, w * d * d * outcome)
+            self._add_design_counts(cell, w, outcome, design_weight)
 
     def _score_cells(self, pred, conf):
         """Log-odds and column of each row in the calibrated model's per-bin arrays.
@@ -249,10 +238,7 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
         counts = (self.score_rows_, self.score_logit_, self.score_labeled_, self.score_success_)
         if self._metric() == "accuracy":
             model = CalibratedRates(
-                *counts,
-                self._score_center(),
-                seed=self._summary_seed(),
-                **self._design_counts(),
+                *counts, self._score_center(), seed=self._summary_seed(), **self._design_fit()
             )
         else:
             model = CalibratedBinaryRates(
@@ -261,34 +247,13 @@ class _BetaAssessor(LazyCalibratedFit, _BaseAssessor):
                 successes=self.n_success_,
                 failures=self.n_labeled_ - self.n_success_,
                 seed=self._summary_seed(),
+                design=self._design_arrays() or None,
             )
         self._hierarchy = model
         self.dispersion_ = model.dispersion
         self.posterior_ = model.posterior()
         self.prior_ = model.predictive()
         self._calibrated_stale = False
-
-    def _design_counts(self):
-        """The likelihood's counts when some labels carry design weights, else {}.
-
-        The design weights scaled to sum to the labeled rows, so that the
-        likelihood holds as many labels as there are; the dispersion then
-        turns its variance into the design's (``CalibratedRates``).
-        """
-        labeled = getattr(self, "_design_labeled", None)
-        if labeled is None or labeled.shape != self.score_labeled_.shape:
-            return {}  # an estimator fitted before design weights existed
-        count, total, square = self.score_labeled_.sum(), labeled.sum(), self._design_square.sum()
-        # Equal weights (Cauchy-Schwarz holds with equality) are a uniform design.
-        if not total > 0 or square * count <= total**2 * (1.0 + 1e-9):
-            return {}
-        scale = count / total
-        return {
-            "fit_labeled": labeled * scale,
-            "fit_success": self._design_success * scale,
-            "fit_square": self._design_square * scale**2,
-            "fit_square_success": self._design_square_success * scale**2,
-        }
 
     # ---------------------------------------------------------- group weights
     def _overall_weights(self, n_draws, rng):

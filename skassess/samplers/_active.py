@@ -10,7 +10,7 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ..metrics import BayesianAccuracy, BetaPosterior, rope_probabilities
+from ..metrics import BetaPosterior, rope_probabilities
 from ..utils import (
     LEVEL,
     as_scalar,
@@ -143,7 +143,8 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
     A strategy that draws items with known probabilities
     (:class:`~skassess.samplers.VarianceSampling`, whose
     ``draw_probabilities`` gives them) makes an unequal design. With the
-    calibrated prior of accuracy every row told is then taken as drawn by it:
+    calibrated prior (of any rate, or of the cost's accuracies) every row
+    told is then taken as drawn by it:
     its label enters the posterior with the design weight ``1 / (m q_i)``
     (``q_i`` its probability among the ``m`` unlabeled rows the task allows,
     in the state before the :meth:`tell`; rows earlier in the same call taken
@@ -584,14 +585,11 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
     # ---------------------------------------------------------------- designs
     def _design_weighted(self):
         """Whether told rows carry design weights: a strategy with known draw
-        probabilities and an estimator whose likelihood takes them."""
-        estimator = self.estimator_
-        return (
-            hasattr(self.strategy_, "draw_probabilities")
-            and isinstance(estimator, BayesianAccuracy)
-            and estimator.metric == "accuracy"
-            and isinstance(estimator.prior, str)
-            and estimator.prior in ("auto", "calibrated")
+        probabilities and an estimator whose likelihood takes them (the
+        calibrated prior)."""
+        supports = getattr(self.estimator_, "_supports_design_weight", None)
+        return hasattr(self.strategy_, "draw_probabilities") and bool(
+            supports is not None and supports()
         )
 
     @property

@@ -34,8 +34,9 @@ class VarianceSampling(QueryStrategy):
     The draw is random (``argmax`` of ``log q_i`` plus Gumbel noise, which
     draws ``i`` with probability ``q_i``), and ``q`` depends only on the
     scores, the groups and the labels already seen; :meth:`draw_probabilities`
-    gives it. With the calibrated prior of accuracy, ``ActiveAssessor``
-    weights each told row by its design weight ``1 / (m q_i)``, so the
+    gives it. With the calibrated prior (of accuracy, or of the cost's
+    accuracies), ``ActiveAssessor`` weights each told row by its design
+    weight ``1 / (m q_i)``, so the
     calibrated posterior is fitted as the design requires (the generalized
     regression estimator, with the design's sandwich variance; see
     :meth:`~skassess.BayesianAccuracy.add_labels`). Measured on Fashion-MNIST

@@ -407,9 +407,13 @@ def test_the_weighted_posterior_covers_under_an_unequal_design():
 @pytest.mark.parametrize(
     "estimator, weight, match",
     [
-        (BayesianAccuracy(prior="uniform"), np.ones(20), "calibrated prior of accuracy"),
-        (BayesianAccuracy(prior="hierarchical"), np.ones(20), "calibrated prior of accuracy"),
-        (BayesianAccuracy(metric="recall", grouping="score_bins"), np.ones(20), "calibrated prior"),
+        (BayesianAccuracy(prior="uniform"), np.ones(20), "prior='uniform' got it"),
+        (BayesianAccuracy(prior="hierarchical"), np.ones(20), "calibrated prior only"),
+        (
+            BayesianAccuracy(metric="recall", grouping="score_bins", prior="informative"),
+            np.ones(20),
+            "calibrated prior only",
+        ),
         (BayesianAccuracy(), np.ones(19), "one number per row"),
         (BayesianAccuracy(), np.array(["a"] * 20), "one number per row"),
         (BayesianAccuracy(), np.r_[np.ones(19), 0.0], r"design_weight\[19\] = 0.0"),

@@ -90,3 +90,37 @@ def test_cost_intervals_cover_and_are_narrower_than_the_hierarchical_priors():
             hits += prior == "calibrated" and lo <= truth <= hi
     assert hits / 40 >= 0.85
     assert np.mean(widths["calibrated"]) < np.mean(widths["hierarchical"])
+
+
+def test_design_weights_enter_the_accuracy_maps_of_the_cost():
+    """Equal weights change nothing; unequal ones move the unlabeled rows'
+    accuracies (so the cost) and leave a fully labeled predicted class's cost
+    and the confusion counts as they are."""
+    S, t = pool(2500, 3, shift=-0.6, seed=7)
+    pred = S.argmax(axis=1)
+    rng = np.random.default_rng(8)
+    rows = np.r_[np.flatnonzero(pred == 0), rng.choice(np.flatnonzero(pred != 0), 90, False)]
+    cost = np.array([[0.0, 1.0, 4.0], [1.0, 0.0, 1.0], [2.0, 1.0, 0.0]])
+
+    def fitted(**design):
+        est = BayesianMisclassificationCost(cost_matrix=cost, random_state=0).fit(S)
+        return est.add_labels(S[rows], t[rows], **design)
+
+    plain = fitted()
+    equal = fitted(design_weight=np.full(len(rows), 2.5))
+    np.testing.assert_allclose(equal.overall_interval(), plain.overall_interval())
+    weighted = fitted(design_weight=rng.uniform(0.3, 3.0, len(rows)))
+    assert not np.allclose(weighted.overall_interval(), plain.overall_interval())
+    np.testing.assert_array_equal(weighted.counts_, plain.counts_)
+    # the cost of the fully labeled predicted class 0 is its observed one
+    mean = weighted.summary()["mean"]
+    assert mean.iloc[0] == pytest.approx(plain.summary()["mean"].iloc[0], abs=1e-9)
+
+
+def test_other_priors_of_the_cost_refuse_design_weights():
+    S, t = pool(300, 3, seed=9)
+    est = BayesianConfusionMatrix(prior="hierarchical").fit(S)
+    before = est.counts_.copy()
+    with pytest.raises(ValueError, match="prior='hierarchical' got it"):
+        est.add_labels(S[:20], t[:20], design_weight=np.ones(20))
+    np.testing.assert_array_equal(est.counts_, before)

@@ -6,8 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 from scipy.special import expit, logit
+from sklearn.base import clone
 
-from skassess import ActiveAssessor, BayesianAccuracy
+from skassess import ActiveAssessor, BayesianAccuracy, BayesianMisclassificationCost
 from skassess.samplers import QueryContext, VarianceSampling
 
 
@@ -184,13 +185,20 @@ def test_the_calibrated_posterior_covers_under_variance_sampling():
     assert covered >= 17
 
 
-def test_told_rows_carry_the_design_weight_of_their_draw():
+@pytest.mark.parametrize(
+    "estimator",
+    [BayesianAccuracy(), BayesianMisclassificationCost()],
+    ids=["accuracy", "cost"],
+)
+def test_told_rows_carry_the_design_weight_of_their_draw(estimator):
     """After the burn-in each told row's label is weighted by 1 / (m q_i): the
-    assessor's posterior is the estimator's with those design weights."""
+    assessor's posterior is the estimator's with those design weights (for
+    the cost the draw favours predicted classes: its predictive is per
+    class)."""
     rng = np.random.default_rng(3)
     scores, y = _calibrated_pool(600, rng)
     strategy = VarianceSampling(uniform_mix=0.3, min_labels=10)
-    a = ActiveAssessor(BayesianAccuracy(), strategy=strategy, random_state=0).fit(scores)
+    a = ActiveAssessor(clone(estimator), strategy=strategy, random_state=0).fit(scores)
     a.run(y, budget=10, progress=False)
     first = a.history_["index"].to_numpy()
     rows = a.query(3)
@@ -213,7 +221,7 @@ def test_told_rows_carry_the_design_weight_of_their_draw():
         taken[row] = True
     assert np.ptp(weights) > 0.01 and not np.allclose(weights, 1.0)  # an unequal design
     a.tell(rows, y[rows])
-    direct = BayesianAccuracy(random_state=a.estimator_.random_state).fit(scores)
+    direct = clone(a.estimator_).fit(scores)
     direct.add_labels(scores[first], y[first])
     direct.add_labels(scores[rows], y[rows], design_weight=np.array(weights))
     np.testing.assert_allclose(a.estimator_.overall_interval(), direct.overall_interval())

@@ -1,0 +1,147 @@
+"""Binary rates under an unequal design: the calibrated prior with and without design weights.
+
+For each pool, rate, budget n and run, ``n`` rows are drawn one at a time
+without replacement, row ``i`` with probability
+``q_i = (1 - s) sqrt(p_i (1 - p_i)) / sum + s / m`` over the ``m`` rows left
+(``p_i`` the positive class's score, ``s = 0.5``: the active inference design
+of Zrnic and Candes 2024 on the scores), and the 95 % interval of the pool's
+rate is read from ``BayesianAccuracy(metric=..., grouping="external")``:
+
+* ``weighted``: each label with its design weight ``1 / (m q_i)``
+  (``add_labels(..., design_weight=...)``, the generalized regression
+  estimator with the design's sandwich dispersion);
+* ``unweighted``: the same labels taken as a random sample;
+* ``random``: ``n`` uniformly random rows (the width and error the design is
+  measured against).
+
+Pools: the fairness files of ``../shared/data/fairness`` (groups: the
+privileged group and the rest) with the MLP's and naive Bayes' scores, and a
+synthetic pool whose map no shift or slope follows (over-confident above 1/2,
+under-confident below). Prints coverage, mean width, width / ``random``'s and
+RMSE / ``random``'s; each cell is appended to ``--out`` (JSON lines) as it ends::
+
+    OMP_NUM_THREADS=1 python benchmarks/bench_design_rates.py --runs 100 --out rates.jsonl
+"""
+
+import argparse
+import json
+import pathlib
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+from bench_fairness import SETS as FILES
+from bench_rate_coverage import true_rate
+from scipy.special import expit, logit
+
+from skassess import BayesianAccuracy
+
+SHARED = pathlib.Path(__file__).resolve().parents[2] / "shared/data"
+POOLS = ("Adult race:MultiLayerPerceptron", "Adult race:GaussianNB", "Compas-R race:GaussianNB")
+POOLS += ("Compas-R race:MultiLayerPerceptron", "hinge")
+METHODS = ("weighted", "unweighted", "random")
+
+
+def load(pool):
+    """Binary scores ``X``, classes ``y`` and groups of one pool."""
+    if pool == "hinge":
+        rng = np.random.default_rng(31)
+        p = np.clip(rng.beta(1.2, 2.0, 6000), 1e-4, 1 - 1e-4)
+        ell = logit(p)
+        y = (rng.random(6000) < expit(np.where(ell > 0, 0.3 + 0.2 * ell, 1.5 * ell - 0.5))).astype(
+            int
+        )
+        return np.column_stack([1 - p, p]), y, rng.integers(0, 3, 6000)
+    name, model = pool.split(":")
+    file, label, attribute, privileged = FILES[name]
+    frame = pd.read_csv(SHARED / f"fairness/{file}_scores.csv.gz", index_col=0)
+    p = frame[f"score_{model}"].to_numpy()
+    groups = np.where(frame[attribute] == privileged, "privileged", "rest")
+    return np.column_stack([1 - p, p]), frame[label].to_numpy().astype(int), groups
+
+
+def design_draws(p, n, rng, mix=0.5):
+    """``n`` rows drawn one at a time by the design, and each one's ``1 / (m q_i)``."""
+    u = np.sqrt(np.clip(p * (1 - p), 0.0, None))
+    left = np.ones(len(p), dtype=bool)
+    rows, weights = [], []
+    for _ in range(n):
+        m = left.sum()
+        total = u[left].sum()
+        q = np.where(left, mix / m + (1 - mix) * (u / total if total > 0 else 1.0 / m), 0.0)
+        row = rng.choice(len(p), p=q / q.sum())
+        rows.append(row)
+        weights.append(1.0 / (m * q[row]))
+        left[row] = False
+    return np.array(rows), np.array(weights)
+
+
+def cell(pool, metric, budget, runs, seed):
+    X, y, groups = load(pool)
+    pred = X.argmax(axis=1)
+    truth = true_rate(pred, y, np.ones(len(y), dtype=bool), metric)
+    out = {m: [] for m in METHODS}
+    for run in range(runs):
+        rng = np.random.default_rng([seed, budget, run])
+        rows, d = design_draws(X[:, 1], budget, rng)
+        uniform = rng.choice(len(y), budget, replace=False)
+        for method in METHODS:
+            r = uniform if method == "random" else rows
+            design = {"design_weight": d} if method == "weighted" else {}
+            est = BayesianAccuracy(metric=metric, grouping="external", random_state=run)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est.fit(X, group_by=groups)
+                est.add_labels(X[r], y[r], group_by=groups[r], **design)
+                lo, hi = est.overall_interval(0.95, n_draws=2000)
+                mean = est.overall_mean()
+            out[method].append((lo <= truth <= hi, hi - lo, mean - truth))
+    summary = {}
+    for method, values in out.items():
+        a = np.array(values, dtype=float)
+        summary[method] = {
+            "coverage": float(a[:, 0].mean()),
+            "width": float(a[:, 1].mean()),
+            "bias": float(a[:, 2].mean()),
+            "rmse": float(np.sqrt((a[:, 2] ** 2).mean())),
+        }
+    return summary
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--budgets", type=int, nargs="+", default=[100, 300])
+    parser.add_argument("--metrics", nargs="+", default=["tpr", "ppv"])
+    parser.add_argument("--pools", nargs="+", default=list(POOLS))
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=pathlib.Path, default=None)
+    args = parser.parse_args()
+    print(
+        "| pool | rate | n | coverage: weighted | unweighted | random "
+        "| width / random: weighted | unweighted | RMSE / random: weighted | unweighted |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for pool in args.pools:
+        for metric in args.metrics:
+            for budget in args.budgets:
+                start = time.perf_counter()
+                res = cell(pool, metric, budget, args.runs, args.seed)
+                w, u, r = (res[m] for m in METHODS)
+                print(
+                    f"| {pool} | {metric} | {budget} | {w['coverage']:.3f} | "
+                    f"{u['coverage']:.3f} | {r['coverage']:.3f} | "
+                    f"{w['width'] / r['width']:.2f} | {u['width'] / r['width']:.2f} | "
+                    f"{w['rmse'] / r['rmse']:.2f} | {u['rmse'] / r['rmse']:.2f} |",
+                    flush=True,
+                )
+                if args.out is not None:
+                    record = dict(pool=pool, metric=metric, budget=budget, runs=args.runs)
+                    record |= {"seconds": time.perf_counter() - start, **res}
+                    with args.out.open("a") as f:
+                        f.write(json.dumps(record) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""Design weights: the calibrated model's counts where labels were drawn unequally.
+
+A row drawn for labeling with probability ``q_i`` among ``m`` candidates has
+the design weight ``d_i = 1 / (m q_i)`` (1 under random labeling). The
+estimators of the calibrated prior keep, per cell of their calibrated model,
+the sums of ``d`` and ``d^2`` over the labeled rows and over their successes;
+:class:`~skassess.metrics._calibrated.CalibratedRates` fits its likelihood to
+them (see its module Notes, *Designs*).
+"""
+
+import numpy as np
+
+#: The per-cell sums, as estimator attributes (listed with the score arrays).
+DESIGN_ARRAYS = ("_design_labeled", "_design_success", "_design_square", "_design_square_success")
+
+
+class DesignCounts:
+    """Mixin of the estimators whose calibrated prior takes design weights.
+
+    The estimator holds ``score_labeled_`` and the :data:`DESIGN_ARRAYS`,
+    all of one shape, among its score arrays, and a ``_calibrated()`` method.
+    """
+
+    def _supports_design_weight(self):
+        return self._calibrated()
+
+    def _add_design_counts(self, cell, w, outcome, design_weight):
+        """Add labeled rows of weights ``w`` and outcomes in {0, 1} at ``cell``."""
+        d = np.ones(len(w)) if design_weight is None else design_weight
+        np.add.at(self._design_labeled, cell, w * d)
+        np.add.at(self._design_success, cell, w * d * outcome)
+        np.add.at(self._design_square, cell, w * d * d)
+        np.add.at(self._design_square_success, cell, w * d * d * outcome)
+
+    def _design_arrays(self):
+        """The per-cell sums (keyword arguments of :func:`design_counts`), or {}
+        for an estimator fitted before design weights existed."""
+        labeled = getattr(self, "_design_labeled", None)
+        if labeled is None or labeled.shape != self.score_labeled_.shape:
+            return {}
+        return {
+            "design_labeled": labeled,
+            "design_success": self._design_success,
+            "design_square": self._design_square,
+            "design_square_success": self._design_square_success,
+        }
+
+    def _design_fit(self):
+        """``CalibratedRates``' likelihood counts under the design, or {}."""
+        design = self._design_arrays()
+        return design_counts(self.score_labeled_, **design) if design else {}
+
+
+def design_counts(labeled, design_labeled, design_success, design_square, design_square_success):
+    """The likelihood's counts of ``CalibratedRates`` under a design, or ``{}``.
+
+    ``labeled`` is the labeled rows per cell (sample-weighted, ``sum w``) and
+    the others the same sums with each row's design weight ``d``: ``sum w d``,
+    its successes, ``sum w d^2`` and its successes. The weights are scaled to
+    sum to the labeled rows, so that the likelihood holds as many labels as
+    there are (the dispersion turns its variance into the design's). Equal
+    weights (Cauchy-Schwarz holds with equality) are a uniform design: ``{}``,
+    the labels as they are.
+    """
+    count, total = float(np.sum(labeled)), float(np.sum(design_labeled))
+    if not total > 0 or float(np.sum(design_square)) * count <= total**2 * (1.0 + 1e-9):
+        return {}
+    scale = count / total
+    return {
+        "fit_labeled": design_labeled * scale,
+        "fit_success": design_success * scale,
+        "fit_square": design_square * scale**2,
+        "fit_square_success": design_square_success * scale**2,
+    }
