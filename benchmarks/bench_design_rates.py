@@ -14,10 +14,12 @@ rate is read from ``BayesianAccuracy(metric=..., grouping="external")``:
 * ``random``: ``n`` uniformly random rows (the width and error the design is
   measured against).
 
-Pools: the fairness files of ``../shared/data/fairness`` (groups: the
-privileged group and the rest) with the MLP's and naive Bayes' scores, and a
-synthetic pool whose map no shift or slope follows (over-confident above 1/2,
-under-confident below). Prints coverage, mean width, width / ``random``'s and
+Pools: ``FILE:MODEL``, the fairness files of ``../shared/data/fairness``
+(groups: the privileged group and the rest) with the MLP's and naive Bayes'
+scores; ``hinge``, a synthetic pool whose map no shift or slope follows
+(over-confident above 1/2, under-confident below); and any pool of
+``bench_headline.py`` by its name there (e.g. the tuning half
+``bank-nb@tune``, groups by its sensitive attribute). Prints coverage, mean width, width / ``random``'s and
 RMSE / ``random``'s; each cell is appended to ``--out`` (JSON lines) as it ends::
 
     OMP_NUM_THREADS=1 python benchmarks/bench_design_rates.py --runs 100 --out rates.jsonl
@@ -32,6 +34,7 @@ import warnings
 import numpy as np
 import pandas as pd
 from bench_fairness import SETS as FILES
+from bench_headline import pools as headline_pools
 from bench_rate_coverage import true_rate
 from scipy.special import expit, logit
 
@@ -53,6 +56,8 @@ def load(pool):
             int
         )
         return np.column_stack([1 - p, p]), y, rng.integers(0, 3, 6000)
+    if ":" not in pool:  # a pool of bench_headline, e.g. a tuning half "bank-nb@tune"
+        return headline_pools([pool], 0)[pool]
     name, model = pool.split(":")
     file, label, attribute, privileged = FILES[name]
     frame = pd.read_csv(SHARED / f"fairness/{file}_scores.csv.gz", index_col=0)

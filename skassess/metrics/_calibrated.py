@@ -541,7 +541,23 @@ class CalibratedRates(_DrawSummaries):
             # weighted fit's level over its model variance (see the Notes).
             n2, s2 = self._cell_n2, self._cell_s2
             observed = (s2 * (1.0 - p) ** 2 + (n2 - s2) * p**2).sum() / total
+            ratio = float(observed / expected * total / (total - 2.0))
+            return ratio + 2.0 / self._design_dof(p)
         return float(observed / expected * total / (total - 2.0))
+
+    def _design_dof(self, p):
+        """Satterthwaite's degrees of freedom ``nu = 2 E^2 / Var`` of the design's ratio.
+
+        Its numerator ``sum d^2 (z - p)^2`` has mean ``E = sum d^2 p (1 - p)``
+        and variance ``sum d^4 p (1 - p) (1 - 2 p)^2`` at the map's ``p``; a
+        cell's design weights are about equal (the draw probability is a
+        function of the cell's score), so its ``sum d^4`` is ``(sum d^2)^2``
+        over its labels. Few labels where the outcome is uncertain (saturated
+        scores) leave few degrees of freedom: the ratio is then mostly noise.
+        """
+        v = p * (1.0 - p) * self._cell_n2
+        var = (v * (1.0 - 2.0 * p) ** 2 * self._cell_n2 / self.labeled[self._cell_index]).sum()
+        return float(2.0 * v.sum() ** 2 / var) if var > 0 else np.inf
 
     # ---------------------------------------------------------------- draws
     def rvs(self, size, rng):
