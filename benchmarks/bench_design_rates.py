@@ -19,8 +19,9 @@ Pools: ``FILE:MODEL``, the fairness files of ``../shared/data/fairness``
 scores; ``hinge``, a synthetic pool whose map no shift or slope follows
 (over-confident above 1/2, under-confident below); and any pool of
 ``bench_headline.py`` by its name there (e.g. the tuning half
-``bank-nb@tune``, groups by its sensitive attribute). Prints coverage, mean width, width / ``random``'s and
-RMSE / ``random``'s; each cell is appended to ``--out`` (JSON lines) as it ends::
+``bank-nb@tune``, groups by its sensitive attribute). Prints coverage, mean
+width, width / ``random``'s and RMSE / ``random``'s; each cell is appended to
+``--out`` (JSON lines) as it ends::
 
     OMP_NUM_THREADS=1 python benchmarks/bench_design_rates.py --runs 100 --out rates.jsonl
 """

@@ -93,7 +93,9 @@ class BayesianAccuracy(_BetaAssessor):
         calibration map (about 1 where the map's shape holds; for TPR, FPR,
         ... one per predicted class's map). Where it is above 1 the draws of
         the unlabeled rows' outcomes are spread by its square root (see
-        Notes).
+        Notes). With labels given a ``design_weight``: the design's
+        (sandwich) variance over the model's, which also narrows the draws
+        along the pool's total where it is below 1.
     n_labeled_ : ndarray of shape (n_groups,)
         Labeled rows on which the metric is defined, per group (weighted).
     n_success_ : ndarray of shape (n_groups,)

@@ -92,8 +92,17 @@ residuals by ``d^2`` and the model variances by ``d``,
 ``R = sum d^2 (z - p)^2 / sum d p (1 - p)`` (times ``n / (n - 2)`` as above),
 so that ``R`` times the model's variance of the weighted fit's level is its
 sandwich (design) variance, as in the pseudo-posterior adjustment of
-Williams and Savitsky (2021). An ``R`` above 1 (the design drew few labels
-where the residuals are large) scales the spread of the map's expected
+Williams and Savitsky (2021). The ratio is an estimate, and a poor one where
+few labels fall where the outcome is uncertain (saturated scores: its
+numerator is then a few rare surprises, and most often below its mean), so
+``R`` is its posterior mean, ``R_hat + 2 / nu``: the estimate taken as a
+scaled chi-square with Satterthwaite's ``nu = 2 E^2 / Var`` degrees of
+freedom of its numerator, under a weak inverse-gamma prior (``IG(1, 1)``).
+Without it, a binary rate's map of the rows predicted positive on a naive
+Bayes model's saturated scores (a tuning half of the bank-marketing file,
+PPV at 100 labels) read ``R`` 0.4-0.6 on noise and its interval held in 29
+of 40 runs; with it, 32 (TPR: 35 and 38 of 40). An ``R`` above 1 (the
+design drew few labels where the residuals are large) scales the spread of the map's expected
 successes on the unlabeled rows, not the rows' own binomial noise. An ``R``
 below 1 (the design drew its labels where the outcome is uncertain, and
 gained) narrows only the part of each draw along the pool's total: ``R`` is
