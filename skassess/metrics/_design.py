@@ -57,15 +57,21 @@ def design_counts(labeled, design_labeled, design_success, design_square, design
     ``labeled`` is the labeled rows per cell (sample-weighted, ``sum w``) and
     the others the same sums with each row's design weight ``d``: ``sum w d``,
     its successes, ``sum w d^2`` and its successes. The weights are scaled to
-    sum to the labeled rows, so that the likelihood holds as many labels as
-    there are (the dispersion turns its variance into the design's). Equal
-    weights (Cauchy-Schwarz holds with equality) are a uniform design: ``{}``,
-    the labels as they are.
+    sum to Kish's effective sample size ``(sum w d)^2 / sum w d^2``: the
+    likelihood then holds as much information as the design's labels do when
+    the outcome's variance is the same everywhere, and the dispersion (the
+    sandwich ratio, an estimate) carries only what the residuals add to it.
+    Scaled to the labels' count instead, a design whose weights span three
+    orders of magnitude (saturated naive Bayes scores, where the few rows not
+    saturated take half the draws) left the whole design effect to that
+    estimate. Equal weights (Cauchy-Schwarz holds with equality) are a
+    uniform design: ``{}``, the labels as they are.
     """
     count, total = float(np.sum(labeled)), float(np.sum(design_labeled))
-    if not total > 0 or float(np.sum(design_square)) * count <= total**2 * (1.0 + 1e-9):
+    square = float(np.sum(design_square))
+    if not total > 0 or square * count <= total**2 * (1.0 + 1e-9):
         return {}
-    scale = count / total
+    scale = total / square  # sum of the scaled weights: total^2 / square
     return {
         "fit_labeled": design_labeled * scale,
         "fit_success": design_success * scale,
