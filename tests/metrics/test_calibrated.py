@@ -406,6 +406,21 @@ def test_the_weighted_posterior_covers_under_an_unequal_design():
     assert abs(np.mean(errors)) < 0.008
 
 
+def test_an_estimator_fitted_before_design_weights_existed_takes_them():
+    """An estimator without the design sums (pickled by 0.1) starts them from its
+    labels at weight 1: its posterior is a new estimator's given the same labels."""
+    S, t = pool(1500, 3, shift=-0.3, seed=14)
+    first, later = np.arange(0, 40), np.arange(40, 100)
+    d = np.random.default_rng(15).uniform(0.3, 3.0, len(later))
+    old = BayesianAccuracy(random_state=0).fit(S).add_labels(S[first], t[first])
+    for name in ("_design_labeled", "_design_success", "_design_square", "_design_square_success"):
+        delattr(old, name)
+    old.add_labels(S[later], t[later], design_weight=d)
+    new = BayesianAccuracy(random_state=0).fit(S).add_labels(S[first], t[first])
+    new.add_labels(S[later], t[later], design_weight=d)
+    np.testing.assert_allclose(old.overall_interval(), new.overall_interval())
+
+
 def test_the_designs_ratio_is_its_posterior_mean_over_satterthwaites_dof():
     """Under a design whose weights are constant within each cell (group, score bin)
     the dispersion is R_hat + 2 / nu, computed here row by row: the weights scaled
