@@ -287,7 +287,9 @@ class _BaseAssessor(BaseEstimator):
         if self.grouping_.n_groups == old_n:
             return
         for name in self._group_arrays:
-            old = getattr(self, name)
+            old = getattr(self, name, None)
+            if old is None:  # an array its version did not keep (started when first needed)
+                continue
             new = np.zeros((self.grouping_.n_groups,) + old.shape[1:], dtype=old.dtype)
             new[position] = old
             setattr(self, name, new)

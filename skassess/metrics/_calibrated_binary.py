@@ -58,8 +58,8 @@ class CalibratedBinaryRates(_DrawSummaries):
         design-weighted sums per cell of
         :func:`~skassess.metrics._design.design_counts`. Each predicted
         class's map is fitted under the design (its weights scaled to its own
-        labels), so that its count of positives is the generalized regression
-        estimate; None: the labels as they are.
+        effective sample size), so that its count of positives is the
+        generalized regression estimate; None: the labels as they are.
 
     Attributes
     ----------

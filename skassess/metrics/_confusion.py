@@ -201,10 +201,10 @@ class BayesianConfusionMatrix(DesignCounts, LazyCalibratedFit, _BaseAssessor):
         self.counts_ += np.bincount(cell, weights=weight, minlength=K * K).reshape(K, K)
         if self._calibrated():
             cell = (pred, score_bin(score_logit(conf)))
-            plain = (self.score_labeled_.copy(), self.score_success_.copy())
+            self._start_design_counts()
             np.add.at(self.score_labeled_, cell, weight)
             np.add.at(self.score_success_, cell, weight * (y == pred))
-            self._add_design_counts(cell, weight, y == pred, design_weight, plain=plain)
+            self._add_design_counts(cell, weight, y == pred, design_weight)
 
     def _prior(self):
         K = self.n_classes_

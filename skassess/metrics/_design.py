@@ -24,17 +24,18 @@ class DesignCounts:
     def _supports_design_weight(self):
         return self._calibrated()
 
-    def _add_design_counts(self, cell, w, outcome, design_weight, *, plain):
-        """Add labeled rows of weights ``w`` and outcomes in {0, 1} at ``cell``.
-
-        ``plain`` is the (labeled, success) per-cell sums as they were before
-        these rows: an estimator fitted before design weights existed starts
-        its sums from them, its earlier labels at ``d = 1``.
-        """
+    def _start_design_counts(self):
+        """Before labels are added: an estimator fitted before design weights
+        existed (pickled by 0.1) starts its sums from its labels, at ``d = 1``."""
         labeled = getattr(self, "_design_labeled", None)
-        if labeled is None or labeled.shape != plain[0].shape:
-            self._design_labeled, self._design_success = plain[0].copy(), plain[1].copy()
-            self._design_square, self._design_square_success = plain[0].copy(), plain[1].copy()
+        if labeled is None or labeled.shape != self.score_labeled_.shape:
+            self._design_labeled = self.score_labeled_.copy()
+            self._design_success = self.score_success_.copy()
+            self._design_square = self.score_labeled_.copy()
+            self._design_square_success = self.score_success_.copy()
+
+    def _add_design_counts(self, cell, w, outcome, design_weight):
+        """Add labeled rows of weights ``w`` and outcomes in {0, 1} at ``cell``."""
         d = np.ones(len(w)) if design_weight is None else design_weight
         np.add.at(self._design_labeled, cell, w * d)
         np.add.at(self._design_success, cell, w * d * outcome)

@@ -158,10 +158,10 @@ class _BetaAssessor(DesignCounts, LazyCalibratedFit, _BaseAssessor):
             # every labeled row counts, whether or not the rate's condition holds.
             outcome = out if self._metric() == "accuracy" else (y == 1)
             cell = (g, self._score_cells(pred, conf)[1])
-            plain = (self.score_labeled_.copy(), self.score_success_.copy())
+            self._start_design_counts()
             np.add.at(self.score_labeled_, cell, w)
             np.add.at(self.score_success_, cell, w * outcome)
-            self._add_design_counts(cell, w, outcome, design_weight, plain=plain)
+            self._add_design_counts(cell, w, outcome, design_weight)
 
     def _score_cells(self, pred, conf):
         """Log-odds and column of each row in the calibrated model's per-bin arrays.

@@ -421,6 +421,25 @@ def test_an_estimator_fitted_before_design_weights_existed_takes_them():
     np.testing.assert_allclose(old.overall_interval(), new.overall_interval())
 
 
+def test_an_old_estimator_grows_new_groups_before_its_design_sums_start():
+    """partial_fit with a new group on an estimator without the design sums grows
+    the arrays it has; the sums then start from the grown labels."""
+    rng = np.random.default_rng(16)
+    S, t = pool(400, 2, seed=16)
+    g = rng.choice(["a", "b"], 400)
+    est = BayesianAccuracy(grouping="external", random_state=0)
+    est.fit(S[:200], labels_of(t[:200], np.arange(40)), group_by=g[:200])
+    for name in ("_design_labeled", "_design_success", "_design_square", "_design_square_success"):
+        delattr(est, name)
+    g[200:210] = "c"
+    est.partial_fit(S[200:], labels_of(t[200:], np.arange(30)), group_by=g[200:])
+    d = np.linspace(0.5, 2.0, 20)
+    est.add_labels(S[300:320], t[300:320], group_by=g[300:320], design_weight=d)
+    assert est._design_labeled.shape == est.score_labeled_.shape == (3, 32)
+    # the 70 earlier labels at d = 1, the 20 new ones at theirs
+    assert est._design_labeled.sum() == pytest.approx(70 + d.sum())
+
+
 def test_the_designs_ratio_is_its_posterior_mean_over_satterthwaites_dof():
     """Under a design whose weights are constant within each cell (group, score bin)
     the dispersion is R_hat + 2 / nu, computed here row by row: the weights scaled
