@@ -19,7 +19,10 @@ Pools: ``FILE:MODEL``, the fairness files of ``../shared/data/fairness``
 scores; ``hinge``, a synthetic pool whose map no shift or slope follows
 (over-confident above 1/2, under-confident below); and any pool of
 ``bench_headline.py`` by its name there (e.g. the tuning half
-``bank-nb@tune``, groups by its sensitive attribute). Prints coverage, mean
+``bank-nb@tune``, groups by its sensitive attribute). ``--metrics cost`` on a
+many-class pool (``fashion-mnist``, ``svhn``): ``BayesianMisclassificationCost``'s
+interval of the pool's mean cost (off-diagonal costs uniform on [0, 10], drawn
+once), the design on the top-1 score. Prints coverage, mean
 width, width / ``random``'s and RMSE / ``random``'s; each cell is appended to
 ``--out`` (JSON lines) as it ends::
 
@@ -40,6 +43,7 @@ from bench_rate_coverage import true_rate
 from scipy.special import expit, logit
 
 from skassess import BayesianAccuracy
+from skassess.metrics import BayesianMisclassificationCost
 
 SHARED = pathlib.Path(__file__).resolve().parents[2] / "shared/data"
 POOLS = ("Adult race:MultiLayerPerceptron", "Adult race:GaussianNB", "Compas-R race:GaussianNB")
@@ -83,23 +87,40 @@ def design_draws(p, n, rng, mix=0.5):
     return np.array(rows), np.array(weights)
 
 
+def cost_matrix(n_classes, seed):
+    """Off-diagonal costs uniform on [0, 10], drawn once per pool (as bench_rate_coverage)."""
+    cost = np.random.default_rng(seed).uniform(0, 10, (n_classes, n_classes))
+    np.fill_diagonal(cost, 0.0)
+    return cost
+
+
 def cell(pool, metric, budget, runs, seed):
     X, y, groups = load(pool)
     pred = X.argmax(axis=1)
-    truth = true_rate(pred, y, np.ones(len(y), dtype=bool), metric)
+    if metric == "cost":
+        # The pool's mean misclassification cost; the design on the top-1 score.
+        cost = cost_matrix(X.shape[1], seed)
+        truth, score = cost[y, pred].mean(), X.max(axis=1)
+    else:
+        truth, score = true_rate(pred, y, np.ones(len(y), dtype=bool), metric), X[:, 1]
     out = {m: [] for m in METHODS}
     for run in range(runs):
         rng = np.random.default_rng([seed, budget, run])
-        rows, d = design_draws(X[:, 1], budget, rng)
+        rows, d = design_draws(score, budget, rng)
         uniform = rng.choice(len(y), budget, replace=False)
         for method in METHODS:
             r = uniform if method == "random" else rows
             design = {"design_weight": d} if method == "weighted" else {}
-            est = BayesianAccuracy(metric=metric, grouping="external", random_state=run)
+            if metric == "cost":
+                est = BayesianMisclassificationCost(cost_matrix=cost, random_state=run)
+                fit, told = {}, {}
+            else:
+                est = BayesianAccuracy(metric=metric, grouping="external", random_state=run)
+                fit, told = {"group_by": groups}, {"group_by": groups[r]}
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                est.fit(X, group_by=groups)
-                est.add_labels(X[r], y[r], group_by=groups[r], **design)
+                est.fit(X, **fit)
+                est.add_labels(X[r], y[r], **told, **design)
                 lo, hi = est.overall_interval(0.95, n_draws=2000)
                 mean = est.overall_mean()
             out[method].append((lo <= truth <= hi, hi - lo, mean - truth))
