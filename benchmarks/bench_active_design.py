@@ -49,7 +49,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from bench_headline import group_truth, pools  # noqa: E402
 
 from skassess import BayesianAccuracy  # noqa: E402
-from skassess.samplers import ActiveAssessor, ActiveTester  # noqa: E402
+from skassess.samplers import ActiveAssessor, ActiveTester, VarianceSampling  # noqa: E402
 
 METHODS = (
     "active",
@@ -88,7 +88,35 @@ def _with_groups(est):
     return (lo, hi, est.overall_mean(), s["lower"].tolist(), s["upper"].tolist())
 
 
-def one_run(scores, target, budgets, seed, methods):
+def design_oracle(scores, target, mixes=(0.5, 0.3, 0.2, 0.1, 0.0)):
+    """Width of the best design of each uniform share, over random labeling's.
+
+    The design draws row ``i`` with probability ``q_i = (1 - s) sd_i / sum sd +
+    s / N`` with ``sd_i = sqrt(p_i (1 - p_i))`` and ``p_i`` the calibrated
+    posterior's map on *every* label of the pool (the map the design would use
+    if it knew it). The regression estimator's variance is ``sum_i v_i / (N^2
+    n q_i)`` under the design and ``mean(v) / n`` on random labels (with-
+    replacement approximations, the same ``n``), ``v_i`` the squared residual
+    ``(z_i - p_i)^2`` (``"true"``) or the map's own variance ``p_i (1 - p_i)``
+    (``"map"``). The square root of their ratio bounds what ``VarianceSampling``
+    can gain: it learns ``p`` from its own labels and its interval also carries
+    the design variance's estimation noise.
+    """
+    pred = scores.argmax(axis=1)
+    z = (pred == target).astype(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = BayesianAccuracy(random_state=0).fit(scores, target).predict_proba(scores)[:, 1]
+    sd = np.sqrt(p * (1.0 - p))
+    out = {}
+    for kind, v in (("map", p * (1.0 - p)), ("true", (z - p) ** 2)):
+        for s in mixes:
+            q = (1.0 - s) * sd / sd.sum() + s / len(z)
+            out[(kind, s)] = float(np.sqrt(np.mean(v / (len(z) * q)) / np.mean(v)))
+    return out
+
+
+def one_run(scores, target, budgets, seed, methods, variance=None):
     import ppi_py
 
     conf, pred = scores.max(axis=1), scores.argmax(axis=1)
@@ -113,6 +141,8 @@ def one_run(scores, target, budgets, seed, methods):
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            if strategy == "variance" and variance:
+                strategy = VarianceSampling(**variance)
             assessor = ActiveAssessor(BayesianAccuracy(), strategy=strategy, random_state=seed).fit(
                 scores
             )
@@ -220,6 +250,15 @@ def main():
     ap.add_argument("--first-run", type=int, default=0, help="seed of the first run")
     ap.add_argument("--out", default=None, help="JSON lines file the runs are appended to")
     ap.add_argument("--table", default=None, help="print the table of a JSON lines file")
+    ap.add_argument(
+        "--uniform-mix", type=float, default=None, help="VarianceSampling's uniform_mix"
+    )
+    ap.add_argument("--min-labels", type=int, default=None, help="VarianceSampling's min_labels")
+    ap.add_argument(
+        "--oracle",
+        action="store_true",
+        help="print the width / random of the best design per uniform share, and stop",
+    )
     args = ap.parse_args()
     pd.set_option("display.width", 200)
     if args.table:
@@ -227,6 +266,20 @@ def main():
             table([json.loads(line) for line in open(args.table)]).round(3).to_string(index=False)
         )
         return
+    if args.oracle:
+        for name, (scores, target, _) in pools(args.pools, 0).items():
+            ratios = design_oracle(scores, target)
+            print(
+                name,
+                "  ".join(f"{kind} s={s}: {r:.3f}" for (kind, s), r in ratios.items()),
+                flush=True,
+            )
+        return
+    variance = {
+        k: v
+        for k, v in (("uniform_mix", args.uniform_mix), ("min_labels", args.min_labels))
+        if v is not None
+    }
     sink = open(args.out, "a") if args.out else None
     for name, (scores, target, _) in pools(args.pools, 0).items():
         truth = float(np.mean(scores.argmax(axis=1) == target))
@@ -239,7 +292,8 @@ def main():
                 "run": r,
                 "truth": truth,
                 "group_truth": gt,
-                "methods": one_run(scores, target, args.budgets, r, args.methods),
+                "methods": one_run(scores, target, args.budgets, r, args.methods, variance),
+                "variance": variance,
             }
             records.append(rec)
             if sink:
