@@ -4,6 +4,12 @@ Usage::
 
     python benchmarks/bench_ece_coverage.py --runs 200
     python benchmarks/bench_ece_coverage.py --runs 200 --ece-model independent   # Ji et al.
+    python benchmarks/bench_ece_coverage.py --runs 20 --ece-model shared
+
+``--ece-model shared`` draws the bins' accuracies from the package's shared
+scores-informed model instead (``BayesianAccuracy(grouping="score_bins")``,
+the calibrated prior: one map of the scores, its trust learned from the
+labels, per-bin deviations) and takes the ECE of those draws, on the same bins.
 
 For each pool and N = 50, 200, 1000 labels drawn at random: the share of runs
 whose 95 % interval of the binned ECE (10 equal-width bins of the top-1
@@ -19,11 +25,13 @@ Adult, bank and ProPublica fairness files (binary scores, top-1 confidence
 import argparse
 import copy
 import pathlib
+import warnings
 
 import numpy as np
 import pandas as pd
 from scipy.special import expit, logit
 
+from skassess import BayesianAccuracy
 from skassess.datasets import load_fashion_mnist_scores, read_predictions
 from skassess.metrics import BayesianCalibrationError, expected_calibration_error
 
@@ -73,8 +81,22 @@ def pools(seed):
             yield f"{name} {model}", np.column_stack([1 - p, p]), frame[label].to_numpy()
 
 
+def shared_samples(est, X, y, rows, run):
+    """ECE draws from the calibrated prior's bin accuracies (``--ece-model shared``)."""
+    labels = np.full(len(y), -1)
+    labels[rows] = y[rows]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        acc = BayesianAccuracy(grouping="score_bins", n_bins=est.n_bins, random_state=run)
+        acc.fit(X, labels)
+    return est.calibration_error(np.asarray(acc.groupwise_samples(4000, random_state=run)))
+
+
 def cell(X, y, budget, runs, seed, **params):
     """Coverage, mean posterior mean and mean width over ``runs`` random label sets."""
+    shared = params["ece_model"] == "shared"
+    if shared:
+        params["ece_model"] = "hierarchical"  # for its bins and confidences only
     base = BayesianCalibrationError(**params).fit(X, np.full(len(y), -1))
     truth = expected_calibration_error(y, X)
     hits, means, widths = [], [], []
@@ -82,7 +104,10 @@ def cell(X, y, budget, runs, seed, **params):
         rng = np.random.default_rng([seed, budget, run])
         rows = rng.choice(len(y), size=budget, replace=False)
         est = copy.deepcopy(base).add_labels(X[rows], y[rows])
-        draws = est.overall_samples(4000, random_state=run)
+        if shared:
+            draws = shared_samples(est, X, y, rows, run)
+        else:
+            draws = est.overall_samples(4000, random_state=run)
         lower, upper = np.quantile(draws, [0.025, 0.975])
         hits.append(lower <= truth <= upper)
         means.append(draws.mean())
@@ -96,7 +121,7 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--budgets", type=int, nargs="+", default=[50, 200, 1000])
     parser.add_argument(
-        "--ece-model", default="hierarchical", choices=["hierarchical", "independent"]
+        "--ece-model", default="hierarchical", choices=["hierarchical", "independent", "shared"]
     )
     parser.add_argument("--p-calibrated", type=float, default=0.5)
     parser.add_argument("--unlabeled", default="sampled", choices=["sampled", "expected"])

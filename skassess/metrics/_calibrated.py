@@ -530,12 +530,19 @@ class CalibratedRates(_DrawSummaries):
         return parts
 
     def _dispersion(self):
-        """The labels' dispersion ``R`` around the posterior-mean map (1 with two labels or fewer).
+        """The labels' dispersion ``R`` around the posterior-mean map, and its posterior.
 
-        ``sum (z - p)^2 / sum p (1 - p)`` over the labeled rows, times ``n / (n - 2)``
-        for the map's two parameters; per labeled cell of ``n_c`` rows with ``s_c``
-        successes, ``(z - p)^2`` sums to ``s_c (1 - p)^2 + (n_c - s_c) p^2``.
+        The estimate is ``R_hat = sum (z - p)^2 / sum p (1 - p)`` over the
+        labeled rows, times ``n / (n - 2)`` for the map's two parameters (per
+        labeled cell of ``n_c`` rows with ``s_c`` successes, ``(z - p)^2``
+        sums to ``s_c (1 - p)^2 + (n_c - s_c) p^2``). Its numerator taken as a
+        scaled chi-square with Satterthwaite's ``nu`` degrees of freedom
+        (:meth:`_ratio_dof`) and an ``IG(1, 1)`` prior on ``R``, the posterior
+        of ``R`` is ``IG(1 + nu / 2, 1 + nu R_hat / 2)``, of mean ``R_hat + 2 /
+        nu``. Sets ``_ratio_posterior`` to its (shape, scale), None with two
+        labels or fewer (``R`` is then 1), and returns its mean.
         """
+        self._ratio_posterior = None
         n, s = self._cell_n, self._cell_s
         total = n.sum()
         if total <= 2:
@@ -552,23 +559,38 @@ class CalibratedRates(_DrawSummaries):
             # weighted fit's level over its model variance (see the Notes).
             n2, s2 = self._cell_n2, self._cell_s2
             observed = (s2 * (1.0 - p) ** 2 + (n2 - s2) * p**2).sum() / total
-            ratio = float(observed / expected * total / (total - 2.0))
-            return ratio + 2.0 / self._design_dof(p)
-        return float(observed / expected * total / (total - 2.0))
+        ratio = float(observed / expected * total / (total - 2.0))
+        nu = self._ratio_dof(p)
+        if not np.isfinite(nu):
+            self._ratio_posterior = (np.inf, ratio)
+            return ratio
+        self._ratio_posterior = (1.0 + nu / 2.0, 1.0 + nu * ratio / 2.0)
+        return ratio + 2.0 / nu
 
-    def _design_dof(self, p):
-        """Satterthwaite's degrees of freedom ``nu = 2 E^2 / Var`` of the design's ratio.
+    def _ratio_dof(self, p):
+        """Satterthwaite's degrees of freedom ``nu = 2 E^2 / Var`` of the ratio's numerator.
 
-        Its numerator ``sum d^2 (z - p)^2`` has mean ``E = sum d^2 p (1 - p)``
-        and variance ``sum d^4 p (1 - p) (1 - 2 p)^2`` at the map's ``p``; a
-        cell's design weights are about equal (the draw probability is a
-        function of the cell's score), so its ``sum d^4`` is ``(sum d^2)^2``
-        over its labels. Few labels where the outcome is uncertain (saturated
-        scores) leave few degrees of freedom: the ratio is then mostly noise.
+        The numerator ``sum d^2 (z - p)^2`` (``d = 1`` without a design) has
+        mean ``E = sum d^2 p (1 - p)`` and variance ``sum d^4 p (1 - p) (1 -
+        2 p)^2`` at the map's ``p``; a cell's design weights are about equal
+        (the draw probability is a function of the cell's score), so its ``sum
+        d^4`` is ``(sum d^2)^2`` over its labels. Few labels where the outcome
+        is uncertain (saturated scores) leave few degrees of freedom: the
+        ratio is then mostly noise.
         """
-        v = p * (1.0 - p) * self._cell_n2
-        var = (v * (1.0 - 2.0 * p) ** 2 * self._cell_n2 / self.labeled[self._cell_index]).sum()
+        n2 = self._cell_n if self._cell_n2 is None else self._cell_n2
+        v = p * (1.0 - p) * n2
+        var = (v * (1.0 - 2.0 * p) ** 2 * n2 / self.labeled[self._cell_index]).sum()
         return float(2.0 * v.sum() ** 2 / var) if var > 0 else np.inf
+
+    def _ratio_draws(self, size, rng):
+        """Draws of ``R`` from its posterior (see :meth:`_dispersion`), or None (``R = 1``)."""
+        if self._ratio_posterior is None:
+            return None
+        shape, scale = self._ratio_posterior
+        if not np.isfinite(shape):
+            return np.full(size, scale)
+        return scale / rng.gamma(shape, size=size)
 
     # ---------------------------------------------------------------- draws
     def rvs(self, size, rng):
@@ -590,10 +612,11 @@ class CalibratedRates(_DrawSummaries):
             rate[:, empty] = expit(self.center + self.a[node][:, None] + u[:, empty])
         return rate
 
-    def count_draws(self, size, rng):
+    def count_draws(self, size, rng, *, spread=True):
         """Joint draws of each group's successes on the pool.
 
-        Returns ``(successes, node, u)``: the successes (labeled ones as
+        With ``spread=False`` the dispersion is left out (the model's own
+        spread). Returns ``(successes, node, u)``: the successes (labeled ones as
         observed, unlabeled ones drawn), shape ``(size, n_groups)``, and the
         grid nodes and deviations of the draws.
         """
@@ -621,35 +644,33 @@ class CalibratedRates(_DrawSummaries):
                 var[sl][:, g[starts]] = np.add.reduceat(pc, starts, axis=1)
         noise = np.sqrt(var) * rng.standard_normal((size, G))
         drawn = mean + noise
-        if self._cell_n2 is not None and self.dispersion != 1.0:
+        # The dispersion, integrated: each draw takes its own R from its posterior.
+        ratio = self._ratio_draws(size, rng) if spread else None
+        if ratio is not None and self._cell_n2 is not None:
             # Under a design the ratio is the design's variance of the pool's
             # level over the model's: it scales the map's uncertainty (the
             # spread of the rows' expected successes), not the rows' own
             # binomial noise; below 1, only along the pool's total.
-            deviation = mean - self._spread_centre()
-            if self.dispersion < 1.0:
-                total = deviation.sum(axis=1, keepdims=True)
-                along = total * ((deviation * total).sum(axis=0) / max((total**2).sum(), 1e-300))
-                deviation += (np.sqrt(self.dispersion) - 1.0) * along
-            else:
-                deviation *= np.sqrt(self.dispersion)
-            drawn = self._spread_centre() + deviation + noise
-        elif self.dispersion > 1.0:
-            # The labels stray from the map more than it allows: spread the draws
-            # about their posterior mean by sqrt(R) (quasi-likelihood scaling).
             centre = self._spread_centre()
-            drawn = centre + np.sqrt(self.dispersion) * (drawn - centre)
+            deviation = mean - centre
+            total = deviation.sum(axis=1, keepdims=True)
+            along = total * ((deviation * total).sum(axis=0) / max((total**2).sum(), 1e-300))
+            root = np.sqrt(ratio)[:, None]
+            deviation = np.where(root < 1.0, deviation + (root - 1.0) * along, deviation * root)
+            drawn = centre + deviation + noise
+        elif ratio is not None:
+            # The labels stray from the map more than it allows: spread the draws
+            # about their posterior mean by sqrt(R) (quasi-likelihood scaling),
+            # never narrower than the model.
+            centre = self._spread_centre()
+            drawn = centre + np.sqrt(np.maximum(ratio, 1.0))[:, None] * (drawn - centre)
         drawn = np.clip(drawn, 0.0, unlabeled.sum(axis=1))
         return self._labeled_successes() + drawn, node, u
 
     def _spread_centre(self):
         """The unspread draws' mean of the unlabeled successes (from a fixed seed)."""
         if self._count_center is None:
-            scale, self.dispersion = self.dispersion, 1.0
-            try:
-                reference = self.count_draws(4000, np.random.default_rng(0))[0]
-            finally:
-                self.dispersion = scale
+            reference = self.count_draws(4000, np.random.default_rng(0), spread=False)[0]
             self._count_center = reference.mean(axis=0) - self._labeled_successes()
         return self._count_center
 

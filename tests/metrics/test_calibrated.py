@@ -309,8 +309,10 @@ def test_the_labels_dispersion_is_about_one_where_the_map_holds():
 
 def test_a_map_of_the_wrong_shape_shows_in_the_dispersion_and_widens_the_interval():
     """On the hinge pool the labels stray from any fitted map: the ratio is above 1
-    (about 1.08, spread 0.05, against 0.975 spread 0.02 where the map holds) and the
-    overall interval is sqrt(ratio) times as wide as the same draws without the spread."""
+    (about 1.1, against 1.0 where the map holds) and widens the interval. The
+    dispersion is integrated: each draw takes its own R from its posterior
+    IG(1 + nu / 2, 1 + nu R_hat / 2), whose mean is ``dispersion_``, and spreads
+    the model's draw about their mean by sqrt(max(R, 1))."""
     S, t = hinge_pool(6000, seed=23)
     rng = np.random.default_rng(24)
     values = []
@@ -320,12 +322,21 @@ def test_a_map_of_the_wrong_shape_shows_in_the_dispersion_and_widens_the_interva
     assert np.mean(values) > 1.04
     rows = rng.choice(6000, 200, replace=False)
     est = BayesianAccuracy(random_state=0).fit(S, labels_of(t, rows))
-    ratio = est.dispersion_
-    assert ratio > 1.04
-    lo, hi = est.overall_interval()
-    est._hierarchy.dispersion = 1.0  # the same draws without the spread
-    raw_lo, raw_hi = est.overall_interval()
-    np.testing.assert_allclose((hi - lo) / (raw_hi - raw_lo), np.sqrt(ratio), rtol=0.01)
+    assert est.dispersion_ > 1.04
+    model = est._hierarchy
+    ratio = model._ratio_draws(200_000, np.random.default_rng(1))
+    np.testing.assert_allclose(ratio.mean(), est.dispersion_, rtol=0.01)
+    # The same draws with and without the spread (the ratio is drawn last).
+    spread = model.count_draws(4000, np.random.default_rng(2))[0]
+    raw = model.count_draws(4000, np.random.default_rng(2), spread=False)[0]
+    again = np.random.default_rng(2)
+    model.count_draws(4000, again, spread=False)
+    factor = np.sqrt(np.maximum(model._ratio_draws(4000, again), 1.0))[:, None]
+    centre = model._labeled_successes() + model._spread_centre()
+    np.testing.assert_allclose(spread, centre + factor * (raw - centre), rtol=1e-12)
+    lo, hi = np.quantile(spread.sum(axis=1), [0.025, 0.975])
+    raw_lo, raw_hi = np.quantile(raw.sum(axis=1), [0.025, 0.975])
+    assert (hi - lo) / (raw_hi - raw_lo) > 1.02
 
 
 def test_the_spread_keeps_counts_possible_and_labeled_groups_exact():
