@@ -90,12 +90,14 @@ class BayesianAccuracy(_BetaAssessor):
         Share ``p_g`` of each group among all rows seen.
     dispersion_ : float or ndarray of shape (2,)
         With ``prior="calibrated"`` only: the labels' dispersion around the
-        calibration map (about 1 where the map's shape holds; for TPR, FPR,
-        ... one per predicted class's map). Where it is above 1 the draws of
-        the unlabeled rows' outcomes are spread by its square root (see
-        Notes). With labels given a ``design_weight``: the design's
-        (sandwich) variance over the model's, which also narrows the draws
-        along the pool's total where it is below 1.
+        calibration map, the posterior mean of the ratio (about 1 where the
+        map's shape holds, more with few informative labels; for TPR, FPR,
+        ... one per predicted class's map). Each posterior draw takes its own
+        ratio ``R`` and, where it is above 1, spreads the unlabeled rows'
+        outcomes by its square root (see Notes). With labels given a
+        ``design_weight``: the design's (sandwich) variance over the model's,
+        which also narrows the draws along the pool's total where it is below
+        1.
     n_labeled_ : ndarray of shape (n_groups,)
         Labeled rows on which the metric is defined, per group (weighted).
     n_success_ : ndarray of shape (n_groups,)
@@ -154,9 +156,10 @@ class BayesianAccuracy(_BetaAssessor):
     ``dispersion_`` (``sum (z - p)^2 / sum p (1 - p)`` over the labeled rows,
     times ``n / (n - 2)``, quasi-likelihood's Pearson ratio) then spreads the
     draws of the unlabeled rows' outcomes about their mean by its square
-    root. See the user guide, *The calibrated prior*, for its measured
-    coverage. Its summaries
-    come from 4,000 draws seeded by ``random_state`` (0 when it is not an
+    root; the ratio is integrated over its posterior (each draw takes its
+    own), as few labels measure it poorly. See the user guide, *The
+    calibrated prior*, for its measured coverage. Its summaries come from
+    4,000 draws seeded by ``random_state`` (0 when it is not an
     int).
 
     With ``prior="hierarchical"`` each group's posterior is a mixture, over

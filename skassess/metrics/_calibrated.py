@@ -50,13 +50,24 @@ posterior-mean map, ``R = sum (z - p)^2 / sum p (1 - p) * n / (n - 2)`` over
 the ``n`` labeled rows (the Pearson ratio of quasi-likelihood, in its
 ratio-of-sums form), is about 1 when the map holds, whatever rows were
 chosen for labeling (it compares each labeled row with its own modelled
-variance), and above 1 when the rows stray from it. With ``R > 1`` the
-unlabeled rows' drawn counts are spread about their posterior mean by
-``sqrt(R)`` (the quasi-likelihood scaling of a posterior, McCullagh and
-Nelder 1989, sec. 9.2), within the counts possible. This is a plug-in
-estimate of the dispersion, not integrated: a cell-level discrepancy (a
-beta-binomial per group and bin) was tried first and, with one or two
-labels per cell, left the intervals as they were.
+variance), and above 1 when the rows stray from it. The ratio is an
+estimate, and a poor one where few labels fall where the outcome is
+uncertain (saturated scores: its numerator is then a few rare surprises,
+most often below its mean), so it is integrated, not plugged in: its
+numerator taken as a scaled chi-square with Satterthwaite's ``nu = 2 E^2 /
+Var`` degrees of freedom and ``R`` given a weak ``IG(1, 1)`` prior, the
+posterior of ``R`` is ``IG(1 + nu / 2, 1 + nu R_hat / 2)`` (mean ``R_hat + 2
+/ nu``, which ``dispersion_`` reports), and each posterior draw takes its own
+``R``. The draw's unlabeled counts are spread about their posterior mean by
+``sqrt(max(R, 1))`` (the quasi-likelihood scaling of a posterior, McCullagh
+and Nelder 1989, sec. 9.2; the map's own variance is the least the labels
+are given), within the counts possible. With the ratio plugged in, the
+interval of the pool's accuracy on a bank-marketing MLP's tuning half held in
+88 of 100 runs at 50 labels; integrated, in 94 (and on its runs whose labels
+were all right, where ``R_hat`` reads below 1 on little information, it is
+the ratio's uncertainty that widens). A cell-level discrepancy (a
+beta-binomial per group and bin) was tried first and, with one or two labels
+per cell, left the intervals as they were.
 
 The estimand is the pool's own rate: a labeled row counts with its observed
 outcome, an unlabeled row with a draw from the posterior predictive, so a
@@ -98,14 +109,13 @@ model variances by ``d``, ``R = sum d^2 (z - p)^2 / sum d p (1 - p)`` (times
 ``n / (n - 2)`` as above, ``n`` the effective sample size), so that ``R``
 times the model's variance of the weighted fit's level is its sandwich
 (design) variance, as in the pseudo-posterior adjustment of Williams and
-Savitsky (2021). The ratio is an estimate, and a poor one where few labels
-fall where the outcome is uncertain (saturated scores: its numerator is then
-a few rare surprises, and most often below its mean), so ``R`` is its
-posterior mean, ``R_hat + 2 / nu``: the estimate taken as a scaled
-chi-square with Satterthwaite's ``nu = 2 E^2 / Var`` degrees of freedom of
-its numerator, under a weak inverse-gamma prior (``IG(1, 1)``). An ``R``
-above 1 (the design drew few labels where the residuals are large) scales
-the spread of the map's expected successes on the unlabeled rows, not the
+Savitsky (2021). It is integrated as above, with its numerator's ``nu``
+counting the design weights (few labels where the outcome is uncertain
+leave few degrees of freedom); plugged in, with the weights scaled to the
+number of labels, the TPR interval of that naive Bayes model held in 70 of
+100 runs at 100 labels (73 with the ratio's posterior mean). An ``R`` above
+1 (the design drew few labels where the residuals are large) scales the
+spread of the map's expected successes on the unlabeled rows, not the
 rows' own binomial noise. An ``R`` below 1 (the design drew its labels where
 the outcome is uncertain, and gained) narrows only the part of each draw
 along the pool's total: ``R`` is the sandwich of the pool's level, not of
