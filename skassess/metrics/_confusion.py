@@ -129,10 +129,10 @@ class BayesianConfusionMatrix(DesignCounts, LazyCalibratedFit, _BaseAssessor):
     >>> scores = np.array([[0.8, 0.2], [0.7, 0.3], [0.1, 0.9], [0.4, 0.6]])
     >>> est = BayesianConfusionMatrix().fit(scores, [0, 1, 1, -1])
     >>> est.confusion_matrix(normalize="all")
-    predicted_class     0         1
+    predicted_class     0        1
     true_class
-    0                0.25  0.127676
-    1                0.25  0.372324
+    0                0.25  0.12738
+    1                0.25  0.37262
     """
 
     _parameter_constraints = {
