@@ -40,7 +40,7 @@ class VarianceSampling(QueryStrategy):
     calibrated posterior is fitted as the design requires (the generalized
     regression estimator, with the design's sandwich variance; see
     :meth:`~skassess.BayesianAccuracy.add_labels`). Measured on Fashion-MNIST
-    and SVHN (20 runs a cell, 50-200 labels) its interval is 0.87-1.02 times
+    and SVHN (20 runs a cell, 50-200 labels) its interval is 0.85-1.02 times
     the width on random labels, with coverage 0.95-1.00; on the Adult MLP's
     binary scores it held in 18 of 20 runs at 200 labels, with 1.7 times the
     error of random labels (an error of spread, not bias, which the weights
