@@ -451,6 +451,29 @@ def test_an_old_estimator_grows_new_groups_before_its_design_sums_start():
     assert est._design_labeled.sum() == pytest.approx(70 + d.sum())
 
 
+def test_the_ratio_under_random_labels_is_its_posterior_mean_over_satterthwaites_dof():
+    """Without a design the dispersion is also R_hat + 2 / nu, computed here row by row:
+    R_hat = sum (z - p)^2 / sum p (1 - p) * n / (n - 2), nu = 2 E^2 / Var of its
+    numerator (E = sum p (1 - p), Var = sum p (1 - p) (1 - 2 p)^2); the ratio's
+    posterior IG(1 + nu / 2, 1 + nu R_hat / 2) is what the draws take."""
+    from skassess.metrics._calibrated import score_bin, score_logit
+
+    S, t = pool(3000, 3, shift=-0.4, seed=14)
+    pred, conf = S.argmax(axis=1), S.max(axis=1)
+    cell_bin = score_bin(score_logit(conf))
+    for n in (30, 300):
+        rows = np.random.default_rng(15).choice(3000, n, replace=False)
+        est = BayesianAccuracy(random_state=0).fit(S, labels_of(t, rows))
+        model = est._hierarchy
+        p = model.cell_proba()[pred[rows], cell_bin[rows]]
+        z = (t[rows] == pred[rows]).astype(float)
+        r_hat = ((z - p) ** 2).sum() / (p * (1 - p)).sum() * n / (n - 2)
+        mean = (p * (1 - p)).sum()
+        nu = 2 * mean**2 / (p * (1 - p) * (1 - 2 * p) ** 2).sum()
+        np.testing.assert_allclose(est.dispersion_, r_hat + 2 / nu, rtol=1e-9)
+        np.testing.assert_allclose(model._ratio_posterior, (1 + nu / 2, 1 + nu * r_hat / 2))
+
+
 def test_the_designs_ratio_is_its_posterior_mean_over_satterthwaites_dof():
     """Under a design whose weights are constant within each cell (group, score bin)
     the dispersion is R_hat + 2 / nu, computed here row by row: the weights scaled
