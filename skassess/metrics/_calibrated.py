@@ -149,6 +149,9 @@ DEVIATION_DF = 4.0
 DEVIATION_VAR = DEVIATION_DF / (DEVIATION_DF - 2.0)
 #: Scale of the half-normal prior of the groups' spread ``tau`` (log-odds).
 PRIOR_SCALE_TAU = 1.0
+#: Prior degrees of freedom of the labels' dispersion ``R`` around the map: a
+#: scaled inverse chi-square at 1, ``IG(RATIO_PRIOR_DOF / 2, RATIO_PRIOR_DOF / 2)``.
+RATIO_PRIOR_DOF = 2.0
 #: Cells of the ``tau`` grid: midpoints of equal cells of ``[0, TAU_MAX]``.
 N_TAU, TAU_MAX = 20, 3.5
 #: Adaptive Gauss-Hermite nodes of each group's deviation.
@@ -547,10 +550,11 @@ class CalibratedRates(_DrawSummaries):
         labeled cell of ``n_c`` rows with ``s_c`` successes, ``(z - p)^2``
         sums to ``s_c (1 - p)^2 + (n_c - s_c) p^2``). Its numerator taken as a
         scaled chi-square with Satterthwaite's ``nu`` degrees of freedom
-        (:meth:`_ratio_dof`) and an ``IG(1, 1)`` prior on ``R``, the posterior
-        of ``R`` is ``IG(1 + nu / 2, 1 + nu R_hat / 2)``, of mean ``R_hat + 2 /
-        nu``. Sets ``_ratio_posterior`` to its (shape, scale), None with two
-        labels or fewer (``R`` is then 1), and returns its mean.
+        (:meth:`_ratio_dof`) and an ``IG(1, 1)`` prior on ``R``
+        (``RATIO_PRIOR_DOF = 2``), the posterior of ``R`` is ``IG(1 + nu / 2, 1 +
+        nu R_hat / 2)``, of mean ``R_hat + 2 / nu``. Sets ``_ratio_posterior``
+        to its (shape, scale), None with two labels or fewer (``R`` is then 1),
+        and returns its mean.
         """
         self._ratio_posterior = None
         n, s = self._cell_n, self._cell_s
@@ -574,8 +578,9 @@ class CalibratedRates(_DrawSummaries):
         if not np.isfinite(nu):
             self._ratio_posterior = (np.inf, ratio)
             return ratio
-        self._ratio_posterior = (1.0 + nu / 2.0, 1.0 + nu * ratio / 2.0)
-        return ratio + 2.0 / nu
+        nu0 = RATIO_PRIOR_DOF
+        self._ratio_posterior = ((nu0 + nu) / 2.0, (nu0 + nu * ratio) / 2.0)
+        return (nu0 + nu * ratio) / (nu0 + nu - 2.0)
 
     def _ratio_dof(self, p):
         """Satterthwaite's degrees of freedom ``nu = 2 E^2 / Var`` of the ratio's numerator.
