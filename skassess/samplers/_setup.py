@@ -11,6 +11,7 @@ from ..metrics import (
     BetaPosterior,
     NestedDirichletPosterior,
 )
+from ..metrics._rate_table import CONDITION_ON_PREDICTION
 from ..utils import check_classes, check_predictions, check_scores, top1
 from ..utils._sklearn_compat import validate_estimator_params
 from ._base import GroupStrategy, QueryStrategy
@@ -112,12 +113,14 @@ class Setup:
         self.arm_of_cell = None
         labels = estimator.groups_
         G = len(labels)
+        rate = isinstance(estimator, BayesianAccuracy) and estimator.metric != "accuracy"
         if self.posterior == "beta":
             _need(
                 task,
                 estimator,
-                _beta_metric_ok(estimator),
-                "BayesianAccuracy(metric='accuracy') or BayesianCalibrationError",
+                _beta_metric_ok(estimator) or (rate and task == "estimate"),
+                "BayesianAccuracy(metric='accuracy') or BayesianCalibrationError"
+                + (" (a binary rate's estimator takes task='estimate' only)" if rate else ""),
             )
         weights = estimator.group_weights_
         if task == "estimate":
@@ -125,6 +128,8 @@ class Setup:
                 self.task = EstimateConfusion(weights)
             elif isinstance(estimator, BayesianCalibrationError):
                 self.task = EstimateRates(weights, power=2)
+            elif rate:
+                self.task = EstimateRates(_rate_arm_weights(estimator))
             else:
                 self.task = EstimateRates(weights)
         elif task in ("least_accurate", "most_accurate"):
@@ -175,6 +180,23 @@ class Setup:
                 f"top_m must be an integer from 1 to the number of groups ({self.n_arms}); "
                 f"got {top_m!r}."
             )
+
+
+def _rate_arm_weights(estimator):
+    """The estimate reward's weight of each group of a binary rate.
+
+    The rate's share of the group in the pool's rate (its rows times the
+    share of them on which the condition holds, ``P(condition | g)``), times
+    the chance that a random row of the group meets the condition (the same
+    share): a label of the group moves its rate's posterior only there.
+    """
+    share = np.asarray(estimator.group_weights_, dtype=np.float64)
+    if estimator._metric() in CONDITION_ON_PREDICTION:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            condition = np.nan_to_num(estimator.n_condition_rows_ / estimator.n_rows_)
+    else:
+        condition = estimator.condition_posterior_.mean()
+    return share * condition**2
 
 
 def _compare_pair(compare, labels):

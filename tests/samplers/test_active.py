@@ -137,7 +137,12 @@ def test_bad_parameters(params, match):
         ("least_accurate", BayesianConfusionMatrix(), "needs BayesianAccuracy"),
         ("least_calibrated", BayesianAccuracy(), "BayesianCalibrationError\\(classwise=True\\)"),
         ("most_costly", BayesianConfusionMatrix(), "needs BayesianMisclassificationCost"),
-        ("estimate", BayesianAccuracy(metric="tpr"), "metric='tpr'"),
+        ("estimate", BayesianAccuracy(metric="tpr"), "metric='tpr' with grouping"),
+        (
+            "compare",
+            BayesianAccuracy(metric="tpr", grouping="score_bins"),
+            "task='estimate' only.*metric='tpr'",
+        ),
     ],
 )
 def test_task_and_estimator_must_fit(task, estimator, match):
