@@ -11,6 +11,12 @@ task                 reward of arm g at the draw theta
 estimate (accuracy)  p_g (Var[theta_g | L] - E_z Var[theta_g | L, z]),
                      z ~ Bernoulli(theta_g): expected drop of the weighted
                      squared error sum_g p_g (theta_hat_g - theta_g)^2
+estimate (rate)      v_g h_g (same variance drop) for a binary rate (TPR,
+                     PPV, ...): v_g = p_g P(condition | g) the group's share
+                     of the rate's condition rows, h_g the chance that a
+                     label of g counts: P(condition | g) for PPV / NPV and
+                     under a prior of counts, 1 for TPR / FPR under the
+                     calibrated prior (every label informs its maps)
 estimate (ECE)       p_b^2 (same variance drop) for score bins: by the delta
                      method Var[ECE] ~ sum_b p_b^2 Var[theta_b]
 estimate (confusion) p_k sum_j (drop of Var[theta_kj]), z ~ Categorical(theta_k)

@@ -185,18 +185,23 @@ class Setup:
 def _rate_arm_weights(estimator):
     """The estimate reward's weight of each group of a binary rate.
 
-    The rate's share of the group in the pool's rate (its rows times the
-    share of them on which the condition holds, ``P(condition | g)``), times
-    the chance that a random row of the group meets the condition (the same
-    share): a label of the group moves its rate's posterior only there.
+    The group's share of the rate's condition rows (``p_g P(condition | g)``,
+    its weight in the pool's rate). Where a label moves the rate's posterior
+    only if the condition holds on its row, times the chance that it does
+    (``P(condition | g)`` again): for a rate conditioned on the prediction
+    (PPV, NPV; a row predicted otherwise enters neither of its counts) and,
+    for any rate, under a prior of counts per group. Under the calibrated
+    prior a rate conditioned on the class (TPR, FPR) learns from every label:
+    each row's class informs the map of its predicted class, and both maps
+    enter the rate.
     """
     share = np.asarray(estimator.group_weights_, dtype=np.float64)
     if estimator._metric() in CONDITION_ON_PREDICTION:
         with np.errstate(invalid="ignore", divide="ignore"):
             condition = np.nan_to_num(estimator.n_condition_rows_ / estimator.n_rows_)
-    else:
-        condition = estimator.condition_posterior_.mean()
-    return share * condition**2
+        return share * condition**2
+    condition = estimator.condition_posterior_.mean()
+    return share * condition ** (1 if estimator._calibrated() else 2)
 
 
 def _compare_pair(compare, labels):

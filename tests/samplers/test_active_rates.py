@@ -36,11 +36,13 @@ def test_the_estimate_task_takes_a_binary_rate(metric, strategy):
     assert 0 <= lo < est.overall_mean() < hi <= 1
 
 
-def test_a_groups_reward_weight_is_its_share_of_the_condition_times_the_chance_to_meet_it():
-    """The estimate task weighs group g by p_g P(condition | g) (its share in the pool's
-    rate) times P(condition | g) (a random row of g meets the condition): for PPV the
-    share of g predicted positive, 0 for a group predicted negative throughout; for TPR
-    the posterior mean of P(y = 1 | g)."""
+@pytest.mark.parametrize("prior", ["calibrated", "hierarchical"])
+def test_a_groups_reward_weight_is_its_share_of_the_condition_times_the_chance_to_count(prior):
+    """The estimate task weighs group g by p_g P(condition | g), its share in the pool's
+    rate, times P(condition | g) where a label counts only if the condition holds on its
+    row: for PPV (the share of g predicted positive; 0 for a group predicted negative
+    throughout), and for TPR under a prior of counts. Under the calibrated prior every
+    label of a TPR informs a map, so its weight is the share alone."""
     from skassess.samplers._setup import Setup
 
     scores, y, g = _pool(900, 15)
@@ -49,15 +51,18 @@ def test_a_groups_reward_weight_is_its_share_of_the_condition_times_the_chance_t
     g[negative & (np.arange(900) % 3 == 0)] = "c"  # group c: predicted negative only
     labels = np.where(np.arange(900) < 90, y, -1)
     for metric in ("ppv", "tpr"):
-        est = BayesianAccuracy(metric=metric, grouping="external").fit(scores, labels, group_by=g)
+        est = BayesianAccuracy(metric=metric, grouping="external", prior=prior)
+        est.fit(scores, labels, group_by=g)
         weights = Setup(est, "estimate").task.weights
         p = est.group_weights_
         if metric == "ppv":
             share = np.array([np.mean(~negative[g == k]) for k in est.groups_])
             assert share[list(est.groups_).index("c")] == 0
+            expected = p * share**2
         else:
             share = est.condition_posterior_.mean()
-        np.testing.assert_allclose(weights, p * share**2)
+            expected = p * share ** (1 if prior == "calibrated" else 2)
+        np.testing.assert_allclose(weights, expected)
         assert (weights[share > 0] > 0).all()
 
 
