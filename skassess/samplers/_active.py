@@ -599,6 +599,7 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
         self._skipped[rows] = False
         self._n_steps += 1
         self._history.extend(entries)
+        self._setup.refresh(self.estimator_)
         return self
 
     # ---------------------------------------------------------------- designs

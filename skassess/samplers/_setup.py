@@ -111,6 +111,7 @@ class Setup:
         # parameters, simulate's arguments); what is checked here depends on the data.
         self.posterior = "dirichlet" if isinstance(estimator, BayesianConfusionMatrix) else "beta"
         self.arm_of_cell = None
+        self._refresh = None
         labels = estimator.groups_
         G = len(labels)
         rate = isinstance(estimator, BayesianAccuracy) and estimator.metric != "accuracy"
@@ -130,6 +131,7 @@ class Setup:
                 self.task = EstimateRates(weights, power=2)
             elif rate:
                 self.task = EstimateRates(_rate_arm_weights(estimator))
+                self._refresh = _rate_arm_weights
             else:
                 self.task = EstimateRates(weights)
         elif task in ("least_accurate", "most_accurate"):
@@ -180,6 +182,13 @@ class Setup:
                 f"top_m must be an integer from 1 to the number of groups ({self.n_arms}); "
                 f"got {top_m!r}."
             )
+
+    def refresh(self, estimator):
+        """After labels: the task's weights that the labels move (a binary rate's
+        ``P(condition | g)`` where the condition is the class)."""
+        refresh = getattr(self, "_refresh", None)  # a setup pickled before it had one
+        if refresh is not None:
+            self.task.weights = refresh(estimator)
 
 
 def _rate_arm_weights(estimator):

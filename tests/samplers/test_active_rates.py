@@ -98,3 +98,19 @@ def test_the_calibrated_posterior_of_a_rate_covers_under_thompson_sampling():
             lo, hi = a.estimator_.overall_interval(0.95)
             covered += lo <= truth <= hi
         assert covered >= 6, (metric, covered)
+
+
+def test_the_rewards_weights_follow_the_labels():
+    """TPR's weights carry P(y = 1 | g), which the labels move: each tell refreshes
+    them (before any label the condition's posterior is its prior, 0.5)."""
+    from skassess.samplers._setup import _rate_arm_weights
+
+    scores, y, g = _pool(800, 19)
+    estimator = BayesianAccuracy(metric="tpr", grouping="external")
+    a = ActiveAssessor(estimator, random_state=0).fit(scores, group_by=g)
+    before = a._setup.task.weights.copy()
+    np.testing.assert_allclose(before, a.estimator_.group_weights_ * 0.5)
+    a.run(y, budget=30, batch_size=5, progress=False)
+    after = a._setup.task.weights
+    np.testing.assert_allclose(after, _rate_arm_weights(a.estimator_))
+    assert not np.allclose(after, before)
