@@ -150,9 +150,10 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
     (:class:`~skassess.samplers.VarianceSampling`, whose
     ``draw_probabilities`` gives them) makes an unequal design, offered for
     accuracy and the cost (a binary rate raises: a design drawn by each row's
-    influence on the rate gave the Compas MLP's TPR 1.6 times random labels'
-    error, ``docs/benchmarks.md``). With the calibrated prior (of accuracy, or
-    of the cost's accuracies) every row told is then taken as drawn by it:
+    influence on the rate gave the Compas MLP's TPR 1.4-1.7 times random
+    labels' error at 100-200 labels, ``docs/benchmarks.md``). With the
+    calibrated prior (of accuracy, or of the cost's accuracies) every row
+    told is then taken as drawn by it:
     its label enters the posterior with the design weight ``1 / (m q_i)``
     (``q_i`` its probability among the ``m`` unlabeled rows the task allows,
     in the state before the :meth:`tell`; rows earlier in the same call taken
@@ -297,7 +298,7 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
         if hasattr(strategy, "draw_probabilities") and metric != "accuracy":
             # Measured (docs/benchmarks.md, "Binary rates under ActiveAssessor"): a
             # design drawn by each row's influence on the rate gave the Compas MLP's
-            # TPR 1.6 times random labels' error and covered 82 % at 200 labels.
+            # TPR 1.4-1.7 times random labels' error and covered 85 % at 200 labels.
             raise ValueError(
                 f"strategy={type(strategy).__name__}() draws an unequal design, which is "
                 f"offered for accuracy and the cost only; the binary rate metric={metric!r} "

@@ -10,8 +10,8 @@ from ..metrics import (
     BayesianMisclassificationCost,
     BetaPosterior,
     NestedDirichletPosterior,
+    rate_terms,
 )
-from ..metrics._rate_table import CONDITION_ON_PREDICTION
 from ..utils import check_classes, check_predictions, check_scores, top1
 from ..utils._sklearn_compat import validate_estimator_params
 from ._base import GroupStrategy, QueryStrategy
@@ -205,12 +205,15 @@ def _rate_arm_weights(estimator):
     enter the rate.
     """
     share = np.asarray(estimator.group_weights_, dtype=np.float64)
-    if estimator._metric() in CONDITION_ON_PREDICTION:
+    k = np.array([0, 1])
+    if np.array_equal(rate_terms(estimator.metric, k, 0)[0], rate_terms(estimator.metric, k, 1)[0]):
+        # the condition is the prediction's (PPV, NPV): known on every row
         with np.errstate(invalid="ignore", divide="ignore"):
             condition = np.nan_to_num(estimator.n_condition_rows_ / estimator.n_rows_)
         return share * condition**2
     condition = estimator.condition_posterior_.mean()
-    return share * condition ** (1 if estimator._calibrated() else 2)
+    calibrated = isinstance(estimator.prior, str) and estimator.prior in ("calibrated", "auto")
+    return share * condition ** (1 if calibrated else 2)
 
 
 def _compare_pair(compare, labels):
