@@ -177,6 +177,13 @@ def simulate(
             "'uniform', or use ActiveAssessor, whose estimator refits it after every label."
         )
     estimator.fit(X, group_by=group_by, y_pred=y_pred)
+    if getattr(estimator, "metric", "accuracy") != "accuracy":
+        # Its runs update each group's Beta with whether the black box was right.
+        raise ValueError(
+            f"simulate replays accuracy; the estimator's metric={estimator.metric!r} is a "
+            "binary rate, whose labels count only where its condition holds. Use "
+            "ActiveAssessor(...).run on the labeled pool instead."
+        )
     setup = Setup(estimator, task, top_m=top_m, compare=compare, rope=rope)
     strat = make_strategy(strategy, top_m=top_m)
     if not isinstance(strat, GroupStrategy):

@@ -114,3 +114,13 @@ def test_the_rewards_weights_follow_the_labels():
     after = a._setup.task.weights
     np.testing.assert_allclose(after, _rate_arm_weights(a.estimator_))
     assert not np.allclose(after, before)
+
+
+def test_simulate_refuses_a_binary_rate():
+    """simulate's conjugate runs record whether the black box was right: not a rate."""
+    from skassess.samplers import simulate
+
+    scores, y, g = _pool(300, 20)
+    estimator = BayesianAccuracy(metric="tpr", grouping="external", prior="informative")
+    with pytest.raises(ValueError, match=r"simulate replays accuracy; .*metric='tpr'"):
+        simulate(scores, y, estimator=estimator, group_by=g, budget=10, n_runs=2)
