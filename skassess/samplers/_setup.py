@@ -111,7 +111,7 @@ class Setup:
         # parameters, simulate's arguments); what is checked here depends on the data.
         self.posterior = "dirichlet" if isinstance(estimator, BayesianConfusionMatrix) else "beta"
         self.arm_of_cell = None
-        self._refresh = None
+        self._rate_weights = False
         labels = estimator.groups_
         G = len(labels)
         rate = isinstance(estimator, BayesianAccuracy) and estimator.metric != "accuracy"
@@ -131,7 +131,7 @@ class Setup:
                 self.task = EstimateRates(weights, power=2)
             elif rate:
                 self.task = EstimateRates(_rate_arm_weights(estimator))
-                self._refresh = _rate_arm_weights
+                self._rate_weights = True
             else:
                 self.task = EstimateRates(weights)
         elif task in ("least_accurate", "most_accurate"):
@@ -186,9 +186,8 @@ class Setup:
     def refresh(self, estimator):
         """After labels: the task's weights that the labels move (a binary rate's
         ``P(condition | g)`` where the condition is the class)."""
-        refresh = getattr(self, "_refresh", None)  # a setup pickled before it had one
-        if refresh is not None:
-            self.task.weights = refresh(estimator)
+        if getattr(self, "_rate_weights", False):  # False in a setup pickled before it
+            self.task.weights = _rate_arm_weights(estimator)
 
 
 def _rate_arm_weights(estimator):
