@@ -385,6 +385,83 @@ def test_label_metrics_with_active_testing(example, tmp_path, capsys):
     assert not (tmp_path / "x.sqlite").exists()
 
 
+def _binary_pool(tmp_path, n=600, seed=0):
+    """A binary scores file with a group column, and an oracle file of its labels."""
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < p).astype(int)
+    frame = pd.DataFrame(
+        {"id": np.arange(n), "score": p.round(4), "sex": rng.choice(["F", "M"], n)}
+    )
+    frame.to_csv(tmp_path / "b.csv", index=False)
+    pd.DataFrame({"id": np.arange(n), "label": y}).to_csv(tmp_path / "o.csv", index=False)
+    return tmp_path / "b.csv", tmp_path / "o.csv", frame, y
+
+
+def test_label_a_binary_rate_per_group(tmp_path, capsys):
+    """--metric tpr: the estimate task's posterior is the groups' TPR, the one a
+    BayesianAccuracy(metric="tpr") fitted on the session's labels gives; the metric is
+    stored and a resumed session keeps it."""
+    from skassess import BayesianAccuracy
+
+    scores, oracle, frame, y = _binary_pool(tmp_path)
+    session = str(tmp_path / "r.sqlite")
+    base = ["label", str(scores), "--group", "sex", "--session", session, "--oracle", str(oracle)]
+    base += ["--no-progress", "--seed", "3"]
+    assert main([*base, "--metric", "TPR", "--budget", "60"]) == 0
+    out = capsys.readouterr().out
+    assert "Posterior per group (TPR)" in out and "overall TPR " in out
+    events, info, _ = LabelingSession.read_events(session)
+    assert info["settings"]["metric"] == "tpr" and len(events) == 60
+    assert main([*base, "--budget", "80"]) == 0  # resumes with the stored metric
+    out = capsys.readouterr().out
+    assert "resumed; 60 labels so far" in out and "Posterior per group (TPR)" in out
+    printed = float(re.search(r"overall TPR (\d\.\d+)", out).group(1))
+    events, _, _ = LabelingSession.read_events(session)
+    rows, labels = events["row"].to_numpy(), events["label"].to_numpy()
+    assert len(rows) == 80
+    np.testing.assert_array_equal(labels, y[rows])  # every label is the oracle's
+    labeled = np.full(len(y), -1)
+    labeled[rows] = labels
+    est = BayesianAccuracy(metric="tpr", grouping="external", random_state=3)
+    est.fit(np.column_stack([1 - frame["score"], frame["score"]]), labeled, group_by=frame["sex"])
+    # the overall rate is a mean over posterior draws: equal to Monte Carlo error
+    # (about 0.001 here; the pool's accuracy estimate is 0.03 away, its TNR 0.06)
+    assert printed == pytest.approx(est.overall_mean(), abs=0.005)
+    # another metric on resuming is refused, naming both
+    assert main([*base, "--metric", "ppv"]) == 2
+    assert "started with metric='tpr'; --metric gives 'ppv'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--strategy", "variance"], "--strategy variance draws items with unequal"),
+        (["--task", "least_accurate"], "--metric fpr takes --task estimate"),
+        (["--metrics", "accuracy"], "--metrics estimates metrics over all items"),
+        (["--anytime"], "--anytime gives an interval of accuracy only"),
+    ],
+)
+def test_label_a_binary_rate_refuses(tmp_path, capsys, extra, message):
+    scores, oracle, _, _ = _binary_pool(tmp_path, n=100)
+    session = tmp_path / "x.sqlite"
+    args = ["label", str(scores), "--group", "sex", "--session", str(session)]
+    assert main([*args, "--oracle", str(oracle), "--metric", "fpr", *extra]) == 2
+    assert message in capsys.readouterr().err
+    assert not session.exists()
+
+
+def test_label_a_binary_rate_needs_binary_scores(example, tmp_path, capsys):
+    scores, labels = example
+    session = tmp_path / "x.sqlite"
+    args = ["label", str(scores), "--session", str(session), "--oracle", str(labels)]
+    assert main([*args, "--metric", "ppv"]) == 2
+    assert "--metric ppv is a binary rate (class 1 positive); the scores file has" in (
+        capsys.readouterr().err
+    )
+    assert not session.exists()
+
+
 def test_label_anytime_interval(example, tmp_path, capsys):
     """--anytime draws uniformly and prints a confidence sequence of all items' accuracy,
     with the file's own labels entering as they are."""

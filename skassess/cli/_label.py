@@ -24,7 +24,7 @@ from ._models import ModelsFile
 from ._oracle import CommandOracle, OracleQuit, read_oracle
 
 #: Settings that fix the query sequence: given again on resuming, they must not change.
-FIXED = ("task", "strategy", "compare", "rope", "seed", "metrics")
+FIXED = ("task", "strategy", "compare", "rope", "seed", "metrics", "metric")
 DEFAULTS = {
     "task": "estimate",
     "strategy": "thompson",
@@ -32,7 +32,10 @@ DEFAULTS = {
     "rope": 0.05,
     "seed": None,
     "metrics": None,
+    "metric": "accuracy",
 }
+#: What ``--metric`` estimates per group: accuracy, or a binary rate of BayesianAccuracy.
+GROUP_METRICS = ("accuracy", "tpr", "fnr", "tnr", "fpr", "ppv", "npv")
 #: The command's tasks: the samplers' and a comparison of models (one scores file per model).
 LABEL_TASKS = (*TASKS, "compare_models")
 #: ActiveModelSelector's strategies (its default first).
@@ -96,6 +99,15 @@ def add_parser(sub):
         "precision, recall, f1 for every class) with ActiveTester: each item is "
         "drawn with a probability by its expected effect on the estimates and "
         "weighted by it, so the estimates stay unbiased; no skipping, no --group",
+    )
+    s.add_argument(
+        "--metric",
+        choices=GROUP_METRICS,
+        type=str.lower,
+        help="what the estimate task estimates per group and overall (default "
+        "accuracy); a binary rate (tpr, fnr, tnr, fpr, ppv, npv: class 1 positive) "
+        "needs a binary scores file and --task estimate, and takes any --strategy "
+        "of that task but variance",
     )
     s.add_argument("--rope", type=float, help="ROPE half-width of --compare (0.05)")
     s.add_argument("--seed", type=int, help="seed of the query sequence (default: drawn, stored)")
@@ -166,19 +178,26 @@ def _settings(args, path):
         ):
             given = options if name == "columns" else fixed
             for key, value in given.items():
-                if value is not None and value != stored.get(key):
+                # a setting added since the session started: stored as its default
+                before = stored.get(key, DEFAULTS.get(key) if name == "settings" else None)
+                if value is not None and value != before:
                     flag = "--" + key.replace("_", "-").replace("columns", "column")
                     raise SessionError(
-                        f"{path}: the session was started with {key}={stored.get(key)!r}; "
+                        f"{path}: the session was started with {key}={before!r}; "
                         f"{flag} gives {value!r}. Resume without it, or start a new "
                         "session file."
                     )
         options, fixed = dict(stored_info["options"]), dict(stored_info["settings"])
         fixed.setdefault("metrics", None)  # a session started before --metrics
+        fixed.setdefault("metric", "accuracy")  # a session started before --metric
     else:
+        if fixed["metric"] not in (None, "accuracy"):
+            _check_rate_settings(fixed, args)
         if fixed["metrics"] is not None:
             given = [
-                f"--{k}" for k in ("task", "strategy", "compare", "rope") if fixed[k] is not None
+                f"--{k}"
+                for k in ("task", "strategy", "compare", "rope", "metric")
+                if fixed[k] is not None
             ]
             given += ["--stop-probability"] if args.stop_probability is not None else []
             given += ["--anytime"] if args.anytime else []
@@ -224,6 +243,32 @@ def _settings(args, path):
     return options, fixed, stored_info
 
 
+def _check_rate_settings(fixed, args):
+    """A new session's --metric RATE: the estimate task, a group strategy, no --anytime."""
+    flag = f"--metric {fixed['metric']}"
+    if fixed["metrics"] is not None:
+        raise ValueError(
+            f"{flag} estimates a rate per group with ActiveAssessor; --metrics estimates "
+            "metrics over all items with ActiveTester. Give one of them."
+        )
+    if fixed["task"] not in (None, "estimate"):
+        raise ValueError(
+            f"{flag} takes --task estimate (the default); the task {fixed['task']} "
+            "compares or ranks groups by accuracy."
+        )
+    if fixed["strategy"] == "variance":
+        # measured: drawn by each row's influence on the rate and weighted, the TPR
+        # interval covered 0.85 at 200 labels with 1.1-1.7 x random labels' error
+        raise ValueError(
+            f"{flag}: --strategy variance draws items with unequal probabilities, whose "
+            "weighted estimate of a binary rate is not reliable; use thompson (the "
+            "default), bayes_ucb, epsilon_greedy or random, which draw uniformly "
+            "within a group."
+        )
+    if args.anytime:
+        raise ValueError(f"{flag}: --anytime gives an interval of accuracy only.")
+
+
 def _assessor(fixed, sf, group):
     classes = sf.classes
     if fixed["task"] == "compare_models":
@@ -241,11 +286,17 @@ def _assessor(fixed, sf, group):
             metrics=tuple(fixed["metrics"]), refit_every=10, random_state=fixed["seed"]
         )
     # What the session shows and stops on is the calibrated prior's posterior.
+    metric = fixed.get("metric", "accuracy")
+    if metric != "accuracy" and len(classes) != 2:
+        raise ValueError(
+            f"--metric {metric} is a binary rate (class 1 positive); the scores file has "
+            f"{len(classes)} classes {classes!r}."
+        )
     accuracy_task = fixed["task"] not in ("least_calibrated", "most_costly")
-    estimator = BayesianAccuracy() if accuracy_task else None
+    estimator = BayesianAccuracy(metric=metric) if accuracy_task else None
     compare = fixed["compare"]
     if group is not None:
-        estimator = BayesianAccuracy(grouping="external")
+        estimator = BayesianAccuracy(metric=metric, grouping="external")
     elif compare is not None:
         bad = [c for c in compare if c not in classes]
         if bad:
@@ -507,8 +558,9 @@ def run(args):
             interactive(session, table, sf.classes, budget, stop_p, stop_w)
         print("\n" + _status(session, budget))
         summary = named_groups(session.summary(), session.assessor_, sf)
+        metric = fixed.get("metric", "accuracy")
         title = (
-            "Posterior per group"
+            "Posterior per group" + ("" if metric == "accuracy" else f" ({metric.upper()})")
             if isinstance(session.assessor_, ActiveAssessor)
             else "Posterior per model (p_best: the probability that it is the most accurate)"
             if models

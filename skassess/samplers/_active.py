@@ -692,8 +692,10 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
             out["text"] = f"{names[k]} (P = {p[k]:.3f}{_certified_text(out)}; rope ±{self.rope:g})"
         elif self.task == "estimate":
             lo, hi = est.overall_interval(level)
+            metric = getattr(est, "metric", "accuracy")
+            what = "overall" if metric == "accuracy" else f"overall {metric.upper()}"
             out["text"] = (
-                f"overall {est.overall_mean():.4f} [{lo:.4f}, {hi:.4f}]; widest "
+                f"{what} {est.overall_mean():.4f} [{lo:.4f}, {hi:.4f}]; widest "
                 f"group interval {out['max_width']:.3f}"
             )
         else:
