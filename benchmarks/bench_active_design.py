@@ -23,11 +23,12 @@ For each pool, budget n and run, the 95 % interval of the pool's accuracy from
   the calibrated posterior's interval;
 * ``calibrated-thompson``: the same with ``strategy="thompson"`` (the estimate
   task's reward of Ji et al. 2021: the groups' expected variance drop).
-* ``calibrated-thompson-bins``: the same with the rows grouped by ten
-  equal-count bins of the top-1 confidence
-  (``BayesianAccuracy(grouping="score_bins", binning="quantile")``): the
-  reward can move labels towards the uncertain rows, each bin still drawn
-  uniformly, so the labels need no weights.
+* ``calibrated-thompson-bins``: the same with the rows grouped by
+  ``--n-bins`` equal-count bins of the top-1 confidence
+  (``BayesianAccuracy(grouping="score_bins", binning="quantile")``, the
+  design of ``skassess label --confidence-bins``): the reward can move labels
+  towards the uncertain rows, each bin still drawn uniformly, so the labels
+  need no weights. Its per-group columns are the bins'.
 
 Prints coverage, mean width and width / ``random``, / ``ppi++`` and / ``calibrated``
 (same runs),
@@ -122,7 +123,22 @@ def design_oracle(scores, target, mixes=(0.5, 0.3, 0.2, 0.1, 0.0)):
     return out
 
 
-def one_run(scores, target, budgets, seed, methods, variance=None):
+def bin_estimator(n_bins):
+    return BayesianAccuracy(grouping="score_bins", binning="quantile", n_bins=n_bins)
+
+
+def bin_truth(scores, target, n_bins):
+    """The accuracy of each confidence bin of ``calibrated-thompson-bins``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = bin_estimator(n_bins).fit(scores)
+    pred, conf = scores.argmax(axis=1), scores.max(axis=1)
+    groups = est.grouping_.transform(pred, conf)
+    frame = pd.DataFrame({"g": groups, "ok": pred == target})
+    return frame.groupby("g", sort=True)["ok"].mean().reindex(range(len(est.groups_))).tolist()
+
+
+def one_run(scores, target, budgets, seed, methods, variance=None, n_bins=10):
     import ppi_py
 
     conf, pred = scores.max(axis=1), scores.argmax(axis=1)
@@ -150,19 +166,13 @@ def one_run(scores, target, budgets, seed, methods, variance=None):
             warnings.simplefilter("ignore")
             if strategy == "variance" and variance:
                 strategy = VarianceSampling(**variance)
-            estimator = (
-                BayesianAccuracy(grouping="score_bins", binning="quantile")
-                if method.endswith("-bins")
-                else BayesianAccuracy()
-            )
+            estimator = bin_estimator(n_bins) if method.endswith("-bins") else BayesianAccuracy()
             assessor = ActiveAssessor(estimator, strategy=strategy, random_state=seed).fit(scores)
             done = 0
             for n in budgets:
                 assessor.run(target, budget=n - done, progress=False)
                 done = n
-                cell = _with_groups(assessor.estimator_)
-                # the bins' intervals are not the predicted classes' the table checks
-                out[method][n] = cell[:3] if method.endswith("-bins") else cell
+                out[method][n] = _with_groups(assessor.estimator_)
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(target))  # n random labels: the first n of one permutation
     for n in budgets:
@@ -200,8 +210,9 @@ def one_run(scores, target, budgets, seed, methods, variance=None):
 def table(records):
     rows = []
     for r in records:
-        gt = np.asarray(r.get("group_truth", []))
         for m, cells in r["methods"].items():
+            # the bins' truth for the design over confidence bins (runs that kept it)
+            gt = np.asarray(r.get("bin_truth" if m.endswith("-bins") else "group_truth", []))
             for n, (lo, hi, est, *groups) in cells.items():
                 row = {
                     "pool": r["pool"],
@@ -267,6 +278,9 @@ def main():
     )
     ap.add_argument("--min-labels", type=int, default=None, help="VarianceSampling's min_labels")
     ap.add_argument(
+        "--n-bins", type=int, default=10, help="confidence bins of calibrated-thompson-bins"
+    )
+    ap.add_argument(
         "--oracle",
         action="store_true",
         help="print the width / random of the best design per uniform share, and stop",
@@ -296,6 +310,7 @@ def main():
     for name, (scores, target, _) in pools(args.pools, 0).items():
         truth = float(np.mean(scores.argmax(axis=1) == target))
         gt = group_truth(scores, target, None).tolist()
+        bt = bin_truth(scores, target, args.n_bins)
         print(f"\n{name}: {len(target):,} rows, accuracy {truth:.4f}", flush=True)
         records = []
         for r in range(args.first_run, args.first_run + args.runs):
@@ -304,7 +319,11 @@ def main():
                 "run": r,
                 "truth": truth,
                 "group_truth": gt,
-                "methods": one_run(scores, target, args.budgets, r, args.methods, variance),
+                "bin_truth": bt,
+                "n_bins": args.n_bins,
+                "methods": one_run(
+                    scores, target, args.budgets, r, args.methods, variance, args.n_bins
+                ),
                 "variance": variance,
             }
             records.append(rec)

@@ -462,6 +462,46 @@ def test_label_a_binary_rate_needs_binary_scores(example, tmp_path, capsys):
     assert not session.exists()
 
 
+def test_label_confidence_bins(example, tmp_path, capsys):
+    """--confidence-bins 5: the estimate task's groups are equal-count bins of the top-1
+    confidence; the table names each bin's range, the last closed at 1; a resumed
+    session keeps the bins."""
+    scores, labels = example
+    session = str(tmp_path / "b.sqlite")
+    base = ["label", str(scores), "--session", session, "--oracle", str(labels), "--no-progress"]
+    assert main([*base, "--confidence-bins", "5", "--budget", "30", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "top-1 confidence" in out and "overall 0." in out
+    ranges = re.findall(r"^\[(\d\.\d+), (\d\.\d+)([)\]])", out, flags=re.MULTILINE)
+    assert len(ranges) == 5
+    assert float(ranges[0][0]) == 0 and float(ranges[-1][1]) == 1 and ranges[-1][2] == "]"
+    assert all(a[1] == b[0] for a, b in zip(ranges[:-1], ranges[1:], strict=True))
+    _, info, _ = LabelingSession.read_events(session)
+    assert info["settings"]["confidence_bins"] == 5
+    assert main([*base, "--budget", "40"]) == 0
+    assert "resumed; 30 labels so far" in capsys.readouterr().out
+    assert main([*base, "--confidence-bins", "4"]) == 2
+    assert "started with confidence_bins=5; --confidence-bins gives 4" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--confidence-bins", "1"], "--confidence-bins must be at least 2; got 1"),
+        (["--confidence-bins", "5", "--task", "least_accurate"], "takes no --task least_accurate"),
+        (["--confidence-bins", "5", "--metrics", "accuracy"], "takes no --metrics"),
+        (["--confidence-bins", "5", "--group", "id"], "it takes no --group"),
+    ],
+)
+def test_label_confidence_bins_refuses(example, tmp_path, capsys, extra, message):
+    scores, labels = example
+    session = tmp_path / "x.sqlite"
+    args = ["label", str(scores), "--session", str(session), "--oracle", str(labels)]
+    assert main([*args, *extra]) == 2
+    assert message in capsys.readouterr().err
+    assert not session.exists()
+
+
 def test_label_anytime_interval(example, tmp_path, capsys):
     """--anytime draws uniformly and prints a confidence sequence of all items' accuracy,
     with the file's own labels entering as they are."""

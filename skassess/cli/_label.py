@@ -24,7 +24,7 @@ from ._models import ModelsFile
 from ._oracle import CommandOracle, OracleQuit, read_oracle
 
 #: Settings that fix the query sequence: given again on resuming, they must not change.
-FIXED = ("task", "strategy", "compare", "rope", "seed", "metrics", "metric")
+FIXED = ("task", "strategy", "compare", "rope", "seed", "metrics", "metric", "confidence_bins")
 DEFAULTS = {
     "task": "estimate",
     "strategy": "thompson",
@@ -33,6 +33,7 @@ DEFAULTS = {
     "seed": None,
     "metrics": None,
     "metric": "accuracy",
+    "confidence_bins": None,
 }
 #: What ``--metric`` estimates per group: accuracy, or a binary rate of BayesianAccuracy.
 GROUP_METRICS = ("accuracy", "tpr", "fnr", "tnr", "fpr", "ppv", "npv")
@@ -108,6 +109,15 @@ def add_parser(sub):
         "accuracy); a binary rate (tpr, fnr, tnr, fpr, ppv, npv: class 1 positive) "
         "needs a binary scores file and --task estimate, and takes any --strategy "
         "of that task but variance",
+    )
+    s.add_argument(
+        "--confidence-bins",
+        type=int,
+        metavar="N",
+        help="estimate task without --group: group the items by N equal-count bins "
+        "of their top-1 confidence instead of by predicted class, so the labels go "
+        "where the model's answer is uncertain and the interval of the accuracy of "
+        "all items narrows faster (the table then shows the bins; e.g. 10)",
     )
     s.add_argument("--rope", type=float, help="ROPE half-width of --compare (0.05)")
     s.add_argument("--seed", type=int, help="seed of the query sequence (default: drawn, stored)")
@@ -190,9 +200,12 @@ def _settings(args, path):
         options, fixed = dict(stored_info["options"]), dict(stored_info["settings"])
         fixed.setdefault("metrics", None)  # a session started before --metrics
         fixed.setdefault("metric", "accuracy")  # a session started before --metric
+        fixed.setdefault("confidence_bins", None)
     else:
         if fixed["metric"] not in (None, "accuracy"):
             _check_rate_settings(fixed, args)
+        if fixed["confidence_bins"] is not None:
+            _check_bin_settings(fixed)
         if fixed["metrics"] is not None:
             given = [
                 f"--{k}"
@@ -269,6 +282,27 @@ def _check_rate_settings(fixed, args):
         raise ValueError(f"{flag}: --anytime gives an interval of accuracy only.")
 
 
+def _check_bin_settings(fixed):
+    """A new session's --confidence-bins: the estimate task on accuracy."""
+    bins = fixed["confidence_bins"]
+    if bins < 2:
+        raise ValueError(f"--confidence-bins must be at least 2; got {bins}.")
+    other = [
+        flag
+        for flag, given in (
+            ("--metrics", fixed["metrics"] is not None),
+            (f"--task {fixed['task']}", fixed["task"] not in (None, "estimate")),
+            (f"--metric {fixed['metric']}", fixed["metric"] not in (None, "accuracy")),
+        )
+        if given
+    ]
+    if other:
+        raise ValueError(
+            f"--confidence-bins groups the items of the accuracy's estimate task; it "
+            f"takes no {other[0]}."
+        )
+
+
 def _assessor(fixed, sf, group):
     classes = sf.classes
     if fixed["task"] == "compare_models":
@@ -295,7 +329,14 @@ def _assessor(fixed, sf, group):
     accuracy_task = fixed["task"] not in ("least_calibrated", "most_costly")
     estimator = BayesianAccuracy(metric=metric) if accuracy_task else None
     compare = fixed["compare"]
-    if group is not None:
+    bins = fixed.get("confidence_bins")
+    if bins is not None:
+        if group is not None:
+            raise ValueError(
+                "--confidence-bins groups the items by confidence; it takes no --group."
+            )
+        estimator = BayesianAccuracy(grouping="score_bins", binning="quantile", n_bins=bins)
+    elif group is not None:
         estimator = BayesianAccuracy(metric=metric, grouping="external")
     elif compare is not None:
         bad = [c for c in compare if c not in classes]
@@ -446,6 +487,19 @@ def named_groups(summary, assessor, sf):
     summary = summary.copy()
     if not isinstance(assessor, ActiveAssessor):  # indexed by metric, or by model name
         return summary
+    if getattr(assessor.estimator_, "grouping", None) == "score_bins":  # --confidence-bins
+        edges = assessor.estimator_.grouping_.edges
+        # as few decimals as tell the edges apart (saturated scores need many)
+        d = next((d for d in range(3, 10) if len(set(np.round(edges, d))) == len(edges)), 10)
+        last = len(edges) - 2
+        summary.index = pd.Index(
+            [
+                f"[{edges[b]:.{d}f}, {edges[b + 1]:.{d}f}{']' if b == last else ')'}"
+                for b in summary.index
+            ],
+            name="top-1 confidence",
+        )
+        return summary
     if assessor.estimator_.grouping_.uses_group_by:
         summary.index.name = sf.group_columns[0] if sf.group_columns else "group"
         return summary
@@ -513,7 +567,9 @@ def run(args):
             group_by=group,
             ids=table.ids,
             info=info,
-            group_names=None if group is not None or fixed.get("metrics") else sf.classes,
+            group_names=None
+            if group is not None or fixed.get("metrics") or fixed.get("confidence_bins")
+            else sf.classes,
         ) as session,
     ):
         print(
