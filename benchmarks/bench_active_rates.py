@@ -9,7 +9,11 @@ and run, the 95 % interval of the pool's rate and of each group's from
   strategy: Thompson sampling on the estimate task's reward (each group's
   expected variance drop, weighted by its share of the rate's condition rows
   times the chance that a random row of it meets the condition), a random row
-  of the chosen group.
+  of the chosen group;
+* ``thompson-bins``: the same with the rows grouped by ten equal-count bins of
+  the top-1 confidence instead of the sensitive attribute
+  (``grouping="score_bins", binning="quantile"``): a design for the pool's
+  rate alone (its groups' columns are empty).
 
 The active runs label in batches of ``--batch-size`` (one refit per batch).
 Prints coverage, mean width and width / ``random`` (same runs), RMSE, and the
@@ -39,8 +43,8 @@ from skassess.metrics import rate_terms  # noqa: E402
 from skassess.samplers import ActiveAssessor  # noqa: E402
 
 #: ``variance`` reads runs of the unequal design measured before it was refused.
-METHODS = ("random", "variance", "thompson")
-RUNNABLE = ("random", "thompson")
+METHODS = ("random", "variance", "thompson", "thompson-bins")
+RUNNABLE = ("random", "thompson", "thompson-bins")
 
 
 def truths(scores, target, groups, metric):
@@ -75,16 +79,24 @@ def one_run(scores, target, groups, metric, budgets, seed, methods, batch_size):
                 y = np.full(len(target), -1)
                 y[order[:n]] = target[order[:n]]
                 out["random"][n] = _summary(estimator().fit(scores, y, group_by=groups))
-        for method in ("thompson",):
+        for method in ("thompson", "thompson-bins"):
             if method not in methods:
                 continue
-            assessor = ActiveAssessor(estimator(), strategy=method, random_state=seed)
-            assessor.fit(scores, group_by=groups)
+            if method == "thompson-bins":
+                binned = BayesianAccuracy(
+                    metric=metric, grouping="score_bins", binning="quantile", random_state=seed
+                )
+                assessor = ActiveAssessor(binned, random_state=seed).fit(scores)
+            else:
+                assessor = ActiveAssessor(estimator(), random_state=seed)
+                assessor.fit(scores, group_by=groups)
             done = 0
             for n in budgets:
                 assessor.run(target, budget=n - done, batch_size=batch_size, progress=False)
                 done = n
                 out[method][n] = _summary(assessor.estimator_)
+                if method == "thompson-bins":  # the bins are not the groups
+                    out[method][n]["lower"] = out[method][n]["upper"] = []
     return out
 
 
@@ -97,6 +109,7 @@ def table(records):
             lo, hi, point = r[m]["overall"]
             gt = np.array(r["group_truth"])
             glo, ghi = np.array(r[m]["lower"]), np.array(r[m]["upper"])
+            held = (glo <= gt) & (gt <= ghi) if glo.size else np.nan  # none: bins
             rows.append(
                 {
                     "pool": r["pool"],
@@ -107,7 +120,7 @@ def table(records):
                     "covered": lo <= r["truth"] <= hi,
                     "width": hi - lo,
                     "sq_error": (point - r["truth"]) ** 2,
-                    "group_cov": np.mean((glo <= gt) & (gt <= ghi)),
+                    "group_cov": np.mean(held),
                 }
             )
     frame = pd.DataFrame(rows)
