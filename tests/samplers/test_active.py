@@ -410,8 +410,8 @@ def test_thompson_over_confidence_bins_labels_the_uncertain_bins_and_covers():
     labels where the outcome is uncertain: over 8 runs of 60 labels, the three least
     confident bins (accuracy 0.3-0.5, variance 0.21-0.25) get more labels than the
     three most confident (0.8-1.0, variance at most 0.16); random labels would split
-    them evenly (here: 203 against 96). Seeded coverage of the pool's accuracy: at least 6 of 8 runs (at a
-    true 0.95 fewer happen with probability 0.006)."""
+    them evenly (here: 203 against 96). Seeded coverage of the pool's accuracy: at
+    least 6 of 8 runs (at a true 0.95 fewer happen with probability 0.006)."""
     X, y = _confidence_pool()
     truth = np.mean(X.argmax(axis=1) == y)
     covered, n_labeled = 0, np.zeros(10)
