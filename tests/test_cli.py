@@ -484,6 +484,23 @@ def test_label_confidence_bins(example, tmp_path, capsys):
     assert "started with confidence_bins=5; --confidence-bins gives 4" in capsys.readouterr().err
 
 
+def test_report_and_export_of_a_confidence_bins_session(tmp_path, capsys):
+    """The groups of a --confidence-bins session are bins, not classes: the report's
+    history keeps the bin numbers (with ten bins of a binary file, naming them by class
+    raised an IndexError) and the export names each bin by its range."""
+    scores, oracle, _, _ = _binary_pool(tmp_path, n=300)
+    session = str(tmp_path / "bb.sqlite")
+    args = ["label", str(scores), "--session", session, "--oracle", str(oracle)]
+    assert main([*args, "--no-progress", "--confidence-bins", "10", "--budget", "30"]) == 0
+    html = tmp_path / "bb.html"
+    assert main(["report", str(scores), "--session", session, "-o", str(html)]) == 0
+    assert html.stat().st_size > 0
+    assert main(["export", session, "--posterior", "-"]) == 0
+    out = capsys.readouterr().out
+    posterior = json.loads(out[out.index("{") :])["posterior"]
+    assert len(posterior) == 10 and posterior[-1]["top-1 confidence"].endswith("1.000]")
+
+
 @pytest.mark.parametrize(
     "extra, message",
     [

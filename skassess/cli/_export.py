@@ -5,7 +5,7 @@ from pathlib import Path
 from ..exceptions import SessionError
 from ..session import LabelingSession, file_checksum
 from ._common import dump_json
-from ._label import named_groups, open_pool
+from ._label import named_groups, open_pool, session_group_names
 
 
 def add_parser(sub):
@@ -69,7 +69,7 @@ def run(args):
         table.labels,
         group_by=group,
         ids=table.ids,
-        group_names=None if group is not None else sf.classes,
+        group_names=session_group_names(info.get("settings", {}), group, sf),
     ) as session:
         summary = named_groups(session.summary(), session.assessor_, sf)
         answer = session.answer()

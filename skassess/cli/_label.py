@@ -482,6 +482,14 @@ def _anytime_text(session, table, level=0.95):
     )
 
 
+def session_group_names(settings, group, sf):
+    """The names of a session's groups: its classes, unless the groups are a group
+    column's values, ActiveTester's metrics or --confidence-bins bins."""
+    if group is not None or settings.get("metrics") or settings.get("confidence_bins"):
+        return None
+    return sf.classes
+
+
 def named_groups(summary, assessor, sf):
     """A summary indexed by class names (or the group column's name)."""
     summary = summary.copy()
@@ -567,9 +575,7 @@ def run(args):
             group_by=group,
             ids=table.ids,
             info=info,
-            group_names=None
-            if group is not None or fixed.get("metrics") or fixed.get("confidence_bins")
-            else sf.classes,
+            group_names=session_group_names(fixed, group, sf),
         ) as session,
     ):
         print(

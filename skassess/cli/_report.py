@@ -5,6 +5,7 @@ from pathlib import Path
 from ..exceptions import SessionError
 from ..session import LabelingSession, assess_file, write_report
 from ._common import PRIOR_CHOICES, add_file_arguments, file_options, open_scores
+from ._label import session_group_names
 
 
 def add_parser(sub):
@@ -90,9 +91,7 @@ def run(args):
             table.labels,
             group_by=group,
             ids=table.ids,
-            group_names=None
-            if group is not None or info.get("settings", {}).get("metrics")
-            else sf.classes,
+            group_names=session_group_names(info.get("settings", {}), group, sf),
         ) as s:
             session_report(s, sf, args.output, prior=args.prior, seed=args.seed)
     print(f"Wrote the report to {Path(args.output)}")
