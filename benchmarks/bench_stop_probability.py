@@ -145,7 +145,8 @@ def main():
             for p in sorted(
                 {p for r in recs for p in r["stops"][rule]} | {str(p) for p in args.probabilities}
             ):
-                hits = [r["stops"][rule][p] + [r["worst"]] for r in recs if p in r["stops"][rule]]
+                # a stop is (labels, chosen): a tuple from this run, a list from --table
+                hits = [[*r["stops"][rule][p], r["worst"]] for r in recs if p in r["stops"][rule]]
                 n, stopped = len(recs), len(hits)
                 wrong = sum(int(chosen != worst) for _, chosen, worst in hits)
                 per_run = wrong / n
