@@ -462,6 +462,34 @@ def test_label_a_binary_rate_needs_binary_scores(example, tmp_path, capsys):
     assert not session.exists()
 
 
+def test_plan_a_binary_rate(tmp_path, capsys):
+    path, _, _, _ = _binary_pool(tmp_path, n=1500)
+    out = tmp_path / "plan.json"
+    args = ["plan", str(path), "--metric", "tpr", "--n-labels", "100", "400", "--simulations"]
+    assert main([*args, "4", "--width", "0.15", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "interval of the TPR (simulated), from the scores, taken as calibrated" in text
+    plan = json.loads(out.read_text())
+    assert plan["metric"] == "tpr" and plan["source"] == "scores"
+    assert plan["residual_sd"] is None and [r["n_labels"] for r in plan["table"]] == [100, 400]
+    w = [r["width"] for r in plan["table"]]
+    assert w[0] > w[1] > 0 and 100 <= plan["n_needed"] <= 1500
+    # The same seed, the same plan.
+    assert main([*args, "4", "--json", "-"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert [r["width"] for r in again["table"]] == w
+
+
+def test_plan_a_binary_rate_refuses(example, tmp_path, capsys):
+    assert main(["plan", str(example[0]), "--metric", "ppv"]) == 2
+    err = capsys.readouterr().err
+    assert "--metric ppv is a binary rate (class 1 positive);" in err
+    assert "has 10 classes. Plan the accuracy (the default) instead." in err
+    path, _, _, _ = _binary_pool(tmp_path)
+    assert main(["plan", str(path), "--metric", "ppv", "--simulations", "1"]) == 2
+    assert "--simulations must be at least 2; got 1" in capsys.readouterr().err
+
+
 def test_label_confidence_bins(example, tmp_path, capsys):
     """--confidence-bins 5: the estimate task's groups are equal-count bins of the top-1
     confidence; the table names each bin's range, the last closed at 1; a resumed

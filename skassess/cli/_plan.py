@@ -4,16 +4,18 @@ import numpy as np
 
 from ..metrics import plan_labels
 from ._common import add_file_arguments, dump_json, file_options, open_scores, print_table
+from ._label import GROUP_METRICS
 
 
 def add_parser(sub):
     p = sub.add_parser(
         "plan",
-        help="how many labels an accuracy interval of a given width needs",
+        help="how many labels an interval of a given width needs",
         description=(
-            "The expected width of the overall-accuracy interval (the calibrated prior's) at "
-            "several label budgets, and the budget for a target width: from the scores "
-            "alone, or from the labels already in the file."
+            "The expected width of the overall interval of the accuracy or a binary rate "
+            "(the calibrated prior's) at several label budgets, and the budget for a target "
+            "width: from the scores alone, or from the labels already in the file. A rate's "
+            "widths are simulated (--simulations labelings per budget)."
         ),
     )
     add_file_arguments(p, groups=False)
@@ -27,6 +29,22 @@ def add_parser(sub):
         help="budgets to show (default: 20, 50, ..., 5000)",
     )
     opts.add_argument("--level", type=float, default=0.95, help="credible level (0.95)")
+    opts.add_argument(
+        "--metric",
+        choices=GROUP_METRICS,
+        type=str.lower,
+        default="accuracy",
+        help="the overall metric planned for (default accuracy); a binary rate (tpr, fnr, "
+        "tnr, fpr, ppv, npv: class 1 positive) needs a binary scores file",
+    )
+    opts.add_argument(
+        "--simulations",
+        type=int,
+        default=20,
+        metavar="N",
+        help="simulated labelings per budget of a binary rate (20)",
+    )
+    opts.add_argument("--seed", type=int, default=0, help="seed of a rate's simulations (0)")
     opts.add_argument("--json", metavar="FILE", help="write the plan as JSON ('-': stdout)")
     p.set_defaults(func=run)
 
@@ -34,23 +52,41 @@ def add_parser(sub):
 def run(args):
     if args.width is not None and not 0 < args.width < 1:
         raise ValueError(f"--width must be in (0, 1); got {args.width!r}.")
+    if args.simulations < 2:
+        raise ValueError(f"--simulations must be at least 2; got {args.simulations!r}.")
     sf = open_scores(args.scores, file_options(args))
     scores, labels = [], []
     for chunk in sf.iter_chunks():
         scores.append(chunk.scores)
         labels.append(chunk.labels)
     X, y = np.concatenate(scores), np.concatenate(labels)
-    plan = plan_labels(X, y, width=args.width, n_labels=args.n_labels, level=args.level)
+    n_classes = X.shape[1] if X.ndim == 2 else 2  # one column: the positive class's score
+    if args.metric != "accuracy" and n_classes != 2:
+        raise ValueError(
+            f"--metric {args.metric} is a binary rate (class 1 positive); {args.scores} has "
+            f"{n_classes} classes. Plan the accuracy (the default) instead."
+        )
+    plan = plan_labels(
+        X,
+        y,
+        width=args.width,
+        n_labels=args.n_labels,
+        level=args.level,
+        metric=args.metric,
+        n_simulations=args.simulations,
+        random_state=args.seed,
+    )
     n_have = int((y >= 0).sum())
     basis = (
         "the scores, taken as calibrated (no label yet)"
         if plan.source == "scores"
         else f"the {n_have:,} labels in the file"
     )
+    what = "accuracy" if args.metric == "accuracy" else f"{args.metric.upper()} (simulated)"
     if args.json != "-":
         print(
             f"{args.scores}: {len(y):,} rows, {n_have:,} labeled. Expected width of the "
-            f"{args.level:.0%} interval of the accuracy, from {basis}:"
+            f"{args.level:.0%} interval of the {what}, from {basis}:"
         )
         print_table("Plan", plan.table.set_index("n_labels"))
         if plan.n_needed is not None:
@@ -65,6 +101,7 @@ def run(args):
                 "rows": len(y),
                 "labeled": n_have,
                 "level": args.level,
+                "metric": plan.metric,
                 "source": plan.source,
                 "residual_sd": plan.residual_sd,
                 "n_needed": plan.n_needed,

@@ -124,6 +124,18 @@ class CalibratedBinaryRates(_DrawSummaries):
         self.dispersion = np.array([1.0 if b is None else b.dispersion for b in self._blocks])
         self._draws = self.rvs(n_draws, np.random.default_rng(seed))
 
+    def cell_proba(self):
+        """Posterior mean probability of the positive class per group and cell, ``(G, 2 N_BINS)``.
+
+        Each predicted class's map at the cell's log-odds (:meth:`CalibratedRates.cell_proba`);
+        NaN in the block of a predicted class no row has.
+        """
+        out = np.full((self.n_groups, 2 * N_BINS), np.nan)
+        for k, block in enumerate(self._blocks):
+            if block is not None:
+                out[:, k * N_BINS : (k + 1) * N_BINS] = block.cell_proba()
+        return out
+
     def _positives(self, size, rng):
         """Draws of the positives per group and predicted class, ``(size, G, 2)``."""
         out = np.zeros((size, self.n_groups, 2))

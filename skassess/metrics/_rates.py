@@ -442,6 +442,63 @@ class _BetaAssessor(DesignCounts, LazyCalibratedFit, _BaseAssessor):
         p = self._hierarchy.cell_proba()[group, self._score_cells(pred, conf)[1]]
         return np.column_stack([1.0 - p, p])
 
+    def predict_positive_proba(self, X, *, group_by=None, y_pred=None):
+        """Posterior mean probability that each row's class is the positive one (class 1).
+
+        Binary scores under the calibrated prior: the fitted map at the row's
+        own score, in its group. For a binary rate (``metric="tpr"``, ...)
+        the map of the row's predicted class, fitted to every labeled row's
+        class; for accuracy the map of being right, as the positive class's
+        probability (``P(right)`` for a row predicted positive, ``1 -
+        P(right)`` otherwise). It is the scores recalibrated by the labels:
+        :func:`~skassess.metrics.plan_labels` simulates a rate's labelings
+        from it.
+
+        Parameters
+        ----------
+        X, group_by, y_pred
+            As in :meth:`apply`.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples,)
+
+        Raises
+        ------
+        ValueError
+            Scores of more than two classes, or a prior other than
+            ``"calibrated"`` (its groups have no map of the scores).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skassess import BayesianAccuracy
+        >>> rng = np.random.default_rng(0)
+        >>> p1 = rng.uniform(size=2000)
+        >>> X = np.column_stack([1 - p1, p1])
+        >>> y = np.full(2000, -1)
+        >>> y[:300] = rng.random(300) < p1[:300]
+        >>> est = BayesianAccuracy(metric="ppv", grouping="external", random_state=0)
+        >>> proba = est.fit(X, y, group_by=np.zeros(2000)).predict_positive_proba(
+        ...     X, group_by=np.zeros(2000))
+        >>> proba.shape
+        (2000,)
+        """
+        _, pred, conf, group_by = self._rows(X, group_by, y_pred, reset=False)
+        if self.n_classes_ != 2:
+            raise ValueError(
+                f"predict_positive_proba needs binary scores; this estimator was fitted on "
+                f"{self.n_classes_} classes."
+            )
+        if not self._calibrated():
+            raise ValueError(
+                f"predict_positive_proba needs prior='calibrated' (a map of the scores); "
+                f"got prior={self.prior!r}."
+            )
+        group = np.asarray(self.grouping_.transform(pred, conf, group_by), dtype=np.intp)
+        p = self._hierarchy.cell_proba()[group, self._score_cells(pred, conf)[1]]
+        return np.where(pred == 1, p, 1.0 - p) if self._metric() == "accuracy" else p
+
     # ---------------------------------------------------------------- outputs
     @validate_args({"level": [LEVEL]})
     def summary(self, level=0.95):

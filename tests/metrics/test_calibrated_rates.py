@@ -331,3 +331,30 @@ def test_the_weighted_tpr_covers_under_an_unequal_design():
         errors.append(est.overall_mean() - truth)
     assert covered >= 25
     assert abs(np.mean(errors)) < 0.035
+
+
+@pytest.mark.parametrize("metric", ["accuracy", "tpr", "ppv"])
+def test_predict_positive_proba_recalibrates_the_scores(metric):
+    """Under-confident scores (true log-odds twice the score's): the labels' map is closer."""
+    X, y, g = binary_pool(6000, slope=2.0, n_groups=1, seed=3)
+    truth = expit(2.0 * logit(X[:, 1]))
+    est = BayesianAccuracy(metric=metric, grouping="external", random_state=0)
+    est.fit(X, masked(y, np.arange(1500)), group_by=g)
+    proba = est.predict_positive_proba(X, group_by=g)
+    assert proba.shape == (6000,)
+    assert np.all((proba >= 0) & (proba <= 1))
+    # The scores' mean error is about 0.08 here; the map's a fraction of it.
+    assert np.abs(proba - truth).mean() < 0.4 * np.abs(X[:, 1] - truth).mean()
+
+
+def test_predict_positive_proba_needs_binary_scores_and_the_calibrated_prior():
+    X, y, g = binary_pool(400, seed=4)
+    est = BayesianAccuracy(metric="tpr", grouping="external", prior="hierarchical")
+    est.fit(X, masked(y, np.arange(50)), group_by=g)
+    with pytest.raises(ValueError, match="needs prior='calibrated'.*got prior='hierarchical'"):
+        est.predict_positive_proba(X, group_by=g)
+    rng = np.random.default_rng(0)
+    X3 = rng.dirichlet(np.ones(3), 200)
+    est = BayesianAccuracy().fit(X3, masked(rng.integers(0, 3, 200), np.arange(20)))
+    with pytest.raises(ValueError, match="needs binary scores; .* fitted on 3 classes"):
+        est.predict_positive_proba(X3)

@@ -60,3 +60,67 @@ def test_width_out_of_range_is_refused():
     X, _ = _pool(n=500)
     with pytest.raises(ValueError, match="width"):
         plan_labels(X, width=1.5)
+
+
+def _binary_pool(n=8000, slope=1.0, seed=0):
+    rng = np.random.default_rng(seed)
+    p1 = np.clip(rng.beta(1.2, 2.0, n), 1e-4, 1 - 1e-4)
+    y = (rng.random(n) < expit(slope * logit(p1))).astype(int)
+    return np.column_stack([1 - p1, p1]), y
+
+
+def test_a_rate_plan_from_calibrated_scores_is_within_a_fifth_of_the_realised_width():
+    """TPR at 300 labels: the plan from the scores against 20 realised intervals."""
+    X, y_true = _binary_pool(seed=5)
+    plan = plan_labels(X, metric="tpr", n_labels=[300], n_simulations=10, random_state=0)
+    assert plan.metric == "tpr" and plan.source == "scores" and plan.residual_sd is None
+    rng = np.random.default_rng(6)
+    widths = []
+    g = np.zeros(len(y_true))
+    for r in range(20):
+        y = np.full(len(y_true), -1)
+        rows = rng.choice(len(y_true), 300, replace=False)
+        y[rows] = y_true[rows]
+        est = BayesianAccuracy(metric="tpr", grouping="external", random_state=r)
+        lo, hi = est.fit(X, y, group_by=g).overall_interval()
+        widths.append(hi - lo)
+    assert plan.table["width"].iloc[0] == pytest.approx(np.mean(widths), rel=0.2)
+
+
+def test_a_rate_plan_from_labels_uses_the_rates_map():
+    """Scores under-confident: a pilot's plan moves from the scores-only one toward the truth."""
+    X, y_true = _binary_pool(slope=2.5, seed=7)
+    y = np.full(len(y_true), -1)
+    y[:400] = y_true[:400]
+    kw = dict(metric="ppv", n_labels=[400, 1600], n_simulations=6, random_state=0, progress=False)
+    from_labels = plan_labels(X, y, **kw)
+    assert from_labels.source == "labels"
+    assert from_labels.table["width"].is_monotonic_decreasing
+    # The same seed gives the same plan.
+    again = plan_labels(X, y, **kw)
+    np.testing.assert_array_equal(from_labels.table["width"], again.table["width"])
+
+
+def test_a_rate_plans_budget_for_a_width_interpolates_its_simulations():
+    X, _ = _binary_pool(seed=8)
+    kw = dict(metric="fpr", n_simulations=4, random_state=0, progress=False)
+    plan = plan_labels(X, n_labels=[100, 400, 1600], **kw)
+    w = plan.table.set_index("n_labels")["width"]
+    target = float(np.sqrt(w[400] * w[1600]))  # between the two budgets
+    n = plan_labels(X, n_labels=[100, 400, 1600], width=target, **kw).n_needed
+    assert 400 < n < 1600
+    assert plan_labels(X, n_labels=[100, 400], width=w[400], **kw).n_needed == 400
+
+
+def test_a_rate_plan_refuses_what_it_cannot_plan():
+    rng = np.random.default_rng(0)
+    X3 = rng.dirichlet(np.ones(3), 300)
+    with pytest.raises(ValueError, match="metric='tpr' is a binary rate .* X has 3 classes"):
+        plan_labels(X3, metric="tpr")
+    X, y_true = _binary_pool(n=1000)
+    y = np.full(1000, -1)
+    y[:60] = y_true[:60]
+    with pytest.raises(ValueError, match="at least the 60 labels already given; got \\[50, 100\\]"):
+        plan_labels(X, y, metric="ppv", n_labels=[50, 100])
+    with pytest.raises(ValueError, match="metric"):
+        plan_labels(X, metric="selection_rate_typo")
