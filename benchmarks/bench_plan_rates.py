@@ -22,7 +22,7 @@ checking one)::
 
     OMP_NUM_THREADS=1 python benchmarks/bench_plan_rates.py --pools bank-mlp@tune \\
         adult-nb@tune --out plan_rates.jsonl
-    python benchmarks/bench_plan_rates.py --table plan_rates.jsonl
+    python benchmarks/bench_plan_rates.py --table plan_rates.jsonl [--markdown]
 """
 
 import argparse
@@ -114,10 +114,14 @@ def run(args):
             print(f"  ({time.time() - t0:.0f} s)", flush=True)
 
 
-def table(path, pilot):
-    frame = pd.DataFrame([json.loads(line) for line in open(path)])
+def table(paths, pilot, markdown=False):
+    frame = pd.DataFrame([json.loads(line) for path in paths for line in open(path)])
     frame["/scores"] = frame["scores_only"] / frame["realised"]
     frame["/pilot"] = frame[f"pilot_{pilot}"] / frame["realised"]
+    frame["range"] = [
+        f"{lo / r:.2f}-{hi / r:.2f}"
+        for lo, hi, r in zip(frame["pilot_min"], frame["pilot_max"], frame["realised"], strict=True)
+    ]
     pd.set_option("display.width", 200)
     print(frame.round(3).to_string(index=False))
     for col in ("/scores", "/pilot"):
@@ -126,6 +130,19 @@ def table(path, pilot):
             f"{col}: {inside.sum()} of {len(frame)} cells within 0.8-1.2 (range "
             f"{frame[col].min():.2f}-{frame[col].max():.2f})"
         )
+    if markdown:
+        print(
+            "\n| pool | rate | n | realised | from scores | ratio | from "
+            f"{pilot} labels | ratio | each pilot's ratio |"
+        )
+        print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+        for _, r in frame.iterrows():
+            seed = f" (seed {r['seed']})" if r["pool"] in SYNTHETIC else ""
+            print(
+                f"| {r['pool']}{seed} | {r['metric'].upper()} | {r['n']} | {r['realised']:.3f} | "
+                f"{r['scores_only']:.3f} | {r['/scores']:.2f} | {r[f'pilot_{pilot}']:.3f} | "
+                f"{r['/pilot']:.2f} | {r['range']} |"
+            )
     return frame
 
 
@@ -140,10 +157,11 @@ def main():
     ap.add_argument("--simulations", type=int, default=20, help="plan_labels' n_simulations")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None, help="JSON lines file the cells are appended to")
-    ap.add_argument("--table", default=None, help="print the table of a JSON lines file")
+    ap.add_argument("--table", nargs="+", default=None, help="print the table of JSON lines files")
+    ap.add_argument("--markdown", action="store_true", help="with --table: the page's table")
     args = ap.parse_args()
     if args.table:
-        table(args.table, args.pilot)
+        table(args.table, args.pilot, args.markdown)
         return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -161,10 +161,11 @@ def plan_labels(
     >>> plan = plan_labels(np.column_stack([1 - conf, conf]), width=0.05)
     >>> plan.n_needed
     930
-    >>> plan = plan_labels(np.column_stack([1 - conf, conf]), metric="tpr",
-    ...                    n_labels=[200, 500], random_state=0, progress=False)
-    >>> plan.table.columns.tolist()
-    ['n_labels', 'width', 'labels_only_width']
+    >>> p1 = rng.uniform(size=10_000)  # a binary model's positive-class scores
+    >>> plan = plan_labels(np.column_stack([1 - p1, p1]), metric="tpr", n_labels=[200, 800],
+    ...                    n_simulations=5, random_state=0, progress=False)
+    >>> bool(plan.table["width"].is_monotonic_decreasing)
+    True
     """
     est = BayesianAccuracy(prior="calibrated", missing_label=missing_label, random_state=0)
     est.fit(X, y, y_pred=y_pred)
