@@ -276,7 +276,7 @@ def _plan_rate(
     widths = np.zeros((n_simulations, budgets.size))
     with tqdm(
         total=widths.size,
-        desc=f"simulated {metric} plans",
+        desc=f"{metric.upper()} plan, simulated labelings",
         delay=2,
         leave=False,
         disable=not progress,
