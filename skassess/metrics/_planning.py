@@ -123,7 +123,9 @@ def plan_labels(
     width : float in (0, 1), default=None
         Target width of the interval; sets ``n_needed``.
     n_labels : array-like of int, default=None
-        Budgets to show; None: 20, 50, ..., 5000 (those below the pool's size).
+        Budgets to show; None: 20, 50, ..., 5000 (those below the pool's
+        size; for a binary rate, the labels already given and the budgets
+        above them).
     level : float, default=0.95
         Credible level of the interval.
     metric : {"accuracy", "tpr", "fnr", "tnr", "fpr", "ppv", "npv"}, default="accuracy"
@@ -193,8 +195,14 @@ def plan_labels(
         p = est.predict_proba(X, y_pred=y_pred)[:, 1]
         source = "labels"
     budgets = np.array(DEFAULT_BUDGETS if n_labels is None else n_labels, dtype=np.int64)
-    if n_labels is None:
-        budgets = budgets[(budgets < N) & (budgets > (0 if metric == "accuracy" else n_have))]
+    if n_labels is None and metric == "accuracy":
+        budgets = budgets[budgets < N]
+    elif n_labels is None:
+        # A rate's plan starts at the labels already given (its width now).
+        budgets = budgets[(budgets < N) & (budgets > n_have)]
+        budgets = np.r_[[n_have] if n_have > 0 else [], budgets].astype(np.int64)
+        if budgets.size == 0:
+            budgets = np.array([N])
     if np.any(budgets < 1) or np.any(budgets > N):
         raise ValueError(
             f"n_labels must be between 1 and the pool's size {N}; got {budgets.tolist()!r}."
@@ -307,7 +315,7 @@ def _plan_rate(
     )
     n_needed = None
     if width is not None:
-        n_needed = _interpolate_budget(budgets, mean_width, width, N)
+        n_needed = max(_interpolate_budget(budgets, mean_width, width, N), int(labeled.sum()))
     return LabelPlan(table, n_needed, None, source, metric)
 
 

@@ -124,3 +124,19 @@ def test_a_rate_plan_refuses_what_it_cannot_plan():
         plan_labels(X, y, metric="ppv", n_labels=[50, 100])
     with pytest.raises(ValueError, match="metric"):
         plan_labels(X, metric="selection_rate_typo")
+
+
+def test_a_rate_plan_starts_at_the_labels_given_with_the_width_they_give_now():
+    X, y_true = _binary_pool(n=3000, seed=9)
+    y = np.full(3000, -1)
+    y[:150] = y_true[:150]
+    plan = plan_labels(X, y, metric="tpr", n_simulations=3, random_state=0, progress=False)
+    assert plan.table["n_labels"].tolist() == [150, 200, 500, 1000, 2000]
+    est = BayesianAccuracy(metric="tpr", grouping="external", random_state=0)
+    lo, hi = est.fit(X, y, group_by=np.zeros(3000)).overall_interval()
+    # Every simulation holds the same 150 labels: only Monte Carlo error apart.
+    assert plan.table["width"].iloc[0] == pytest.approx(hi - lo, abs=0.01)
+    # A width the labels already give needs no more labels.
+    assert (
+        plan_labels(X, y, metric="tpr", width=0.9, n_simulations=3, progress=False).n_needed == 150
+    )
