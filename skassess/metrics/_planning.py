@@ -220,20 +220,25 @@ def plan_labels(
             rate_est = BayesianAccuracy(metric=metric, grouping="external", random_state=0)
             rate_est.fit(X, codes, group_by=group, y_pred=pred)
             positive = rate_est.predict_positive_proba(X, group_by=group, y_pred=pred)
-        return _plan_rate(
-            X,
-            codes,
-            pred,
-            positive,
-            metric,
-            budgets,
-            width,
-            level,
-            n_simulations,
-            random_state,
-            progress,
-            source,
+        widths = _simulated_widths(
+            X, codes, pred, positive, metric, budgets, level, n_simulations, random_state, progress
         )
+        condition, joint = expected_rate_terms(
+            metric, np.column_stack([1 - positive, positive]), pred
+        )
+        rate = joint.sum() / max(condition.sum(), 1e-300)
+        share = condition.mean()
+        table = pd.DataFrame(
+            {
+                "n_labels": budgets,
+                "width": widths,
+                "labels_only_width": [_wilson_width(rate, max(n * share, 1.0), z) for n in budgets],
+            }
+        )
+        n_needed = None
+        if width is not None:
+            n_needed = max(_interpolate_budget(budgets, widths, width, N), n_have)
+        return LabelPlan(table, n_needed, None, source, metric)
     # The Bernoulli variance the fitted map gives every row of the pool: steadier
     # than the few labeled rows' squared residuals (two errors in 50 labels of
     # a 97 %-accurate model would predict half the width).
@@ -254,29 +259,17 @@ def plan_labels(
     return LabelPlan(table, n_needed, float(np.sqrt(var)), source, metric)
 
 
-def _plan_rate(
-    X,
-    codes,
-    pred,
-    positive,
-    metric,
-    budgets,
-    width,
-    level,
-    n_simulations,
-    random_state,
-    progress,
-    source,
+def _simulated_widths(
+    X, codes, pred, positive, metric, budgets, level, n_simulations, random_state, progress
 ):
-    """A binary rate's plan: the widths of simulated labelings (see :func:`plan_labels`).
+    """A binary rate's mean interval width at each budget, over simulated labelings.
 
     ``positive`` is each row's probability of the positive class in the
-    simulated pools.
+    simulated pools (see :func:`plan_labels`).
     """
     from tqdm.auto import tqdm
 
     N = codes.size
-    z = stats.norm.ppf(0.5 + level / 2.0)
     rng = np.random.default_rng(check_random_state(random_state).randint(2**32))
     labeled = codes >= 0
     unlabeled = np.flatnonzero(~labeled)
@@ -302,21 +295,7 @@ def _plan_rate(
                 lower, upper = est.overall_interval(level)
                 widths[s, j] = upper - lower
                 bar.update(1)
-    mean_width = widths.mean(axis=0)
-    condition, joint = expected_rate_terms(metric, np.column_stack([1 - positive, positive]), pred)
-    rate = joint.sum() / max(condition.sum(), 1e-300)
-    share = condition.mean()
-    table = pd.DataFrame(
-        {
-            "n_labels": budgets,
-            "width": mean_width,
-            "labels_only_width": [_wilson_width(rate, max(n * share, 1.0), z) for n in budgets],
-        }
-    )
-    n_needed = None
-    if width is not None:
-        n_needed = max(_interpolate_budget(budgets, mean_width, width, N), int(labeled.sum()))
-    return LabelPlan(table, n_needed, None, source, metric)
+    return widths.mean(axis=0)
 
 
 def _interpolate_budget(budgets, widths, width, N):
