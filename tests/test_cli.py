@@ -488,6 +488,11 @@ def test_plan_a_binary_rate_refuses(example, tmp_path, capsys):
     path, _, _, _ = _binary_pool(tmp_path)
     assert main(["plan", str(path), "--metric", "ppv", "--simulations", "1"]) == 2
     assert "--simulations must be at least 2; got 1" in capsys.readouterr().err
+    frame = pd.read_csv(path)
+    frame["label"] = [1, 0] * 20 + [None] * (len(frame) - 40)
+    frame.to_csv(path, index=False)
+    assert main(["plan", str(path), "--metric", "ppv", "--n-labels", "30", "100"]) == 2
+    assert "--n-labels of a rate must be at least the 40 labels in" in capsys.readouterr().err
 
 
 def test_label_confidence_bins(example, tmp_path, capsys):

@@ -26,7 +26,8 @@ def add_parser(sub):
         type=int,
         nargs="+",
         metavar="N",
-        help="budgets to show (default: 20, 50, ..., 5000)",
+        help="budgets to show, labels in the file included (default: 20, 50, ..., 5000; "
+        "a rate's from the labels in the file on)",
     )
     opts.add_argument("--level", type=float, default=0.95, help="credible level (0.95)")
     opts.add_argument(
@@ -66,6 +67,12 @@ def run(args):
             f"--metric {args.metric} is a binary rate (class 1 positive); {args.scores} has "
             f"{n_classes} classes. Plan the accuracy (the default) instead."
         )
+    n_have = int((y >= 0).sum())
+    if args.metric != "accuracy" and args.n_labels and min(args.n_labels) < n_have:
+        raise ValueError(
+            f"--n-labels of a rate must be at least the {n_have:,} labels in {args.scores} "
+            f"(a budget counts them); got {args.n_labels}."
+        )
     plan = plan_labels(
         X,
         y,
@@ -76,7 +83,6 @@ def run(args):
         n_simulations=args.simulations,
         random_state=args.seed,
     )
-    n_have = int((y >= 0).sum())
     basis = (
         "the scores, taken as calibrated (no label yet)"
         if plan.source == "scores"
