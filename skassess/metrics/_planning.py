@@ -187,13 +187,7 @@ def plan_labels(
             f"metric={metric!r} is a binary rate (class 1 positive); X has "
             f"{est.n_classes_} classes. Plan metric='accuracy' instead."
         )
-    if n_have < 3:
-        p = conf
-        source = "scores"
-    else:
-        # The probability of being right the fitted map gives every row of the pool.
-        p = est.predict_proba(X, y_pred=y_pred)[:, 1]
-        source = "labels"
+    source = "scores" if n_have < 3 else "labels"
     budgets = np.array(DEFAULT_BUDGETS if n_labels is None else n_labels, dtype=np.int64)
     if n_labels is None and metric == "accuracy":
         budgets = budgets[budgets < N]
@@ -213,7 +207,7 @@ def plan_labels(
                 f"n_labels for a rate must be at least the {n_have} labels already given; "
                 f"got {budgets.tolist()!r}."
             )
-        positive = np.where(pred == 1, p, 1.0 - p)
+        positive = np.where(pred == 1, conf, 1.0 - conf)
         if source == "labels":
             # The rate's own model: a map of the class per predicted class.
             group = np.zeros(N, dtype=np.intp)
@@ -242,6 +236,7 @@ def plan_labels(
     # The Bernoulli variance the fitted map gives every row of the pool: steadier
     # than the few labeled rows' squared residuals (two errors in 50 labels of
     # a 97 %-accurate model would predict half the width).
+    p = conf if source == "scores" else est.predict_proba(X, y_pred=y_pred)[:, 1]
     var = float(np.mean(p * (1.0 - p)))
     rate = float(np.mean(conf)) if source == "scores" else est.overall_mean()
     fpc = np.maximum(1.0 - budgets / N, 0.0)
