@@ -439,8 +439,12 @@ class _BetaAssessor(DesignCounts, LazyCalibratedFit, _BaseAssessor):
     def _row_outcome_proba(self, pred, conf, group):
         if not (self._calibrated() and self._metric() == "accuracy"):
             return None
-        p = self._hierarchy.cell_proba()[group, self._score_cells(pred, conf)[1]]
+        p = self._map_proba(pred, conf, group)
         return np.column_stack([1.0 - p, p])
+
+    def _map_proba(self, pred, conf, group):
+        """The calibrated model's posterior mean map at each row's score, in its group."""
+        return self._hierarchy.cell_proba()[group, self._score_cells(pred, conf)[1]]
 
     def predict_positive_proba(self, X, *, group_by=None, y_pred=None):
         """Posterior mean probability that each row's class is the positive one (class 1).
@@ -496,7 +500,7 @@ class _BetaAssessor(DesignCounts, LazyCalibratedFit, _BaseAssessor):
                 f"got prior={self.prior!r}."
             )
         group = np.asarray(self.grouping_.transform(pred, conf, group_by), dtype=np.intp)
-        p = self._hierarchy.cell_proba()[group, self._score_cells(pred, conf)[1]]
+        p = self._map_proba(pred, conf, group)
         return np.where(pred == 1, p, 1.0 - p) if self._metric() == "accuracy" else p
 
     # ---------------------------------------------------------------- outputs
