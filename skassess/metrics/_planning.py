@@ -267,6 +267,7 @@ def _simulated_widths(
     N = codes.size
     rng = np.random.default_rng(check_random_state(random_state).randint(2**32))
     labeled = codes >= 0
+    n_have = int(labeled.sum())
     unlabeled = np.flatnonzero(~labeled)
     group = np.zeros(N, dtype=np.intp)
     widths = np.zeros((n_simulations, budgets.size))
@@ -282,8 +283,8 @@ def _simulated_widths(
             drawn[labeled] = codes[labeled]
             order = rng.permutation(unlabeled)
             for j, n in enumerate(budgets):
-                y = np.where(labeled, codes, -1)
-                take = order[: n - labeled.sum()]
+                y = codes.copy()  # -1 where unlabeled
+                take = order[: n - n_have]
                 y[take] = drawn[take]
                 est = BayesianAccuracy(metric=metric, grouping="external", random_state=s)
                 est.fit(X, y, group_by=group, y_pred=pred)
