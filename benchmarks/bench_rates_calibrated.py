@@ -166,7 +166,7 @@ def one_run(metric, p1, y, groups, rows, seed):
     return out
 
 
-def run(pools, metrics, budgets, runs, seed, out_path):
+def run(pools, metrics, budgets, runs, seed, out_path, first_run=0):
     for name in pools:
         p1, y, groups = pool(name, seed)
         pred = (p1 > 0.5).astype(int)
@@ -175,7 +175,7 @@ def run(pools, metrics, budgets, runs, seed, out_path):
             truth = rate(metric, pred, y)
             gt = [rate(metric, pred[groups == g], y[groups == g]) for g in names]
             for n in budgets:
-                for r in range(runs):
+                for r in range(first_run, runs):
                     rng = np.random.default_rng([seed, n, r])
                     rows = rng.choice(len(y), size=n, replace=False)
                     rec = {
@@ -190,7 +190,7 @@ def run(pools, metrics, budgets, runs, seed, out_path):
                     }
                     with open(out_path, "a") as f:
                         f.write(json.dumps(rec) + "\n")
-                print(f"{name} {metric} n={n}: {runs} runs", flush=True)
+                print(f"{name} {metric} n={n}: {runs - first_run} runs", flush=True)
 
 
 def table(records):
@@ -293,6 +293,12 @@ def main():
     parser.add_argument("--budgets", type=int, nargs="+", default=[20, 50, 100, 200, 500])
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--first-run",
+        type=int,
+        default=0,
+        help="skip the runs before this one (fresh label draws for a cell already measured)",
+    )
     parser.add_argument("--out", default="rates_calibrated.jsonl")
     parser.add_argument("--table", metavar="JSONL", nargs="+", help="print the table of these runs")
     parser.add_argument(
@@ -308,7 +314,7 @@ def main():
         frame = table(records)
         print(markdown(frame) if args.markdown else frame.round(3).to_string(index=False))
         return
-    run(args.pools, args.metrics, args.budgets, args.runs, args.seed, args.out)
+    run(args.pools, args.metrics, args.budgets, args.runs, args.seed, args.out, args.first_run)
 
 
 if __name__ == "__main__":
