@@ -26,7 +26,8 @@ Pools. No pool was looked at while the model was built (its priors were
 chosen for accuracy on Fashion-MNIST). The fairness files of
 ``../shared/data/fairness`` (groups: the file's sensitive attribute, the
 privileged group and the rest), with the MLP's and Gaussian naive Bayes'
-scores, and synthetic binary pools made to break the model (four groups of
+scores (``POOL@tune`` and ``POOL@check``: the halves of ``bench_headline.py``'s
+fixed split), and synthetic binary pools made to break the model (four groups of
 unequal size, 8,000 rows):
 
 * ``over``: scores over-confident (the true log-odds 0.5 x the score's);
@@ -83,6 +84,12 @@ def synthetic(kind, seed, n=8000):
 
 
 def pool(name, seed):
+    if "@" in name:
+        # A real file's tuning or checking half: the headline's fixed split.
+        from bench_headline import split_half
+
+        base, part = name.split("@")
+        return split_half(pool(base, seed), part)
     if name in SYNTHETIC:
         return synthetic(name, seed)
     base, model = name.split("-")
@@ -277,11 +284,35 @@ def markdown(frame):
                 continue
             c, h = cal.loc[(pool, metric, n)], hier.loc[(pool, metric, n)]
             cells.append(
-                f"{c.group_cov:.2f} {c.delta_cov:.2f} {c.group_width / h.group_width:.2f}×"
+                f"{c.group_cov:.2f} / {c.group_cov_min:.2f} {c.delta_cov:.2f}"
+                f" {c.group_width / h.group_width:.2f}×"
                 f" {c['/label_rate']:.2f}"
             )
         out.append(f"| {pool} | {metric} | " + " | ".join(cells) + " |")
     return "\n".join(out)
+
+
+def summary(frame):
+    """The numbers the benchmarks page quotes, over every cell of the calibrated prior."""
+    cal = frame[frame.method == "calibrated"]
+    short = cal[cal.coverage < 0.9]
+    wide = cal[cal["/wilson"] > 1.0]
+    late = cal[cal.n >= 100]
+    lines = [
+        f"cells: {len(cal)}; coverage mean {cal.coverage.mean():.3f}, "
+        f"lowest {cal.coverage.min():.3f}",
+        f"below 0.90 in {len(short)}: "
+        + ", ".join(f"{r.pool} {r.metric} n={r.n} {r.coverage:.3f}" for r in short.itertuples()),
+        f"wider than Wilson in {len(wide)} (up to {cal['/wilson'].max():.2f} x)",
+        f"n >= 100: width / PPI++ median {late['/ppi++'].median():.2f} "
+        f"({late['/ppi++'].min():.2f}-{late['/ppi++'].max():.2f})",
+        f"groups: mean coverage {cal.group_cov.min():.2f}-{cal.group_cov.max():.2f}, "
+        f"lowest group {cal.group_cov_min.min():.2f}; difference {cal.delta_cov.min():.2f}-"
+        f"{cal.delta_cov.max():.2f} (mean {cal.delta_cov.mean():.3f})",
+        f"RMSE / label rate {cal['/label_rate'].min():.2f}-{cal['/label_rate'].max():.2f} "
+        f"(mean {cal['/label_rate'].mean():.2f}; above 1 in {(cal['/label_rate'] > 1).sum()})",
+    ]
+    return "\n".join(lines)
 
 
 def main():
@@ -313,6 +344,7 @@ def main():
         pd.set_option("display.width", 250)
         frame = table(records)
         print(markdown(frame) if args.markdown else frame.round(3).to_string(index=False))
+        print(summary(frame))
         return
     run(args.pools, args.metrics, args.budgets, args.runs, args.seed, args.out, args.first_run)
 
