@@ -39,6 +39,8 @@ Needs the peers' extra (``pip install "skassess[peers]"``)::
 
     OMP_NUM_THREADS=1 python benchmarks/bench_rates_calibrated.py --runs 100 --out rates.jsonl
     python benchmarks/bench_rates_calibrated.py --table rates.jsonl [--markdown]
+
+``--runs 130 --first-run 30`` adds 100 new label draws to cells measured with 30.
 """
 
 import argparse
@@ -48,6 +50,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from bench_headline import split_half
 from scipy import stats
 from scipy.special import expit, logit
 
@@ -86,8 +89,6 @@ def synthetic(kind, seed, n=8000):
 def pool(name, seed):
     if "@" in name:
         # A real file's tuning or checking half: the headline's fixed split.
-        from bench_headline import split_half
-
         base, part = name.split("@")
         return split_half(pool(base, seed), part)
     if name in SYNTHETIC:
@@ -305,7 +306,9 @@ def summary(frame):
         + ", ".join(f"{r.pool} {r.metric} n={r.n} {r.coverage:.3f}" for r in short.itertuples()),
         f"wider than Wilson in {len(wide)} (up to {cal['/wilson'].max():.2f} x)",
         f"n >= 100: width / PPI++ median {late['/ppi++'].median():.2f} "
-        f"({late['/ppi++'].min():.2f}-{late['/ppi++'].max():.2f})",
+        f"({late['/ppi++'].min():.2f}-{late['/ppi++'].max():.2f})"
+        if len(late)
+        else "n >= 100: no cell",
         f"groups: mean coverage {cal.group_cov.min():.2f}-{cal.group_cov.max():.2f}, "
         f"lowest group {cal.group_cov_min.min():.2f}; difference {cal.delta_cov.min():.2f}-"
         f"{cal.delta_cov.max():.2f} (mean {cal.delta_cov.mean():.3f})",
