@@ -30,10 +30,11 @@ class CalibratedBinaryRates(_DrawSummaries):
     with the labeled rows' classes as observed and the others' drawn, so a
     fully labeled group's rate is its observed one.
 
-    Each map's level has the two-part prior of ``open_level=True``: a
+    Each map has the two-part prior of ``open_level=True``, half on the
+    scores and half on the labels alone (even odds and a flat map): a
     predicted class may hold few labels and saturated scores (naive Bayes),
-    and a prior centred on the scores' level alone then decides its rate (on
-    naive Bayes scores of the bank file, 40-67 % coverage at 20-50 labels).
+    and a prior centred on the scores alone then decides its rate (on naive
+    Bayes scores of the bank file, 40-67 % coverage at 20-50 labels).
 
     A draw in which a group's condition holds on no row (e.g. PPV in a group
     with no row predicted positive) takes the pool's rate of the same draw;
