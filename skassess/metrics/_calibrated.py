@@ -305,8 +305,6 @@ class CalibratedRates(_DrawSummaries):
     ):
         rows = np.asarray(rows, dtype=np.float64)
         self.center = float(center)
-        # Priors of the pool's level (mean relative to the center, sd, log prior
-        # weight): the scores' level, and with open_level also even odds.
         with np.errstate(invalid="ignore", divide="ignore"):
             mids = -LOGIT_CLIP + BIN_WIDTH * (np.arange(N_BINS) + 0.5)
             self.ell = np.where(rows > 0, logit_sum / np.where(rows > 0, rows, 1.0), mids)
@@ -507,7 +505,7 @@ class CalibratedRates(_DrawSummaries):
 
     # ------------------------------------------------------------------ fit
     def _fit(self):
-        """The grid of ``(a, b, tau)`` of every component of the level's prior, weighted."""
+        """The grid of ``(a, b, tau)`` of every component of the map's prior, weighted."""
         parts = []
         for level_mean, level_sd, log_weight, slope_mean, slope_sd in self._components:
             self._level_mean, self._level_sd = level_mean, level_sd
@@ -537,7 +535,7 @@ class CalibratedRates(_DrawSummaries):
         self._node_level_mean, self._node_level_sd = level_mean[keep], level_sd[keep]
 
     def _fit_component(self):
-        """Grid nodes of one prior of the level: ``(a, b, tau, log weight, u mean, u var)``."""
+        """Grid nodes of one prior of the map: ``(a, b, tau, log weight, u mean, u var)``."""
         edges = np.linspace(0.0, TAU_MAX, N_TAU + 1)
         taus = (edges[:-1] + edges[1:]) / 2.0
         # Half-normal prior mass of each cell (renormalised over the grid).

@@ -204,6 +204,33 @@ def test_a_predicted_class_with_saturated_scores_and_few_labels_follows_its_labe
     assert hits / 40 >= 0.85
 
 
+def test_one_label_agreeing_with_saturated_scores_leaves_the_rate_open():
+    """70 % of the predicted positives at a score of 1 - 1e-4 or more, the rest
+    at 0.5-0.99; 39 % of them positive. One label there, positive (as the
+    scores say): the PPV's interval must still reach the truth, as the labels
+    alone do (Beta(2, 1): 2.5 % quantile 0.16). With the prior's open half
+    opening the level only (the scores' slope kept), the saturated rows kept
+    the scores' probability and the interval read [0.45, 1.00] (measured).
+    """
+    rng = np.random.default_rng(10)
+    n = 6000
+    pred = rng.random(n) < 0.15
+    sat = rng.random(n) < 0.7
+    p1 = np.where(
+        pred,
+        np.where(sat, 1 - 10 ** rng.uniform(-6, -4, n), rng.uniform(0.5, 0.99, n)),
+        10 ** rng.uniform(-6, -3, n),
+    )
+    y = np.where(pred, rng.random(n) < 0.4, rng.random(n) < 0.06).astype(int)
+    X, g = np.column_stack([1 - p1, p1]), rng.integers(0, 2, n)
+    rows = np.r_[np.flatnonzero(pred & sat & (y == 1))[:1], np.flatnonzero(~pred)[:19]]
+    est = BayesianAccuracy(metric="ppv", grouping="external", random_state=0).fit(
+        X, masked(y, rows), group_by=g
+    )
+    lo, hi = est.overall_interval()
+    assert lo < y[pred].mean() < hi
+
+
 @settings(max_examples=20, deadline=None)
 @given(st.sampled_from(RATES), st.integers(0, 10_000), st.integers(0, 60))
 def test_draws_are_rates_and_summaries_are_ordered(metric, seed, n_labels):
