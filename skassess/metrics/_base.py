@@ -189,7 +189,9 @@ class _BaseAssessor(BaseEstimator):
             with probability ``q_i`` among ``m`` candidates). The calibrated
             prior weighs each label's term of its calibration map's
             likelihood by it, which keeps its estimate valid under the
-            design (see the user guide, *Active designs*); None: every row 1
+            design (see the user guide, *Active designs*); the confusion
+            matrix and the cost weigh each labeled error's share of its
+            predicted class's errors by it too. None: every row 1
             (random labeling, or a design that is uniform within each
             group). Other priors raise a ValueError when it is given.
 

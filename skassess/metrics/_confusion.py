@@ -175,6 +175,8 @@ class BayesianConfusionMatrix(DesignCounts, LazyCalibratedFit, _BaseAssessor):
         self.counts_ = np.zeros((K, K))
         for name in self._score_arrays:
             setattr(self, name, np.zeros((K, N_BINS if self._calibrated() else 0)))
+        self._design_confusion = np.zeros((K, K))
+        self._design_confusion_square = np.zeros((K, K))
 
     def _calibrated(self):
         return isinstance(self.prior, str) and self.prior == "calibrated"
@@ -205,6 +207,51 @@ class BayesianConfusionMatrix(DesignCounts, LazyCalibratedFit, _BaseAssessor):
             np.add.at(self.score_labeled_, cell, weight)
             np.add.at(self.score_success_, cell, weight * (y == pred))
             self._add_design_counts(cell, weight, y == pred, design_weight)
+            self._add_design_confusion(pred * K + y, weight, design_weight)
+
+    def _add_design_confusion(self, cell, weight, design_weight):
+        """The confusion counts' design-weighted sums, ``sum w d`` and ``sum w d^2``.
+
+        An estimator fitted before they existed starts them from its counts, at ``d = 1``.
+        """
+        K = self.n_classes_
+        if getattr(self, "_design_confusion", None) is None:
+            self._design_confusion = self.counts_.copy()
+            self._design_confusion_square = self.counts_.copy()
+            # this call's rows are in counts_ already: take them out, then add them weighted
+            back = np.bincount(cell, weights=weight, minlength=K * K).reshape(K, K)
+            self._design_confusion -= back
+            self._design_confusion_square -= back
+        d = np.ones(len(weight)) if design_weight is None else design_weight
+        for total, w in (
+            (self._design_confusion, weight * d),
+            (self._design_confusion_square, weight * d * d),
+        ):
+            total += np.bincount(cell, weights=w, minlength=K * K).reshape(K, K)
+
+    def _design_error_split(self):
+        """Each predicted class's errors split among the true classes under a design.
+
+        Under an unequal design the labeled errors are not a random sample of the
+        errors: a class whose errors sit where the design draws often would take
+        more than its share. Each error counts its design weight ``d``, the
+        weights scaled to Kish's effective number of the class's labeled errors,
+        ``(sum d)^2 / sum d^2`` (as :func:`~skassess.metrics._design.design_counts`
+        scales the accuracy's). Returns the (n_classes, n_classes) off-diagonal
+        counts, or None when every labeled row has ``d = 1``.
+        """
+        total = getattr(self, "_design_confusion", None)
+        if total is None or (
+            np.array_equal(total, self.counts_)
+            and np.array_equal(self._design_confusion_square, self.counts_)
+        ):
+            return None
+        off = ~np.eye(self.n_classes_, dtype=bool)
+        errors = np.where(off, total, 0.0)
+        weight = errors.sum(axis=1, keepdims=True)
+        square = np.where(off, self._design_confusion_square, 0.0).sum(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(square > 0, errors * weight / square, 0.0)
 
     def _prior(self):
         K = self.n_classes_
@@ -291,10 +338,14 @@ class BayesianConfusionMatrix(DesignCounts, LazyCalibratedFit, _BaseAssessor):
         K = self.n_classes_
         acc = self._hierarchy.posterior()
         off = ~np.eye(K, dtype=bool)
+        counts, failures = self.counts_, acc.prior_beta
+        split = self._design_error_split() if self._calibrated() else None
+        if split is not None:
+            # the errors' split design-weighted; the failures (the accuracy's) kept
+            counts = np.where(off, split, self.counts_)
+            failures = failures + np.where(off, self.counts_ - split, 0.0).sum(axis=1)
         self.posterior_ = NestedDirichletPosterior(
-            np.where(off, self.prior_.prior_alpha, np.diag(acc.prior_alpha)),
-            acc.prior_beta,
-            self.counts_,
+            np.where(off, self.prior_.prior_alpha, np.diag(acc.prior_alpha)), failures, counts
         )
 
     def _accuracy_samples(self, n_draws, rng):
