@@ -20,7 +20,11 @@ scores; ``hinge``, a synthetic pool whose map no shift or slope follows
 (over-confident above 1/2, under-confident below); and any pool of
 ``bench_headline.py`` by its name there (e.g. the tuning half
 ``bank-nb@tune``, groups by its sensitive attribute). ``--metrics cost`` on a
-many-class pool (``fashion-mnist``, ``svhn``): ``BayesianMisclassificationCost``'s
+many-class pool (``fashion-mnist``, ``svhn``, or ``split``: ten synthetic classes
+whose errors' class goes with the top-1 score, an error costing 1 where the true
+class is the next one and 10 elsewhere; ``ordinal``: twelve ordered classes, scores
+silent on the errors, most errors a neighbouring class, costs ``|j - k|``):
+``BayesianMisclassificationCost``'s
 interval of the pool's mean cost (off-diagonal costs uniform on [0, 10], drawn
 once), the design on the top-1 score. Prints coverage, mean
 width, width / ``random``'s and RMSE / ``random``'s; each cell is appended to
@@ -61,6 +65,10 @@ def load(pool):
             int
         )
         return np.column_stack([1 - p, p]), y, rng.integers(0, 3, 6000)
+    if pool == "split":
+        return split_pool()
+    if pool == "ordinal":
+        return ordinal_pool()
     if ":" not in pool:  # a pool of bench_headline, e.g. a tuning half "bank-nb@tune"
         return headline_pools([pool], 0)[pool]
     name, model = pool.split(":")
@@ -69,6 +77,39 @@ def load(pool):
     p = frame[f"score_{model}"].to_numpy()
     groups = np.where(frame[attribute] == privileged, "privileged", "rest")
     return np.column_stack([1 - p, p]), frame[label].to_numpy().astype(int), groups
+
+
+def split_pool(n=8000, n_classes=10):
+    """Ten classes whose errors' class goes with the top-1 score: an error below a
+    score of 0.65 is of the next class, above it of any other but that one. A
+    design on the top-1 score over-draws the first kind."""
+    rng = np.random.default_rng(41)
+    conf = rng.uniform(0.3, 0.99, n)
+    pred = rng.integers(0, n_classes, n)
+    wrong = rng.random(n) > conf
+    far = (pred + rng.integers(2, n_classes, n)) % n_classes
+    y = np.where(wrong, np.where(conf < 0.65, (pred + 1) % n_classes, far), pred)
+    X = np.tile(((1 - conf) / (n_classes - 1))[:, None], (1, n_classes))
+    X[np.arange(n), pred] = conf
+    return X, y, np.zeros(n, dtype=int)
+
+
+def ordinal_pool(n=6000, n_classes=12):
+    """Twelve ordered classes scored by the top-1 confidence only (the rest even),
+    calibrated; an error is a neighbouring class (either side) with probability
+    0.8 and any other with 0.2. Costs ``|j - k|``."""
+    rng = np.random.default_rng(43)
+    conf = rng.beta(4.0, 1.5, n).clip(1.5 / n_classes, 0.999)
+    pred = rng.integers(0, n_classes, n)
+    wrong = rng.random(n) > conf
+    step = np.where(rng.random(n) < 0.5, -1, 1)
+    near = np.clip(pred + step, 0, n_classes - 1)
+    near = np.where(near == pred, pred - step, near)
+    other = (pred + rng.integers(1, n_classes, n)) % n_classes
+    y = np.where(wrong, np.where(rng.random(n) < 0.8, near, other), pred)
+    X = np.tile(((1 - conf) / (n_classes - 1))[:, None], (1, n_classes))
+    X[np.arange(n), pred] = conf
+    return X, y, np.zeros(n, dtype=int)
 
 
 def design_draws(p, n, rng, mix=0.5):
@@ -100,6 +141,12 @@ def cell(pool, metric, budget, runs, seed):
     if metric == "cost":
         # The pool's mean misclassification cost; the design on the top-1 score.
         cost = cost_matrix(X.shape[1], seed)
+        K = X.shape[1]
+        if pool == "split":  # mistaking a class for the next one is cheap
+            cost = np.where(np.arange(K)[:, None] == (np.arange(K) + 1) % K, 1.0, 10.0)
+            np.fill_diagonal(cost, 0.0)
+        if pool == "ordinal":
+            cost = np.abs(np.subtract.outer(np.arange(K), np.arange(K))).astype(float)
         truth, score = cost[y, pred].mean(), X.max(axis=1)
     else:
         truth, score = true_rate(pred, y, np.ones(len(y), dtype=bool), metric), X[:, 1]

@@ -517,6 +517,32 @@ def test_label_confidence_bins(example, tmp_path, capsys):
     assert "started with confidence_bins=5; --confidence-bins gives 4" in capsys.readouterr().err
 
 
+def test_label_a_binary_rate_over_confidence_bins(tmp_path, capsys):
+    """--confidence-bins with --metric ppv: the groups are bins and the overall PPV is
+    the one a BayesianAccuracy(metric="ppv", grouping="score_bins") fitted on the
+    session's labels gives."""
+    from skassess import BayesianAccuracy
+
+    scores, oracle, frame, y = _binary_pool(tmp_path)
+    session = str(tmp_path / "rb.sqlite")
+    base = ["label", str(scores), "--session", session, "--oracle", str(oracle)]
+    base += ["--no-progress", "--seed", "4", "--metric", "ppv", "--confidence-bins", "5"]
+    assert main([*base, "--budget", "60"]) == 0
+    out = capsys.readouterr().out
+    assert "top-1 confidence" in out and "Posterior per group (PPV)" in out
+    assert len(re.findall(r"^\[(\d\.\d+), (\d\.\d+)[)\]]", out, flags=re.MULTILINE)) == 5
+    printed = float(re.search(r"overall PPV (\d\.\d+)", out).group(1))
+    events, info, _ = LabelingSession.read_events(session)
+    assert info["settings"]["metric"] == "ppv" and info["settings"]["confidence_bins"] == 5
+    labeled = np.full(len(y), -1)
+    labeled[events["row"].to_numpy()] = events["label"].to_numpy()
+    est = BayesianAccuracy(
+        metric="ppv", grouping="score_bins", binning="quantile", n_bins=5, random_state=4
+    )
+    est.fit(np.column_stack([1 - frame["score"], frame["score"]]), labeled)
+    assert printed == pytest.approx(est.overall_mean(), abs=0.005)  # Monte Carlo error
+
+
 def test_report_and_export_of_a_confidence_bins_session(tmp_path, capsys):
     """The groups of a --confidence-bins session are bins, not classes: the report's
     history keeps the bin numbers (with ten bins of a binary file, naming them by class

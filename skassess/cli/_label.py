@@ -116,8 +116,9 @@ def add_parser(sub):
         metavar="N",
         help="estimate task without --group: group the items by N equal-count bins "
         "of their top-1 confidence instead of by predicted class, so the labels go "
-        "where the model's answer is uncertain and the interval of the accuracy of "
-        "all items narrows faster (the table then shows the bins; e.g. 10)",
+        "where the model's answer is uncertain and the interval of the accuracy (or "
+        "of --metric's rate) of all items narrows faster (the table then shows the "
+        "bins; e.g. 10)",
     )
     s.add_argument("--rope", type=float, help="ROPE half-width of --compare (0.05)")
     s.add_argument("--seed", type=int, help="seed of the query sequence (default: drawn, stored)")
@@ -283,7 +284,7 @@ def _check_rate_settings(fixed, args):
 
 
 def _check_bin_settings(fixed):
-    """A new session's --confidence-bins: the estimate task on accuracy."""
+    """A new session's --confidence-bins: the estimate task (of accuracy or a rate)."""
     bins = fixed["confidence_bins"]
     if bins < 2:
         raise ValueError(f"--confidence-bins must be at least 2; got {bins}.")
@@ -292,14 +293,12 @@ def _check_bin_settings(fixed):
         for flag, given in (
             ("--metrics", fixed["metrics"] is not None),
             (f"--task {fixed['task']}", fixed["task"] not in (None, "estimate")),
-            (f"--metric {fixed['metric']}", fixed["metric"] not in (None, "accuracy")),
         )
         if given
     ]
     if other:
         raise ValueError(
-            f"--confidence-bins groups the items of the accuracy's estimate task; it "
-            f"takes no {other[0]}."
+            f"--confidence-bins groups the items of the estimate task; it takes no {other[0]}."
         )
 
 
@@ -335,7 +334,9 @@ def _assessor(fixed, sf, group):
             raise ValueError(
                 "--confidence-bins groups the items by confidence; it takes no --group."
             )
-        estimator = BayesianAccuracy(grouping="score_bins", binning="quantile", n_bins=bins)
+        estimator = BayesianAccuracy(
+            metric=metric, grouping="score_bins", binning="quantile", n_bins=bins
+        )
     elif group is not None:
         estimator = BayesianAccuracy(metric=metric, grouping="external")
     elif compare is not None:

@@ -20,6 +20,7 @@ from ._base import (
 from ._calibrated import N_BINS, CalibratedRates, score_bin, score_logit
 from ._conjugate import MIN_PSEUDO_COUNT, dirichlet_draws
 from ._design import DESIGN_ARRAYS, DesignCounts
+from ._error_split import ErrorSplit
 from ._hierarchical import HierarchicalBeta
 from ._nested_dirichlet import NestedDirichletPosterior
 
@@ -45,7 +46,9 @@ class BayesianConfusionMatrix(DesignCounts, LazyCalibratedFit, _BaseAssessor):
         ``"calibrated"``: each predicted class's accuracy from the calibrated
         model of :class:`BayesianAccuracy` (the scores through a calibration
         map whose trust is learned from the labels; the predicted classes are
-        its groups), errors Dirichlet as with ``"informative"``.
+        its groups), errors Dirichlet around the ``"informative"`` prior's
+        shares, with a concentration learned from the labeled errors (see
+        the user guide, *The errors' split under the calibrated prior*).
         ``"uniform"``: accuracy ``Beta(N0/2, N0/2)``, errors
         ``Dirichlet(N0/(K-1), ...)``. ``"informative"``: accuracy
         ``Beta(N0 s_k, N0 (1 - s_k))`` with ``s_k`` the mean of ``p(y = k |
@@ -143,6 +146,7 @@ class BayesianConfusionMatrix(DesignCounts, LazyCalibratedFit, _BaseAssessor):
         ],
     }
     _group_arrays = ("n_rows_", "expected_counts_", "counts_")
+    _LAZY = (*LazyCalibratedFit._LAZY, "_error_split")
     #: The calibrated model's arrays: per predicted class and bin of the top-1 log-odds.
     #: (the design-weighted sums are the likelihood's under an unequal design).
     _score_arrays = (
@@ -338,14 +342,30 @@ class BayesianConfusionMatrix(DesignCounts, LazyCalibratedFit, _BaseAssessor):
         K = self.n_classes_
         acc = self._hierarchy.posterior()
         off = ~np.eye(K, dtype=bool)
+        errors = self.prior_.prior_alpha
         counts, failures = self.counts_, acc.prior_beta
-        split = self._design_error_split() if self._calibrated() else None
-        if split is not None:
-            # the errors' split design-weighted; the failures (the accuracy's) kept
-            counts = np.where(off, split, self.counts_)
-            failures = failures + np.where(off, self.counts_ - split, 0.0).sum(axis=1)
+        self._error_split = None
+        if self._calibrated() and K > 2:
+            # The errors' split: the concentration of its prior learned from the
+            # labeled errors (design-weighted under a design), the posterior's
+            # pseudo-counts taken whole; the failures (the accuracy's) kept.
+            split = self._design_error_split()
+            split = np.where(off, self.counts_ if split is None else split, 0.0)
+            shares, cost = self._informative_errors(), self._split_cost()
+            self._error_split = ErrorSplit(split, shares, cost)
+            errors = self._error_split.alpha()
+            # the prior's split is the same mixture before any label
+            key = (shares.tobytes(), None if cost is None else cost.tobytes())
+            if getattr(self, "_prior_split", (None, None))[0] != key:
+                self._prior_split = (key, ErrorSplit(np.zeros((K, K)), shares, cost).alpha())
+            self.prior_ = NestedDirichletPosterior(
+                np.where(off, self._prior_split[1], self.prior_.prior_alpha),
+                self.prior_.prior_failures,
+            )
+            counts = np.where(off, 0.0, self.counts_)
+            failures = failures + np.where(off, self.counts_, 0.0).sum(axis=1)
         self.posterior_ = NestedDirichletPosterior(
-            np.where(off, self.prior_.prior_alpha, np.diag(acc.prior_alpha)), failures, counts
+            np.where(off, errors, np.diag(acc.prior_alpha)), failures, counts
         )
 
     def _accuracy_samples(self, n_draws, rng):
@@ -360,8 +380,21 @@ class BayesianConfusionMatrix(DesignCounts, LazyCalibratedFit, _BaseAssessor):
             return self.posterior_.rvs(n_draws, rng)
         K = self.n_classes_
         hit = self._accuracy_samples(n_draws, rng)
-        errors = dirichlet_draws(np.broadcast_to(self.posterior_.error_alpha, (n_draws, K, K)), rng)
+        errors = dirichlet_draws(self._error_alpha_draws(n_draws, rng), rng)
         return errors * (1.0 - hit)[..., None] + hit[..., None] * np.eye(K)
+
+    def _split_cost(self):
+        """The cost whose direction the error split's prior may tilt along (None)."""
+        return None
+
+    def _error_alpha_draws(self, n_draws, rng):
+        """The error split's Dirichlet pseudo-counts for each of ``n_draws`` draws."""
+        # (an estimator pickled before the learned split has none: its posterior's)
+        split = getattr(self, "_error_split", None) if self._calibrated() else None
+        if split is None:
+            K = self.n_classes_
+            return np.broadcast_to(self.posterior_.error_alpha, (n_draws, K, K))
+        return split.alpha_draws(n_draws, rng)
 
     # ------------------------------------------------------------ contract hooks
     def _observed_outcomes(self, pred, y):

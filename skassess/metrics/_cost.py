@@ -2,6 +2,7 @@
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils import LEVEL, N_DRAWS, validate_args, validated
@@ -34,7 +35,10 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         As in :class:`BayesianConfusionMatrix`. With ``"calibrated"`` the cost
         is that of the pool's rows: a labeled row costs what its label says,
         and of the unlabeled rows the calibrated model draws how many are
-        right, the Dirichlet of the errors what the wrong ones cost.
+        right, the Dirichlet of the errors what the wrong ones cost; that
+        Dirichlet's concentration and its tilt toward the cheap or the costly
+        classes are learned from the labeled errors (see the user guide,
+        *The errors' split under the calibrated prior*).
     prior_strength : float, default=2.0
         ``N0``, the prior's weight in pseudo-labels.
     {{classes}}
@@ -118,6 +122,9 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         super()._init_stats(n_groups)
         self.cost_matrix_ = _checked_cost(self.cost_matrix, self.n_classes_)
 
+    def _split_cost(self):
+        return self.cost_matrix_
+
     def _group_metric_mean(self):
         return self._cost(self.posterior_.mean())
 
@@ -125,30 +132,39 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         """theta[..., k, j] -> expected cost per predicted class [..., k]."""
         return np.einsum("...kj,jk->...k", theta, self.cost_matrix_)
 
-    def _cost_levels(self):
+    def _cost_levels(self, alpha=None):
         """The posterior of each predicted class's error cost, aggregated by cost value.
 
         The cost of predicting ``k`` is ``C[k, k] theta_kk + (1 - theta_kk)
         sum_v v * P(C[y, k] = v | pred = k, error)`` over the distinct values
         ``v`` of column ``k`` of the cost matrix off the diagonal; by the
         aggregation property of the Dirichlet, the shares of the values among
-        the errors are Dirichlet with the summed pseudo-counts. Returns
-        ``(values, alpha)`` of shape ``(K, V)`` (``V`` the most distinct
-        values), padded with zero pseudo-counts. For the 0-1 cost ``V = 1``: a
-        draw needs ``O(K)`` numbers instead of ``O(K^2)``.
+        the errors are Dirichlet with the summed pseudo-counts. ``alpha``
+        (shape ``(..., K, K)``) are the errors' pseudo-counts, None the
+        posterior's. Returns ``(values, alpha)`` of shapes ``(K, V)`` and
+        ``(..., K, V)`` (``V`` the most distinct values), padded with zero
+        pseudo-counts. For the 0-1 cost ``V = 1``: a draw needs ``O(K)``
+        numbers instead of ``O(K^2)``.
         """
         K = self.n_classes_
         off = ~np.eye(K, dtype=bool)
-        alpha = np.where(off, self.posterior_.alpha, 0.0)
+        alpha = np.where(off, self.posterior_.alpha if alpha is None else alpha, 0.0)
         columns = [
             np.unique(self.cost_matrix_[off[:, k], k], return_inverse=True) for k in range(K)
         ]
         V = max(len(u) for u, _ in columns)
-        values, agg = np.zeros((K, V)), np.zeros((K, V))
+        values, level = np.zeros((K, V)), np.zeros((K, K), dtype=np.int64)
         for k, (u, inverse) in enumerate(columns):
             values[k, : len(u)] = u
-            agg[k, : len(u)] = np.bincount(inverse, weights=alpha[k][off[:, k]], minlength=len(u))
-        return values, agg
+            level[k, off[:, k]] = k * V + inverse
+        # (k, j) -> (k, level): a sparse sum, O(K^2) a draw whatever the levels
+        member = sparse.csr_matrix(
+            (off.ravel().astype(np.float64), (np.arange(K * K), level.ravel())),
+            shape=(K * K, K * V),
+        )
+        lead = alpha.shape[:-2]
+        flat = alpha.reshape(-1, K * K)
+        return values, np.asarray(member.T @ flat.T).T.reshape(lead + (K, V))
 
     def _draw_width(self):
         return self.n_classes_ * (self._cost_levels()[0].shape[1] + 1)
@@ -191,7 +207,8 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
             hit = self._accuracy_samples(m, rng)
             right = np.clip(hit * n_rows - right_labeled, 0.0, unlabeled)
             wrong = unlabeled - right
-            shares = dirichlet_draws(np.broadcast_to(alpha, (m,) + alpha.shape), rng)
+            # the errors' split, its concentration and tilt drawn with it
+            shares = dirichlet_draws(self._cost_levels(self._error_alpha_draws(m, rng))[1], rng)
             mean = (shares * values).sum(axis=-1)
             var = np.maximum((shares * values**2).sum(axis=-1) - mean**2, 0.0)
             errors = np.maximum(
