@@ -23,8 +23,9 @@ scores; ``hinge``, a synthetic pool whose map no shift or slope follows
 many-class pool (``fashion-mnist``, ``svhn``, or ``split``: ten synthetic classes
 whose errors' class goes with the top-1 score, an error costing 1 where the true
 class is the next one and 10 elsewhere; ``ordinal``: twelve ordered classes, scores
-silent on the errors, most errors a neighbouring class, costs ``|j - k|``):
-``BayesianMisclassificationCost``'s
+silent on the errors, most errors a neighbouring class, costs ``|j - k|``; a pool's
+name ending ``-top1``, e.g. ``svhn-top1``: its top-1 confidence only, the other classes'
+scores even): ``BayesianMisclassificationCost``'s
 interval of the pool's mean cost (off-diagonal costs uniform on [0, 10], drawn
 once), the design on the top-1 score. Prints coverage, mean
 width, width / ``random``'s and RMSE / ``random``'s; each cell is appended to
@@ -69,6 +70,12 @@ def load(pool):
         return split_pool()
     if pool == "ordinal":
         return ordinal_pool()
+    if pool.endswith("-top1"):  # served as the top-1 confidence only, the rest even
+        X, y, groups = load(pool[: -len("-top1")])
+        conf, pred = X.max(axis=1), X.argmax(axis=1)
+        X = np.tile(((1 - conf) / (X.shape[1] - 1))[:, None], (1, X.shape[1]))
+        X[np.arange(len(y)), pred] = conf
+        return X, y, groups
     if ":" not in pool:  # a pool of bench_headline, e.g. a tuning half "bank-nb@tune"
         return headline_pools([pool], 0)[pool]
     name, model = pool.split(":")
