@@ -346,9 +346,9 @@ class BayesianConfusionMatrix(DesignCounts, LazyCalibratedFit, _BaseAssessor):
         counts, failures = self.counts_, acc.prior_beta
         self._error_split = None
         if self._calibrated() and K > 2:
-            # The errors' split: the concentration of its prior learned from the
-            # labeled errors (design-weighted under a design), the posterior's
-            # pseudo-counts taken whole; the failures (the accuracy's) kept.
+            # The errors' split: its concentration (and the cost's tilt) learned
+            # from the labeled errors (design-weighted under a design), the
+            # posterior's pseudo-counts taken whole; the failures (the accuracy's) kept.
             split = self._design_error_split()
             split = np.where(off, self.counts_ if split is None else split, 0.0)
             shares, cost = self._informative_errors(), self._split_cost()
