@@ -53,6 +53,8 @@ PRIOR_NO_TILT = 0.5
 _TILT_SPAN, _TILT_STEP, _TILT_POINTS = 4.0, 0.4, 161
 #: Grid points whose weight is below this share of the largest are dropped.
 _KEEP = 1e-9
+#: Numbers held at once while the moments are summed over the grid.
+_CHUNK = 2**20
 
 
 class ErrorSplit:
@@ -121,14 +123,37 @@ class ErrorSplit:
         self.weights = w.ravel()[keep] / w.ravel()[keep].sum()
         self.concentration = np.exp(log_c[ci])
         self.tilt = tilt[ti]
-        # the posterior pseudo-counts at each grid point kept, (G, K, K)
-        self._alpha = np.where(off, self.concentration[:, None, None] * tilted[ti] + errors, 0.0)
-        self._off = off
+        self._tilted, self._tilt_index, self._errors, self._off = tilted, ti, errors, off
+
+    def _alpha_at(self, points):
+        """The posterior pseudo-counts at grid points ``points``, (len, K, K)."""
+        c = self.concentration[points, None, None]
+        return np.where(self._off, c * self._tilted[self._tilt_index[points]] + self._errors, 0.0)
+
+    def _moments(self):
+        """The mixture's mean shares and the sum of each row's variances.
+
+        Accumulated over the grid points in chunks: all at once they hold
+        ``G K^2`` numbers (220 MB for a prior over 100 classes).
+        """
+        K = self._off.shape[0]
+        mean, second = np.zeros((K, K)), np.zeros((K, K))
+        biggest = np.zeros(K)
+        step = max(1, _CHUNK // (K * K))
+        for start in range(0, len(self.weights), step):
+            points = np.arange(start, min(start + step, len(self.weights)))
+            a = self._alpha_at(points)
+            total = a.sum(axis=2, keepdims=True)
+            w = self.weights[points]
+            mean += np.einsum("g,gkj->kj", w, a / total)
+            second += np.einsum("g,gkj->kj", w, a * (a + 1.0) / (total * (total + 1.0)))
+            biggest = np.maximum(biggest, total.max(axis=0)[:, 0])
+        var = np.maximum(second - mean**2, 0.0).sum(axis=1)
+        return mean, var, biggest
 
     def mean(self):
         """Each predicted class's posterior mean shares of its errors, (K, K)."""
-        a = self._alpha
-        return np.einsum("g,gkj->kj", self.weights, a / a.sum(axis=2, keepdims=True))
+        return self._moments()[0]
 
     def alpha(self):
         """The Dirichlet of the mixture's mean and total variance, per predicted class.
@@ -136,17 +161,13 @@ class ErrorSplit:
         Its draws are independent across the predicted classes; the estimators
         draw through :meth:`alpha_draws`, which keeps their dependence.
         """
-        a = self._alpha
-        total = a.sum(axis=2, keepdims=True)
-        mean = self.mean()
-        second = np.einsum("g,gkj->kj", self.weights, a * (a + 1.0) / (total * (total + 1.0)))
-        var = np.maximum(second - mean**2, 0.0).sum(axis=1)
+        mean, var, biggest = self._moments()
         spread = (mean * (1.0 - mean)).sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            size = np.where(var > 0, spread / var - 1.0, total.max(axis=0)[:, 0])
+            size = np.where(var > 0, spread / var - 1.0, biggest)
         size = np.maximum(size, MIN_PSEUDO_COUNT)
         return np.where(self._off, np.maximum(mean * size[:, None], MIN_PSEUDO_COUNT), 0.0)
 
     def alpha_draws(self, size, rng):
         """The pseudo-counts of ``size`` draws, each at a draw of ``(c, beta)``."""
-        return self._alpha[rng.choice(len(self.weights), size=size, p=self.weights)]
+        return self._alpha_at(rng.choice(len(self.weights), size=size, p=self.weights))
