@@ -132,23 +132,26 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         """theta[..., k, j] -> expected cost per predicted class [..., k]."""
         return np.einsum("...kj,jk->...k", theta, self.cost_matrix_)
 
-    def _cost_levels(self, alpha=None):
+    def _cost_levels(self):
         """The posterior of each predicted class's error cost, aggregated by cost value.
 
         The cost of predicting ``k`` is ``C[k, k] theta_kk + (1 - theta_kk)
         sum_v v * P(C[y, k] = v | pred = k, error)`` over the distinct values
         ``v`` of column ``k`` of the cost matrix off the diagonal; by the
         aggregation property of the Dirichlet, the shares of the values among
-        the errors are Dirichlet with the summed pseudo-counts. ``alpha``
-        (shape ``(..., K, K)``) are the errors' pseudo-counts, None the
-        posterior's. Returns ``(values, alpha)`` of shapes ``(K, V)`` and
-        ``(..., K, V)`` (``V`` the most distinct values), padded with zero
-        pseudo-counts. For the 0-1 cost ``V = 1``: a draw needs ``O(K)``
+        the errors are Dirichlet with the summed pseudo-counts. Returns
+        ``(values, alpha)`` of shape ``(K, V)`` (``V`` the most distinct
+        values), padded with zero pseudo-counts. For the 0-1 cost ``V = 1``: a draw needs ``O(K)``
         numbers instead of ``O(K^2)``.
         """
+        values, member = self._cost_level_map()
+        return values, self._aggregate_levels(member)
+
+    def _cost_level_map(self):
+        """The distinct error costs per predicted class, ``(K, V)``, and the sparse
+        map of the cells ``(k, j)`` onto them."""
         K = self.n_classes_
         off = ~np.eye(K, dtype=bool)
-        alpha = np.where(off, self.posterior_.alpha if alpha is None else alpha, 0.0)
         columns = [
             np.unique(self.cost_matrix_[off[:, k], k], return_inverse=True) for k in range(K)
         ]
@@ -157,14 +160,21 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         for k, (u, inverse) in enumerate(columns):
             values[k, : len(u)] = u
             level[k, off[:, k]] = k * V + inverse
-        # (k, j) -> (k, level): a sparse sum, O(K^2) a draw whatever the levels
         member = sparse.csr_matrix(
             (off.ravel().astype(np.float64), (np.arange(K * K), level.ravel())),
             shape=(K * K, K * V),
         )
+        return values, member
+
+    def _aggregate_levels(self, member, alpha=None):
+        """Errors' pseudo-counts ``(..., K, K)`` (None: the posterior's) summed by cost
+        value, ``(..., K, V)``: a sparse sum, ``O(K^2)`` a draw whatever the levels."""
+        K = self.n_classes_
+        alpha = self.posterior_.alpha if alpha is None else alpha
+        alpha = np.where(~np.eye(K, dtype=bool), alpha, 0.0)
         lead = alpha.shape[:-2]
         flat = alpha.reshape(-1, K * K)
-        return values, np.asarray(member.T @ flat.T).T.reshape(lead + (K, V))
+        return np.asarray(member.T @ flat.T).T.reshape(lead + (K, -1))
 
     def _draw_width(self):
         return self.n_classes_ * (self._cost_levels()[0].shape[1] + 1)
@@ -193,7 +203,8 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         and variance of an error's cost under a draw of the Dirichlet of
         ``_cost_levels``). So a fully labeled pool's cost is its observed one.
         """
-        values, alpha = self._cost_levels()
+        values, member = self._cost_level_map()
+        alpha = self._aggregate_levels(member)
         hit_cost = np.diagonal(self.cost_matrix_)
         n_rows = self.n_rows_
         labeled = self.counts_.sum(axis=1)
@@ -208,7 +219,8 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
             right = np.clip(hit * n_rows - right_labeled, 0.0, unlabeled)
             wrong = unlabeled - right
             # the errors' split, its concentration and tilt drawn with it
-            shares = dirichlet_draws(self._cost_levels(self._error_alpha_draws(m, rng))[1], rng)
+            levels = self._aggregate_levels(member, self._error_alpha_draws(m, rng))
+            shares = dirichlet_draws(levels, rng)
             mean = (shares * values).sum(axis=-1)
             var = np.maximum((shares * values**2).sum(axis=-1) - mean**2, 0.0)
             errors = np.maximum(
