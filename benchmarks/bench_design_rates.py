@@ -23,7 +23,8 @@ scores; ``hinge``, a synthetic pool whose map no shift or slope follows
 many-class pool (``fashion-mnist``, ``svhn``, or ``split``: ten synthetic classes
 whose errors' class goes with the top-1 score, an error costing 1 where the true
 class is the next one and 10 elsewhere; ``ordinal``: twelve ordered classes, scores
-silent on the errors, most errors a neighbouring class, costs ``|j - k|``; a pool's
+silent on the errors, most errors a neighbouring class, costs ``|j - k|``; ``grades``:
+seven ordered grades, errors one or two grades off or anywhere, costs ``(j - k)^2``; a pool's
 name ending ``-top1``, e.g. ``svhn-top1``: its top-1 confidence only, the other classes'
 scores even): ``BayesianMisclassificationCost``'s
 interval of the pool's mean cost (off-diagonal costs uniform on [0, 10], drawn
@@ -70,6 +71,8 @@ def load(pool):
         return split_pool()
     if pool == "ordinal":
         return ordinal_pool()
+    if pool == "grades":
+        return grades_pool()
     if pool.endswith("-top1"):  # served as the top-1 confidence only, the rest even
         X, y, groups = load(pool[: -len("-top1")])
         conf, pred = X.max(axis=1), X.argmax(axis=1)
@@ -119,6 +122,26 @@ def ordinal_pool(n=6000, n_classes=12):
     return X, y, np.zeros(n, dtype=int)
 
 
+def grades_pool(n=5000, n_classes=7):
+    """Seven ordered grades scored by the top-1 confidence only (the rest even),
+    calibrated; an error is one grade off with probability 0.6, two off with 0.25
+    (within the scale) and any other grade with 0.15. Costs ``(j - k)^2``."""
+    rng = np.random.default_rng(47)
+    conf = rng.beta(3.0, 1.5, n).clip(1.5 / n_classes, 0.999)
+    pred = rng.integers(0, n_classes, n)
+    wrong = rng.random(n) > conf
+    kind = rng.random(n)
+    size = np.where(kind < 0.6, 1, 2)
+    step = np.where(rng.random(n) < 0.5, -1, 1) * size
+    near = pred + step
+    near = np.where((near < 0) | (near >= n_classes), pred - step, near)
+    other = (pred + rng.integers(1, n_classes, n)) % n_classes
+    y = np.where(wrong, np.where(kind < 0.85, near, other), pred)
+    X = np.tile(((1 - conf) / (n_classes - 1))[:, None], (1, n_classes))
+    X[np.arange(n), pred] = conf
+    return X, y, np.zeros(n, dtype=int)
+
+
 def design_draws(p, n, rng, mix=0.5):
     """``n`` rows drawn one at a time by the design, and each one's ``1 / (m q_i)``."""
     u = np.sqrt(np.clip(p * (1 - p), 0.0, None))
@@ -154,6 +177,8 @@ def cell(pool, metric, budget, runs, seed):
             np.fill_diagonal(cost, 0.0)
         if pool == "ordinal":
             cost = np.abs(np.subtract.outer(np.arange(K), np.arange(K))).astype(float)
+        if pool == "grades":
+            cost = np.subtract.outer(np.arange(K), np.arange(K)).astype(float) ** 2
         truth, score = cost[y, pred].mean(), X.max(axis=1)
     else:
         truth, score = true_rate(pred, y, np.ones(len(y), dtype=bool), metric), X[:, 1]

@@ -11,15 +11,16 @@ Under the calibrated prior the true class of a wrong row predicted ``k`` is
   ``z`` the cost matrix standardized over its off-diagonal cells: one tilt of
   every class's errors toward the cheap (``beta < 0``) or the costly classes,
   its prior half at ``beta = 0`` (the scores' spread, ``PRIOR_NO_TILT``) and
-  half ``N(0, TILT_PRIOR_SD^2)``.
+  half ``N(0, TILT_PRIOR_SD^2)``; a tilt leaves a share ``b`` of the errors
+  spread as the scores say (``BACKGROUND_SHARES``).
 
-``(c, beta)`` are integrated on a grid, weighed by the labeled errors'
+``(c, beta, b)`` are integrated on a grid, weighed by the labeled errors'
 Dirichlet-multinomial marginal likelihoods. Errors that stray from the
 scores' spread lower ``c`` and the labels take over; errors as the scores
 spread them raise it. The tilt is shared by the predicted classes, so it
 carries what the labeled errors say about the cost of the unlabeled errors of
 every class, and its uncertainty moves them together: a draw of the split
-first draws ``(c, beta)``. Without it, on ten synthetic classes whose errors
+first draws ``(c, beta, b)``. Without it, on ten synthetic classes whose errors
 fall on the next class (cost 1) below a score of 0.65 and elsewhere (cost
 10) above, scores silent on which, the cost's 95 % interval at 300 random
 labels covered the truth in none of 100 runs; each class's few errors said
@@ -46,6 +47,13 @@ _C_GRID = np.linspace(-3.0, 3.0, 17)
 #: The prior's weight on no tilt: the labels weigh it against a tilt by their
 #: marginal likelihoods, so a tilt costs width only where the errors call for one.
 PRIOR_NO_TILT = 0.5
+#: The shares of each class's errors a tilt leaves spread as the scores say (a
+#: uniform prior over them): one tilt makes the errors' shares fall geometrically
+#: with their cost, where a model's errors are often a few cheap classes and
+#: the rest anywhere (twelve ordered classes whose errors are neighbours in 80 %,
+#: costs ``|j - k|``: the tilt alone covered the cost in 80 % of 40 runs of 300
+#: labels, with this 93 %).
+BACKGROUND_SHARES = (0.0, 0.1, 0.25)
 #: The tilt's grid spans this many prior standard deviations either side, in
 #: steps that move the odds of the cheapest against the costliest class by at
 #: most ``exp(_TILT_STEP)`` (the cost is steep in the tilt: a coarser grid biased
@@ -78,7 +86,7 @@ class ErrorSplit:
         off = ~np.eye(K, dtype=bool)
         share = np.where(off, prior, 0.0)
         share = share / share.sum(axis=1, keepdims=True)
-        tilt, log_prior_tilt = np.zeros(1), np.zeros(1)
+        tilt, log_prior_tilt, background = np.zeros(1), np.zeros(1), np.zeros(1)
         z = np.zeros((K, K))
         if cost is not None:
             values = cost.T[off]  # [k, j] order
@@ -105,6 +113,18 @@ class ErrorSplit:
         with np.errstate(divide="ignore"):
             log_t = np.where(off, np.log(share) + tilt[:, None, None] * z, -np.inf)
         tilted = np.exp(log_t - logsumexp(log_t, axis=2, keepdims=True))
+        if len(tilt) > 1:
+            # beside each tilt, a share of the errors spread as the scores say: the
+            # errors of one class mostly on its neighbours, the rest anywhere
+            mixed = [(1.0 - b) * tilted[1:] + b * share for b in BACKGROUND_SHARES]
+            tilted = np.concatenate([tilted[:1], *mixed])
+            background = np.r_[0.0, np.repeat(BACKGROUND_SHARES, len(tilt) - 1)]
+            tilt = np.r_[0.0, np.tile(tilt[1:], len(BACKGROUND_SHARES))]
+            log_prior_tilt = np.r_[
+                log_prior_tilt[0],
+                np.tile(log_prior_tilt[1:], len(BACKGROUND_SHARES))
+                - np.log(len(BACKGROUND_SHARES)),
+            ]
         # Only the cells with labeled errors enter the likelihood beyond each row's
         # total: log Gamma(a + 0) - log Gamma(a) = 0 (errors are few, K^2 cells many).
         rows, cols = np.nonzero(errors * off)
@@ -122,8 +142,9 @@ class ErrorSplit:
         ci, ti = np.unravel_index(keep, w.shape)
         self.weights = w.ravel()[keep] / w.ravel()[keep].sum()
         self.concentration = np.exp(log_c[ci])
-        self.tilt = tilt[ti]
-        self._tilted, self._tilt_index, self._errors, self._off = tilted, ti, errors, off
+        self.tilt, self.background = tilt[ti], background[ti]
+        used, self._tilt_index = np.unique(ti, return_inverse=True)
+        self._tilted, self._errors, self._off = tilted[used], errors, off
 
     def _alpha_at(self, points):
         """The posterior pseudo-counts at grid points ``points``, (len, K, K)."""

@@ -67,6 +67,23 @@ def test_the_tilt_follows_the_cost_of_the_labeled_errors(cheap):
     assert error_cost < before - 0.5 if cheap else error_cost > before + 0.5
 
 
+@pytest.mark.parametrize("far", [0, 2])
+def test_a_share_of_the_errors_stays_spread_beside_the_tilt(far):
+    """Errors on the neighbouring classes of an ordinal cost and some on far ones:
+    the labels raise the share left spread as the scores say above its prior
+    mean; errors on the neighbours alone lower it."""
+    K = 10
+    errors = np.zeros((K, K))
+    for k in range(K):
+        errors[k, k + 1 if k + 1 < K else k - 1] = 8
+        errors[k, (k + 5) % K] = far
+    prior = ErrorSplit(np.zeros((K, K)), even(K) * (K - 1), ordinal(K))
+    split = ErrorSplit(errors, even(K) * (K - 1), ordinal(K))
+    before = np.sum(prior.weights * prior.background)
+    after = np.sum(split.weights * split.background)
+    assert after > 2 * before if far else after < before
+
+
 def test_no_tilt_for_a_cost_that_is_the_same_for_every_error():
     split = ErrorSplit(next_class_errors(5, 3), even(5) * 4, 1.0 - np.eye(5))
     np.testing.assert_array_equal(split.tilt, 0.0)
