@@ -19,14 +19,14 @@ from ._base import (
 )
 from ._calibrated import N_BINS, CalibratedRates, score_bin, score_logit
 from ._conjugate import MIN_PSEUDO_COUNT, dirichlet_draws
-from ._design import DESIGN_ARRAYS, DesignCounts
+from ._design import DESIGN_ARRAYS, DesignCounts, DesignErrorSplit
 from ._error_split import ErrorSplit
 from ._hierarchical import HierarchicalBeta
 from ._nested_dirichlet import NestedDirichletPosterior
 
 
 @fill_doc
-class BayesianConfusionMatrix(DesignCounts, LazyCalibratedFit, _BaseAssessor):
+class BayesianConfusionMatrix(DesignCounts, DesignErrorSplit, LazyCalibratedFit, _BaseAssessor):
     """Bayesian estimate of a black-box classifier's confusion matrix.
 
     Read more in the :ref:`User Guide <ug_confusion>`.
@@ -212,50 +212,6 @@ class BayesianConfusionMatrix(DesignCounts, LazyCalibratedFit, _BaseAssessor):
             np.add.at(self.score_success_, cell, weight * (y == pred))
             self._add_design_counts(cell, weight, y == pred, design_weight)
             self._add_design_confusion(pred * K + y, weight, design_weight)
-
-    def _add_design_confusion(self, cell, weight, design_weight):
-        """The confusion counts' design-weighted sums, ``sum w d`` and ``sum w d^2``.
-
-        An estimator fitted before they existed starts them from its counts, at ``d = 1``.
-        """
-        K = self.n_classes_
-        if getattr(self, "_design_confusion", None) is None:
-            self._design_confusion = self.counts_.copy()
-            self._design_confusion_square = self.counts_.copy()
-            # this call's rows are in counts_ already: take them out, then add them weighted
-            back = np.bincount(cell, weights=weight, minlength=K * K).reshape(K, K)
-            self._design_confusion -= back
-            self._design_confusion_square -= back
-        d = np.ones(len(weight)) if design_weight is None else design_weight
-        for total, w in (
-            (self._design_confusion, weight * d),
-            (self._design_confusion_square, weight * d * d),
-        ):
-            total += np.bincount(cell, weights=w, minlength=K * K).reshape(K, K)
-
-    def _design_error_split(self):
-        """Each predicted class's errors split among the true classes under a design.
-
-        Under an unequal design the labeled errors are not a random sample of the
-        errors: a class whose errors sit where the design draws often would take
-        more than its share. Each error counts its design weight ``d``, the
-        weights scaled to Kish's effective number of the class's labeled errors,
-        ``(sum d)^2 / sum d^2`` (as :func:`~skassess.metrics._design.design_counts`
-        scales the accuracy's). Returns the (n_classes, n_classes) off-diagonal
-        counts, or None when every labeled row has ``d = 1``.
-        """
-        total = getattr(self, "_design_confusion", None)
-        if total is None or (
-            np.array_equal(total, self.counts_)
-            and np.array_equal(self._design_confusion_square, self.counts_)
-        ):
-            return None
-        off = ~np.eye(self.n_classes_, dtype=bool)
-        errors = np.where(off, total, 0.0)
-        weight = errors.sum(axis=1, keepdims=True)
-        square = np.where(off, self._design_confusion_square, 0.0).sum(axis=1, keepdims=True)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(square > 0, errors * weight / square, 0.0)
 
     def _prior(self):
         K = self.n_classes_

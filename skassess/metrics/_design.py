@@ -61,6 +61,59 @@ class DesignCounts:
         return design_counts(self.score_labeled_, **design) if design else {}
 
 
+class DesignErrorSplit:
+    """Mixin of the confusion matrix: its labeled errors' design-weighted sums.
+
+    The estimator holds ``counts_`` (per predicted and true class), ``n_classes_``
+    and, from its ``_init_stats``, ``_design_confusion`` and
+    ``_design_confusion_square`` of the same shape.
+    """
+
+    def _add_design_confusion(self, cell, weight, design_weight):
+        """The confusion counts' design-weighted sums, ``sum w d`` and ``sum w d^2``.
+
+        An estimator fitted before they existed starts them from its counts, at ``d = 1``.
+        """
+        K = self.n_classes_
+        if getattr(self, "_design_confusion", None) is None:
+            self._design_confusion = self.counts_.copy()
+            self._design_confusion_square = self.counts_.copy()
+            # this call's rows are in counts_ already: take them out, then add them weighted
+            back = np.bincount(cell, weights=weight, minlength=K * K).reshape(K, K)
+            self._design_confusion -= back
+            self._design_confusion_square -= back
+        d = np.ones(len(weight)) if design_weight is None else design_weight
+        for total, w in (
+            (self._design_confusion, weight * d),
+            (self._design_confusion_square, weight * d * d),
+        ):
+            total += np.bincount(cell, weights=w, minlength=K * K).reshape(K, K)
+
+    def _design_error_split(self):
+        """Each predicted class's errors split among the true classes under a design.
+
+        Under an unequal design the labeled errors are not a random sample of the
+        errors: a class whose errors sit where the design draws often would take
+        more than its share. Each error counts its design weight ``d``, the
+        weights scaled to Kish's effective number of the class's labeled errors,
+        ``(sum d)^2 / sum d^2`` (as :func:`~skassess.metrics._design.design_counts`
+        scales the accuracy's). Returns the (n_classes, n_classes) off-diagonal
+        counts, or None when every labeled row has ``d = 1``.
+        """
+        total = getattr(self, "_design_confusion", None)
+        if total is None or (
+            np.array_equal(total, self.counts_)
+            and np.array_equal(self._design_confusion_square, self.counts_)
+        ):
+            return None
+        off = ~np.eye(self.n_classes_, dtype=bool)
+        errors = np.where(off, total, 0.0)
+        weight = errors.sum(axis=1, keepdims=True)
+        square = np.where(off, self._design_confusion_square, 0.0).sum(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(square > 0, errors * weight / square, 0.0)
+
+
 def design_counts(labeled, design_labeled, design_success, design_square, design_square_success):
     """The likelihood's counts of ``CalibratedRates`` under a design, or ``{}``.
 
