@@ -168,7 +168,7 @@ def test_the_split_of_the_errors_is_design_weighted():
                 assert np.all(est._design_error_split().sum(axis=1) < labeled)
     bias = {w: np.mean([b for b, _ in errors[w]]) for w in errors}
     split_bias = {w: np.abs(np.mean([e for _, e in errors[w]], axis=0)).max() for w in errors}
-    # measured: unweighted 0.29 and 0.098, weighted 0.004 and 0.032 (the prior's pull)
+    # measured: unweighted 0.32 and 0.109, weighted 0.012 and 0.026 (the prior's pull)
     assert bias[False] > 0.2 and split_bias[False] > 0.07  # unweighted, for the record
     assert abs(bias[True]) < 0.06 and split_bias[True] < 0.05
 
