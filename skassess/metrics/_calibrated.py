@@ -507,8 +507,7 @@ class CalibratedRates(_DrawSummaries):
     def _fit(self):
         """The grid of ``(a, b, tau)`` of every component of the map's prior, weighted."""
         parts = []
-        for index, component in enumerate(self._components):
-            level_mean, level_sd, log_weight, slope_mean, slope_sd = component
+        for level_mean, level_sd, log_weight, slope_mean, slope_sd in self._components:
             self._level_mean, self._level_sd = level_mean, level_sd
             self._slope_mean, self._slope_sd = slope_mean, slope_sd
             for a, b, tau, w, u_mean, u_var in self._fit_component():
@@ -523,10 +522,9 @@ class CalibratedRates(_DrawSummaries):
                         u_var,
                         np.full(n, level_mean),
                         np.full(n, level_sd),
-                        np.full(n, index > 0),
                     )
                 )
-        a, b, tau, log_w, u_mean, u_var, level_mean, level_sd, is_open = (
+        a, b, tau, log_w, u_mean, u_var, level_mean, level_sd = (
             np.concatenate(v) for v in zip(*parts, strict=True)
         )
         self.log_evidence = float(logsumexp(log_w))
@@ -535,8 +533,6 @@ class CalibratedRates(_DrawSummaries):
         self.weights = np.exp(log_w[keep] - logsumexp(log_w[keep]))
         self._u_mean, self._u_var = u_mean[keep], u_var[keep]
         self._node_level_mean, self._node_level_sd = level_mean[keep], level_sd[keep]
-        #: whether each node is of the open component (the labels alone)
-        self._node_open = is_open[keep]
 
     def _fit_component(self):
         """Grid nodes of one prior of the map: ``(a, b, tau, log weight, u mean, u var)``."""
@@ -710,18 +706,9 @@ class CalibratedRates(_DrawSummaries):
         elif ratio is not None:
             # The labels stray from the map more than it allows: spread the draws
             # about their posterior mean by sqrt(R) (quasi-likelihood scaling),
-            # never narrower than the model. Not the open component's: its map
-            # is flat (the labels' own rate), whose binomial spread is exact
-            # under random labeling however the rows differ, and a handful of
-            # binary labels says nothing of a dispersion (McCullagh and Nelder
-            # 1989, sec. 4.5); spread, its interval at five labels was a third
-            # wider than the labels' own Beta.
+            # never narrower than the model.
             centre = self._spread_centre()
-            is_open = getattr(self, "_node_open", None)  # None: fitted by 0.1
-            ratio = np.maximum(ratio, 1.0)
-            if is_open is not None:
-                ratio = np.where(is_open[node], 1.0, ratio)
-            drawn = centre + np.sqrt(ratio)[:, None] * (drawn - centre)
+            drawn = centre + np.sqrt(np.maximum(ratio, 1.0))[:, None] * (drawn - centre)
         drawn = np.clip(drawn, 0.0, unlabeled.sum(axis=1))
         return self._labeled_successes() + drawn, node, u
 
