@@ -61,8 +61,6 @@ BACKGROUND_SHARES = (0.0, 0.1, 0.25)
 _TILT_SPAN, _TILT_STEP, _TILT_POINTS = 4.0, 0.4, 161
 #: Grid points whose weight is below this share of the largest are dropped.
 _KEEP = 1e-9
-#: Numbers held at once while the moments are summed over the grid.
-_CHUNK = 2**20
 
 
 class ErrorSplit:
@@ -154,23 +152,37 @@ class ErrorSplit:
     def _moments(self):
         """The mixture's mean shares and the sum of each row's variances.
 
-        Accumulated over the grid points in chunks: all at once they hold
-        ``G K^2`` numbers (220 MB for a prior over 100 classes).
+        At a grid point of concentration ``c`` and tilted shares ``T`` the
+        pseudo-counts are ``c T + E`` (``E`` the labeled errors), whose row
+        totals are ``c + n_k`` since each row of ``T`` sums to 1. The
+        Dirichlet's first and second moments are therefore sums over the
+        points of per-class scalars times ``T``, ``T^2`` and ``E``, and the
+        points that share a tilt are summed first: ``K^2`` work per tilt, not
+        per grid point (17 times less; summed point by point, a prior over 100
+        classes took 0.35 s).
         """
-        K = self._off.shape[0]
-        mean, second = np.zeros((K, K)), np.zeros((K, K))
-        biggest = np.zeros(K)
-        step = max(1, _CHUNK // (K * K))
-        for start in range(0, len(self.weights), step):
-            points = np.arange(start, min(start + step, len(self.weights)))
-            a = self._alpha_at(points)
-            total = a.sum(axis=2, keepdims=True)
-            w = self.weights[points]
-            mean += np.einsum("g,gkj->kj", w, a / total)
-            second += np.einsum("g,gkj->kj", w, a * (a + 1.0) / (total * (total + 1.0)))
-            biggest = np.maximum(biggest, total.max(axis=0)[:, 0])
+        off = self._off
+        errors = np.where(off, self._errors, 0.0)
+        n = errors.sum(axis=1)
+        c, w, tilts = self.concentration, self.weights, self._tilt_index
+        total = c[:, None] + n[None, :]  # (points, K)
+        first = w[:, None] / total  # the weight over alpha_0
+        square = first / (total + 1.0)  # the weight over alpha_0 (alpha_0 + 1)
+        per_tilt = np.zeros((3, len(self._tilted), len(n)))
+        np.add.at(per_tilt[0], tilts, c[:, None] * first)
+        np.add.at(per_tilt[1], tilts, c[:, None] * square)
+        np.add.at(per_tilt[2], tilts, (c**2)[:, None] * square)
+        shares = self._tilted
+        mean = np.einsum("uk,ukj->kj", per_tilt[0], shares) + errors * first.sum(axis=0)[:, None]
+        # E[phi^2] = (c^2 T^2 + c T (2 E + 1) + E (E + 1)) / (alpha_0 (alpha_0 + 1))
+        second = (
+            np.einsum("uk,ukj,ukj->kj", per_tilt[2], shares, shares)
+            + np.einsum("uk,ukj->kj", per_tilt[1], shares) * (2.0 * errors + 1.0)
+            + errors * (errors + 1.0) * square.sum(axis=0)[:, None]
+        )
+        mean, second = np.where(off, mean, 0.0), np.where(off, second, 0.0)
         var = np.maximum(second - mean**2, 0.0).sum(axis=1)
-        return mean, var, biggest
+        return mean, var, c.max() + n
 
     def mean(self):
         """Each predicted class's posterior mean shares of its errors, (K, K)."""

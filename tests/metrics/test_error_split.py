@@ -123,6 +123,35 @@ def test_the_split_is_a_distribution_per_predicted_class(K, seed, n_errors, with
     assert draws.shape == (5, K, K) and np.all(draws[:, off] > 0)
 
 
+@given(
+    K=st.integers(2, 8),
+    seed=st.integers(0, 10_000),
+    weighted=st.booleans(),
+    with_cost=st.booleans(),
+)
+@settings(max_examples=40, deadline=None)
+def test_the_moments_are_the_grid_mixture_of_dirichlets(K, seed, weighted, with_cost):
+    """The mixture's moments, summed per tilt in closed form, equal the sum over
+    every grid point of its Dirichlet's moments (the definition)."""
+    rng = np.random.default_rng(seed)
+    off = ~np.eye(K, dtype=bool)
+    errors = np.where(off, rng.poisson(rng.uniform(0, 3), (K, K)), 0.0)
+    if weighted:  # design-weighted counts
+        errors = errors * rng.uniform(0.3, 2.0, (K, K))
+    prior = np.where(off, rng.gamma(0.5, size=(K, K)) + 1e-3, 0.0)
+    cost = np.where(off, rng.uniform(0, 10, (K, K)), 0.0) if with_cost else None
+    split = ErrorSplit(errors, prior, cost)
+    a = split._alpha_at(np.arange(len(split.weights)))  # (points, K, K)
+    total = a.sum(axis=2, keepdims=True)
+    w = split.weights[:, None, None]
+    mean = (w * a / total).sum(axis=0)
+    second = (w * a * (a + 1.0) / (total * (total + 1.0))).sum(axis=0)
+    got_mean, got_var, biggest = split._moments()
+    np.testing.assert_allclose(got_mean, mean, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(got_var, (second - mean**2).clip(0.0).sum(axis=1), atol=1e-12)
+    np.testing.assert_allclose(biggest, total.max(axis=0)[:, 0])
+
+
 def split_pool(n, seed):
     """Ten classes, scores silent on an error's class: an error below a top-1
     score of 0.65 is of the next class (cost 1), above it of another (cost 10)."""
