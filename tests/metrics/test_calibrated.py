@@ -528,3 +528,19 @@ def test_bad_design_weights_are_refused(estimator, weight, match):
     with pytest.raises(ValueError, match=match):
         est.add_labels(S[:20], t[:20], design_weight=weight)
     np.testing.assert_array_equal(est.n_labeled_, before)
+
+
+def test_the_fits_labeled_cell_probabilities_are_the_tables_own():
+    """The fit computes the map's mean probability at the labeled cells only; it
+    must be the whole table's value there, to the bit (the same draws)."""
+    S, t = pool(2000, 4, shift=-0.3, seed=21)
+    rows = np.random.default_rng(22).choice(2000, 150, replace=False)
+    group = np.random.default_rng(23).integers(0, 7, 2000)
+    est = BayesianAccuracy(grouping="external", random_state=0).fit(
+        S, labels_of(t, rows), group_by=group
+    )
+    model = est._hierarchy
+    cells = model._cell_index
+    at_labeled = model._proba_at(*cells)
+    assert model.__dict__.get("_cell_proba") is None  # the fit did not build the table
+    np.testing.assert_array_equal(at_labeled, model.cell_proba()[cells])
