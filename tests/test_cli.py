@@ -198,6 +198,7 @@ def test_plan_from_the_labels_in_the_file(example, tmp_path, capsys):
     assert main(["plan", str(example[0]), "--width", "0.04", "--json", str(out)]) == 0
     text = capsys.readouterr().out
     assert "from the 100 labels in the file" in text and "Labels for a width of 0.04" in text
+    assert "The plan follows the map fitted to 100 labels, itself uncertain" in text
     plan = json.loads(out.read_text())
     assert plan["source"] == "labels" and plan["labeled"] == 100
     widths = [r["width"] for r in plan["table"]]
@@ -469,6 +470,7 @@ def test_plan_a_binary_rate(tmp_path, capsys):
     assert main([*args, "4", "--width", "0.15", "--json", str(out)]) == 0
     text = capsys.readouterr().out
     assert "interval of the TPR (simulated), from the scores, taken as calibrated" in text
+    assert "Label a random pilot of about 50 rows and plan again." in text
     plan = json.loads(out.read_text())
     assert plan["metric"] == "tpr" and plan["source"] == "scores"
     assert plan["residual_sd"] is None and [r["n_labels"] for r in plan["table"]] == [100, 400]

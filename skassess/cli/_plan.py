@@ -101,6 +101,7 @@ def run(args):
                 f"Labels for a width of {args.width:g}: {plan.n_needed:,} in all "
                 f"({more:,} more), labeled at random."
             )
+        print(_caveat(plan.source, n_have))
     if args.json:
         dump_json(
             {
@@ -116,3 +117,20 @@ def run(args):
             args.json,
         )
     return 0
+
+
+def _caveat(source, n_have):
+    """What the plan rests on, and how far to trust it (see the user guide's planning)."""
+    if source == "scores":
+        return (
+            "The plan takes the scores as calibrated; where they are not, the real width "
+            "can be several times narrower or wider. Label a random pilot of about 50 rows "
+            "and plan again."
+        )
+    if n_have < 200:
+        return (
+            f"The plan follows the map fitted to {n_have:,} labels, itself uncertain with "
+            "so few: the real width can be half as large again or a third smaller. Plan "
+            "again as labels come in."
+        )
+    return f"The plan follows the map fitted to {n_have:,} labels; plan again as labels come in."
