@@ -127,7 +127,7 @@ def _caveat(source, n_have):
             "can be several times narrower or wider. Label a random pilot of about 50 rows "
             "and plan again."
         )
-    if n_have < 200:
+    if n_have < 200:  # from 200 pilot labels the plans were within about 0.8-1.2
         return (
             f"The plan follows the map fitted to {n_have:,} labels, itself uncertain with "
             "so few: the real width can be half as large again or a third smaller. Plan "

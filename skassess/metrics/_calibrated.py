@@ -769,10 +769,10 @@ class CalibratedRates(_DrawSummaries):
     def _proba_at(self, groups, bins):
         """Posterior mean probability of success at cells ``(groups, bins)``.
 
-        The same draws and arithmetic as :meth:`cell_proba`, so the values are
-        its own; the fit needs them at the labeled cells only (with 100 groups
-        the whole table was a fifth of a fit's time, and it takes ``n_draws x
-        G x N_BINS`` numbers: 512 MB with 1,000 groups).
+        :meth:`cell_proba` is this at every cell; the fit needs it at the
+        labeled cells only (with 100 groups the whole table was a fifth of a
+        fit's time, and it takes ``n_draws x G x N_BINS`` numbers: 512 MB with
+        1,000 groups).
         """
         node, u = self._proba_draws()
         eta = (
@@ -791,14 +791,8 @@ class CalibratedRates(_DrawSummaries):
         there. Shape ``(n_groups, N_BINS)``; computed once, when first asked.
         """
         if getattr(self, "_cell_proba", None) is None:
-            node, u = self._proba_draws()
-            eta = (
-                self.center
-                + self.a[node][:, None, None]
-                + self.b[node][:, None, None] * (self.ell - self.center)[None]
-                + u[:, :, None]
-            )
-            self._cell_proba = expit(eta).mean(axis=0)
+            groups, bins = np.indices(self.ell.shape).reshape(2, -1)
+            self._cell_proba = self._proba_at(groups, bins).reshape(self.ell.shape)
         return self._cell_proba
 
     def posterior(self):
