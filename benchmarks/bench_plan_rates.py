@@ -9,11 +9,9 @@ width :func:`skassess.metrics.plan_labels` predicts for it
 * from ``--pilot`` random labels (``--pilots`` pilots; the mean prediction),
 
 each with ``n_simulations=--simulations``; then the ratio predicted /
-realised (the goal: within 0.8-1.2). Each pilot's plan also gives a band
-(``width_low`` to ``width_high``, where 90 % of its simulated widths fell);
-the table counts the pilots whose band holds the realised mean width, and
-the share of the realised runs' own widths inside each pilot's band. Each
-cell is appended to ``--out`` (JSON lines) as it comes.
+realised (the goal: within 0.8-1.2) and, for a target width equal to the
+realised width at each budget, the budget the plan asks for against that
+budget. Each cell is appended to ``--out`` (JSON lines) as it comes.
 
 Pools: the fairness files' binary models as ``bench_headline.py`` names them
 (``bank-mlp``, ``adult-nb``, their ``@tune`` and ``@check`` halves,
@@ -63,7 +61,7 @@ def realised(X, y, metric, n, runs, rng):
         est = BayesianAccuracy(metric=metric, grouping="external", random_state=r)
         lo, hi = est.fit(X, lab, group_by=group).overall_interval()
         widths.append(hi - lo)
-    return float(np.mean(widths)), float(np.std(widths)), widths
+    return float(np.mean(widths)), float(np.std(widths))
 
 
 def run(args):
@@ -81,15 +79,12 @@ def run(args):
                 progress=False,
             )
             scores = plan_labels(X, random_state=0, **kw).table["width"].to_numpy()
-            pilots, lows, highs = [], [], []
+            pilots = []
             for k in range(args.pilots):
                 lab = np.full(len(y), -1)
                 rows = rng.choice(len(y), args.pilot, replace=False)
                 lab[rows] = y[rows]
-                plan = plan_labels(X, lab, random_state=k, **kw).table
-                pilots.append(plan["width"].to_numpy())
-                lows.append(plan["width_low"].to_numpy())
-                highs.append(plan["width_high"].to_numpy())
+                pilots.append(plan_labels(X, lab, random_state=k, **kw).table["width"].to_numpy())
             pilot = np.mean(pilots, axis=0)
             for j, n in enumerate(args.budgets):
                 rec = {
@@ -104,10 +99,6 @@ def run(args):
                     f"pilot_{args.pilot}": float(pilot[j]),
                     "pilot_min": float(np.min([p[j] for p in pilots])),
                     "pilot_max": float(np.max([p[j] for p in pilots])),
-                    "pilot_widths": [float(p[j]) for p in pilots],
-                    "pilot_lows": [float(p[j]) for p in lows],
-                    "pilot_highs": [float(p[j]) for p in highs],
-                    "realised_widths": [float(w) for w in real[n][2]],
                     "pilots": args.pilots,
                     "simulations": args.simulations,
                 }
@@ -123,14 +114,6 @@ def run(args):
             print(f"  ({time.time() - t0:.0f} s)", flush=True)
 
 
-def _band(rec):
-    """Pilots whose band holds the realised mean width; mean share of runs in a band."""
-    bands = list(zip(rec["pilot_lows"], rec["pilot_highs"], strict=True))
-    runs = np.array(rec["realised_widths"])
-    held = sum(lo <= rec["realised"] <= hi for lo, hi in bands)
-    return held, float(np.mean([((lo <= runs) & (runs <= hi)).mean() for lo, hi in bands]))
-
-
 def table(paths, pilot, markdown=False):
     frame = pd.DataFrame([json.loads(line) for path in paths for line in open(path)])
     frame["/scores"] = frame["scores_only"] / frame["realised"]
@@ -139,18 +122,8 @@ def table(paths, pilot, markdown=False):
         f"{lo / r:.2f}-{hi / r:.2f}"
         for lo, hi, r in zip(frame["pilot_min"], frame["pilot_max"], frame["realised"], strict=True)
     ]
-    if "pilot_lows" in frame:
-        frame["band"], frame["runs_in"] = zip(*[_band(r) for _, r in frame.iterrows()], strict=True)
-    shown = [c for c in frame if not isinstance(frame[c].iloc[0], list)]
     pd.set_option("display.width", 200)
-    print(frame[shown].round(3).to_string(index=False))
-    if "band" in frame:
-        print(
-            f"bands holding the realised mean width: {frame['band'].sum()} of "
-            f"{frame['pilots'].sum()} pilots ({(frame['band'] < frame['pilots']).sum()} of "
-            f"{len(frame)} cells with a miss); realised runs' widths inside a pilot's band: "
-            f"{frame['runs_in'].mean():.2f} on average (lowest cell {frame['runs_in'].min():.2f})"
-        )
+    print(frame.round(3).to_string(index=False))
     for col in ("/scores", "/pilot"):
         inside = frame[col].between(0.8, 1.2)
         print(
@@ -161,17 +134,14 @@ def table(paths, pilot, markdown=False):
         print(
             "\n| pool | rate | n | realised | from scores | ratio | from "
             f"{pilot} labels | ratio | each pilot's ratio |"
-            + (" bands holding it | runs in a band |" if "band" in frame else "")
         )
-        rule = "|---|---|---:|---:|---:|---:|---:|---:|---|"
-        print(rule + ("---:|---:|" if "band" in frame else ""))
+        print("|---|---|---:|---:|---:|---:|---:|---:|---|")
         for _, r in frame.iterrows():
             seed = f" (seed {r['seed']})" if r["pool"] in SYNTHETIC else ""
             print(
                 f"| {r['pool']}{seed} | {r['metric'].upper()} | {r['n']} | {r['realised']:.3f} | "
                 f"{r['scores_only']:.3f} | {r['/scores']:.2f} | {r[f'pilot_{pilot}']:.3f} | "
                 f"{r['/pilot']:.2f} | {r['range']} |"
-                + (f" {r['band']} of {r['pilots']} | {r['runs_in']:.2f} |" if "band" in r else "")
             )
     return frame
 
