@@ -482,23 +482,6 @@ def test_plan_a_binary_rate(tmp_path, capsys):
     assert [r["width"] for r in again["table"]] == w
 
 
-def test_plan_a_binary_rate_from_labels_gives_a_band(tmp_path, capsys):
-    """From labels a rate's plan has width_low and width_high, explained; from the
-    scores alone neither (no NaN in the JSON)."""
-    path, _, frame, y = _binary_pool(tmp_path, n=1500)
-    args = ["plan", str(path), "--metric", "ppv", "--n-labels", "300", "--simulations", "4"]
-    assert main([*args, "--json", "-"]) == 0
-    assert "width_low" not in capsys.readouterr().out
-    frame["label"] = np.r_[y[:80], [None] * (len(frame) - 80)]
-    frame.to_csv(path, index=False)
-    out = tmp_path / "plan.json"
-    assert main([*args, "--json", str(out)]) == 0
-    text = capsys.readouterr().out
-    assert "width_low-width_high: where 90% of the simulated widths fell" in text
-    (row,) = json.loads(out.read_text())["table"]
-    assert row["width_low"] <= row["width"] <= row["width_high"]
-
-
 def test_plan_a_binary_rate_refuses(example, tmp_path, capsys):
     assert main(["plan", str(example[0]), "--metric", "ppv"]) == 2
     err = capsys.readouterr().err

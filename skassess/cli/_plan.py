@@ -89,19 +89,12 @@ def run(args):
         else f"the {n_have:,} labels in the file"
     )
     what = "accuracy" if args.metric == "accuracy" else f"{args.metric.upper()} (simulated)"
-    # A rate's band exists from labels only (NaN from the scores: not shown, not in the JSON)
-    table = plan.table.dropna(axis=1, how="all")
     if args.json != "-":
         print(
             f"{args.scores}: {len(y):,} rows, {n_have:,} labeled. Expected width of the "
             f"{args.level:.0%} interval of the {what}, from {basis}:"
         )
-        print_table("Plan", table.set_index("n_labels"))
-        if "width_low" in table:
-            print(
-                "width_low-width_high: where 90% of the simulated widths fell, each "
-                "simulation with its own map drawn from the labels' posterior."
-            )
+        print_table("Plan", plan.table.set_index("n_labels"))
         if plan.n_needed is not None:
             more = max(plan.n_needed - n_have, 0)
             print(
@@ -119,7 +112,7 @@ def run(args):
                 "source": plan.source,
                 "residual_sd": plan.residual_sd,
                 "n_needed": plan.n_needed,
-                "table": table.to_dict("records"),
+                "table": plan.table.to_dict("records"),
             },
             args.json,
         )

@@ -180,8 +180,6 @@ LOGIT_CLIP = 8.0
 #: Bins of ``l``: ``N_BINS`` cells of width ``BIN_WIDTH`` over the clipped range.
 N_BINS = 32
 BIN_WIDTH = 2 * LOGIT_CLIP / N_BINS
-#: Fixed posterior draws of the map whose mean is :meth:`CalibratedRates.cell_proba`.
-N_MAP_DRAWS = 2000
 #: Floats of one temporary block of node x quadrature x cell evaluations.
 BLOCK_FLOATS = 2**21
 
@@ -760,7 +758,7 @@ class CalibratedRates(_DrawSummaries):
         )
         return u + miss[:, None] * gain
 
-    def _proba_draws(self, n_draws=N_MAP_DRAWS, seed=0):
+    def _proba_draws(self, n_draws=2000, seed=0):
         """The grid nodes and deviations of :meth:`cell_proba`'s draws (a fixed seed)."""
         if getattr(self, "_proba_nodes", None) is None:
             rng = np.random.default_rng(seed)
@@ -768,43 +766,32 @@ class CalibratedRates(_DrawSummaries):
             self._proba_nodes = (node, self._deviations(node, rng))
         return self._proba_nodes
 
-    def _proba_at(self, groups, bins, draws=None):
+    def _proba_at(self, groups, bins):
         """Posterior mean probability of success at cells ``(groups, bins)``.
 
         :meth:`cell_proba` is this at every cell; the fit needs it at the
         labeled cells only (with 100 groups the whole table was a fifth of a
         fit's time, and it takes ``n_draws x G x N_BINS`` numbers: 512 MB with
-        1,000 groups). With ``draws`` (indices into the fixed draws), the
-        probability in each of those draws instead, shape ``(len(draws),
-        len(groups))``.
+        1,000 groups).
         """
         node, u = self._proba_draws()
-        if draws is not None:
-            node, u = node[draws], u[draws]
         eta = (
             self.center
             + self.a[node][:, None]
             + self.b[node][:, None] * (self.ell[groups, bins] - self.center)[None]
             + u[:, groups]
         )
-        return expit(eta) if draws is not None else expit(eta).mean(axis=0)
+        return expit(eta).mean(axis=0)
 
-    def cell_proba(self, draws=None):
+    def cell_proba(self):
         """Posterior mean probability of success of a row in each (group, bin) cell.
 
-        The map at the cell's log-odds (its rows' mean, the bin's middle
+        The map at the cell's own log-odds (its rows' mean, the bin's middle
         where it has none): the probability the model gives each row it holds
         there. Shape ``(n_groups, N_BINS)``; computed once, when first asked.
-        With ``draws`` (indices into the ``N_MAP_DRAWS`` fixed posterior
-        draws of :meth:`_proba_draws`), the map in each of those draws, shape
-        ``(len(draws), n_groups, N_BINS)``; their mean over every draw is the
-        posterior mean.
         """
-        groups, bins = np.indices(self.ell.shape).reshape(2, -1)
-        if draws is not None:
-            draws = np.asarray(draws)
-            return self._proba_at(groups, bins, draws).reshape(draws.size, *self.ell.shape)
         if getattr(self, "_cell_proba", None) is None:
+            groups, bins = np.indices(self.ell.shape).reshape(2, -1)
             self._cell_proba = self._proba_at(groups, bins).reshape(self.ell.shape)
         return self._cell_proba
 

@@ -125,19 +125,16 @@ class CalibratedBinaryRates(_DrawSummaries):
         self.dispersion = np.array([1.0 if b is None else b.dispersion for b in self._blocks])
         self._draws = self.rvs(n_draws, np.random.default_rng(seed))
 
-    def cell_proba(self, draws=None):
+    def cell_proba(self):
         """Posterior mean probability of the positive class per group and cell, ``(G, 2 N_BINS)``.
 
         Each predicted class's map at the cell's log-odds (:meth:`CalibratedRates.cell_proba`);
-        NaN in the block of a predicted class no row has. With ``draws``
-        (indices into each map's fixed posterior draws), the maps in those
-        draws, shape ``(len(draws), G, 2 N_BINS)``.
+        NaN in the block of a predicted class no row has.
         """
-        shape = (self.n_groups, 2 * N_BINS)
-        out = np.full(shape if draws is None else (len(draws), *shape), np.nan)
+        out = np.full((self.n_groups, 2 * N_BINS), np.nan)
         for k, block in enumerate(self._blocks):
             if block is not None:
-                out[..., k * N_BINS : (k + 1) * N_BINS] = block.cell_proba(draws)
+                out[:, k * N_BINS : (k + 1) * N_BINS] = block.cell_proba()
         return out
 
     def _positives(self, size, rng):

@@ -14,8 +14,6 @@ from ._accuracy import BayesianAccuracy
 from ._rate_table import canonical_rate, expected_rate_terms
 from ._rates import METRICS
 
-#: Share of a binary rate's simulated widths between ``width_low`` and ``width_high``.
-PLAN_BAND = 0.9
 #: Budgets shown when none are asked for.
 DEFAULT_BUDGETS = (20, 50, 100, 200, 500, 1000, 2000, 5000)
 
@@ -33,11 +31,7 @@ class LabelPlan:
         included): ``width`` (the expected width of the calibrated prior's
         overall interval of the metric) and ``labels_only_width`` (Wilson's,
         from the labels alone; for a binary rate, on the expected number of
-        labeled rows its condition holds for). A binary rate's table also
-        has ``width_low`` and ``width_high``: the 5th and 95th percentiles of
-        its simulated widths, each from a map drawn from the posterior the
-        labels so far give, and drawn rows (NaN from the scores alone, whose
-        error no simulation of them shows).
+        labeled rows its condition holds for).
     n_needed : int or None
         The fewest labels (in all) whose expected width is at most
         ``width``; None when no target was given. At most the pool's size
@@ -116,15 +110,9 @@ def plan_labels(
     (:meth:`~skassess.BayesianAccuracy.predict_positive_proba`), the budget's rows are drawn at
     random (one order per simulation, the labels already given kept), and
     ``BayesianAccuracy(metric=metric)`` is fitted to them; ``width`` is the
-    mean width of its overall interval. From labels, each simulation draws
-    its map from the posterior
-    (:meth:`~skassess.BayesianAccuracy.positive_proba_samples`), so the
-    simulated widths spread as far as the labels leave the map uncertain and
-    the rows drawn vary: ``width_low`` and ``width_high`` bound the middle 90
-    % of them, the range the width at that budget is likely to fall in.
-    ``n_needed`` interpolates between the simulated budgets on the scale of
-    the regression estimator's width (the factor ``sqrt((1 - n / N) / n)``),
-    so give budgets around the target.
+    mean width of its overall interval. ``n_needed`` interpolates between the
+    simulated budgets on the scale of the regression estimator's width (the
+    factor ``sqrt((1 - n / N) / n)``), so give budgets around the target.
 
     Parameters
     ----------
@@ -219,46 +207,31 @@ def plan_labels(
                 f"n_labels for a rate must be at least the {n_have} labels already given; "
                 f"got {budgets.tolist()!r}."
             )
-        rng = check_random_state(random_state)
         positive = np.where(pred == 1, conf, 1.0 - conf)
         if source == "labels":
-            # The rate's own model: a map of the class per predicted class; each
-            # simulation draws its map from the posterior, so that the spread of
-            # the simulated widths holds how surely the labels have placed it.
+            # The rate's own model: a map of the class per predicted class.
             group = np.zeros(N, dtype=np.intp)
             rate_est = BayesianAccuracy(metric=metric, grouping="external", random_state=0)
             rate_est.fit(X, codes, group_by=group, y_pred=pred)
-            simulated = rate_est.positive_proba_samples(
-                X, n_simulations, group_by=group, y_pred=pred, random_state=rng
-            )
             positive = rate_est.predict_positive_proba(X, group_by=group, y_pred=pred)
-        else:
-            simulated = positive
         widths = _simulated_widths(
-            X, codes, pred, simulated, metric, budgets, level, n_simulations, rng, progress
+            X, codes, pred, positive, metric, budgets, level, n_simulations, random_state, progress
         )
         condition, joint = expected_rate_terms(
             metric, np.column_stack([1 - positive, positive]), pred
         )
         rate = joint.sum() / max(condition.sum(), 1e-300)
         share = condition.mean()
-        low, high = (
-            np.quantile(widths, [(1 - PLAN_BAND) / 2, (1 + PLAN_BAND) / 2], axis=0)
-            if source == "labels"
-            else np.full((2, budgets.size), np.nan)
-        )
         table = pd.DataFrame(
             {
                 "n_labels": budgets,
-                "width": widths.mean(axis=0),
-                "width_low": low,
-                "width_high": high,
+                "width": widths,
                 "labels_only_width": [_wilson_width(rate, max(n * share, 1.0), z) for n in budgets],
             }
         )
         n_needed = None
         if width is not None:
-            n_needed = max(_interpolate_budget(budgets, widths.mean(axis=0), width, N), n_have)
+            n_needed = max(_interpolate_budget(budgets, widths, width, N), n_have)
         return LabelPlan(table, n_needed, None, source, metric)
     # The Bernoulli variance the fitted map gives every row of the pool: steadier
     # than the few labeled rows' squared residuals (two errors in 50 labels of
@@ -284,17 +257,14 @@ def plan_labels(
 def _simulated_widths(
     X, codes, pred, positive, metric, budgets, level, n_simulations, random_state, progress
 ):
-    """A binary rate's interval width at each budget in each simulated labeling.
+    """A binary rate's mean interval width at each budget, over simulated labelings.
 
     ``positive`` is each row's probability of the positive class in the
-    simulated pools, shape ``(n_samples,)`` or, one per simulation,
-    ``(n_simulations, n_samples)`` (see :func:`plan_labels`). Returns the
-    widths, shape ``(n_simulations, len(budgets))``.
+    simulated pools (see :func:`plan_labels`).
     """
     from tqdm.auto import tqdm
 
     N = codes.size
-    positive = np.broadcast_to(positive, (n_simulations, N))
     rng = np.random.default_rng(check_random_state(random_state).randint(2**32))
     labeled = codes >= 0
     n_have = int(labeled.sum())
@@ -309,7 +279,7 @@ def _simulated_widths(
         disable=not progress,
     ) as bar:
         for s in range(n_simulations):
-            drawn = (rng.random(N) < positive[s]).astype(np.intp)
+            drawn = (rng.random(N) < positive).astype(np.intp)
             drawn[labeled] = codes[labeled]
             order = rng.permutation(unlabeled)
             for j, n in enumerate(budgets):
@@ -321,7 +291,7 @@ def _simulated_widths(
                 lower, upper = est.overall_interval(level)
                 widths[s, j] = upper - lower
                 bar.update(1)
-    return widths
+    return widths.mean(axis=0)
 
 
 def _interpolate_budget(budgets, widths, width, N):

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils import LEVEL, N_DRAWS, check_draw_memory, validate_args, validated, warn
 from ._base import DEFAULT_N_DRAWS, LazyCalibratedFit, _BaseAssessor, prior_pull
-from ._calibrated import N_BINS, N_MAP_DRAWS, CalibratedRates, score_bin, score_logit
+from ._calibrated import N_BINS, CalibratedRates, score_bin, score_logit
 from ._calibrated_binary import CalibratedBinaryRates
 from ._conjugate import MIN_PSEUDO_COUNT, BetaPosterior
 from ._design import DESIGN_ARRAYS, DesignCounts
@@ -454,8 +454,9 @@ class _BetaAssessor(DesignCounts, LazyCalibratedFit, _BaseAssessor):
         the map of the row's predicted class, fitted to every labeled row's
         class; for accuracy the map of being right, as the positive class's
         probability (``P(right)`` for a row predicted positive, ``1 -
-        P(right)`` otherwise). It is the scores recalibrated by the labels;
-        :meth:`positive_proba_samples` draws the map around it.
+        P(right)`` otherwise). It is the scores recalibrated by the labels:
+        :func:`~skassess.metrics.plan_labels` simulates a rate's labelings
+        from it.
 
         Parameters
         ----------
@@ -500,63 +501,6 @@ class _BetaAssessor(DesignCounts, LazyCalibratedFit, _BaseAssessor):
             )
         group = np.asarray(self.grouping_.transform(pred, conf, group_by), dtype=np.intp)
         p = self._map_proba(pred, conf, group)
-        return np.where(pred == 1, p, 1.0 - p) if self._metric() == "accuracy" else p
-
-    @validate_args({"n_draws": [N_DRAWS], "random_state": ["random_state"]})
-    def positive_proba_samples(
-        self, X, n_draws=20, *, group_by=None, y_pred=None, random_state=None
-    ):
-        """Posterior draws of each row's probability of the positive class (class 1).
-
-        :meth:`predict_positive_proba` is the mean of the fitted map over its
-        posterior; these are maps drawn from that posterior (from a fixed set
-        of 2,000 draws whose mean it is, chosen at random), each at every
-        row's score. With few labels they differ: they show how far the
-        labels have placed the map. :func:`~skassess.metrics.plan_labels`
-        simulates each labeling of a rate from one of them.
-
-        Parameters
-        ----------
-        X, group_by, y_pred
-            As in :meth:`apply`.
-        n_draws : int, default=20
-            Number of maps drawn.
-        random_state : int, RandomState instance or None, default=None
-            Seed of the choice of draws; None uses the estimator's
-            ``random_state``.
-
-        Returns
-        -------
-        samples : ndarray of shape (n_draws, n_samples)
-
-        Raises
-        ------
-        ValueError
-            As :meth:`predict_positive_proba`.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from skassess import BayesianAccuracy
-        >>> rng = np.random.default_rng(0)
-        >>> p1 = rng.uniform(size=2000)
-        >>> X = np.column_stack([1 - p1, p1])
-        >>> y = np.full(2000, -1)
-        >>> y[:30] = rng.random(30) < p1[:30]
-        >>> est = BayesianAccuracy(metric="tpr", grouping="external", random_state=0)
-        >>> est = est.fit(X, y, group_by=np.zeros(2000))
-        >>> est.positive_proba_samples(X, n_draws=5, group_by=np.zeros(2000)).shape
-        (5, 2000)
-        """
-        self.predict_positive_proba(X, group_by=group_by, y_pred=y_pred)  # the same checks
-        _, pred, conf, group_by = self._rows(X, group_by, y_pred, reset=False)
-        group = np.asarray(self.grouping_.transform(pred, conf, group_by), dtype=np.intp)
-        # the rows' probabilities and the maps' table of cells, per draw
-        width = pred.size + self.score_rows_.size
-        check_draw_memory(n_draws, width, f"{type(self).__name__}.positive_proba_samples", "rows")
-        draws = self._rng(random_state).choice(N_MAP_DRAWS, n_draws, replace=n_draws > N_MAP_DRAWS)
-        cells = self._score_cells(pred, conf)[1]
-        p = self._hierarchy.cell_proba(draws)[:, group, cells]
         return np.where(pred == 1, p, 1.0 - p) if self._metric() == "accuracy" else p
 
     # ---------------------------------------------------------------- outputs

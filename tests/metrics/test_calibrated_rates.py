@@ -374,40 +374,6 @@ def test_predict_positive_proba_recalibrates_the_scores(metric):
     assert np.abs(proba - truth).mean() < 0.4 * np.abs(X[:, 1] - truth).mean()
 
 
-@pytest.mark.parametrize("metric", ["accuracy", "tpr"])
-def test_positive_proba_samples_are_maps_about_the_posterior_mean(metric):
-    """Every fixed draw once: their mean is predict_positive_proba; each draw a map of
-    its own; the maps spread less with 1,500 labels than with 30."""
-    X, y, g = binary_pool(3000, slope=2.0, n_groups=2, seed=5)
-    spread = []
-    for n in (30, 1500):
-        est = BayesianAccuracy(metric=metric, grouping="external", random_state=0)
-        est.fit(X, masked(y, np.arange(n)), group_by=g)
-        draws = est.positive_proba_samples(X, 2000, group_by=g, random_state=1)
-        assert draws.shape == (2000, 3000)
-        assert np.all((draws >= 0) & (draws <= 1))
-        np.testing.assert_allclose(draws.mean(axis=0), est.predict_positive_proba(X, group_by=g))
-        spread.append(draws.std(axis=0).mean())
-        # The same seed, the same draws; a subset of them otherwise.
-        few = est.positive_proba_samples(X, 5, group_by=g, random_state=2)
-        np.testing.assert_array_equal(
-            few, est.positive_proba_samples(X, 5, group_by=g, random_state=2)
-        )
-        assert all((draws == row).all(axis=1).any() for row in few)
-    assert spread[1] < 0.5 * spread[0]
-
-
-def test_positive_proba_samples_refuses_as_predict_positive_proba():
-    X, y, g = binary_pool(400, seed=4)
-    est = BayesianAccuracy(metric="tpr", grouping="external", prior="hierarchical")
-    est.fit(X, masked(y, np.arange(50)), group_by=g)
-    with pytest.raises(ValueError, match="needs prior='calibrated'.*got prior='hierarchical'"):
-        est.positive_proba_samples(X, group_by=g)
-    est = BayesianAccuracy(metric="tpr", grouping="external").fit(X, masked(y, [0]), group_by=g)
-    with pytest.raises(ValueError, match="n_draws"):
-        est.positive_proba_samples(X, 0, group_by=g)
-
-
 def test_predict_positive_proba_needs_binary_scores_and_the_calibrated_prior():
     X, y, g = binary_pool(400, seed=4)
     est = BayesianAccuracy(metric="tpr", grouping="external", prior="hierarchical")
