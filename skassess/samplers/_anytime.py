@@ -95,7 +95,7 @@ class AnytimeAnswersMixin:
         >>> from skassess.samplers import ActiveAssessor
         >>> data = load_fashion_mnist_scores()
         >>> assessor = ActiveAssessor(task="least_accurate", random_state=0).fit(data.scores)
-        >>> assessor = assessor.run(data.target, budget=300, progress=False)
+        >>> assessor = assessor.run(data.target, budget=60, progress=False)
         >>> intervals = assessor.anytime_intervals(0.9)
         >>> list(intervals.columns)
         ['lower', 'upper', 'n_walked']

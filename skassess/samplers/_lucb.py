@@ -47,7 +47,7 @@ class LUCBSampling(GroupStrategy):
     >>> from skassess.samplers import ActiveAssessor
     >>> data = load_fashion_mnist_scores()
     >>> assessor = ActiveAssessor(strategy="lucb", task="least_accurate", random_state=0)
-    >>> assessor = assessor.fit(data.scores).run(data.target, 200, progress=False)
+    >>> assessor = assessor.fit(data.scores).run(data.target, 60, progress=False)
     >>> int(assessor.anytime_intervals()["n_walked"].min()) > 0  # every class labeled
     True
     """
