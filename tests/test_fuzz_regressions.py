@@ -175,3 +175,26 @@ def test_draws_that_cannot_fit_are_refused_up_front(monkeypatch, tmp_path, capsy
     assert main(["assess", str(tmp_path / "wide.csv"), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "draws of 500 groups need" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ActiveModelSelector(random_state=0).fit(MODELS),
+        lambda: ActiveTester(random_state=0).fit(MODELS[:, 0]),
+        lambda: ActiveAssessor(random_state=0).fit(MODELS[:, 0]),
+    ],
+)
+def test_a_refused_query_of_an_exhausted_pool_changes_nothing(make):
+    """query(n=2) with one item left raises and leaves the sampler as it was (it
+    had recorded the next step's generator first)."""
+    import pickle
+
+    sampler = make()
+    for _ in range(len(TRUTH) - 1):
+        idx = sampler.query()
+        sampler.tell(idx, TRUTH[idx])
+    before = pickle.dumps(sampler)
+    with pytest.raises(ValueError, match="The pool is exhausted: 1 unlabeled"):
+        sampler.query(2)
+    assert pickle.dumps(sampler) == before

@@ -412,13 +412,13 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
             If fewer than ``n`` rows the task may label are left.
         """
         check_is_fitted(self)
-        self._note_query()
         left = self._available_rows()
         if n > left:
             raise ValueError(
                 f"The pool is exhausted: {left} unlabeled rows are left for task="
                 f"{self.task!r}, and query asked for n={n}."
             )
+        self._note_query()  # after the refusal: a refused query changes nothing
         task = self._setup.task
         remaining = self._remaining.copy()
         pointer = self._pointer.copy()
