@@ -412,13 +412,7 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
             If fewer than ``n`` rows the task may label are left.
         """
         check_is_fitted(self)
-        left = self._available_rows()
-        if n > left:
-            raise ValueError(
-                f"The pool is exhausted: {left} unlabeled rows are left for task="
-                f"{self.task!r}, and query asked for n={n}."
-            )
-        self._note_query()  # after the refusal: a refused query changes nothing
+        self._start_query(n, f"unlabeled rows are left for task={self.task!r}")
         task = self._setup.task
         remaining = self._remaining.copy()
         pointer = self._pointer.copy()

@@ -409,13 +409,8 @@ default=("accuracy", "precision", "recall")
             If fewer than ``n`` unlabeled items are left.
         """
         check_is_fitted(self)
+        self._start_query(n)
         unlabeled = np.flatnonzero(self.labels_ < 0)
-        if n > len(unlabeled):
-            raise ValueError(
-                f"The pool is exhausted: {len(unlabeled)} unlabeled items are "
-                f"left, and query asked for n={n}."
-            )
-        self._note_query()  # after the refusal: a refused query changes nothing
         self._refit_surrogate()
         if self.strategy in ("alt_mas", "bald"):
             self._pending = None

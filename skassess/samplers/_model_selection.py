@@ -227,13 +227,7 @@ class ActiveModelSelector(ActiveSampler):
             If fewer than ``n`` items are unlabeled (nothing is drawn then).
         """
         check_is_fitted(self)
-        left = self._available_rows()
-        if n > left:
-            raise ValueError(
-                f"The pool is exhausted: {left} unlabeled items are left, and "
-                f"query asked for n={n}."
-            )
-        self._note_query()  # after the refusal: a refused query changes nothing
+        self._start_query(n)
         if not (
             self._pending is not None
             and len(self._pending) == n

@@ -214,8 +214,13 @@ class ActiveSampler(BaseEstimator):
         self._seed = seed
         return seed
 
-    def _note_query(self):
-        """Subclass hook, called by ``query``: the generator before the next step's items."""
+    def _start_query(self, n, what="unlabeled items are left"):
+        """Called first by ``query``: refuse ``n`` beyond the items left, then note the
+        generator before the next step's items (in that order: a refused query changes
+        nothing)."""
+        left = self._available_rows()
+        if n > left:
+            raise ValueError(f"The pool is exhausted: {left} {what}, and query asked for n={n}.")
         self._cursors.setdefault(self._n_steps + 1, self.cursor_)
 
     def undo(self):
