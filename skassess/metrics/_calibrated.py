@@ -494,7 +494,10 @@ class CalibratedRates(_DrawSummaries):
                 + b[sl, None, None] * self._cell_x
                 + u[:, :, self._cell_group]
             )  # (n, K, m)
-            ll = self._cell_s * log_expit(eta) + (self._cell_n - self._cell_s) * log_expit(-eta)
+            # s log sigmoid(eta) + (n - s) log sigmoid(-eta), with log sigmoid(-eta) =
+            # log sigmoid(eta) - eta: one transcendental evaluation, not two (the
+            # fit's largest cost)
+            ll = self._cell_n * log_expit(eta) - (self._cell_n - self._cell_s) * eta
             log_f = ll @ onehot + log_deviation_density(u, tau) + log_norm
             total = logsumexp(log_f, axis=1)
             post = np.exp(log_f - total[:, None, :])
