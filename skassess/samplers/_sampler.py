@@ -187,7 +187,8 @@ class ActiveSampler(BaseEstimator):
         labeled = self.labels_[rows] >= 0
         if labeled.any():
             raise ValueError(
-                f"Row {rows[labeled][0]} is labeled; only unlabeled rows can be skipped."
+                f"indices holds row {rows[labeled][0]}, which is labeled; only unlabeled "
+                "rows can be skipped."
             )
         rows = rows[~self._skipped[rows]]
         self._skip_rows(rows)

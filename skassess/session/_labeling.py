@@ -326,22 +326,44 @@ class LabelingSession:
         return str(self._ids[row])
 
     def tell(self, row, label):
-        """Record the label of one pool row, committed to the file before returning."""
+        """Record the label of one pool row, committed to the file before returning.
+
+        Raises
+        ------
+        ValueError
+            If ``row`` is not an int index of the pool, or ``label`` is not one
+            of the pool's classes; nothing is recorded.
+        """
         row = self._row(row)
         label = as_scalar(label)
         before = self.assessor_.n_labeled_
         when = time.time()  # the history's time and the file's are the same
-        self.assessor_.tell([row], [label], time=when)  # validates first; raises leaving all
+        try:  # the assessor validates first and raises leaving all as it was
+            self.assessor_.tell([row], [label], time=when)
+        except ValueError as exc:  # its message speaks of its own arguments (indices, labels)
+            raise ValueError(f"label={label!r} for row {row} was refused: {exc}") from exc
         if self.assessor_.n_labeled_ == before:
             return self  # the same label again: nothing new
         self._commit("label", row, label, when)
         return self
 
     def skip(self, row):
-        """Never ask for ``row`` again, without a label; committed to the file."""
+        """Never ask for ``row`` again, without a label; committed to the file.
+
+        Raises
+        ------
+        ValueError
+            If ``row`` is not an int index of the pool, or is labeled (undo its
+            label first); nothing is recorded.
+        """
         row = self._row(row)
         if row in set(self.assessor_.skipped_.tolist()):
             return self
+        if self.assessor_.labels_[row] >= 0:
+            raise ValueError(
+                f"row={row} is labeled; only an unlabeled row can be skipped (undo its "
+                "label first)."
+            )
         self.assessor_.skip([row])
         self._commit("skip", row, None, time.time())
         return self
@@ -357,8 +379,9 @@ class LabelingSession:
         return last
 
     def _row(self, row):
-        if not isinstance(row, Integral | np.integer) or isinstance(row, bool):
-            raise ValueError(f"row must be an int pool index; got {row!r}.")
+        n = len(self._ids)
+        if not isinstance(row, Integral | np.integer) or isinstance(row, bool) or not 0 <= row < n:
+            raise ValueError(f"row must be an int pool index, 0..{n - 1}; got {row!r}.")
         return int(row)
 
     def _commit(self, kind, row, label, when):

@@ -370,7 +370,10 @@ def test_skip_takes_rows_out_of_the_candidates():
     assert seen.isdisjoint({4, 9}) and len(seen) == 58
     with pytest.raises(ValueError, match="pool is exhausted"):
         assessor.query()
-    with pytest.raises(ValueError, match="only unlabeled rows can be skipped"):
+    with pytest.raises(
+        ValueError,
+        match="indices holds row 0, which is labeled; only unlabeled rows can be skipped",
+    ):
         assessor.skip([0, 1])
     assessor.tell([4], [1])  # a skipped row may still be labeled
     assert assessor.skipped_.tolist() == [9] and assessor.n_labeled_ == 59

@@ -154,7 +154,10 @@ def test_skipping():
         sel.query(1)
     sel.tell(first, yp[first])  # a skipped row may still be labeled
     assert sel.skipped_.tolist() == [] and sel.n_labeled_ == len(yp)
-    with pytest.raises(ValueError, match="only unlabeled rows can be skipped"):
+    with pytest.raises(
+        ValueError,
+        match=r"indices holds row \d+, which is labeled; only unlabeled rows can be skipped",
+    ):
         sel.skip(first)
     X, y = _pool()
     t = ActiveTester(random_state=0).fit(X)

@@ -76,6 +76,33 @@ def test_undo_asks_the_same_item_again_and_skip_is_stored(tmp_path, data):
         assert s.n_labeled == 0 and s.assessor_.n_labeled_ == 0
 
 
+@pytest.mark.parametrize("row", [-1, 10_000, "3", 2.0, True])
+def test_a_row_outside_the_pool_is_refused_by_name(tmp_path, data, row):
+    with LabelingSession(tmp_path / "s.sqlite", data.scores, assessor=_assessor()) as s:
+        for call in (lambda: s.tell(row, 1), lambda: s.skip(row)):
+            with pytest.raises(ValueError, match=r"row must be an int pool index, 0\.\.9999; got"):
+                call()
+        assert s.n_labeled == 0 and len(s.events()) == 0
+
+
+@pytest.mark.parametrize("label", [99, -2, "x", 1.5])
+def test_a_label_outside_the_classes_is_refused_by_name(tmp_path, data, label):
+    with LabelingSession(tmp_path / "s.sqlite", data.scores, assessor=_assessor()) as s:
+        row = s.query()
+        with pytest.raises(ValueError, match=rf"label={label!r} for row {row} was refused: "):
+            s.tell(row, label)
+        assert s.n_labeled == 0 and len(s.events()) == 0 and s.query() == row
+
+
+def test_a_labeled_row_cannot_be_skipped(tmp_path, data):
+    with LabelingSession(tmp_path / "s.sqlite", data.scores, assessor=_assessor()) as s:
+        a = s.query()
+        s.tell(a, data.target[a])
+        with pytest.raises(ValueError, match=rf"row={a} is labeled; only an unlabeled row can"):
+            s.skip(a)
+        assert s.n_labeled == 1 and s.events()["kind"].tolist() == ["label"]
+
+
 def test_changed_pool_or_settings_are_refused(tmp_path, data):
     path = tmp_path / "s.sqlite"
     with LabelingSession(path, data.scores, assessor=_assessor()) as s:
