@@ -83,6 +83,38 @@ def test_bad_labels(y, match):
         BayesianAccuracy().fit(S, y)
 
 
+@pytest.mark.parametrize(
+    "labels, classes, match",
+    [
+        (
+            [0, 7],
+            None,
+            r"^labels must hold class indices 0..2; labels\[1\] \(pool row 40\) is 7\.$",
+        ),
+        (
+            [np.nan, 0],
+            None,
+            r"^labels must hold class indices 0..2; labels\[0\] \(pool row 17\) is",
+        ),
+        (["cat", "fox"], ["cat", "dog", "eel"], r"'fox' at labels\[1\] \(pool row 40\), which is"),
+    ],
+)
+def test_labels_for_chosen_rows_name_the_entry_and_its_pool_row(labels, classes, match):
+    from skassess.utils import check_labels
+
+    with pytest.raises(ValueError, match=match) as info:
+        check_labels(
+            np.array(labels, dtype=object if classes else None),
+            2,
+            3,
+            classes,
+            missing_label=None,
+            name="labels",
+            rows=[17, 40],
+        )
+    assert "missing_label" not in str(info.value)  # no marker: every entry is a label
+
+
 def test_label_not_in_classes():
     with pytest.raises(ValueError, match=r"label 'fox' at row 1, which is not in classes"):
         BayesianAccuracy(classes=["cat", "dog", "eel"]).fit(S, ["cat", "fox", -1, "eel"])

@@ -541,6 +541,7 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
             self._classes,
             missing_label=None,
             name="labels",
+            rows=indices,
         )
         # The label a row had before this row of the call: its recorded label, or
         # the one given first for it in this call. Vectorized: a replayed history

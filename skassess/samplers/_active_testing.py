@@ -539,7 +539,9 @@ default=("accuracy", "precision", "recall")
                 f"labels must be one label per index: got {len(indices)} indices "
                 f"and labels of shape {given.shape}."
             )
-        y = check_labels(given, len(indices), K, self._classes, missing_label=None, name="labels")
+        y = check_labels(
+            given, len(indices), K, self._classes, missing_label=None, name="labels", rows=indices
+        )
         known, when = {}, {}
         now = _time.time()
         for i, (row, label) in enumerate(zip(indices.tolist(), y.tolist(), strict=True)):

@@ -142,11 +142,13 @@ class ActiveModelSelector(ActiveSampler):
         self._n_skipped = np.zeros(n_pat, dtype=np.intp)  # unlabeled skipped items per pattern
         return self
 
-    def _codes(self, y, n, missing_label, name):
+    def _codes(self, y, n, missing_label, name, rows=None):
         """Class indices of labels given as the comparison's ``classes`` (or indices)."""
         est = self.estimator_
         classes = None if est.classes is None else check_classes(est.classes, est.n_classes_)
-        return check_labels(y, n, est.n_classes_, classes, missing_label=missing_label, name=name)
+        return check_labels(
+            y, n, est.n_classes_, classes, missing_label=missing_label, name=name, rows=rows
+        )
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -269,7 +271,7 @@ class ActiveModelSelector(ActiveSampler):
         check_is_fitted(self)
         idx = self._check_indices(np.atleast_1d(indices))
         times = self._check_time(time, len(idx))
-        codes = self._codes(np.atleast_1d(labels), len(idx), None, "labels")
+        codes = self._codes(np.atleast_1d(labels), len(idx), None, "labels", rows=idx)
         if len(np.unique(idx)) != len(idx):
             raise ValueError(f"indices repeat an item: {np.asarray(indices).tolist()!r}.")
         known = self.labels_[idx] >= 0

@@ -229,7 +229,7 @@ def _as_1d(y, name, n_samples):
     return y
 
 
-def check_labels(y, n_samples, n_classes, classes=None, *, missing_label=-1, name="y"):
+def check_labels(y, n_samples, n_classes, classes=None, *, missing_label=-1, name="y", rows=None):
     """Validate true labels and return class indices, ``-1`` for unlabeled rows.
 
     Parameters
@@ -250,6 +250,12 @@ def check_labels(y, n_samples, n_classes, classes=None, *, missing_label=-1, nam
         None values); None means that every row must be labeled.
     name : str, default="y"
         Name of the argument, used in error messages.
+    rows : array-like of int of shape (n_samples,), default=None
+        The pool row of each entry of ``y`` (e.g. the ``indices`` of a
+        sampler's ``tell``), for error messages: they then name the entry and
+        its pool row (``labels[0] (pool row 17)``), and with
+        ``missing_label=None`` do not speak of a marker. None: the entries
+        are the pool's rows.
 
     Returns
     -------
@@ -283,6 +289,7 @@ def check_labels(y, n_samples, n_classes, classes=None, *, missing_label=-1, nam
         return np.full(n_samples, -1, dtype=np.int64)
     y = _as_1d(y, name, n_samples)
     missing = _missing_mask(y, missing_label)
+    where = _Where(name, rows, missing_label)
     if classes is not None:
         classes = check_classes(classes, n_classes)
         if missing_label is not None and any(
@@ -295,10 +302,10 @@ def check_labels(y, n_samples, n_classes, classes=None, *, missing_label=-1, nam
             )
         codes = np.full(n_samples, -1, dtype=np.int64)
         codes[~missing] = _map_classes(
-            y[~missing], classes, name, missing_label, np.flatnonzero(~missing)
+            y[~missing], classes, name, missing_label, np.flatnonzero(~missing), where
         )
         return codes
-    return _check_indices(y, missing, n_classes, name, missing_label)
+    return _check_indices(y, missing, n_classes, name, missing_label, where)
 
 
 def _same_label(a, b):
@@ -318,15 +325,37 @@ def _marker_text(missing_label):
     )
 
 
-def _check_indices(y, missing, n_classes, name, missing_label):
+class _Where:
+    """How :func:`check_labels`'s messages name an entry of ``y`` (see its ``rows``)."""
+
+    def __init__(self, name, rows, missing_label):
+        self.name, self.rows = name, None if rows is None else np.asarray(rows)
+        # Labels given for chosen rows (a sampler's tell) have no marker to speak of.
+        self.markerless = rows is not None and missing_label is None
+
+    def __call__(self, i):
+        if self.rows is None:
+            return f"row {i}"
+        return f"{self.name}[{i}] (pool row {as_scalar(self.rows[i])})"
+
+    def marker(self, missing_label):
+        """`` or <the marker>`` after the classes, or nothing."""
+        return "" if self.markerless else f" or {_marker_text(missing_label)}"
+
+
+def _check_indices(y, missing, n_classes, name, missing_label, where):
     labeled = y[~missing]
     rows = np.flatnonzero(~missing)
     if labeled.dtype.kind == "f":
         nan = np.isnan(labeled)
         if nan.any():
             row = int(rows[np.flatnonzero(nan)[0]])
+            if where.markerless:
+                raise ValueError(
+                    f"{name} must hold class indices 0..{n_classes - 1}; {where(row)} is NaN."
+                )
             raise ValueError(
-                f"{name} contains NaN at row {row}, but the unlabeled marker is "
+                f"{name} contains NaN at {where(row)}, but the unlabeled marker is "
                 f"missing_label={as_scalar(missing_label)!r}; pass missing_label=np.nan to "
                 "mark unlabeled rows with NaN."
             )
@@ -334,8 +363,8 @@ def _check_indices(y, missing, n_classes, name, missing_label):
         if frac.any():
             row = int(rows[np.flatnonzero(frac)[0]])
             raise ValueError(
-                f"{name} must hold class indices 0..{n_classes - 1} or "
-                f"{_marker_text(missing_label)}; row {row} is {as_scalar(y[row])!r}."
+                f"{name} must hold class indices 0..{n_classes - 1}"
+                f"{where.marker(missing_label)}; {where(row)} is {as_scalar(y[row])!r}."
             )
         labeled = labeled.astype(np.int64)
     elif labeled.dtype.kind in "iub":
@@ -348,9 +377,9 @@ def _check_indices(y, missing, n_classes, name, missing_label):
         bad = [not isinstance(v, numbers.Integral) for v in labeled.tolist()]
         row = int(rows[int(np.argmax(bad))]) if any(bad) else int(rows[0])
         raise ValueError(
-            f"{name} holds labels such as {as_scalar(y[row])!r} (row {row}) that are not "
-            f"class indices 0..{n_classes - 1} or {_marker_text(missing_label)}; pass "
-            "classes=[...] to map labels to score columns."
+            f"{name} holds labels that are not class indices 0..{n_classes - 1}"
+            f"{where.marker(missing_label)}, such as {as_scalar(y[row])!r} at {where(row)}; "
+            "pass classes=[...] to map labels to score columns."
         )
     else:
         labeled = labeled.astype(np.int64)
@@ -358,8 +387,8 @@ def _check_indices(y, missing, n_classes, name, missing_label):
     if bad.any():
         row = int(rows[np.flatnonzero(bad)[0]])
         raise ValueError(
-            f"{name} must hold class indices 0..{n_classes - 1} or "
-            f"{_marker_text(missing_label)}; row {row} is {as_scalar(y[row])!r}."
+            f"{name} must hold class indices 0..{n_classes - 1}"
+            f"{where.marker(missing_label)}; {where(row)} is {as_scalar(y[row])!r}."
         )
     if (
         n_classes == 2
@@ -383,7 +412,7 @@ def _check_indices(y, missing, n_classes, name, missing_label):
     return out
 
 
-def _map_classes(values, classes, name, missing_label, rows):
+def _map_classes(values, classes, name, missing_label, rows, where):
     """Codes of labels that must be entries of ``classes``."""
     index = {c: i for i, c in enumerate(classes.tolist())}
     inverse, uniques = pd.factorize(values, use_na_sentinel=False)
@@ -400,12 +429,14 @@ def _map_classes(values, classes, name, missing_label, rows):
                     f"{str(value)!r}: hold string labels in an object array)"
                 )
             marker = (
-                "; every row must be labeled (missing_label=None)"
+                ""
+                if where.markerless
+                else "; every row must be labeled (missing_label=None)"
                 if missing_label is None
                 else f" and is not the unlabeled marker {as_scalar(missing_label)!r}"
             )
             raise ValueError(
-                f"{name} holds the label {as_scalar(value)!r} at row {row}, which is not in "
+                f"{name} holds the label {as_scalar(value)!r} at {where(row)}, which is not in "
                 f"classes={classes.tolist()!r}{marker}{hint}."
             )
         codes[j] = code

@@ -80,8 +80,10 @@ def test_same_label_twice_is_a_no_op_and_a_different_label_an_error():
         ([-1], [0], "indices must lie in the pool"),
         ([1.5], [0], "indices must be a 1-D array of integers"),
         ([1, 2], [0], "labels must be one label per index"),
-        ([1], [3], "labels must hold class indices 0..2"),
-        ([1], [-1], r"row 0 is -1"),
+        ([1], [3], r"labels must hold class indices 0..2; labels\[0\] \(pool row 1\) is 3\."),
+        ([4, 1], [0, -1], r"labels\[1\] \(pool row 1\) is -1\."),
+        ([1], [np.nan], r"labels must hold class indices 0..2; labels\[0\] \(pool row 1\) is NaN"),
+        ([1], ["x"], r"not class indices 0..2, such as 'x' at labels\[0\] \(pool row 1\)"),
     ],
 )
 def test_tell_rejects_bad_input(indices, labels, match):
@@ -104,7 +106,9 @@ def test_oracle_must_return_one_label_per_index():
 def test_oracle_labels_outside_the_classes_are_rejected():
     X, y = _pool()
     a = ActiveAssessor(random_state=0).fit(X)
-    with pytest.raises(ValueError, match=r"labels must hold class indices 0..2 or nothing.*row 0"):
+    with pytest.raises(
+        ValueError, match=r"labels must hold class indices 0..2; labels\[0\] \(pool row \d+\) is 7"
+    ):
         a.run(lambda idx: np.full(len(idx), 7), budget=2, progress=False)
 
 
