@@ -330,6 +330,7 @@ class _Where:
 
     def __init__(self, name, rows, missing_label):
         self.name, self.rows = name, None if rows is None else np.asarray(rows)
+        self.missing_label = missing_label
         # Labels given for chosen rows (a sampler's tell) have no marker to speak of.
         self.markerless = rows is not None and missing_label is None
 
@@ -338,9 +339,9 @@ class _Where:
             return f"row {i}"
         return f"{self.name}[{i}] (pool row {as_scalar(self.rows[i])})"
 
-    def marker(self, missing_label):
+    def marker(self):
         """`` or <the marker>`` after the classes, or nothing."""
-        return "" if self.markerless else f" or {_marker_text(missing_label)}"
+        return "" if self.markerless else f" or {_marker_text(self.missing_label)}"
 
 
 def _check_indices(y, missing, n_classes, name, missing_label, where):
@@ -364,7 +365,7 @@ def _check_indices(y, missing, n_classes, name, missing_label, where):
             row = int(rows[np.flatnonzero(frac)[0]])
             raise ValueError(
                 f"{name} must hold class indices 0..{n_classes - 1}"
-                f"{where.marker(missing_label)}; {where(row)} is {as_scalar(y[row])!r}."
+                f"{where.marker()}; {where(row)} is {as_scalar(y[row])!r}."
             )
         labeled = labeled.astype(np.int64)
     elif labeled.dtype.kind in "iub":
@@ -378,7 +379,7 @@ def _check_indices(y, missing, n_classes, name, missing_label, where):
         row = int(rows[int(np.argmax(bad))]) if any(bad) else int(rows[0])
         raise ValueError(
             f"{name} holds labels that are not class indices 0..{n_classes - 1}"
-            f"{where.marker(missing_label)}, such as {as_scalar(y[row])!r} at {where(row)}; "
+            f"{where.marker()}, such as {as_scalar(y[row])!r} at {where(row)}; "
             "pass classes=[...] to map labels to score columns."
         )
     else:
@@ -388,7 +389,7 @@ def _check_indices(y, missing, n_classes, name, missing_label, where):
         row = int(rows[np.flatnonzero(bad)[0]])
         raise ValueError(
             f"{name} must hold class indices 0..{n_classes - 1}"
-            f"{where.marker(missing_label)}; {where(row)} is {as_scalar(y[row])!r}."
+            f"{where.marker()}; {where(row)} is {as_scalar(y[row])!r}."
         )
     if (
         n_classes == 2
