@@ -21,6 +21,9 @@ from ..utils._sklearn_compat import Interval
 
 __all__ = ["MLPEnsembleSurrogate"]
 
+# numbers of X one partial_fit call of _train takes at most (16 MB of float64)
+_CHUNK = 2_000_000
+
 
 class MLPEnsembleSurrogate(ClassifierMixin, BaseEstimator):
     """An ensemble of ``n_members`` MLP classifiers, refitted cheaply as labels arrive.
@@ -112,6 +115,7 @@ class MLPEnsembleSurrogate(ClassifierMixin, BaseEstimator):
             hidden_layer_sizes=self.hidden_layer_sizes,
             alpha=self.alpha,
             learning_rate_init=self.learning_rate_init,
+            shuffle=False,  # _train shuffles each epoch itself
             random_state=int(seed),
         )
 
@@ -153,8 +157,19 @@ class MLPEnsembleSurrogate(ClassifierMixin, BaseEstimator):
         return np.repeat(np.arange(n), reps)
 
     def _train(self, member, X, y, rows, epochs, classes, rng):
-        for _ in range(epochs):
-            order = rng.permutation(rows)
+        """``epochs`` passes over ``rows``, each in its own random order.
+
+        One ``partial_fit`` call per epoch spent most of a refit in the
+        classifier's input checks (about 2 ms a call against 0.5 ms for an
+        epoch of 50 rows), so the epochs' orders are passed end to end, as many
+        as ``_CHUNK`` numbers hold, in batches of ``min(200, len(rows))`` rows:
+        with up to 200 rows each batch is one epoch, as one call per epoch gives.
+        """
+        member.set_params(batch_size=min(200, len(rows)))
+        per_call = max(1, _CHUNK // max(1, len(rows) * X.shape[1]))
+        for start in range(0, epochs, per_call):
+            n_epochs = min(per_call, epochs - start)
+            order = np.concatenate([rng.permutation(rows) for _ in range(n_epochs)])
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 member.partial_fit(X[order], y[order], classes=classes)

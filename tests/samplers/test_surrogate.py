@@ -49,6 +49,31 @@ def test_partial_fit_warm_starts_from_the_current_members():
     )
 
 
+@pytest.mark.parametrize("chunk", [None, 1_000])
+def test_epochs_passed_together_train_as_one_call_per_epoch(monkeypatch, chunk):
+    """The epochs' orders go to the member end to end (in calls of at most _CHUNK
+    numbers); with up to 200 rows a batch is one epoch, so the weights are those of
+    one partial_fit call per epoch in the same orders."""
+    from skassess.samplers import _surrogate
+
+    if chunk is not None:  # 1,000 numbers: 6 epochs of 40 rows x 4 features a call
+        monkeypatch.setattr(_surrogate, "_CHUNK", chunk)
+    X, y = _data()
+    rows = np.random.default_rng(1).choice(300, 40)
+    sur = MLPEnsembleSurrogate(n_members=1)
+    member = sur._member(0)
+    sur._train(member, X, y, rows, 25, np.arange(4), np.random.default_rng(2))
+    one_by_one = sur._member(0).set_params(batch_size=40)
+    rng = np.random.default_rng(2)
+    for _ in range(25):
+        order = rng.permutation(rows)
+        one_by_one.partial_fit(X[order], y[order], classes=np.arange(4))
+    for got, want in zip(
+        member.coefs_ + member.intercepts_, one_by_one.coefs_ + one_by_one.intercepts_
+    ):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
 def test_seeded_fit_is_reproducible_and_pickles():
     X, y = _data()
     est = MLPEnsembleSurrogate(n_members=2, max_iter=10, random_state=3)
