@@ -69,7 +69,9 @@ def test_epochs_passed_together_train_as_one_call_per_epoch(monkeypatch, chunk):
         order = rng.permutation(rows)
         one_by_one.partial_fit(X[order], y[order], classes=np.arange(4))
     for got, want in zip(
-        member.coefs_ + member.intercepts_, one_by_one.coefs_ + one_by_one.intercepts_
+        member.coefs_ + member.intercepts_,
+        one_by_one.coefs_ + one_by_one.intercepts_,
+        strict=True,
     ):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
 
