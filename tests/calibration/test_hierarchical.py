@@ -51,6 +51,39 @@ def test_diagnostics_meet_the_defaults(fitted):
     np.testing.assert_array_equal(cal.n_labeled_, [600, 600])
 
 
+def test_draws_kept_across_checks_are_those_of_the_whole_chain(monkeypatch):
+    """Each convergence check after more steps computes only the new steps' draws; the
+    joined draws are those of the whole chain, in its order, and each mu draw belongs
+    to its sample (mu given the groups' c is centred near their mean)."""
+    s, y, g = _simulate(n_per_group=40)
+    seen = []
+    constrained = HierarchicalBetaCalibrator._constrained
+
+    def spy(self, chain, rng):
+        seen.append(chain.shape[1])
+        return constrained(self, chain, rng)
+
+    monkeypatch.setattr(HierarchicalBetaCalibrator, "_constrained", spy)
+    sampler = EmceeSampler(n_burn=50, n_steps=40, max_steps=400, target_ess=10**6, progress=False)
+    cal = HierarchicalBetaCalibrator(sampler=sampler, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        cal.fit(s, y, group_by=g)
+    assert seen == [40, 20, 30, 45, 67, 101, 97]  # 40 steps, then each check's new ones
+    monkeypatch.undo()
+    # the same fit with every check on the whole chain (no chain seen is a prefix)
+    whole = HierarchicalBetaCalibrator(sampler=sampler, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        monkeypatch.setattr(np, "array_equal", lambda a, b: False)
+        whole.fit(s, y, group_by=g)
+    monkeypatch.undo()
+    np.testing.assert_array_equal(cal.draws_, whole.draws_)
+    assert len(cal.hyper_draws_) == len(cal.draws_)
+    c_mean = cal.draws_[:, :, 2].mean(axis=1)
+    assert np.corrcoef(cal.hyper_draws_["mu_c"], c_mean)[0, 1] > 0.5
+
+
 def test_transform_and_sample_shapes(fitted):
     cal, (s, y, g) = fitted
     out = cal.transform(s[:50], group_by=g[:50])
