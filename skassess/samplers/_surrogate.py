@@ -115,7 +115,6 @@ class MLPEnsembleSurrogate(ClassifierMixin, BaseEstimator):
             hidden_layer_sizes=self.hidden_layer_sizes,
             alpha=self.alpha,
             learning_rate_init=self.learning_rate_init,
-            shuffle=False,  # _train shuffles each epoch itself
             random_state=int(seed),
         )
 
@@ -165,7 +164,8 @@ class MLPEnsembleSurrogate(ClassifierMixin, BaseEstimator):
         as ``_CHUNK`` numbers hold, in batches of ``min(200, len(rows))`` rows:
         with up to 200 rows each batch is one epoch, as one call per epoch gives.
         """
-        member.set_params(batch_size=min(200, len(rows)))
+        # _train orders each epoch itself
+        member.set_params(shuffle=False, batch_size=min(200, len(rows)))
         per_call = max(1, _CHUNK // max(1, len(rows) * X.shape[1]))
         for start in range(0, epochs, per_call):
             n_epochs = min(per_call, epochs - start)

@@ -63,7 +63,7 @@ def test_epochs_passed_together_train_as_one_call_per_epoch(monkeypatch, chunk):
     sur = MLPEnsembleSurrogate(n_members=1)
     member = sur._member(0)
     sur._train(member, X, y, rows, 25, np.arange(4), np.random.default_rng(2))
-    one_by_one = sur._member(0).set_params(batch_size=40)
+    one_by_one = sur._member(0).set_params(shuffle=False, batch_size=40)
     rng = np.random.default_rng(2)
     for _ in range(25):
         order = rng.permutation(rows)
