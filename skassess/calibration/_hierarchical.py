@@ -497,7 +497,8 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         def monitor(kept):  # the quantities rhat_ and ess_ report
             # A check after more steps sees the earlier steps again: their draws
             # (mu's too, drawn once per sample) are kept, and only the new steps'
-            # are computed; that was half of a default fit's time.
+            # are computed (redrawing every step at each check cost 15-25 % of a
+            # default fit).
             seen = stored.get("kept")
             if seen is None or not np.array_equal(kept[:, : seen.shape[1]], seen):
                 stored.update(self._constrained(kept, rng), kept=kept)
