@@ -264,6 +264,32 @@ def table(records):
     return agg
 
 
+def width_ratio_bootstrap(records, method, base, n_boot=20_000):
+    """Print, per pool and budget, ``method``'s mean width over ``base``'s with a bootstrap.
+
+    The runs are resampled in pairs (both methods see the same label seed), so
+    the interval is that of the ratio of the two mean widths over the runs.
+    """
+    widths = {}
+    for r in records:
+        for n, cell in r["methods"].get(method, {}).items():
+            if n in r["methods"].get(base, {}):
+                other = r["methods"][base][n]
+                widths.setdefault((r["pool"], int(n)), []).append(
+                    (cell[1] - cell[0], other[1] - other[0])
+                )
+    rng = np.random.default_rng(0)
+    for (pool, n), pairs in sorted(widths.items()):
+        w = np.asarray(pairs)
+        idx = rng.integers(0, len(w), (n_boot, len(w)))
+        boot = w[idx, 0].mean(axis=1) / w[idx, 1].mean(axis=1)
+        lo90, hi90, lo95, hi95 = np.quantile(boot, [0.05, 0.95, 0.025, 0.975])
+        print(
+            f"{pool} n={n}: {method} / {base} width {w[:, 0].mean() / w[:, 1].mean():.3f} "
+            f"over {len(w)} runs; bootstrap 90 % {lo90:.3f}-{hi90:.3f}, 95 % {lo95:.3f}-{hi95:.3f}"
+        )
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pools", nargs="+", default=["svhn", "fashion-mnist", "over-100"])
@@ -272,7 +298,15 @@ def main():
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     ap.add_argument("--first-run", type=int, default=0, help="seed of the first run")
     ap.add_argument("--out", default=None, help="JSON lines file the runs are appended to")
-    ap.add_argument("--table", default=None, help="print the table of a JSON lines file")
+    ap.add_argument("--table", nargs="+", default=None, help="print the table of JSON lines files")
+    ap.add_argument(
+        "--bootstrap",
+        nargs=2,
+        metavar=("METHOD", "BASE"),
+        default=None,
+        help="with --table: each cell's ratio of METHOD's mean width to BASE's, with a "
+        "bootstrap over the runs",
+    )
     ap.add_argument(
         "--uniform-mix", type=float, default=None, help="VarianceSampling's uniform_mix"
     )
@@ -288,9 +322,10 @@ def main():
     args = ap.parse_args()
     pd.set_option("display.width", 200)
     if args.table:
-        print(
-            table([json.loads(line) for line in open(args.table)]).round(3).to_string(index=False)
-        )
+        records = [json.loads(line) for path in args.table for line in open(path)]
+        print(table(records).round(3).to_string(index=False))
+        if args.bootstrap:
+            width_ratio_bootstrap(records, *args.bootstrap)
         return
     if args.oracle:
         for name, (scores, target, _) in pools(args.pools, 0).items():
