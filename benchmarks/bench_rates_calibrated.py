@@ -340,6 +340,11 @@ def main():
         help="ablation: the calibrated prior's draws not spread by the dispersion (R = 1)",
     )
     parser.add_argument(
+        "--spread-cap",
+        action="store_true",
+        help="variant: the dispersion's spread capped at the labels-only variance",
+    )
+    parser.add_argument(
         "--ratio-prior-dof",
         type=float,
         default=None,
@@ -365,6 +370,8 @@ def main():
 
     if args.no_spread:
         _calibrated.CalibratedRates._ratio_draws = lambda self, size, rng: None
+    if args.spread_cap:
+        _calibrated.SPREAD_CAP = True
     if args.ratio_prior_dof is not None:
         _calibrated.RATIO_PRIOR_DOF = args.ratio_prior_dof
     run(args.pools, args.metrics, args.budgets, args.runs, args.seed, args.out, args.first_run)

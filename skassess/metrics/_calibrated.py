@@ -164,6 +164,9 @@ PRIOR_SCALE_TAU = 1.0
 #: Prior degrees of freedom of the labels' dispersion ``R`` around the map: a
 #: scaled inverse chi-square at 1, ``IG(RATIO_PRIOR_DOF / 2, RATIO_PRIOR_DOF / 2)``.
 RATIO_PRIOR_DOF = 2.0
+#: Whether the dispersion's spread is capped at the labels-only variance
+#: (:meth:`CalibratedRates._spread_cap`).
+SPREAD_CAP = False
 #: Cells of the ``tau`` grid: midpoints of equal cells of ``[0, TAU_MAX]``.
 N_TAU, TAU_MAX = 20, 3.5
 #: Adaptive Gauss-Hermite nodes of each group's deviation.
@@ -709,9 +712,10 @@ class CalibratedRates(_DrawSummaries):
         elif ratio is not None:
             # The labels stray from the map more than it allows: spread the draws
             # about their posterior mean by sqrt(R) (quasi-likelihood scaling),
-            # never narrower than the model.
+            # never narrower than the model, nor wider than the labels alone allow.
             centre = self._spread_centre()
-            drawn = centre + np.sqrt(np.maximum(ratio, 1.0))[:, None] * (drawn - centre)
+            cap = self._spread_cap() if SPREAD_CAP else np.inf
+            drawn = centre + np.sqrt(np.clip(ratio, 1.0, cap))[:, None] * (drawn - centre)
         drawn = np.clip(drawn, 0.0, unlabeled.sum(axis=1))
         return self._labeled_successes() + drawn, node, u
 
@@ -720,7 +724,29 @@ class CalibratedRates(_DrawSummaries):
         if self._count_center is None:
             reference = self.count_draws(4000, np.random.default_rng(0), spread=False)[0]
             self._count_center = reference.mean(axis=0) - self._labeled_successes()
+            self._count_var = float(reference.sum(axis=1).var())
         return self._count_center
+
+    def _spread_cap(self):
+        """The largest ``R`` the spread takes: the labels-only variance over the model's.
+
+        The spread's target is the sandwich variance of the regression estimate
+        of the unlabeled rows' successes, whose residuals (the labels less the
+        map, fitted with an intercept) vary no more than the labels do: it is
+        at most the variance of the labels-only (expansion) estimate, ``N_u
+        p (1 - p) (N_u / n + 1)`` for ``N_u`` unlabeled rows, with ``p`` the
+        labels' rate taken as Agresti and Coull's ``(s + 2) / (n + 4)`` (the
+        centre of Wilson's 95 % interval) and ``n + 4`` labels. The cap is
+        that over the model's variance of the pool's unlabeled successes, and
+        at least 1.
+        """
+        self._spread_centre()
+        n = float(self.labeled.sum())
+        s = float(self._labeled_successes().sum())
+        left = float((self.rows - self.labeled).sum())
+        p = (s + 2.0) / (n + 4.0)
+        v_labels = left * p * (1.0 - p) * (left / (n + 4.0) + 1.0)
+        return max(1.0, v_labels / self._count_var) if self._count_var > 0 else np.inf
 
     def _labeled_successes(self):
         """Each group's labeled successes."""
