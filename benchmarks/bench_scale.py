@@ -15,10 +15,14 @@ size is known, the memory it needed as a ratio.
   with R-hat and multi-chain ESS; emcee with a fixed number of steps as the
   baseline. Timed without tracemalloc; the memory printed is the largest
   resident size of the process (and workers) so far.
+* ``emcee``: ``HierarchicalBetaCalibrator`` with its default ``EmceeSampler``
+  (chains grown until R-hat <= 1.01 and ESS >= 400) at a few groups, the
+  size of a fairness file: seconds per fit, steps kept per chain, R-hat, ESS.
 
     python benchmarks/bench_scale.py              # every case, the sizes of the issue
     python benchmarks/bench_scale.py --quick      # smaller sizes
     python benchmarks/bench_scale.py --case bgm
+    python benchmarks/bench_scale.py --case emcee --seeds 5
 """
 
 import argparse
@@ -153,9 +157,34 @@ def bench_hierarchical(n_groups, n_labels, emcee_steps, seeds):
         )
 
 
+def bench_emcee(sizes, seeds):
+    from skassess.calibration import EmceeSampler, HierarchicalBetaCalibrator
+
+    for n_groups, n_labels in sizes:
+        for seed in seeds:
+            s, y, g = _hierarchical_data(n_groups, n_labels, seed)
+            cal = HierarchicalBetaCalibrator(
+                random_state=seed, sampler=EmceeSampler(progress=False)
+            )
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                start = time.perf_counter()
+                cal.fit(s, y, group_by=g)
+                sec = time.perf_counter() - start
+            n_walkers = max(16, 4 * cal.draws_.shape[1] * cal.draws_.shape[2])
+            print(
+                f"emcee G={n_groups} n_L={n_labels} seed {seed} {sec:6.2f} s  "
+                f"steps kept per chain {len(cal.draws_) // (cal.n_chains * n_walkers):5d}  "
+                f"R-hat max {cal.rhat_.max():.3f}  ESS min {cal.ess_.min():6.0f}",
+                flush=True,
+            )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--case", choices=["bgm", "confusion", "hierarchical"], action="append")
+    parser.add_argument(
+        "--case", choices=["bgm", "confusion", "hierarchical", "emcee"], action="append"
+    )
     parser.add_argument("--quick", action="store_true", help="smaller sizes")
     parser.add_argument(
         "--seeds", type=int, default=5, help="simulated data sets for the hierarchical case"
@@ -178,6 +207,8 @@ def main():
             bench_hierarchical(20, 400, emcee, range(min(args.seeds, 2)))
         else:
             bench_hierarchical(100, 2000, emcee, range(args.seeds))
+    if "emcee" in (args.case or []):
+        bench_emcee([(2, 200), (10, 400)], range(args.seeds))
 
 
 if __name__ == "__main__":

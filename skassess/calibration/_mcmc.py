@@ -1,11 +1,12 @@
 """MCMC through emcee, with the convergence diagnostics skassess reports.
 
-Each chain is an emcee ensemble of its own; the log density is vectorized
-over walkers. R-hat and the multi-chain ESS are written here (Vehtari et al. 2021) because
+Each chain is an emcee ensemble of its own; all the chains run inside one
+emcee sampler (a move that keeps each ensemble's walkers to themselves), so the
+log density is evaluated once per half-step for every walker of every chain.
+R-hat and the multi-chain ESS are written here (Vehtari et al. 2021) because
 the library that ships them, ArviZ, would bring xarray and matplotlib into the
 core dependencies; the ESS also handles the walkers of an ensemble, which are
-not independent chains.
-"""
+not independent chains."""
 
 import emcee
 import numpy as np
@@ -139,6 +140,58 @@ def effective_sample_size(samples):
     return np.minimum(bulk, tail)
 
 
+class _BlockDEMove(emcee.moves.DEMove):
+    """emcee's differential-evolution move on ``n_blocks`` independent ensembles at once.
+
+    The sampler's walkers are ``n_blocks`` consecutive blocks, one ensemble each. Each
+    half-step splits every block in two at random and moves one half of each block by
+    the difference of two distinct walkers of the other half of the same block (Nelson
+    et al. 2013, emcee's ``DEMove``), so no ensemble sees another's walkers and the
+    chains stay independent for R-hat. emcee has no such move: its moves mix the whole
+    ensemble, and one sampler per chain paid emcee's per-step overhead and a log-density
+    call per chain and half-step (most of a small fit's time). The acceptance is
+    vectorized over walkers (emcee loops over them in Python).
+    """
+
+    def __init__(self, n_blocks):
+        super().__init__()
+        self.n_blocks = n_blocks
+
+    def propose(self, model, state):
+        n_total, n_dim = state.coords.shape
+        self.setup(state.coords)
+        n_blocks, random = self.n_blocks, model.random
+        w = n_total // n_blocks
+        # each block split in halves at random, as RedBlueMove does for one ensemble;
+        # each half's walkers in their order in the block (the order of the mask)
+        perm = np.argsort(random.rand(n_blocks, w), axis=1)
+        halves = [
+            np.sort(perm[:, : (w + 1) // 2], axis=1),
+            np.sort(perm[:, (w + 1) // 2 :], axis=1),
+        ]
+        block = np.arange(n_blocks)[:, None]
+        offset = block * w
+        accepted = np.zeros(n_total, dtype=bool)
+        for moving, other in (halves, halves[::-1]):
+            coords = state.coords.reshape(n_blocks, w, n_dim)
+            n_s, n_c = moving.shape[1], other.shape[1]
+            # two distinct walkers of the other half of the same block, in random order
+            first = random.randint(n_c, size=(n_blocks, n_s))
+            second = (first + 1 + random.randint(n_c - 1, size=(n_blocks, n_s))) % n_c
+            diffs = coords[block, other[block, second]] - coords[block, other[block, first]]
+            gamma = self.g0 * (1 + self.sigma * random.randn(n_blocks, n_s, 1))
+            q = (coords[block, moving] + gamma * diffs).reshape(-1, n_dim)
+            new_log_probs, new_blobs = model.compute_log_prob_fn(q)
+            subset = np.zeros(n_total, dtype=bool)
+            subset[(offset + moving).ravel()] = True
+            with np.errstate(invalid="ignore"):  # -inf - -inf: never accepted
+                accept = new_log_probs - state.log_prob[subset] > np.log(random.rand(len(q)))
+            accepted[subset] = accept
+            new_state = emcee.State(q, log_prob=new_log_probs, blobs=new_blobs)
+            state = self.update(state, new_state, accepted, subset)
+        return state, accepted
+
+
 def sample_mcmc(
     log_prob,
     initial,
@@ -156,7 +209,8 @@ def sample_mcmc(
 
     ``initial`` has shape ``(n_chains, n_walkers, n_dim)``: each chain is an
     ensemble of its own (walkers of one ensemble interact, so R-hat is
-    computed across ensembles, not walkers). After ``n_burn`` discarded
+    computed across ensembles, not walkers; one emcee sampler runs them all
+    with :class:`_BlockDEMove`). After ``n_burn`` discarded
     steps, ``n_steps`` are kept; while the smallest ESS is below
     ``target_ess`` or an R-hat is above 1.01, every chain grows by half, up to
     ``max_steps``. When ``max_steps`` steps of every walker would hold more than
@@ -174,38 +228,31 @@ def sample_mcmc(
     n_chains, n_walkers, n_dim = np.shape(initial)
     thin = max(1, -(-n_chains * max_steps * n_walkers * n_dim // max_stored))
     n_stored, max_stored_steps = max(n_steps // thin, 1), max(max_steps // thin, 1)
-    samplers, states = [], []
+    sampler = emcee.EnsembleSampler(
+        n_chains * n_walkers,
+        n_dim,
+        log_prob,
+        vectorize=True,
+        # Differential-evolution moves mixed about twice as fast as emcee's
+        # default stretch move on the hierarchical calibration posterior
+        # (autocorrelation time about 45 steps against 110).
+        moves=_BlockDEMove(n_chains),
+    )
+    sampler.random_state = np.random.RandomState(rng.integers(2**31 - 1)).get_state()
 
-    def bar(i, what):  # shown only when a run takes over 2 s
+    def bar(what):  # shown only when a run takes over 2 s
         return {
             "progress": progress,
-            "progress_kwargs": {
-                "delay": 2,
-                "leave": False,
-                "desc": f"MCMC {what}, chain {i + 1}/{n_chains}",
-            },
+            "progress_kwargs": {"delay": 2, "leave": False, "desc": f"MCMC {what}"},
         }
 
-    for i, start in enumerate(initial):
-        sampler = emcee.EnsembleSampler(
-            n_walkers,
-            n_dim,
-            log_prob,
-            vectorize=True,
-            # Differential-evolution moves mixed about twice as fast as emcee's
-            # default stretch move on the hierarchical calibration posterior
-            # (autocorrelation time about 45 steps against 110).
-            moves=emcee.moves.DEMove(),
-        )
-        sampler.random_state = np.random.RandomState(rng.integers(2**31 - 1)).get_state()
-        state = (
-            sampler.run_mcmc(start, n_burn, store=False, **bar(i, "burn-in")) if n_burn else start
-        )
-        states.append(sampler.run_mcmc(state, n_stored, thin_by=thin, **bar(i, "sampling")))
-        samplers.append(sampler)
+    start = np.reshape(initial, (n_chains * n_walkers, n_dim))
+    state = sampler.run_mcmc(start, n_burn, store=False, **bar("burn-in")) if n_burn else start
+    state = sampler.run_mcmc(state, n_stored, thin_by=thin, **bar("sampling"))
 
     def chains():
-        return np.stack([s.get_chain() for s in samplers])
+        kept = sampler.get_chain()  # (n_kept, n_chains * n_walkers, n_dim)
+        return kept.reshape(len(kept), n_chains, n_walkers, n_dim).transpose(1, 0, 2, 3)
 
     def diagnose(kept):
         watched = monitor(kept)
@@ -215,8 +262,7 @@ def sample_mcmc(
     rhat, ess = diagnose(kept)
     while kept.shape[1] < max_stored_steps and (ess.min() < target_ess or rhat.max() > MAX_RHAT):
         more = min(max(kept.shape[1] // 2, 1), max_stored_steps - kept.shape[1])
-        for i, sampler in enumerate(samplers):
-            states[i] = sampler.run_mcmc(states[i], more, thin_by=thin, **bar(i, "more steps"))
+        state = sampler.run_mcmc(state, more, thin_by=thin, **bar("more steps"))
         kept = chains()
         rhat, ess = diagnose(kept)
     return kept, rhat, ess

@@ -48,8 +48,8 @@ class EmceeSampler(_Sampler):
     Read more in the :ref:`User Guide <ug_fairness>`.
 
     ``n_chains`` independent ensembles of affine-invariant walkers
-    (differential-evolution and stretch moves) on the model with the
-    population parameters integrated out; R-hat compares the ensembles. Fast
+    (differential-evolution moves), all run by one emcee sampler, on the model with
+    the population parameters integrated out; R-hat compares the ensembles. Fast
     for a few groups; with many groups ensemble moves slow down
     (:class:`NUTSSampler` is then faster).
 

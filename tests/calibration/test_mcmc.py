@@ -64,6 +64,28 @@ def test_the_loop_checks_what_the_monitor_returns():
     assert calls[0] == 100 and calls == sorted(calls) and calls[-1] == 400
 
 
+def test_each_chain_moves_only_by_its_own_walkers():
+    # a flat density accepts every proposal; each ensemble starts in a tight
+    # cluster of its own, far from the others. Differential-evolution steps
+    # built from the walkers of the same ensemble stay within the cluster's
+    # spread; one built from another ensemble's walkers would jump by ~100.
+    rng = np.random.default_rng(0)
+    centres = 100.0 * np.arange(4)
+    initial = centres[:, None, None] + 0.001 * rng.normal(size=(4, 7, 2))  # odd walkers too
+    kept, _, _ = sample_mcmc(
+        lambda theta: np.zeros(len(theta)),
+        initial,
+        n_burn=0,
+        n_steps=5,
+        max_steps=5,
+        target_ess=1,
+        rng=rng,
+    )
+    assert kept.shape == (4, 5, 7, 2)
+    assert np.all(np.abs(kept - centres[:, None, None, None]) < 1.0)
+    assert np.all(kept.std(axis=(1, 2)) > 0)  # and they do move
+
+
 @pytest.mark.parametrize("max_steps", [100, 150])
 def test_max_steps_caps_the_chains(max_steps):
     kept = _run(lambda kept: kept + np.arange(4.0).reshape(4, 1, 1, 1), max_steps=max_steps)
