@@ -6,7 +6,8 @@ log density is evaluated once per half-step for every walker of every chain.
 R-hat and the multi-chain ESS are written here (Vehtari et al. 2021) because
 the library that ships them, ArviZ, would bring xarray and matplotlib into the
 core dependencies; the ESS also handles the walkers of an ensemble, which are
-not independent chains."""
+not independent chains.
+"""
 
 import emcee
 import numpy as np
