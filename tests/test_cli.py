@@ -198,12 +198,17 @@ def test_plan_from_the_labels_in_the_file(example, tmp_path, capsys):
     assert main(["plan", str(example[0]), "--width", "0.04", "--json", str(out)]) == 0
     text = capsys.readouterr().out
     assert "from the 100 labels in the file" in text and "Labels for a width of 0.04" in text
-    assert "The plan follows the map fitted to 100 labels, itself uncertain" in text
+    assert "The plan follows the map fitted to 100 labels; width_lower to width_upper" in text
+    assert "width_lower" in text and "width_upper" in text and "(likely " in text
     plan = json.loads(out.read_text())
     assert plan["source"] == "labels" and plan["labeled"] == 100
     widths = [r["width"] for r in plan["table"]]
     assert widths == sorted(widths, reverse=True)
+    assert all(r["width_lower"] <= r["width"] <= r["width_upper"] for r in plan["table"])
     assert 100 < plan["n_needed"] <= 2000
+    low, high = plan["n_needed_range"]
+    assert low <= plan["n_needed"] <= high
+    assert plan["dispersion"] > 0
 
 
 def test_plan_refuses_a_bad_width(example, capsys):
@@ -474,6 +479,9 @@ def test_plan_a_binary_rate(tmp_path, capsys):
     plan = json.loads(out.read_text())
     assert plan["metric"] == "tpr" and plan["source"] == "scores"
     assert plan["residual_sd"] is None and [r["n_labels"] for r in plan["table"]] == [100, 400]
+    # A rate's plan has no band: null in the JSON, left out of the printed table.
+    assert all(r["width_lower"] is None for r in plan["table"]) and "width_lower" not in text
+    assert plan["n_needed_range"] is None
     w = [r["width"] for r in plan["table"]]
     assert w[0] > w[1] > 0 and 100 <= plan["n_needed"] <= 1500
     # The same seed, the same plan.

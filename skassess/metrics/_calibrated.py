@@ -288,6 +288,10 @@ class CalibratedRates(_DrawSummaries):
     ----------
     log_evidence : float
         Log probability of the labels under the model.
+    ratio_estimate : tuple of float or None
+        ``(R_hat, nu)``: the labels' dispersion around the posterior-mean map
+        and its Satterthwaite degrees of freedom (see :meth:`_dispersion`);
+        None with two labels or fewer.
     """
 
     def __init__(
@@ -589,10 +593,10 @@ class CalibratedRates(_DrawSummaries):
         (:meth:`_ratio_dof`) and an ``IG(1, 1)`` prior on ``R``
         (``RATIO_PRIOR_DOF = 2``), the posterior of ``R`` is ``IG(1 + nu / 2, 1 +
         nu R_hat / 2)``, of mean ``R_hat + 2 / nu``. Sets ``_ratio_posterior``
-        to its (shape, scale), None with two labels or fewer (``R`` is then 1),
-        and returns its mean.
+        to its (shape, scale) and ``ratio_estimate`` to ``(R_hat, nu)``, both
+        None with two labels or fewer (``R`` is then 1), and returns its mean.
         """
-        self._ratio_posterior = None
+        self._ratio_posterior = self.ratio_estimate = None
         n, s = self._cell_n, self._cell_s
         total = n.sum()
         if total <= 2:
@@ -611,6 +615,7 @@ class CalibratedRates(_DrawSummaries):
             observed = (s2 * (1.0 - p) ** 2 + (n2 - s2) * p**2).sum() / total
         ratio = float(observed / expected * total / (total - 2.0))
         nu = self._ratio_dof(p)
+        self.ratio_estimate = (ratio, nu)
         if not np.isfinite(nu):
             self._ratio_posterior = (np.inf, ratio)
             return ratio
@@ -786,6 +791,30 @@ class CalibratedRates(_DrawSummaries):
             - sd * rng.standard_normal(node.size)
         )
         return u + miss[:, None] * gain
+
+    def variance_draws(self, size, rng):
+        """Draws of the mean Bernoulli variance ``p (1 - p)`` over the pool's rows.
+
+        Each draw takes the map's ``(a, b)`` and the groups' deviations from
+        the posterior (as :meth:`rvs` does) and averages ``p (1 - p)`` at every
+        row's score. Shape ``(size,)``.
+        """
+        node = rng.choice(self.weights.size, size=size, p=self.weights)
+        u = self._deviations(node, rng)
+        g, b = np.nonzero(self.rows > 0)
+        total = max(float(self.rows.sum()), 1e-300)
+        out = np.zeros(size)
+        step = max(1, BLOCK_FLOATS // max(g.size, 1))
+        for start in range(0, size, step):
+            sl = slice(start, start + step)
+            p = expit(
+                self.center
+                + self.a[node[sl], None]
+                + self.b[node[sl], None] * (self.ell[g, b] - self.center)
+                + u[sl][:, g]
+            )
+            out[sl] = (p * (1.0 - p)) @ self.rows[g, b] / total
+        return out
 
     def _proba_draws(self, n_draws=2000, seed=0):
         """The grid nodes and deviations of :meth:`cell_proba`'s draws (a fixed seed)."""

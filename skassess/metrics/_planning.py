@@ -5,7 +5,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special, stats
 from sklearn.utils import check_random_state
 
 from ..utils import LEVEL, check_labels, validate_params, validate_scores
@@ -16,6 +16,15 @@ from ._rates import METRICS
 
 #: Budgets shown when none are asked for.
 DEFAULT_BUDGETS = (20, 50, 100, 200, 500, 1000, 2000, 5000)
+#: Share of the accuracy plan's band: its ends are these central percentiles of
+#: the widths the posterior's draws of the map and of the dispersion give.
+BAND = 0.90
+#: Posterior draws behind the band.
+BAND_DRAWS = 400
+#: Probability points of the dispersion's posterior in the width's spread factor.
+N_RATIO_POINTS = 100
+#: Prior degrees of freedom of the dispersion (as the calibrated model's).
+_RATIO_PRIOR_DOF = 2.0
 
 
 @dataclass
@@ -29,9 +38,13 @@ class LabelPlan:
     table : pandas.DataFrame
         One row per budget ``n_labels`` (labels in all, those already given
         included): ``width`` (the expected width of the calibrated prior's
-        overall interval of the metric) and ``labels_only_width`` (Wilson's,
-        from the labels alone; for a binary rate, on the expected number of
-        labeled rows its condition holds for).
+        overall interval of the metric), ``width_lower`` and ``width_upper``
+        (where the expected width is likely to be, given how uncertain the
+        map fitted to the labels so far still is: the 5th and 95th
+        percentiles of the widths its posterior draws give; NaN from the
+        scores alone and for a binary rate) and ``labels_only_width``
+        (Wilson's, from the labels alone; for a binary rate, on the expected
+        number of labeled rows its condition holds for).
     n_needed : int or None
         The fewest labels (in all) whose expected width is at most
         ``width``; None when no target was given. At most the pool's size
@@ -44,6 +57,14 @@ class LabelPlan:
         ``"labels"`` (the calibration map fitted to the labels so far).
     metric : str
         The metric planned for.
+    n_needed_range : tuple of int or None
+        ``(fewest, most)``: the budgets at which ``width_lower`` and
+        ``width_upper`` reach ``width``; None without a target, from the
+        scores alone and for a binary rate.
+    dispersion : float or None
+        The labels' dispersion around the fitted map that the widths
+        assume (``dispersion_`` of the fit; 1 when the map holds); None
+        from the scores alone and for a binary rate.
     """
 
     table: pd.DataFrame
@@ -51,6 +72,8 @@ class LabelPlan:
     residual_sd: float | None
     source: str
     metric: str = "accuracy"
+    n_needed_range: tuple | None = None
+    dispersion: float | None = None
 
 
 @validate_params(
@@ -97,7 +120,20 @@ def plan_labels(
     the pool's top-1 confidences ``c``; once rows are labeled, it is the same
     mean with the posterior mean probability of being right of each row under
     the map fitted to them (``BayesianAccuracy(prior="calibrated")``) in place
-    of ``c``. Labels-only (Wilson) widths are shown beside.
+    of ``c``, and the width is widened as the fit's interval is where the
+    labels stray from the map: by the spread of its dispersion ``R`` (the
+    ratio the labels give now, with its degrees of freedom grown in
+    proportion to ``n``; see ``dispersion_``). Labels-only (Wilson) widths are
+    shown beside.
+
+    From labels, the plan also gives a band, ``width_lower`` to
+    ``width_upper``: each of 400 posterior draws of the map (its level, slope
+    and group deviations) and of the dispersion gives its own width, and the
+    band is their 5th to 95th percentiles. It is wide where the labels have
+    placed the map poorly (few labels, or none of them wrong) and narrow
+    where they have; a single 50-label pilot's plan was 0.58-1.26 times the
+    realised width on the benchmarks' pools, and its band held the realised
+    width for 95 % of pilots (user guide, *Planning*).
 
     A binary rate's interval (``metric="tpr"``, ``"ppv"``, ...) narrows with
     how many labeled rows meet its condition and how sure the map is of
@@ -135,7 +171,8 @@ def plan_labels(
     n_simulations : int, default=20
         Simulated labelings per budget (a binary rate only).
     random_state : int, RandomState instance or None, default=None
-        Seed of the simulations (a binary rate only).
+        Seed of the simulations (a binary rate) or of the band's draws
+        (accuracy, from labels).
     progress : bool, default=True
         A progress bar over the simulations (tqdm, on standard error) when
         they take over 2 s.
@@ -163,6 +200,12 @@ def plan_labels(
     >>> plan = plan_labels(np.column_stack([1 - conf, conf]), width=0.05)
     >>> plan.n_needed
     930
+    >>> y = np.full(10_000, -1)  # 50 pilot labels, the black box right as often as it says
+    >>> y[:50] = (rng.uniform(size=50) < conf[:50]).astype(int)
+    >>> plan = plan_labels(np.column_stack([1 - conf, conf]), y, width=0.05, random_state=0)
+    >>> lo, hi = plan.n_needed_range
+    >>> bool(lo <= plan.n_needed <= hi)
+    True
     >>> p1 = rng.uniform(size=10_000)  # a binary model's positive-class scores
     >>> plan = plan_labels(np.column_stack([1 - p1, p1]), metric="tpr", n_labels=[200, 800],
     ...                    n_simulations=5, random_state=0, progress=False)
@@ -226,6 +269,8 @@ def plan_labels(
             {
                 "n_labels": budgets,
                 "width": widths,
+                "width_lower": np.nan,  # no band for a rate (user guide, Planning)
+                "width_upper": np.nan,
                 "labels_only_width": [_wilson_width(rate, max(n * share, 1.0), z) for n in budgets],
             }
         )
@@ -239,19 +284,131 @@ def plan_labels(
     p = conf if source == "scores" else est.predict_proba(X, y_pred=y_pred)[:, 1]
     var = float(np.mean(p * (1.0 - p)))
     rate = float(np.mean(conf)) if source == "scores" else est.overall_mean()
-    fpc = np.maximum(1.0 - budgets / N, 0.0)
+    if source == "scores":
+        plan = _AccuracyWidths(N, var, z, level, None, n_have)
+    else:
+        model = est._hierarchy
+        rng = np.random.default_rng(check_random_state(random_state).randint(2**32))
+        plan = _AccuracyWidths(N, var, z, level, model.ratio_estimate, n_have)
+        plan.draw_band(model.variance_draws(BAND_DRAWS, rng), rng)
+    lower, upper = zip(*(plan.band(n) for n in budgets), strict=True)
     table = pd.DataFrame(
         {
             "n_labels": budgets,
-            "width": 2 * z * np.sqrt(fpc * var / budgets),
+            "width": [plan.width(n) for n in budgets],
+            "width_lower": lower,
+            "width_upper": upper,
             "labels_only_width": [_wilson_width(rate, int(n), z) for n in budgets],
         }
     )
-    n_needed = None
+    n_needed = n_range = None
     if width is not None:
-        n0 = (2 * z) ** 2 * var / width**2
-        n_needed = int(min(np.ceil(n0 / (1.0 + n0 / N)), N))
-    return LabelPlan(table, n_needed, float(np.sqrt(var)), source, metric)
+        n_needed = _first_budget(lambda n: plan.width(n) <= width, N)
+        if source == "labels":
+            n_range = (
+                _first_budget(lambda n: plan.band(n)[0] <= width, N),
+                _first_budget(lambda n: plan.band(n)[1] <= width, N),
+            )
+    dispersion = None if source == "scores" else float(est.dispersion_)
+    return LabelPlan(table, n_needed, float(np.sqrt(var)), source, metric, n_range, dispersion)
+
+
+class _AccuracyWidths:
+    """Expected widths of the calibrated prior's overall accuracy interval at n labels.
+
+    ``2 z sqrt((1 - n / N) s^2 / n)`` (the regression estimator's), times the
+    spread factor of the labels' dispersion (:func:`_spread_factor`) with its
+    degrees of freedom ``nu`` grown to ``nu n / n_have``; ``ratio`` is ``(R_hat,
+    nu)`` of the fit or None (no dispersion: the scores alone, or too few
+    labels). :meth:`draw_band` adds the band's draws.
+    """
+
+    def __init__(self, N, var, z, level, ratio, n_have):
+        self.N, self.var, self.z, self.level = N, var, z, level
+        self.ratio, self.n_have = ratio, n_have
+        self._var_draws = self._ratio_draws = None
+
+    def _base(self, n, var):
+        return 2 * self.z * np.sqrt(max(1.0 - n / self.N, 0.0) * np.asarray(var) / n)
+
+    def _dof(self, n):
+        return self.ratio[1] * n / self.n_have
+
+    def width(self, n):
+        """The expected width at ``n`` labels."""
+        factor = 1.0
+        if self.ratio is not None:
+            factor = _spread_factor(self.ratio[0], self._dof(n), self.level)[0]
+        return float(self._base(n, self.var) * factor)
+
+    def draw_band(self, var_draws, rng):
+        """The band's draws: of the map's variance, and of ``R`` from its posterior."""
+        self._var_draws = var_draws
+        if self.ratio is not None:
+            ratio, nu = self.ratio
+            if np.isfinite(nu):
+                shape = (_RATIO_PRIOR_DOF + nu) / 2.0
+                scale = (_RATIO_PRIOR_DOF + nu * ratio) / 2.0
+                self._ratio_draws = scale / rng.gamma(shape, size=var_draws.size)
+            else:
+                self._ratio_draws = np.full(var_draws.size, ratio)
+
+    def band(self, n):
+        """``(lower, upper)`` of the width at ``n`` labels; NaN without the band's draws."""
+        if self._var_draws is None:
+            return np.nan, np.nan
+        widths = self._base(n, self._var_draws)
+        if self._ratio_draws is not None:
+            widths = widths * _spread_factor(self._ratio_draws, self._dof(n), self.level)
+        tail = (1.0 - BAND) / 2.0
+        lower, upper = np.quantile(widths, [tail, 1.0 - tail])
+        return float(lower), float(upper)
+
+
+def _spread_factor(ratio, nu, level):
+    """How much the dispersion widens an interval: its width over the unspread one's.
+
+    The calibrated model spreads each draw by ``sqrt(max(R, 1))`` with ``R``
+    from its posterior ``IG(1 + nu / 2, 1 + nu R_hat / 2)`` (``R_hat`` the
+    labels' ratio): the interval of a normal whose variance is so scaled,
+    a scale mixture, over the normal's. ``ratio`` (an array of ``R_hat``)
+    shares one ``nu``; an infinite ``nu`` is ``R`` known, a factor of
+    ``sqrt(max(R_hat, 1))``. Returns an array of ``ratio``'s shape, at least 1.
+
+    Not a library function: scipy has no quantile of a normal scale mixture.
+    The mixture is integrated at ``N_RATIO_POINTS`` probability points of
+    ``R``'s posterior and its quantile found by bisection.
+    """
+    ratio = np.atleast_1d(np.asarray(ratio, dtype=np.float64))
+    if not np.isfinite(nu):
+        return np.sqrt(np.maximum(ratio, 1.0))
+    shape = (_RATIO_PRIOR_DOF + nu) / 2.0
+    points = (np.arange(N_RATIO_POINTS) + 0.5) / N_RATIO_POINTS
+    # R = scale / G with G ~ Gamma(shape): the points of R at one ratio are the
+    # scales over the gamma's quantiles (one set for every ratio).
+    inverse_gamma = 1.0 / stats.gamma.ppf(points, shape)
+    scale = (_RATIO_PRIOR_DOF + nu * ratio) / 2.0
+    spread = np.sqrt(np.maximum(scale[:, None] * inverse_gamma[None, :], 1.0))
+    target = 0.5 + level / 2.0
+    z = stats.norm.ppf(target)
+    low, high = np.full(ratio.shape, z), z * spread.max(axis=1)
+    for _ in range(40):  # the mixture's quantile lies between z and z times the largest spread
+        mid = (low + high) / 2.0
+        below = special.ndtr(mid[:, None] / spread).mean(axis=1) < target
+        low, high = np.where(below, mid, low), np.where(below, high, mid)
+    return (low + high) / 2.0 / z
+
+
+def _first_budget(reached, N):
+    """The fewest labels in ``[1, N]`` for which ``reached(n)`` holds (it holds at ``N``)."""
+    lo, hi = 1, int(N)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if reached(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def _simulated_widths(
