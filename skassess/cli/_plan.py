@@ -145,8 +145,9 @@ def _caveat(source, n_have, banded=False):
             "uncertain. Plan again as labels come in."
         )
     if n_have < 200:  # from 200 pilot labels the plans were within about 0.8-1.2
-        # One 50-label pilot planned 0.62-1.23 (accuracy) and 0.63-1.47 (a rate) of the
-        # realised width on the benchmarks' checking pools: 1 / 0.62 = 1.6, 1 / 1.47 = 0.68.
+        # A rate's plan (no band): one 50-label pilot planned 0.63-1.47 of the realised
+        # width on the benchmarks' checking pools (accuracy's, before its band: 0.62-1.23):
+        # 1 / 0.62 = 1.6, 1 / 1.47 = 0.68.
         return (
             f"The plan follows the map fitted to {n_have:,} labels, itself uncertain with "
             "so few: the real width can be up to 1.6 times the plan, or a third smaller. "
