@@ -11,6 +11,7 @@ from sklearn.utils import check_random_state
 from ..utils import LEVEL, check_labels, validate_params, validate_scores
 from ..utils._sklearn_compat import Interval, StrOptions
 from ._accuracy import BayesianAccuracy
+from ._calibrated import CalibratedRates, score_center
 from ._rate_table import canonical_rate, expected_rate_terms
 from ._rates import METRICS
 
@@ -212,6 +213,7 @@ def plan_labels(
     >>> bool(plan.table["width"].is_monotonic_decreasing)
     True
     """
+    # Fitted for its checks and counts; its calibrated model is fitted only for a rate.
     est = BayesianAccuracy(prior="calibrated", missing_label=missing_label, random_state=0)
     est.fit(X, y, y_pred=y_pred)
     _, pred, conf = validate_scores(est, X, y_pred=y_pred, reset=False)
@@ -281,13 +283,25 @@ def plan_labels(
     # The Bernoulli variance the fitted map gives every row of the pool: steadier
     # than the few labeled rows' squared residuals (two errors in 50 labels of
     # a 97 %-accurate model would predict half the width).
-    p = conf if source == "scores" else est.predict_proba(X, y_pred=y_pred)[:, 1]
-    var = float(np.mean(p * (1.0 - p)))
-    rate = float(np.mean(conf)) if source == "scores" else est.overall_mean()
     if source == "scores":
+        var = float(np.mean(conf * (1.0 - conf)))
+        rate = float(np.mean(conf))
         plan = _AccuracyWidths(N, var, z, level, None, n_have)
     else:
-        model = est._hierarchy
+        # The fit's calibrated model (BayesianAccuracy's own, from the same counts and
+        # seed), held here for its draws: the map at every row's score, the dispersion.
+        rows = est.score_rows_
+        model = CalibratedRates(
+            rows,
+            est.score_logit_,
+            est.score_labeled_,
+            est.score_success_,
+            score_center(rows, est.score_logit_),
+            seed=0,
+        )
+        p = model.cell_proba()
+        var = float((rows * p * (1.0 - p)).sum() / rows.sum())
+        rate = float(model.moments()[0] @ rows.sum(axis=1) / rows.sum())
         rng = np.random.default_rng(check_random_state(random_state).randint(2**32))
         plan = _AccuracyWidths(N, var, z, level, model.ratio_estimate, n_have)
         plan.draw_band(model.variance_draws(BAND_DRAWS, rng), rng)
@@ -309,7 +323,7 @@ def plan_labels(
                 _first_budget(lambda n: plan.band(n)[0] <= width, N),
                 _first_budget(lambda n: plan.band(n)[1] <= width, N),
             )
-    dispersion = None if source == "scores" else float(est.dispersion_)
+    dispersion = None if source == "scores" else float(model.dispersion)
     return LabelPlan(table, n_needed, float(np.sqrt(var)), source, metric, n_range, dispersion)
 
 
