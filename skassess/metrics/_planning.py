@@ -11,7 +11,7 @@ from sklearn.utils import check_random_state
 from ..utils import LEVEL, check_labels, validate_params, validate_scores
 from ..utils._sklearn_compat import Interval, StrOptions
 from ._accuracy import BayesianAccuracy
-from ._calibrated import CalibratedRates, score_center
+from ._calibrated import RATIO_PRIOR_DOF, CalibratedRates, score_center
 from ._rate_table import canonical_rate, expected_rate_terms
 from ._rates import METRICS
 
@@ -24,8 +24,6 @@ BAND = 0.90
 BAND_DRAWS = 400
 #: Probability points of the dispersion's posterior in the width's spread factor.
 N_RATIO_POINTS = 100
-#: Prior degrees of freedom of the dispersion (as the calibrated model's).
-_RATIO_PRIOR_DOF = 2.0
 
 
 @dataclass
@@ -132,9 +130,9 @@ def plan_labels(
     and group deviations) and of the dispersion gives its own width, and the
     band is their 5th to 95th percentiles. It is wide where the labels have
     placed the map poorly (few labels, or none of them wrong) and narrow
-    where they have; a single 50-label pilot's plan was 0.58-1.26 times the
-    realised width on the benchmarks' pools, and its band held the realised
-    width for 95 % of pilots (user guide, *Planning*).
+    where they have: a single 50-label pilot's plan was 0.59-1.43 times the
+    realised width on the benchmarks' checking pools, and its band held the
+    realised width for 94 % of pilots (user guide, *How many labels*).
 
     A binary rate's interval (``metric="tpr"``, ``"ppv"``, ...) narrows with
     how many labeled rows meet its condition and how sure the map is of
@@ -271,7 +269,7 @@ def plan_labels(
             {
                 "n_labels": budgets,
                 "width": widths,
-                "width_lower": np.nan,  # no band for a rate (user guide, Planning)
+                "width_lower": np.nan,  # no band for a rate (user guide, How many labels)
                 "width_upper": np.nan,
                 "labels_only_width": [_wilson_width(rate, max(n * share, 1.0), z) for n in budgets],
             }
@@ -361,8 +359,8 @@ class _AccuracyWidths:
         if self.ratio is not None:
             ratio, nu = self.ratio
             if np.isfinite(nu):
-                shape = (_RATIO_PRIOR_DOF + nu) / 2.0
-                scale = (_RATIO_PRIOR_DOF + nu * ratio) / 2.0
+                shape = (RATIO_PRIOR_DOF + nu) / 2.0
+                scale = (RATIO_PRIOR_DOF + nu * ratio) / 2.0
                 self._ratio_draws = scale / rng.gamma(shape, size=var_draws.size)
             else:
                 self._ratio_draws = np.full(var_draws.size, ratio)
@@ -396,12 +394,12 @@ def _spread_factor(ratio, nu, level):
     ratio = np.atleast_1d(np.asarray(ratio, dtype=np.float64))
     if not np.isfinite(nu):
         return np.sqrt(np.maximum(ratio, 1.0))
-    shape = (_RATIO_PRIOR_DOF + nu) / 2.0
+    shape = (RATIO_PRIOR_DOF + nu) / 2.0
     points = (np.arange(N_RATIO_POINTS) + 0.5) / N_RATIO_POINTS
     # R = scale / G with G ~ Gamma(shape): the points of R at one ratio are the
     # scales over the gamma's quantiles (one set for every ratio).
     inverse_gamma = 1.0 / stats.gamma.ppf(points, shape)
-    scale = (_RATIO_PRIOR_DOF + nu * ratio) / 2.0
+    scale = (RATIO_PRIOR_DOF + nu * ratio) / 2.0
     spread = np.sqrt(np.maximum(scale[:, None] * inverse_gamma[None, :], 1.0))
     target = 0.5 + level / 2.0
     z = stats.norm.ppf(target)
