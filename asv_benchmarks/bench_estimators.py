@@ -3,7 +3,7 @@
 import numpy as np
 
 from skassess import BayesianAccuracy, BayesianConfusionMatrix
-from skassess.metrics import BayesianMisclassificationCost
+from skassess.metrics import BayesianMisclassificationCost, plan_labels
 
 
 def pool(n, k, n_labeled, seed=0):
@@ -84,6 +84,19 @@ class CalibratedCost:
     def time_fit(self):
         est = BayesianMisclassificationCost(cost_matrix=self.cost, random_state=0)
         est.fit(self.X, self.y).overall_mean()
+
+
+class PlanLabels:
+    """``plan_labels`` for accuracy from a pilot of labels: the plan and its band."""
+
+    params = [10_000, 100_000]
+    param_names = ["n_rows"]
+
+    def setup(self, n_rows):
+        self.X, self.y = pool(n_rows, 10, 50)
+
+    def time_plan(self, n_rows):
+        plan_labels(self.X, self.y, width=0.05, random_state=0)
 
 
 class ConjugateUpdates:
