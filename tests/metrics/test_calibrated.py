@@ -365,31 +365,6 @@ def test_the_capped_spread_is_never_wider_than_the_labels_alone(monkeypatch):
     assert capped.var() < free.var()
 
 
-def test_the_open_parts_draws_unspread_as_a_variant(monkeypatch):
-    """With ``SPREAD_OPEN`` off (a variant, on by default) the draws of the open
-    part of an ``open_level`` prior (the labels alone) are left as the model
-    gives them, and the scores' part's are spread as before."""
-    from skassess.metrics import _calibrated
-
-    S, t = hinge_pool(6000, seed=23)
-    rows = np.random.default_rng(27).choice(6000, 60, replace=False)
-    est = BayesianAccuracy(random_state=0).fit(S, labels_of(t, rows))
-    counts = (est.score_rows_, est.score_logit_, est.score_labeled_, est.score_success_)
-    model = _calibrated.CalibratedRates(*counts, est._score_center(), open_level=True, n_draws=0)
-    assert model.dispersion > 1.1
-    raw = model.count_draws(4000, np.random.default_rng(2), spread=False)[0]
-    spread = model.count_draws(4000, np.random.default_rng(2))[0]
-    monkeypatch.setattr(_calibrated, "SPREAD_OPEN", False)
-    variant = model.count_draws(4000, np.random.default_rng(2))[0]
-    # count_draws draws its grid nodes first
-    node = np.random.default_rng(2).choice(model.weights.size, size=4000, p=model.weights)
-    is_open = model._node_open[node]
-    assert is_open.any() and not is_open.all()
-    np.testing.assert_allclose(variant[is_open], raw[is_open], rtol=1e-12)
-    np.testing.assert_allclose(variant[~is_open], spread[~is_open], rtol=1e-12)
-    assert not np.allclose(spread[is_open], raw[is_open])
-
-
 def test_the_spread_keeps_counts_possible_and_labeled_groups_exact():
     """Spread draws stay within the rows available; a fully labeled group stays
     at its observed rate whatever the dispersion."""
