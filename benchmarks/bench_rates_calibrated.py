@@ -345,11 +345,6 @@ def main():
         help="variant: the dispersion's spread capped at the labels-only variance",
     )
     parser.add_argument(
-        "--open-unspread",
-        action="store_true",
-        help="variant: the open part's draws (the labels alone) not spread by the dispersion",
-    )
-    parser.add_argument(
         "--ratio-prior-dof",
         type=float,
         default=None,
@@ -377,8 +372,6 @@ def main():
         _calibrated.CalibratedRates._ratio_draws = lambda self, size, rng: None
     if args.spread_cap:
         _calibrated.SPREAD_CAP = True
-    if args.open_unspread:
-        _calibrated.SPREAD_OPEN = False
     if args.ratio_prior_dof is not None:
         _calibrated.RATIO_PRIOR_DOF = args.ratio_prior_dof
     run(args.pools, args.metrics, args.budgets, args.runs, args.seed, args.out, args.first_run)

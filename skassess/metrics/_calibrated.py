@@ -167,9 +167,6 @@ RATIO_PRIOR_DOF = 2.0
 #: Whether the dispersion's spread is capped at the labels-only variance
 #: (:meth:`CalibratedRates._spread_cap`).
 SPREAD_CAP = False
-#: Whether the open part's draws (``open_level=True``: the labels alone) are spread
-#: by the dispersion too, under random labeling (see :meth:`CalibratedRates.count_draws`).
-SPREAD_OPEN = True
 #: Cells of the ``tau`` grid: midpoints of equal cells of ``[0, TAU_MAX]``.
 N_TAU, TAU_MAX = 20, 3.5
 #: Adaptive Gauss-Hermite nodes of each group's deviation.
@@ -523,9 +520,7 @@ class CalibratedRates(_DrawSummaries):
     def _fit(self):
         """The grid of ``(a, b, tau)`` of every component of the map's prior, weighted."""
         parts = []
-        for index, (level_mean, level_sd, log_weight, slope_mean, slope_sd) in enumerate(
-            self._components
-        ):
+        for level_mean, level_sd, log_weight, slope_mean, slope_sd in self._components:
             self._level_mean, self._level_sd = level_mean, level_sd
             self._slope_mean, self._slope_sd = slope_mean, slope_sd
             for a, b, tau, w, u_mean, u_var in self._fit_component():
@@ -540,10 +535,9 @@ class CalibratedRates(_DrawSummaries):
                         u_var,
                         np.full(n, level_mean),
                         np.full(n, level_sd),
-                        np.full(n, index > 0),
                     )
                 )
-        a, b, tau, log_w, u_mean, u_var, level_mean, level_sd, is_open = (
+        a, b, tau, log_w, u_mean, u_var, level_mean, level_sd = (
             np.concatenate(v) for v in zip(*parts, strict=True)
         )
         self.log_evidence = float(logsumexp(log_w))
@@ -552,8 +546,6 @@ class CalibratedRates(_DrawSummaries):
         self.weights = np.exp(log_w[keep] - logsumexp(log_w[keep]))
         self._u_mean, self._u_var = u_mean[keep], u_var[keep]
         self._node_level_mean, self._node_level_sd = level_mean[keep], level_sd[keep]
-        # Nodes of the open part (the labels alone) of an open_level prior.
-        self._node_open = is_open[keep]
 
     def _fit_component(self):
         """Grid nodes of one prior of the map: ``(a, b, tau, log weight, u mean, u var)``."""
@@ -731,10 +723,7 @@ class CalibratedRates(_DrawSummaries):
             # never narrower than the model, nor wider than the labels alone allow.
             centre = self._spread_centre()
             cap = self._spread_cap() if SPREAD_CAP else np.inf
-            ratio = np.clip(ratio, 1.0, cap)
-            if not SPREAD_OPEN:
-                ratio = np.where(self._node_open[node], 1.0, ratio)
-            drawn = centre + np.sqrt(ratio)[:, None] * (drawn - centre)
+            drawn = centre + np.sqrt(np.clip(ratio, 1.0, cap))[:, None] * (drawn - centre)
         drawn = np.clip(drawn, 0.0, unlabeled.sum(axis=1))
         return self._labeled_successes() + drawn, node, u
 
