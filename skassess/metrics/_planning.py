@@ -339,6 +339,7 @@ class _AccuracyWidths:
         self.N, self.var, self.z, self.level = N, var, z, level
         self.ratio, self.n_have = ratio, n_have
         self._var_draws = self._ratio_draws = None
+        self._bands = {}  # n -> (lower, upper): the budget's search asks for each end
 
     def _base(self, n, var):
         return 2 * self.z * np.sqrt(max(1.0 - n / self.N, 0.0) * np.asarray(var) / n)
@@ -369,12 +370,14 @@ class _AccuracyWidths:
         """``(lower, upper)`` of the width at ``n`` labels; NaN without the band's draws."""
         if self._var_draws is None:
             return np.nan, np.nan
-        widths = self._base(n, self._var_draws)
-        if self._ratio_draws is not None:
-            widths = widths * _spread_factor(self._ratio_draws, self._dof(n), self.level)
-        tail = (1.0 - BAND) / 2.0
-        lower, upper = np.quantile(widths, [tail, 1.0 - tail])
-        return float(lower), float(upper)
+        if n not in self._bands:
+            widths = self._base(n, self._var_draws)
+            if self._ratio_draws is not None:
+                widths = widths * _spread_factor(self._ratio_draws, self._dof(n), self.level)
+            tail = (1.0 - BAND) / 2.0
+            lower, upper = np.quantile(widths, [tail, 1.0 - tail])
+            self._bands[n] = float(lower), float(upper)
+        return self._bands[n]
 
 
 def _spread_factor(ratio, nu, level):
