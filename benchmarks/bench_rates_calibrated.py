@@ -371,7 +371,7 @@ def main():
     if args.no_spread:
         _calibrated.CalibratedRates._ratio_draws = lambda self, size, rng: None
     if args.spread_cap:
-        _calibrated.SPREAD_CAP = True
+        _calibrated.SPREAD_CAP_OPEN = True
     if args.ratio_prior_dof is not None:
         _calibrated.RATIO_PRIOR_DOF = args.ratio_prior_dof
     run(args.pools, args.metrics, args.budgets, args.runs, args.seed, args.out, args.first_run)

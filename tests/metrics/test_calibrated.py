@@ -339,16 +339,16 @@ def test_a_map_of_the_wrong_shape_shows_in_the_dispersion_and_widens_the_interva
     assert (hi - lo) / (raw_hi - raw_lo) > 1.02
 
 
-def test_the_capped_spread_is_never_wider_than_the_labels_alone(monkeypatch):
-    """With ``SPREAD_CAP`` (a variant, off by default) each draw's ``R`` is clipped
+def test_the_capped_spread_is_never_wider_than_the_labels_alone():
+    """The one map's draws (``spread_cap``, on by default) clip each draw's ``R``
     at the labels-only variance of the unlabeled successes over the model's: the
     spread draws' total varies no more than the labels alone allow (up to 5 %
-    Monte Carlo error on 20,000 draws), and a cap that binds narrows the draws."""
-    from skassess.metrics import _calibrated
-
+    Monte Carlo error on 20,000 draws), and a cap that binds narrows the draws
+    against the same model uncapped."""
     S, t = hinge_pool(6000, seed=23)
     rows = np.random.default_rng(27).choice(6000, 60, replace=False)
     model = BayesianAccuracy(random_state=0).fit(S, labels_of(t, rows))._hierarchy
+    assert model.spread_cap
     cap = model._spread_cap()
     assert cap >= 1.0
     ratio = model._ratio_draws(20_000, np.random.default_rng(3))
@@ -358,11 +358,30 @@ def test_the_capped_spread_is_never_wider_than_the_labels_alone(monkeypatch):
     p = (s + 2.0) / (n + 4.0)
     v_labels = left * p * (1.0 - p) * (left / (n + 4.0) + 1.0)
     assert cap == pytest.approx(max(1.0, v_labels / model._count_var))
-    free = model.count_draws(20_000, np.random.default_rng(4))[0].sum(axis=1)
-    monkeypatch.setattr(_calibrated, "SPREAD_CAP", True)
     capped = model.count_draws(20_000, np.random.default_rng(4))[0].sum(axis=1)
+    model.spread_cap = False
+    free = model.count_draws(20_000, np.random.default_rng(4))[0].sum(axis=1)
     assert capped.var() <= 1.05 * max(v_labels, model._count_var)
     assert capped.var() < free.var()
+
+
+def test_the_spread_cap_defaults_on_for_the_one_map_and_off_with_an_open_part():
+    """``spread_cap=None`` takes ``SPREAD_CAP`` for the one map and
+    ``SPREAD_CAP_OPEN`` for a map with an open part (the binary rates'), and an
+    explicit value overrides either."""
+    from skassess.metrics._calibrated import SPREAD_CAP, SPREAD_CAP_OPEN, CalibratedRates
+
+    rng = np.random.default_rng(5)
+    rows = np.zeros((1, 32))
+    rows[0, 12:22] = 50.0
+    logit = rows * np.linspace(-3, 3, 32)
+    labeled = np.minimum(rows, 3.0)
+    success = np.round(labeled * 0.7 + rng.uniform(0, 0.3, labeled.shape))
+    args = (rows, logit, labeled, success, 0.0)
+    assert CalibratedRates(*args, n_draws=0).spread_cap is SPREAD_CAP is True
+    open_model = CalibratedRates(*args, open_level=True, n_draws=0)
+    assert open_model.spread_cap is SPREAD_CAP_OPEN is False
+    assert CalibratedRates(*args, open_level=True, spread_cap=True, n_draws=0).spread_cap
 
 
 def test_the_spread_keeps_counts_possible_and_labeled_groups_exact():
