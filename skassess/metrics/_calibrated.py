@@ -169,8 +169,8 @@ PRIOR_SCALE_TAU = 1.0
 #: Prior degrees of freedom of the labels' dispersion ``R`` around the map: a
 #: scaled inverse chi-square at 1, ``IG(RATIO_PRIOR_DOF / 2, RATIO_PRIOR_DOF / 2)``.
 RATIO_PRIOR_DOF = 2.0
-#: Whether the dispersion's spread is capped at the labels-only variance
-#: (:meth:`CalibratedRates._spread_cap`): the default of ``spread_cap`` for the
+#: Whether the dispersion's spread of the pool total is capped at the labels-only
+#: variance (:meth:`CalibratedRates._spread_cap`): the default of ``spread_cap`` for the
 #: one map (accuracy and what is built on its map), and for the map with an open
 #: part (the binary rates). The rates' cap cost coverage on the naive Bayes
 #: files (docs/benchmarks.md, *Binary rates: the open half a flat map*), so it
@@ -740,8 +740,20 @@ class CalibratedRates(_DrawSummaries):
             # about their posterior mean by sqrt(R) (quasi-likelihood scaling),
             # never narrower than the model, nor wider than the labels alone allow.
             centre = self._spread_centre()
-            cap = self._spread_cap() if self.spread_cap else np.inf
-            drawn = centre + np.sqrt(np.clip(ratio, 1.0, cap))[:, None] * (drawn - centre)
+            deviation = drawn - centre
+            root = np.sqrt(np.maximum(ratio, 1.0))[:, None]
+            if self.spread_cap:
+                # The cap is the pool total's (the labels-only variance of the
+                # pool's successes): only the deviations' part along the pool
+                # total is capped; the groups' spread about it (their
+                # differences) keeps sqrt(max(R, 1)).
+                total = deviation.sum(axis=1, keepdims=True)
+                slope = (deviation * total).sum(axis=0) / max((total**2).sum(), 1e-300)
+                along = total * slope
+                capped = np.sqrt(np.clip(ratio, 1.0, self._spread_cap()))[:, None]
+                drawn = centre + root * (deviation - along) + capped * along
+            else:
+                drawn = centre + root * deviation
         drawn = np.clip(drawn, 0.0, unlabeled.sum(axis=1))
         return self._labeled_successes() + drawn, node, u
 

@@ -365,6 +365,29 @@ def test_the_capped_spread_is_never_wider_than_the_labels_alone():
     assert capped.var() < free.var()
 
 
+def test_the_cap_moves_only_the_draws_part_along_the_pool_total():
+    """The cap is the pool total's: capped and uncapped draws (same random
+    numbers) differ by a multiple of one vector of the groups (each group's
+    slope on the total), so the groups' spread about the total, hence their
+    differences' spread orthogonal to it, is the uncapped one's (where the
+    counts possible do not clip the draws)."""
+    S, t = hinge_pool(6000, seed=23)
+    rows = np.random.default_rng(27).choice(6000, 60, replace=False)
+    model = BayesianAccuracy(random_state=0).fit(S, labels_of(t, rows))._hierarchy
+    assert model.n_groups >= 2
+    capped = model.count_draws(5000, np.random.default_rng(4))[0]
+    model.spread_cap = False
+    free = model.count_draws(5000, np.random.default_rng(4))[0]
+    # draws the counts possible did not clip (a few reach all the rows)
+    ceiling = (model.rows - model.labeled).sum(axis=1) + model._labeled_successes()
+    inside = ((capped < ceiling - 1e-9) & (free < ceiling - 1e-9) & (capped > 0)).all(axis=1)
+    assert inside.mean() > 0.95
+    gap = (capped - free)[inside]
+    assert np.abs(gap).max() > 1.0  # the cap binds
+    singular = np.linalg.svd(gap, compute_uv=False)
+    assert singular[1] < 1e-8 * singular[0]
+
+
 def test_the_spread_cap_defaults_on_for_the_one_map_and_off_with_an_open_part():
     """``spread_cap=None`` takes ``SPREAD_CAP`` for the one map and
     ``SPREAD_CAP_OPEN`` for a map with an open part (the binary rates'), and an

@@ -135,6 +135,24 @@ def test_the_dispersions_spread_factor(ratio, nu, level):
         assert factor[0] == pytest.approx(np.quantile(e, 0.5 + level / 2) / z, rel=0.03)
 
 
+@settings(max_examples=30, deadline=None)
+@given(
+    ratio=st.floats(0.05, 20.0),
+    nu=st.floats(0.5, 500.0),
+    cap=st.floats(0.5, 10.0),
+)
+def test_the_capped_spread_factor(ratio, nu, cap):
+    """A cap on ``R`` (as the fit's spread has) never widens, keeps the factor at
+    most ``sqrt(max(cap, 1))``, and an infinite cap is no cap."""
+    free = _spread_factor([ratio], nu, 0.95)[0]
+    capped = _spread_factor([ratio], nu, 0.95, cap=cap)[0]
+    assert 1.0 - 1e-9 <= capped <= free + 1e-9
+    assert capped <= np.sqrt(max(cap, 1.0)) + 1e-6
+    assert _spread_factor([ratio], nu, 0.95, cap=np.inf)[0] == pytest.approx(free)
+    known = _spread_factor([ratio], np.inf, 0.95, cap=cap)[0]
+    assert known == pytest.approx(np.sqrt(min(max(ratio, 1.0), max(cap, 1.0))))
+
+
 def test_budgets_outside_the_pool_are_refused():
     X, _ = _pool(n=500)
     with pytest.raises(
