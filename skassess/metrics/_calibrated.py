@@ -742,18 +742,16 @@ class CalibratedRates(_DrawSummaries):
             centre = self._spread_centre()
             deviation = drawn - centre
             root = np.sqrt(np.maximum(ratio, 1.0))[:, None]
+            drawn = centre + root * deviation
             if self.spread_cap:
                 # The cap is the pool total's (the labels-only variance of the
-                # pool's successes): only the deviations' part along the pool
-                # total is capped; the groups' spread about it (their
-                # differences) keeps sqrt(max(R, 1)).
-                total = deviation.sum(axis=1, keepdims=True)
-                slope = (deviation * total).sum(axis=0) / max((total**2).sum(), 1e-300)
-                along = total * slope
+                # pool's successes). The total's narrowing is a common shift of
+                # every group's rate (its part in proportion to the group's
+                # rows), so the differences of two groups' rates keep
+                # sqrt(max(R, 1)).
                 capped = np.sqrt(np.clip(ratio, 1.0, self._spread_cap()))[:, None]
-                drawn = centre + root * (deviation - along) + capped * along
-            else:
-                drawn = centre + root * deviation
+                total = deviation.sum(axis=1, keepdims=True)
+                drawn = drawn + (capped - root) * total * self._share[None, :]
         drawn = np.clip(drawn, 0.0, unlabeled.sum(axis=1))
         return self._labeled_successes() + drawn, node, u
 
