@@ -350,10 +350,10 @@ def main():
         "library's RATIO_PRIOR_DOF)",
     )
     ap.add_argument(
-        "--no-spread-cap",
+        "--spread-cap",
         action="store_true",
-        help="variant: the calibrated model's dispersion spread not capped at the labels-only "
-        "variance (the default before 0.2.0)",
+        help="variant: the calibrated model's dispersion spread of the pool total capped at the "
+        "labels-only variance",
     )
     ap.add_argument("--out", default=None, help="JSON lines file the runs are appended to")
     ap.add_argument("--table", default=None, help="print the table of a JSON lines file")
@@ -377,8 +377,8 @@ def main():
 
     if args.ratio_prior_dof is not None:
         _calibrated.RATIO_PRIOR_DOF = args.ratio_prior_dof
-    if args.no_spread_cap:
-        _calibrated.SPREAD_CAP = False
+    if args.spread_cap:
+        _calibrated.SPREAD_CAP = True
     sink = open(args.out, "a") if args.out else None
     for name, (scores, target, groups) in pools(args.pools, args.seed).items():
         truth = float(np.mean(scores.argmax(axis=1) == target))

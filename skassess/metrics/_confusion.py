@@ -134,8 +134,8 @@ class BayesianConfusionMatrix(DesignCounts, DesignErrorSplit, LazyCalibratedFit,
     >>> est.confusion_matrix(normalize="all")
     predicted_class     0        1
     true_class
-    0                0.25   0.1275
-    1                0.25   0.3725
+    0                0.25  0.12738
+    1                0.25  0.37262
     """
 
     _parameter_constraints = {

@@ -300,7 +300,8 @@ def plan_labels(
         var = float((rows * p * (1.0 - p)).sum() / rows.sum())
         rate = float(model.moments()[0] @ rows.sum(axis=1) / rows.sum())
         rng = np.random.default_rng(check_random_state(random_state).randint(2**32))
-        plan = _AccuracyWidths(N, var, z, level, model.ratio_estimate, n_have, rate)
+        cap_rate = rate if model.spread_cap else None
+        plan = _AccuracyWidths(N, var, z, level, model.ratio_estimate, n_have, cap_rate)
         plan.draw_band(model.variance_draws(BAND_DRAWS, rng), rng)
     lower, upper = zip(*(plan.band(n) for n in budgets), strict=True)
     table = pd.DataFrame(

@@ -340,7 +340,7 @@ def test_a_map_of_the_wrong_shape_shows_in_the_dispersion_and_widens_the_interva
 
 
 def test_the_capped_spread_is_never_wider_than_the_labels_alone():
-    """The one map's draws (``spread_cap``, on by default) clip each draw's ``R``
+    """With ``spread_cap`` (a variant, off by default) the draws clip each draw's ``R``
     at the labels-only variance of the unlabeled successes over the model's: the
     spread draws' total varies no more than the labels alone allow (up to 5 %
     Monte Carlo error on 20,000 draws), and a cap that binds narrows the draws
@@ -348,7 +348,8 @@ def test_the_capped_spread_is_never_wider_than_the_labels_alone():
     S, t = hinge_pool(6000, seed=23)
     rows = np.random.default_rng(27).choice(6000, 60, replace=False)
     model = BayesianAccuracy(random_state=0).fit(S, labels_of(t, rows))._hierarchy
-    assert model.spread_cap
+    assert not model.spread_cap
+    model.spread_cap = True
     cap = model._spread_cap()
     assert cap >= 1.0
     ratio = model._ratio_draws(20_000, np.random.default_rng(3))
@@ -374,6 +375,7 @@ def test_the_cap_shifts_every_groups_rate_alike():
     rows = np.random.default_rng(27).choice(6000, 60, replace=False)
     model = BayesianAccuracy(random_state=0).fit(S, labels_of(t, rows))._hierarchy
     assert model.n_groups >= 2
+    model.spread_cap = True
     capped = model.count_draws(5000, np.random.default_rng(4))[0]
     model.spread_cap = False
     free = model.count_draws(5000, np.random.default_rng(4))[0]
@@ -388,7 +390,7 @@ def test_the_cap_shifts_every_groups_rate_alike():
     assert capped.sum(axis=1).var() < free.sum(axis=1).var()
 
 
-def test_the_spread_cap_defaults_on_for_the_one_map_and_off_with_an_open_part():
+def test_the_spread_caps_default_for_the_one_map_and_with_an_open_part():
     """``spread_cap=None`` takes ``SPREAD_CAP`` for the one map and
     ``SPREAD_CAP_OPEN`` for a map with an open part (the binary rates'), and an
     explicit value overrides either."""
@@ -401,10 +403,11 @@ def test_the_spread_cap_defaults_on_for_the_one_map_and_off_with_an_open_part():
     labeled = np.minimum(rows, 3.0)
     success = np.round(labeled * 0.7 + rng.uniform(0, 0.3, labeled.shape))
     args = (rows, logit, labeled, success, 0.0)
-    assert CalibratedRates(*args, n_draws=0).spread_cap is SPREAD_CAP is True
+    assert CalibratedRates(*args, n_draws=0).spread_cap is SPREAD_CAP is False
     open_model = CalibratedRates(*args, open_level=True, n_draws=0)
     assert open_model.spread_cap is SPREAD_CAP_OPEN is False
     assert CalibratedRates(*args, open_level=True, spread_cap=True, n_draws=0).spread_cap
+    assert CalibratedRates(*args, spread_cap=True, n_draws=0).spread_cap
 
 
 def test_the_spread_keeps_counts_possible_and_labeled_groups_exact():
