@@ -738,7 +738,8 @@ class CalibratedRates(_DrawSummaries):
         elif ratio is not None:
             # The labels stray from the map more than it allows: spread the draws
             # about their posterior mean by sqrt(R) (quasi-likelihood scaling),
-            # never narrower than the model, nor wider than the labels alone allow.
+            # never narrower than the model (and with spread_cap the pool total no
+            # wider than the labels alone allow).
             centre = self._spread_centre()
             deviation = drawn - centre
             root = np.sqrt(np.maximum(ratio, 1.0))[:, None]

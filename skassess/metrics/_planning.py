@@ -300,8 +300,7 @@ def plan_labels(
         var = float((rows * p * (1.0 - p)).sum() / rows.sum())
         rate = float(model.moments()[0] @ rows.sum(axis=1) / rows.sum())
         rng = np.random.default_rng(check_random_state(random_state).randint(2**32))
-        cap_rate = rate if model.spread_cap else None
-        plan = _AccuracyWidths(N, var, z, level, model.ratio_estimate, n_have, cap_rate)
+        plan = _AccuracyWidths(N, var, z, level, model.ratio_estimate, n_have)
         plan.draw_band(model.variance_draws(BAND_DRAWS, rng), rng)
     lower, upper = zip(*(plan.band(n) for n in budgets), strict=True)
     table = pd.DataFrame(
@@ -332,14 +331,12 @@ class _AccuracyWidths:
     :meth:`draw_band` a band: each draw's ``s^2`` times the spread factor of
     its dispersion (:func:`_spread_factor`) with the degrees of freedom ``nu``
     grown to ``nu n / n_have``. ``ratio`` is ``(R_hat, nu)`` of the fit or
-    None (no dispersion: the scores alone, or too few labels). With the pool's
-    accuracy ``rate``, each draw's ``R`` is capped at ``rate (1 - rate) / s^2``,
-    the labels-only variance over the map's, as the fit caps its spread.
+    None (no dispersion: the scores alone, or too few labels).
     """
 
-    def __init__(self, N, var, z, level, ratio, n_have, rate=None):
+    def __init__(self, N, var, z, level, ratio, n_have):
         self.N, self.var, self.z, self.level = N, var, z, level
-        self.ratio, self.n_have, self.rate = ratio, n_have, rate
+        self.ratio, self.n_have = ratio, n_have
         self._var_draws = self._ratio_draws = None
         self._bands = {}  # n -> (lower, upper): the budget's search asks for each end
 
@@ -378,20 +375,14 @@ class _AccuracyWidths:
         if n not in self._bands:
             widths = self._base(n, self._var_draws)
             if self._ratio_draws is not None:
-                cap = None
-                if self.rate is not None:
-                    with np.errstate(divide="ignore"):
-                        cap = self.rate * (1.0 - self.rate) / self._var_draws
-                widths = widths * _spread_factor(
-                    self._ratio_draws, self._dof(n), self.level, cap=cap
-                )
+                widths = widths * _spread_factor(self._ratio_draws, self._dof(n), self.level)
             tail = (1.0 - BAND) / 2.0
             lower, upper = np.quantile(widths, [tail, 1.0 - tail])
             self._bands[n] = float(lower), float(upper)
         return self._bands[n]
 
 
-def _spread_factor(ratio, nu, level, cap=None):
+def _spread_factor(ratio, nu, level):
     """How much the dispersion widens an interval: its width over the unspread one's.
 
     The calibrated model spreads each draw by ``sqrt(max(R, 1))`` with ``R``
@@ -399,25 +390,22 @@ def _spread_factor(ratio, nu, level, cap=None):
     labels' ratio): the interval of a normal whose variance is so scaled,
     a scale mixture, over the normal's. ``ratio`` (an array of ``R_hat``)
     shares one ``nu``; an infinite ``nu`` is ``R`` known, a factor of
-    ``sqrt(max(R_hat, 1))``. ``cap`` (None, or broadcastable to ``ratio``):
-    the largest ``R`` each spread takes. Returns an array of ``ratio``'s
-    shape, at least 1.
+    ``sqrt(max(R_hat, 1))``. Returns an array of ``ratio``'s shape, at least 1.
 
     Not a library function: scipy has no quantile of a normal scale mixture.
     The mixture is integrated at ``N_RATIO_POINTS`` probability points of
     ``R``'s posterior and its quantile found by bisection.
     """
     ratio = np.atleast_1d(np.asarray(ratio, dtype=np.float64))
-    cap = np.broadcast_to(np.inf if cap is None else np.maximum(cap, 1.0), ratio.shape)
     if not np.isfinite(nu):
-        return np.sqrt(np.clip(ratio, 1.0, cap))
+        return np.sqrt(np.maximum(ratio, 1.0))
     shape = (RATIO_PRIOR_DOF + nu) / 2.0
     points = (np.arange(N_RATIO_POINTS) + 0.5) / N_RATIO_POINTS
     # R = scale / G with G ~ Gamma(shape): the points of R at one ratio are the
     # scales over the gamma's quantiles (one set for every ratio).
     inverse_gamma = 1.0 / stats.gamma.ppf(points, shape)
     scale = (RATIO_PRIOR_DOF + nu * ratio) / 2.0
-    spread = np.sqrt(np.clip(scale[:, None] * inverse_gamma[None, :], 1.0, cap[:, None]))
+    spread = np.sqrt(np.maximum(scale[:, None] * inverse_gamma[None, :], 1.0))
     target = 0.5 + level / 2.0
     z = stats.norm.ppf(target)
     low, high = np.full(ratio.shape, z), z * spread.max(axis=1)
