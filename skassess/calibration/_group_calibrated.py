@@ -69,9 +69,19 @@ def calibrated_sums(metrics, s, y, codes, groups, index, rng, *, threshold, n_dr
     n_wrong = (labeled & ~right) @ onehot
     has = n_right + n_wrong > 0  # the groups with labels
     unl = [(~labeled & (pred == k)) @ onehot for k in (0, 1)]
-    # The free model of a group: its rows are right with rate theta, whatever their
-    # scores (Beta(1, 1) prior); its labels' marginal likelihood.
-    log_free = betaln(1.0 + n_right, 1.0 + n_wrong)
+    # The free model of a group: its labels alone, whatever the scores. For
+    # accuracy its rows are right with one rate; for the class (every other
+    # metric) the rows predicted k are positive with a rate of their own, so
+    # that a free group's PPV and NPV are its labels' (one rate of being right
+    # for both ties them together: a group whose predicted positives are
+    # mostly wrong and its predicted negatives mostly right got a PPV near its
+    # accuracy). Beta(1, 1) priors; the labels' marginal likelihood.
+    pos = [((labeled & (pred == k) & (y == 1)) @ onehot) for k in (0, 1)]
+    neg = [((labeled & (pred == k) & (y == 0)) @ onehot) for k in (0, 1)]
+    log_free = {
+        "accuracy": betaln(1.0 + n_right, 1.0 + n_wrong),
+        "tpr": betaln(1.0 + pos[1], 1.0 + neg[1]) + betaln(1.0 + pos[0], 1.0 + neg[0]),
+    }
     theta = rng.beta(1.0 + n_right, 1.0 + n_wrong, size=(D, G))
 
     def fitted(metric, y_fit):
@@ -98,7 +108,7 @@ def calibrated_sums(metrics, s, y, codes, groups, index, rng, *, threshold, n_dr
             for j in np.flatnonzero(has):
                 y_out = np.where(codes == j, -1, y)
                 log_bf[j] = log_all - fitted(metric, y_out).log_marginal_likelihood()
-            log_bf -= log_free
+            log_bf -= log_free[metric]
             weight = expit(prior_logit(p_pooled) + log_bf)
             checks.append(
                 pd.DataFrame(
@@ -122,9 +132,13 @@ def calibrated_sums(metrics, s, y, codes, groups, index, rng, *, threshold, n_dr
                 alt_num = n_right + rng.binomial((unl[0] + unl[1]).astype(np.int64), theta)
                 alt_den = np.broadcast_to(onehot.sum(axis=0), (D, G))
             else:  # positives predicted 1, and all positives
-                pos = [((labeled & (pred == k) & (y == 1)) @ onehot) for k in (0, 1)]
-                p1 = pos[1] + rng.binomial(unl[1].astype(np.int64), theta)
-                p0 = pos[0] + rng.binomial(unl[0].astype(np.int64), 1.0 - theta)
+                p1, p0 = (
+                    pos[k]
+                    + rng.binomial(
+                        unl[k].astype(np.int64), rng.beta(1.0 + pos[k], 1.0 + neg[k], size=(D, G))
+                    )
+                    for k in (1, 0)
+                )
                 alt_num, alt_den = p1, p1 + p0
             num, den = np.where(pooled, num, alt_num), np.where(pooled, den, alt_den)
         fits[metric] = num, den
