@@ -16,11 +16,19 @@ prints MAE x 100 of the posterior mean difference against the pool's true
 difference, the coverage of the 95 % interval and its mean width. ``--bgm``
 adds ``BayesianGroupMetrics()`` (its default, ``method="calibrated"``: the
 same model with each group's free alternative, ``p_pooled="auto"``) and
-scores the posterior median of every method.
+scores the posterior median of every method; ``--bgm-only`` leaves out
+``compare_groups`` (BB stays, the reference).
+
+``--files`` also takes the synthetic binary pools of
+``bench_rates_calibrated.py`` as ``KIND@SEED`` (e.g. ``groupwise@0``: four
+groups whose log-odds are shifted from their scores by N(0, 1) each; the two
+largest, ``0`` and ``1``, are compared).
 
     OMP_NUM_THREADS=1 python benchmarks/bench_group_delta.py --runs 200
     OMP_NUM_THREADS=1 python benchmarks/bench_group_delta.py --runs 100 --metric tpr
     OMP_NUM_THREADS=1 python benchmarks/bench_group_delta.py --runs 100 --bgm --out d.jsonl
+    OMP_NUM_THREADS=1 python benchmarks/bench_group_delta.py --runs 50 --bgm-only --metric ppv \
+        --files groupwise@0 groupwise@1 --budgets 20 50 100
 """
 
 import argparse
@@ -29,6 +37,7 @@ import warnings
 import numpy as np
 import pandas as pd
 from bench_headline import fairness
+from bench_rates_calibrated import synthetic
 
 from skassess import BayesianAccuracy
 from skassess.calibration import BayesianGroupMetrics
@@ -58,18 +67,31 @@ def main():
         help="add BayesianGroupMetrics() and score the posterior median",
     )
     ap.add_argument(
+        "--bgm-only",
+        action="store_true",
+        help="BayesianGroupMetrics() and BB only (no compare_groups); implies --bgm",
+    )
+    ap.add_argument(
         "--files",
         nargs="+",
         default=None,
-        help="files as base-model, e.g. bank-mlp (default: all six)",
+        help="files as base-model, e.g. bank-mlp, or synthetic pools as KIND@SEED "
+        "(default: the six files)",
     )
     ap.add_argument("--out", default=None, help="append one JSON line per cell here")
     args = ap.parse_args()
+    args.bgm = args.bgm or args.bgm_only
     files = FILES if args.files is None else [tuple(f.split("-")) for f in args.files]
     point = np.median if args.bgm else np.mean
     out = []
-    for base, model in files:
-        X, target, group = fairness(base, COLUMN[model])
+    for base, *model in files:
+        if "@" in base:  # a synthetic pool of bench_rates_calibrated.py
+            kind, seed = base.split("@")
+            p1, target, group = synthetic(kind, int(seed))
+            X, name = np.column_stack([1.0 - p1, p1]), base
+        else:
+            X, target, group = fairness(base, COLUMN[model[0]])
+            name = f"{base}-{model[0]}"
         a, b = pd.Series(group).value_counts().index[:2]
         keep = np.isin(group, [a, b])
         X, target, group = X[keep], target[keep], group[keep]
@@ -81,7 +103,7 @@ def main():
         truth = rate(group == a) - rate(group == b)
         rng = np.random.default_rng(0)
         for n in args.budgets:
-            res = {"calibrated": [], "BB": []}
+            res = {"BB": []} if args.bgm_only else {"calibrated": [], "BB": []}
             if args.bgm:
                 res["bgm"] = []
             for r in range(args.runs):
@@ -90,13 +112,15 @@ def main():
                 y[rows] = target[rows]
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    for name, prior in (("calibrated", "calibrated"), ("BB", "uniform")):
+                    for method, prior in (("calibrated", "calibrated"), ("BB", "uniform")):
+                        if method == "calibrated" and args.bgm_only:
+                            continue
                         est = BayesianAccuracy(
                             metric=args.metric, grouping="external", prior=prior, random_state=r
                         ).fit(X, y, group_by=group)
                         d = compare_groups(est, a, b, n_draws=4000).samples
                         lo, hi = np.quantile(d, [0.025, 0.975])
-                        res[name].append((point(d), lo, hi))
+                        res[method].append((point(d), lo, hi))
                     if args.bgm:
                         est = BayesianGroupMetrics(
                             metrics=(args.metric,), n_draws=4000, random_state=r
@@ -105,15 +129,15 @@ def main():
                         d = d[~np.isnan(d)]
                         lo, hi = np.quantile(d, [0.025, 0.975])
                         res["bgm"].append((np.median(d), lo, hi))
-            for name, v in res.items():
+            for method, v in res.items():
                 v = np.array(v)
                 out.append(
                     {
-                        "file": f"{base}-{model}",
+                        "file": name,
                         "metric": args.metric,
                         "groups": f"{a} - {b}",
                         "n": n,
-                        "method": name,
+                        "method": method,
                         "truth": truth,
                         "mae_x100": 100 * np.mean(np.abs(v[:, 0] - truth)),
                         "coverage": np.mean((v[:, 1] <= truth) & (truth <= v[:, 2])),
