@@ -118,7 +118,10 @@ default="calibrated"
         Prior probability that a group's labels follow the pooled
         calibration model; otherwise the group is *free*: its rows are right
         with an unknown rate, whatever their scores (the beta-binomial
-        model, Beta(1, 1) prior). Each group's posterior probability of the
+        model, Beta(1, 1) prior; with ``method="calibrated"``, for every
+        metric but accuracy, its rows predicted 1 and those predicted 0 are
+        positive with a rate each: the group's labels alone for TPR, PPV,
+        ...). Each group's posterior probability of the
         pooled model (``label_check_["p_pooled"]``) comes from the Bayes
         factor of its labels: their leave-group-out predictive density
         under the pooled fit against their beta-binomial marginal. The
