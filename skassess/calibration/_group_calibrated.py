@@ -2,8 +2,10 @@
 
 Each group's metrics come from the calibrated model of
 :class:`~skassess.metrics.BayesianAccuracy` with the groups as ``group_by``,
-averaged with the group's free alternative (its rows right with a Beta(1, 1)
-rate whatever their scores) by the Bayes factor of its labels.
+averaged with the group's free alternative (its labels alone, whatever its
+scores: for accuracy its rows right with a Beta(1, 1) rate, for the class its
+rows predicted 1 and those predicted 0 positive with a Beta(1, 1) rate each)
+by the Bayes factor of its labels.
 """
 
 import numpy as np
