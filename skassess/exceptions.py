@@ -4,6 +4,7 @@ from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
 
 __all__ = [
     "ConvergenceWarning",
+    "LabelError",
     "DrawMemoryError",
     "ScoresFileError",
     "SessionError",
@@ -30,6 +31,10 @@ class ConvergenceWarning(SkassessWarning, _SklearnConvergenceWarning):
 
 class ScoresFileError(ValueError):
     """A scores file cannot be used as it is; the message names the row and column."""
+
+
+class LabelError(ValueError):
+    """A label's text names no class, or several; the message names where it was given."""
 
 
 class SessionError(ValueError):

@@ -662,7 +662,7 @@ def test_label_interactive_keys(example, tmp_path, capsys, monkeypatch):
     )
     out = capsys.readouterr().out
     assert "model predicts:" in out and "Undone: the label of item" in out
-    assert "Not a class or a command: 'nonsense'" in out and "s = skip" in out
+    assert "The label 'nonsense' is not a class" in out and "s = skip" in out
     events, _, _ = LabelingSession.read_events(session)
     assert events["kind"].tolist() == ["skip", "label"]
     assert events["label"].tolist()[1] == 6  # Shirt
@@ -745,7 +745,10 @@ def test_label_with_oracle_command(example, tmp_path, capsys):
 @pytest.mark.parametrize(
     "body, message",
     [
-        ("import sys; sys.stdin.readline(); print('Cat', flush=True)", "the answer 'Cat' for item"),
+        (
+            "import sys; sys.stdin.readline(); print('Cat', flush=True)",
+            "the label 'Cat' is not a class",
+        ),
         ("import sys; sys.stdin.readline()", "no answer for item"),
         ("raise SystemExit(3)", "exited with code 3"),
     ],

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-from ..exceptions import SessionError
+from ..exceptions import LabelError, SessionError
 from ..metrics import BayesianAccuracy, BayesianModelComparison, anytime_accuracy_interval
 from ..samplers import (
     STRATEGY_NAMES,
@@ -17,7 +17,7 @@ from ..samplers import (
     ActiveTester,
     StopRule,
 )
-from ..session import LabelingSession
+from ..session import LabelingSession, LabelParser
 from ..utils import check_scores, warn
 from ._common import add_file_arguments, file_options, open_scores, print_table
 from ._models import ModelsFile
@@ -43,17 +43,6 @@ LABEL_TASKS = (*TASKS, "compare_models")
 MODEL_STRATEGIES = ("top_two", "disagreement", "random")
 #: Tasks whose answer --stop-probability confirms with anytime-valid intervals.
 CERTIFIED_TASKS = ("least_accurate", "most_accurate", "compare")
-COMMANDS = {
-    "s": "skip",
-    "skip": "skip",
-    "u": "undo",
-    "undo": "undo",
-    "q": "quit",
-    "quit": "quit",
-    "?": "help",
-    "h": "help",
-    "help": "help",
-}
 
 
 def add_parser(sub):
@@ -374,24 +363,39 @@ def _describe(row, table, classes, width=400):
 
 
 def _help(classes):
-    keys = "  ".join(f"{k}={c}" for k, c in enumerate(classes))
+    parser = LabelParser(classes)
+    keys = "  ".join(f"#{k}={c}" for k, c in enumerate(classes))
+    numbers = (
+        "#k"
+        if parser.numeric_names
+        else "#k or k (a bare number is a class number when no class is named by one)"
+    )
+    shadowed = parser.shadowed_commands()
+    note = (
+        f" Here {', '.join(repr(w) for w in shadowed)} "
+        f"{'is a class name' if len(shadowed) == 1 else 'are class names'}: type "
+        f"{', '.join(':' + w for w in shadowed)} for the command."
+        if shadowed
+        else ""
+    )
     return (
-        f"Type a class number or name ({keys}); s = skip (cannot tell), u = undo the last "
-        "answer, q = quit (the session is saved; run the same command to resume), "
-        "? = this help. A class named like a command is typed by its number."
+        f"Type a class name, or the class number {numbers} ({keys}); s = skip (cannot "
+        "tell), u = undo the last answer, q = quit (the session is saved; run the same "
+        "command to resume), ? = this help. A class name always wins over a command or "
+        f"a number; :s, :u, :q, :? are always the commands.{note}"
     )
 
 
 def _parse(answer, classes):
-    text = answer.strip()
-    if text.lower() in COMMANDS:
-        return COMMANDS[text.lower()], None
-    if text.isdigit() and int(text) < len(classes):
-        return "label", int(text)
-    lower = [c.lower() for c in classes]
-    if text.lower() in lower:
-        return "label", lower.index(text.lower())
-    return "unknown", None
+    """``(kind, class index)`` of a typed answer: a label, a command or unknown."""
+    parser = LabelParser(classes)
+    command = parser.command(answer)
+    if command is not None:
+        return command, None
+    try:
+        return "label", parser.parse(answer, numbers=True)
+    except LabelError as exc:
+        return "unknown", str(exc)
 
 
 def _status(session, budget, answer=None):
@@ -450,7 +454,7 @@ def interactive(session, table, classes, budget, stop_p, stop_w, read=input):
         elif kind == "help":
             print(_help(classes))
         else:
-            print(f"Not a class or a command: {answer.strip()!r}. Type ? for help.")
+            print(f"{code} Type ? for help.")
 
 
 def _anytime_text(session, table, level=0.95):

@@ -7,7 +7,8 @@ import subprocess
 import numpy as np
 import pandas as pd
 
-from ..exceptions import SessionError
+from ..exceptions import LabelError, SessionError
+from ..session import LabelParser
 
 __all__ = ["CommandOracle", "OracleQuit", "read_oracle"]
 
@@ -36,14 +37,17 @@ def read_oracle(path, ids, classes, id_column):
         raise ValueError(
             f"--oracle {path}: row {i + 1} (line {i + 2}): the id {frame[idc].iloc[i]!r} repeats."
         )
-    text = frame[labc].str.strip()
-    codes = pd.Index(classes).get_indexer(text.where(text != "", None))
-    bad = (text != "").to_numpy() & (codes < 0)
+    text = frame[labc]
+    present = (text.str.strip() != "").to_numpy()
+    codes = np.full(len(frame), -1, dtype=np.int64)
+    codes[present] = LabelParser(classes).parse_many(text[present].to_numpy(dtype=object))
+    bad = present & (codes < 0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"--oracle {path}: row {i + 1} (line {i + 2}), column {labc!r}: the "
-            f"label {frame[labc].iloc[i]!r} is not a class; classes: {classes!r}."
+            LabelParser(classes).message(
+                text.iloc[i], where=f"--oracle {path}: row {i + 1} (line {i + 2}), column {labc!r}"
+            )
         )
     lookup = pd.Series(codes, index=frame[idc].to_numpy())
     return lookup.reindex(np.asarray(ids)).fillna(-1).to_numpy(dtype=np.int64)
@@ -59,9 +63,12 @@ class CommandOracle:
         {"id": "img-00042", "row": 41, "predicted": "Shirt",
          "scores": {"T-shirt/top": 0.12, ...}, "display": {"path": "..."}}
 
-    and one line is read from its standard output: a class name or number
-    labels the item; an empty line or ``skip`` skips it; ``quit`` ends the
-    session (every label given so far is kept). Its standard error goes to
+    and one line is read from its standard output: a class name (read by
+    :class:`~skassess.session.LabelParser`, which also takes ``#k`` for the
+    class of score column ``k``) labels the item; an empty line or ``skip``
+    skips it; ``quit`` ends the session (every label given so far is kept).
+    A class named ``skip`` or ``quit`` is that class: ``:skip`` and ``:quit``
+    are always the commands. Its standard error goes to
     the terminal. With ``--task compare_models`` ``predicted`` and ``scores``
     hold one entry per model: ``{"vendor": "Shirt", ...}`` and ``{"vendor":
     {"T-shirt/top": 0.12, ...}, ...}``.
@@ -83,7 +90,7 @@ class CommandOracle:
         self.command = command
         self.table = table
         self.classes = list(classes)
-        self._lower = [c.lower() for c in self.classes]
+        self.parser = LabelParser(self.classes)
         try:
             self.process = subprocess.Popen(
                 argv,
@@ -146,18 +153,23 @@ class CommandOracle:
             raise self._failed(f"cannot send item {item['id']!r}") from None
         if not line:
             raise self._failed(f"no answer for item {item['id']!r}")
-        text = line.strip()
-        if text == "" or text.lower() == "skip":
+        text = line.rstrip("\r\n")
+        command = "skip" if text.strip() == "" else self.parser.command(text)
+        if command == "skip":
             return None
-        if text.lower() == "quit":
+        if command == "quit":
             raise OracleQuit
-        if text.isdigit() and int(text) < len(self.classes):
-            return int(text)
-        if text.lower() in self._lower:
-            return self._lower.index(text.lower())
+        if command is None:
+            try:
+                return self.parser.parse(text, numbers=True)
+            except LabelError:
+                where = f"the answer for item {item['id']!r}"
+                raise self._failed(
+                    self.parser.message(text, numbers=True, where=where).rstrip(".")
+                ) from None
         raise self._failed(
-            f"the answer {text!r} for item {item['id']!r} is not a class "
-            f"(classes: {self.classes!r}), a class number, skip or quit"
+            f"the answer {text!r} for item {item['id']!r} is the prompt command {command!r}, "
+            "which an oracle command cannot give (it answers a class, skip or quit)"
         )
 
     def close(self):

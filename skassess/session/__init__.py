@@ -6,6 +6,7 @@ format); :class:`ScoresFile` reads and checks a black box's scores file.
 """
 
 from ._assessment import FileAssessment, assess_file
+from ._label_parser import LabelParser
 from ._labeling import LabelingSession, stop_rule, task_answer
 from ._migrate import migrate_session
 from ._report import render_report, write_report
@@ -17,6 +18,7 @@ __all__ = [
     "FileAssessment",
     "assess_file",
     "LabelingSession",
+    "LabelParser",
     "ScoresFile",
     "ScoresTable",
     "file_checksum",

@@ -16,6 +16,7 @@ from ..samplers import ActiveAssessor, ActiveSampler, StopRule
 from ..utils import as_scalar
 from ..utils._deprecation import warn_deprecated
 from ._columns import ItemIds
+from ._label_parser import LabelParser
 from ._spec import SpecError, encode_estimator, estimator_from_spec, same_spec
 from ._store import SessionStore
 
@@ -106,6 +107,11 @@ class LabelingSession:
     info : dict, default=None
         JSON-serializable facts stored with a new session (e.g. the input
         file and its checksum); read back as :attr:`info`.
+    classes : sequence of str, default=None
+        The class names, in score-column order, by which :meth:`tell` reads
+        a label given as text (see :class:`LabelParser`: a name always wins
+        over a number). None: ``info["classes"]`` if stored (sessions of
+        the ``skassess`` command), else the assessor's ``classes``.
 
     Attributes
     ----------
@@ -162,6 +168,7 @@ class LabelingSession:
         ids=None,
         info=None,
         group_names=None,
+        classes=None,
     ):
         try:  # the pool's size; the scores themselves are checked once, by the assessor
             n = len(X)
@@ -202,6 +209,7 @@ class LabelingSession:
                     )
             self.info = self._store.get("info", {})
             self._template = template
+            self._parser = self._label_parser(classes)
             self._rebuild()
         except BaseException:
             # A session that cannot start leaves no file behind (nor one it must be told
@@ -234,6 +242,33 @@ class LabelingSession:
                 + ". Start a new session file to change them."
             )
         return clone(assessor)
+
+    def _label_parser(self, classes):
+        """The reader of text labels, and the assessor's own classes (None: indices)."""
+        params = self._template.get_params()
+        own = params.get("classes", params.get("estimator__classes"))
+        names = classes if classes is not None else self.info.get("classes", own)
+        self._own_classes = None if own is None else list(own)
+        if names is None:
+            return None
+        if not isinstance(names, list | tuple | np.ndarray) or not all(
+            isinstance(c, str | Integral) for c in names
+        ):
+            raise ValueError(f"classes must be a sequence of class names; got {names!r}.")
+        return LabelParser(names)
+
+    def read_label(self, label):
+        """A label as the assessor takes it: a text by :class:`LabelParser`, else as given.
+
+        Raises
+        ------
+        LabelError
+            If ``label`` is a text that names no class, or several.
+        """
+        if not isinstance(label, str) or self._parser is None:
+            return label
+        code = self._parser.parse(label, where=None)
+        return code if self._own_classes is None else self._own_classes[code]
 
     @staticmethod
     def _new_template(assessor):
@@ -328,14 +363,18 @@ class LabelingSession:
     def tell(self, row, label):
         """Record the label of one pool row, committed to the file before returning.
 
+        ``label`` is a class index (or an entry of the assessor's ``classes``),
+        or a class name as text, read by :meth:`read_label`.
+
         Raises
         ------
         ValueError
             If ``row`` is not an int index of the pool, or ``label`` is not one
-            of the pool's classes; nothing is recorded.
+            of the pool's classes (:class:`~skassess.exceptions.LabelError`
+            for a text); nothing is recorded.
         """
         row = self._row(row)
-        label = as_scalar(label)
+        label = self.read_label(as_scalar(label))
         before = self.assessor_.n_labeled_
         when = time.time()  # the history's time and the file's are the same
         try:  # the assessor validates first and raises leaving all as it was

@@ -14,6 +14,7 @@ from ..exceptions import ScoresFileError
 from ..utils import ROW_SUM_TOL
 from ._columns import ItemIds, concat_categories, stack
 from ._csv_rows import not_utf8_message, record_blocks, row_lines
+from ._label_parser import LabelParser
 
 __all__ = ["ScoresFile", "ScoresTable", "file_checksum"]
 
@@ -265,6 +266,7 @@ class ScoresFile:
         if len(set(names)) != len(names):
             raise ValueError(f"class names must differ; got {names!r}.")
         self.classes = names
+        self.label_parser = LabelParser(names)
         used = [self.id_column, self.label_column, *self.group_columns]
         for c in self.score_columns:
             if c in used:
@@ -561,36 +563,19 @@ class ScoresFile:
         if self.label_column is None:
             return np.full(n, -1, dtype=np.int64)
         raw = frame[self.label_column]
-        text = raw.astype("string").str.strip()
-        missing = text.isna() | (text == "")
+        text = raw.astype("string")
+        missing = text.isna() | (text.str.strip() == "")
         present = ~missing.to_numpy(dtype=bool)
         codes = np.full(n, -1, dtype=np.int64)  # only the labeled rows are looked up
-        codes[present] = pd.Index(self.classes).get_indexer(text[present].to_numpy(dtype=object))
+        codes[present] = self.label_parser.parse_many(text[present].to_numpy(dtype=object))
         unknown = present & (codes < 0)
-        if unknown.any():
-            # A label column with blanks is a float column in pandas, which to_csv
-            # writes as "7.0": an integer-valued number is read as the class "7".
-            number = pd.to_numeric(text[unknown], errors="coerce").to_numpy(
-                dtype=np.float64, na_value=np.nan
-            )
-            whole = np.isfinite(number) & (number == np.round(number))
-            names = np.where(
-                whole,
-                pd.Series(number)
-                .map(lambda v: str(int(v)) if np.isfinite(v) and v == round(v) else "")
-                .to_numpy(),
-                "",
-            )
-            again = pd.Index(self.classes).get_indexer(names).astype(np.int64)
-            again[~whole] = -1
-            codes[unknown] = again
-            unknown = present & (codes < 0)
         if unknown.any():
             i = int(np.flatnonzero(unknown)[0])
             self._fail(
-                f"{self._where(offset + i, self.label_column)}: the label "
-                f"{raw.iloc[i]!r} is not a class; the classes are {self.classes!r} "
-                "(empty = unlabeled)."
+                self.label_parser.message(
+                    str(text.iloc[i]), where=self._where(offset + i, self.label_column)
+                )
+                + " An empty cell is an unlabeled row."
             )
         return codes
 
