@@ -230,7 +230,12 @@ def test_label_with_oracle_resumes_and_exports(example, tmp_path, capsys):
     ]
     assert main([*base, "--task", "least_accurate", "--seed", "4", "--budget", "30"]) == 0
     out = capsys.readouterr().out
-    assert "new; 0 labels so far; task least_accurate" in out and "[30/30 labeled]" in out
+    assert "new; 0 labels so far; task least_accurate" in out
+    # the table's labels include the file's 100: the last line says both
+    assert "[30/30 labeled in this session; 130 in all, with the 100 the scores file labels]" in out
+    table = out.split("Posterior per group")[1]
+    counts = [int(line.split()[-5]) for line in table.splitlines()[3:13]]
+    assert sum(counts) == 130
     assert main([*base, "--budget", "50"]) == 0  # resumes with the stored settings
     assert "resumed; 30 labels so far" in capsys.readouterr().out
     # the same 50 rows as one uninterrupted run
@@ -306,7 +311,8 @@ def test_label_stop_probability_uses_lucb_and_anytime_levels(example, tmp_path, 
     ]
     assert main([*base, "--session", str(tmp_path / "a.sqlite"), "--task", "least_accurate"]) == 0
     out = capsys.readouterr().out
-    assert "task least_accurate, strategy lucb" in out and "anytime-valid at" in out
+    # ten labels confirm nothing yet, and the line says so
+    assert "task least_accurate, strategy lucb" in out and "not yet certified" in out
     # a chosen strategy is kept; without --stop-probability the default stays thompson
     assert (
         main(

@@ -34,6 +34,14 @@ def add_parser(sub):
         default=0.05,
         help="half-width of the region of practical equivalence (0.05)",
     )
+    opts.add_argument(
+        "--decision-probability",
+        type=float,
+        default=0.95,
+        metavar="P",
+        help="a difference's decision (left, rope, right) needs this posterior "
+        "probability, else it is 'undecided' (0.95)",
+    )
     opts.add_argument("--n-bins", type=int, default=10, help="confidence bins of the ECE (10)")
     opts.add_argument(
         "--cost-matrix",
@@ -83,6 +91,7 @@ def print_assessment(result):
     for name, table in result.by_group.items():
         print_table(f"Accuracy per {name}", table)
     rope = result.settings["rope"]
+    decide = result.settings.get("decision_probability", 0.95)
     for name, table in result.differences.items():
         if not table.empty:
             cols = [
@@ -97,7 +106,9 @@ def print_assessment(result):
                 "decision",
             ]
             print_table(
-                f"Accuracy difference per {name} (group - best; ROPE ±{rope:g})", table[cols]
+                f"Accuracy difference per {name} (group - best; ROPE ±{rope:g}; a decision "
+                f"at probability >= {decide:g}, else undecided)",
+                table[cols],
             )
     if result.unlabeled is not None:
         u = result.unlabeled
@@ -117,6 +128,7 @@ def run(args):
         prior=args.prior,
         level=args.level,
         rope=args.rope,
+        decision_probability=args.decision_probability,
         n_bins=args.n_bins,
         cost_matrix=cost,
         random_state=args.seed,

@@ -117,7 +117,14 @@ def print_table(title, frame, digits=4):
     with pd.option_context(
         "display.width", 140, "display.max_columns", 20, "display.max_rows", 200
     ):
-        print(frame.round(digits).to_string(), "\n")
+        shown = frame.round(digits)
+        for col in ("n_labeled", "rows", "labeled"):
+            # counts are whole unless weighted: shown as integers then
+            if col in shown and pd.api.types.is_float_dtype(shown[col]):
+                values = shown[col].to_numpy()
+                if np.all(np.isfinite(values) & (values == np.round(values))):
+                    shown[col] = shown[col].astype(np.int64)
+        print(shown.to_string(), "\n")
 
 
 def dump_json(obj, path):

@@ -405,6 +405,19 @@ def _status(session, budget, answer=None):
     return f"[{session.n_labeled}{left} labeled] {answer['text']}"
 
 
+def _final_status(session, budget):
+    """The last status line: this session's labels, and all the posterior holds."""
+    line = _status(session, budget)
+    before = session.assessor_.n_labeled_ - session.n_labeled
+    if before > 0:
+        head, rest = line.split("] ", 1)
+        line = (
+            f"{head} in this session; {session.assessor_.n_labeled_:,} in all, with the "
+            f"{before:,} the scores file labels] {rest}"
+        )
+    return line
+
+
 def _stop_reason(session, answer, budget, stop_p, stop_w):
     if budget is not None and session.n_labeled >= budget:
         return f"the budget of {budget} labels is reached"
@@ -623,7 +636,7 @@ def run(args):
                 print("The oracle command answered quit.")
         else:
             interactive(session, table, sf.classes, budget, stop_p, stop_w)
-        print("\n" + _status(session, budget))
+        print("\n" + _final_status(session, budget))
         summary = named_groups(session.summary(), session.assessor_, sf)
         metric = fixed.get("metric", "accuracy")
         title = (

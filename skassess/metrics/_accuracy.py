@@ -1,4 +1,4 @@
-"""BayesianAccuracy: Beta posterior of accuracy (or TPR, FPR, ...) per group."""
+"""BayesianAccuracy: the posterior of accuracy (or TPR, FPR, ...) per group."""
 
 from numbers import Integral
 
@@ -15,10 +15,17 @@ class BayesianAccuracy(_BetaAssessor):
 
     Read more in the :ref:`User Guide <ug_calibrated_prior>`.
 
-    Each group ``g`` has an unknown accuracy ``theta_g`` with a Beta prior;
-    the labeled rows of the group update it (Beta-Bernoulli conjugacy). The
+    By default (``prior="calibrated"``) each row is right with probability
+    ``sigmoid(m + a + b (logit(c_i) - m) + u_g)``: a calibration map of its
+    top-1 score ``c_i`` (``m``, the log-odds of the pool's mean top-1 score)
+    whose shift ``a``, slope ``b`` and groups' deviations ``u_g`` are learned
+    from the labels and integrated out, so the unlabeled rows count as far
+    as the labels bear the scores out. A group's accuracy ``theta_g`` is
+    that of its rows in the pool (labeled rows with their labels), and the
     overall accuracy is ``sum_g p_g theta_g``, with ``p_g`` the share of all
-    rows, labeled or not, that fall in group ``g``.
+    rows, labeled or not, in group ``g``. The other priors give each
+    ``theta_g`` a Beta prior that the group's labels update
+    (Beta-Bernoulli conjugacy).
 
     Parameters
     ----------
@@ -50,8 +57,8 @@ class BayesianAccuracy(_BetaAssessor):
         ``"calibrated"`` (what ``"auto"`` means): the scores through a
         calibration map whose trust is learned from the labels. For accuracy,
         row ``i`` is right with probability ``sigmoid(m + a + b (logit(c_i) -
-        m) + u_g)`` (``c_i``: its top-1 score; ``m``: the pool's mean
-        log-odds), with the map's shift ``a``, slope ``b`` and the groups'
+        m) + u_g)`` (``c_i``: its top-1 score; ``m``: the log-odds of
+        the pool's mean top-1 score), with the map's shift ``a``, slope ``b`` and the groups'
         deviations ``u_g`` (Student t, 4 degrees of freedom, scale ``tau``) all
         learned from the labels and integrated out (see Notes); for the other
         rates the same map gives the probability that the row's class is

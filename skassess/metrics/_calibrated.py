@@ -274,7 +274,7 @@ class CalibratedRates(_DrawSummaries):
         Per group and bin: rows (weighted), the sum of their log-odds,
         labeled rows and labeled successes.
     center : float
-        The pool's mean log-odds ``m``.
+        The pool's centre ``m``, the log-odds of its mean score (:func:`score_center`).
     open_level : bool, default=False
         The map's prior: the pool's level ``N(0, PRIOR_SD_SHIFT^2)`` around
         the scores' level and the slope ``N(1, PRIOR_SD_SLOPE^2)``, or with

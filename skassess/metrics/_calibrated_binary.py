@@ -19,7 +19,8 @@ class CalibratedBinaryRates(_DrawSummaries):
     each get their own :class:`CalibratedRates` model of the outcome ``y = 1``
     (the positive class) from the score ``p_1``: ``P(y_i = 1) = sigmoid(m_k +
     a_k + b_k (logit(p_1i) - m_k) + u_gk)`` for a row of group ``g``
-    predicted ``k``. A map per predicted class, so that each has its own
+    predicted ``k`` (``m_k``: the log-odds of the mean ``p_1`` of the rows
+    predicted ``k``). A map per predicted class, so that each has its own
     level: its fitted mean over its labeled rows is their observed rate, and
     the count of positives among its unlabeled rows is a regression
     (difference) estimate, unbiased under random labeling however wrong the

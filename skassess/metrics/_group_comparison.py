@@ -7,7 +7,7 @@ draws with one column per group.
 """
 
 from collections.abc import Hashable
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
@@ -21,6 +21,11 @@ from ._rope import rope_probabilities
 __all__ = ["GroupComparison", "compare_groups", "rank_groups", "top_m_groups"]
 
 DECISIONS = ("left", "rope", "right")
+#: The decision of a comparison no region reaches ``decision_probability`` for.
+UNDECIDED = "undecided"
+#: A region is called the decision from this posterior probability on.
+DEFAULT_DECISION_PROBABILITY = 0.95
+DECISION_PROBABILITY = Interval(Real, 0.5, 1, closed="right")
 
 
 def _draws(source, n_draws, random_state):
@@ -63,8 +68,10 @@ class GroupComparison:
     units, the three probabilities ``(p_left, p_rope, p_right)`` are
     ``P(delta < -rope)``, ``P(|delta| <= rope)`` and ``P(delta > rope)``
     (:func:`rope_probabilities`).
-    The decision is the most probable region and its probability is the
-    confidence ``lambda``.
+    The most probable region has probability ``lambda`` (:attr:`confidence`);
+    it is the :attr:`decision` only if ``lambda >= decision_probability``,
+    else the decision is ``"undecided"`` (the probabilities stay as they
+    are).
 
     Parameters
     ----------
@@ -74,6 +81,8 @@ class GroupComparison:
         The groups compared.
     rope : float
         Half-width of the ROPE.
+    decision_probability : float, default=0.95
+        The posterior probability a region needs to be called the decision.
 
     Attributes
     ----------
@@ -81,11 +90,14 @@ class GroupComparison:
         Posterior draws of ``delta``.
     """
 
-    def __init__(self, samples, group_a, group_b, rope):
+    def __init__(
+        self, samples, group_a, group_b, rope, decision_probability=DEFAULT_DECISION_PROBABILITY
+    ):
         self.samples = np.asarray(samples, dtype=np.float64)
         self.group_a = group_a
         self.group_b = group_b
         self.rope = rope
+        self.decision_probability = decision_probability
 
     @property
     def probabilities(self):
@@ -93,13 +105,21 @@ class GroupComparison:
         return tuple(float(p) for p in rope_probabilities(self.samples, self.rope))
 
     @property
-    def decision(self):
-        """``"left"`` (a lower than b), ``"rope"`` (practically equal) or ``"right"``."""
+    def most_probable(self):
+        """The most probable region: ``"left"``, ``"rope"`` or ``"right"``."""
         return DECISIONS[int(np.argmax(self.probabilities))]
 
     @property
+    def decision(self):
+        """``"left"`` (a lower than b), ``"rope"`` (practically equal), ``"right"``, or
+        ``"undecided"`` when no region has probability ``decision_probability``."""
+        if self.confidence < self.decision_probability:
+            return UNDECIDED
+        return self.most_probable
+
+    @property
     def confidence(self):
-        """Posterior probability ``lambda`` of the decision."""
+        """Posterior probability ``lambda`` of the most probable region."""
         return max(self.probabilities)
 
     @property
@@ -148,13 +168,21 @@ class GroupComparison:
         "group_a": [Hashable],
         "group_b": [Hashable],
         "rope": [ROPE],
+        "decision_probability": [DECISION_PROBABILITY],
         "n_draws": [N_DRAWS],
         "random_state": ["random_state"],
     },
     prefer_skip_nested_validation=False,
 )
 def compare_groups(
-    source, group_a, group_b, *, rope=0.05, n_draws=DEFAULT_N_DRAWS, random_state=None
+    source,
+    group_a,
+    group_b,
+    *,
+    rope=0.05,
+    decision_probability=DEFAULT_DECISION_PROBABILITY,
+    n_draws=DEFAULT_N_DRAWS,
+    random_state=None,
 ):
     """Posterior of the difference between two groups' metric, with a ROPE.
 
@@ -167,6 +195,10 @@ def compare_groups(
         Labels of the two groups (as in the estimator's ``groups_``).
     rope : float, default=0.05
         Half-width of the region of practical equivalence, in metric units.
+    decision_probability : float, default=0.95
+        The posterior probability, in [0.5, 1], a region needs to be called
+        the comparison's ``decision``; below it the decision is
+        ``"undecided"``.
     n_draws : int, default=4000
         Number of posterior draws (estimators only).
     random_state : int, RandomState instance or None, default=None
@@ -194,7 +226,9 @@ def compare_groups(
     if a == b:
         raise ValueError(f"group_a and group_b must differ; both are {group_a!r}.")
     draws, labels = _draws(source, n_draws, random_state)
-    return GroupComparison(draws[:, a] - draws[:, b], group_a, group_b, float(rope))
+    return GroupComparison(
+        draws[:, a] - draws[:, b], group_a, group_b, float(rope), float(decision_probability)
+    )
 
 
 def _ranks(draws):

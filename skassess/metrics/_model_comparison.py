@@ -24,7 +24,11 @@ from ..utils._deprecation import warn_deprecated
 from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
 from ..utils._sklearn_compat import sklearn_validate_params as validate_params
 from ._base import DEFAULT_N_DRAWS
-from ._group_comparison import compare_groups
+from ._group_comparison import (
+    DECISION_PROBABILITY,
+    DEFAULT_DECISION_PROBABILITY,
+    compare_groups,
+)
 from ._rate_table import RATES, rate_terms
 
 __all__ = ["BayesianModelComparison", "agreement_patterns", "check_model_scores"]
@@ -697,13 +701,15 @@ class BayesianModelComparison(BaseEstimator):
             index=self.groups_,
         )
 
-    @validate_args({"level": [LEVEL]})
-    def pairwise(self, level=0.95):
+    @validate_args({"level": [LEVEL], "decision_probability": [DECISION_PROBABILITY]})
+    def pairwise(self, level=0.95, *, decision_probability=DEFAULT_DECISION_PROBABILITY):
         """Every pair: Δ metric (a − b) with interval and ``(p_left, p_rope, p_right)``.
 
         The mean and interval are the continuous component's; the three
         probabilities, the decision and its confidence keep the tie
-        component (see the class's description).
+        component (see the class's description). The decision is the region
+        with probability at least ``decision_probability``, else
+        ``"undecided"`` (:class:`~skassess.metrics.GroupComparison`).
         """
         check_is_fitted(self)
         names = self.groups_
@@ -712,7 +718,9 @@ class BayesianModelComparison(BaseEstimator):
         rows = []
         for i, a in enumerate(names):
             for b in names[i + 1 :]:
-                row = compare_groups(mixture, a, b, rope=self.rope).summary(level)
+                row = compare_groups(
+                    mixture, a, b, rope=self.rope, decision_probability=decision_probability
+                ).summary(level)
                 estimate = compare_groups(continuous, a, b, rope=self.rope)
                 row["mean"] = estimate.mean
                 row["lower"], row["upper"] = estimate.interval(level)

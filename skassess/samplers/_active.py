@@ -794,7 +794,10 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
 
 def _certified_text(answer):
     c = answer["certified"]
-    return "" if c is None else f"; anytime-valid at {c:.2f}"
+    if c is None:
+        return ""
+    # level 0: the anytime-valid intervals confirm nothing yet
+    return "; not yet certified" if c <= 0 else f"; anytime-valid at {c:.2f}"
 
 
 def _take(values, rows):

@@ -3,6 +3,7 @@
 import json
 import time
 from dataclasses import dataclass, field
+from numbers import Real
 
 import numpy as np
 import pandas as pd
@@ -83,7 +84,7 @@ class FileAssessment:
         }
 
 
-def _differences(estimator, names, rope, level, seed):
+def _differences(estimator, names, rope, level, seed, decision_probability):
     summary = estimator.summary(level)
     if len(summary) < 2:
         return pd.DataFrame()
@@ -96,7 +97,11 @@ def _differences(estimator, names, rope, level, seed):
         if g == best:
             continue
         comp = GroupComparison(
-            draws[:, position[g]] - draws[:, position[best]], g, best, float(rope)
+            draws[:, position[g]] - draws[:, position[best]],
+            g,
+            best,
+            float(rope),
+            float(decision_probability),
         )
         lower, upper = comp.interval(level)
         p_left, p_rope, p_right = comp.probabilities
@@ -124,6 +129,7 @@ def assess_file(
     prior="calibrated",
     level=0.95,
     rope=0.05,
+    decision_probability=0.95,
     n_bins=10,
     cost_matrix=None,
     random_state=0,
@@ -162,6 +168,9 @@ def assess_file(
         Credible level of the intervals.
     rope : float, default=0.05
         Half-width of the region of practical equivalence of group differences.
+    decision_probability : float, default=0.95
+        The probability a region (below, within or above the ROPE) needs to
+        be a difference's ``decision``; else it is ``"undecided"``.
     n_bins : int, default=10
         Confidence bins of the ECE and the reliability diagram.
     cost_matrix : array-like of shape (n_classes, n_classes), default=None
@@ -191,6 +200,10 @@ def assess_file(
     FileAssessment
     """
     start = time.perf_counter()
+    if not (isinstance(decision_probability, Real) and 0.5 <= decision_probability <= 1):
+        raise ValueError(
+            f"decision_probability must be a number in [0.5, 1]; got {decision_probability!r}."
+        )
     meta = check_meta(meta)
     sf = scores_file if scores_file is not None else ScoresFile(path, **columns)
     seed = int(random_state)
@@ -250,12 +263,16 @@ def assess_file(
                 {"metric": label, "mean": est[key].overall_mean(), "lower": lower, "upper": upper}
             )
     by_group, differences = {}, {}
-    differences["predicted class"] = _differences(est["by_class"], class_name, rope, level, seed)
+    differences["predicted class"] = _differences(
+        est["by_class"], class_name, rope, level, seed, decision_probability
+    )
     for g in sf.group_columns:
         table = est[f"group:{g}"].summary(level)
         table.index.name = g
         by_group[g] = table
-        differences[g] = _differences(est[f"group:{g}"], str, rope, level, seed)
+        differences[g] = _differences(
+            est[f"group:{g}"], str, rope, level, seed, decision_probability
+        )
     reliability = est["ece"].summary(level)
     unlabeled = (
         None
@@ -275,6 +292,7 @@ def assess_file(
         "prior": prior,
         "level": level,
         "rope": rope,
+        "decision_probability": decision_probability,
         "n_bins": n_bins,
         "random_state": seed,
         "cost_matrix": None if cost_matrix is None else np.asarray(cost_matrix).tolist(),

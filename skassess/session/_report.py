@@ -213,7 +213,9 @@ def render_report(assessment, *, title=None):
         f"<p>Each group's accuracy minus the group with the highest posterior mean; "
         f"<code>p_greater</code> = P(Δ &gt; 0); ROPE ±{settings['rope']:g}: "
         "<code>p_left</code> = P(Δ &lt; −ROPE), <code>p_rope</code> = P(|Δ| ≤ ROPE), "
-        "<code>p_right</code> = P(Δ &gt; ROPE).</p>"
+        "<code>p_right</code> = P(Δ &gt; ROPE); the decision is the region whose "
+        f"probability is at least {settings.get('decision_probability', 0.95):g}, else "
+        "<em>undecided</em>.</p>"
     )
     for name, table in assessment.differences.items():
         if not table.empty:

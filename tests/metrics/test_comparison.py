@@ -34,6 +34,21 @@ def test_rope_probabilities_and_decision():
     assert list(right.summary().columns)[-2:] == ["decision", "confidence"]
 
 
+def test_a_decision_needs_its_probability_else_undecided():
+    # P(left) = 0.55, P(rope) = 0.30, P(right) = 0.15: the most probable region is no decision
+    delta = np.concatenate([np.full(55, -0.2), np.zeros(30), np.full(15, 0.2)])
+    comp = GroupComparison(delta, "x", "y", rope=0.05)
+    assert comp.most_probable == "left" and comp.confidence == pytest.approx(0.55)
+    assert comp.decision == "undecided"
+    assert comp.summary()["decision"].iloc[0] == "undecided"
+    assert GroupComparison(delta, "x", "y", 0.05, decision_probability=0.5).decision == "left"
+    draws = pd.DataFrame({"x": delta, "y": np.zeros_like(delta)})
+    assert compare_groups(draws, "x", "y", decision_probability=0.55).decision == "left"
+    assert compare_groups(draws, "x", "y", decision_probability=0.56).decision == "undecided"
+    with pytest.raises(ValueError, match="decision_probability"):
+        compare_groups(draws, "x", "y", decision_probability=0.3)
+
+
 def test_rope_in_metric_units_matches_draws():
     delta = np.linspace(-0.2, 0.2, 401)
     comp = GroupComparison(delta, "x", "y", rope=0.05)

@@ -95,6 +95,14 @@ def test_lucb_is_refused_where_there_are_no_anytime_answers(task, estimator):
         ActiveAssessor(estimator, task=task, strategy="lucb").fit(X)
 
 
+def test_an_unconfirmed_answer_says_not_yet_certified():
+    X, _ = _classes_pool([0.6, 0.8, 0.9])
+    a = ActiveAssessor(task="least_accurate", strategy="lucb", random_state=0).fit(X)
+    answer = a.answer()
+    assert answer["certified"] == 0
+    assert "not yet certified" in answer["text"] and "anytime-valid at" not in answer["text"]
+
+
 def test_an_item_strategy_has_no_anytime_intervals():
     from skassess.samplers import QueryStrategy
 

@@ -109,7 +109,7 @@ def test_rope_stop_rule_decides_equivalence():
     sel.run(y, budget=3000, stop=StopRule(rope=0.9), progress=False)
     n_disagree = int((pred[:, 0] != pred[:, 1]).sum())
     assert sel.n_labeled_ < n_disagree  # stopped before every disagreement
-    row = sel.estimator_.pairwise().iloc[0]
+    row = sel.estimator_.pairwise(decision_probability=0.9).iloc[0]
     assert row["p_rope"] >= 0.85 and row["decision"] == "rope"
     assert sel.best_probabilities().max() < 0.95
     # a clear difference stops on the ROPE rule too, on the right side
