@@ -977,3 +977,40 @@ def test_an_item_of_a_model_comparison_shows_each_models_prediction(two_models):
     text = _describe(0, table, table.classes)
     assert re.search(r"vendor predicts: (cat|dog|eel) \(0\.\d{3}\)", text)
     assert re.search(r"ours predicts: (cat|dog|eel) \(0\.\d{3}\)", text)
+
+
+def test_ctrl_c_saves_and_says_how_to_resume(example, tmp_path):
+    """SIGINT to the terminal's process group: skassess says what it saved; the oracle
+    program (in its own session) gets no KeyboardInterrupt."""
+    import os
+    import signal
+    import time
+
+    scores, _ = example
+    slow = tmp_path / "slow.py"
+    marker = tmp_path / "three"
+    slow.write_text(
+        "import json, pathlib, sys, time\n"
+        "for n, line in enumerate(sys.stdin, start=1):\n"
+        "    print(json.loads(line)['predicted'], flush=True)\n"
+        f"    if n == 3: pathlib.Path({str(marker)!r}).touch()\n"
+        "    time.sleep(0.05)\n"
+    )
+    session = tmp_path / "c.sqlite"
+    argv = [sys.executable, "-m", "skassess", "label", str(scores), "--session", str(session)]
+    argv += ["--no-progress", "--seed", "0", "--oracle-command", f"{sys.executable} {slow}"]
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    # the third item was asked, so two answers are committed: interrupt as a terminal does
+    deadline = time.monotonic() + 300
+    while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (out, err)
+    saved = re.search(r"Interrupted: saved (\d+) labels in .*; run the same command to resume", err)
+    assert saved, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    events, _, _ = LabelingSession.read_events(session)
+    assert (events["kind"] == "label").sum() == int(saved.group(1)) >= 2

@@ -2,10 +2,10 @@
 
 from pathlib import Path
 
-from ..exceptions import SessionError
-from ..session import LabelingSession, file_checksum
+from ..session import LabelingSession
 from ._common import dump_json
 from ._label import named_groups, open_pool, session_group_names
+from ._stored import check_classes, checked_scores_paths, read_session
 
 
 def add_parser(sub):
@@ -35,32 +35,17 @@ def add_parser(sub):
 
 def run(args):
     path = Path(args.session)
-    events, info, settings = LabelingSession.read_events(path)
+    events, info = read_session(path)
+    # the files are checked before anything is written
+    paths = checked_scores_paths(path, info, args.scores)
     classes = info.get("classes")
     labels = events[events["kind"] == "label"].copy()
     if classes is not None:
         labels["label"] = [classes[int(k)] for k in labels["label"]]
     labels = labels.rename(columns={"item_id": "id"})[["id", "label", "time", "step", "row"]]
-    out_labels = args.labels or f"{path}.labels.csv"
-    labels.to_csv(out_labels, index=False)
-    print(f"wrote {len(labels)} labels to {out_labels}")
-    scores = args.scores or info.get("input")
-    if scores is None:
-        raise SessionError(f"{path}: the session stores no scores file; pass --scores.")
-    paths = [scores] if isinstance(scores, str) else list(scores)
-    stored = info.get("sha256")
-    stored = [stored] if isinstance(stored, str) else stored
-    if stored and len(stored) != len(paths):
-        raise SessionError(
-            f"{path}: the session labeled {len(stored)} scores file(s); {len(paths)} were given."
-        )
-    for i, file in enumerate(paths):
-        if not Path(file).is_file():
-            raise SessionError(f"{file}: the session's scores file is not there; pass --scores.")
-        if stored and file_checksum(file) != stored[i]:
-            raise SessionError(f"{file} is not the file the session labeled (its SHA-256 differs).")
     models = info.get("settings", {}).get("task") == "compare_models"
-    sf = open_pool(paths, info["options"], models=models)
+    sf = open_pool(paths, info.get("options", {}), models=models)
+    check_classes(path, info, sf.classes)
     table = sf.read()
     group = table.groups[sf.group_columns[0]].to_numpy() if sf.group_columns else None
     with LabelingSession(
@@ -70,7 +55,11 @@ def run(args):
         group_by=group,
         ids=table.ids,
         group_names=session_group_names(info.get("settings", {}), group, sf),
+        read_only=True,
     ) as session:
+        out_labels = args.labels or f"{path}.labels.csv"
+        labels.to_csv(out_labels, index=False)
+        print(f"wrote {len(labels)} labels to {out_labels}")
         summary = named_groups(session.summary(), session.assessor_, sf)
         answer = session.answer()
         out = {

@@ -19,9 +19,10 @@ from ..samplers import (
 )
 from ..session import LabelingSession, LabelParser
 from ..utils import check_scores, warn
-from ._common import add_file_arguments, file_options, open_scores, print_table
+from ._common import FILE_OPTIONS, add_file_arguments, file_options, open_scores, print_table
 from ._models import ModelsFile
 from ._oracle import CommandOracle, OracleQuit, read_oracle
+from ._stored import check_classes, read_session
 
 #: Settings that fix the query sequence: given again on resuming, they must not change.
 FIXED = ("task", "strategy", "compare", "rope", "seed", "metrics", "metric", "confidence_bins")
@@ -171,10 +172,10 @@ def _settings(args, path):
         fixed["compare"] = list(fixed["compare"])
     stored_info = None
     if path.is_file() and path.stat().st_size > 0:
-        _, stored_info, _ = LabelingSession.read_events(path)
+        _, stored_info = read_session(path)
         for name, stored in (
-            ("columns", stored_info["options"]),
-            ("settings", stored_info["settings"]),
+            ("columns", stored_info.get("options", {})),
+            ("settings", stored_info.get("settings", {})),
         ):
             given = options if name == "columns" else fixed
             for key, value in given.items():
@@ -187,7 +188,8 @@ def _settings(args, path):
                         f"{flag} gives {value!r}. Resume without it, or start a new "
                         "session file."
                     )
-        options, fixed = dict(stored_info["options"]), dict(stored_info["settings"])
+        options = {**dict.fromkeys(FILE_OPTIONS), **stored_info.get("options", {})}
+        fixed = {**DEFAULTS, **stored_info.get("settings", {})}
         fixed.setdefault("metrics", None)  # a session started before --metrics
         fixed.setdefault("metric", "accuracy")  # a session started before --metric
         fixed.setdefault("confidence_bins", None)
@@ -552,8 +554,10 @@ def run(args):
         )
     sf = open_pool(args.scores, options, models=models)
     checksum = sf.checksum()
-    if stored is not None and stored["sha256"] != checksum:
-        raise SessionError(changed_message(args.scores, checksum, stored["sha256"]))
+    if stored is not None and stored.get("sha256") != checksum:
+        raise SessionError(changed_message(args.scores, checksum, stored.get("sha256")))
+    if stored is not None:
+        check_classes(path, stored, sf.classes)
     if len(sf.group_columns) > 1:
         raise ValueError("label takes at most one --group column.")
     if fixed.get("metrics") and (args.stop_probability is not None or args.anytime):
@@ -613,29 +617,16 @@ def run(args):
                 "anytime-valid intervals)."
             )
         left = len(table) if budget is None else max(budget - session.n_labeled, 0)
-        if args.oracle:
-            codes = read_oracle(args.oracle, table.ids, sf.classes, sf.id_column)
-            session.run(
-                lambda row: None if codes[row] < 0 else int(codes[row]),
-                left,
-                stop=StopRule(probability=stop_p, width=stop_w),
-                progress=not args.no_progress,
+        try:
+            _label_items(args, session, table, sf, oracle, left, stop_p, stop_w)
+        except KeyboardInterrupt:
+            # every answer given is committed; the one being written either is or is not
+            print(
+                f"\nInterrupted: saved {session.n_labeled} labels in {path}; run the same "
+                "command to resume.",
+                file=sys.stderr,
             )
-            skipped = len(session.assessor_.skipped_)
-            if skipped:
-                print(f"{skipped} items had no label in {args.oracle}: skipped.")
-        elif args.oracle_command:
-            try:
-                session.run(
-                    oracle,
-                    left,
-                    stop=StopRule(probability=stop_p, width=stop_w),
-                    progress=not args.no_progress,
-                )
-            except OracleQuit:
-                print("The oracle command answered quit.")
-        else:
-            interactive(session, table, sf.classes, budget, stop_p, stop_w)
+            return 130
         print("\n" + _final_status(session, budget))
         summary = named_groups(session.summary(), session.assessor_, sf)
         metric = fixed.get("metric", "accuracy")
@@ -675,6 +666,34 @@ def run(args):
             print(f"Wrote the report to {args.report}")
     sys.stdout.flush()
     return 0
+
+
+def _label_items(args, session, table, sf, oracle, left, stop_p, stop_w):
+    """Label until the budget, a stop rule, the oracle's end or the user's quit."""
+    budget = args.budget
+    if args.oracle:
+        codes = read_oracle(args.oracle, table.ids, sf.classes, sf.id_column)
+        session.run(
+            lambda row: None if codes[row] < 0 else int(codes[row]),
+            left,
+            stop=StopRule(probability=stop_p, width=stop_w),
+            progress=not args.no_progress,
+        )
+        skipped = len(session.assessor_.skipped_)
+        if skipped:
+            print(f"{skipped} items had no label in {args.oracle}: skipped.")
+    elif args.oracle_command:
+        try:
+            session.run(
+                oracle,
+                left,
+                stop=StopRule(probability=stop_p, width=stop_w),
+                progress=not args.no_progress,
+            )
+        except OracleQuit:
+            print("The oracle command answered quit.")
+    else:
+        interactive(session, table, sf.classes, budget, stop_p, stop_w)
 
 
 def open_pool(paths, options, *, models=False):

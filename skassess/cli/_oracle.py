@@ -99,6 +99,9 @@ class CommandOracle:
                 text=True,
                 bufsize=1,
                 encoding="utf-8",
+                # its own session: a Ctrl-C at the terminal interrupts skassess, which
+                # saves and closes the program's input, not the program mid-answer
+                start_new_session=True,
             )
         except OSError as exc:
             raise ValueError(f"--oracle-command: cannot start {argv[0]!r}: {exc}.") from exc

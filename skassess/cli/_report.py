@@ -6,6 +6,7 @@ from ..exceptions import SessionError
 from ..session import LabelingSession, assess_file, write_report
 from ._common import PRIOR_CHOICES, add_file_arguments, file_options, open_scores
 from ._label import session_group_names
+from ._stored import check_classes, checked_scores_paths, read_session
 
 
 def add_parser(sub):
@@ -69,7 +70,7 @@ def run(args):
             assess_file(None, scores_file=sf, prior=args.prior, random_state=args.seed), args.output
         )
     else:
-        _, info, _ = LabelingSession.read_events(args.session)
+        _, info = read_session(args.session)
         if info.get("settings", {}).get("task") == "compare_models":
             raise SessionError(
                 f"{args.session} is a comparison of models; the HTML report assesses one "
@@ -77,12 +78,9 @@ def run(args):
             )
         stored = info.get("options", {})
         options = {k: stored.get(k) if v is None else v for k, v in options.items()}
+        checked_scores_paths(args.session, info, [args.scores])
         sf = open_scores(args.scores, options)
-        if info.get("sha256") and sf.checksum() != info["sha256"]:
-            raise SessionError(
-                f"{args.scores} is not the file the session "
-                f"{args.session} labeled (its SHA-256 differs)."
-            )
+        check_classes(args.session, info, sf.classes)
         table = sf.read()
         group = table.groups[sf.group_columns[0]].to_numpy() if sf.group_columns else None
         with LabelingSession(
@@ -92,6 +90,7 @@ def run(args):
             group_by=group,
             ids=table.ids,
             group_names=session_group_names(info.get("settings", {}), group, sf),
+            read_only=True,
         ) as s:
             session_report(s, sf, args.output, prior=args.prior, seed=args.seed)
     print(f"Wrote the report to {Path(args.output)}")

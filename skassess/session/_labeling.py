@@ -17,7 +17,13 @@ from ..utils import as_scalar
 from ..utils._deprecation import warn_deprecated
 from ._columns import ItemIds
 from ._label_parser import LabelParser
-from ._spec import SpecError, encode_estimator, estimator_from_spec, same_spec
+from ._spec import (
+    SpecError,
+    encode_estimator,
+    estimator_from_spec,
+    same_spec,
+    spec_differences,
+)
 from ._store import SessionStore
 
 __all__ = ["LabelingSession", "pool_fingerprint", "stop_rule", "task_answer"]
@@ -169,6 +175,7 @@ class LabelingSession:
         info=None,
         group_names=None,
         classes=None,
+        read_only=False,
     ):
         try:  # the pool's size; the scores themselves are checked once, by the assessor
             n = len(X)
@@ -186,7 +193,8 @@ class LabelingSession:
         self._ids = ids if isinstance(ids, ItemIds) else np.asarray(ids).astype(str)
         fingerprint = pool_fingerprint(X, y, group_by, y_pred, self._ids)
         self.path = Path(path)
-        self._store = SessionStore(path)
+        self._store = SessionStore(path, read_only=read_only)
+        self.read_only = read_only
         try:
             if self._store.is_new:
                 self.resumed = False
@@ -222,24 +230,26 @@ class LabelingSession:
         spec = self._store.get("assessor")
         if assessor is None:
             try:
-                return estimator_from_spec(spec)
+                stored = estimator_from_spec(spec)
             except SpecError as exc:
                 raise SessionError(f"{path}: {exc}") from exc
+            if not isinstance(stored, ActiveSampler):
+                raise SessionError(
+                    f"{path}: the stored assessor is a {type(stored).__name__}, not a sampler "
+                    "(ActiveAssessor, ActiveTester or ActiveModelSelector)."
+                )
+            return stored
         try:
             given = encode_estimator(assessor)
         except SpecError as exc:
             raise SessionError(f"{path}: {exc}") from exc
         if not same_spec(given, spec):
-            kept, now = self._store.get("settings"), _params_json(assessor)
-            diff = sorted(k for k in set(kept) | set(now) if now.get(k) != kept.get(k))
-            if not diff:  # the same repr, other data (e.g. a nested estimator's arrays)
-                diff = ["assessor"]
+            differences = spec_differences(spec, given)
             raise SessionError(
-                f"{path}: the session was started with "
-                + ", ".join(f"{k}={kept.get(k)}" for k in diff)
-                + "; given "
-                + ", ".join(f"{k}={now.get(k)}" for k in diff)
-                + ". Start a new session file to change them."
+                f"{path}: the session was started with another assessor ("
+                + "; ".join(differences)
+                + "). Resume with the stored assessor (assessor=None), or start a new "
+                "session file to change it."
             )
         return clone(assessor)
 
@@ -302,6 +312,7 @@ class LabelingSession:
         """Fit the assessor on the pool and replay the stored events (resume, undo)."""
         assessor = self._fitted()
         events = self._store.events()
+        self._check_items(events)
         labels = [e for e in events if e["kind"] == "label"]
         if events:
             history = pd.DataFrame(
@@ -325,6 +336,21 @@ class LabelingSession:
                 ) from exc
         self.assessor_ = assessor
         self._pending = None
+
+    def _check_items(self, events):
+        """Each stored event names a row of the pool, by the row's own id."""
+        n = len(self._ids)
+        for e in events:
+            if not 0 <= e["row"] < n:
+                raise SessionError(
+                    f"{self.path}: event {e['seq']} names row {e['row']}; the pool has {n} rows."
+                )
+            if e["item_id"] != str(self._ids[e["row"]]):
+                raise SessionError(
+                    f"{self.path}: event {e['seq']} names item {e['item_id']!r} at row "
+                    f"{e['row']}, where the pool holds item {str(self._ids[e['row']])!r}; "
+                    "the file does not belong to this pool."
+                )
 
     def _fitted(self):
         """A clone of the template fitted on the pool (with the groups and predictions given)."""
@@ -373,6 +399,7 @@ class LabelingSession:
             of the pool's classes (:class:`~skassess.exceptions.LabelError`
             for a text); nothing is recorded.
         """
+        self._writable()
         row = self._row(row)
         label = self.read_label(as_scalar(label))
         before = self.assessor_.n_labeled_
@@ -395,6 +422,7 @@ class LabelingSession:
             If ``row`` is not an int index of the pool, or is labeled (undo its
             label first); nothing is recorded.
         """
+        self._writable()
         row = self._row(row)
         if row in set(self.assessor_.skipped_.tolist()):
             return self
@@ -412,6 +440,7 @@ class LabelingSession:
 
         Returns the undone event (a dict) or None if there was none.
         """
+        self._writable()
         last = self._store.pop()
         if last is not None:
             self._rebuild()
@@ -422,6 +451,10 @@ class LabelingSession:
         if not isinstance(row, Integral | np.integer) or isinstance(row, bool) or not 0 <= row < n:
             raise ValueError(f"row must be an int pool index, 0..{n - 1}; got {row!r}.")
         return int(row)
+
+    def _writable(self):
+        if self.read_only:
+            raise SessionError(f"{self.path}: the session was opened read-only (read_only=True).")
 
     def _commit(self, kind, row, label, when):
         cursor = self.assessor_.cursor_
@@ -620,7 +653,7 @@ class LabelingSession:
     @staticmethod
     def read_events(path):
         """The events of a session file, without the pool (labels as CSV need nothing else)."""
-        store = SessionStore(path, create=False)
+        store = SessionStore(path, create=False, read_only=True)
         try:
             return _events_frame(store.events()), store.get("info", {}), store.get("settings")
         finally:

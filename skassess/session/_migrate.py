@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..exceptions import SessionError
 from ._spec import SpecError, encode_estimator, estimator_registry
-from ._store import FORMAT_VERSION, SessionStore
+from ._store import FORMAT_VERSION, SessionStore, load_json
 
 __all__ = ["migrate_session"]
 
@@ -75,10 +75,15 @@ def migrate_session(path, *, trust_pickle=False):
 
     try:
         assessor = _RestrictedUnpickler(
-            io.BytesIO(base64.b64decode(json.loads(meta["assessor"])))
+            io.BytesIO(base64.b64decode(load_json(meta["assessor"], "the stored assessor")))
         ).load()
     except pickle.UnpicklingError as exc:
         raise SessionError(f"{path}: {exc}") from exc
+    except Exception as exc:  # a pickle can fail in any of the builders it calls
+        raise SessionError(
+            f"{path}: the stored assessor cannot be loaded ({type(exc).__name__}: "
+            f"{str(exc)[:120]})."
+        ) from exc
     if not isinstance(assessor, ActiveAssessor):
         raise SessionError(
             f"{path}: the stored assessor is a {type(assessor).__name__}, not an ActiveAssessor."
@@ -131,14 +136,60 @@ _NUMPY_GLOBALS = {
 }
 
 
+#: The most elements an array of a format-1 assessor may ask for (its parameters are small).
+MAX_ARRAY_ELEMENTS = 1 << 26
+
+
+def _bounded_reconstruct(builder):
+    """numpy's array builder, refusing a shape of more than MAX_ARRAY_ELEMENTS elements."""
+
+    def reconstruct(cls, shape, dtype_code, *args):
+        size = 1
+        for n in shape if isinstance(shape, tuple) else (shape,):
+            if not isinstance(n, int) or n < 0:
+                raise pickle.UnpicklingError("the stored assessor holds an array of a bad shape.")
+            size *= n
+        if size > MAX_ARRAY_ELEMENTS:
+            raise pickle.UnpicklingError(
+                f"the stored assessor asks for an array of {size:,} elements; it is not loaded."
+            )
+        return builder(cls, shape, dtype_code, *args)
+
+    return reconstruct
+
+
+def _plain_dtype(builder):
+    """numpy's dtype, refusing the kinds a parameter never has (objects, raw bytes)."""
+
+    def dtype(*args, **kwargs):
+        out = builder(*args, **kwargs)
+        if out.kind in "OV" or out.itemsize > 64:
+            raise pickle.UnpicklingError(
+                f"the stored assessor holds an array of dtype {out}; it is not loaded."
+            )
+        return out
+
+    return dtype
+
+
 class _RestrictedUnpickler(pickle.Unpickler):
     """Python's "restricting globals" recipe: only skassess's estimator classes and numpy
     arrays may be built, so even a file that was not what its owner thought cannot name
-    ``os.system`` or any other callable. A format-1 assessor needs no more."""
+    ``os.system`` or any other callable. A format-1 assessor needs no more; its arrays
+    are of numbers or strings and small (at most MAX_ARRAY_ELEMENTS elements)."""
 
     def find_class(self, module, name):
-        if (module, name) in _NUMPY_GLOBALS or (
-            module.startswith("numpy.dtypes") and name.endswith("DType")
+        if (module, name) in _NUMPY_GLOBALS:
+            found = super().find_class(module, name)
+            if name == "_reconstruct":
+                return _bounded_reconstruct(found)
+            if name == "dtype":
+                return _plain_dtype(found)
+            return found
+        if (
+            module.startswith("numpy.dtypes")
+            and name.endswith("DType")
+            and name not in ("ObjectDType", "VoidDType")
         ):
             return super().find_class(module, name)
         if module == "skassess" or module.startswith("skassess."):

@@ -26,10 +26,35 @@ __all__ = [
     "encode_estimator",
     "estimator_from_spec",
     "spec_class_name",
+    "spec_differences",
 ]
 
 # dtypes an array parameter may have: numbers and booleans as bytes, strings as a list
 _BYTE_KINDS = "biuf"
+
+#: The largest value a stored parameter that sets a size may have: a file is refused
+#: before an estimator rebuilt from it allocates anything. Any other whole number
+#: is at most ``MAX_STORED_INT`` in size (a seed, a label code).
+SIZE_LIMITS = {
+    "n_bins": 10_000,
+    "n_draws": 1_000_000,
+    "n_nodes": 10_000,
+    "n_members": 1_000,
+    "hidden_layer_sizes": 100_000,
+    "max_iter": 1_000_000,
+    "refit_epochs": 1_000_000,
+    "max_resample": 1_000_000,
+    "max_steps": 10_000_000,
+    "n_steps": 10_000_000,
+    "n_burn": 10_000_000,
+    "target_ess": 10_000_000,
+    "n_chains": 1_000,
+    "n_walkers": 100_000,
+    "n_jobs": 10_000,
+    "m": 100_000,
+    "top_m": 100_000,
+}
+MAX_STORED_INT = 2**63 - 1
 
 
 class SpecError(ValueError):
@@ -133,7 +158,22 @@ def estimator_from_spec(spec, where="assessor"):
 
 
 def decode_params(params, where):
-    return {k: _decode(v, f"{where}.{k}") for k, v in params.items()}
+    out = {}
+    for k, v in params.items():
+        out[k] = _decode(v, f"{where}.{k}")
+        _check_size(out[k], SIZE_LIMITS.get(k, MAX_STORED_INT), f"{where}.{k}")
+    return out
+
+
+def _check_size(value, limit, where):
+    """Refuse a stored whole number above ``limit`` (in a list or tuple too)."""
+    if isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            _check_size(v, limit, f"{where}[{i}]")
+    elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > limit:
+        raise SpecError(
+            f"{where} is {value}, above the largest a session file may store ({limit:,})."
+        )
 
 
 def _decode(value, where):
@@ -175,6 +215,36 @@ def _decode_array(value, where):
         if isinstance(exc, SpecError):
             raise
         raise SpecError(f"{where}: a stored array cannot be read ({exc}).") from exc
+
+
+def spec_differences(stored, given, where="assessor", limit=3):
+    """Where two encoded estimators differ: ``"where: stored X, given Y"`` texts (at most
+    ``limit``)."""
+    out = []
+
+    def short(value):
+        text = json.dumps(value, sort_keys=True)
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    def walk(a, b, path):
+        if len(out) >= limit:
+            return
+        if isinstance(a, dict) and isinstance(b, dict):
+            if set(a) == {"class", "params"} == set(b) and a["class"] != b["class"]:
+                out.append(f"{path}: stored {a['class']}, given {b['class']}")
+                return
+            for key in sorted(set(a) | set(b)):
+                name = path if key in ("params", "__estimator__") else f"{path}.{key}"
+                if key not in a or key not in b:
+                    which = "stored" if key in a else "given"
+                    out.append(f"{name}: only in the {which} assessor")
+                else:
+                    walk(a[key], b[key], name)
+        elif a != b or type(a) is not type(b):
+            out.append(f"{path}: stored {short(a)}, given {short(b)}")
+
+    walk(stored, given, where)
+    return out
 
 
 def same_spec(a, b):

@@ -17,9 +17,13 @@ still holds every committed label.
 
 import hashlib
 import json
+import os
+import re
 import sqlite3
 import time
 from pathlib import Path
+
+import numpy as np
 
 from ..exceptions import SessionError, SessionLockedError
 
@@ -49,6 +53,42 @@ CREATE TABLE IF NOT EXISTS events (
 """
 
 _EVENT_COLUMNS = "seq, kind, row, item_id, label, step, time, cursor, hash"
+
+#: The deepest nesting of arrays and objects a stored JSON value may have, and its
+#: longest text: a crafted file is refused before it is parsed (Python's parser
+#: recurses, and a size carried by a value is bounded where it is used).
+MAX_JSON_DEPTH = 32
+MAX_JSON_CHARS = 1 << 24
+_HEX64 = frozenset("0123456789abcdef")
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_OPEN, _CLOSE = np.frombuffer(b"[{", dtype=np.uint8), np.frombuffer(b"]}", dtype=np.uint8)
+
+
+def json_depth(text):
+    """The deepest nesting of ``[`` and ``{`` in a JSON text, outside its strings."""
+    # Counted, not parsed: json.loads itself would recurse once per level first.
+    bare = _JSON_STRING.sub("", text).encode("utf-8", "replace")
+    codes = np.frombuffer(bare, dtype=np.uint8)
+    steps = np.isin(codes, _OPEN).astype(np.int64) - np.isin(codes, _CLOSE)
+    return int(np.cumsum(steps).max(initial=0))
+
+
+def load_json(text, what):
+    """A stored JSON value, or ValueError naming ``what`` (too deep, too long, not JSON)."""
+    if not isinstance(text, str):
+        raise ValueError(f"{what} is not text")
+    if len(text) > MAX_JSON_CHARS:
+        raise ValueError(f"{what} is longer than {MAX_JSON_CHARS:,} characters")
+    if json_depth(text) > MAX_JSON_DEPTH:
+        raise ValueError(f"{what} is nested deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"{what} is not readable JSON") from exc
+
+
+def _is_sha256(value):
+    return isinstance(value, str) and len(value) == 64 and set(value) <= _HEX64
 
 
 def _canonical(value):
@@ -102,40 +142,24 @@ class SessionStore:
         :func:`~skassess.session.migrate_session`).
     """
 
-    def __init__(self, path, *, create=True):
+    def __init__(self, path, *, create=True, read_only=False):
         self.path = Path(path)
+        self.read_only = read_only
         existed = self.path.is_file() and self.path.stat().st_size > 0
         #: Whether this open made the file (a session that then fails to start removes it).
         self.made_file = not self.path.exists()
-        if not existed and not create:
+        if not existed and (read_only or not create):
             raise SessionError(f"{path}: no such session file.")
+        if not read_only:
+            self._check_writable(existed)
         try:
-            # timeout=0: a session open elsewhere is refused at once, not waited for.
-            self._db = sqlite3.connect(self.path, timeout=0, isolation_level=None)
+            self._db = self._connect()
         except sqlite3.Error as exc:
             raise SessionError(
                 f"{path}: cannot open the session file ({_printable(exc)})."
             ) from exc
         try:
-            self._db.execute("PRAGMA locking_mode=EXCLUSIVE")
-            # Reads only: a damaged file is refused unchanged. A file whose start
-            # never finished (tables, no settings, no events) holds nothing to lose.
-            try:
-                blank = not existed or self._check(create)
-            except sqlite3.DatabaseError as exc:
-                if "locked" in str(exc) or "busy" in str(exc) or "not a database" in str(exc):
-                    raise
-                raise self._damaged(f"its data cannot be read ({_printable(exc, 80)})") from exc
-            mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            self._db.execute("PRAGMA synchronous=FULL")
-            # Checkpoint after every commit: the main file holds every label.
-            self._db.execute("PRAGMA wal_autocheckpoint=1")
-            # Take the lock now (exclusive mode keeps it until close).
-            self._db.execute("BEGIN EXCLUSIVE")
-            if blank:
-                for statement in filter(str.strip, _SCHEMA.split(";")):
-                    self._db.execute(statement)
-            self._db.execute("COMMIT")
+            blank = self._open(existed, create)
         except SessionError:
             self._db.close()
             raise
@@ -145,16 +169,72 @@ class SessionStore:
                 raise SessionLockedError(
                     f"{path}: the session is open in another process; close it there first."
                 ) from exc
+            if "readonly" in str(exc) or "read-only" in str(exc):
+                raise self._read_only_error(exc) from exc
             raise SessionError(f"{path}: not a skassess session file ({_printable(exc)}).") from exc
         except sqlite3.DatabaseError as exc:
             self._db.close()
             if "malformed" in str(exc):
                 raise self._damaged("SQLite finds it malformed (cut short or overwritten)") from exc
             raise SessionError(f"{path}: not a skassess session file ({_printable(exc)}).") from exc
-        if mode.lower() != "wal":  # pragma: no cover - a file system without WAL support
-            self._db.close()
-            raise SessionError(f"{path}: the file system does not support SQLite's WAL mode.")
         self._meta = {} if blank else self._read_meta()
+
+    def _connect(self):
+        # timeout=0: a session open elsewhere is refused at once, not waited for.
+        if not self.read_only or self._writable():
+            return sqlite3.connect(self.path, timeout=0, isolation_level=None)
+        # A file that cannot be written (an immutable file, a read-only mount) cannot get
+        # the shared-memory file WAL readers use; every commit is in the main file.
+        uri = self.path.resolve().as_uri()
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
+
+    def _writable(self):
+        folder = self.path.parent
+        return os.access(self.path, os.W_OK) and os.access(folder if str(folder) else ".", os.W_OK)
+
+    def _check_writable(self, existed):
+        """Refuse, with the reason, a session file that cannot be written."""
+        if existed and not os.access(self.path, os.W_OK):
+            raise self._read_only_error("the file is not writable")
+        folder = self.path.parent
+        if not os.access(folder if str(folder) else ".", os.W_OK):
+            raise self._read_only_error(f"its folder {folder} is not writable")
+
+    def _read_only_error(self, why):
+        return SessionError(
+            f"{self.path}: the session file is read-only ({_printable(why, 80)}); labeling "
+            "writes every answer to it. Make it writable, or copy it and label the copy "
+            "(export and report read it as it is)."
+        )
+
+    def _open(self, existed, create):
+        """Check the file and, unless read-only, set it up for writing; True if blank."""
+        self._db.execute("PRAGMA locking_mode=EXCLUSIVE")
+        if self.read_only:
+            self._db.execute("PRAGMA query_only=1")
+            return self._check(False)
+        # Reads only: a damaged file is refused unchanged. A file whose start
+        # never finished (no tables, or tables without settings or events) holds
+        # nothing to lose.
+        try:
+            blank = not existed or self._check(create)
+        except sqlite3.DatabaseError as exc:
+            if "locked" in str(exc) or "busy" in str(exc) or "not a database" in str(exc):
+                raise
+            raise self._damaged(f"its data cannot be read ({_printable(exc, 80)})") from exc
+        mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if mode.lower() != "wal":  # pragma: no cover - a file system without WAL support
+            raise SessionError(f"{self.path}: the file system does not support SQLite's WAL mode.")
+        self._db.execute("PRAGMA synchronous=FULL")
+        # Checkpoint after every commit: the main file holds every label.
+        self._db.execute("PRAGMA wal_autocheckpoint=1")
+        # Take the lock now (exclusive mode keeps it until close).
+        self._db.execute("BEGIN EXCLUSIVE")
+        if blank:
+            for statement in filter(str.strip, _SCHEMA.split(";")):
+                self._db.execute(statement)
+        self._db.execute("COMMIT")
+        return blank
 
     # ---------------------------------------------------------------- checking
     def _damaged(self, what):
@@ -176,6 +256,8 @@ class SessionStore:
                 f"SQLite's integrity check failed ({_printable('; '.join(problems))})"
             )
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not tables and create:
+            return True  # a database the run that created it left empty (killed at once)
         if not {"meta", "events"} <= tables:
             raise SessionError(
                 f"{self.path}: not a skassess session file (no meta and events tables)."
@@ -195,6 +277,8 @@ class SessionStore:
                 "created by a run that never finished starting)"
             )
         fmt = self._json(meta["format"], "the format")
+        if not isinstance(fmt, int) or isinstance(fmt, bool):
+            raise self._damaged("its format is not a number")
         if fmt == 1:
             raise SessionError(
                 f"{self.path}: a session file of format 1, which stores its assessor as a "
@@ -214,6 +298,18 @@ class SessionStore:
         head = self._json(meta["head"], "the head")
         if not (isinstance(head, list) and len(head) == 2 and isinstance(head[0], int)):
             raise self._damaged("its head record is not readable")
+        values = {k: self._json(meta[k], f"the settings' {k}") for k in SETTINGS_KEYS}
+        shapes = {
+            "created": isinstance(values["created"], int | float),
+            "settings": isinstance(values["settings"], dict)
+            and all(isinstance(v, str) for v in values["settings"].values()),
+            "data_sha256": _is_sha256(values["data_sha256"]),
+            "assessor": isinstance(values["assessor"], dict),
+            "info": isinstance(values["info"], dict),
+        }
+        wrong = [k for k, ok in shapes.items() if not ok]
+        if wrong:
+            raise self._damaged(f"the settings' {wrong[0]} is not of its kind")
         previous = settings_hash(meta)
         expected_seq, labeled = 1, set()
         for seq, kind, row, item_id, label, step, when, cursor, stored in db.execute(
@@ -230,9 +326,16 @@ class SessionStore:
                 or kind not in EVENT_KINDS
             ):
                 raise self._damaged(f"event {seq} has values of the wrong type")
-            for text, what in ((label, "label"), (cursor, "cursor")):
-                if text is not None:
-                    self._json(text, f"event {seq}'s {what}")
+            if label is not None and not isinstance(
+                self._json(label, f"event {seq}'s label"), int | float | str | bool
+            ):
+                raise self._damaged(f"event {seq}'s label is not one value")
+            if kind == "label" and label is None:
+                raise self._damaged(f"event {seq} is a label without one")
+            if not isinstance(self._json(cursor, f"event {seq}'s cursor"), dict):
+                raise self._damaged(f"event {seq}'s cursor is not a record")
+            if row < 0:
+                raise self._damaged(f"event {seq} names row {row}")
             digest = event_hash(previous, seq, kind, row, item_id, label, step, when, cursor)
             if digest != stored:
                 raise self._damaged(
@@ -253,9 +356,9 @@ class SessionStore:
 
     def _json(self, text, what):
         try:
-            return json.loads(text)
-        except (TypeError, ValueError) as exc:
-            raise self._damaged(f"{what} is not readable") from exc
+            return load_json(text, what)
+        except ValueError as exc:
+            raise self._damaged(str(exc)) from exc
 
     def _read_meta(self):
         return dict(self._db.execute("SELECT key, value FROM meta").fetchall())

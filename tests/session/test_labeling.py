@@ -111,7 +111,8 @@ def test_changed_pool_or_settings_are_refused(tmp_path, data):
     changed[5] = changed[5][::-1]
     with pytest.raises(SessionError, match="the pool differs"):
         LabelingSession(path, changed)
-    with pytest.raises(SessionError, match="started with task='least_accurate'"):
+    moved = 'assessor.task: stored "least_accurate", given "estimate"'
+    with pytest.raises(SessionError, match=moved):
         LabelingSession(path, data.scores, assessor=_assessor(task="estimate"))
     with pytest.raises(SessionError, match="needs an assessor"):
         LabelingSession(tmp_path / "new.sqlite", data.scores)
@@ -289,6 +290,67 @@ def test_sigkill_loses_no_label_and_keeps_the_query_sequence(tmp_path, data):
     # kill lands before the budget is labeled, however fast the machine
     assert kills >= 50 and before_the_end == kills and committed == budget
     assert _columns(LabelingSession.read_events(path)[0]) == reference
+
+
+def _partial_file(path, stage):
+    """A session file as a run killed while creating it leaves it."""
+    import sqlite3
+
+    from skassess.session._store import _SCHEMA
+
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode=WAL")  # the header is on disk: the file is not empty
+    if stage == "tables":
+        db.executescript(_SCHEMA)
+    db.commit()
+    db.close()
+
+
+@pytest.mark.parametrize("stage", ["header", "tables"])
+def test_a_file_whose_creation_was_cut_short_starts_anew(tmp_path, data, stage):
+    path = tmp_path / "cut.sqlite"
+    _partial_file(path, stage)
+    with pytest.raises(SessionError, match="holds no session|not a skassess session"):
+        LabelingSession.read_events(path)  # nothing to read ...
+    with LabelingSession(path, data.scores, assessor=_assessor()) as s:  # ... nor to lose
+        assert not s.resumed
+        s.tell(s.query(), 0)
+    assert LabelingSession.read_events(path)[0]["kind"].tolist() == ["label"]
+
+
+def test_a_kill_while_a_session_is_created_leaves_a_file_the_same_call_opens(tmp_path, data):
+    """Kill the creating process at random moments of its start, 30 times.
+
+    Every file left is opened by the same call that made it: anew when its settings
+    were not yet committed, resumed with no label when they were. The delays span one
+    start timed here; whatever the machine's load, each kill lands somewhere in a
+    start or after it, and every such moment must leave a file that opens.
+    """
+    X = data.scores[:300]
+    rng = np.random.default_rng(1)
+    start = time.perf_counter()
+    with LabelingSession(tmp_path / "timed.sqlite", X, assessor=_assessor()):
+        took = time.perf_counter() - start  # a start here, to spread the kills over one
+    outcomes = {"new": 0, "resumed": 0}
+    for attempt in range(30):
+        path = tmp_path / f"c{attempt}.sqlite"
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            code = 1
+            try:
+                with LabelingSession(path, X, assessor=_assessor()):
+                    code = 0
+            finally:
+                os._exit(code)
+        time.sleep(rng.uniform(0.0, 1.5 * took))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        with LabelingSession(path, X, assessor=_assessor()) as s:
+            assert s.n_labeled == 0
+            outcomes["resumed" if s.resumed else "new"] += 1
+            s.tell(s.query(), 1)
+        assert LabelingSession.read_events(path)[0]["kind"].tolist() == ["label"]
+    assert sum(outcomes.values()) == 30
 
 
 def test_a_variance_sampling_session_resumes_the_same_draws(tmp_path, data):
