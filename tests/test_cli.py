@@ -1000,7 +1000,13 @@ def test_ctrl_c_saves_and_says_how_to_resume(example, tmp_path):
     argv = [sys.executable, "-m", "skassess", "label", str(scores), "--session", str(session)]
     argv += ["--no-progress", "--seed", "0", "--oracle-command", f"{sys.executable} {slow}"]
     proc = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        # as from a shell: a test runner's worker may ignore SIGINT, which its children inherit
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     # the third item was asked, so two answers are committed: interrupt as a terminal does
     deadline = time.monotonic() + 300

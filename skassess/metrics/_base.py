@@ -13,6 +13,7 @@
   weighted mean log of ``predict_proba`` at the observed outcomes.
 """
 
+import inspect
 from numbers import Real
 
 import numpy as np
@@ -596,4 +597,8 @@ class LazyCalibratedFit:
         if name in type(self)._LAZY and self.__dict__.get("_calibrated_stale", False):
             self._fit_calibrated()
             return self.__dict__[name]
+        if isinstance(inspect.getattr_static(type(self), name, None), property):
+            # A fitted attribute computed by a property: its NotFittedError (an
+            # AttributeError) sent Python here; say so, not "no attribute".
+            check_is_fitted(self)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")

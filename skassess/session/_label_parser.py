@@ -52,6 +52,8 @@ def _number(text):
 class LabelParser:
     """Reads a label's text as one of the classes.
 
+    Read more in the :ref:`User Guide <ug_label_text>`.
+
     A text names the class whose name it is, tried in this order; the first
     rule that matches decides, and a rule matched by two classes refuses the
     text as ambiguous:
