@@ -28,10 +28,20 @@ DEFAULT_DECISION_PROBABILITY = 0.95
 DECISION_PROBABILITY = Interval(Real, 0.5, 1, closed="right")
 
 
+def _check_columns(source):
+    repeated = source.columns[source.columns.duplicated()]
+    if len(repeated):
+        raise ValueError(
+            f"the DataFrame of draws (source) names the group {repeated[0]!r} in two "
+            "columns; each group needs one column."
+        )
+
+
 def _draws(source, n_draws, random_state):
     if isinstance(source, pd.DataFrame):
         if source.shape[1] < 1 or source.shape[0] < 1:
             raise ValueError("the DataFrame of draws must have at least one row and column.")
+        _check_columns(source)
         draws = source.to_numpy(dtype=np.float64)
         if np.isnan(draws).any():
             column = source.columns[int(np.flatnonzero(np.isnan(draws).any(axis=0))[0])]
@@ -220,6 +230,8 @@ def compare_groups(
     'right'
     """
     # The groups are checked before any draw (a large posterior takes seconds to draw).
+    if isinstance(source, pd.DataFrame):
+        _check_columns(source)
     labels = source.columns if isinstance(source, pd.DataFrame) else _groups(source)
     a = _position(labels, group_a, "group_a")
     b = _position(labels, group_b, "group_b")

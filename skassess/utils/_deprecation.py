@@ -1,8 +1,11 @@
 """Deprecation warnings: a renamed or replaced name keeps working for one release."""
 
 import inspect
+import os
 import warnings
 from pathlib import Path
+
+import sklearn
 
 __all__ = ["REMOVED_IN", "warn_deprecated"]
 
@@ -10,13 +13,18 @@ __all__ = ["REMOVED_IN", "warn_deprecated"]
 REMOVED_IN = "0.2"
 
 
-_PACKAGE = str(Path(__file__).resolve().parents[1])
+_PACKAGE = str(Path(__file__).resolve().parents[1]) + os.sep
+# scikit-learn wraps some methods (fit_transform, transform: set_output): a call
+# through it is the user's line, not the wrapper's
+_SKLEARN = str(Path(sklearn.__file__).resolve().parent) + os.sep
 
 
 def _user_stacklevel():
-    """The stack level of the first frame outside skassess: the user's call."""
+    """The stack level of the first frame outside skassess and scikit-learn: the user's call."""
     frame, level = inspect.currentframe().f_back.f_back, 2
-    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(_PACKAGE):
+    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(
+        (_PACKAGE, _SKLEARN)
+    ):
         frame, level = frame.f_back, level + 1
     return level
 

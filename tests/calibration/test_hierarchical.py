@@ -381,6 +381,12 @@ def test_the_sampler_is_a_parameter_object_and_the_old_knobs_are_deprecated():
     with pytest.warns(FutureWarning) as record:  # the string and the knobs, each
         fit(HierarchicalBetaCalibrator(random_state=0, sampler="emcee", **fast))
     assert any("sampler='emcee'" in str(w.message) for w in record)
+    # through scikit-learn's set_output wrapper of fit_transform: the warning points here
+    with pytest.warns(FutureWarning) as record:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            HierarchicalBetaCalibrator(random_state=0, **fast).fit_transform(s, y, group_by=g)
+    assert {w.filename for w in record if issubclass(w.category, FutureWarning)} == {__file__}
 
 
 def test_too_few_walkers_name_the_samplers_parameter():

@@ -91,3 +91,12 @@ def test_from_estimators_find_the_worst_class():
     assert compare_groups(est, 0, 1).decision == "right"
     cost = BayesianMisclassificationCost(random_state=0).fit(scores, y)
     assert top_m_groups(cost, 1, highest=True).index[0] == 1
+
+
+@pytest.mark.parametrize(
+    "call", [rank_groups, lambda d: top_m_groups(d, 1), lambda d: compare_groups(d, "b", "a")]
+)
+def test_draws_with_a_repeated_group_are_refused(call):
+    draws = pd.DataFrame(np.random.default_rng(0).uniform(size=(50, 3)), columns=["a", "b", "a"])
+    with pytest.raises(ValueError, match="names the group 'a' in two columns"):
+        call(draws)
