@@ -7,7 +7,12 @@ not fitted, and the defects -- crash, nan/inf, unclear message, bad input
 accepted, state changed (by a call that failed), valid input refused. Any
 defect fails the run.
 
-    python benchmarks/bench_fuzz.py --examples 150
+    python benchmarks/bench_fuzz.py --examples 400
+
+The targets: every metric estimator, the group comparisons, the metric
+functions, the samplers and the fairness estimator, the model comparison and
+selection, the active tester, the labeling session, the scores file, the
+displays and the commands (``assess``, ``plan``, ``label``, ``report``).
 """
 
 import argparse
@@ -30,6 +35,9 @@ def main():
             "-q",
             "-p",
             "no:cacheprovider",
+            # one process: the tally table counts every target's calls
+            "-n",
+            "0",
             os.path.join(root, "tests", "test_fuzz.py"),
         ],
         env=env,

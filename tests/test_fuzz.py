@@ -275,6 +275,17 @@ def _is_fitted(est):
     return any(k.endswith("_") and not k.startswith("__") for k in vars(est))
 
 
+@pytest.fixture(autouse=True)
+def _no_new_defect(request):
+    """Each fuzz test fails on a defect it found (the tally test sees one process only)."""
+    before = set(EXAMPLE_OF)
+    yield
+    if request.node.name.startswith("test_fuzz_found_no_defect"):
+        return
+    new = {k: v for k, v in EXAMPLE_OF.items() if k not in before}
+    assert not new, "\n".join(f"{t} / {o}: {str(d)[:400]}" for (t, o), d in new.items())
+
+
 FUZZ = settings(
     max_examples=EXAMPLES, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck)
 )
@@ -744,6 +755,148 @@ def tally_table():
         + " ".join(f"{total.get(o, 0):10d}" for o in OUTCOMES)
     )
     return "\n".join(lines)
+
+
+_DISPLAY_NAMES = ARGS + ["estimator", "y_true", "y_score", "group_a", "group_b", "rope", "name"]
+
+
+@FUZZ
+@given(data=st.data())
+def test_fuzz_displays(data):
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from skassess.metrics import (
+        DifferenceDisplay,
+        ModelComparisonDisplay,
+        PosteriorDisplay,
+        ReliabilityDisplay,
+    )
+
+    acc = BayesianAccuracy(random_state=0).fit(_GOOD3, np.tile([0, 1, 2, -1], 3))
+    ece = BayesianCalibrationError(n_bins=4, random_state=0).fit(_GOOD3, np.tile([0, 1, 2, -1], 3))
+    comparison = BayesianModelComparison(random_state=0).fit(
+        np.stack([_GOOD3, _GOOD3[::-1]], axis=1), np.tile([0, 1, 2, -1], 3)
+    )
+    level = data.draw(_arg(st.just(0.9)))
+    y_true = data.draw(_arg(st.just(np.tile([0, 1, 2, -1], 3))))
+    y_score = data.draw(_arg(st.just(_GOOD3)))
+    try:
+        _check(
+            "ReliabilityDisplay",
+            lambda estimator, level: ReliabilityDisplay.from_estimator(
+                estimator, level=level, n_draws=50
+            ),
+            _DISPLAY_NAMES,
+            args={"estimator": data.draw(_arg(st.just(ece))), "level": level},
+        )
+        _check(
+            "ReliabilityDisplay",
+            lambda y_true, y_score: ReliabilityDisplay.from_predictions(y_true, y_score, n_bins=4),
+            _DISPLAY_NAMES,
+            args={"y_true": y_true, "y_score": y_score},
+        )
+        _check(
+            "PosteriorDisplay",
+            lambda estimator, level: PosteriorDisplay.from_estimator(
+                estimator, level=level, n_draws=50
+            ),
+            _DISPLAY_NAMES,
+            args={"estimator": data.draw(_arg(st.just(acc))), "level": level},
+        )
+        _check(
+            "PosteriorDisplay",
+            lambda y_true, y_score: PosteriorDisplay.from_predictions(y_true, y_score),
+            _DISPLAY_NAMES,
+            args={"y_true": y_true, "y_score": y_score},
+        )
+        pair = data.draw(st.sampled_from([(0, 1), (1, 2)]))
+        _check(
+            "DifferenceDisplay",
+            lambda estimator, group_a, rope: DifferenceDisplay.from_estimator(
+                estimator, group_a, pair[1], rope=rope, n_draws=50
+            ),
+            _DISPLAY_NAMES,
+            args={
+                "estimator": data.draw(_arg(st.just(acc))),
+                "group_a": data.draw(_arg(st.just(pair[0]))),
+                "rope": data.draw(_arg(st.just(0.05))),
+            },
+        )
+        _check(
+            "ModelComparisonDisplay",
+            lambda estimator, level: ModelComparisonDisplay.from_estimator(
+                estimator, level=level, n_draws=50
+            ),
+            _DISPLAY_NAMES,
+            args={"estimator": data.draw(_arg(st.just(comparison))), "level": level},
+        )
+    finally:
+        plt.close("all")
+
+
+#: Values given to the commands' options: valid ones and hostile ones.
+_OPTION_VALUES = ["0.95", "0.5", "10", "3", "-1", "0", "1e9", "nan", "inf", "x", "", "\x1b[31m"]
+_COMMANDS = {
+    "assess": ["--level", "--rope", "--n-bins", "--seed", "--decision-probability"],
+    "plan": ["--width", "--level"],
+    "label": ["--budget", "--seed", "--stop-probability", "--stop-width", "--rope"],
+    "report": ["--seed"],
+}
+
+
+@FUZZ
+@given(data=st.data())
+def test_fuzz_commands(data, tmp_path_factory):
+    """Each command with options drawn from hostile values: exit 0 or one line and exit 2."""
+    import contextlib
+    import io
+
+    from skassess.cli import main
+
+    tmp = tmp_path_factory.mktemp("cmd")
+    rng = np.random.default_rng(0)
+    scores = rng.dirichlet(np.ones(3), size=60)
+    frame = pd.DataFrame(scores, columns=["score_a", "score_b", "score_c"])
+    frame.insert(0, "id", [f"i{i}" for i in range(60)])
+    truth = np.array(["a", "b", "c"])[scores.argmax(axis=1)]
+    frame["label"] = np.where(np.arange(60) < 20, truth, "")
+    frame.to_csv(tmp / "s.csv", index=False)
+    pd.DataFrame({"id": frame["id"], "label": truth}).to_csv(tmp / "o.csv", index=False)
+    command = data.draw(st.sampled_from(sorted(_COMMANDS)))
+    argv = [command, str(tmp / "s.csv")]
+    if command == "label":
+        argv += ["--session", str(tmp / "l.sqlite"), "--oracle", str(tmp / "o.csv")]
+        argv += ["--no-progress"]
+    if command == "report":
+        argv += ["-o", str(tmp / "r.html")]
+    chosen = {}
+    for option in data.draw(st.lists(st.sampled_from(_COMMANDS[command]), max_size=3)):
+        chosen[option] = data.draw(st.sampled_from(_OPTION_VALUES))
+    for option, value in chosen.items():
+        argv += [option, value]
+    err = io.StringIO()
+    try:
+        with (
+            contextlib.redirect_stderr(err),
+            contextlib.redirect_stdout(io.StringIO()),
+            warnings.catch_warnings(),
+        ):
+            warnings.simplefilter("ignore")
+            code = main(argv)
+    except SystemExit as exc:  # argparse: a usage line and the error, exit 2
+        code = exc.code
+    except Exception as exc:
+        _record(f"skassess {command}", "crash", (argv, f"{type(exc).__name__}: {exc}"))
+        return
+    message = err.getvalue()
+    if code == 2 and message.strip() and "Traceback" not in message:
+        _record(f"skassess {command}", "clean error", argv)
+    elif code in (0, 1) and "Traceback" not in message:
+        _record(f"skassess {command}", "finite", argv)
+    else:
+        _record(f"skassess {command}", "crash", (argv, code, message[:300]))
 
 
 def test_fuzz_found_no_defect(capsys):

@@ -516,6 +516,11 @@ class DifferenceDisplay:
         **kwargs,
     ):
         """Compare two groups of a fitted estimator (see :func:`compare_groups`) and plot."""
+        if not hasattr(estimator, "groupwise_samples"):
+            raise TypeError(
+                "estimator must be a fitted skassess estimator (with groupwise_samples); got "
+                f"{type(estimator).__name__}."
+            )
         comparison = compare_groups(
             estimator, group_a, group_b, rope=rope, n_draws=n_draws, random_state=random_state
         )
