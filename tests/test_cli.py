@@ -48,10 +48,19 @@ def test_demo_adult(tmp_path, capsys):
 
 
 def test_version(capsys):
-    with pytest.raises(SystemExit) as exit_:
-        main(["--version"])
-    assert exit_.value.code == 0
+    assert main(["--version"]) == 0
     assert capsys.readouterr().out.strip() == f"skassess {skassess.__version__}"
+    # answered without importing the estimators (nor numpy's stack behind them)
+    probe = (
+        "import sys; from skassess.cli import main; main(['--version']); "
+        "print(sorted(m for m in ('skassess.metrics', 'skassess.samplers', 'pandas', "
+        "'scipy', 'sklearn') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == [f"skassess {skassess.__version__}", "[]"]
+    with pytest.raises(SystemExit) as exit_:  # with more arguments, argparse answers
+        main(["--version", "demo"])
+    assert exit_.value.code == 0
 
 
 def test_demo_bad_n_labels(tmp_path):

@@ -5,14 +5,13 @@ import contextlib
 import sys
 
 from .. import __version__
-from ..exceptions import ScoresFileError, SessionError
-from ..utils import terminal_text
-from . import _assess, _demo, _example, _export, _label, _migrate, _plan, _report
 
 __all__ = ["main"]
 
 
 def _parser():
+    from . import _assess, _demo, _example, _export, _label, _migrate, _plan, _report
+
     parser = argparse.ArgumentParser(
         prog="skassess", description="Bayesian assessment of black-box classifiers."
     )
@@ -25,6 +24,13 @@ def _parser():
 
 def main(argv=None):
     """Run the ``skassess`` command line; returns the exit code."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv == ["--version"]:  # answered before the estimators are imported
+        print(f"skassess {__version__}")
+        return 0
+    from ..exceptions import ScoresFileError, SessionError
+    from ..utils import terminal_text
+
     args = _parser().parse_args(argv)
     try:
         # Names from the user's files are printed as text, never as terminal controls.
@@ -46,10 +52,13 @@ class _TerminalWriter:
     """Standard output with control characters shown as codes (see terminal_text)."""
 
     def __init__(self, stream):
+        from ..utils import terminal_text
+
         self._stream = stream
+        self._text = terminal_text
 
     def write(self, text):
-        return self._stream.write(terminal_text(text))
+        return self._stream.write(self._text(text))
 
     def __getattr__(self, name):
         return getattr(self._stream, name)

@@ -1,5 +1,7 @@
 """``skassess assess``: the posterior assessment of a scores file."""
 
+import time
+
 import numpy as np
 import pandas as pd
 
@@ -120,6 +122,7 @@ def print_assessment(result):
 
 
 def run(args):
+    started = time.perf_counter()
     sf = open_scores(args.scores, file_options(args))
     cost = None if args.cost_matrix is None else read_cost_matrix(args.cost_matrix, len(sf.classes))
     result = assess_file(
@@ -133,6 +136,7 @@ def run(args):
         cost_matrix=cost,
         random_state=args.seed,
         meta=args.meta,
+        progress=not args.quiet,
     )
     if not args.quiet:
         print_assessment(result)
@@ -141,7 +145,7 @@ def run(args):
     if args.report:
         from ..session import write_report
 
-        write_report(result, args.report)
+        write_report(result, args.report, progress=not args.quiet, started=started)
         if not args.quiet:
             print(f"Wrote the report to {args.report}")
     return 0 if np.isfinite(result.overall["mean"]).all() else 1

@@ -1,5 +1,6 @@
 """``skassess report``: the HTML report of a scores file, with a labeling session's labels."""
 
+import time
 from pathlib import Path
 
 from ..exceptions import SessionError
@@ -37,7 +38,7 @@ def add_parser(sub):
     p.set_defaults(func=run)
 
 
-def session_report(session, sf, output, *, prior="calibrated", seed=0):
+def session_report(session, sf, output, *, prior="calibrated", seed=0, started=None):
     """Assessment of ``sf`` with the labels of an open ``session``, and its history."""
     rows, labels = session.labeled_rows()
     history = session.history()
@@ -49,6 +50,7 @@ def session_report(session, sf, output, *, prior="calibrated", seed=0):
         prior=prior,
         random_state=seed,
         extra_labels=(rows, labels.astype(int)),
+        progress=True,
     )
     info = session.info
     result.history = history
@@ -58,17 +60,19 @@ def session_report(session, sf, output, *, prior="calibrated", seed=0):
         "skipped": len(session.assessor_.skipped_),
         "settings": info.get("settings", {}),
     }
-    write_report(result, output)
+    write_report(result, output, progress=True, started=started)
     return result
 
 
 def run(args):
+    started = time.perf_counter()
     options = file_options(args)
     if args.session is None:
         sf = open_scores(args.scores, options)
-        write_report(
-            assess_file(None, scores_file=sf, prior=args.prior, random_state=args.seed), args.output
+        result = assess_file(
+            None, scores_file=sf, prior=args.prior, random_state=args.seed, progress=True
         )
+        write_report(result, args.output, progress=True, started=started)
     else:
         _, info = read_session(args.session)
         if info.get("settings", {}).get("task") == "compare_models":
@@ -92,6 +96,6 @@ def run(args):
             group_names=session_group_names(info.get("settings", {}), group, sf),
             read_only=True,
         ) as s:
-            session_report(s, sf, args.output, prior=args.prior, seed=args.seed)
+            session_report(s, sf, args.output, prior=args.prior, seed=args.seed, started=started)
     print(f"Wrote the report to {Path(args.output)}")
     return 0

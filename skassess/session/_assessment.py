@@ -14,6 +14,7 @@ from ..metrics import (
     BayesianMisclassificationCost,
     GroupComparison,
 )
+from ._progress import Steps
 from ._scores_file import CHUNK_ROWS, ScoresFile
 from ._unlabeled import RowSample, check_meta, predict_unlabeled
 
@@ -138,6 +139,7 @@ def assess_file(
     extra_labels=None,
     meta=None,
     meta_rows=100_000,
+    progress=False,
     **columns,
 ):
     """Assess the black box of a scores file from its labeled and unlabeled rows.
@@ -194,6 +196,9 @@ def assess_file(
     meta_rows : int, default=100_000
         ``meta`` uses a uniform sample (seeded) of at most this many labeled
         and this many unlabeled rows.
+    progress : bool, default=False
+        A progress line of the run's steps on standard error (tqdm), shown
+        once the run takes more than 2 s.
 
     Returns
     -------
@@ -221,93 +226,113 @@ def assess_file(
         est["cost"] = BayesianMisclassificationCost(
             cost_matrix=np.asarray(cost_matrix), prior=prior, random_state=seed
         )
-    n_rows = n_labeled = 0
-    if extra_labels is not None:
-        extra_rows, extra_codes = (np.asarray(a, dtype=np.int64) for a in extra_labels)
-        order = np.argsort(extra_rows)
-        extra_rows, extra_codes = extra_rows[order], extra_codes[order]
-    if meta:
-        rngs = np.random.default_rng(seed).spawn(2)
-        samples = RowSample(meta_rows, rngs[0]), RowSample(meta_rows, rngs[1])
-    for chunk in sf.iter_chunks(chunk_rows):
+    steps = Steps(5 + len(sf.group_columns) + bool(meta) + bool(checksum), progress)
+    try:
+        n_rows = n_labeled = 0
         if extra_labels is not None:
-            lo, hi = np.searchsorted(extra_rows, [chunk.offset, chunk.offset + len(chunk)])
-            rows, codes = extra_rows[lo:hi] - chunk.offset, extra_codes[lo:hi]
-            clash = (chunk.labels[rows] >= 0) & (chunk.labels[rows] != codes)
-            if clash.any():
-                i = int(rows[np.argmax(clash)]) + chunk.offset
-                raise ValueError(f"extra_labels: row {i + 1} has another label in the file.")
-            chunk.labels[rows] = codes
-        for key, e in est.items():
-            group = chunk.groups[key[6:]].to_numpy() if key.startswith("group:") else None
-            e.partial_fit(chunk.scores, chunk.labels, group_by=group)
-        n_rows += len(chunk)
-        n_labeled += int((chunk.labels >= 0).sum())
+            extra_rows, extra_codes = (np.asarray(a, dtype=np.int64) for a in extra_labels)
+            order = np.argsort(extra_rows)
+            extra_rows, extra_codes = extra_rows[order], extra_codes[order]
         if meta:
-            known = chunk.labels >= 0
-            samples[0].add(chunk.scores[known], chunk.labels[known])
-            samples[1].add(chunk.scores[~known], chunk.labels[~known])
-    classes = list(sf.classes)
+            rngs = np.random.default_rng(seed).spawn(2)
+            samples = RowSample(meta_rows, rngs[0]), RowSample(meta_rows, rngs[1])
+        steps.step("reading the scores file")
+        for chunk in sf.iter_chunks(chunk_rows):
+            if extra_labels is not None:
+                lo, hi = np.searchsorted(extra_rows, [chunk.offset, chunk.offset + len(chunk)])
+                rows, codes = extra_rows[lo:hi] - chunk.offset, extra_codes[lo:hi]
+                clash = (chunk.labels[rows] >= 0) & (chunk.labels[rows] != codes)
+                if clash.any():
+                    i = int(rows[np.argmax(clash)]) + chunk.offset
+                    raise ValueError(f"extra_labels: row {i + 1} has another label in the file.")
+                chunk.labels[rows] = codes
+            for key, e in est.items():
+                group = chunk.groups[key[6:]].to_numpy() if key.startswith("group:") else None
+                e.partial_fit(chunk.scores, chunk.labels, group_by=group)
+            n_rows += len(chunk)
+            n_labeled += int((chunk.labels >= 0).sum())
+            steps.note(f"{n_rows:,} rows")
+            if meta:
+                known = chunk.labels >= 0
+                samples[0].add(chunk.scores[known], chunk.labels[known])
+                samples[1].add(chunk.scores[~known], chunk.labels[~known])
+        classes = list(sf.classes)
 
-    def class_name(k):
-        return classes[int(k)]
+        def class_name(k):
+            return classes[int(k)]
 
-    by_class = est["by_class"].summary(level)
-    by_class.index = pd.Index([class_name(k) for k in by_class.index], name="predicted class")
-    overall = []
-    names = {"by_class": "accuracy", "ece": "ECE", "cost": "expected cost"}
-    for key, label in names.items():
-        if key in est:
-            lower, upper = est[key].overall_interval(level)
-            overall.append(
-                {"metric": label, "mean": est[key].overall_mean(), "lower": lower, "upper": upper}
-            )
-    by_group, differences = {}, {}
-    differences["predicted class"] = _differences(
-        est["by_class"], class_name, rope, level, seed, decision_probability
-    )
-    for g in sf.group_columns:
-        table = est[f"group:{g}"].summary(level)
-        table.index.name = g
-        by_group[g] = table
-        differences[g] = _differences(
-            est[f"group:{g}"], str, rope, level, seed, decision_probability
+        steps.step("the posterior per predicted class")
+        by_class = est["by_class"].summary(level)
+        by_class.index = pd.Index([class_name(k) for k in by_class.index], name="predicted class")
+        steps.step("the overall intervals")
+        overall = []
+        names = {"by_class": "accuracy", "ece": "ECE", "cost": "expected cost"}
+        for key, label in names.items():
+            if key in est:
+                lower, upper = est[key].overall_interval(level)
+                overall.append(
+                    {
+                        "metric": label,
+                        "mean": est[key].overall_mean(),
+                        "lower": lower,
+                        "upper": upper,
+                    }
+                )
+        by_group, differences = {}, {}
+        steps.step("the differences between classes")
+        differences["predicted class"] = _differences(
+            est["by_class"], class_name, rope, level, seed, decision_probability
         )
-    reliability = est["ece"].summary(level)
-    unlabeled = (
-        None
-        if not meta
-        else predict_unlabeled(*samples, meta, len(sf.classes), level=level, random_state=seed)
-    )
-    source = {
-        "file": str(sf.path),
-        "bytes": sf.size,
-        "rows": n_rows,
-        "labeled": n_labeled,
-        "sha256": sf.checksum() if checksum else None,
-        "columns": sf.describe(),
-        "seconds": None,
-    }
-    settings = {
-        "prior": prior,
-        "level": level,
-        "rope": rope,
-        "decision_probability": decision_probability,
-        "n_bins": n_bins,
-        "random_state": seed,
-        "cost_matrix": None if cost_matrix is None else np.asarray(cost_matrix).tolist(),
-        "meta": meta,
-    }
-    out = FileAssessment(
-        source=source,
-        settings=settings,
-        overall=pd.DataFrame(overall).set_index("metric"),
-        by_class=by_class,
-        by_group=by_group,
-        differences=differences,
-        reliability=reliability,
-        estimators=est,
-        unlabeled=unlabeled,
-    )
-    source["seconds"] = round(time.perf_counter() - start, 3)
-    return out
+        for g in sf.group_columns:
+            steps.step(f"the posterior per {g}")
+            table = est[f"group:{g}"].summary(level)
+            table.index.name = g
+            by_group[g] = table
+            differences[g] = _differences(
+                est[f"group:{g}"], str, rope, level, seed, decision_probability
+            )
+        steps.step("the calibration error")
+        reliability = est["ece"].summary(level)
+        if meta:
+            steps.step("the unlabeled rows (skassess.meta)")
+        unlabeled = (
+            None
+            if not meta
+            else predict_unlabeled(*samples, meta, len(sf.classes), level=level, random_state=seed)
+        )
+        if checksum:
+            steps.step("the file's SHA-256")
+        source = {
+            "file": str(sf.path),
+            "bytes": sf.size,
+            "rows": n_rows,
+            "labeled": n_labeled,
+            "sha256": sf.checksum() if checksum else None,
+            "columns": sf.describe(),
+            "seconds": None,
+        }
+        settings = {
+            "prior": prior,
+            "level": level,
+            "rope": rope,
+            "decision_probability": decision_probability,
+            "n_bins": n_bins,
+            "random_state": seed,
+            "cost_matrix": None if cost_matrix is None else np.asarray(cost_matrix).tolist(),
+            "meta": meta,
+        }
+        out = FileAssessment(
+            source=source,
+            settings=settings,
+            overall=pd.DataFrame(overall).set_index("metric"),
+            by_class=by_class,
+            by_group=by_group,
+            differences=differences,
+            reliability=reliability,
+            estimators=est,
+            unlabeled=unlabeled,
+        )
+        source["seconds"] = round(time.perf_counter() - start, 3)
+        return out
+    finally:
+        steps.close()

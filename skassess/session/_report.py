@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..utils import plot_text
+from ._progress import Steps
 
 __all__ = ["render_report", "write_report"]
 
@@ -28,11 +29,13 @@ th, td { padding: 4px 10px; text-align: right; border-bottom: 1px solid #e6eaee;
 th:first-child, td:first-child { text-align: left; }
 thead th { background: #f3f5f7; }
 figure { margin: 8px 0 16px; }
-figure svg { max-width: 100%; height: auto; }
+figure svg { width: 100%; height: auto; }
 figcaption { color: #5b6670; font-size: .85em; }
 .grid { display: flex; flex-wrap: wrap; gap: 8px 24px; align-items: flex-start; }
-.grid figure { flex: 0 1 560px; }
-.grid table { flex: 0 0 auto; }
+.grid figure { flex: 1 1 420px; min-width: 0; max-width: 600px; }
+.grid .scroll { flex: 0 1 auto; }
+.scroll { max-width: 100%; overflow-x: auto; }
+td.none { color: #5b6670; text-align: center; }
 code { font-size: .9em; background: #f3f5f7; padding: 1px 4px; border-radius: 3px; }
 .left { color: #b3261e; } .right { color: #1b6e3a; } .rope { color: #5b6670; }
 @media print {
@@ -60,17 +63,37 @@ def _table(frame, digits=4, percent=()):
             frame[col] = frame[col].map(lambda v: "" if pd.isna(v) else f"{v:,.0f}")
         elif col in percent:
             frame[col] = frame[col].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
-        elif pd.api.types.is_float_dtype(frame[col]):
-            frame[col] = frame[col].map(lambda v: "" if pd.isna(v) else f"{v:.{digits}f}")
+        elif pd.api.types.is_float_dtype(frame[col]) or frame[col].dtype == object:
+            frame[col] = frame[col].map(
+                lambda v: (
+                    ""
+                    if v is None or (isinstance(v, float) and np.isnan(v))
+                    else f"{v:.{digits}f}"
+                    if isinstance(v, float | np.floating)
+                    else v
+                )
+            )
     body = frame.to_html(border=0, escape=True, na_rep="")
     for word in ("left", "right", "rope"):
         body = body.replace(f"<td>{word}</td>", f'<td class="{word}">{word}</td>')
-    return body
+    body = body.replace(f"<td>{_NO_ROWS}</td>", f'<td class="none">{_NO_ROWS}</td>')
+    return f'<div class="scroll">{body}</div>'
+
+
+#: What a reliability bin without rows shows instead of its prior.
+_NO_ROWS = "no rows"
 
 
 def _bins(table):
-    """The reliability table with one 'confidence bin' label instead of its two edges."""
+    """The reliability table with one 'confidence bin' label instead of its two edges;
+    a bin without rows shows "no rows" (its posterior would be the prior alone)."""
     out = table.drop(columns=[c for c in ("prior_mean", "bin_lower", "bin_upper") if c in table])
+    empty = (out["weight"] <= 0).to_numpy()
+    if empty.any():
+        out = out.astype({c: object for c in ("confidence", "mean", "lower", "upper") if c in out})
+        for c in ("mean", "lower", "upper"):
+            out.loc[empty, c] = _NO_ROWS
+        out.loc[empty, "confidence"] = ""
     out.index = pd.Index(
         [
             f"{lo:.2f}–{hi:.2f}"
@@ -81,12 +104,21 @@ def _bins(table):
     return out
 
 
-def _forest(table, title, xlabel):
+#: What the crosses of a forest plot are, by prior (the summary's ``prior_mean``).
+PRIOR_MEAN_TEXT = {
+    "calibrated": "the calibrated scores before the group's own labels",
+    "hierarchical": "the groups' shared prior mean",
+    "informative": "prior mean (the scores as they are)",
+    "uniform": "prior mean (uniform)",
+}
+
+
+def _forest(table, title, xlabel, prior):
     import matplotlib.pyplot as plt
 
     from ..metrics import PosteriorDisplay
 
-    fig, ax = plt.subplots(figsize=(6.0, 0.45 * len(table) + 1.2))
+    fig, ax = plt.subplots(figsize=(6.0, 0.45 * len(table) + 1.2), layout="constrained")
     PosteriorDisplay(
         [str(g) for g in table.index],
         table["mean"].to_numpy(),
@@ -100,9 +132,10 @@ def _forest(table, title, xlabel):
             np.arange(len(table)),
             "x",
             color="#9aa5ae",
-            label="prior mean (from the scores)",
+            label=PRIOR_MEAN_TEXT.get(prior, "prior mean"),
         )
-        ax.legend(loc="lower left", fontsize="small")
+        # outside the axes, below them: a legend inside covers the last rows
+        fig.legend(loc="outside lower center", fontsize="small", frameon=False)
     ax.set_title(plot_text(title), fontsize="medium")
     ax.grid(axis="x", alpha=0.3)
     return _svg(fig)
@@ -113,8 +146,13 @@ def _reliability(assessment):
 
     from ..metrics import ReliabilityDisplay
 
-    fig, ax = plt.subplots(figsize=(5.2, 4.6))
+    fig, ax = plt.subplots(figsize=(5.2, 5.0), layout="constrained")
     ReliabilityDisplay.from_estimator(assessment.estimators["ece"], ax=ax)
+    legend = ax.get_legend()
+    if legend is not None:  # below the axes: inside it covers the bins' intervals
+        handles, labels = ax.get_legend_handles_labels()
+        legend.remove()
+        fig.legend(handles, labels, loc="outside lower center", fontsize="small", frameon=False)
     ax.set_title("Bayesian reliability diagram", fontsize="medium")
     return _svg(fig)
 
@@ -124,7 +162,12 @@ def _history_plot(history, task):
 
     has_p = history["probability"].notna().any()
     fig, axes = plt.subplots(
-        1 + has_p, 1, figsize=(9, 3.6 + 2.4 * has_p), sharex=True, squeeze=False
+        1 + has_p,
+        1,
+        figsize=(9, 4.2 + 2.4 * has_p),
+        sharex=True,
+        squeeze=False,
+        layout="constrained",
     )
     ax = axes[0, 0]
     for i, (group, part) in enumerate(history.groupby("group", sort=False)):
@@ -133,7 +176,7 @@ def _history_plot(history, task):
         ax.fill_between(part["n_labels"], part["lower"], part["upper"], color=color, alpha=0.06)
     ax.set_ylabel("posterior (95 % interval)")
     ax.set_title("How the posterior converged as labels arrived", fontsize="medium")
-    ax.legend(fontsize="x-small", ncol=2, loc="lower right")
+    fig.legend(fontsize="x-small", ncol=5, loc="outside lower center", frameon=False)
     if has_p:
         first = history.groupby("n_labels", sort=True)["probability"].first()
         ax2 = axes[1, 0]
@@ -146,8 +189,54 @@ def _history_plot(history, task):
     return _svg(fig)
 
 
-def render_report(assessment, *, title=None):
-    """The report of a :class:`FileAssessment` as one HTML string."""
+def _setting_text(value):
+    """A session setting as words: a record as "key value" pairs, a list by commas."""
+    if isinstance(value, dict):
+        shown = {k: v for k, v in value.items() if v is not None}
+        return "; ".join(f"{k.replace('_', ' ')} {_setting_text(v)}" for k, v in shown.items())
+    if isinstance(value, list | tuple):
+        return ", ".join(_setting_text(v) for v in value)
+    return str(value)
+
+
+def _plots(assessment, progress):
+    """The report's plots as SVG texts, by name, with a progress line of them."""
+    prior = assessment.settings["prior"]
+    history = assessment.history is not None and len(assessment.history) > 0
+    plots = {}
+    with Steps(2 + len(assessment.by_group) + history, progress) as steps:
+        steps.step("drawing the plot per predicted class")
+        plots["predicted class"] = _forest(
+            assessment.by_class, "Accuracy per predicted class", "accuracy", prior
+        )
+        for name, table in assessment.by_group.items():
+            steps.step(f"drawing the plot per {name}")
+            plots[name] = _forest(table, f"Accuracy per {name}", "accuracy", prior)
+        steps.step("drawing the reliability diagram")
+        plots["reliability"] = _reliability(assessment)
+        if history:
+            steps.step("drawing the labeling history")
+            task = (assessment.session or {}).get("settings", {}).get("task", "")
+            plots["history"] = _history_plot(assessment.history, task)
+    return plots
+
+
+def render_report(assessment, *, title=None, progress=False, started=None):
+    """The report of a :class:`FileAssessment` as one HTML string.
+
+    Parameters
+    ----------
+    assessment : FileAssessment
+    title : str, default=None
+        The page's title; None: "Assessment of" the file's name.
+    progress : bool, default=False
+        A progress line of the plots on standard error, shown once drawing
+        them takes more than 2 s.
+    started : float, default=None
+        :func:`time.perf_counter` when the whole run began: the report then
+        gives the run's seconds, the report's drawing included, beside the
+        assessment's.
+    """
     try:
         import matplotlib
 
@@ -171,6 +260,7 @@ def render_report(assessment, *, title=None):
     ]
     if "ECE" in assessment.overall.index:
         cards.append(("ECE", f"{assessment.overall.loc['ECE', 'mean']:.3f}"))
+    plots = _plots(assessment, progress)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -193,9 +283,10 @@ def render_report(assessment, *, title=None):
     parts += [
         "<h2>Accuracy per predicted class</h2>",
         '<div class="grid"><figure>',
-        _forest(assessment.by_class, "Accuracy per predicted class", "accuracy"),
-        "<figcaption>Dots: posterior means; bars: credible intervals; crosses: the "
-        f"prior's means ({esc(settings['prior'])} prior).</figcaption></figure>",
+        plots["predicted class"],
+        "<figcaption>Dots: posterior means; bars: credible intervals; crosses: "
+        f"{esc(PRIOR_MEAN_TEXT.get(settings['prior'], 'the prior means'))} "
+        f"({esc(settings['prior'])} prior).</figcaption></figure>",
         _table(assessment.by_class, percent=("weight",)),
         "</div>",
     ]
@@ -203,7 +294,7 @@ def render_report(assessment, *, title=None):
         parts += [
             f"<h2>Accuracy per {esc(name)}</h2>",
             '<div class="grid"><figure>',
-            _forest(table, f"Accuracy per {name}", "accuracy"),
+            plots[name],
             "</figure>",
             _table(table, percent=("weight",)),
             "</div>",
@@ -233,17 +324,16 @@ def render_report(assessment, *, title=None):
     parts += [
         "<h2>Calibration</h2>",
         '<div class="grid"><figure>',
-        _reliability(assessment),
+        plots["reliability"],
         "</figure>",
         _table(_bins(assessment.reliability), digits=3, percent=("weight",)),
         "</div>",
     ]
     if assessment.history is not None and len(assessment.history):
-        task = (assessment.session or {}).get("settings", {}).get("task", "")
         parts += [
             "<h2>Labeling history</h2>",
             "<figure>",
-            _history_plot(assessment.history, task),
+            plots["history"],
             "</figure>",
         ]
     if assessment.session:
@@ -252,7 +342,8 @@ def render_report(assessment, *, title=None):
             "<h2>Labeling session</h2>",
             _table(
                 pd.DataFrame(
-                    {"value": [str(v) for v in s.values()]}, index=pd.Index(list(s), name="")
+                    {"value": [_setting_text(v) for v in s.values()]},
+                    index=pd.Index(list(s), name=""),
                 )
             ),
         ]
@@ -271,8 +362,10 @@ def render_report(assessment, *, title=None):
         "ECE bins": settings["n_bins"],
         "seed": settings["random_state"],
         "cost matrix": settings["cost_matrix"] or "—",
-        "seconds": src["seconds"],
+        "seconds (assessment)": src["seconds"],
     }
+    if started is not None:
+        facts["seconds (whole run, report included)"] = round(time.perf_counter() - started, 3)
     parts += [
         "<h2>Data and settings</h2>",
         _table(
@@ -285,7 +378,8 @@ def render_report(assessment, *, title=None):
     return "\n".join(parts)
 
 
-def write_report(assessment, path, *, title=None):
+def write_report(assessment, path, *, title=None, progress=False, started=None):
     """Write :func:`render_report` to ``path`` (UTF-8)."""
-    Path(path).write_text(render_report(assessment, title=title), encoding="utf-8")
+    text = render_report(assessment, title=title, progress=progress, started=started)
+    Path(path).write_text(text, encoding="utf-8")
     return Path(path)

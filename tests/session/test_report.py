@@ -104,3 +104,126 @@ def test_report_renders_in_headless_chromium(report_files, tmp_path):
     colours = np.unique((image.reshape(-1, 3) * 255).astype(np.uint8), axis=0)
     assert len(colours) > 50
     assert (image.mean(axis=2) < 0.3).mean() > 0.005
+
+
+#: A page that shows the report in a frame of a given width (the report itself has no
+#: script) and writes where the report's blocks are into itself, for --dump-dom to print.
+_LAYOUT_PROBE = """<!DOCTYPE html><html><body>
+<iframe id="r" src="REPORT" width="WIDTH" height="2000" style="border:0"></iframe>
+<script>
+document.getElementById("r").onload = function () {
+  const doc = this.contentDocument, win = this.contentWindow;
+  const blocks = [...doc.querySelectorAll("h1, h2, h3, p, figure, .scroll, .card")];
+  const rects = blocks.map(b => b.getBoundingClientRect());
+  const overlaps = [];
+  for (let i = 0; i < blocks.length; i++) for (let j = i + 1; j < blocks.length; j++) {
+    if (blocks[i].contains(blocks[j]) || blocks[j].contains(blocks[i])) continue;
+    const a = rects[i], b = rects[j];
+    const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+    const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+    if (w > 1 && h > 1) overlaps.push([blocks[i].tagName, blocks[j].tagName]);
+  }
+  const svgs = [...doc.querySelectorAll("figure svg")].map(s => s.getBoundingClientRect().width);
+  const out = document.createElement("pre");
+  out.id = "layout";
+  out.textContent = JSON.stringify({width: win.innerWidth,
+    scroll: doc.documentElement.scrollWidth, overlaps: overlaps, svgs: svgs});
+  document.body.appendChild(out);
+};
+</script></body></html>
+"""
+
+
+@pytest.mark.skipif(
+    browser() is None, reason="no Chromium or Chrome on this machine (Debian: apt install chromium)"
+)
+@pytest.mark.parametrize("width", [1280, 390])
+def test_report_layout_has_no_overlap_or_overflow(report_files, tmp_path, width):
+    import json
+
+    probe = report_files / f"probe{width}.html"
+    page = _LAYOUT_PROBE.replace("REPORT", "session.html").replace("WIDTH", str(width))
+    probe.write_text(page, encoding="utf-8")
+    proc = subprocess.run(
+        [
+            browser(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--allow-file-access-from-files",
+            "--window-size=1400,2200",
+            "--virtual-time-budget=20000",
+            "--dump-dom",
+            probe.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    found = re.search(r'<pre id="layout">(.*?)</pre>', proc.stdout, re.S)
+    assert found, proc.stderr[-2000:]
+    layout = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    assert layout["width"] == width
+    assert layout["scroll"] <= width, "the page is wider than the window"
+    assert layout["overlaps"] == []
+    if width >= 1024:  # a wide page gives the plots room
+        assert min(layout["svgs"]) >= 420, layout["svgs"]
+
+
+def test_report_plots_keep_their_legends_off_the_data(report_files):
+    """The forest plot's and the reliability diagram's legends sit outside their axes."""
+    import matplotlib.pyplot as plt
+
+    from skassess.session import _report
+
+    result = assess_file(example_scores_path())
+    captured = []
+    real = _report._svg
+
+    def keep(fig):
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        for ax in fig.axes:
+            for legend in [*fig.legends, ax.get_legend()]:
+                if legend is not None:
+                    captured.append(
+                        legend.get_window_extent(renderer).overlaps(ax.get_window_extent(renderer))
+                    )
+        return real(fig)
+
+    _report._svg = keep
+    try:
+        render_report(result)
+    finally:
+        _report._svg = real
+        plt.close("all")
+    assert captured and not any(captured)
+
+
+def test_long_steps_show_progress_and_the_report_gives_the_whole_run(
+    report_files, tmp_path, capsys, monkeypatch
+):
+    from skassess.session import _progress
+
+    monkeypatch.setattr(_progress, "DELAY", 0.0)  # every run counts as long here
+    out = tmp_path / "r.html"
+    assert main(["assess", str(report_files / "example_scores.csv"), "--report", str(out)]) == 0
+    err = capsys.readouterr().err
+    for step in ("reading the scores file", "the posterior per predicted class", "drawing"):
+        assert step in err, err[-1500:]
+    text = out.read_text(encoding="utf-8")
+    assert "seconds (assessment)" in text and "seconds (whole run, report included)" in text
+    assert main(["assess", str(report_files / "example_scores.csv"), "--quiet"]) == 0
+    assert capsys.readouterr().err == ""  # --quiet: no progress either
+
+
+def test_report_words_match_the_model(report_files):
+    text = (report_files / "session.html").read_text(encoding="utf-8")
+    assert "prior mean (from the scores)" not in text
+    assert "the calibrated scores before the group" in text
+    assert "{'" not in text  # the session's settings are not a raw Python dict
+    result = assess_file(example_scores_path(), n_bins=20)
+    empty = result.reliability["weight"] <= 0
+    assert empty.any()  # 20 bins on this file leave some empty
+    html = render_report(result)
+    assert html.count('<td class="none">no rows</td>') == 3 * int(empty.sum())
