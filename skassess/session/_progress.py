@@ -1,5 +1,7 @@
 """A progress line over a run's named steps, on standard error, once the run passes 2 s."""
 
+import threading
+
 __all__ = ["Steps"]
 
 #: Seconds before the line appears: a quick run prints nothing.
@@ -7,7 +9,10 @@ DELAY = 2.0
 
 
 class Steps:
-    """Named steps of a long run, shown by tqdm (``delay``: only a run over 2 s shows).
+    """Named steps of a long run on a tqdm line, shown once the run has taken ``DELAY`` s.
+
+    A timer shows the line when the run passes ``DELAY`` seconds, in the middle
+    of a long step too; from then on each step and note shows as it starts.
 
     Parameters
     ----------
@@ -18,12 +23,20 @@ class Steps:
     """
 
     def __init__(self, total, enabled):
-        self._bar = None
+        self._bar = self._timer = None
+        self._shown = False
+        self._started = False
         if enabled:
             from tqdm.auto import tqdm
 
             self._bar = tqdm(total=total, delay=DELAY, unit="step", leave=False)
-        self._started = False
+            self._timer = threading.Timer(DELAY, self._show)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _show(self):
+        self._shown = True
+        self._bar.refresh()
 
     def step(self, name):
         """Start the step ``name`` (the previous one is done)."""
@@ -32,15 +45,16 @@ class Steps:
         if self._started:
             self._bar.update(1)
         self._started = True
-        self._bar.set_description_str(name)
+        self._bar.set_description_str(name, refresh=self._shown)
 
     def note(self, text):
         """A detail of the current step (rows read so far, ...)."""
         if self._bar is not None:
-            self._bar.set_postfix_str(text)
+            self._bar.set_postfix_str(text, refresh=self._shown)
 
     def close(self):
         if self._bar is not None:
+            self._timer.cancel()
             if self._started:
                 self._bar.update(1)
             self._bar.close()

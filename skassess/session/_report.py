@@ -113,12 +113,37 @@ PRIOR_MEAN_TEXT = {
 }
 
 
+def _legend_below(ax, handles=None, **kwargs):
+    """The legend of ``ax`` (or of ``handles``) below its x axis' labels, outside the data.
+
+    Placed after a draw, under the x axis' tick labels and label as they came
+    out, so no row, bin or interval is covered however long the labels are;
+    the saved figure's tight box takes it in.
+    """
+    fig = ax.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    box = ax.get_window_extent(renderer)
+    below = min(box.y0, ax.xaxis.get_tightbbox(renderer).y0)
+    anchor = fig.transFigure.inverted().transform((box.x0 + box.width / 2, below))
+    handles, labels = handles or ax.get_legend_handles_labels()
+    return fig.legend(
+        handles,
+        labels,
+        loc="upper center",
+        bbox_to_anchor=tuple(anchor),
+        bbox_transform=fig.transFigure,
+        frameon=False,
+        **kwargs,
+    )
+
+
 def _forest(table, title, xlabel, prior):
     import matplotlib.pyplot as plt
 
     from ..metrics import PosteriorDisplay
 
-    fig, ax = plt.subplots(figsize=(6.0, 0.45 * len(table) + 1.2), layout="constrained")
+    fig, ax = plt.subplots(figsize=(6.0, 0.45 * len(table) + 1.2))
     PosteriorDisplay(
         [str(g) for g in table.index],
         table["mean"].to_numpy(),
@@ -135,7 +160,7 @@ def _forest(table, title, xlabel, prior):
             label=PRIOR_MEAN_TEXT.get(prior, "prior mean"),
         )
         # outside the axes, below them: a legend inside covers the last rows
-        fig.legend(loc="outside lower center", fontsize="small", frameon=False)
+        _legend_below(ax, fontsize="small")
     ax.set_title(plot_text(title), fontsize="medium")
     ax.grid(axis="x", alpha=0.3)
     return _svg(fig)
@@ -146,13 +171,12 @@ def _reliability(assessment):
 
     from ..metrics import ReliabilityDisplay
 
-    fig, ax = plt.subplots(figsize=(5.2, 5.0), layout="constrained")
+    fig, ax = plt.subplots(figsize=(5.2, 4.6))
     ReliabilityDisplay.from_estimator(assessment.estimators["ece"], ax=ax)
     legend = ax.get_legend()
     if legend is not None:  # below the axes: inside it covers the bins' intervals
-        handles, labels = ax.get_legend_handles_labels()
         legend.remove()
-        fig.legend(handles, labels, loc="outside lower center", fontsize="small", frameon=False)
+        _legend_below(ax, fontsize="small")
     ax.set_title("Bayesian reliability diagram", fontsize="medium")
     return _svg(fig)
 
@@ -164,10 +188,9 @@ def _history_plot(history, task):
     fig, axes = plt.subplots(
         1 + has_p,
         1,
-        figsize=(9, 4.2 + 2.4 * has_p),
+        figsize=(9, 3.6 + 2.4 * has_p),
         sharex=True,
         squeeze=False,
-        layout="constrained",
     )
     ax = axes[0, 0]
     for i, (group, part) in enumerate(history.groupby("group", sort=False)):
@@ -176,7 +199,6 @@ def _history_plot(history, task):
         ax.fill_between(part["n_labels"], part["lower"], part["upper"], color=color, alpha=0.06)
     ax.set_ylabel("posterior (95 % interval)")
     ax.set_title("How the posterior converged as labels arrived", fontsize="medium")
-    fig.legend(fontsize="x-small", ncol=5, loc="outside lower center", frameon=False)
     if has_p:
         first = history.groupby("n_labels", sort=True)["probability"].first()
         ax2 = axes[1, 0]
@@ -186,6 +208,7 @@ def _history_plot(history, task):
         ax2.set_title(plot_text(f"Probability of the current answer ({task})"), fontsize="medium")
         ax2.grid(alpha=0.3)
     axes[-1, 0].set_xlabel("labels in the session")
+    _legend_below(axes[-1, 0], handles=ax.get_legend_handles_labels(), fontsize="x-small", ncol=5)
     return _svg(fig)
 
 
