@@ -1,11 +1,15 @@
 """The screenshot of the HTML report in the docs (docs/_static/report.png).
 
 Runs the README's example (a 60-label least-accurate session with the example
-oracle), writes the report and renders it in headless Chromium.
+oracle), writes the report and renders it in headless Chromium; with
+``--widths`` also at those window widths into ``--directory``
+(``report-<width>.png``), e.g. a wide screen and a phone:
 
     python benchmarks/make_report_screenshot.py
+    python benchmarks/make_report_screenshot.py --widths 1280 390 --directory shots
 """
 
+import argparse
 import shutil
 import subprocess
 import tempfile
@@ -16,7 +20,29 @@ from skassess.cli import main as skassess
 OUT = Path(__file__).resolve().parents[1] / "docs" / "_static" / "report.png"
 
 
+def shoot(browser, page, out, width, height):
+    subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            f"--window-size={width},{height}",
+            f"--screenshot={out}",
+            page.as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    print(f"wrote {out}")
+
+
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--widths", type=int, nargs="*", default=[])
+    parser.add_argument("--directory", default=".")
+    args = parser.parse_args()
     browser = shutil.which("chromium") or shutil.which("google-chrome")
     if browser is None:
         raise SystemExit("needs Chromium (Debian: apt install chromium)")
@@ -42,21 +68,11 @@ def main():
                 str(tmp / "report.html"),
             ]
         )
-        subprocess.run(
-            [
-                browser,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--hide-scrollbars",
-                "--window-size=1100,4600",
-                f"--screenshot={OUT}",
-                (tmp / "report.html").as_uri(),
-            ],
-            check=True,
-            capture_output=True,
-        )
-    print(f"wrote {OUT}")
+        page = tmp / "report.html"
+        shoot(browser, page, OUT, 1100, 4600)
+        for width in args.widths:
+            out = Path(args.directory) / f"report-{width}.png"
+            shoot(browser, page, out, width, 5200 if width < 600 else 4000)
 
 
 if __name__ == "__main__":
