@@ -4,12 +4,14 @@
   peak memory of the ``skassess assess`` process (goal < 30 s, < 2 GB);
 * ``assess`` on a CSV file of 1 GB (streamed in batches), and ``label`` on it
   (which holds the pool in memory);
-* one ``label`` step (query + commit to the session file) on a 1-million-item
-  pool (goal < 20 ms);
+* the wait between two items of ``skassess label`` with its default settings
+  (the calibrated prior) on a 1-million-item pool, against the number of labels
+  up to 10,000, beside the fsync floor (goal: median <= 50 ms, p99 <= 200 ms);
 * SIGKILL of a scripted labeling session at random moments: labels lost,
   duplicated, and whether the query sequence equals an uninterrupted run.
 
-    python benchmarks/bench_session.py [--rows 10000000] [--pool 1000000] [--kills 200]
+    python benchmarks/bench_session.py [--rows 10000000] [--pool 1000000] [--labels 10000]
+        [--kills 200]
         [--csv-bytes 1e9] [--skip assess csv step kills]
 """
 
@@ -144,35 +146,97 @@ def bench_csv(n_bytes):
         run_command([*base, "--budget", "40"], f"label (resumed, 20 more labels), {size}")
 
 
-def bench_step(n_pool, n_steps=300):
+def fsync_floor(folder, n=50):
+    """Median seconds of one small write and fsync in ``folder`` (a commit's floor)."""
+    times = []
+    with open(Path(folder) / "fsync.probe", "wb") as f:
+        for _ in range(n):
+            t = time.perf_counter()
+            f.write(b"x" * 128)
+            f.flush()
+            os.fsync(f.fileno())
+            times.append(time.perf_counter() - t)
+    return float(np.median(times))
+
+
+def bench_step(n_pool, n_labels=10_000, bands=(100, 500, 1000, 2000, 5000, 10_000)):
+    """The wait between two items of ``skassess label`` with its default settings.
+
+    The command's own assessor (task estimate, Thompson sampling, the calibrated
+    prior) on a pool of ``n_pool`` items of 10 classes, driven through the
+    command's keyboard loop by a reader that answers at once: each wait is from
+    an answer to the next prompt (commit, the posterior's update, the status
+    line, the next item). Printed per band of labels, beside the fsync floor.
+    """
+    import contextlib
+    import io
+
+    from skassess.cli._label import DEFAULTS, _assessor, interactive
+
     rng = np.random.default_rng(0)
     scores = rng.dirichlet(np.full(10, 0.3), size=n_pool)
-    truth = rng.integers(0, 10, n_pool)
-    with tempfile.TemporaryDirectory() as tmp:
+    wrong = rng.uniform(size=n_pool) < 0.2
+    truth = (scores.argmax(axis=1) + wrong * rng.integers(1, 10, n_pool)) % 10
+    classes = [f"c{k}" for k in range(10)]
+
+    class Pool:  # the scores file's table, as the command holds it
+        ids = np.arange(n_pool).astype(str)
+        display = pd.DataFrame(index=range(n_pool))
+
+    Pool.scores = scores
+
+    class File:
+        classes = [f"c{k}" for k in range(10)]
+
+    assessor = _assessor({**DEFAULTS, "seed": 0}, File, None)
+    # on the disk of the working directory, as a user's session file is
+    with tempfile.TemporaryDirectory(dir=os.getcwd()) as tmp:
+        floor = fsync_floor(tmp)
         t = time.perf_counter()
         session = LabelingSession(
-            Path(tmp) / "s.sqlite",
-            scores,
-            assessor=ActiveAssessor(INFORMATIVE, task="least_accurate", random_state=0),
+            Path(tmp) / "s.sqlite", scores, assessor=assessor, classes=classes
         )
         print(f"open a new session on {n_pool:,} items: {time.perf_counter() - t:.2f} s")
-        times = []
-        for _ in range(n_steps):
-            t = time.perf_counter()
-            row = session.query()
-            session.tell(row, int(truth[row]))
-            times.append(time.perf_counter() - t)
+        waits, shown = [], io.StringIO()
+        last = [time.perf_counter()]
+
+        def read(prompt):
+            waits.append(time.perf_counter() - last[0])
+            if len(waits) > n_labels:
+                raise EOFError
+            if len(waits) in bands:
+                part = np.array(waits[-min(len(waits), 100) :]) * 1e3
+                print(
+                    f"  ... {len(waits) - 1:,} labels: the last 100 waits median "
+                    f"{np.median(part):.0f} ms",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            item = shown.getvalue().rsplit("item ", 1)[1].split()[0]
+            shown.seek(0)
+            shown.truncate()
+            answer = classes[truth[int(item)]]
+            last[0] = time.perf_counter()
+            return answer
+
+        with contextlib.redirect_stdout(shown):
+            interactive(session, Pool, classes, None, None, None, read=read)
         session.close()
-        t = time.perf_counter()
-        with LabelingSession(Path(tmp) / "s.sqlite", scores) as again:
-            again.query()
-        resume = time.perf_counter() - t
-    ms = np.array(times) * 1e3
+    ms = np.array(waits[1:]) * 1e3  # the first wait is the session's start
     print(
-        f"label step (query + commit, synchronous=FULL) on {n_pool:,} items: median "
-        f"{np.median(ms):.2f} ms, p95 {np.percentile(ms, 95):.2f} ms, max {ms.max():.2f} ms "
-        f"over {n_steps} steps; resume after {n_steps} labels {resume:.2f} s"
+        f"skassess label's wait between items (defaults: task estimate, thompson, the "
+        f"calibrated prior) on {n_pool:,} items; fsync floor {floor * 1e3:.1f} ms"
     )
+    lo = 0
+    for hi in bands:
+        part = ms[lo:hi]
+        if len(part):
+            print(
+                f"  labels {lo:>6,}-{hi:<6,}: median {np.median(part):6.1f} ms, "
+                f"p99 {np.percentile(part, 99):6.1f} ms, max {part.max():6.1f} ms"
+            )
+        lo = hi
+    print(f"  all {len(ms):,}: median {np.median(ms):.1f} ms, p99 {np.percentile(ms, 99):.1f} ms")
 
 
 def bench_kills(n_kills, budget=600, seed=0):
@@ -234,12 +298,13 @@ def main():
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--pool", type=int, default=1_000_000)
     parser.add_argument("--kills", type=int, default=200)
+    parser.add_argument("--labels", type=int, default=10_000, help="labels of the step test")
     parser.add_argument("--csv-bytes", type=float, default=1e9)
     parser.add_argument("--skip", nargs="*", default=[], choices=["assess", "csv", "step", "kills"])
     args = parser.parse_args()
     print(f"rusage before: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     if "step" not in args.skip:
-        bench_step(args.pool)
+        bench_step(args.pool, args.labels)
     if "kills" not in args.skip and hasattr(os, "fork"):
         bench_kills(args.kills)
     if "assess" not in args.skip:
