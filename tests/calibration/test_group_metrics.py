@@ -745,3 +745,25 @@ def test_calibrated_free_alternative_of_the_class_is_each_predicted_classs_label
         assert abs(est.sample(metric)["B"].mean() - expected) < 0.02
     assert est.sample("ppv")["B"].mean() < 0.25
     assert est.sample("npv")["B"].mean() > 0.75
+
+
+@pytest.mark.parametrize("method", ["calibrated", "beta_binomial", "bayesian_calibration"])
+def test_groups_with_only_labeled_or_only_unlabeled_rows_fit(method):
+    """Many groups, four of them all labeled and four without a label: a valid fit."""
+    n_groups = 100 if method == "beta_binomial" else 16  # a fit per group: fewer
+    rng = np.random.default_rng(0)
+    s = rng.uniform(0.05, 0.95, 3 * n_groups)
+    g = np.repeat(np.arange(n_groups), 3)
+    y = np.where(np.arange(s.size) % 3 == 0, (rng.uniform(size=s.size) < s).astype(int), -1)
+    y[:12] = (rng.uniform(size=12) < s[:12]).astype(int)  # groups 0-3: every row labeled
+    y[12:24] = -1  # groups 4-7: no label
+    kw = {}
+    if method == "bayesian_calibration":
+        fast = {"n_burn": 40, "n_steps": 40, "max_steps": 40, "target_ess": 5, "progress": False}
+        kw["calibrator"] = HierarchicalBetaCalibrator(sampler=EmceeSampler(**fast), random_state=0)
+    est = BayesianGroupMetrics(method=method, n_draws=50, random_state=0, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(s, y, group_by=g)
+    assert est.n_labeled_.loc[0] == 3 and est.n_labeled_.loc[4] == 0
+    assert len(est.summary()) > 0
