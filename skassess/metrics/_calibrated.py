@@ -541,7 +541,10 @@ class CalibratedRates(_DrawSummaries):
             # s log sigmoid(eta) + (n - s) log sigmoid(-eta), with log sigmoid(-eta) =
             # log sigmoid(eta) - eta: one transcendental evaluation, not two (the
             # fit's largest cost)
-            ll = self._cell_n * log_expit(eta) - (self._cell_n - self._cell_s) * eta
+            ll = log_expit(eta)
+            ll *= self._cell_n
+            eta *= self._cell_n - self._cell_s
+            ll -= eta
             log_f = ll @ onehot + log_deviation_density(u, tau) + log_norm
             total = logsumexp_axis1(log_f)
             post = np.exp(log_f - total[:, None, :])
@@ -727,14 +730,21 @@ class CalibratedRates(_DrawSummaries):
         var = np.zeros((size, G))
         step = max(1, BLOCK_FLOATS // max(g.size, 1))
         a, b = self.a[node], self.b[node]
+        level = self.center + a
         for s in range(0, size, step):
             sl = slice(s, s + step)
-            p = expit(self.center + a[sl, None] + b[sl, None] * x[None, :] + u[sl][:, g])
+            # expit(center + a + b x + u), built in one buffer (the sums' order kept:
+            # addition commutes exactly)
+            p = b[sl, None] * x[None, :]
+            p += level[sl, None]
+            p += u[sl][:, g]
+            expit(p, out=p)
             if g.size:
                 pc = p * count
                 mean[sl][:, g[starts]] = np.add.reduceat(pc, starts, axis=1)
-                pc *= 1.0 - p
-                var[sl][:, g[starts]] = np.add.reduceat(pc, starts, axis=1)
+                p -= 1.0
+                pc *= p
+                var[sl][:, g[starts]] = -np.add.reduceat(pc, starts, axis=1)
         noise = np.sqrt(var) * rng.standard_normal((size, G))
         drawn = mean + noise
         # The dispersion, integrated: each draw takes its own R from its posterior.

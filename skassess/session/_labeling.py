@@ -402,14 +402,14 @@ class LabelingSession:
         self._writable()
         row = self._row(row)
         label = self.read_label(as_scalar(label))
-        before = self.assessor_.n_labeled_
+        known = self.assessor_.labels_[row] >= 0  # O(1): n_labeled_ counts the pool
         when = time.time()  # the history's time and the file's are the same
         try:  # the assessor validates first and raises leaving all as it was
             self.assessor_.tell([row], [label], time=when)
         except ValueError as exc:  # its message speaks of its own arguments (indices, labels)
             raise ValueError(f"label={label!r} for row {row} was refused: {exc}") from exc
-        if self.assessor_.n_labeled_ == before:
-            return self  # the same label again: nothing new
+        if known:
+            return self  # the same label again (another is refused): nothing new
         self._commit("label", row, label, when)
         return self
 
