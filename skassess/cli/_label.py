@@ -189,10 +189,8 @@ def _settings(args, path):
                         "session file."
                     )
         options = {**dict.fromkeys(FILE_OPTIONS), **stored_info.get("options", {})}
+        # a setting added since the session started takes its default
         fixed = {**DEFAULTS, **stored_info.get("settings", {})}
-        fixed.setdefault("metrics", None)  # a session started before --metrics
-        fixed.setdefault("metric", "accuracy")  # a session started before --metric
-        fixed.setdefault("confidence_bins", None)
     else:
         if fixed["metric"] not in (None, "accuracy"):
             _check_rate_settings(fixed, args)
@@ -400,24 +398,20 @@ def _parse(answer, classes):
         return "unknown", str(exc)
 
 
-def _status(session, budget, answer=None):
+def _status(session, budget, answer=None, *, final=False):
+    """The status line: labels so far and the answer; the last one (``final``) also
+    counts the labels the scores file gave, which the table's counts include."""
     left = "" if budget is None else f"/{budget}"
     if answer is None:
         answer = session.answer()
-    return f"[{session.n_labeled}{left} labeled] {answer['text']}"
-
-
-def _final_status(session, budget):
-    """The last status line: this session's labels, and all the posterior holds."""
-    line = _status(session, budget)
+    held = f"{session.n_labeled}{left} labeled"
     before = session.assessor_.n_labeled_ - session.n_labeled
-    if before > 0:
-        head, rest = line.split("] ", 1)
-        line = (
-            f"{head} in this session; {session.assessor_.n_labeled_:,} in all, with the "
-            f"{before:,} the scores file labels] {rest}"
+    if final and before > 0:
+        held += (
+            f" in this session; {session.assessor_.n_labeled_:,} in all, with the "
+            f"{before:,} the scores file labels"
         )
-    return line
+    return f"[{held}] {answer['text']}"
 
 
 def _stop_reason(session, answer, budget, stop_p, stop_w):
@@ -627,7 +621,7 @@ def run(args):
                 file=sys.stderr,
             )
             return 130
-        print("\n" + _final_status(session, budget))
+        print("\n" + _status(session, budget, final=True))
         summary = named_groups(session.summary(), session.assessor_, sf)
         metric = fixed.get("metric", "accuracy")
         title = (

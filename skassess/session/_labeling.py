@@ -17,6 +17,7 @@ from ..utils import as_scalar
 from ..utils._deprecation import warn_deprecated
 from ._columns import ItemIds
 from ._label_parser import LabelParser
+from ._progress import progress_bar
 from ._spec import (
     SpecError,
     encode_estimator,
@@ -510,7 +511,7 @@ class LabelingSession:
                 )
             oracle = labels.__getitem__
         rules = stop is not None and stop.active
-        with _progress_bar(budget, progress) as bar:
+        with progress_bar(budget, progress) as bar:
             done = 0
             # One answer per label: the stop rules and the progress line share it.
             answer = self.answer() if rules else None
@@ -671,30 +672,6 @@ def stop_rule(answer, stop_probability=None, stop_width=None):
         "skassess.samplers.StopRule(probability=..., width=...)(answer)",
     )
     return StopRule(probability=stop_probability, width=stop_width)(answer)
-
-
-class _NoBar:
-    def update(self, n):
-        pass
-
-    def set_postfix_str(self, text, refresh=True):
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-def _progress_bar(total, progress):
-    # Without a bar, no tqdm at all: tqdm takes a process-shared lock, which a
-    # process killed while holding it would leave locked for forked siblings.
-    if not progress:
-        return _NoBar()
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc="labels")
 
 
 def _events_frame(events):

@@ -1,8 +1,8 @@
-"""A progress line over a run's named steps, on standard error, once the run passes 2 s."""
+"""Progress on standard error: a run's named steps (once it passes 2 s), a labeling run's bar."""
 
 import threading
 
-__all__ = ["Steps"]
+__all__ = ["Steps", "progress_bar"]
 
 #: Seconds before the line appears: a quick run prints nothing.
 DELAY = 2.0
@@ -65,3 +65,28 @@ class Steps:
     def __exit__(self, *exc):
         self.close()
         return False
+
+
+class _NoBar:
+    def update(self, n):
+        pass
+
+    def set_postfix_str(self, text, refresh=True):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def progress_bar(total, progress, desc="labels"):
+    """A tqdm bar over ``total`` items, or one that shows nothing."""
+    # Without a bar, no tqdm at all: tqdm takes a process-shared lock, which a
+    # process killed while holding it would leave locked for forked siblings.
+    if not progress:
+        return _NoBar()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc)
