@@ -405,8 +405,9 @@ def _status(session, budget, answer=None, *, final=False):
     if answer is None:
         answer = session.answer()
     held = f"{session.n_labeled}{left} labeled"
-    before = session.assessor_.n_labeled_ - session.n_labeled
-    if final and before > 0:
+    # n_labeled_ counts the pool: on the last line only, not between two items
+    before = session.assessor_.n_labeled_ - session.n_labeled if final else 0
+    if before > 0:
         held += (
             f" in this session; {session.assessor_.n_labeled_:,} in all, with the "
             f"{before:,} the scores file labels"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..exceptions import SessionError
 from ..session import LabelingSession, file_checksum
+from ..utils._validation import is_sha256
 
 __all__ = ["check_classes", "checked_scores_paths", "read_session"]
 
@@ -36,10 +37,6 @@ _SETTING_KINDS = {
     "confidence_bins": Integral,
 }
 MAX_CLASSES = 100_000
-
-
-def _is_sha256(value):
-    return isinstance(value, str) and len(value) == 64 and set(value) <= set("0123456789abcdef")
 
 
 def _strings(value):
@@ -80,7 +77,7 @@ def _problem(info):
         return "info.classes names a class twice"
     if info.get("input") is not None and not _one_or_more(info["input"], _of_str):
         return "info.input is not a path (or a list of them)"
-    if info.get("sha256") is not None and not _one_or_more(info["sha256"], _is_sha256):
+    if info.get("sha256") is not None and not _one_or_more(info["sha256"], is_sha256):
         return "info.sha256 is not a SHA-256 (or a list of them)"
     if "models" in info and not _strings(info["models"]):
         return "info.models is not a list of model names"

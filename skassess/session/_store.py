@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from ..exceptions import SessionError, SessionLockedError
+from ..utils._validation import is_sha256
 
 __all__ = ["FORMAT_VERSION", "SessionStore"]
 
@@ -59,7 +60,6 @@ _EVENT_COLUMNS = "seq, kind, row, item_id, label, step, time, cursor, hash"
 #: recurses, and a size carried by a value is bounded where it is used).
 MAX_JSON_DEPTH = 32
 MAX_JSON_CHARS = 1 << 24
-_HEX64 = frozenset("0123456789abcdef")
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _OPEN, _CLOSE = np.frombuffer(b"[{", dtype=np.uint8), np.frombuffer(b"]}", dtype=np.uint8)
 
@@ -85,10 +85,6 @@ def load_json(text, what):
         return json.loads(text)
     except ValueError as exc:
         raise ValueError(f"{what} is not readable JSON") from exc
-
-
-def _is_sha256(value):
-    return isinstance(value, str) and len(value) == 64 and set(value) <= _HEX64
 
 
 def _canonical(value):
@@ -303,7 +299,7 @@ class SessionStore:
             "created": isinstance(values["created"], int | float),
             "settings": isinstance(values["settings"], dict)
             and all(isinstance(v, str) for v in values["settings"].values()),
-            "data_sha256": _is_sha256(values["data_sha256"]),
+            "data_sha256": is_sha256(values["data_sha256"]),
             "assessor": isinstance(values["assessor"], dict),
             "info": isinstance(values["info"], dict),
         }

@@ -562,3 +562,11 @@ def check_sample_weight(sample_weight, n_samples):
             f"{weight.max():.3g} summing to {total:.3g}."
         )
     return weight
+
+
+def is_sha256(value):
+    """Whether ``value`` is a SHA-256 hex digest (64 lower-case hex digits)."""
+    return isinstance(value, str) and len(value) == 64 and set(value) <= _HEX_DIGITS
+
+
+_HEX_DIGITS = frozenset("0123456789abcdef")
