@@ -342,19 +342,6 @@ def main():
         choices=PRIORS,
         help="the skassess priors to run (the peers always run)",
     )
-    ap.add_argument(
-        "--ratio-prior-dof",
-        type=float,
-        default=None,
-        help="prior degrees of freedom of the calibrated model's dispersion (default: the "
-        "library's RATIO_PRIOR_DOF)",
-    )
-    ap.add_argument(
-        "--spread-cap",
-        action="store_true",
-        help="variant: the calibrated model's dispersion spread of the pool total capped at the "
-        "labels-only variance",
-    )
     ap.add_argument("--out", default=None, help="JSON lines file the runs are appended to")
     ap.add_argument("--table", default=None, help="print the table of a JSON lines file")
     ap.add_argument("--rst", default=None, help="with --table: also write the user guide's table")
@@ -373,12 +360,6 @@ def main():
             command = f"python benchmarks/bench_headline.py --runs {runs}"
             pathlib.Path(args.rst).write_text(rst(frame, command))
         return
-    from skassess.metrics import _calibrated
-
-    if args.ratio_prior_dof is not None:
-        _calibrated.RATIO_PRIOR_DOF = args.ratio_prior_dof
-    if args.spread_cap:
-        _calibrated.SPREAD_CAP = True
     sink = open(args.out, "a") if args.out else None
     for name, (scores, target, groups) in pools(args.pools, args.seed).items():
         truth = float(np.mean(scores.argmax(axis=1) == target))

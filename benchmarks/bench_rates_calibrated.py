@@ -334,22 +334,6 @@ def main():
         help="skip the runs before this one (fresh label draws for a cell already measured)",
     )
     parser.add_argument("--out", default="rates_calibrated.jsonl")
-    parser.add_argument(
-        "--no-spread",
-        action="store_true",
-        help="ablation: the calibrated prior's draws not spread by the dispersion (R = 1)",
-    )
-    parser.add_argument(
-        "--spread-cap",
-        action="store_true",
-        help="variant: the dispersion's spread capped at the labels-only variance",
-    )
-    parser.add_argument(
-        "--ratio-prior-dof",
-        type=float,
-        default=None,
-        help="ablation: the degrees of freedom of the dispersion's IG prior (the library's: 2)",
-    )
     parser.add_argument("--table", metavar="JSONL", nargs="+", help="print the table of these runs")
     parser.add_argument(
         "--markdown", action="store_true", help="with --table: the benchmarks page's two tables"
@@ -365,15 +349,6 @@ def main():
         print(markdown(frame) if args.markdown else frame.round(3).to_string(index=False))
         print(summary(frame))
         return
-    # The ablations patch the model's internals for this process only.
-    from skassess.metrics import _calibrated
-
-    if args.no_spread:
-        _calibrated.CalibratedRates._ratio_draws = lambda self, size, rng: None
-    if args.spread_cap:
-        _calibrated.SPREAD_CAP_OPEN = True
-    if args.ratio_prior_dof is not None:
-        _calibrated.RATIO_PRIOR_DOF = args.ratio_prior_dof
     run(args.pools, args.metrics, args.budgets, args.runs, args.seed, args.out, args.first_run)
 
 

@@ -91,9 +91,9 @@ def test_grid_search_over_priors_routes_group_by_apart_from_cv_groups():
 # --------------------------------------------------------------- missing labels
 def test_missing_label_nan_and_strings():
     scores, y, _ = _data()
-    ref = BayesianAccuracy().fit(scores, y)
+    ref = BayesianAccuracy(random_state=0).fit(scores, y)
     as_nan = np.where(y < 0, np.nan, y.astype(float))
-    nan = BayesianAccuracy(missing_label=np.nan).fit(scores, as_nan)
+    nan = BayesianAccuracy(missing_label=np.nan, random_state=0).fit(scores, as_nan)
     pd.testing.assert_frame_equal(nan.summary(), ref.summary())
     names = np.array(["a", "b", "c"], dtype=object)
     as_str = np.where(y < 0, "?", names[np.maximum(y, 0)]).astype(object)

@@ -56,9 +56,9 @@ def test_clone_and_pickle_round_trip(est, digits_black_box):
 def test_pipeline_on_raw_features(digits_black_box):
     model, X, y_true = digits_black_box
     y = np.where(np.arange(len(y_true)) % 5 == 0, y_true, -1)
-    pipe = make_pipeline(FunctionTransformer(model.predict_proba), BayesianAccuracy())
+    pipe = make_pipeline(FunctionTransformer(model.predict_proba), BayesianAccuracy(random_state=0))
     pipe.fit(X, y)
-    direct = BayesianAccuracy().fit(model.predict_proba(X), y)
+    direct = BayesianAccuracy(random_state=0).fit(model.predict_proba(X), y)
     np.testing.assert_allclose(pipe.predict(X), direct.predict(model.predict_proba(X)))
     assert pipe.score(X, y_true) == pytest.approx(direct.score(model.predict_proba(X), y_true))
     assert pipe[-1].summary()["n_labeled"].sum() == (y >= 0).sum()

@@ -497,8 +497,7 @@ class HierarchicalBetaCalibrator(TransformerMixin, BaseEstimator):
         def monitor(kept):  # the quantities rhat_ and ess_ report
             # A check after more steps sees the earlier steps again: their draws
             # (mu's too, drawn once per sample) are kept, and only the new steps'
-            # are computed (redrawing every step at each check cost 15-35 % of a
-            # default fit).
+            # are computed.
             seen = stored.get("kept")
             if seen is None or not np.array_equal(kept[:, : seen.shape[1]], seen):
                 stored.update(self._constrained(kept, rng), kept=kept)

@@ -260,8 +260,8 @@ def _check_rate_settings(fixed, args):
             "compares or ranks groups by accuracy."
         )
     if fixed["strategy"] == "variance":
-        # measured: drawn by each row's influence on the rate and weighted, the TPR
-        # interval covered 0.85 at 200 labels with 1.1-1.7 x random labels' error
+        # a binary rate's design-weighted estimate under-covers (docs/benchmarks.md,
+        # "Binary rates under ActiveAssessor")
         raise ValueError(
             f"{flag}: --strategy variance draws items with unequal probabilities, whose "
             "weighted estimate of a binary rate is not reliable; use thompson (the "

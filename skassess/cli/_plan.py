@@ -137,8 +137,7 @@ def _caveat(source, n_have, banded=False):
             "and plan again."
         )
     if banded:
-        # The band held the realised width for 95 % of 50-label pilots on the
-        # benchmarks' pools (user guide, How many labels).
+        # How often the band holds the realised width: user guide, How many labels.
         return (
             f"The plan follows the map fitted to {n_have:,} labels; width_lower to "
             "width_upper is where the width is likely to fall while that map is still "

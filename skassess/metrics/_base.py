@@ -40,7 +40,7 @@ from ..utils import (
 )
 from ..utils._deprecation import warn_deprecated
 from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
-from ._calibrated import score_center
+from ._calibrated import fit_calibrated_rates, score_center
 from ._grouping import make_grouping
 
 DEFAULT_N_DRAWS = 4000
@@ -439,13 +439,19 @@ class _BaseAssessor(BaseEstimator):
         n_draws : int, default=4000
             Number of Monte Carlo draws.
         random_state : int, RandomState instance or None, default=None
-            Seed of the draws; None uses the estimator's ``random_state``.
+            Seed of the draws; None uses the estimator's ``random_state`` (with
+            the calibrated prior and ``n_draws=4000``, the model's own draws,
+            those behind :meth:`summary`).
 
         Returns
         -------
         samples : ndarray of shape (n_draws,)
         """
         check_is_fitted(self)
+        if random_state is None:
+            own = self._own_overall_samples(n_draws)
+            if own is not None:
+                return own
         rng = self._rng(random_state)
         chunk = max(1, DRAW_CHUNK // max(self._draw_width(), 1))
         return np.concatenate(
@@ -454,6 +460,10 @@ class _BaseAssessor(BaseEstimator):
                 for start in range(0, n_draws, chunk)
             ]
         )
+
+    def _own_overall_samples(self, n_draws):
+        """The overall metric in the fitted model's own ``n_draws`` draws, or None (hook)."""
+        return None
 
     #: What the overall metric is called in messages.
     _overall_name = "accuracy"
@@ -578,10 +588,35 @@ class LazyCalibratedFit:
 
     _LAZY = ("posterior_", "prior_", "_hierarchy", "dispersion_")
 
-    def _summary_seed(self):
-        """Seed of the draws behind the calibrated model's summaries (reproducible)."""
+    def _model_random_state(self):
+        """The calibrated model's source of draws, from ``random_state``.
+
+        An int as it is (the same draws at every fit), a RandomState or
+        Generator by a seed drawn from it, None: fresh entropy.
+        """
         rs = self.random_state
-        return rs if isinstance(rs, (int, np.integer)) else 0
+        if rs is None or isinstance(rs, (int, np.integer)):
+            return rs
+        if isinstance(rs, np.random.Generator):
+            return int(rs.integers(2**63))
+        return int(check_random_state(rs).randint(2**31 - 1))
+
+    def _calibrated_model(self):
+        """The calibrated model of each group's accuracy from the fitted counts.
+
+        What the estimator fits, and what a planner or a session rebuilds.
+        """
+        return fit_calibrated_rates(
+            self.score_rows_,
+            self.score_logit_,
+            self.score_labeled_,
+            self.score_success_,
+            fit=self._design_fit(),
+            random_state=self._model_random_state(),
+        )
+
+    def _fit_deferred(self, name):
+        """Set a lazy attribute that the fit leaves to its first read (hook)."""
 
     def _score_center(self):
         """The log-odds of the pool's mean score (the calibrated model's centre)."""
@@ -594,9 +629,13 @@ class LazyCalibratedFit:
 
     def __getattr__(self, name):
         # Only reached when normal lookup fails: the calibrated posterior not fitted yet.
-        if name in type(self)._LAZY and self.__dict__.get("_calibrated_stale", False):
-            self._fit_calibrated()
-            return self.__dict__[name]
+        if name in type(self)._LAZY and "_calibrated_stale" in self.__dict__:
+            if self.__dict__["_calibrated_stale"]:
+                self._fit_calibrated()
+            if name not in self.__dict__:
+                self._fit_deferred(name)
+            if name in self.__dict__:
+                return self.__dict__[name]
         if isinstance(inspect.getattr_static(type(self), name, None), property):
             # A fitted attribute computed by a property: its NotFittedError (an
             # AttributeError) sent Python here; say so, not "no attribute".

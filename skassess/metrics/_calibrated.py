@@ -1,5 +1,7 @@
 """The scores through a calibration map whose trust is learned from the labels.
 
+The model
+---------
 Each row ``i`` of group ``g`` has a known score ``c_i`` (for accuracy, the
 top-1 confidence) and an unknown outcome ``z_i`` (the black box is right).
 With ``l_i = logit(c_i)`` and ``m`` the log-odds of the pool's mean score
@@ -17,129 +19,91 @@ unknown. The priors are centred on trusting the scores as they are
   PRIOR_SD_SLOPE^2)``;
 * ``tau`` half-normal with scale ``PRIOR_SCALE_TAU``.
 
-With ``open_level=True`` the prior is a mixture of that one and an *open*
-one, each with probability 1/2, which the labels weigh by their marginal
-likelihoods (the binary rates' maps use it:
-:mod:`skassess.metrics._calibrated_binary`). The open part is the labels
-alone: the level around even odds (``PRIOR_SD_OPEN``, about uniform on the
-rate) and a flat map, ``b ~ N(0, (PRIOR_SD_OPEN_SLOPE / s)^2)`` with ``s``
-the spread of the rows' ``l - m``, so that the scores say little of which
-rows are positive. With the slope's prior of the scores' part instead (the
-level alone opened), the open part still put the saturated rows at the
-scores' probability: on naive Bayes scores of the bank file (69 % of the
-predicted positives at a score of 1 - 3e-4 or more, 41 % of them positive),
-its PPV at 20 labels covered 25 of 30 runs on the file's tuning half, 28
-with the flat map.
+The prior is put on the *pool's* level, not on a typical group's shift, so
+that the labels place ``a`` and a group with few labels sits at the map's
+level give or take ``tau`` (a prior on ``a`` itself lets one large
+miscalibrated group absorb the shift and leaves the small groups at the
+scores' level).
 
-The trust in the scores' level is put on the *pool's* level, not on the
-shift of a typical group: with a prior on ``a`` itself, a file with one
-large group whose scores are too confident lets that group's deviation take
-up the miscalibration while ``a`` stays near the scores, and a small group
-with few labels then inherits the scores' level (on a naive Bayes model of
-the bank file, the difference between its two groups was covered in 45-70 %
-of runs). With the prior on the pool's level the labels place ``a``, and a
-group with few labels sits at the map's level give or take ``tau``.
+With ``open_level=True`` the prior is a mixture, each part with probability
+``PRIOR_OPEN``, of that one and an *open* one: the level around even odds
+(``PRIOR_SD_OPEN``, about uniform on the rate) and a flat map, ``b ~ N(0,
+(PRIOR_SD_OPEN_SLOPE / s)^2)`` with ``s`` the spread of the rows' ``l - m``.
+The labels weigh the two by their marginal likelihoods. The binary rates'
+maps use it (:mod:`skassess.metrics._calibrated_binary`), where saturated
+scores would otherwise fix the rate.
 
-How far the scores are trusted is therefore learned, not set: if the errors
-ignore the scores the labels drive ``b`` to 0 and the estimate is the label
-rate's; if the groups are miscalibrated in different ways ``tau`` grows and
-each group leans on its own labels; if the map holds, every unlabeled row
-gets the map's probability and the interval is as narrow as the map's
-uncertainty. With a canonical link and an intercept the map's fitted mean
-over the labeled rows equals their observed rate, so the estimate of an
-overall rate is the regression (difference) estimator that prediction-powered
-inference generalises, and it stays unbiased under random labeling however
-wrong the map's shape is.
+How far the scores are trusted is learned: if the errors ignore the scores
+the labels drive ``b`` to 0 and the estimate is the label rate's; if the
+groups are miscalibrated in different ways ``tau`` grows and each group
+leans on its own labels; if the map holds, every unlabeled row gets the
+map's probability. With a canonical link and an intercept the map's fitted
+mean over the labeled rows equals their observed rate, so the estimate of
+an overall rate is the regression (difference) estimator that
+prediction-powered inference generalises, unbiased under random labeling
+however wrong the map's shape.
 
-The map's *shape* can be wrong in a way no shift, slope or group deviation
-follows (accuracy flat at 0.5 up to a confidence of 0.93, then rising to
-0.99: a bank-marketing MLP); the posterior then holds the map more surely
-than its labels allow. The labels measure this: their dispersion around the
-posterior-mean map, ``R = sum (z - p)^2 / sum p (1 - p) * n / (n - 2)`` over
-the ``n`` labeled rows (the Pearson ratio of quasi-likelihood, in its
-ratio-of-sums form), is about 1 when the map holds, whatever rows were
-chosen for labeling (it compares each labeled row with its own modelled
-variance), and above 1 when the rows stray from it. The ratio is an
-estimate, and a poor one where few labels fall where the outcome is
-uncertain (saturated scores: its numerator is then a few rare surprises,
-most often below its mean), so it is integrated, not plugged in: its
-numerator taken as a scaled chi-square with Satterthwaite's ``nu = 2 E^2 /
-Var`` degrees of freedom and ``R`` given a weak ``IG(1, 1)`` prior, the
-posterior of ``R`` is ``IG(1 + nu / 2, 1 + nu R_hat / 2)`` (mean ``R_hat + 2
-/ nu``, which ``dispersion_`` reports), and each posterior draw takes its own
-``R``. The draw's unlabeled counts are spread about their posterior mean by
-``sqrt(max(R, 1))`` (the quasi-likelihood scaling of a posterior, McCullagh
-and Nelder 1989, sec. 9.2; the map's own variance is the least the labels
-are given), within the counts possible. A variant, off (``spread_cap``,
-:meth:`CalibratedRates._spread_cap`), caps ``R`` where the spread pool
-total would vary more than the labels alone allow, as a common shift of
-every group's rate; it missed its rule by one run in a hundred on the
-group differences' stress suite (docs/benchmarks.md, *The spread capped on
-the one map*). With the ratio plugged in, the
-interval of the pool's accuracy on a bank-marketing MLP's tuning half held in
-88 of 100 runs at 50 labels; integrated, in 94 (and on its runs whose labels
-were all right, where ``R_hat`` reads below 1 on little information, it is
-the ratio's uncertainty that widens). A cell-level discrepancy (a
-beta-binomial per group and bin) was tried first and, with one or two labels
-per cell, left the intervals as they were.
+The labels' dispersion
+----------------------
+Where the map's shape is wrong in a way no shift, slope or group deviation
+follows, the posterior holds the map more surely than its labels allow.
+The labels measure this by their Pearson ratio around the posterior-mean
+map (quasi-likelihood, McCullagh and Nelder 1989, ch. 9),
 
+    R_hat = sum d^2 (z - p)^2 / sum d p (1 - p) * n / (n - 2),
+
+(``d`` the design weights below, 1 under random labeling; ``n`` the
+effective number of labels), about 1 when the map holds whatever rows were
+chosen. ``R`` is integrated, not plugged in: its numerator taken as a scaled
+chi-square with Satterthwaite's ``nu = 2 E^2 / Var`` degrees of freedom and
+``R`` given an ``IG(RATIO_PRIOR_DOF / 2, RATIO_PRIOR_DOF / 2)`` prior, its
+posterior is ``IG(1 + nu / 2, 1 + nu R_hat / 2)`` (mean ``R_hat + 2 / nu``,
+the ``dispersion_`` reported). Each posterior draw takes its own ``R``, and
+the draw's unlabeled successes are spread about their posterior mean by it
+(:func:`quasi_likelihood_spread`): by ``sqrt(max(R, 1))`` without a design.
+
+Designs
+-------
+Where the labeled rows were drawn with unequal probabilities
+(``VarianceSampling``), each labeled row enters the likelihood with its
+design weight ``d_i`` (the uniform draw's probability over the design's),
+scaled to sum to Kish's effective sample size ``(sum d)^2 / sum d^2``. The
+weighted fit's residuals then sum to zero in the design's weighting, so the
+estimate of a rate is the generalized regression estimator of survey
+sampling (Sarndal, Swensson and Wretman 1992, ch. 6), design-consistent
+however wrong the map. ``R`` is then the sandwich (design) variance of the
+weighted fit's level over its model variance, as in the pseudo-posterior
+adjustment of Williams and Savitsky (2021): it scales the map's part of
+each draw, not the rows' binomial noise, and below 1 only the part along
+the pool's total.
+
+The estimand and the inference
+------------------------------
 The estimand is the pool's own rate: a labeled row counts with its observed
 outcome, an unlabeled row with a draw from the posterior predictive, so a
 fully labeled group's posterior is its observed rate.
 
-Inference (no library fits a random-intercept logistic model to binned
-counts with the hyperparameters integrated on a grid and finite-pool draws,
-so it is written here):
+No library fits a random-intercept logistic model to binned counts with the
+hyperparameters integrated on a grid and finite-pool draws, so it is
+written here:
 
-* ``u_g`` is integrated exactly, per group, by Gauss-Hermite quadrature,
-  and the pool level's prior (which ties the groups) from the normal of
-  ``sum_g w_g u_g`` that the groups' posterior means and variances give;
-  draws of the deviations are conditioned on it as a Gaussian (Kalman)
-  update;
+* ``u_g`` is integrated exactly, per group, by adaptive Gauss-Hermite
+  quadrature, and the pool level's prior (which ties the groups) from the
+  normal of ``sum_g w_g u_g`` that the groups' posterior means and
+  variances give; draws of the deviations are conditioned on it as a
+  Gaussian (Kalman) update;
 * ``tau`` is integrated on a fixed grid of cells weighted by its prior;
 * ``(a, b)`` given ``tau`` on a grid of ``N_GRID x N_GRID`` nodes in the
   coordinates that make the Laplace approximation at the mode standard
-  (the grid is widened until its edges hold no mass), as in INLA's grid
-  exploration. The weights are the exact posterior at the nodes, so a
-  skewed posterior (few labels, all correct) is integrated as it is.
+  (widened until its edges hold no mass), as in INLA's grid exploration;
+  the weights are the exact posterior at the nodes.
 
-*Designs.* Where the labeled rows were drawn with unequal probabilities
-(``VarianceSampling`` favours rows whose outcome is uncertain), each labeled
-row enters the likelihood with its design weight ``d_i`` (the uniform draw's
-probability over the design's). With a canonical link and an intercept the
-weighted fit's residuals sum to zero in the design's weighting, so the
-estimate of a rate (the observed rows plus the map on the others) is the
-generalized regression estimator of survey sampling (Sarndal, Swensson and
-Wretman 1992, ch. 6): design-consistent however wrong the map's shape. Under
-random labeling every ``d_i`` is 1 and nothing changes. The weights are
-scaled to sum to Kish's effective sample size ``(sum d)^2 / sum d^2``, so
-that the likelihood holds as much information as the design's labels do
-where the outcome's variance is the same everywhere (scaled to the number of
-labels, a design whose weights spanned three orders of magnitude left its
-whole effect to the estimate below, and the TPR interval of a naive Bayes
-model's saturated scores held in 73 of 100 runs at 100 labels; scaled so,
-89). The dispersion then weighs the squared residuals by ``d^2`` and the
-model variances by ``d``, ``R = sum d^2 (z - p)^2 / sum d p (1 - p)`` (times
-``n / (n - 2)`` as above, ``n`` the effective sample size), so that ``R``
-times the model's variance of the weighted fit's level is its sandwich
-(design) variance, as in the pseudo-posterior adjustment of Williams and
-Savitsky (2021). It is integrated as above, with its numerator's ``nu``
-counting the design weights (few labels where the outcome is uncertain
-leave few degrees of freedom); plugged in, with the weights scaled to the
-number of labels, the TPR interval of that naive Bayes model held in 70 of
-100 runs at 100 labels (73 with the ratio's posterior mean). An ``R`` above
-1 (the design drew few labels where the residuals are large) scales the
-spread of the map's expected successes on the unlabeled rows, not the
-rows' own binomial noise. An ``R`` below 1 (the design drew its labels where
-the outcome is uncertain, and gained) narrows only the part of each draw
-along the pool's total: ``R`` is the sandwich of the pool's level, not of
-each group's deviation, and scaling the groups' spread by it let the lowest
-predicted class's interval of the bundled Fashion-MNIST model cover 74-79 %
-at 100-200 labels (20 runs) against 80-85 % without the weights.
-
-Rows are held as counts per group and bin of ``l`` (``N_BINS`` bins of width
-``BIN_WIDTH``; each bin uses the mean ``l`` of its rows), so that fitting is
-streaming (``partial_fit``) and its cost does not grow with the pool.
+Every Monte-Carlo quantity (the map's mean at each cell, the spread's
+centre, the summaries, the predictive) comes from ``n_draws`` draws of the
+model's ``random_state``. Rows are held as counts per group and bin of
+``l`` (``N_BINS`` bins of width ``BIN_WIDTH``; each bin uses the mean ``l``
+of its rows), so fitting is streaming (``partial_fit``) and its cost does
+not grow with the pool.
 """
 
 import numpy as np
@@ -169,23 +133,14 @@ PRIOR_SCALE_TAU = 1.0
 #: Prior degrees of freedom of the labels' dispersion ``R`` around the map: a
 #: scaled inverse chi-square at 1, ``IG(RATIO_PRIOR_DOF / 2, RATIO_PRIOR_DOF / 2)``.
 RATIO_PRIOR_DOF = 2.0
-#: Whether the dispersion's spread of the pool total is capped at the labels-only
-#: variance (:meth:`CalibratedRates._spread_cap`), a variant: the default of
-#: ``spread_cap`` for the one map (accuracy and what is built on its map), and for
-#: the map with an open part (the binary rates). Both off: the one map's cap missed
-#: its rule on the group differences' stress suite, the rates' cost coverage on
-#: the naive Bayes files (docs/benchmarks.md, *The spread capped on the one map*).
-SPREAD_CAP = False
-SPREAD_CAP_OPEN = False
 #: Cells of the ``tau`` grid: midpoints of equal cells of ``[0, TAU_MAX]``.
 N_TAU, TAU_MAX = 20, 3.5
 #: Adaptive Gauss-Hermite nodes of each group's deviation.
 N_HERMITE = 7
 #: Nodes per axis of the ``(a, b)`` grid and its initial half-width (in
-#: standard deviations of the Laplace approximation). From 4.5 the grid was
-#: widened (x 1.6) at nearly every ``tau`` of every fit (the t deviations and the
+#: standard deviations of the Laplace approximation; the t deviations and the
 #: level's prior give the posterior heavier tails than the Laplace
-#: approximation's), so it starts at 4.5 x 1.6: the same grid, one pass fewer.
+#: approximation's). The grid is widened x 1.6 until its edges hold no mass.
 N_GRID, GRID_HALF_WIDTH = 11, 7.2
 #: Log weight below the largest at which a node or a ``tau`` cell is dropped.
 LOG_TOLERANCE = 20.0
@@ -232,6 +187,40 @@ def deviation_draws(rng, shape, tau):
     return rng.standard_t(DEVIATION_DF, size=shape) * tau
 
 
+def quasi_likelihood_spread(mean, noise, centre, ratio, *, design=False):
+    """Draws of unlabeled successes spread by the labels' dispersion ``R``.
+
+    ``mean`` and ``noise`` (shape ``(n_draws, n_groups)``) are each draw's
+    expected successes under the map and its binomial noise, ``centre``
+    their mean over the posterior, ``ratio`` a draw of ``R`` per draw. The
+    quasi-likelihood scaling of a posterior (McCullagh and Nelder 1989, sec.
+    9.2): the draws' deviation from their centre is multiplied by
+    ``sqrt(max(R, 1))``,
+
+        centre + sqrt(max(R, 1)) (mean + noise - centre),
+
+    so the model's own spread is the least the labels are given. Under a
+    design (``design=True``) ``R`` is the design's variance of the pool's
+    level over the model's (a sandwich): it scales the map's part
+    ``mean - centre``, not the rows' binomial noise, and below 1 only the
+    part along the pool's total (each group's share of the draws' total
+    deviation), so that the groups' own spread is kept:
+
+        centre + D + (sqrt(R) - 1) P D + noise  (R < 1),
+        centre + sqrt(R) D + noise              (R >= 1),
+
+    with ``D = mean - centre`` and ``P D`` its projection on the total.
+    """
+    root = np.sqrt(ratio)[:, None]
+    if not design:
+        return centre + np.maximum(root, 1.0) * (mean + noise - centre)
+    deviation = mean - centre
+    total = deviation.sum(axis=1, keepdims=True)
+    along = total * ((deviation * total).sum(axis=0) / max((total**2).sum(), 1e-300))
+    deviation = np.where(root < 1.0, deviation + (root - 1.0) * along, deviation * root)
+    return centre + deviation + noise
+
+
 def score_logit(conf):
     """Clipped log-odds of scores in [0, 1]."""
     c = np.clip(np.asarray(conf, dtype=np.float64), 1e-300, 1.0)
@@ -264,12 +253,33 @@ def score_bin(logit_score):
     return np.minimum(((logit_score + LOGIT_CLIP) / BIN_WIDTH).astype(np.intp), N_BINS - 1)
 
 
+def fit_calibrated_rates(rows, logit_sum, labeled, success, *, fit=None, random_state=None):
+    """The calibrated model of each group's rate from its counts per group and bin.
+
+    What the estimators fit (accuracy, the confusion matrix's accuracies) and
+    what a planner fits from the same counts: :class:`CalibratedRates`
+    centred at the pool's mean score (:func:`score_center`), with the
+    likelihood's counts ``fit`` under a design (the keyword arguments of
+    :func:`~skassess.metrics._design.design_counts`; None: the labels as
+    they are).
+    """
+    return CalibratedRates(
+        rows,
+        logit_sum,
+        labeled,
+        success,
+        score_center(rows, logit_sum),
+        random_state=random_state,
+        **(fit or {}),
+    )
+
+
 class _DrawSummaries:
     """Summaries of a posterior held as draws ``_draws`` of shape ``(n_draws, n_groups)``."""
 
     def moments(self):
         """Posterior mean and variance of each group's rate (from the stored draws)."""
-        d = self._draws
+        d = self.draws
         # Within the draws' range: identical draws (a fully labeled group) average
         # to their value, not one rounding error off it.
         return np.clip(d.mean(axis=0), d.min(axis=0), d.max(axis=0)), d.var(axis=0)
@@ -277,7 +287,7 @@ class _DrawSummaries:
     def interval(self, level=0.95):
         """Equal-tailed interval ``(lower, upper)`` per group (from the stored draws)."""
         tail = (1.0 - level) / 2.0
-        lo, hi = np.quantile(self._draws, [tail, 1.0 - tail], axis=0)
+        lo, hi = np.quantile(self.draws, [tail, 1.0 - tail], axis=0)
         return lo, hi
 
 
@@ -299,14 +309,13 @@ class CalibratedRates(_DrawSummaries):
         slope (``PRIOR_SD_OPEN_SLOPE`` around 0 per spread of ``l - m``), with
         weight ``PRIOR_OPEN``; the labels weigh the two by their marginal
         likelihoods (both are grids of the same posterior, so draws mix them).
-    spread_cap : bool, default=None
-        Whether the labels' dispersion spreads the draws no wider than the
-        labels alone allow (:meth:`_spread_cap`). None: ``SPREAD_CAP`` for
-        the one map, ``SPREAD_CAP_OPEN`` with ``open_level``.
     n_draws : int, default=4000
-        Draws behind :meth:`moments` and :meth:`interval`.
-    seed : int, default=0
-        Seed of those draws (so the summaries are reproducible).
+        Monte-Carlo size: the draws of the map and the groups' deviations
+        behind :meth:`cell_proba`, the dispersion and the spread's centre,
+        the draws of the rates behind :meth:`moments` and :meth:`interval`,
+        and those of :meth:`predictive`. At least 2.
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None, default=None
+        Source of those draws (:func:`numpy.random.default_rng`'s argument).
     fit_labeled, fit_success : ndarray of shape (n_groups, N_BINS), default=None
         The counts the likelihood and the dispersion read, where the labels
         were drawn with unequal probabilities: each labeled row weighted by
@@ -336,9 +345,8 @@ class CalibratedRates(_DrawSummaries):
         center,
         *,
         open_level=False,
-        spread_cap=None,
         n_draws=4000,
-        seed=0,
+        random_state=None,
         fit_labeled=None,
         fit_success=None,
         fit_square=None,
@@ -365,9 +373,6 @@ class CalibratedRates(_DrawSummaries):
                     PRIOR_SD_OPEN_SLOPE / self._score_spread(),
                 ),
             ]
-        if spread_cap is None:
-            spread_cap = SPREAD_CAP_OPEN if open_level else SPREAD_CAP
-        self.spread_cap = bool(spread_cap)
         self._level_mean, self._level_sd = self._components[0][:2]
         self._slope_mean, self._slope_sd = self._components[0][3:]
         self.labeled = np.minimum(np.asarray(labeled, dtype=np.float64), rows)
@@ -398,10 +403,22 @@ class CalibratedRates(_DrawSummaries):
         self._share2_free = float((self._share**2).sum() - (self._share_lab**2).sum())
         self._gh_x, w = roots_hermite(N_HERMITE)
         self._gh_logw = np.log(w)
+        if int(n_draws) < 2:
+            raise ValueError(f"n_draws must be at least 2; got {n_draws!r}.")
+        self.n_draws = int(n_draws)
         self._fit()
+        rng = np.random.default_rng(random_state)
+        # The predictive's draws from their own stream: the same whenever it is asked.
+        self._predictive_seed = int(rng.integers(2**63))
+        # The map and the groups' deviations, drawn once: the map's mean at each
+        # cell (which the dispersion reads), then the rates' draws whose
+        # unspread mean is the spread's centre.
+        node = self._node_draws(self.n_draws, rng)
+        self._parameter_draws = (node, self._deviations(node, rng))
         self.dispersion = self._dispersion()
         self._count_center = None
-        self._draws = self.rvs(n_draws, np.random.default_rng(seed)) if n_draws else None
+        self.success_draws = self._count_draws(*self._parameter_draws, rng)
+        self.draws = self._rates(self.success_draws, *self._parameter_draws)
 
     def _score_spread(self):
         """Root mean square of the rows' ``l - m`` (at least 0.1: a pool at one score)."""
@@ -696,9 +713,27 @@ class CalibratedRates(_DrawSummaries):
         deviation from its posterior given them (a normal of the quadrature's
         mean and variance), each other group's from ``tau t_4``, and the
         unlabeled rows' successes from a normal of their Poisson-binomial
-        mean and variance (clipped to the rows available).
+        mean and variance (clipped to the rows available), spread by the
+        labels' dispersion (:func:`quasi_likelihood_spread`).
         """
-        successes, node, u = self.count_draws(size, rng)
+        node = self._node_draws(size, rng)
+        u = self._deviations(node, rng)
+        return self._rates(self._count_draws(node, u, rng), node, u)
+
+    def count_draws(self, size, rng):
+        """Joint draws of each group's successes on the pool, shape ``(size, n_groups)``.
+
+        The labeled successes as observed, the unlabeled ones drawn (see :meth:`rvs`).
+        """
+        node = self._node_draws(size, rng)
+        return self._count_draws(node, self._deviations(node, rng), rng)
+
+    def _node_draws(self, size, rng):
+        """Grid nodes ``(a, b, tau)`` drawn by their posterior weights."""
+        return rng.choice(self.weights.size, size=size, p=self.weights)
+
+    def _rates(self, successes, node, u):
+        """Each group's rate from drawn successes ``(size, n_groups)``."""
         n_rows = self.rows.sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             rate = successes / n_rows
@@ -708,17 +743,16 @@ class CalibratedRates(_DrawSummaries):
             rate[:, empty] = expit(self.center + self.a[node][:, None] + u[:, empty])
         return rate
 
-    def count_draws(self, size, rng, *, spread=True):
-        """Joint draws of each group's successes on the pool.
+    def _count_draws(self, node, u, rng):
+        """Each group's successes at drawn nodes and deviations, ``(size, n_groups)``.
 
-        With ``spread=False`` the dispersion is left out (the model's own
-        spread). Returns ``(successes, node, u)``: the successes (labeled ones as
-        observed, unlabeled ones drawn), shape ``(size, n_groups)``, and the
-        grid nodes and deviations of the draws.
+        The unlabeled rows' successes: a normal of their Poisson-binomial mean
+        and variance at the draw's map, spread about the centre by the labels'
+        dispersion (:func:`quasi_likelihood_spread`) and clipped to the rows
+        available; the labeled successes added as observed. The first call
+        (the model's own draws) sets the centre: the mean of its unspread draws.
         """
-        node = rng.choice(self.weights.size, size=size, p=self.weights)
-        G = self.n_groups
-        u = self._deviations(node, rng)
+        size, G = node.size, self.n_groups
         unlabeled = self.rows - self.labeled
         g, bins = np.nonzero(unlabeled > 0)
         count = unlabeled[g, bins]
@@ -733,8 +767,7 @@ class CalibratedRates(_DrawSummaries):
         level = self.center + a
         for s in range(0, size, step):
             sl = slice(s, s + step)
-            # expit(center + a + b x + u), built in one buffer (the sums' order kept:
-            # addition commutes exactly)
+            # expit(center + a + b x + u), built in one buffer
             p = b[sl, None] * x[None, :]
             p += level[sl, None]
             p += u[sl][:, g]
@@ -746,70 +779,17 @@ class CalibratedRates(_DrawSummaries):
                 pc *= p
                 var[sl][:, g[starts]] = -np.add.reduceat(pc, starts, axis=1)
         noise = np.sqrt(var) * rng.standard_normal((size, G))
-        drawn = mean + noise
-        # The dispersion, integrated: each draw takes its own R from its posterior.
-        ratio = self._ratio_draws(size, rng) if spread else None
-        if ratio is not None and self._cell_n2 is not None:
-            # Under a design the ratio is the design's variance of the pool's
-            # level over the model's: it scales the map's uncertainty (the
-            # spread of the rows' expected successes), not the rows' own
-            # binomial noise; below 1, only along the pool's total.
-            centre = self._spread_centre()
-            deviation = mean - centre
-            total = deviation.sum(axis=1, keepdims=True)
-            along = total * ((deviation * total).sum(axis=0) / max((total**2).sum(), 1e-300))
-            root = np.sqrt(ratio)[:, None]
-            deviation = np.where(root < 1.0, deviation + (root - 1.0) * along, deviation * root)
-            drawn = centre + deviation + noise
-        elif ratio is not None:
-            # The labels stray from the map more than it allows: spread the draws
-            # about their posterior mean by sqrt(R) (quasi-likelihood scaling),
-            # never narrower than the model (and with spread_cap the pool total no
-            # wider than the labels alone allow).
-            centre = self._spread_centre()
-            deviation = drawn - centre
-            root = np.sqrt(np.maximum(ratio, 1.0))[:, None]
-            drawn = centre + root * deviation
-            if self.spread_cap:
-                # The cap is the pool total's (the labels-only variance of the
-                # pool's successes). The total's narrowing is a common shift of
-                # every group's rate (its part in proportion to the group's
-                # rows), so the differences of two groups' rates keep
-                # sqrt(max(R, 1)).
-                capped = np.sqrt(np.clip(ratio, 1.0, self._spread_cap()))[:, None]
-                total = deviation.sum(axis=1, keepdims=True)
-                drawn = drawn + (capped - root) * total * self._share[None, :]
-        drawn = np.clip(drawn, 0.0, unlabeled.sum(axis=1))
-        return self._labeled_successes() + drawn, node, u
-
-    def _spread_centre(self):
-        """The unspread draws' mean of the unlabeled successes (from a fixed seed)."""
         if self._count_center is None:
-            reference = self.count_draws(4000, np.random.default_rng(0), spread=False)[0]
-            self._count_center = reference.mean(axis=0) - self._labeled_successes()
-            self._count_var = float(reference.sum(axis=1).var())
-        return self._count_center
-
-    def _spread_cap(self):
-        """The largest ``R`` the spread takes: the labels-only variance over the model's.
-
-        The spread's target is the sandwich variance of the regression estimate
-        of the unlabeled rows' successes, whose residuals (the labels less the
-        map, fitted with an intercept) vary no more than the labels do: it is
-        at most the variance of the labels-only (expansion) estimate, ``N_u
-        p (1 - p) (N_u / n + 1)`` for ``N_u`` unlabeled rows, with ``p`` the
-        labels' rate taken as Agresti and Coull's ``(s + 2) / (n + 4)`` (the
-        centre of Wilson's 95 % interval) and ``n + 4`` labels. The cap is
-        that over the model's variance of the pool's unlabeled successes, and
-        at least 1.
-        """
-        self._spread_centre()
-        n = float(self.labeled.sum())
-        s = float(self._labeled_successes().sum())
-        left = float((self.rows - self.labeled).sum())
-        p = (s + 2.0) / (n + 4.0)
-        v_labels = left * p * (1.0 - p) * (left / (n + 4.0) + 1.0)
-        return max(1.0, v_labels / self._count_var) if self._count_var > 0 else np.inf
+            self._count_center = (mean + noise).mean(axis=0)
+        ratio = self._ratio_draws(size, rng)
+        if ratio is not None:
+            drawn = quasi_likelihood_spread(
+                mean, noise, self._count_center, ratio, design=self._cell_n2 is not None
+            )
+        else:
+            drawn = mean + noise
+        drawn = np.clip(drawn, 0.0, unlabeled.sum(axis=1))
+        return self._labeled_successes() + drawn
 
     def _labeled_successes(self):
         """Each group's labeled successes."""
@@ -820,7 +800,7 @@ class CalibratedRates(_DrawSummaries):
 
         The numerator and denominator of each group's rate (the rows are fixed).
         """
-        successes = self.count_draws(size, rng)[0]
+        successes = self.count_draws(size, rng)
         return successes, np.broadcast_to(self.rows.sum(axis=1), successes.shape)
 
     def _deviations(self, node, rng):
@@ -857,7 +837,7 @@ class CalibratedRates(_DrawSummaries):
         the posterior (as :meth:`rvs` does) and averages ``p (1 - p)`` at every
         row's score. Shape ``(size,)``.
         """
-        node = rng.choice(self.weights.size, size=size, p=self.weights)
+        node = self._node_draws(size, rng)
         u = self._deviations(node, rng)
         g, b = np.nonzero(self.rows > 0)
         total = max(float(self.rows.sum()), 1e-300)
@@ -874,30 +854,22 @@ class CalibratedRates(_DrawSummaries):
             out[sl] = (p * (1.0 - p)) @ self.rows[g, b] / total
         return out
 
-    def _proba_draws(self, n_draws=2000, seed=0):
-        """The grid nodes and deviations of :meth:`cell_proba`'s draws (a fixed seed)."""
-        if getattr(self, "_proba_nodes", None) is None:
-            rng = np.random.default_rng(seed)
-            node = rng.choice(self.weights.size, size=n_draws, p=self.weights)
-            self._proba_nodes = (node, self._deviations(node, rng))
-        return self._proba_nodes
-
     def _proba_at(self, groups, bins):
         """Posterior mean probability of success at cells ``(groups, bins)``.
 
-        :meth:`cell_proba` is this at every cell; the fit needs it at the
-        labeled cells only (with 100 groups the whole table was a fifth of a
-        fit's time, and it takes ``n_draws x G x N_BINS`` numbers: 512 MB with
-        1,000 groups).
+        :meth:`cell_proba` is this at every cell; the dispersion needs it at
+        the labeled cells only. The mean over the model's own draws of the map
+        and the deviations, a block of cells at a time.
         """
-        node, u = self._proba_draws()
-        eta = (
-            self.center
-            + self.a[node][:, None]
-            + self.b[node][:, None] * (self.ell[groups, bins] - self.center)[None]
-            + u[:, groups]
-        )
-        return expit(eta).mean(axis=0)
+        node, u = self._parameter_draws
+        a, b = self.a[node][:, None], self.b[node][:, None]
+        x = self.ell[groups, bins] - self.center
+        out = np.empty(x.size)
+        step = max(1, BLOCK_FLOATS // node.size)
+        for start in range(0, x.size, step):
+            sl = slice(start, start + step)
+            out[sl] = expit(self.center + a + b * x[None, sl] + u[:, groups[sl]]).mean(axis=0)
+        return out
 
     def cell_proba(self):
         """Posterior mean probability of success of a row in each (group, bin) cell.
@@ -923,8 +895,10 @@ class CalibratedRates(_DrawSummaries):
             mean, var = self.moments()
             zeros = np.zeros(self.n_groups)
             return BetaPosterior.from_moments(mean, var, zeros, zeros)
-        rng = np.random.default_rng(1)
-        rate = self.new_group_successes(1000, rng) / np.maximum(self.rows.sum(axis=1), 1e-300)
+        rng = np.random.default_rng(self._predictive_seed)
+        rate = self.new_group_successes(self.n_draws, rng) / np.maximum(
+            self.rows.sum(axis=1), 1e-300
+        )
         mean, second = rate.mean(axis=0), (rate**2).mean(axis=0)
         zeros = np.zeros(self.n_groups)
         return BetaPosterior.from_moments(mean, np.maximum(second - mean**2, 0.0), zeros, zeros)
@@ -936,7 +910,7 @@ class CalibratedRates(_DrawSummaries):
         t_4`` per group, shape ``(size, n_groups)``: what a group's rows would
         give before any of its labels.
         """
-        node = rng.choice(self.weights.size, size=size, p=self.weights)
+        node = self._node_draws(size, rng)
         u = deviation_draws(rng, (size, self.n_groups), self.tau[node][:, None])
         out = np.zeros((size, self.n_groups))
         for bin_ in np.flatnonzero(self.rows.any(axis=0)):

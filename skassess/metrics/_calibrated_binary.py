@@ -24,9 +24,8 @@ class CalibratedBinaryRates(_DrawSummaries):
     level: its fitted mean over its labeled rows is their observed rate, and
     the count of positives among its unlabeled rows is a regression
     (difference) estimate, unbiased under random labeling however wrong the
-    map's shape (one map for both, on a bank-marketing MLP whose scores
-    under-predict the positives fivefold, put PPV 13 points above the truth
-    with an interval 16 points wide). A group's rate is the ratio of its
+    map's shape (one map for both would carry one class's miscalibration
+    into the other's rows). A group's rate is the ratio of its
     pool's counts (e.g. TPR: positives predicted positive over positives),
     with the labeled rows' classes as observed and the others' drawn, so a
     fully labeled group's rate is its observed one.
@@ -34,8 +33,7 @@ class CalibratedBinaryRates(_DrawSummaries):
     Each map has the two-part prior of ``open_level=True``, half on the
     scores and half on the labels alone (even odds and a flat map): a
     predicted class may hold few labels and saturated scores (naive Bayes),
-    and a prior centred on the scores alone then decides its rate (on naive
-    Bayes scores of the bank file, 40-67 % coverage at 20-50 labels).
+    and a prior centred on the scores alone then decides its rate.
 
     A draw in which a group's condition holds on no row (e.g. PPV in a group
     with no row predicted positive) takes the pool's rate of the same draw;
@@ -54,7 +52,9 @@ class CalibratedBinaryRates(_DrawSummaries):
         Labeled rows on which the metric's condition holds with and without
         its outcome (the counts of the Beta that :meth:`posterior` returns).
     n_draws : int, default=4000
-    seed : int, default=0
+        Monte-Carlo size of each predicted class's model and of the summaries.
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None, default=None
+        Source of the draws (:func:`numpy.random.default_rng`'s argument).
     design : dict of ndarray of shape (n_groups, 2 * N_BINS), default=None
         Where the labels were drawn with unequal probabilities: the
         design-weighted sums per cell of
@@ -80,9 +80,12 @@ class CalibratedBinaryRates(_DrawSummaries):
         successes,
         failures,
         n_draws=4000,
-        seed=0,
+        random_state=None,
         design=None,
     ):
+        rng = np.random.default_rng(random_state)
+        self.n_draws = int(n_draws)
+        self._predictive_seed = int(rng.integers(2**63))
         rows = np.asarray(rows, dtype=np.float64)
         self.n_groups = rows.shape[0]
         # (condition, outcome) of a row predicted k whose class is y
@@ -117,14 +120,22 @@ class CalibratedBinaryRates(_DrawSummaries):
                     success[:, cols],
                     score_center(rows[:, cols], np.asarray(logit_sum)[:, cols]),
                     open_level=True,
-                    n_draws=0,
+                    n_draws=n_draws,
+                    random_state=rng,
                     **fit,
                 )
             )
         self.log_evidence = float(sum(b.log_evidence for b in self._blocks if b is not None))
         #: each predicted class's map: the labels' dispersion around it (1 without rows)
         self.dispersion = np.array([1.0 if b is None else b.dispersion for b in self._blocks])
-        self._draws = self.rvs(n_draws, np.random.default_rng(seed))
+        # The summaries: each predicted class's own draws (the two models are
+        # independent, so their draws side by side are joint ones).
+        positives = np.zeros((self.n_draws, self.n_groups, 2))
+        for k, block in enumerate(self._blocks):
+            if block is not None:
+                positives[:, :, k] = block.success_draws
+        self.draws = self._rates(positives, rng)
+        self._pool_draws = self._pool_rates(positives, rng)
 
     def cell_proba(self):
         """Posterior mean probability of the positive class per group and cell, ``(G, 2 N_BINS)``.
@@ -143,7 +154,7 @@ class CalibratedBinaryRates(_DrawSummaries):
         out = np.zeros((size, self.n_groups, 2))
         for k, block in enumerate(self._blocks):
             if block is not None:
-                out[:, :, k] = block.count_draws(size, rng)[0]
+                out[:, :, k] = block.count_draws(size, rng)
         return out
 
     def _ratio(self, positives, n):
@@ -180,6 +191,10 @@ class CalibratedBinaryRates(_DrawSummaries):
         """
         return self._ratio(self._positives(size, rng), self._n)
 
+    def overall_draws(self):
+        """The pool's rate in the model's own draws (those of the summaries), ``(n_draws,)``."""
+        return self._pool_draws
+
     def overall_rvs(self, size, rng):
         """Draws of the pool's rate (every group's counts summed), shape ``(size,)``.
 
@@ -195,11 +210,11 @@ class CalibratedBinaryRates(_DrawSummaries):
     def predictive(self):
         """The Beta of a group's rate before its labels: each map with a new deviation."""
         zeros = np.zeros(self.n_groups)
-        rng = np.random.default_rng(1)
-        positives = np.zeros((1000, self.n_groups, 2))
+        rng = np.random.default_rng(self._predictive_seed)
+        positives = np.zeros((self.n_draws, self.n_groups, 2))
         for k, block in enumerate(self._blocks):
             if block is not None:
-                positives[:, :, k] = block.new_group_successes(1000, rng)
+                positives[:, :, k] = block.new_group_successes(self.n_draws, rng)
         rate = self._rates(positives, rng)
         mean, second = rate.mean(axis=0), (rate**2).mean(axis=0)
         return BetaPosterior.from_moments(mean, np.maximum(second - mean**2, 0.0), zeros, zeros)

@@ -90,9 +90,8 @@ class HierarchicalBeta:
         """Log prior weight of each node of ``log kappa`` (sums to 1).
 
         ``1 / sqrt(kappa)`` uniform is a density ``kappa^(-1/2)`` in ``log
-        kappa``. (A log-uniform ``kappa`` puts 46 % of its mass above 100: with a
-        few labels per group it then shrinks every group to the mean, and the
-        per-class intervals of Fashion-MNIST covered 83 % at 50 labels.)
+        kappa``: less mass on large ``kappa`` than a log-uniform prior, which
+        with a few labels per group shrinks every group to the mean.
         """
         w = -0.5 * log_kappa
         return w - logsumexp(w)

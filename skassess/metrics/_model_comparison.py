@@ -200,11 +200,8 @@ class BayesianModelComparison(BaseEstimator):
     it, while the means and intervals of :meth:`summary` and
     :meth:`pairwise` are those of the continuous (Dirichlet) component.
     Intervals from the mixture collapse towards 0 whenever the labels look
-    like a tie, also where the truth is a few points away: on pairs of the
-    fairness files' models, 95 % intervals of the mixture covered 75-89 %
-    in 30 of 120 cells (100 runs a cell, random labels); the continuous
-    component's covered 91-100 % in all 120, at 0.58-0.97 x the width of
-    PPI++'s.
+    like a tie, also where the truth is a few points away; the continuous
+    component's do not (their coverage beside PPI++'s: docs/benchmarks.md).
 
     ``groupwise_samples`` and ``groups_`` make the models the "groups" of
     :func:`compare_groups`, :func:`rank_groups` and :func:`top_m_groups`.
@@ -225,8 +222,8 @@ class BayesianModelComparison(BaseEstimator):
         The informative prior's mean of *which* block is right: even among
         the pattern's blocks (the scores then only say how often none is
         right), or as the averaged scores say. "scores" trusts the models'
-        own confidence, which favours the most overconfident model: on the
-        benchmark pairs it made runs stop on the wrong model after 5 labels.
+        own confidence, which favours the most overconfident model (a
+        sampler may then stop on the wrong model after a few labels).
     tie_prior : float in [0, 1), default=0.5
         Prior probability that the models of a pattern where they disagree
         are equally accurate on its items. 0 drops the sceptical component.

@@ -11,7 +11,7 @@ from sklearn.utils import check_random_state
 from ..utils import LEVEL, check_labels, validate_params, validate_scores
 from ..utils._sklearn_compat import Interval, StrOptions
 from ._accuracy import BayesianAccuracy
-from ._calibrated import RATIO_PRIOR_DOF, CalibratedRates, score_center
+from ._calibrated import RATIO_PRIOR_DOF, fit_calibrated_rates
 from ._rate_table import canonical_rate, expected_rate_terms
 from ._rates import METRICS
 
@@ -128,10 +128,8 @@ def plan_labels(
     where the labels stray from the map (by the spread of ``R``, with its
     degrees of freedom grown in proportion to ``n``), and the band is their
     5th to 95th percentiles. It is wide where the labels have placed the map
-    poorly (few labels, or none of them wrong) and narrow where they have: a
-    single 50-label pilot's plan was 0.58-1.26 times the realised width on
-    the benchmarks' checking pools, and its band held the realised width for
-    94 % of pilots (user guide, *How many labels*).
+    poorly (few labels, or none of them wrong) and narrow where they have
+    (how often it holds the realised width: user guide, *How many labels*).
 
     A binary rate's interval (``metric="tpr"``, ``"ppv"``, ...) narrows with
     how many labeled rows meet its condition and how sure the map is of
@@ -211,7 +209,9 @@ def plan_labels(
     True
     """
     # Fitted for its checks and counts; its calibrated model is fitted only for a rate.
-    est = BayesianAccuracy(prior="calibrated", missing_label=missing_label, random_state=0)
+    est = BayesianAccuracy(
+        prior="calibrated", missing_label=missing_label, random_state=random_state
+    )
     est.fit(X, y, y_pred=y_pred)
     _, pred, conf = validate_scores(est, X, y_pred=y_pred, reset=False)
     N = conf.size
@@ -253,7 +253,9 @@ def plan_labels(
         if source == "labels":
             # The rate's own model: a map of the class per predicted class.
             group = np.zeros(N, dtype=np.intp)
-            rate_est = BayesianAccuracy(metric=metric, grouping="external", random_state=0)
+            rate_est = BayesianAccuracy(
+                metric=metric, grouping="external", random_state=random_state
+            )
             rate_est.fit(X, codes, group_by=group, y_pred=pred)
             positive = rate_est.predict_positive_proba(X, group_by=group, y_pred=pred)
         widths = _simulated_widths(
@@ -285,21 +287,16 @@ def plan_labels(
         rate = float(np.mean(conf))
         plan = _AccuracyWidths(N, var, z, level, None, n_have)
     else:
-        # The fit's calibrated model (BayesianAccuracy's own, from the same counts and
-        # seed), held here for its draws: the map at every row's score, the dispersion.
+        # The calibrated model BayesianAccuracy fits, from its counts: the map at
+        # every row's score, the dispersion.
+        rng = np.random.default_rng(check_random_state(random_state).randint(2**32))
         rows = est.score_rows_
-        model = CalibratedRates(
-            rows,
-            est.score_logit_,
-            est.score_labeled_,
-            est.score_success_,
-            score_center(rows, est.score_logit_),
-            seed=0,
+        model = fit_calibrated_rates(
+            rows, est.score_logit_, est.score_labeled_, est.score_success_, random_state=rng
         )
         p = model.cell_proba()
         var = float((rows * p * (1.0 - p)).sum() / rows.sum())
         rate = float(model.moments()[0] @ rows.sum(axis=1) / rows.sum())
-        rng = np.random.default_rng(check_random_state(random_state).randint(2**32))
         plan = _AccuracyWidths(N, var, z, level, model.ratio_estimate, n_have)
         plan.draw_band(model.variance_draws(BAND_DRAWS, rng), rng)
     lower, upper = zip(*(plan.band(n) for n in budgets), strict=True)

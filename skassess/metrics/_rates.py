@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils import LEVEL, N_DRAWS, check_draw_memory, validate_args, validated, warn
 from ._base import DEFAULT_N_DRAWS, LazyCalibratedFit, _BaseAssessor, prior_pull
-from ._calibrated import N_BINS, CalibratedRates, score_bin, score_logit
+from ._calibrated import N_BINS, score_bin, score_logit
 from ._calibrated_binary import CalibratedBinaryRates
 from ._conjugate import MIN_PSEUDO_COUNT, BetaPosterior
 from ._design import DESIGN_ARRAYS, DesignCounts
@@ -238,23 +238,25 @@ class _BetaAssessor(DesignCounts, LazyCalibratedFit, _BaseAssessor):
     def _fit_calibrated(self):
         counts = (self.score_rows_, self.score_logit_, self.score_labeled_, self.score_success_)
         if self._metric() == "accuracy":
-            model = CalibratedRates(
-                *counts, self._score_center(), seed=self._summary_seed(), **self._design_fit()
-            )
+            model = self._calibrated_model()
         else:
             model = CalibratedBinaryRates(
                 *counts,
                 metric=self._metric(),
                 successes=self.n_success_,
                 failures=self.n_labeled_ - self.n_success_,
-                seed=self._summary_seed(),
+                random_state=self._model_random_state(),
                 design=self._design_arrays() or None,
             )
         self._hierarchy = model
         self.dispersion_ = model.dispersion
         self.posterior_ = model.posterior()
-        self.prior_ = model.predictive()
         self._calibrated_stale = False
+
+    def _fit_deferred(self, name):
+        # A new group's rate (its own draws): computed when first read.
+        if name == "prior_" and self._calibrated():
+            self.prior_ = self._hierarchy.predictive()
 
     # ---------------------------------------------------------- group weights
     def _overall_weights(self, n_draws, rng):
@@ -279,6 +281,16 @@ class _BetaAssessor(DesignCounts, LazyCalibratedFit, _BaseAssessor):
         if getattr(self, "_hierarchy", None) is not None:
             return self._hierarchy.rvs(n_draws, rng)
         return self.posterior_.rvs(n_draws, rng)
+
+    def _own_overall_samples(self, n_draws):
+        if not self._calibrated() or self._hierarchy.n_draws != n_draws:
+            return None
+        if self._metric() != "accuracy":
+            if self._metric() in CONDITION_ON_PREDICTION:
+                self._overall_weights(1, None)  # raises where no row is predicted so
+            return self._hierarchy.overall_draws().copy()
+        weights = self.group_weights_
+        return self._hierarchy.draws @ weights / weights.sum()
 
     def _overall_samples(self, n_draws, rng):
         if self._calibrated() and self._metric() != "accuracy":
@@ -522,10 +534,7 @@ class _BetaAssessor(DesignCounts, LazyCalibratedFit, _BaseAssessor):
         """
         check_is_fitted(self)
         self._warn_prior_conflict()
-        if getattr(self, "_hierarchy", None) is not None:
-            lower, upper = self._hierarchy.interval(level)
-        else:
-            lower, upper = self.posterior_.interval(level)
+        lower, upper = self.groupwise_interval(level)
         mean = self.posterior_.mean()
         if self._calibrated():
             # The model's own mean (the Beta state rounds it), inside its interval.
@@ -541,6 +550,35 @@ class _BetaAssessor(DesignCounts, LazyCalibratedFit, _BaseAssessor):
             },
             index=self.groups_,
         )
+
+    @validate_args({"level": [LEVEL]})
+    def groupwise_interval(self, level=0.95):
+        """Each group's equal-tailed credible interval, as :meth:`summary` has it.
+
+        Parameters
+        ----------
+        level : float, default=0.95
+            Credible level.
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (n_groups,)
+            In the order of ``groups_``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skassess import BayesianAccuracy
+        >>> est = BayesianAccuracy(prior="uniform").fit(
+        ...     [[0.9, 0.1], [0.2, 0.8], [0.7, 0.3]], [0, 1, -1])
+        >>> lower, upper = est.groupwise_interval()
+        >>> bool(np.all(lower < upper))
+        True
+        """
+        check_is_fitted(self)
+        if getattr(self, "_hierarchy", None) is not None:
+            return self._hierarchy.interval(level)
+        return self.posterior_.interval(level)
 
     def log_marginal_likelihood(self):
         """Log probability of all labeled outcomes under the prior (beta-binomial).

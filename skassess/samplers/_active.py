@@ -158,8 +158,8 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
     (:class:`~skassess.samplers.VarianceSampling`, whose
     ``draw_probabilities`` gives them) makes an unequal design, offered for
     accuracy and the cost (a binary rate raises: a design drawn by each row's
-    influence on the rate gave the Compas MLP's TPR 1.4-1.7 times random
-    labels' error at 100-200 labels, ``docs/benchmarks.md``). With the
+    influence on the rate raises its error above random labels',
+    ``docs/benchmarks.md``). With the
     calibrated prior (of accuracy, or of the cost's accuracies) every row
     told is then taken as drawn by it:
     its label enters the posterior with the design weight ``1 / (m q_i)``
@@ -304,9 +304,9 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
             )
         metric = getattr(estimator, "metric", "accuracy")
         if hasattr(strategy, "draw_probabilities") and metric != "accuracy":
-            # Measured (docs/benchmarks.md, "Binary rates under ActiveAssessor"): a
-            # design drawn by each row's influence on the rate gave the Compas MLP's
-            # TPR 1.4-1.7 times random labels' error and covered 85 % at 200 labels.
+            # A design drawn by each row's influence on a binary rate raises its
+            # error and under-covers (docs/benchmarks.md, "Binary rates under
+            # ActiveAssessor").
             raise ValueError(
                 f"strategy={type(strategy).__name__}() draws an unequal design, which is "
                 f"offered for accuracy and the cost only; the binary rate metric={metric!r} "
@@ -676,8 +676,12 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
                 return str(as_scalar(group))
             return str(group_names[groups.index(group)])
 
-        summary = est.summary(level)
-        widths = (summary["upper"] - summary["lower"]).to_numpy()
+        if hasattr(est, "groupwise_interval"):  # without the summary's prior means
+            lower, upper = est.groupwise_interval(level)
+        else:
+            summary = est.summary(level)
+            lower, upper = summary["lower"].to_numpy(), summary["upper"].to_numpy()
+        widths = np.asarray(upper) - np.asarray(lower)
         out = {
             "max_width": float(np.nanmax(widths)) if len(widths) else float("nan"),
             "probability": None,

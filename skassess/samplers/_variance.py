@@ -39,21 +39,17 @@ class VarianceSampling(QueryStrategy):
     weight ``1 / (m q_i)``, so the
     calibrated posterior is fitted as the design requires (the generalized
     regression estimator, with the design's sandwich variance; see
-    :meth:`~skassess.BayesianAccuracy.add_labels`). Measured on Fashion-MNIST
-    and SVHN (20 runs a cell, 50-200 labels) its interval is 0.85-1.02 times
-    the width on random labels, with coverage 0.95-1.00; on the Adult MLP's
-    binary scores it held in 18 of 20 runs at 200 labels, with 1.7 times the
-    error of random labels (an error of spread, not bias, which the weights
-    do not remove). ``ActiveAssessor``'s default Thompson design of the
-    ``"estimate"`` task, which labels random rows within a group, narrowed
-    the interval as much without that loss; ``docs/benchmarks.md`` ("Active
-    designs of ActiveAssessor with the calibrated posterior") has both.
+    :meth:`~skassess.BayesianAccuracy.add_labels`). On a binary model the
+    weights can raise the error (of spread, not bias) above random
+    labels'; ``ActiveAssessor``'s default Thompson design of the
+    ``"estimate"`` task, which labels random rows within a group, does not
+    (``docs/benchmarks.md``, "Active designs of ActiveAssessor with the
+    calibrated posterior", has both).
 
     Until the pool holds ``min_labels`` labels every draw is uniform: the
-    posterior that steers the design is first fitted on a random sample. With
-    the design from the first label, the calibrated posterior's interval of
-    the bundled Fashion-MNIST model's accuracy held in 58 of 67 runs at 50
-    labels (about 10 % too narrow), against 25 of 27 on random labels.
+    posterior that steers the design is first fitted on a random sample (a
+    design from the first label, steered by a map fitted on a handful of
+    labels, gives intervals too narrow).
 
     Parameters
     ----------

@@ -4,6 +4,7 @@ import pathlib
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -327,87 +328,99 @@ def test_a_map_of_the_wrong_shape_shows_in_the_dispersion_and_widens_the_interva
     ratio = model._ratio_draws(200_000, np.random.default_rng(1))
     np.testing.assert_allclose(ratio.mean(), est.dispersion_, rtol=0.01)
     # The same draws with and without the spread (the ratio is drawn last).
-    spread = model.count_draws(4000, np.random.default_rng(2))[0]
-    raw = model.count_draws(4000, np.random.default_rng(2), spread=False)[0]
+    spread = model.count_draws(4000, np.random.default_rng(2))
     again = np.random.default_rng(2)
-    model.count_draws(4000, again, spread=False)
+    node = model._node_draws(4000, again)
+    model._deviations(node, again)
+    again.standard_normal((4000, model.n_groups))
     factor = np.sqrt(np.maximum(model._ratio_draws(4000, again), 1.0))[:, None]
-    centre = model._labeled_successes() + model._spread_centre()
+    posterior = model._ratio_posterior
+    model._ratio_posterior = None  # R = 1: the model's own spread
+    raw = model.count_draws(4000, np.random.default_rng(2))
+    model._ratio_posterior = posterior
+    centre = model._labeled_successes() + model._count_center
     np.testing.assert_allclose(spread, centre + factor * (raw - centre), rtol=1e-12)
     lo, hi = np.quantile(spread.sum(axis=1), [0.025, 0.975])
     raw_lo, raw_hi = np.quantile(raw.sum(axis=1), [0.025, 0.975])
     assert (hi - lo) / (raw_hi - raw_lo) > 1.02
 
 
-def test_the_capped_spread_is_never_wider_than_the_labels_alone():
-    """With ``spread_cap`` (a variant, off by default) the draws clip each draw's ``R``
-    at the labels-only variance of the unlabeled successes over the model's: the
-    spread draws' total varies no more than the labels alone allow (up to 5 %
-    Monte Carlo error on 20,000 draws), and a cap that binds narrows the draws
-    against the same model uncapped."""
-    S, t = hinge_pool(6000, seed=23)
-    rows = np.random.default_rng(27).choice(6000, 60, replace=False)
-    model = BayesianAccuracy(random_state=0).fit(S, labels_of(t, rows))._hierarchy
-    assert not model.spread_cap
-    model.spread_cap = True
-    cap = model._spread_cap()
-    assert cap >= 1.0
-    ratio = model._ratio_draws(20_000, np.random.default_rng(3))
-    assert np.mean(ratio > cap) > 0.05  # the cap binds in this fit
-    n, s = float(model.labeled.sum()), float(model._labeled_successes().sum())
-    left = float((model.rows - model.labeled).sum())
-    p = (s + 2.0) / (n + 4.0)
-    v_labels = left * p * (1.0 - p) * (left / (n + 4.0) + 1.0)
-    assert cap == pytest.approx(max(1.0, v_labels / model._count_var))
-    capped = model.count_draws(20_000, np.random.default_rng(4))[0].sum(axis=1)
-    model.spread_cap = False
-    free = model.count_draws(20_000, np.random.default_rng(4))[0].sum(axis=1)
-    assert capped.var() <= 1.05 * max(v_labels, model._count_var)
-    assert capped.var() < free.var()
+def test_the_quasi_likelihood_spread_scales_the_deviation_from_the_centre():
+    """Without a design the draws' deviation from the centre is scaled by
+    sqrt(max(R, 1)); under a design the map's part is scaled by sqrt(R) (a
+    ratio below 1 narrows only the part along the pool's total) and the
+    binomial noise is kept."""
+    from skassess.metrics._calibrated import quasi_likelihood_spread
+
+    rng = np.random.default_rng(0)
+    mean, noise = rng.normal(10, 2, (500, 3)), rng.normal(0, 1, (500, 3))
+    centre = mean.mean(axis=0)
+    ratio = rng.uniform(0.5, 2.0, 500)
+    out = quasi_likelihood_spread(mean, noise, centre, ratio)
+    root = np.sqrt(np.maximum(ratio, 1.0))[:, None]
+    np.testing.assert_allclose(out, centre + root * (mean + noise - centre))
+    designed = quasi_likelihood_spread(mean, noise, centre, ratio, design=True)
+    above = ratio >= 1.0
+    np.testing.assert_allclose(
+        designed[above],
+        centre + np.sqrt(ratio[above])[:, None] * (mean - centre)[above] + noise[above],
+    )
+    # below 1: the groups' differences keep their spread, the total narrows
+    below = ~above
+    diff = (designed - noise)[below] - centre
+    np.testing.assert_array_less(
+        np.abs(diff.sum(axis=1)), np.abs((mean - centre)[below].sum(axis=1)) + 1e-9
+    )
+    # R = 1 everywhere: nothing moves
+    ones = np.ones(500)
+    np.testing.assert_allclose(quasi_likelihood_spread(mean, noise, centre, ones), mean + noise)
+    np.testing.assert_allclose(
+        quasi_likelihood_spread(mean, noise, centre, ones, design=True), mean + noise
+    )
 
 
-def test_the_cap_shifts_every_groups_rate_alike():
-    """The cap is the pool total's: capped and uncapped draws (same random
-    numbers) differ by a common shift of every group's rate, so the difference
-    of two groups' rates is the uncapped one's (where the counts possible do
-    not clip the draws), and the pool total's spread is the capped one's."""
-    S, t = hinge_pool(6000, seed=23)
-    rows = np.random.default_rng(27).choice(6000, 60, replace=False)
-    model = BayesianAccuracy(random_state=0).fit(S, labels_of(t, rows))._hierarchy
-    assert model.n_groups >= 2
-    model.spread_cap = True
-    capped = model.count_draws(5000, np.random.default_rng(4))[0]
-    model.spread_cap = False
-    free = model.count_draws(5000, np.random.default_rng(4))[0]
-    # draws the counts possible did not clip (a few reach all the rows)
-    ceiling = (model.rows - model.labeled).sum(axis=1) + model._labeled_successes()
-    inside = ((capped < ceiling - 1e-9) & (free < ceiling - 1e-9) & (capped > 0)).all(axis=1)
-    assert inside.mean() > 0.95
-    n_rows = model.rows.sum(axis=1)
-    shift = ((capped - free) / n_rows)[inside]
-    assert np.abs(shift).max() > 1e-4  # the cap binds
-    np.testing.assert_allclose(shift, shift[:, :1] * np.ones_like(shift), atol=1e-12)
-    assert capped.sum(axis=1).var() < free.sum(axis=1).var()
+def test_the_models_draws_follow_its_random_state_and_n_draws():
+    """Every draw of the model comes from ``random_state``, every size from
+    ``n_draws``: the same seed gives the same summaries, another seed others
+    within Monte-Carlo error."""
+    from skassess.metrics._calibrated import CalibratedRates
+
+    S, t = hinge_pool(3000, seed=23)
+    rows = np.random.default_rng(27).choice(3000, 80, replace=False)
+    est = BayesianAccuracy(random_state=0).fit(S, labels_of(t, rows))
+    args = (est.score_rows_, est.score_logit_, est.score_labeled_, est.score_success_)
+    centre = est._score_center()
+    one = CalibratedRates(*args, centre, n_draws=500, random_state=3)
+    same = CalibratedRates(*args, centre, n_draws=500, random_state=3)
+    other = CalibratedRates(*args, centre, n_draws=500, random_state=4)
+    assert one.draws.shape == (500, one.n_groups)
+    np.testing.assert_array_equal(one.draws, same.draws)
+    np.testing.assert_array_equal(one.cell_proba(), same.cell_proba())
+    np.testing.assert_array_equal(one.predictive().mean(), same.predictive().mean())
+    assert one.dispersion == same.dispersion
+    assert not np.array_equal(one.draws, other.draws)
+    mean, var = one.moments()
+    np.testing.assert_allclose(other.moments()[0], mean, atol=6 * np.sqrt(var.max() / 500))
+    with pytest.raises(ValueError, match="n_draws must be at least 2; got 1"):
+        CalibratedRates(*args, centre, n_draws=1)
 
 
-def test_the_spread_caps_default_for_the_one_map_and_with_an_open_part():
-    """``spread_cap=None`` takes ``SPREAD_CAP`` for the one map and
-    ``SPREAD_CAP_OPEN`` for a map with an open part (the binary rates'), and an
-    explicit value overrides either."""
-    from skassess.metrics._calibrated import SPREAD_CAP, SPREAD_CAP_OPEN, CalibratedRates
-
-    rng = np.random.default_rng(5)
-    rows = np.zeros((1, 32))
-    rows[0, 12:22] = 50.0
-    logit = rows * np.linspace(-3, 3, 32)
-    labeled = np.minimum(rows, 3.0)
-    success = np.round(labeled * 0.7 + rng.uniform(0, 0.3, labeled.shape))
-    args = (rows, logit, labeled, success, 0.0)
-    assert CalibratedRates(*args, n_draws=0).spread_cap is SPREAD_CAP is False
-    open_model = CalibratedRates(*args, open_level=True, n_draws=0)
-    assert open_model.spread_cap is SPREAD_CAP_OPEN is False
-    assert CalibratedRates(*args, open_level=True, spread_cap=True, n_draws=0).spread_cap
-    assert CalibratedRates(*args, spread_cap=True, n_draws=0).spread_cap
+def test_the_estimators_summaries_follow_its_random_state():
+    """An int ``random_state`` repeats the calibrated summaries at every fit; the
+    overall interval with the default draws is read from the same draws as the
+    groups' summaries."""
+    S, t = hinge_pool(3000, seed=23)
+    y = labels_of(t, np.random.default_rng(27).choice(3000, 80, replace=False))
+    a = BayesianAccuracy(random_state=5).fit(S, y)
+    b = BayesianAccuracy(random_state=5).fit(S, y)
+    pd.testing.assert_frame_equal(a.summary(), b.summary())
+    draws = a._hierarchy.draws @ a.group_weights_
+    np.testing.assert_allclose(a.overall_samples(), draws)
+    np.testing.assert_allclose(a.overall_interval(), np.quantile(draws, [0.025, 0.975]))
+    # another seed: other draws, the same posterior
+    c = BayesianAccuracy(random_state=6).fit(S, y)
+    assert not np.array_equal(c.overall_samples(), a.overall_samples())
+    assert abs(c.overall_mean() - a.overall_mean()) < 0.01
 
 
 def test_the_spread_keeps_counts_possible_and_labeled_groups_exact():
