@@ -20,7 +20,11 @@ SECRET = "top-secret-first-line"
 @pytest.fixture(scope="module")
 def made(tmp_path_factory):
     """A scores file, its oracle and a session of 12 labels on it (made once)."""
-    tmp = tmp_path_factory.mktemp("hostile")
+    return make_session(tmp_path_factory.mktemp("hostile"))
+
+
+def make_session(tmp):
+    """``(directory, scores, labels, session, secret)``: the files the cases forge from."""
     assert main(["example", "--directory", str(tmp)]) == 0
     scores, labels = tmp / "example_scores.csv", tmp / "example_labels.csv"
     session = tmp / "good.sqlite"
@@ -237,3 +241,35 @@ def test_a_migrate_pickle_that_asks_for_32_gib_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "34,359,738,368 elements" in err and err.count("\n") == 1, err
     assert path.read_bytes() == before
+
+
+def _table():
+    """Every case through every command, as a markdown table (the script's output)."""
+    import contextlib
+    import io
+    import pathlib
+    import tempfile
+
+    class Factory:
+        def mktemp(self, name):
+            return pathlib.Path(tempfile.mkdtemp(prefix=name))
+
+    made_ = make_session(Factory().mktemp("hostile"))
+    print("| case | command | exit | file unchanged | message |")
+    print("|---|---|---|---|---|")
+    for case in sorted(CASES):
+        for command in sorted(COMMANDS):
+            path = forge(made_[3], Factory().mktemp("case") / "forged.sqlite", **CASES[case](made_))
+            before = path.read_bytes()
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                argv = COMMANDS[command](made_, path)
+                argv += ["--budget", "20", "--no-progress"] if command == "label" else []
+                code = main(argv)
+            line = err.getvalue().strip().replace("|", "\\|")
+            unchanged = "yes" if path.read_bytes() == before else "no"
+            print(f"| {case} | {command} | {code} | {unchanged} | {line[:160]} |")
+
+
+if __name__ == "__main__":  # python tests/session/test_hostile_files.py
+    _table()
