@@ -2,15 +2,18 @@
 
 Each group's metrics come from the calibrated model of
 :class:`~skassess.metrics.BayesianAccuracy` with the groups as ``group_by``,
-averaged with the group's free alternative (its labels alone, whatever its
-scores: for accuracy its rows right with a Beta(1, 1) rate, for the class its
-rows predicted 1 and those predicted 0 positive with a Beta(1, 1) rate each)
-by the Bayes factor of its labels.
+or from the group's free alternative (its labels alone, whatever its scores:
+for accuracy its rows right with a Beta(1, 1) rate, for the class its rows
+predicted 1 and those predicted 0 positive with a Beta(1, 1) rate each);
+which groups are pooled is a configuration drawn from its posterior
+(:func:`calibrated_sums`).
 """
+
+import itertools
 
 import numpy as np
 import pandas as pd
-from scipy.special import betaln, expit
+from scipy.special import betaln, expit, logsumexp
 
 from ..metrics import BayesianAccuracy, rate_terms
 from ..utils import as_scalar
@@ -43,13 +46,25 @@ def metric_coefficients(name, metric, pred):
     return n0, n1 - n0, d0, d1 - d0
 
 
+#: Labeled groups whose pooled-or-free choice is enumerated jointly (2^k fits of
+#: the pooled model); any other labeled group keeps its more probable choice.
+MAX_ENUMERATED = 5
+#: A labeled group whose leave-one-group-out probability of the pooled model is
+#: within this of 0 or 1 keeps its more probable choice (not enumerated).
+SURE = 1e-3
+
+
+def _seed(rng):
+    return int(rng.integers(2**31 - 1))
+
+
 def calibrated_sums(metrics, s, y, codes, groups, index, rng, *, threshold, n_draws, p_pooled):
     """Per metric and group: the labeled numerator and denominator, and joint draws
     of both on the whole file under the calibrated model (``method="calibrated"``).
 
     Returns ``(sums, label_check)``: ``sums[name] = (num_l, den_l, num, den)``
-    and the per-model, per-group Bayes factors of the free alternative (None
-    with ``p_pooled`` 1).
+    and the per-model, per-group check of the free alternative (None with
+    ``p_pooled`` 1).
 
     Accuracy comes from :class:`~skassess.metrics.BayesianAccuracy`'s model of
     being right. Every other metric is affine in ``y`` with a slope that
@@ -58,6 +73,28 @@ def calibrated_sums(metrics, s, y, codes, groups, index, rng, *, threshold, n_dr
     positives predicted ``k``: one model of the class (``metric="tpr"``,
     whose counts are ``P_1`` and ``P_1 + P_0``) gives every such metric in
     the same draws. The predictions are those at ``threshold``.
+
+    The model over the groups (``p_pooled < 1``): each group is either
+    *pooled* (its rows follow the shared calibrated model) or *free* (its
+    labels alone, Beta(1, 1) rates), a priori independently with probability
+    ``p_pooled`` of pooled. A configuration ``I`` (which groups are pooled)
+    has the posterior
+
+        P(I | y) ∝ prod_g p^I_g (1 - p)^(1 - I_g)
+                   * p(y of the pooled groups | pooled model)
+                   * prod_{g free} p(y_g | free),
+
+    the pooled model fitted to the pooled groups' labels only. Each joint
+    draw takes a configuration from this posterior and every group's counts
+    from that configuration's models, so each group, each difference and the
+    ranking are read from one posterior. The configurations enumerated are
+    those of the labeled groups whose choice is uncertain, screened by the
+    leave-one-group-out Bayes factor ``p(y_g | y_-g, pooled) / p(y_g |
+    free)`` (at most ``MAX_ENUMERATED`` of them; every other labeled group
+    keeps its more probable choice); a group without labels leaves the
+    pooled fit unchanged, so its choice is its prior's, drawn per draw.
+    ``label_check`` reports the leave-one-group-out Bayes factor and the
+    posterior probability of the pooled model per labeled group.
     """
     G, D = len(index), n_draws
     checks = []
@@ -84,66 +121,102 @@ def calibrated_sums(metrics, s, y, codes, groups, index, rng, *, threshold, n_dr
         "accuracy": betaln(1.0 + n_right, 1.0 + n_wrong),
         "tpr": betaln(1.0 + pos[1], 1.0 + neg[1]) + betaln(1.0 + pos[0], 1.0 + neg[0]),
     }
-    theta = rng.beta(1.0 + n_right, 1.0 + n_wrong, size=(D, G))
+    log_prior = (np.log(p_pooled), np.log1p(-p_pooled)) if p_pooled < 1 else (0.0, -np.inf)
 
-    def fitted(metric, y_fit):
+    def fitted(metric, free=()):
+        """The pooled model fitted to the labels of every group not in ``free``."""
+        y_fit = np.where(np.isin(codes, list(free)), -1, y) if len(free) else y
         est = BayesianAccuracy(
-            metric=metric,
-            grouping="external",
-            classes=[0, 1],
-            random_state=rng.randint(np.iinfo(np.int32).max),
+            metric=metric, grouping="external", classes=[0, 1], random_state=_seed(rng)
         )
         return est.fit(X, y_fit, group_by=groups, y_pred=pred)
 
-    def counts(metric):  # joint draws of a model's counts, in our group order
+    def drawn(est):  # joint draws of a model's counts, in our group order
+        num, den = est.groupwise_counts(D, _seed(rng))
+        order = est.groups_.get_indexer(index)
+        return num[:, order], den[:, order]
+
+    def free_draws(metric):
+        """Draws of every group's counts under its free model."""
+        if metric == "accuracy":
+            theta = rng.beta(1.0 + n_right, 1.0 + n_wrong, size=(D, G))
+            num = n_right + rng.binomial((unl[0] + unl[1]).astype(np.int64), theta)
+            return num, np.broadcast_to(onehot.sum(axis=0), (D, G))
+        p1, p0 = (  # positives predicted 1, and all positives
+            pos[k]
+            + rng.binomial(
+                unl[k].astype(np.int64), rng.beta(1.0 + pos[k], 1.0 + neg[k], size=(D, G))
+            )
+            for k in (1, 0)
+        )
+        return p1, p1 + p0
+
+    def counts(metric):
         if metric in fits:
             return fits[metric]
-        est = fitted(metric, y)
-        num, den = est.groupwise_counts(D, rng)
-        order = est.groups_.get_indexer(index)
-        num, den = num[:, order], den[:, order]
-        if p_pooled < 1:
-            # log p(labels of g | the others' labels) under the pooled model: the
-            # evidence with and without g's labels.
-            log_all = est.log_marginal_likelihood()
-            log_bf = np.zeros(G)
-            for j in np.flatnonzero(has):
-                y_out = np.where(codes == j, -1, y)
-                log_bf[j] = log_all - fitted(metric, y_out).log_marginal_likelihood()
-            log_bf -= log_free[metric]
-            weight = expit(prior_logit(p_pooled) + log_bf)
-            checks.append(
-                pd.DataFrame(
-                    {
-                        "n_labeled": (n_right + n_wrong).astype(int)[has],
-                        "right": n_right.astype(int)[has],
-                        "log_bayes_factor": log_bf[has],
-                        "p_pooled": weight[has],
-                    },
-                    index=pd.MultiIndex.from_tuples(
-                        [
-                            ("accuracy" if metric == "accuracy" else "class", as_scalar(v))
-                            for v in index[has]
-                        ],
-                        names=["model", "group"],
-                    ),
-                )
+        est = fitted(metric)
+        if p_pooled >= 1:
+            fits[metric] = drawn(est)
+            return fits[metric]
+        # Screen: log p(labels of g | the others' labels) under the pooled model
+        # (the evidence with and without g's labels) against the free model's.
+        log_all = est.log_marginal_likelihood()
+        log_bf = np.zeros(G)
+        for j in np.flatnonzero(has):
+            log_bf[j] = log_all - fitted(metric, free=[j]).log_marginal_likelihood()
+        log_bf -= log_free[metric]
+        screen = expit(prior_logit(p_pooled) + log_bf)
+        unsure = has & (screen > SURE) & (screen < 1.0 - SURE)
+        doubt = np.where(unsure, np.abs(screen - 0.5), np.inf)  # the least sure first
+        open_ = np.argsort(doubt, kind="stable")[: min(MAX_ENUMERATED, int(unsure.sum()))]
+        fixed_free = np.flatnonzero(has & (screen <= 0.5) & ~np.isin(np.arange(G), open_))
+        # Each configuration of the open groups: its pooled fit, its log posterior.
+        configs, log_post, models = [], [], []
+        for bits in itertools.product((True, False), repeat=open_.size):
+            free = np.r_[fixed_free, open_[~np.array(bits, dtype=bool)]].astype(np.intp)
+            pooled_labeled = has.copy()
+            pooled_labeled[free] = False
+            model = est if free.size == 0 else fitted(metric, free)
+            log_post.append(
+                model.log_marginal_likelihood()
+                + log_free[metric][free].sum()
+                + log_prior[0] * pooled_labeled.sum()
+                + log_prior[1] * free.size
             )
-            pooled = rng.random_sample((D, G)) < weight
-            if metric == "accuracy":
-                alt_num = n_right + rng.binomial((unl[0] + unl[1]).astype(np.int64), theta)
-                alt_den = np.broadcast_to(onehot.sum(axis=0), (D, G))
-            else:  # positives predicted 1, and all positives
-                p1, p0 = (
-                    pos[k]
-                    + rng.binomial(
-                        unl[k].astype(np.int64), rng.beta(1.0 + pos[k], 1.0 + neg[k], size=(D, G))
-                    )
-                    for k in (1, 0)
-                )
-                alt_num, alt_den = p1, p1 + p0
-            num, den = np.where(pooled, num, alt_num), np.where(pooled, den, alt_den)
-        fits[metric] = num, den
+            configs.append(pooled_labeled)
+            models.append(model)
+        log_post = np.array(log_post)
+        post = np.exp(log_post - logsumexp(log_post))
+        config = np.array(configs)  # (n_configs, G): labeled groups pooled
+        marginal = post @ config
+        checks.append(
+            pd.DataFrame(
+                {
+                    "n_labeled": (n_right + n_wrong).astype(int)[has],
+                    "right": n_right.astype(int)[has],
+                    "log_bayes_factor": log_bf[has],
+                    "p_pooled": marginal[has],
+                },
+                index=pd.MultiIndex.from_tuples(
+                    [
+                        ("accuracy" if metric == "accuracy" else "class", as_scalar(v))
+                        for v in index[has]
+                    ],
+                    names=["model", "group"],
+                ),
+            )
+        )
+        # Each draw: a configuration from the posterior, every group's counts
+        # from its models; a group without labels pooled with its prior.
+        which = rng.choice(len(post), size=D, p=post)
+        num, den = np.empty((D, G)), np.empty((D, G))
+        for c in np.unique(which):
+            rows = which == c
+            c_num, c_den = drawn(models[c])
+            num[rows], den[rows] = c_num[rows], c_den[rows]
+        pooled = config[which] | (~has & (rng.random((D, G)) < p_pooled))
+        alt_num, alt_den = free_draws(metric)
+        fits[metric] = np.where(pooled, num, alt_num), np.where(pooled, den, alt_den)
         return fits[metric]
 
     sums = {}

@@ -180,7 +180,7 @@ class BayesianCalibration(GroupMethod):
         # y is coded 0 / 1 with -1 for unlabeled rows by now
         cal = clone(cal).set_params(classes=[0, 1], missing_label=-1)
         if cal.random_state is None:
-            cal.set_params(random_state=rng.randint(np.iinfo(np.int32).max))
+            cal.set_params(random_state=int(rng.integers(np.iinfo(np.int32).max)))
         # Unlabeled rows only define the groups: the labeled rows and the first row
         # of each group give the same posterior with memory O(labels), not O(rows).
         first = np.full(len(index), len(s))
@@ -251,7 +251,7 @@ class BayesianCalibration(GroupMethod):
             rows = slice(start, start + block)
             prob = self.calibrator_.sample(s[rows], group_by=groups[rows], n_draws=D)
             right_prob = np.where(pred[rows], prob, 1.0 - prob)
-            replicated += (rng.random_sample(right_prob.shape) < right_prob) @ onehot[rows]
+            replicated += (rng.random(right_prob.shape) < right_prob) @ onehot[rows]
             expected += right_prob.mean(axis=0) @ onehot[rows]
             seen = np.where(right[rows], right_prob, 1.0 - right_prob)
             with np.errstate(divide="ignore"):
@@ -334,7 +334,7 @@ class BayesianCalibration(GroupMethod):
             prob = expected = None
             if sampled:
                 prob = self.calibrator_.sample(s[part][unl], group_by=groups[part][unl], n_draws=D)
-                prob = (rng.random_sample(prob.shape) < prob).astype(np.float64)
+                prob = (rng.random(prob.shape) < prob).astype(np.float64)
             else:
                 w = np.column_stack([c[i][unl] for c in coefficients.values() for i in (1, 3)])
                 cal = self.calibrator_.sample_sums(
@@ -356,7 +356,7 @@ class BayesianCalibration(GroupMethod):
                         sums[name][2 + j] += expected[:, :, 2 * i + j]
         if free:
             # P(the group follows the pooled model | its labels), then one choice per draw
-            pooled = rng.random_sample((D, G)) < expit(prior_logit(self.p_pooled) + log_bf)
+            pooled = rng.random((D, G)) < expit(prior_logit(self.p_pooled) + log_bf)
             right = rng.beta(1.0 + n_right, 1.0 + n_wrong, size=(D, G))
             theta = np.stack([1.0 - right, right], axis=-1)  # P(y = 1 | predicted k)
             if sampled:

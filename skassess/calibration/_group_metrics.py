@@ -6,7 +6,6 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import SkassessWarning
@@ -23,6 +22,7 @@ from ..utils import (
     as_scalar,
     atomic,
     check_classes,
+    check_generator,
     check_group_by,
     check_labels,
     check_scores,
@@ -386,7 +386,7 @@ default="calibrated"
             index=self.groups_,
             name="n",
         )
-        rng = check_random_state(self.random_state)
+        rng = check_generator(self.random_state)
         method = self._strategy()
         rows = GroupRows(s, y, codes, groups, index)
         sums = method.sums(metrics, rows, rng)

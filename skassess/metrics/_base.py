@@ -40,7 +40,8 @@ from ..utils import (
 )
 from ..utils._deprecation import warn_deprecated
 from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
-from ._calibrated import fit_calibrated_rates, score_center
+from ._calibrated import fit_calibrated_rates
+from ._calibrated_model import score_center
 from ._grouping import make_grouping
 
 DEFAULT_N_DRAWS = 4000

@@ -6,7 +6,9 @@ See :class:`CalibratedBinaryRates`; the model of each predicted class is
 
 import numpy as np
 
-from ._calibrated import N_BINS, CalibratedRates, _DrawSummaries, score_center
+from ._calibrated import CalibratedRates
+from ._calibrated_draws import _DrawSummaries
+from ._calibrated_model import N_BINS, score_center
 from ._conjugate import BetaPosterior
 from ._design import design_counts
 from ._rate_table import rate_terms

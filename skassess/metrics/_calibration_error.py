@@ -31,7 +31,7 @@ unknown successes among its ``N_b - n_b`` unlabeled rows. With
 calibrated model's pool ECE is not 0 and the posterior reaches it.
 
 *Why the ECE has a model of its own.* The package's other scores-informed
-estimates share one model (:mod:`skassess.metrics._calibrated`: a map of
+estimates share one model (:mod:`skassess.metrics._calibrated_model`: a map of
 the scores, per-group deviations, the trust in the scores learned from the
 labels). This one is of the same kind, a calibration map whose distance from
 the scores the labels set, integrated on a grid, with one thing more: a

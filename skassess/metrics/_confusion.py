@@ -17,7 +17,7 @@ from ._base import (
     _BaseAssessor,
     prior_pull,
 )
-from ._calibrated import N_BINS, score_bin, score_logit
+from ._calibrated_model import N_BINS, score_bin, score_logit
 from ._conjugate import MIN_PSEUDO_COUNT, dirichlet_draws
 from ._design import DESIGN_ARRAYS, DesignCounts, DesignErrorSplit
 from ._error_split import ErrorSplit

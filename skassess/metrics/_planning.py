@@ -11,7 +11,8 @@ from sklearn.utils import check_random_state
 from ..utils import LEVEL, check_labels, validate_params, validate_scores
 from ..utils._sklearn_compat import Interval, StrOptions
 from ._accuracy import BayesianAccuracy
-from ._calibrated import RATIO_PRIOR_DOF, fit_calibrated_rates
+from ._calibrated import fit_calibrated_rates
+from ._calibrated_model import RATIO_PRIOR_DOF
 from ._rate_table import canonical_rate, expected_rate_terms
 from ._rates import METRICS
 

@@ -13,8 +13,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils import LEVEL, N_DRAWS, check_draw_memory, validate_args, validated, warn
 from ._base import DEFAULT_N_DRAWS, LazyCalibratedFit, _BaseAssessor, prior_pull
-from ._calibrated import N_BINS, score_bin, score_logit
 from ._calibrated_binary import CalibratedBinaryRates
+from ._calibrated_model import N_BINS, score_bin, score_logit
 from ._conjugate import MIN_PSEUDO_COUNT, BetaPosterior
 from ._design import DESIGN_ARRAYS, DesignCounts
 from ._hierarchical import HierarchicalBeta

@@ -31,6 +31,7 @@ from ._validation import (
     as_scalar,
     check_classes,
     check_design_weight,
+    check_generator,
     check_labels,
     check_predictions,
     check_sample_weight,

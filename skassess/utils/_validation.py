@@ -570,3 +570,16 @@ def is_sha256(value):
 
 
 _HEX_DIGITS = frozenset("0123456789abcdef")
+
+
+def check_generator(random_state):
+    """A :class:`numpy.random.Generator` from a scikit-learn ``random_state``.
+
+    An int or None as :func:`numpy.random.default_rng` takes them (None: fresh
+    entropy), a Generator as it is, a RandomState by a seed drawn from it.
+    """
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(2**31 - 1))
+    return np.random.default_rng(random_state)

@@ -1,5 +1,6 @@
 """BayesianGroupMetrics: the four methods, differences, bad input."""
 
+import itertools
 import warnings
 
 import numpy as np
@@ -767,3 +768,76 @@ def test_groups_with_only_labeled_or_only_unlabeled_rows_fit(method):
         est.fit(s, y, group_by=g)
     assert est.n_labeled_.loc[0] == 3 and est.n_labeled_.loc[4] == 0
     assert len(est.summary()) > 0
+
+
+def _two_fits_apart(n=800, seed=3, share=0.6):
+    """Group A calibrated, group B's labels mostly wrong where its scores say right."""
+    rng = np.random.default_rng(seed)
+    g = np.where(rng.uniform(size=n) < share, "A", np.where(rng.uniform(size=n) < 0.5, "B", "C"))
+    s = expit(rng.normal(1.0, 1.5, n))
+    p = np.where(g == "B", 1.0 - s, s)
+    return s, (rng.uniform(size=n) < p).astype(int), g
+
+
+def test_calibrated_pooled_probabilities_are_the_configurations_posterior():
+    """The label check's ``p_pooled`` is each labeled group's marginal under the
+    posterior over configurations (which groups are pooled), found here by
+    brute force: every configuration's pooled fit on the pooled groups' labels,
+    its free groups' Beta(1, 1) evidence and the prior ``p_pooled`` each."""
+    from scipy.special import betaln, logsumexp
+
+    from skassess import BayesianAccuracy
+
+    s, y, g = _two_fits_apart()
+    y_obs = np.where(np.arange(len(y)) < 60, y, -1)
+    p = 0.5
+    est = BayesianGroupMetrics(metrics=("accuracy",), n_draws=400, p_pooled=p, random_state=0)
+    check = est.fit(s, y_obs, sensitive_features=g).label_check_.loc["accuracy"]
+    pred = (s > 0.5).astype(int)
+    X = np.column_stack([1 - s, s])
+    names = ["A", "B", "C"]
+    log_post, configs = [], []
+    for bits in itertools.product((True, False), repeat=3):
+        free = [k for k, b in zip(names, bits, strict=True) if not b]
+        y_fit = np.where(np.isin(g, free), -1, y_obs)
+        fit = BayesianAccuracy(grouping="external", classes=[0, 1]).fit(
+            X, y_fit, group_by=g, y_pred=pred
+        )
+        lp = fit.log_marginal_likelihood() + sum(bits) * np.log(p) + (3 - sum(bits)) * np.log(p)
+        for k in free:
+            rows = (g == k) & (y_obs >= 0)
+            right = int(np.sum(pred[rows] == y_obs[rows]))
+            lp += betaln(1 + right, 1 + rows.sum() - right)
+        log_post.append(lp)
+        configs.append(bits)
+    post = np.exp(np.array(log_post) - logsumexp(log_post))
+    marginal = post @ np.array(configs, dtype=float)
+    np.testing.assert_allclose(check.loc[names, "p_pooled"], marginal, atol=1e-6)
+
+
+def test_calibrated_draws_take_the_pooled_model_without_a_free_groups_labels():
+    """A group whose labels contradict the map is free in every draw, and the
+    other groups' draws come from the map fitted without its labels: their mean
+    is that fit's (within Monte-Carlo error), not the fit on every label."""
+    from skassess import BayesianAccuracy
+
+    s, y, g = _two_fits_apart(share=0.5)
+    y_obs = np.where(np.arange(len(y)) < 300, y, -1)
+    est = BayesianGroupMetrics(metrics=("accuracy",), n_draws=4000, random_state=0)
+    est.fit(s, y_obs, sensitive_features=g)
+    assert est.label_check_.loc[("accuracy", "B"), "p_pooled"] < 1e-3
+    pred = (s > 0.5).astype(int)
+    X = np.column_stack([1 - s, s])
+
+    def mean_of_a(y_fit):
+        fit = BayesianAccuracy(grouping="external", classes=[0, 1], random_state=0)
+        fit.fit(X, y_fit, group_by=g, y_pred=pred)
+        num, den = fit.groupwise_counts(4000)
+        a = list(fit.groups_).index("A")
+        return (num[:, a] / den[:, a]).mean(), (num[:, a] / den[:, a]).std()
+
+    without_b, sd = mean_of_a(np.where(g == "B", -1, y_obs))
+    with_b, _ = mean_of_a(y_obs)
+    assert abs(without_b - with_b) > 6 * sd / np.sqrt(4000)  # the two fits differ
+    drawn = est.sample("accuracy")["A"]
+    assert abs(drawn.mean() - without_b) < 4 * sd / np.sqrt(4000) + 1e-3

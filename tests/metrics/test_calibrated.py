@@ -350,7 +350,7 @@ def test_the_quasi_likelihood_spread_scales_the_deviation_from_the_centre():
     sqrt(max(R, 1)); under a design the map's part is scaled by sqrt(R) (a
     ratio below 1 narrows only the part along the pool's total) and the
     binomial noise is kept."""
-    from skassess.metrics._calibrated import quasi_likelihood_spread
+    from skassess.metrics._calibrated_draws import quasi_likelihood_spread
 
     rng = np.random.default_rng(0)
     mean, noise = rng.normal(10, 2, (500, 3)), rng.normal(0, 1, (500, 3))
@@ -540,7 +540,7 @@ def test_the_ratio_under_random_labels_is_its_posterior_mean_over_satterthwaites
     R_hat = sum (z - p)^2 / sum p (1 - p) * n / (n - 2), nu = 2 E^2 / Var of its
     numerator (E = sum p (1 - p), Var = sum p (1 - p) (1 - 2 p)^2); the ratio's
     posterior IG(1 + nu / 2, 1 + nu R_hat / 2) is what the draws take."""
-    from skassess.metrics._calibrated import score_bin, score_logit
+    from skassess.metrics._calibrated_model import score_bin, score_logit
 
     S, t = pool(3000, 3, shift=-0.4, seed=14)
     pred, conf = S.argmax(axis=1), S.max(axis=1)
@@ -564,7 +564,7 @@ def test_the_designs_ratio_is_its_posterior_mean_over_satterthwaites_dof():
     to sum to n_eff = (sum d)^2 / sum d^2, R_hat the sandwich ratio
     sum d^2 (z - p)^2 / sum d p (1 - p) * n_eff / (n_eff - 2), nu = 2 E^2 / Var of
     its numerator. It is never below R_hat, and the margin shrinks as labels grow."""
-    from skassess.metrics._calibrated import score_bin, score_logit
+    from skassess.metrics._calibrated_model import score_bin, score_logit
 
     S, t = pool(3000, 3, shift=-0.4, seed=12)
     pred, conf = S.argmax(axis=1), S.max(axis=1)
@@ -640,7 +640,7 @@ def test_the_fits_labeled_cell_probabilities_are_the_tables_own():
 def test_the_quadratures_logsumexp_is_scipys_to_the_bit(shape, scale, ties, seed):
     from scipy.special import logsumexp
 
-    from skassess.metrics._calibrated import logsumexp_axis1
+    from skassess.metrics._calibrated_model import logsumexp_axis1
 
     x = np.random.default_rng(seed).normal(scale=scale, size=shape)
     if ties:  # maxima shared by several nodes

@@ -137,7 +137,7 @@ def test_under_the_calibrated_prior_a_rows_probability_is_its_cells():
     p = est.predict_proba(scores)[:, 1]
     group = est.apply(scores)
     conf = scores.max(axis=1)
-    from skassess.metrics._calibrated import score_bin, score_logit
+    from skassess.metrics._calibrated_model import score_bin, score_logit
 
     cell = group * 100 + score_bin(score_logit(conf))
     for c in np.unique(cell):

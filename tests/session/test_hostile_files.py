@@ -254,7 +254,8 @@ def _table():
         def mktemp(self, name):
             return pathlib.Path(tempfile.mkdtemp(prefix=name))
 
-    made_ = make_session(Factory().mktemp("hostile"))
+    with contextlib.redirect_stdout(io.StringIO()):
+        made_ = make_session(Factory().mktemp("hostile"))
     print("| case | command | exit | file unchanged | message |")
     print("|---|---|---|---|---|")
     for case in sorted(CASES):

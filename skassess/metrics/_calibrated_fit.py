@@ -1,0 +1,248 @@
+"""The calibrated model's inference: the grid of the map and the groups' quadrature.
+
+See :mod:`skassess.metrics._calibrated_model` for the model; this is the
+integration of its ``(a, b, tau)`` and of each group's deviation.
+"""
+
+import numpy as np
+from scipy.special import expit, log_expit, logsumexp
+
+from ._calibrated_model import (
+    BLOCK_FLOATS,
+    DEVIATION_DF,
+    DEVIATION_VAR,
+    EDGE_TOLERANCE,
+    GRID_HALF_WIDTH,
+    LOG_TOLERANCE,
+    N_GRID,
+    N_HERMITE,
+    N_TAU,
+    PRIOR_SCALE_TAU,
+    TAU_MAX,
+    log_deviation_density,
+    logsumexp_axis1,
+)
+
+
+class _MapGrid:
+    """The posterior of the map's ``(a, b, tau)`` on a grid, each group's deviation
+    integrated by quadrature (the inference of :class:`CalibratedRates`)."""
+
+    def _score_spread(self):
+        """Root mean square of the rows' ``l - m`` (at least 0.1: a pool at one score)."""
+        total = self.rows.sum()
+        if not total > 0:
+            return 1.0
+        return max(float(np.sqrt((self.rows * (self.ell - self.center) ** 2).sum() / total)), 0.1)
+
+    # ------------------------------------------------------------ likelihood
+    def _log_prior_slope(self, b):
+        """Log prior density of the slope under the component being fitted."""
+        sd = self._slope_sd
+        return -0.5 * ((b - self._slope_mean) / sd) ** 2 - np.log(np.sqrt(2 * np.pi) * sd)
+
+    @staticmethod
+    def _log_normal(x, var):
+        return -0.5 * x**2 / var - 0.5 * np.log(2 * np.pi * var)
+
+    def _level_var(self, tau):
+        """Prior variance of the pool's level plus the unlabeled groups' part of it."""
+        return self._level_sd**2 + DEVIATION_VAR * tau**2 * self._share2_free
+
+    def _joint_mode(self, tau, start):
+        """Joint mode of ``(a, b, u)`` at one ``tau`` and the Laplace terms around it.
+
+        Newton's method on the joint log posterior; its Hessian is an arrow
+        (each ``u_g`` couples only to ``a`` and ``b``), solved through the
+        Schur complement in O(groups). Returns a dict with the mode, the
+        covariance of ``(a, b)`` with ``u`` integrated out (Laplace), each
+        group's ``u`` at the mode, its slope in ``(a, b)`` and its standard
+        deviation, and the Laplace log evidence at this ``tau``.
+        """
+        G = self._lab_group.size
+        x, n, s, cg = self._cell_x, self._cell_n, self._cell_s, self._cell_group
+        nu = DEVIATION_DF
+        share, V = self._share_lab, self._level_var(tau)
+        theta, u = np.array(start[0], dtype=np.float64), np.array(start[1], dtype=np.float64)
+
+        def log_post(theta, u):
+            eta = self.center + theta[0] + theta[1] * x + u[cg]
+            ll = s * log_expit(eta) + (n - s) * log_expit(-eta)
+            return (
+                ll.sum()
+                + log_deviation_density(u, tau).sum()
+                + self._log_normal(theta[0] + share @ u - self._level_mean, V)
+                + self._log_prior_slope(theta[1])
+            )
+
+        def solve_uu(h_uu, rhs):
+            """``(diag(h_uu) + share share' / V)^-1 rhs`` (Sherman-Morrison)."""
+            d = rhs / (h_uu[:, None] if rhs.ndim == 2 else h_uu)
+            ds = share / h_uu
+            return d - np.multiply.outer(ds, share @ d) / (V + share @ ds)
+
+        def terms(theta, u):
+            eta = self.center + theta[0] + theta[1] * x + u[cg]
+            p = expit(eta)
+            r, w = s - n * p, n * p * (1.0 - p)
+            level = (theta[0] + share @ u - self._level_mean) / V
+            # The t prior's gradient, and its IRLS weight as a positive curvature
+            # (the t density is not log-concave; the grid integrates it exactly).
+            prec = (nu + 1.0) / (nu * tau**2 + u**2)
+            g_u = np.bincount(cg, r, G) - prec * u - share * level
+            slope = (theta[1] - self._slope_mean) / self._slope_sd**2
+            g_t = np.array([r.sum() - level, (x * r).sum() - slope])
+            h_uu = np.bincount(cg, w, G) + prec
+            # The level's prior ties a to every u (a rank-one term).
+            cross = np.column_stack([np.bincount(cg, w, G) + share / V, np.bincount(cg, w * x, G)])
+            wx = (w * x).sum()
+            h_tt = np.array(
+                [[w.sum() + 1.0 / V, wx], [wx, (w * x * x).sum() + 1.0 / self._slope_sd**2]]
+            )
+            schur = h_tt - cross.T @ solve_uu(h_uu, cross)
+            return g_u, g_t, h_uu, cross, schur
+
+        value = log_post(theta, u)
+        for _ in range(100):
+            g_u, g_t, h_uu, cross, schur = terms(theta, u)
+            d_t = np.linalg.solve(schur, g_t - cross.T @ solve_uu(h_uu, g_u))
+            d_u = solve_uu(h_uu, g_u - cross @ d_t)
+            step = 1.0
+            while True:
+                new = log_post(theta + step * d_t, u + step * d_u)
+                if new >= value - 1e-10 or step < 1e-6:
+                    break
+                step /= 2.0
+            theta, u, value = theta + step * d_t, u + step * d_u, new
+            size = max(np.abs(step * d_t).max(), np.abs(step * d_u).max() if G else 0.0)
+            if size < 1e-8:
+                break
+        _, _, h_uu, cross, schur = terms(theta, u)
+        log_det_uu = np.log(h_uu).sum() + np.log1p(share @ (share / h_uu) / V)
+        laplace = (
+            value
+            + 0.5 * (G + 2) * np.log(2 * np.pi)
+            - 0.5 * log_det_uu
+            - 0.5 * np.linalg.slogdet(schur)[1]
+        )
+        return {
+            "theta": theta,
+            "cov": np.linalg.inv(schur),
+            "u": u,
+            "slope": (cross - np.outer(share, [1.0 / V, 0.0])) / h_uu[:, None],
+            "sd": 1.0 / np.sqrt(h_uu),
+            "laplace": laplace,
+        }
+
+    def _group_loglik(self, a, b, tau, mode):
+        """Each labeled group's log likelihood at nodes ``(a, b)`` of one ``tau``.
+
+        The deviation ``u_g`` is integrated by adaptive Gauss-Hermite
+        quadrature, centred where the joint mode puts it given ``(a, b)``
+        and scaled by its Laplace standard deviation. Returns ``(loglik,
+        u_mean, u_var)`` of shape ``(n_nodes, n_labeled_groups)``.
+        """
+        n_nodes, m, G = a.size, self._cell_x.size, self._lab_group.size
+        if G == 0:
+            return tuple(np.zeros((n_nodes, 0)) for _ in range(3))
+        out = [np.empty((n_nodes, G)) for _ in range(3)]
+        onehot = np.zeros((m, G))
+        onehot[np.arange(m), self._cell_group] = 1.0
+        scale = np.sqrt(2.0) * mode["sd"]
+        log_norm = (self._gh_logw + self._gh_x**2)[None, :, None] + np.log(scale)[None, None, :]
+        step = max(1, BLOCK_FLOATS // (N_HERMITE * max(m, G)))
+        for start in range(0, n_nodes, step):
+            sl = slice(start, start + step)
+            da, db = a[sl] - mode["theta"][0], b[sl] - mode["theta"][1]
+            slope = mode["slope"]
+            centre = mode["u"] - da[:, None] * slope[:, 0] - db[:, None] * slope[:, 1]
+            u = centre[:, None, :] + scale[None, None, :] * self._gh_x[None, :, None]  # (n, K, G)
+            eta = (
+                self.center
+                + a[sl, None, None]
+                + b[sl, None, None] * self._cell_x
+                + u[:, :, self._cell_group]
+            )  # (n, K, m)
+            # s log sigmoid(eta) + (n - s) log sigmoid(-eta), with log sigmoid(-eta) =
+            # log sigmoid(eta) - eta: one transcendental evaluation, not two (the
+            # fit's largest cost)
+            ll = log_expit(eta)
+            ll *= self._cell_n
+            eta *= self._cell_n - self._cell_s
+            ll -= eta
+            log_f = ll @ onehot + log_deviation_density(u, tau) + log_norm
+            total = logsumexp_axis1(log_f)
+            post = np.exp(log_f - total[:, None, :])
+            mean = (post * u).sum(axis=1)
+            second = (post * u**2).sum(axis=1)
+            out[0][sl], out[1][sl], out[2][sl] = total, mean, np.maximum(second - mean**2, 0.0)
+        return tuple(out)
+
+    # ------------------------------------------------------------------ fit
+    def _fit(self):
+        """The grid of ``(a, b, tau)`` of every component of the map's prior, weighted."""
+        parts = []
+        for level_mean, level_sd, log_weight, slope_mean, slope_sd in self._components:
+            self._level_mean, self._level_sd = level_mean, level_sd
+            self._slope_mean, self._slope_sd = slope_mean, slope_sd
+            for a, b, tau, w, u_mean, u_var in self._fit_component():
+                n = a.size
+                parts.append(
+                    (
+                        a,
+                        b,
+                        tau,
+                        w + log_weight,
+                        u_mean,
+                        u_var,
+                        np.full(n, level_mean),
+                        np.full(n, level_sd),
+                    )
+                )
+        a, b, tau, log_w, u_mean, u_var, level_mean, level_sd = (
+            np.concatenate(v) for v in zip(*parts, strict=True)
+        )
+        self.log_evidence = float(logsumexp(log_w))
+        keep = log_w > log_w.max() - LOG_TOLERANCE
+        self.a, self.b, self.tau = a[keep], b[keep], tau[keep]
+        self.weights = np.exp(log_w[keep] - logsumexp(log_w[keep]))
+        self._u_mean, self._u_var = u_mean[keep], u_var[keep]
+        self._node_level_mean, self._node_level_sd = level_mean[keep], level_sd[keep]
+
+    def _fit_component(self):
+        """Grid nodes of one prior of the map: ``(a, b, tau, log weight, u mean, u var)``."""
+        edges = np.linspace(0.0, TAU_MAX, N_TAU + 1)
+        taus = (edges[:-1] + edges[1:]) / 2.0
+        # Half-normal prior mass of each cell (renormalised over the grid).
+        log_tau_prior = -0.5 * (taus / PRIOR_SCALE_TAU) ** 2
+        log_tau_prior -= logsumexp(log_tau_prior)
+        modes, start = [], ((self._level_mean, self._slope_mean), np.zeros(self._lab_group.size))
+        for tau in taus:
+            mode = self._joint_mode(tau, start)
+            start = (mode["theta"], mode["u"])
+            modes.append(mode)
+        laplace = np.array([m["laplace"] for m in modes]) + log_tau_prior
+        z = np.linspace(-1.0, 1.0, N_GRID)
+        za, zb = (v.ravel() for v in np.meshgrid(z, z, indexing="ij"))
+        edge = (np.abs(za) == 1.0) | (np.abs(zb) == 1.0)
+        parts = []
+        for tau, lp, mode, lap in zip(taus, log_tau_prior, modes, laplace, strict=True):
+            if lap < laplace.max() - LOG_TOLERANCE:
+                continue
+            chol = np.linalg.cholesky(mode["cov"] + 1e-12 * np.eye(2))
+            half = GRID_HALF_WIDTH
+            for _ in range(6):
+                a, b = mode["theta"][:, None] + chol @ (half * np.vstack([za, zb]))
+                loglik, u_mean, u_var = self._group_loglik(a, b, tau, mode)
+                cell = np.log(abs(np.linalg.det(chol)) * (2 * half / (N_GRID - 1)) ** 2)
+                # The pool level's prior, over the groups' posteriors at the node.
+                level = self._log_normal(
+                    a + u_mean @ self._share_lab - self._level_mean,
+                    self._level_var(tau) + u_var @ self._share_lab**2,
+                )
+                w = loglik.sum(axis=1) + level + self._log_prior_slope(b) + lp + cell
+                if w[edge].max() < w.max() - EDGE_TOLERANCE:
+                    break
+                half *= 1.6
+            parts.append((a, b, np.full(a.size, tau), w, u_mean, u_var))
+        return parts
