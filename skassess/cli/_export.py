@@ -4,7 +4,8 @@ from pathlib import Path
 
 from ..session import LabelingSession
 from ._common import dump_json
-from ._label import named_groups, open_pool, session_group_names
+from ._label import open_pool
+from ._names import named_groups, session_group_names
 from ._stored import check_classes, checked_scores_paths, read_session
 
 

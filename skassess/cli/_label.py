@@ -5,7 +5,6 @@ import secrets
 import sys
 
 import numpy as np
-import pandas as pd
 
 from ..exceptions import LabelError, SessionError
 from ..metrics import BayesianAccuracy, BayesianModelComparison, anytime_accuracy_interval
@@ -21,6 +20,7 @@ from ..session import LabelingSession, LabelParser
 from ..utils import check_scores, warn
 from ._common import FILE_OPTIONS, add_file_arguments, file_options, open_scores, print_table
 from ._models import ModelsFile
+from ._names import named_groups, session_group_names
 from ._oracle import CommandOracle, OracleQuit, read_oracle
 from ._stored import check_classes, read_session
 
@@ -495,45 +495,6 @@ def _anytime_text(session, table, level=0.95):
         f"[{lo:.4f}, {hi:.4f}] (from this session's {rows.size} labels in the order they "
         "were drawn; it holds however the session was stopped)."
     )
-
-
-def session_group_names(settings, group, sf):
-    """The names of a session's groups: its classes, unless the groups are a group
-    column's values, ActiveTester's metrics or --confidence-bins bins."""
-    if group is not None or settings.get("metrics") or settings.get("confidence_bins"):
-        return None
-    return sf.classes
-
-
-def named_groups(summary, assessor, sf):
-    """A summary indexed by class names (or the group column's name)."""
-    summary = summary.copy()
-    if not isinstance(assessor, ActiveAssessor):  # indexed by metric, or by model name
-        return summary
-    if getattr(assessor.estimator_, "grouping", None) == "score_bins":  # --confidence-bins
-        edges = assessor.estimator_.grouping_.edges
-        # as few decimals as tell the edges apart (saturated scores need many)
-        d = next((d for d in range(3, 10) if len(set(np.round(edges, d))) == len(edges)), 10)
-        last = len(edges) - 2
-        summary.index = pd.Index(
-            [
-                f"[{edges[b]:.{d}f}, {edges[b + 1]:.{d}f}{']' if b == last else ')'}"
-                for b in summary.index
-            ],
-            name="top-1 confidence",
-        )
-        return summary
-    if assessor.estimator_.grouping_.uses_group_by:
-        summary.index.name = sf.group_columns[0] if sf.group_columns else "group"
-        return summary
-    names = np.asarray(sf.classes, dtype=object)
-    if isinstance(summary.index, pd.MultiIndex):
-        summary.index = summary.index.set_levels(
-            [names[summary.index.levels[0]]] + list(summary.index.levels[1:])
-        )
-    else:
-        summary.index = pd.Index(names[summary.index.to_numpy()], name="predicted class")
-    return summary
 
 
 def run(args):

@@ -6,7 +6,7 @@ from pathlib import Path
 from ..exceptions import SessionError
 from ..session import LabelingSession, assess_file, write_report
 from ._common import PRIOR_CHOICES, add_file_arguments, file_options, open_scores
-from ._label import session_group_names
+from ._names import session_group_names
 from ._stored import check_classes, checked_scores_paths, read_session
 
 

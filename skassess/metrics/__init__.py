@@ -7,12 +7,7 @@ from ._classifier_comparison import compare_models
 from ._confusion import BayesianConfusionMatrix
 from ._conjugate import BetaPosterior, DirichletPosterior, robust_mixture_posterior
 from ._cost import BayesianMisclassificationCost
-from ._display import (
-    DifferenceDisplay,
-    ModelComparisonDisplay,
-    PosteriorDisplay,
-    ReliabilityDisplay,
-)
+from ._difference_display import DifferenceDisplay
 from ._group_comparison import GroupComparison, compare_groups, rank_groups, top_m_groups
 from ._model_comparison import (
     BayesianModelComparison,
@@ -21,7 +16,9 @@ from ._model_comparison import (
 )
 from ._nested_dirichlet import NestedDirichletPosterior
 from ._planning import LabelPlan, plan_labels
+from ._posterior_display import ModelComparisonDisplay, PosteriorDisplay
 from ._rate_table import RATES, expected_rate_terms, rate_terms
+from ._reliability_display import ReliabilityDisplay
 from ._rope import rope_probabilities
 
 __all__ = [

@@ -10,7 +10,6 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ..metrics import BetaPosterior, rope_probabilities
 from ..utils import (
     LEVEL,
     as_scalar,
@@ -24,6 +23,7 @@ from ..utils import (
 )
 from ..utils._deprecation import warn_deprecated
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, validate_estimator_params
+from ._active_answers import _AssessorAnswers
 from ._anytime import AnytimeAnswersMixin, has_anytime_answers
 from ._base import QueryContext, QueryStrategy, pick_arms
 from ._calibrated_prior import CalibratedPrior
@@ -42,7 +42,7 @@ from ._setup import (
 HISTORY_COLUMNS = ["step", "index", "label", "group", "time"]
 
 
-class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
+class ActiveAssessor(_AssessorAnswers, AnytimeAnswersMixin, ActiveSampler):
     """Choose which pool item to label next so that an assessment converges fast.
 
     Read more in the :ref:`User Guide <ug_active_assessment>`.
@@ -100,7 +100,8 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
         kept, so a pickled assessor resumes the same sequence. It also seeds
         the estimator's posterior draws when the estimator's own
         ``random_state`` is None (the default estimators' is), so intervals
-        drawn by Monte Carlo repeat too.
+        drawn by Monte Carlo repeat too (None: a seed drawn at :meth:`fit`,
+        which :meth:`undo` reuses).
 
     Attributes
     ----------
@@ -266,8 +267,9 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
         random_state = check_random_state(seed)
         seed, estimator_seed = random_state.randint(np.iinfo(np.int32).max, size=2)
         base = default_estimator(self.task) if self.estimator is None else clone(self.estimator)
-        if self.random_state is not None and base.get_params().get("random_state", 0) is None:
-            # The assessor's seed also fixes the estimator's posterior draws.
+        if base.get_params().get("random_state", 0) is None:
+            # The fit's seed also fixes the estimator's posterior draws (an unseeded
+            # assessor draws it at fit; undo fits again with the same).
             base.set_params(random_state=int(estimator_seed))
         grouping = base.get_params().get("grouping")
         if group_by is not None and grouping is not None and grouping != "external":
@@ -645,132 +647,8 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
         # A skipped row leaves its group's remaining count (a later tell labels it).
         np.subtract.at(self._remaining, self._arm[rows], 1)
 
-    # ----------------------------------------------------------------- answer
-    @validate_args({"level": [LEVEL]})
-    def answer(self, level=0.95, *, group_names=None):
-        """The task's current answer: what a progress line shows and a stop rule reads.
-
-        Parameters
-        ----------
-        level : float, default=0.95
-            Level of the intervals whose widest width is ``max_width``.
-        group_names : sequence, default=None
-            Names of the groups in the text, by group position (e.g. class
-            names); None: the group labels.
-
-        Returns
-        -------
-        answer : dict
-            ``text`` (one line), ``probability`` (of the top candidate, the
-            most probable comparison region; None for ``"estimate"``),
-            ``certified`` (:meth:`certified_level` of that answer, for the
-            tasks and strategies that have it; else None) and ``max_width``
-            (the widest per-group ``level`` interval).
-        """
-        check_is_fitted(self)
-        est = self.estimator_
-        groups = list(self.groups_)
-
-        def name(group):
-            if group_names is None:
-                return str(as_scalar(group))
-            return str(group_names[groups.index(group)])
-
-        if hasattr(est, "groupwise_interval"):  # without the summary's prior means
-            lower, upper = est.groupwise_interval(level)
-        else:
-            summary = est.summary(level)
-            lower, upper = summary["lower"].to_numpy(), summary["upper"].to_numpy()
-        widths = np.asarray(upper) - np.asarray(lower)
-        out = {
-            "max_width": float(np.nanmax(widths)) if len(widths) else float("nan"),
-            "probability": None,
-            "certified": None,
-        }
-        certifiable = self.certifies()
-        if self.task == "compare":
-            p = self.comparison_probabilities()
-            a, b = (name(g) for g in self._setup.arm_labels[list(self._setup.task.pair)])
-            names = (f"{a} < {b}", "practically equal", f"{a} > {b}")
-            k = int(np.argmax(p))
-            out["probability"] = p[k]
-            if certifiable:
-                out["certified"] = self.certified_level(("lower", "equal", "higher")[k])
-            out["text"] = f"{names[k]} (P = {p[k]:.3f}{_certified_text(out)}; rope ±{self.rope:g})"
-        elif self.task == "estimate":
-            lo, hi = est.overall_interval(level)
-            metric = getattr(est, "metric", "accuracy")
-            what = "overall" if metric == "accuracy" else f"overall {metric.upper()}"
-            out["text"] = (
-                f"{what} {est.overall_mean():.4f} [{lo:.4f}, {hi:.4f}]; widest "
-                f"group interval {out['max_width']:.3f}"
-            )
-        else:
-            p = self.identification_probabilities()
-            out["probability"] = float(p.max())
-            if certifiable:
-                out["certified"] = self.certified_level(p.idxmax())
-            words = self.task.replace("_", " ")
-            out["text"] = f"{words}: {name(p.idxmax())} (P = {p.max():.3f}{_certified_text(out)})"
-        return out
-
     def _label_name(self, code):
         return code if self._classes is None else self._classes[code]
-
-    # ------------------------------------------------------------------- loop
-    def comparison_probabilities(self):
-        """``(p_left, p_rope, p_right)`` of the compared groups' difference (compare task).
-
-        ``Delta`` is the rate of the first compared group minus the second's;
-        the probabilities are those of :func:`~skassess.metrics.rope_probabilities`
-        (exact Beta quadrature).
-        """
-        check_is_fitted(self)
-        if self.task != "compare":
-            raise ValueError("comparison_probabilities needs task='compare'.")
-        a, b = self._setup.task.pair
-        post = self.estimator_.posterior_
-        probs = rope_probabilities(
-            (
-                BetaPosterior(post.alpha[a], post.beta[a]),
-                BetaPosterior(post.alpha[b], post.beta[b]),
-            ),
-            self.rope,
-        )
-        return tuple(float(p) for p in probs[0])
-
-    @validate_args(
-        {
-            "n_draws": [Interval(Integral, 1, None, closed="left")],
-            "random_state": ["random_state"],
-        },
-    )
-    def identification_probabilities(self, n_draws=4000, random_state=0):
-        """P(group is the answer) of an identification task, by posterior draws.
-
-        For ``task="least_accurate"`` the probability that each group has the
-        lowest rate; ``"most_accurate"`` the highest; ``"least_calibrated"``
-        the largest class ECE; ``"most_costly"`` the highest expected cost.
-        The draws use their own generator (``random_state``), never the one
-        that chooses the next item.
-
-        Returns
-        -------
-        probabilities : pandas.Series
-            Indexed by :attr:`groups_`; sums to 1.
-        """
-        check_is_fitted(self)
-        task = self._setup.task
-        if not task.identifies:
-            raise ValueError(
-                f"identification_probabilities needs an identification task; task={self.task!r}."
-            )
-        rng = check_random_state(random_state)
-        rng = np.random.default_rng(rng.randint(np.iinfo(np.int32).max))
-        state = initial_state(self.estimator_, self._setup, n_draws)
-        reward = np.where(task.allowed, task.reward(state, state.draw(rng)), -np.inf)
-        best = np.bincount(reward.argmax(axis=1), minlength=self._setup.n_arms)
-        return pd.Series(best / n_draws, index=self.groups_, name="probability")
 
     def _array_oracle(self, labels):
         return _ArrayOracle(labels, len(self.labels_), self._classes, self._scores.shape[1])
@@ -794,14 +672,6 @@ class ActiveAssessor(AnytimeAnswersMixin, ActiveSampler):
         tags.input_tags.positive_only = True
         tags.non_deterministic = False
         return tags
-
-
-def _certified_text(answer):
-    c = answer["certified"]
-    if c is None:
-        return ""
-    # level 0: the anytime-valid intervals confirm nothing yet
-    return "; not yet certified" if c <= 0 else f"; anytime-valid at {c:.2f}"
 
 
 def _take(values, rows):
