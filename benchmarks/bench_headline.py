@@ -284,28 +284,52 @@ def rst(frame, command):
     return "\n".join(lines) + "\n"
 
 
-def markdown(frame):
-    """The benchmarks page's table: the calibrated prior, the peers and the other priors."""
+def headline_rows(frame):
+    """The page's table as (columns, rows, formats): the calibrated prior, the peers
+    and the other priors run."""
     cov = frame.pivot_table(index=["pool", "n"], columns="method", values="coverage", sort=False)
     cal = frame[frame["method"] == "calibrated"].set_index(["pool", "n"])
-    # the other priors' columns where their runs are in the file
     others = [p for p in PRIORS[1:] if p in set(frame["method"])]
-    head = "".join(f" {p} |" for p in others)
-    lines = [
-        f"| pool | n | runs | coverage: calibrated | PPI++ | Wilson |{head} width / PPI++ "
-        "| width / Wilson | RMSE / label mean | groups: mean, lowest | least accurate group |",
-        "|---|---:|---:|---:|---:|---:|" + "---:|" * len(others) + "---:|---:|---:|---|---:|",
+    columns = [
+        "pool",
+        "n",
+        "runs",
+        "coverage: calibrated",
+        "PPI++",
+        "Wilson",
+        *others,
+        "width / PPI++",
+        "width / Wilson",
+        "RMSE / label mean",
+        "groups: mean",
+        "groups: lowest",
+        "least accurate group",
     ]
+    formats = {"coverage: calibrated": ".3f", "PPI++": ".3f", "Wilson": ".3f"}
+    formats.update({c: ".2f" for c in columns[6:]})
+    rows = []
     for (pool, n), r in cal.iterrows():
         c = cov.loc[(pool, n)].reindex(PEERS + PRIORS)
         role = " (tuning)" if pool in TUNING else ""
-        rest = "".join(f" {c[p]:.2f} |" for p in others)
-        lines.append(
-            f"| {pool}{role} | {n} | {r['runs']} | {r['coverage']:.3f} | {c['ppi++']:.3f} | "
-            f"{c['wilson']:.3f} |{rest} "
-            f"{r['/ppi++']:.2f} | {r['/wilson']:.2f} | {r['/label_mean']:.2f} | "
-            f"{r['group_cov']:.2f}, {r['group_cov_min']:.2f} | {r['worst_group_cov']:.2f} |"
+        rows.append(
+            [f"{pool}{role}", int(n), int(r["runs"]), r["coverage"], c["ppi++"], c["wilson"]]
+            + [c[p] for p in others]
+            + [r["/ppi++"], r["/wilson"], r["/label_mean"]]
+            + [r["group_cov"], r["group_cov_min"], r["worst_group_cov"]]
         )
+    return columns, rows, formats
+
+
+def markdown(frame):
+    """The benchmarks page's table (as ``--save`` stores it)."""
+    columns, rows, formats = headline_rows(frame)
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for row in rows:
+        cells = (
+            format(v, formats[c]) if c in formats else str(v)
+            for c, v in zip(columns, row, strict=True)
+        )
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -346,6 +370,17 @@ def main():
     ap.add_argument("--table", default=None, help="print the table of a JSON lines file")
     ap.add_argument("--rst", default=None, help="with --table: also write the user guide's table")
     ap.add_argument("--markdown", action="store_true", help="with --table: the page's table")
+    ap.add_argument(
+        "--save",
+        metavar="NAME",
+        default=None,
+        help="with --table: write the page's table to benchmarks/results/NAME.json",
+    )
+    ap.add_argument(
+        "--command",
+        default=None,
+        help="with --save: the command that made the runs (stored beside the table)",
+    )
     args = ap.parse_args()
     pd.set_option("display.width", 200)
     pd.set_option("display.max_rows", 500)
@@ -355,12 +390,28 @@ def main():
         print(frame.round(3).to_string(index=False))
         if args.markdown:
             print(markdown(frame))
+        if args.save:
+            from _results import save
+
+            columns, rows, formats = headline_rows(frame)
+            commits = sorted({r.get("commit", "unknown") for r in records})
+            save(
+                args.save,
+                columns,
+                rows,
+                formats=formats,
+                command=args.command,
+                commit=", ".join(commits),
+            )
         if args.rst:
             runs = frame["runs"].max()
             command = f"python benchmarks/bench_headline.py --runs {runs}"
             pathlib.Path(args.rst).write_text(rst(frame, command))
         return
     sink = open(args.out, "a") if args.out else None
+    from _results import current_commit
+
+    measured = current_commit()
     for name, (scores, target, groups) in pools(args.pools, args.seed).items():
         truth = float(np.mean(scores.argmax(axis=1) == target))
         gt = group_truth(scores, target, groups)
@@ -383,6 +434,7 @@ def main():
                     "truth": truth,
                     "group_truth": gt.tolist(),
                     "seed": args.seed,
+                    "commit": measured,
                     **one_run(scores, target, groups, rows, r, args.priors),
                 }
                 records.append(rec)
