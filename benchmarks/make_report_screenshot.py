@@ -35,6 +35,8 @@ def shoot(browser, page, out, width, height):
         check=True,
         capture_output=True,
     )
+    if not out.exists():
+        raise SystemExit(f"Chromium wrote no screenshot to {out}")
     print(f"wrote {out}")
 
 
@@ -70,6 +72,7 @@ def main():
         )
         page = tmp / "report.html"
         shoot(browser, page, OUT, 1100, 4600)
+        Path(args.directory).mkdir(parents=True, exist_ok=True)
         for width in args.widths:
             out = Path(args.directory) / f"report-{width}.png"
             shoot(browser, page, out, width, 5200 if width < 600 else 4000)

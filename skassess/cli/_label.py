@@ -467,7 +467,7 @@ def interactive(session, table, classes, budget, stop_p, stop_w, read=input):
             print(f"{code} Type ? for help.")
 
 
-def _anytime_text(session, table, level=0.95):
+def _anytime_text(session, table, seed, level=0.95):
     """The anytime-valid interval of the accuracy of all items, as one line.
 
     The session drew its items uniformly from the rows unlabeled in the file,
@@ -483,7 +483,7 @@ def _anytime_text(session, table, level=0.95):
     position[unlabeled] = np.arange(unlabeled.size)
     scores = check_scores(table.scores)  # one P(class 1) column as two columns
     lower, upper = anytime_accuracy_interval(
-        scores[unlabeled], position[rows], labels.astype(np.int64), level=level
+        scores[unlabeled], position[rows], labels.astype(np.int64), level=level, random_state=seed
     )
     pred = scores.argmax(axis=1)
     right_known = int((pred[known] == table.labels[known]).sum())
@@ -613,7 +613,7 @@ def run(args):
             ],
         )
         if args.anytime:
-            print(_anytime_text(session, table))
+            print(_anytime_text(session, table, fixed["seed"]))
         print(f"Saved in {path}; the same command resumes the session.")
         if args.report:
             from ._report import session_report

@@ -6,11 +6,11 @@ from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import Hidden, Interval, StrOptions
 from ._base import DEFAULT_PRIOR_STRENGTH
 from ._grouping import GROUPINGS, STRATEGIES
-from ._rates import METRICS, _BetaAssessor
+from ._rates import METRICS, _RateAssessor
 
 
 @fill_doc
-class BayesianAccuracy(_BetaAssessor):
+class BayesianAccuracy(_RateAssessor):
     """Bayesian estimate of a black-box classifier's accuracy per group.
 
     Read more in the :ref:`User Guide <ug_calibrated_prior>`.
@@ -209,7 +209,7 @@ class BayesianAccuracy(_BetaAssessor):
     _checks_prior_conflict = True
 
     _parameter_constraints = {
-        **_BetaAssessor._parameter_constraints,
+        **_RateAssessor._parameter_constraints,
         "prior": [
             StrOptions({"auto", "calibrated", "uniform", "informative", "hierarchical"}),
             "array-like",

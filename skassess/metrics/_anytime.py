@@ -23,6 +23,7 @@ implements it (``confseq``) ships only as C++ source, so it is written here.
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.utils import check_random_state
 
 from ..utils import LEVEL, check_labels, validate_params, validate_scores
 from ..utils._sklearn_compat import Interval
@@ -43,11 +44,21 @@ MAX_BET = 0.5
         "y_pred": ["array-like", None],
         "classes": ["array-like", None],
         "missing_label": [Integral, Real, str, None],
+        "random_state": ["random_state"],
     },
     prefer_skip_nested_validation=True,
 )
 def anytime_accuracy_interval(
-    X, rows, labels, *, level=0.95, refit_every=20, y_pred=None, classes=None, missing_label=-1
+    X,
+    rows,
+    labels,
+    *,
+    level=0.95,
+    refit_every=20,
+    y_pred=None,
+    classes=None,
+    missing_label=-1,
+    random_state=None,
 ):
     """Anytime-valid confidence sequence of the pool's accuracy, from labels in order.
 
@@ -71,6 +82,9 @@ def anytime_accuracy_interval(
         Label of each score column, when ``labels`` holds names.
     missing_label : int, float, str or None, default=-1
         Not allowed among ``labels`` (every given row is labeled).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the calibration map's posterior draws (its mean at each
+        score); the sequence is valid whatever it is.
 
     Returns
     -------
@@ -91,9 +105,7 @@ def anytime_accuracy_interval(
     >>> bool(lower[-1] < np.mean(y_true == 1) < upper[-1])
     True
     """
-    est = BayesianAccuracy(
-        prior="calibrated", classes=classes, missing_label=missing_label, random_state=0
-    )
+    est = BayesianAccuracy(prior="calibrated", classes=classes, missing_label=missing_label)
     est.fit(X, y_pred=y_pred)
     _, pred, conf = validate_scores(est, X, y_pred=y_pred, reset=False)
     N = conf.size
@@ -116,13 +128,16 @@ def anytime_accuracy_interval(
         name="labels",
     )
     right = (pred[rows] == codes).astype(np.float64)
+    # one seed per refit, drawn before any (the map's draws never see the labels' order)
+    seeds = check_random_state(random_state).randint(2**31 - 1, size=rows.size)
     x = np.empty(rows.size)
     f = conf.copy()  # before any label: the scores as they are
     for start in range(0, rows.size, refit_every):
         if start:
             y = np.full(N, -1)
             y[rows[:start]] = codes[:start]
-            fitted = BayesianAccuracy(prior="calibrated", random_state=0).fit(X, y, y_pred=pred)
+            fitted = BayesianAccuracy(prior="calibrated", random_state=seeds[start])
+            fitted.fit(X, y, y_pred=pred)
             f = fitted.predict_proba(X, y_pred=pred)[:, 1]
         block = slice(start, start + refit_every)
         x[block] = f.mean() + right[block] - f[rows[block]]

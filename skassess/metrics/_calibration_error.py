@@ -57,7 +57,7 @@ from ..utils._sklearn_compat import Hidden, Interval, StrOptions
 from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
 from ._conjugate import BetaPosterior
 from ._grouping import STRATEGIES
-from ._rates import _BetaAssessor
+from ._rates import _RateAssessor
 
 #: Grids of the hierarchical model's map (slope, intercept) and bin concentration.
 _SLOPES = np.exp(np.linspace(np.log(0.25), np.log(4.0), 17))
@@ -132,7 +132,7 @@ def _expected_gap(conf, S, n, p_calibrated):
 
 
 @fill_doc
-class BayesianCalibrationError(_BetaAssessor):
+class BayesianCalibrationError(_RateAssessor):
     """Bayesian estimate of the expected calibration error of a black-box classifier.
 
     Read more in the :ref:`User Guide <ug_calibration_error>`.
@@ -252,7 +252,7 @@ class BayesianCalibrationError(_BetaAssessor):
     """
 
     _parameter_constraints = {
-        **_BetaAssessor._parameter_constraints,
+        **_RateAssessor._parameter_constraints,
         "n_bins": [Interval(Integral, 1, None, closed="left")],
         "binning": [StrOptions(set(STRATEGIES))],
         "strategy": [StrOptions(set(STRATEGIES)), Hidden(StrOptions({"deprecated"}))],

@@ -44,8 +44,9 @@ METRICS = (
 )
 
 
-class _BetaAssessor(DesignCounts, LazyCalibratedFit, _BaseAssessor):
-    """A Beta posterior per group of the rate named by ``metric``."""
+class _RateAssessor(DesignCounts, LazyCalibratedFit, _BaseAssessor):
+    """A posterior per group of the rate named by ``metric``: the calibrated model
+    (``prior="calibrated"``), or a Beta per group (the other priors)."""
 
     #: Arrays of the calibrated model: per group and bin of the score's log-odds
     #: (the design-weighted sums are the likelihood's under an unequal design).

@@ -278,7 +278,14 @@ def test_sigkill_loses_no_label_and_keeps_the_query_sequence(tmp_path, data):
         else:
             assert os.WEXITSTATUS(status) == 0
             finished = kills >= 50
-        events, _, _ = LabelingSession.read_events(path)
+        try:
+            events, _, _ = LabelingSession.read_events(path)
+        except SessionError as exc:
+            # killed before or while it created the file: nothing was committed, and the
+            # next run starts the session anew (the loop goes on and checks it does)
+            assert os.WIFSIGNALED(status) and committed == 0, exc
+            assert "no such session file" in str(exc) or "holds no session" in str(exc), exc
+            events = pd.DataFrame(columns=["kind", "row", "label", "step"])
         labels = events[events["kind"] == "label"]
         assert len(labels) >= committed  # nothing committed is ever lost
         assert not events["row"].duplicated().any()  # nor duplicated
