@@ -13,7 +13,6 @@
   weighted mean log of ``predict_proba`` at the observed outcomes.
 """
 
-import inspect
 from numbers import Real
 
 import numpy as np
@@ -40,8 +39,6 @@ from ..utils import (
 )
 from ..utils._deprecation import warn_deprecated
 from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
-from ._calibrated import fit_calibrated_rates
-from ._calibrated_model import score_center
 from ._grouping import make_grouping
 
 DEFAULT_N_DRAWS = 4000
@@ -559,86 +556,3 @@ class _BaseAssessor(BaseEstimator):
         tags.target_tags.required = False
         tags.input_tags.positive_only = True
         return tags
-
-
-def prior_pull(weights, post_mean, post_var, n_labeled, observed_sum):
-    """``(pull, sd)``: how far the priors move a weighted mean of group metrics.
-
-    Each labeled group's observed value ``observed_sum / n_labeled``, each
-    unlabeled group the labeled rows' pooled value, against the posterior
-    means; weighted by ``weights``, beside the overall posterior standard
-    deviation of independent groups. None without labels.
-    """
-    n = np.asarray(n_labeled, dtype=np.float64)
-    if not n.sum() > 0:
-        return None
-    with np.errstate(invalid="ignore", divide="ignore"):
-        value = np.where(n > 0, observed_sum / n, observed_sum.sum() / n.sum())
-    p = weights / weights.sum()
-    return float(p @ (post_mean - value)), float(np.sqrt(p**2 @ post_var))
-
-
-class LazyCalibratedFit:
-    """Mixin of estimators whose calibrated model is fitted when first read.
-
-    A file read in many batches, or labels told in a burst, fit it once: each
-    update calls :meth:`_mark_calibrated_stale`, and reading an attribute of
-    ``_LAZY`` then calls the estimator's ``_fit_calibrated`` (which sets
-    them and clears ``_calibrated_stale``).
-    """
-
-    _LAZY = ("posterior_", "prior_", "_hierarchy", "dispersion_")
-
-    def _model_random_state(self):
-        """The calibrated model's source of draws, from ``random_state``.
-
-        An int as it is (the same draws at every fit), a RandomState or
-        Generator by a seed drawn from it, None: fresh entropy.
-        """
-        rs = self.random_state
-        if rs is None or isinstance(rs, (int, np.integer)):
-            return rs
-        if isinstance(rs, np.random.Generator):
-            return int(rs.integers(2**63))
-        return int(check_random_state(rs).randint(2**31 - 1))
-
-    def _calibrated_model(self):
-        """The calibrated model of each group's accuracy from the fitted counts.
-
-        What the estimator fits, and what a planner or a session rebuilds.
-        """
-        return fit_calibrated_rates(
-            self.score_rows_,
-            self.score_logit_,
-            self.score_labeled_,
-            self.score_success_,
-            fit=self._design_fit(),
-            random_state=self._model_random_state(),
-        )
-
-    def _fit_deferred(self, name):
-        """Set a lazy attribute that the fit leaves to its first read (hook)."""
-
-    def _score_center(self):
-        """The log-odds of the pool's mean score (the calibrated model's centre)."""
-        return score_center(self.score_rows_, self.score_logit_)
-
-    def _mark_calibrated_stale(self):
-        for name in self._LAZY:
-            self.__dict__.pop(name, None)
-        self._calibrated_stale = True
-
-    def __getattr__(self, name):
-        # Only reached when normal lookup fails: the calibrated posterior not fitted yet.
-        if name in type(self)._LAZY and "_calibrated_stale" in self.__dict__:
-            if self.__dict__["_calibrated_stale"]:
-                self._fit_calibrated()
-            if name not in self.__dict__:
-                self._fit_deferred(name)
-            if name in self.__dict__:
-                return self.__dict__[name]
-        if isinstance(inspect.getattr_static(type(self), name, None), property):
-            # A fitted attribute computed by a property: its NotFittedError (an
-            # AttributeError) sent Python here; say so, not "no attribute".
-            check_is_fitted(self)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")

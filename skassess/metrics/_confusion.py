@@ -13,16 +13,16 @@ from ._base import (
     DEFAULT_N_DRAWS,
     DEFAULT_PRIOR_STRENGTH,
     DRAW_CHUNK,
-    LazyCalibratedFit,
     _BaseAssessor,
-    prior_pull,
 )
 from ._calibrated_model import N_BINS, score_bin, score_logit
 from ._conjugate import MIN_PSEUDO_COUNT, dirichlet_draws
 from ._design import DESIGN_ARRAYS, DesignCounts, DesignErrorSplit
 from ._error_split import ErrorSplit
 from ._hierarchical import HierarchicalBeta
+from ._lazy_fit import LazyCalibratedFit
 from ._nested_dirichlet import NestedDirichletPosterior
+from ._prior_checks import prior_pull
 
 
 @fill_doc

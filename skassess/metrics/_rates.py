@@ -8,16 +8,17 @@ every row's expected condition and outcome (the informative prior).
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import LEVEL, N_DRAWS, check_draw_memory, validate_args, validated, warn
-from ._base import DEFAULT_N_DRAWS, LazyCalibratedFit, _BaseAssessor, prior_pull
+from ..utils import LEVEL, N_DRAWS, check_draw_memory, validate_args, validated
+from ._base import DEFAULT_N_DRAWS, _BaseAssessor
 from ._calibrated_binary import CalibratedBinaryRates
 from ._calibrated_model import N_BINS, score_bin, score_logit
-from ._conjugate import MIN_PSEUDO_COUNT, BetaPosterior
+from ._conjugate import BetaPosterior
 from ._design import DESIGN_ARRAYS, DesignCounts
 from ._hierarchical import HierarchicalBeta
+from ._lazy_fit import LazyCalibratedFit
+from ._prior_checks import _PriorChecks, beta_prior
 from ._rate_table import (
     CONDITION_ON_LABEL,
     CONDITION_ON_PREDICTION,
@@ -27,7 +28,6 @@ from ._rate_table import (
 )
 
 #: Level of the prior-data conflict check of the informative prior (two-sided).
-PRIOR_CONFLICT_LEVEL = 0.01
 
 #: Rates a BayesianAccuracy accepts (selection_rate is refused with a reason).
 METRICS = (
@@ -44,7 +44,7 @@ METRICS = (
 )
 
 
-class _RateAssessor(DesignCounts, LazyCalibratedFit, _BaseAssessor):
+class _RateAssessor(_PriorChecks, DesignCounts, LazyCalibratedFit, _BaseAssessor):
     """A posterior per group of the rate named by ``metric``: the calibrated model
     (``prior="calibrated"``), or a Beta per group (the other priors)."""
 
@@ -189,9 +189,7 @@ class _RateAssessor(DesignCounts, LazyCalibratedFit, _BaseAssessor):
             half = np.full(G, self.prior_strength / 2.0)
             return half, half.copy()
         if isinstance(self.prior, str):  # informative
-            return _beta_prior(
-                self.prior_strength, self.expected_success_, self.expected_condition_
-            )
+            return beta_prior(self.prior_strength, self.expected_success_, self.expected_condition_)
         prior = np.asarray(self.prior, dtype=np.float64)
         if prior.shape not in {(2,), (G, 2)}:
             raise ValueError(
@@ -229,7 +227,7 @@ class _RateAssessor(DesignCounts, LazyCalibratedFit, _BaseAssessor):
             # P(condition | group), e.g. P(y = 1 | g) for TPR: it weighs the groups in
             # the overall rate. Its prior follows `prior` with the same strength.
             if isinstance(self.prior, str) and self.prior == "informative":
-                a0, b0 = _beta_prior(self.prior_strength, self.expected_condition_, self.n_rows_)
+                a0, b0 = beta_prior(self.prior_strength, self.expected_condition_, self.n_rows_)
             else:
                 a0 = b0 = np.full(len(self.n_rows_), self.prior_strength / 2.0)
             self.condition_posterior_ = BetaPosterior(a0, b0).update(
@@ -315,70 +313,6 @@ class _RateAssessor(DesignCounts, LazyCalibratedFit, _BaseAssessor):
             return None
         weights = self._overall_weights(1, None)
         return float(weights @ self.posterior_.mean() / weights.sum())
-
-    def _overall_prior_pull(self):
-        """How far the uniform prior moves the overall accuracy from the labels.
-
-        Each labeled group's label rate, each unlabeled group the labeled rows'
-        pooled rate: the posterior mean's distance from that, weighted as in
-        the overall accuracy, against the overall posterior standard deviation.
-        """
-        if (
-            self._metric() != "accuracy"
-            or not isinstance(self.prior, str)
-            or self.prior != "uniform"
-        ):
-            return None
-        return prior_pull(
-            self.group_weights_,
-            self.posterior_.mean(),
-            self.posterior_.var(),
-            self.n_labeled_,
-            self.n_success_,
-        )
-
-    def _warn_prior_conflict(self):
-        """Warn when the labels contradict the informative prior (a prior-predictive check).
-
-        Under ``Beta(alpha_g, beta_g)`` a labeled group's successes are
-        beta-binomial. Two checks at the 1 % level: the total over the groups
-        (the scores too confident or not confident enough overall), and the
-        sum of the groups' squared standardized residuals against a
-        chi-square (some groups off in either direction).
-        """
-        if (
-            not self._checks_prior_conflict
-            or self._prior_kind() != "informative"
-            or self._metric() != "accuracy"
-        ):
-            return
-        n, s = self.n_labeled_, self.n_success_
-        labeled = n > 0
-        if not labeled.any():
-            return
-        a, b = self.prior_.alpha[labeled], self.prior_.beta[labeled]
-        n, s = n[labeled], s[labeled]
-        m = a / (a + b)
-        var = n * m * (1.0 - m) * (a + b + n) / (a + b + 1.0)
-        expected = n * m
-        total_z = (s.sum() - expected.sum()) / np.sqrt(max(var.sum(), 1e-300))
-        chi2 = float(((s - expected) ** 2 / np.maximum(var, 1e-300)).sum())
-        p_total = 2 * stats.norm.sf(abs(total_z))
-        p_groups = stats.chi2.sf(chi2, df=labeled.sum())
-        if min(p_total, p_groups) < PRIOR_CONFLICT_LEVEL:
-            which = (
-                f"{s.sum():g} of {n.sum():g} labeled rows are right where the scores "
-                f"expect {expected.sum():.1f} (p = {p_total:.2g})"
-                if p_total <= p_groups
-                else f"the groups' labels are farther from their scores than chance "
-                f"allows (p = {p_groups:.2g})"
-            )
-            warn(
-                f"The labels contradict the informative prior: {which}. The model's scores "
-                "are not calibrated here, so the informative prior's intervals may not hold "
-                "the accuracy. Use prior='calibrated' (the default), which learns from the "
-                "labels how far to trust the scores."
-            )
 
     def _groupwise_samples(self, n_draws, rng):
         return self._theta_samples(n_draws, rng)
@@ -590,19 +524,3 @@ class _RateAssessor(DesignCounts, LazyCalibratedFit, _BaseAssessor):
         if getattr(self, "_hierarchy", None) is not None:
             return self._hierarchy.log_evidence
         return float(self.posterior_.log_marginal_likelihood().sum())
-
-
-def _beta_prior(strength, num, den):
-    """``Beta(N0 m, N0 (1 - m))`` with ``m = num / den`` (1/2 where ``den`` is 0).
-
-    ``1 - m`` is computed as ``(den - num) / den`` so that a mean within one
-    rounding error of 1 keeps a positive second parameter; both are floored
-    at ``MIN_PSEUDO_COUNT``.
-    """
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(den > 0, num / den, 0.5)
-        rest = np.where(den > 0, (den - num) / den, 0.5)
-    return (
-        np.maximum(strength * np.clip(mean, 0.0, 1.0), MIN_PSEUDO_COUNT),
-        np.maximum(strength * np.clip(rest, 0.0, 1.0), MIN_PSEUDO_COUNT),
-    )

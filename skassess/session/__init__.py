@@ -7,10 +7,11 @@ format); :class:`ScoresFile` reads and checks a black box's scores file.
 
 from ._assessment import FileAssessment, assess_file
 from ._label_parser import LabelParser
-from ._labeling import LabelingSession, stop_rule, task_answer
+from ._labeling import LabelingSession, task_answer
 from ._migrate import migrate_session
 from ._report import render_report, write_report
 from ._scores_file import ScoresFile, ScoresTable, file_checksum
+from ._session_loop import stop_rule
 from ._unlabeled import META_METHODS
 
 __all__ = [
