@@ -215,3 +215,14 @@ def score_center(rows, logit_sum):
 def score_bin(logit_score):
     """Bin index of each clipped log-odds."""
     return np.minimum(((logit_score + LOGIT_CLIP) / BIN_WIDTH).astype(np.intp), N_BINS - 1)
+
+
+def add_to_cells(table, cell, weights):
+    """``table[g, b] += w`` for every row's cell ``(g, b)`` and weight ``w``.
+
+    What ``np.add.at`` does, summed by :func:`numpy.bincount` over the flat
+    cell index (an order of magnitude faster on a pool's rows).
+    """
+    g, b = cell
+    flat = np.asarray(g, dtype=np.intp) * table.shape[1] + b
+    table += np.bincount(flat, weights=weights, minlength=table.size).reshape(table.shape)

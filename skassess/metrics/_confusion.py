@@ -15,7 +15,7 @@ from ._base import (
     DRAW_CHUNK,
     _BaseAssessor,
 )
-from ._calibrated_model import N_BINS, score_bin, score_logit
+from ._calibrated_model import N_BINS, add_to_cells, score_bin, score_logit
 from ._conjugate import MIN_PSEUDO_COUNT, dirichlet_draws
 from ._design import DESIGN_ARRAYS, DesignCounts, DesignErrorSplit
 from ._error_split import ErrorSplit
@@ -195,8 +195,8 @@ class BayesianConfusionMatrix(DesignCounts, DesignErrorSplit, LazyCalibratedFit,
         if self._calibrated():
             ell = score_logit(conf)
             cell = (pred, score_bin(ell))
-            np.add.at(self.score_rows_, cell, weight)
-            np.add.at(self.score_logit_, cell, weight * ell)
+            add_to_cells(self.score_rows_, cell, weight)
+            add_to_cells(self.score_logit_, cell, weight * ell)
         labeled = y >= 0
         self._count_labels(pred[labeled], pred[labeled], y[labeled], weight[labeled], conf[labeled])
 

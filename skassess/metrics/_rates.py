@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..utils import LEVEL, N_DRAWS, check_draw_memory, validate_args, validated
 from ._base import DEFAULT_N_DRAWS, _BaseAssessor
 from ._calibrated_binary import CalibratedBinaryRates
-from ._calibrated_model import N_BINS, score_bin, score_logit
+from ._calibrated_model import N_BINS, add_to_cells, score_bin, score_logit
 from ._conjugate import BetaPosterior
 from ._design import DESIGN_ARRAYS, DesignCounts
 from ._hierarchical import HierarchicalBeta
@@ -139,8 +139,8 @@ class _RateAssessor(_PriorChecks, DesignCounts, LazyCalibratedFit, _BaseAssessor
         if self._calibrated():
             ell, col = self._score_cells(pred, conf)
             cell = (group, col)
-            np.add.at(self.score_rows_, cell, weight)
-            np.add.at(self.score_logit_, cell, weight * ell)
+            add_to_cells(self.score_rows_, cell, weight)
+            add_to_cells(self.score_logit_, cell, weight * ell)
         labeled = y >= 0
         if labeled.any():
             self._count_labels(
