@@ -66,3 +66,49 @@ def _plain(value):
 def load(name):
     """The record of ``results/NAME.json``."""
     return json.loads((RESULTS / f"{name}.json").read_text(encoding="utf-8"))
+
+
+class Table:
+    """A markdown table printed row by row, and saved as ``results/NAME.json`` at
+    the end when ``name`` is given (a benchmark's ``--save NAME``).
+
+    >>> table = Table(["pool", "coverage"], formats={"coverage": ".3f"})  # doctest: +SKIP
+    >>> table.add(["svhn", 0.951])                                         # doctest: +SKIP
+    >>> table.save("rates", caption="...")                                 # doctest: +SKIP
+    """
+
+    def __init__(self, columns, *, formats=None):
+        self.columns = list(columns)
+        self.formats = dict(formats or {})
+        self.rows = []
+        print("| " + " | ".join(self.columns) + " |")
+        print("|" + "---|" * len(self.columns), flush=True)
+
+    def add(self, row, *, note=""):
+        row = [_plain(v) for v in row]
+        if len(row) != len(self.columns):
+            raise ValueError(f"a row has {len(row)} values for {len(self.columns)} columns")
+        self.rows.append(row)
+        shown = []
+        for column, value in zip(self.columns, row, strict=True):
+            spec = self.formats.get(column)
+            if value is None:
+                shown.append("--")
+            elif spec and isinstance(value, int | float) and not isinstance(value, bool):
+                shown.append(format(value, spec))
+            else:
+                shown.append(str(value))
+        print("| " + " | ".join(shown) + " |" + (f"  {note}" if note else ""), flush=True)
+
+    def save(self, name, *, caption=None, command=None):
+        """Write the table when ``name`` is set (else do nothing)."""
+        if name:
+            return save(
+                name,
+                self.columns,
+                self.rows,
+                command=command,
+                formats=self.formats,
+                caption=caption,
+            )
+        return None

@@ -318,6 +318,50 @@ def summary(frame):
     return "\n".join(lines)
 
 
+def save_table(frame, name, command):
+    """The benchmarks page's table: one row per pool, rate and n (calibrated prior)."""
+    from _results import save
+
+    cal = frame[frame.method == "calibrated"].set_index(["pool", "metric", "n"])
+    ppi = frame[frame.method == "ppi++"].set_index(["pool", "metric", "n"])
+    wilson = frame[frame.method == "wilson"].set_index(["pool", "metric", "n"])
+    rows = []
+    for key, c in cal.iterrows():
+        rows.append(
+            [
+                *key,
+                int(c.runs),
+                c.coverage,
+                ppi.loc[key].coverage,
+                wilson.loc[key].coverage,
+                c["/ppi++"],
+                c["/wilson"],
+                c["/label_rate"],
+                c.group_cov,
+                c.group_cov_min,
+                c.delta_cov,
+            ]
+        )
+    columns = [
+        "pool",
+        "rate",
+        "n",
+        "runs",
+        "coverage: calibrated",
+        "PPI++",
+        "Wilson",
+        "width / PPI++",
+        "width / Wilson",
+        "RMSE / label rate",
+        "groups: mean",
+        "groups: lowest",
+        "difference",
+    ]
+    formats = {c: ".2f" for c in columns[4:]}
+    formats.update({c: ".3f" for c in columns[4:7]})
+    save(name, columns, rows, command=command, formats=formats)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -338,6 +382,12 @@ def main():
     parser.add_argument(
         "--markdown", action="store_true", help="with --table: the benchmarks page's two tables"
     )
+    parser.add_argument(
+        "--save", metavar="NAME", help="with --table: save the table as benchmarks/results/NAME"
+    )
+    parser.add_argument(
+        "--command", help="with --save: the commands that made the runs (stored beside the table)"
+    )
     args = parser.parse_args()
     if args.table:
         records = []
@@ -348,6 +398,8 @@ def main():
         frame = table(records)
         print(markdown(frame) if args.markdown else frame.round(3).to_string(index=False))
         print(summary(frame))
+        if args.save:
+            save_table(frame, args.save, args.command)
         return
     run(args.pools, args.metrics, args.budgets, args.runs, args.seed, args.out, args.first_run)
 

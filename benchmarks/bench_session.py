@@ -171,7 +171,8 @@ def bench_step(n_pool, n_labels=10_000, bands=(100, 500, 1000, 2000, 5000, 10_00
     import contextlib
     import io
 
-    from skassess.cli._label import DEFAULTS, _assessor, interactive
+    from skassess.cli._keyboard import interactive
+    from skassess.cli._label import DEFAULTS, _assessor
 
     rng = np.random.default_rng(0)
     scores = rng.dirichlet(np.full(10, 0.3), size=n_pool)

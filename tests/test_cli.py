@@ -977,7 +977,7 @@ def test_label_model_strategy_refused_for_other_tasks(example, tmp_path, capsys)
 
 
 def test_an_item_of_a_model_comparison_shows_each_models_prediction(two_models):
-    from skassess.cli._label import _describe
+    from skassess.cli._keyboard import _describe
     from skassess.cli._models import ModelsFile
 
     paths, _ = two_models

@@ -1,6 +1,7 @@
 """Bayesian assessment metrics: conjugate posteriors and the estimators built on them."""
 
 from ._accuracy import BayesianAccuracy
+from ._agreement_patterns import agreement_patterns, check_model_scores
 from ._anytime import anytime_accuracy_interval
 from ._calibration_error import BayesianCalibrationError, expected_calibration_error
 from ._classifier_comparison import compare_models
@@ -9,11 +10,7 @@ from ._conjugate import BetaPosterior, DirichletPosterior, robust_mixture_poster
 from ._cost import BayesianMisclassificationCost
 from ._difference_display import DifferenceDisplay
 from ._group_comparison import GroupComparison, compare_groups, rank_groups, top_m_groups
-from ._model_comparison import (
-    BayesianModelComparison,
-    agreement_patterns,
-    check_model_scores,
-)
+from ._model_comparison import BayesianModelComparison
 from ._nested_dirichlet import NestedDirichletPosterior
 from ._planning import LabelPlan, plan_labels
 from ._posterior_display import ModelComparisonDisplay, PosteriorDisplay

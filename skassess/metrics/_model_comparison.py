@@ -1,12 +1,12 @@
 """Which of several black boxes is more accurate on the same items (paired, few labels)."""
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 import pandas as pd
 from scipy.special import expit, gammaln
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from ..utils import (
     LEVEL,
@@ -14,150 +14,29 @@ from ..utils import (
     atomic,
     check_classes,
     check_labels,
-    check_scores,
-    naming,
     reset_fitted,
     validate_args,
     validated,
 )
 from ..utils._deprecation import warn_deprecated
 from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
-from ..utils._sklearn_compat import sklearn_validate_params as validate_params
+from ._agreement_patterns import agreement_patterns, check_model_scores
 from ._base import DEFAULT_N_DRAWS
 from ._group_comparison import (
     DECISION_PROBABILITY,
     DEFAULT_DECISION_PROBABILITY,
     compare_groups,
 )
-from ._rate_table import RATES, rate_terms
+from ._model_comparison_draws import _ComparisonDraws, best_shares
+from ._rate_table import RATES
 
-__all__ = ["BayesianModelComparison", "agreement_patterns", "check_model_scores"]
+__all__ = ["BayesianModelComparison"]
 
 #: A category's prior mean is at least this (then renormalized): no outcome is impossible.
 MIN_PRIOR_MEAN = 1e-3
 
 
-def best_shares(draws):
-    """P(best) per column of posterior draws ``(n_draws, n_models)``: ties split evenly.
-
-    Finite-population draws tie often (two models right on the same number of
-    items), so an argmax would favour the first model.
-    """
-    draws = np.asarray(draws)
-    top = draws == draws.max(axis=1, keepdims=True)
-    return (top / top.sum(axis=1, keepdims=True)).mean(axis=0)
-
-
-@validate_params(
-    {
-        "X": ["array-like"],
-        "n_models": [Interval(Integral, 2, None, closed="left"), None],
-        "n_classes": [Interval(Integral, 2, None, closed="left"), None],
-    },
-    prefer_skip_nested_validation=True,
-)
-def check_model_scores(X, n_models=None, n_classes=None):
-    """Scores of M models on the same items as an array ``(n_samples, M, K)``.
-
-    ``X`` is an array of that shape, an array ``(n_samples, M)`` of P(class 1)
-    of binary models, or a list of M score arrays ``(n_samples, K)`` or
-    ``(n_samples,)``.
-    """
-    if isinstance(X, (list, tuple)):
-        parts = [check_scores(s, input_name=f"X[{m}]") for m, s in enumerate(X)]
-        if len({p.shape for p in parts}) > 1:
-            raise ValueError(
-                f"X: the models' score arrays differ in shape: {[p.shape for p in parts]}."
-            )
-        S = np.stack(parts, axis=1) if parts else np.empty((0, 0, 0))
-    else:
-        with naming("X"):
-            # scikit-learn's messages for complex, empty and non-finite input
-            A = check_array(X, dtype=np.float64, allow_nd=True, ensure_2d=False, input_name="X")
-        if A.ndim >= 2 and np.any(A < 0):
-            raise ValueError(
-                "Negative values in data passed to X: scores are probabilities in [0, 1]."
-            )
-        if A.ndim == 2:
-            S = (
-                np.stack(
-                    [check_scores(A[:, m], input_name=f"X[:, {m}]") for m in range(A.shape[1])],
-                    axis=1,
-                )
-                if A.shape[1]
-                else np.empty((A.shape[0], 0, 2))
-            )
-        elif A.ndim == 3:
-            S = (
-                np.stack(
-                    [check_scores(A[:, m], input_name=f"X[:, {m}]") for m in range(A.shape[1])],
-                    axis=1,
-                )
-                if A.shape[1]
-                else A
-            )
-        else:
-            raise ValueError(
-                f"X must be (n_samples, n_models, n_classes), (n_samples, "
-                f"n_models) or a list of score arrays; got shape {A.shape}."
-            )
-    if S.ndim != 3 or S.shape[1] < 2:
-        raise ValueError(
-            f"X must hold the scores of at least two models; got "
-            f"{S.shape[1] if S.ndim == 3 else 0}."
-        )
-    if S.shape[0] == 0:
-        raise ValueError("X has no rows.")
-    if n_models is not None and S.shape[1] != n_models:
-        raise ValueError(
-            f"X has {S.shape[1]} models, but the estimator was fitted with {n_models}."
-        )
-    if n_classes is not None and S.shape[2] != n_classes:
-        raise ValueError(
-            f"X has {S.shape[2]} classes, but the estimator was fitted with {n_classes}."
-        )
-    return S
-
-
-@validate_params({"predictions": ["array-like"]}, prefer_skip_nested_validation=True)
-def agreement_patterns(predictions):
-    """Each row's agreement pattern: which models predict the same class.
-
-    Parameters
-    ----------
-    predictions : ndarray of shape (n_samples, n_models)
-        Predicted classes.
-
-    Returns
-    -------
-    blocks : ndarray of shape (n_samples, n_models)
-        Block of each model: models with the same prediction share a block;
-        blocks are numbered by first appearance (``[0, 0, 1]``: the first two
-        models agree, the third differs), so equal rows mean equal patterns.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> agreement_patterns(np.array([[3, 3, 1], [2, 0, 2], [5, 5, 5]]))
-    array([[0, 0, 1],
-           [0, 1, 0],
-           [0, 0, 0]])
-    """
-    P = np.asarray(predictions)
-    if P.ndim != 2:
-        raise ValueError(f"predictions must be 2-D (n_samples, n_models); got shape {P.shape}.")
-    n, M = P.shape
-    blocks = np.zeros((n, M), dtype=np.int64)
-    for m in range(1, M):
-        # the block of the first earlier model with the same prediction, else a new one
-        new = blocks[:, :m].max(axis=1) + 1
-        same = P[:, :m] == P[:, [m]]
-        first = np.argmax(same, axis=1)
-        blocks[:, m] = np.where(same.any(axis=1), blocks[np.arange(n), first], new)
-    return blocks
-
-
-class BayesianModelComparison(BaseEstimator):
+class BayesianModelComparison(_ComparisonDraws, BaseEstimator):
     """Posterior accuracy of M black boxes scored on the same items, and which is best.
 
     Read more in the :ref:`User Guide <ug_model_comparison>`.
@@ -555,12 +434,6 @@ class BayesianModelComparison(BaseEstimator):
         log_odds = np.log(self.tie_prior) - np.log1p(-self.tie_prior) + log_tie - log_slab
         return np.where(r > 1, expit(log_odds), self.tie_prior)
 
-    def _split(self, theta_blocks_slab, tie):
-        """Right-block shares: equal under a tie, else the Dirichlet's."""
-        r = self._n_blocks()
-        even = (np.arange(self.n_models_)[None, :] < r[:, None]) / r[:, None]
-        return np.where(tie[..., None], even, theta_blocks_slab)
-
     @validate_args(
         {"n_draws": [N_DRAWS, None], "random_state": ["random_state", np.random.Generator]}
     )
@@ -581,57 +454,6 @@ class BayesianModelComparison(BaseEstimator):
             seed = seed.randint(2**31)
         rng = np.random.default_rng(seed)  # a Generator is used as it is
         return self._metric_draws(rng, n_draws, sceptical)
-
-    def _category_draws(self, rng, n_draws, sceptical=True):
-        """Posterior draws of the unlabeled items' categories, ``(n_draws, n_patterns, M+1)``.
-
-        ``sceptical=False``: the continuous (Dirichlet) component alone.
-        """
-        M = self.n_models_
-        alpha = self.dirichlet_parameters()
-        g = rng.standard_gamma(np.broadcast_to(alpha, (n_draws, *alpha.shape)))
-        total = g.sum(axis=2, keepdims=True)
-        some = g[:, :, :M].sum(axis=2, keepdims=True)
-        # no block right ~ Beta(alpha_none, sum alpha_blocks) in both components
-        p_tie = self.tie_probabilities() if sceptical else np.zeros(len(alpha))
-        tie = rng.uniform(size=(n_draws, len(alpha))) < p_tie
-        split = self._split(g[:, :, :M] / np.where(some > 0, some, 1.0), tie)
-        theta = np.concatenate([split * (some / total), g[:, :, M:] / total], axis=2)
-        # the unlabeled items' outcomes: a multinomial draw per pattern
-        return rng.multinomial(self.n_unlabeled_, theta)
-
-    def _rate_weights(self):
-        """Condition and condition x outcome of each (pattern, category, model).
-
-        For binary models the category gives the true class: block 0 predicts
-        the pattern's recorded class, block 1 the other; "none right" happens
-        only where all agree, and then the true class is the other one.
-        """
-        M = self.n_models_
-        cls0 = self._key_table[:, M]
-        block_class = np.where(
-            np.arange(M + 1)[None, :] == 0, cls0[:, None], 1 - cls0[:, None]
-        )  # (n_pat, M + 1)
-        y = np.where(np.arange(M + 1)[None, :] == M, 1 - cls0[:, None], block_class)
-        pred = np.where(self.patterns_ == 0, cls0[:, None], 1 - cls0[:, None])  # (n_pat, M)
-        cond, out = rate_terms(self.metric, pred[:, None, :], y[:, :, None])
-        return cond, cond * out
-
-    def _metric_draws(self, rng, n_draws, sceptical=True):
-        counts = self._category_draws(rng, n_draws, sceptical)
-        if self.metric == "accuracy":
-            # model m is right on category blocks[p, m] of pattern p
-            correct = np.take_along_axis(
-                counts, np.broadcast_to(self.patterns_, (n_draws, *self.patterns_.shape)), axis=2
-            )
-            return (correct.sum(axis=1) + self.n_correct_labeled_) / self.n_samples_
-        cond, joint = self._rate_weights()
-        total = counts + self.counts_
-        den = np.einsum("dpc,pcm->dm", total, cond)
-        num = np.einsum("dpc,pcm->dm", total, joint)
-        # a draw whose pool has no item meeting the condition (e.g. no positive) has
-        # no rate; it counts as 0 (the pools this is for have thousands of items)
-        return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
 
     def outcome_probabilities(self):
         """Posterior predictive probability of each pattern's categories, ``(n_patterns, M+1)``."""

@@ -16,7 +16,6 @@ from ..utils import (
     atomic,
     check_classes,
     check_labels,
-    checked_codes,
     reset_fitted,
     validate_args,
     validated,
@@ -25,7 +24,8 @@ from ..utils._deprecation import warn_deprecated
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, validate_estimator_params
 from ._active_answers import _AssessorAnswers
 from ._anytime import AnytimeAnswersMixin, has_anytime_answers
-from ._base import QueryContext, QueryStrategy, pick_arms
+from ._assessor_steps import _AssessorSteps
+from ._base import QueryStrategy, pick_arms
 from ._calibrated_prior import CalibratedPrior
 from ._rewards import TASKS
 from ._sampler import ActiveSampler
@@ -42,7 +42,7 @@ from ._setup import (
 HISTORY_COLUMNS = ["step", "index", "label", "group", "time"]
 
 
-class ActiveAssessor(_AssessorAnswers, AnytimeAnswersMixin, ActiveSampler):
+class ActiveAssessor(_AssessorAnswers, _AssessorSteps, AnytimeAnswersMixin, ActiveSampler):
     """Choose which pool item to label next so that an assessment converges fast.
 
     Read more in the :ref:`User Guide <ug_active_assessment>`.
@@ -338,38 +338,6 @@ class ActiveAssessor(_AssessorAnswers, AnytimeAnswersMixin, ActiveSampler):
         self.prior_update_, self.estimator_ = self._refit_prior(estimator, labels)
         return self
 
-    def _decoded(self, codes):
-        """Labels in the estimator's own encoding (its classes and missing_label)."""
-        if self._classes is None and self.estimator_.missing_label == -1:
-            return codes
-        out = np.empty(len(codes), dtype=object)
-        labeled = codes >= 0
-        out[labeled] = (
-            np.arange(len(self._scores[0])) if self._classes is None else self._classes
-        )[codes[labeled]]
-        out[~labeled] = self.estimator_.missing_label
-        return out
-
-    def _refit_prior(self, estimator, codes):
-        """The prior update and the estimator refitted under it, from label ``codes``.
-
-        Returns ``(prior_update, estimator)``, new objects: the caller commits
-        them (no-op without a prior update or without labels).
-        """
-        if self.prior_update_ is None or not (codes >= 0).any():
-            return self.prior_update_, estimator
-        with checked_codes():  # the labels were checked when they were told
-            prior_update = clone(self.prior_update_).fit(self._scores, codes, y_pred=self._pred)
-            prior = prior_update.prior_for(
-                estimator, self._X, codes, group_by=self._group_by, y_pred=self._y_pred
-            )
-            estimator = (
-                clone(self._base_estimator)
-                .set_params(prior=prior)
-                .fit(self._X, self._decoded(codes), group_by=self._group_by, y_pred=self._y_pred)
-            )
-        return prior_update, estimator
-
     @property
     def groups_(self):
         check_is_fitted(self)
@@ -463,44 +431,6 @@ class ActiveAssessor(_AssessorAnswers, AnytimeAnswersMixin, ActiveSampler):
             if return_utilities:
                 utilities[i] = u
         return (out, utilities) if return_utilities else out
-
-    def _outcome_proba_once(self):
-        """The pool's outcome probabilities, computed at the first call: no label
-        changes them until the next ``tell``."""
-        proba = []
-
-        def outcome_proba():
-            if not proba:
-                proba.append(
-                    self.estimator_.predict_proba(
-                        self._X, group_by=self._group_by, y_pred=self._y_pred
-                    )
-                )
-            return proba[0]
-
-        return outcome_proba
-
-    def _context(self, available, state, outcome_proba):
-        """What an item-level strategy sees of the pool now."""
-        return QueryContext(
-            scores=self._scores,
-            y_pred=self._pred,
-            labels=self.labels_,
-            available=available,
-            arm=self._arm,
-            estimator=self.estimator_,
-            state=state,
-            task=self._setup.task,
-            outcome_proba=outcome_proba,
-        )
-
-    def _next_row(self, arm, pointer, taken):
-        while pointer < self._arm_end[arm]:
-            row = self._order[pointer]
-            pointer += 1
-            if self.labels_[row] < 0 and not self._skipped[row] and row not in taken:
-                return row, pointer
-        raise RuntimeError("No unlabeled row left in the chosen group.")  # pragma: no cover
 
     def tell(self, indices, labels, *, time=None):
         """Record labels of pool rows and update the posterior.
@@ -607,41 +537,6 @@ class ActiveAssessor(_AssessorAnswers, AnytimeAnswersMixin, ActiveSampler):
         self._history.extend(entries)
         self._setup.refresh(self.estimator_)
         return self
-
-    # ---------------------------------------------------------------- designs
-    def _design_weighted(self):
-        """Whether told rows carry design weights: a strategy with known draw
-        probabilities and an estimator whose likelihood takes them (the
-        calibrated prior)."""
-        supports = getattr(self.estimator_, "_supports_design_weight", None)
-        return hasattr(self.strategy_, "draw_probabilities") and bool(
-            supports is not None and supports()
-        )
-
-    @property
-    def _replay_by_step(self):
-        # Each step's design weights depend on the posterior before it.
-        return self._design_weighted()
-
-    def _design_weights(self, rows):
-        """Each new row's design weight ``1 / (m q_i)``, from the state before this tell.
-
-        ``q`` is the strategy's draw probability over the ``m`` unlabeled rows
-        the task allows, the rows earlier in the call taken out (the sequential
-        draws of a batch); skips are not taken out, so that a replay gives the
-        same weights. A row the strategy cannot draw counts 1.
-        """
-        available = (self.labels_ < 0) & self._setup.task.allowed[self._arm]
-        state = initial_state(self.estimator_, self._setup, 1)
-        outcome_proba = self._outcome_proba_once()
-        out = np.ones(len(rows))
-        for j, row in enumerate(rows.tolist()):
-            context = self._context(available.copy(), state, outcome_proba)
-            q = float(np.asarray(self.strategy_.draw_probabilities(context))[row])
-            if available[row] and q > 0:
-                out[j] = 1.0 / (available.sum() * q)
-            available[row] = False
-        return out
 
     def _skip_rows(self, rows):
         # A skipped row leaves its group's remaining count (a later tell labels it).

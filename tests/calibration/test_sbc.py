@@ -17,7 +17,7 @@ from scipy.special import expit, ndtri
 from scipy.stats import chisquare
 
 from skassess.calibration import HierarchicalBetaCalibrator
-from skassess.calibration._hierarchical import MU_SCALE, N_SIGMA_NODES, SIGMA_SCALE
+from skassess.calibration._hierarchical_model import MU_SCALE, N_SIGMA_NODES, SIGMA_SCALE
 
 N_REPS = int(os.environ.get("SKASSESS_SBC_REPS", "60"))
 N_DRAWS = 19  # ranks 0..19: 20 values, 4 per bin

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from skassess import ActiveAssessor
 from skassess.cli import main
-from skassess.cli._label import _parse
+from skassess.cli._keyboard import _parse
 from skassess.cli._oracle import CommandOracle, read_oracle
 from skassess.exceptions import LabelError, ScoresFileError
 from skassess.session import LabelingSession, LabelParser, ScoresFile

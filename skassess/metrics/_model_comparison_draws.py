@@ -1,0 +1,85 @@
+"""Posterior draws of the models' metrics on the pool, from the patterns' Dirichlet posteriors.
+
+Each agreement pattern's categories (which block of models is right, or none)
+have a Dirichlet posterior; with the tie probability of a pattern (its blocks
+equally likely to be right) it is a two-component mixture. A draw picks each
+pattern's category shares, then the unlabeled items' categories
+(multinomial), and sums the models' successes over the pool with the labeled
+ones.
+"""
+
+import numpy as np
+
+from ._rate_table import rate_terms
+
+
+def best_shares(draws):
+    """P(best) per column of posterior draws ``(n_draws, n_models)``: ties split evenly.
+
+    Finite-population draws tie often (two models right on the same number of
+    items), so an argmax would favour the first model.
+    """
+    draws = np.asarray(draws)
+    top = draws == draws.max(axis=1, keepdims=True)
+    return (top / top.sum(axis=1, keepdims=True)).mean(axis=0)
+
+
+class _ComparisonDraws:
+    """Posterior draws of the models' metrics on the pool."""
+
+    def _split(self, theta_blocks_slab, tie):
+        """Right-block shares: equal under a tie, else the Dirichlet's."""
+        r = self._n_blocks()
+        even = (np.arange(self.n_models_)[None, :] < r[:, None]) / r[:, None]
+        return np.where(tie[..., None], even, theta_blocks_slab)
+
+    def _category_draws(self, rng, n_draws, sceptical=True):
+        """Posterior draws of the unlabeled items' categories, ``(n_draws, n_patterns, M+1)``.
+
+        ``sceptical=False``: the continuous (Dirichlet) component alone.
+        """
+        M = self.n_models_
+        alpha = self.dirichlet_parameters()
+        g = rng.standard_gamma(np.broadcast_to(alpha, (n_draws, *alpha.shape)))
+        total = g.sum(axis=2, keepdims=True)
+        some = g[:, :, :M].sum(axis=2, keepdims=True)
+        # no block right ~ Beta(alpha_none, sum alpha_blocks) in both components
+        p_tie = self.tie_probabilities() if sceptical else np.zeros(len(alpha))
+        tie = rng.uniform(size=(n_draws, len(alpha))) < p_tie
+        split = self._split(g[:, :, :M] / np.where(some > 0, some, 1.0), tie)
+        theta = np.concatenate([split * (some / total), g[:, :, M:] / total], axis=2)
+        # the unlabeled items' outcomes: a multinomial draw per pattern
+        return rng.multinomial(self.n_unlabeled_, theta)
+
+    def _rate_weights(self):
+        """Condition and condition x outcome of each (pattern, category, model).
+
+        For binary models the category gives the true class: block 0 predicts
+        the pattern's recorded class, block 1 the other; "none right" happens
+        only where all agree, and then the true class is the other one.
+        """
+        M = self.n_models_
+        cls0 = self._key_table[:, M]
+        block_class = np.where(
+            np.arange(M + 1)[None, :] == 0, cls0[:, None], 1 - cls0[:, None]
+        )  # (n_pat, M + 1)
+        y = np.where(np.arange(M + 1)[None, :] == M, 1 - cls0[:, None], block_class)
+        pred = np.where(self.patterns_ == 0, cls0[:, None], 1 - cls0[:, None])  # (n_pat, M)
+        cond, out = rate_terms(self.metric, pred[:, None, :], y[:, :, None])
+        return cond, cond * out
+
+    def _metric_draws(self, rng, n_draws, sceptical=True):
+        counts = self._category_draws(rng, n_draws, sceptical)
+        if self.metric == "accuracy":
+            # model m is right on category blocks[p, m] of pattern p
+            correct = np.take_along_axis(
+                counts, np.broadcast_to(self.patterns_, (n_draws, *self.patterns_.shape)), axis=2
+            )
+            return (correct.sum(axis=1) + self.n_correct_labeled_) / self.n_samples_
+        cond, joint = self._rate_weights()
+        total = counts + self.counts_
+        den = np.einsum("dpc,pcm->dm", total, cond)
+        num = np.einsum("dpc,pcm->dm", total, joint)
+        # a draw whose pool has no item meeting the condition (e.g. no positive) has
+        # no rate; it counts as 0 (the pools this is for have thousands of items)
+        return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
