@@ -39,7 +39,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from bench_headline import pools  # noqa: E402
 
 from skassess import BayesianAccuracy  # noqa: E402
-from skassess.metrics import rate_terms  # noqa: E402
+from skassess.metrics._rate_table import rate_terms
 from skassess.samplers import ActiveAssessor  # noqa: E402
 
 #: ``variance`` reads runs of the unequal design measured before it was refused.

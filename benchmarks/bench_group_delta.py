@@ -41,7 +41,8 @@ from bench_rates_calibrated import synthetic
 
 from skassess import BayesianAccuracy
 from skassess.calibration import BayesianGroupMetrics
-from skassess.metrics import compare_groups, rate_terms
+from skassess.metrics import compare_groups
+from skassess.metrics._rate_table import rate_terms
 
 FILES = [
     ("adult", "mlp"),
@@ -52,6 +53,30 @@ FILES = [
     ("compas", "nb"),
 ]
 COLUMN = {"mlp": "score_MultiLayerPerceptron", "nb": "score_GaussianNB"}
+
+
+def save_table(paths, name, command):
+    """The benchmarks page's table: per file, metric and n, each method's MAE, coverage, width."""
+    from _results import Table
+
+    cells = pd.concat([pd.read_json(p, orient="records", lines=True) for p in paths])
+    wide = cells.pivot_table(
+        index=["file", "metric", "n"], columns="method", values=["mae_x100", "coverage", "width"]
+    )
+    methods = [m for m in ("bgm", "BB", "calibrated") if ("coverage", m) in wide.columns]
+    shown = {"bgm": "BayesianGroupMetrics", "BB": "BB", "calibrated": "compare_groups"}
+    columns = ["file", "metric", "n"]
+    for what in ("MAE x 100", "coverage", "width"):
+        columns += [f"{what}: {shown[m]}" for m in methods]
+    formats = {
+        c: ".1f" if c.startswith("MAE") else ".2f" if "coverage" in c else ".3f"
+        for c in columns[3:]
+    }
+    table = Table(columns, formats=formats)
+    for key, row in wide.iterrows():
+        values = [row[(v, m)] for v in ("mae_x100", "coverage", "width") for m in methods]
+        table.add([*key, *values])
+    table.save(name, command=command)
 
 
 def main():
@@ -79,7 +104,18 @@ def main():
         "(default: the six files)",
     )
     ap.add_argument("--out", default=None, help="append one JSON line per cell here")
+    ap.add_argument(
+        "--table",
+        nargs="+",
+        metavar="JSONL",
+        help="save the table of these --out files, run nothing",
+    )
+    ap.add_argument("--save", metavar="NAME", help="with --table: benchmarks/results/NAME")
+    ap.add_argument("--command", help="with --save: the commands that made the runs")
     args = ap.parse_args()
+    if args.table:
+        save_table(args.table, args.save, args.command)
+        return
     args.bgm = args.bgm or args.bgm_only
     files = FILES if args.files is None else [tuple(f.split("-")) for f in args.files]
     point = np.median if args.bgm else np.mean

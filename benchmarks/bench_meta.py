@@ -47,7 +47,7 @@ from skassess.meta._quantile_model import (
     interval_cost,
 )
 from skassess.meta._um_features import UM_FEATURES
-from skassess.metrics import robust_mixture_posterior
+from skassess.metrics._conjugate import robust_mixture_posterior
 
 CACHE = Path.home() / ".cache" / "skassess" / "scenarios"
 PREDICTORS = ("confidence", "crossval", "dropout", "meta_model")

@@ -72,6 +72,7 @@ def main():
     ap.add_argument("--realised-runs", type=int, default=40)
     ap.add_argument("--pilot", type=int, default=50)
     ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--save", metavar="NAME", help="save the table as benchmarks/results/NAME")
     args = ap.parse_args()
     if args.headline:
         rows = []
@@ -144,6 +145,41 @@ def main():
         f"{table['band_held'].mean():.1%} of pilots (lowest cell {table['band_held'].min():.2f}) "
         f"and {table['runs_in_band'].mean():.1%} of the realised runs' widths"
     )
+    if args.save:
+        from _results import save
+
+        columns = [
+            "pool",
+            "n",
+            "realised",
+            "from scores",
+            "ratio (scores)",
+            f"from {args.pilot} labels",
+            "ratio (labels)",
+            "single pilots",
+            "band held",
+        ]
+        save(
+            args.save,
+            columns,
+            table[
+                [
+                    "pool",
+                    "n",
+                    "realised",
+                    "scores_only",
+                    "ratio_scores",
+                    f"pilot_{args.pilot}",
+                    "ratio_pilot",
+                    "each_pilot",
+                    "band_held",
+                ]
+            ]
+            .to_numpy()
+            .tolist(),
+            formats={c: ".3f" for c in columns[2:4] + columns[5:6]}
+            | {"ratio (scores)": ".2f", "ratio (labels)": ".2f", "band held": ".2f"},
+        )
     for col in ("ratio_scores", "ratio_pilot"):
         inside = table[col].between(0.8, 1.2).mean()
         print(

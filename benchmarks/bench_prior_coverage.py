@@ -7,23 +7,25 @@ Usage::
     python benchmarks/bench_prior_coverage.py --dataset synthetic --shift 1.5 --methods CPrior+TS
     python benchmarks/bench_prior_coverage.py --dataset svhn --tau-prior half-normal
     python benchmarks/bench_prior_coverage.py --methods HPrior HPrior+TS --n-jobs 2
+    python benchmarks/bench_prior_coverage.py --runs 100 --save per-group
 
-For every pool, prior (informative, calibrated) and strategy (random,
-Thompson sampling), at N = 20, 50 and 100 labels (and 200 on the synthetic
-100-group pool): the share of groups whose 95 % interval holds the group's
-accuracy on the pool (averaged over runs and groups; the standard error over
-runs in brackets) and RMSE x 100 of the posterior means. Pools: SVHN (the
+For every pool and method, at N = 20, 50 and 100 labels (and 200 on the
+synthetic 100-group pool): the share of groups whose 95 % interval holds the
+group's accuracy on the pool (averaged over runs and groups; the standard
+error over runs in brackets) and RMSE x 100 of the posterior means. Methods
+(``METHODS``): the paper's informative prior with random labels and Thompson
+sampling (``IPrior``, ``IPrior+TS``; run by ``simulate``); ``BayesianAccuracy()``'s
+calibrated default (``default``, ``default+TS``) and ``prior="hierarchical"``
+(``HPrior``, ``HPrior+TS``), both as ``ActiveAssessor`` query/tell runs refitted
+after every label and read from ``summary()``; and ``CalibratedPrior`` as
+``simulate``'s prior update (``CPrior``, ``CPrior+TS``). Pools: SVHN (the
 paper's ResNet-152 outputs, ``../shared/data``), the bundled Fashion-MNIST
 scores, and a synthetic pool of 100 classes x ~100 rows whose calibration
 differs by class (a pool the defaults were not chosen on; ``--seed`` draws
 another one, ``--shift`` sets how far the classes' calibration differs and
-``--groups`` their number). ``--tau-prior`` replaces the calibrated prior's
-grid of group deviations by the quantiles of another prior on tau (the
-frontier of coverage against RMSE in docs/benchmarks.md). ``HPrior`` is
-``prior="hierarchical"`` (no score prior: the groups' accuracies share a
-Beta whose mean and concentration the labels learn); ``simulate`` does not
-refit it, so its runs are ``ActiveAssessor`` query/tell loops, and its
-intervals are the mixture quantiles of ``summary()``.
+``--groups`` their number). ``--tau-prior`` replaces ``CalibratedPrior``'s
+grid of group deviations by the quantiles of another prior on tau.
+``--save NAME`` writes the table to ``benchmarks/results/NAME.json``.
 """
 
 import argparse
@@ -51,6 +53,22 @@ TAU_PRIORS = {
         stats.halfcauchy().ppf((np.arange(15) + 0.5) / 15 * stats.halfcauchy().cdf(3.0))
     ),
     "log-uniform": tuple(np.geomspace(0.05, 3.0, 10)),
+}
+
+
+#: Each method's label strategy and prior: the paper's informative prior (run by
+#: ``simulate``), the calibrated default and the hierarchical prior (ActiveAssessor
+#: query/tell runs, refitted after every label), and CalibratedPrior as ``simulate``'s
+#: prior update.
+METHODS = {
+    "IPrior": ("random", None),
+    "IPrior+TS": ("thompson", None),
+    "default": ("random", "calibrated"),
+    "default+TS": ("thompson", "calibrated"),
+    "CPrior": ("random", "calibrated-prior-update"),
+    "CPrior+TS": ("thompson", "calibrated-prior-update"),
+    "HPrior": ("random", "hierarchical"),
+    "HPrior+TS": ("thompson", "hierarchical"),
 }
 
 
@@ -84,15 +102,15 @@ def load(name, seed, shift=0.8, groups=100):
     return data.scores, data.target
 
 
-def hierarchical_run(X, y, strategy, budgets, seed):
-    """Coverage and RMSE at each budget of one query/tell run under prior="hierarchical"."""
+def assessor_run(X, y, strategy, budgets, seed, prior="hierarchical"):
+    """Coverage and RMSE at each budget of one ActiveAssessor query/tell run under ``prior``."""
     pred = X.argmax(axis=1)
     K = X.shape[1]
     size = np.bincount(pred, minlength=K)
     truth = np.bincount(pred, weights=pred == y, minlength=K) / np.maximum(size, 1)
     present, weight = size > 0, size / size.sum()
     assessor = ActiveAssessor(
-        BayesianAccuracy(prior="hierarchical"), strategy=strategy, random_state=seed
+        BayesianAccuracy(prior=prior), strategy=strategy, random_state=seed
     ).fit(X)
     out = []
     for t in range(1, budgets[-1] + 1):
@@ -106,10 +124,10 @@ def hierarchical_run(X, y, strategy, budgets, seed):
     return np.array(out)
 
 
-def hierarchical_cells(X, y, strategy, budgets, runs, seed, n_jobs):
+def assessor_cells(X, y, strategy, budgets, runs, seed, n_jobs, prior):
     res = np.array(
         Parallel(n_jobs=n_jobs)(
-            delayed(hierarchical_run)(X, y, strategy, budgets, seed * 100_003 + run)
+            delayed(assessor_run)(X, y, strategy, budgets, seed * 100_003 + run, prior)
             for run in range(runs)
         )
     )
@@ -139,10 +157,12 @@ def main():
     parser.add_argument(
         "--methods",
         nargs="+",
-        choices=["IPrior", "IPrior+TS", "CPrior", "CPrior+TS", "HPrior", "HPrior+TS"],
-        default=["IPrior", "IPrior+TS", "CPrior", "CPrior+TS"],
+        choices=list(METHODS),
+        default=["IPrior", "IPrior+TS", "default", "default+TS"],
     )
+    parser.add_argument("--save", metavar="NAME", help="save the table as benchmarks/results/NAME")
     args = parser.parse_args()
+    saved = []
     grid = TAU_PRIORS[args.tau_prior]
     calibrated = {} if grid is None else {"deviations": grid}
     for name in args.dataset or ["svhn", "fashion-mnist", "synthetic"]:
@@ -160,21 +180,16 @@ def main():
             + " |\n|---|"
             + "---|" * len(budgets)
         )
-        for label, strategy, prior in [
-            ("IPrior", "random", None),
-            ("IPrior+TS", "thompson", None),
-            ("CPrior", "random", CalibratedPrior(**calibrated)),
-            ("CPrior+TS", "thompson", CalibratedPrior(**calibrated)),
-            ("HPrior", "random", "hierarchical"),
-            ("HPrior+TS", "thompson", "hierarchical"),
-        ]:
+        for label, (strategy, prior) in METHODS.items():
             if label not in args.methods:
                 continue
+            if prior == "calibrated-prior-update":
+                prior = CalibratedPrior(**calibrated)
             start = time.perf_counter()
             cells = {}
-            if prior == "hierarchical":
-                cells = hierarchical_cells(
-                    X, y, strategy, budgets, args.runs, args.seed, args.n_jobs
+            if prior in ("hierarchical", "calibrated"):
+                cells = assessor_cells(
+                    X, y, strategy, budgets, args.runs, args.seed, args.n_jobs, prior
                 )
             for evaluate in () if cells else ("coverage", "rmse"):
                 res = simulate(
@@ -203,6 +218,17 @@ def main():
                 f"| {label} | " + " | ".join(row) + f" |  [{time.perf_counter() - start:.0f} s]",
                 flush=True,
             )
+            for b, c, se, r in zip(budgets, *cells["coverage"], cells["rmse"][0], strict=True):
+                saved.append([name, label, b, args.runs, c, se, r])
+    if args.save:
+        from _results import save
+
+        save(
+            args.save,
+            ["pool", "method", "N", "runs", "coverage %", "SE", "RMSE x 100"],
+            saved,
+            formats={"coverage %": ".1f", "SE": ".1f", "RMSE x 100": ".2f"},
+        )
 
 
 if __name__ == "__main__":

@@ -55,7 +55,8 @@ from scipy import stats
 from scipy.special import expit, logit
 
 from skassess import BayesianAccuracy
-from skassess.metrics import compare_groups, rate_terms
+from skassess.metrics import compare_groups
+from skassess.metrics._rate_table import rate_terms
 
 DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "fairness"
 METRICS = ("tpr", "fpr", "ppv", "npv")

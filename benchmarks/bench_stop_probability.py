@@ -30,7 +30,8 @@ from bench_headline import pools
 
 from skassess import BayesianAccuracy
 from skassess.samplers import ActiveAssessor
-from skassess.session import stop_rule, task_answer
+from skassess.session._labeling import task_answer
+from skassess.session._session_loop import stop_rule
 
 RULES = ("certified", "posterior")
 

@@ -411,7 +411,8 @@ def test_one_eps_defined_once_and_used_by_the_maps():
     from scipy.special import logit
 
     import skassess
-    from skassess import calibration, utils
+    from skassess.calibration._maps import log_odds
+    from skassess.utils import _validation
 
     root = pathlib.Path(skassess.__file__).parent
     definitions = [
@@ -422,8 +423,8 @@ def test_one_eps_defined_once_and_used_by_the_maps():
     assert definitions == ["utils/_validation.py"]
     from skassess.calibration._maps import EPS
 
-    assert EPS is utils.EPS
-    assert calibration.log_odds([1.0])[0] == pytest.approx(logit(1 - utils.EPS))
+    assert EPS is _validation.EPS
+    assert log_odds([1.0])[0] == pytest.approx(logit(1 - _validation.EPS))
 
 
 def test_one_ece_for_the_function_the_estimator_and_a_direct_computation():

@@ -45,7 +45,8 @@ from skassess import (
     BayesianConfusionMatrix,
     BayesianMisclassificationCost,
 )
-from skassess.calibration import BayesianGroupMetrics, beta_calibration, fit_llo, log_odds
+from skassess.calibration import BayesianGroupMetrics, beta_calibration
+from skassess.calibration._maps import fit_llo, log_odds
 from skassess.exceptions import ScoresFileError, SessionError
 from skassess.metrics import (
     BayesianModelComparison,

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from skassess.cli import main
-from skassess.utils import plot_text, terminal_text
+from skassess.utils._text import plot_text, terminal_text
 
 from .helpers import browser
 

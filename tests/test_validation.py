@@ -37,7 +37,8 @@ def test_bad_scores(X, match):
 def test_row_sums_within_tolerance_are_renormalized(dtype):
     """One rule in the API and the command: within ROW_SUM_TOL of 1, rows are divided."""
     from skassess.session import ScoresFile
-    from skassess.utils import ROW_SUM_TOL, check_scores
+    from skassess.utils import check_scores
+    from skassess.utils._validation import ROW_SUM_TOL
 
     rng = np.random.default_rng(0)
     p = rng.dirichlet(np.ones(1000), 50).astype(dtype)  # a low-precision softmax

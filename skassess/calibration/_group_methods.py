@@ -17,7 +17,8 @@ import pandas as pd
 from scipy.special import betaln, expit, logsumexp
 from sklearn.base import clone
 
-from ..utils import as_scalar, warn
+from ..utils._validation import as_scalar
+from ..utils._warnings import warn
 from ._group_calibrated import calibrated_sums, metric_coefficients, prior_logit
 from ._hierarchical import HierarchicalBetaCalibrator
 

@@ -9,30 +9,20 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import SkassessWarning
-from ..metrics import (
-    RATES,
-    GroupComparison,
-    compare_groups,
-    rope_probabilities,
-)
-from ..utils import (
-    LEVEL,
-    ROPE,
-    GroupEncoder,
+from ..metrics import GroupComparison, compare_groups, rope_probabilities
+from ..metrics._rate_table import RATES
+from ..utils._deprecation import warn_deprecated
+from ..utils._groups import GroupEncoder, check_group_by
+from ..utils._params import LEVEL, ROPE, atomic, reset_fitted, validate_args, validated
+from ..utils._sklearn_compat import Hidden, Interval, MissingValues, StrOptions
+from ..utils._validation import (
     as_scalar,
-    atomic,
     check_classes,
     check_generator,
-    check_group_by,
     check_labels,
     check_scores,
-    reset_fitted,
-    validate_args,
-    validated,
-    warn,
 )
-from ..utils._deprecation import warn_deprecated
-from ..utils._sklearn_compat import Hidden, Interval, MissingValues, StrOptions
+from ..utils._warnings import warn
 from ._group_methods import GROUP_METHODS, GroupRows, group_method
 from ._hierarchical import HierarchicalBetaCalibrator
 
@@ -79,7 +69,7 @@ class BayesianGroupMetrics(BaseEstimator):
     method : {"calibrated", "bayesian_calibration", "beta_binomial", "frequentist"}, \
 default="calibrated"
     metrics : sequence, default=("accuracy", "tpr", "fpr")
-        Names from the rate table (:data:`skassess.metrics.RATES`: accuracy,
+        Names from the rate table (``RATES``: accuracy,
         tpr, fpr, tnr, fnr, ppv, npv, selection_rate, and the aliases
         precision and recall), or ``(name, function)`` pairs: ``function(pred, y)`` returns the
         per-row numerator and denominator of a ratio metric and must be

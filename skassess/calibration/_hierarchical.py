@@ -10,24 +10,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import SkassessWarning
-from ..utils import (
-    EPS,
-    LEVEL,
-    N_DRAWS,
-    GroupEncoder,
-    atomic,
-    check_classes,
-    check_group_by,
-    check_labels,
-    reset_fitted,
-    validate_args,
-    validate_scores,
-    validated,
-    warn,
-)
 from ..utils._deprecation import warn_deprecated
+from ..utils._groups import GroupEncoder, check_group_by
+from ..utils._params import LEVEL, N_DRAWS, atomic, reset_fitted, validate_args, validated
 from ..utils._sklearn_compat import HasMethods, Hidden, Interval, MissingValues, StrOptions
-from ._hierarchical_model import N_NODES, _append_steps, _BetaCalibrationModel
+from ..utils._validation import EPS, check_classes, check_labels, validate_scores
+from ..utils._warnings import warn
+from ._hierarchical_model import N_NODES, append_steps, _BetaCalibrationModel
 from ._maps import MAPS, log_features
 from ._mcmc import warn_convergence
 from ._samplers import EmceeSampler, NUTSSampler
@@ -364,7 +353,7 @@ class HierarchicalBetaCalibrator(_BetaCalibrationModel, TransformerMixin, BaseEs
                 stored.update(self._constrained(kept, rng), kept=kept)
             elif kept.shape[1] > seen.shape[1]:
                 new = self._constrained(kept[:, seen.shape[1] :], rng)
-                stored.update(_append_steps(stored, new, kept.shape), kept=kept)
+                stored.update(append_steps(stored, new, kept.shape), kept=kept)
             return stored["monitored"]
 
         self._noncentered = sampler.parametrization == "noncentered"

@@ -31,7 +31,7 @@ N_SIGMA_NODES = 64
 N_NODES = 8192
 
 
-def _append_steps(old, new, shape):
+def append_steps(old, new, shape):
     """``_constrained``'s output of a chain's steps followed by that of its next steps.
 
     ``draws`` and ``hyper`` hold one row per sample in (chain, step, walker)

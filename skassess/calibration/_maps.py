@@ -17,8 +17,9 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import expit
 
-from ..utils import EPS, naming, validate_params
+from ..utils._params import validate_params
 from ..utils._sklearn_compat import Interval
+from ..utils._validation import EPS, naming
 
 __all__ = ["EPS", "MAPS", "beta_calibration", "fit_llo", "log_odds"]
 
@@ -56,7 +57,7 @@ def log_odds(s, eps=EPS):
 
     Examples
     --------
-    >>> from skassess.calibration import log_odds
+    >>> from skassess.calibration._maps import log_odds
     >>> log_odds([0.5, 1.0]).round(3)
     array([0.   , 6.907])
     """
@@ -158,7 +159,7 @@ def fit_llo(
     Examples
     --------
     >>> import numpy as np
-    >>> from skassess.calibration import fit_llo
+    >>> from skassess.calibration._maps import fit_llo
     >>> rng = np.random.default_rng(0)
     >>> x = rng.normal(size=(1, 5000))
     >>> z = (rng.random((1, 5000)) < 1 / (1 + np.exp(-(2 * x - 1)))).astype(float)

@@ -16,7 +16,7 @@ from scipy.special import ndtri
 from scipy.stats import rankdata
 
 from ..exceptions import ConvergenceWarning
-from ..utils import warn
+from ..utils._warnings import warn
 
 #: Thresholds of the convergence warning.
 #: NUTS trees are capped at this depth during the warm-up (2**6 - 1 leapfrog steps):

@@ -29,7 +29,7 @@ def main(argv=None):
         print(f"skassess {__version__}")
         return 0
     from ..exceptions import ScoresFileError, SessionError
-    from ..utils import terminal_text
+    from ..utils._text import terminal_text
 
     args = _parser().parse_args(argv)
     try:
@@ -52,7 +52,7 @@ class _TerminalWriter:
     """Standard output with control characters shown as codes (see terminal_text)."""
 
     def __init__(self, stream):
-        from ..utils import terminal_text
+        from ..utils._text import terminal_text
 
         self._stream = stream
         self._text = terminal_text

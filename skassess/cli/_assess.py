@@ -5,7 +5,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from ..session import META_METHODS, assess_file
+from ..session import assess_file
+from ..session._unlabeled import META_METHODS
 from ._common import (
     PRIOR_CHOICES,
     PRIOR_HELP,

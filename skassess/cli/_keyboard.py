@@ -5,8 +5,8 @@ import numpy as np
 from ..exceptions import LabelError
 from ..metrics import anytime_accuracy_interval
 from ..samplers import StopRule
-from ..session import LabelParser
-from ..utils import check_scores
+from ..session._label_parser import LabelParser
+from ..utils._validation import check_scores
 
 
 # -------------------------------------------------------------------- items
@@ -64,7 +64,7 @@ def _parse(answer, classes):
         return "unknown", str(exc)
 
 
-def _status(session, budget, answer=None, *, final=False):
+def status_line(session, budget, answer=None, *, final=False):
     """The status line: labels so far and the answer; the last one (``final``) also
     counts the labels the scores file gave, which the table's counts include."""
     left = "" if budget is None else f"/{budget}"
@@ -106,7 +106,7 @@ def interactive(session, table, classes, budget, stop_p, stop_w, read=input):
             print(f"Stopping: {reason}.")
             return
         row = session.query()
-        print("\n" + _status(session, budget, answer))
+        print("\n" + status_line(session, budget, answer))
         print(_describe(row, table, classes))
         try:
             answer = read("label> ")
@@ -133,7 +133,7 @@ def interactive(session, table, classes, budget, stop_p, stop_w, read=input):
             print(f"{code} Type ? for help.")
 
 
-def _anytime_text(session, table, seed, level=0.95):
+def anytime_text(session, table, seed, level=0.95):
     """The anytime-valid interval of the accuracy of all items, as one line.
 
     The session drew its items uniformly from the rows unlabeled in the file,

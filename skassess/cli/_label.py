@@ -15,9 +15,9 @@ from ..samplers import (
     StopRule,
 )
 from ..session import LabelingSession
-from ..utils import warn
+from ..utils._warnings import warn
 from ._common import FILE_OPTIONS, add_file_arguments, file_options, open_scores, print_table
-from ._keyboard import _anytime_text, _status, interactive
+from ._keyboard import anytime_text, status_line, interactive
 from ._models import ModelsFile
 from ._names import named_groups, session_group_names
 from ._oracle import CommandOracle, OracleQuit, read_oracle
@@ -428,7 +428,7 @@ def run(args):
                 file=sys.stderr,
             )
             return 130
-        print("\n" + _status(session, budget, final=True))
+        print("\n" + status_line(session, budget, final=True))
         summary = named_groups(session.summary(), session.assessor_, sf)
         metric = fixed.get("metric", "accuracy")
         title = (
@@ -458,7 +458,7 @@ def run(args):
             ],
         )
         if args.anytime:
-            print(_anytime_text(session, table, fixed["seed"]))
+            print(anytime_text(session, table, fixed["seed"]))
         print(f"Saved in {path}; the same command resumes the session.")
         if args.report:
             from ._report import session_report

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import LabelError, SessionError
-from ..session import LabelParser
+from ..session._label_parser import LabelParser
 
 __all__ = ["CommandOracle", "OracleQuit", "read_oracle"]
 
@@ -64,7 +64,7 @@ class CommandOracle:
          "scores": {"T-shirt/top": 0.12, ...}, "display": {"path": "..."}}
 
     and one line is read from its standard output: a class name (read by
-    :class:`~skassess.session.LabelParser`, which also takes ``#k`` for the
+    ``LabelParser``, which also takes ``#k`` for the
     class of score column ``k``) labels the item; an empty line or ``skip``
     skips it; ``quit`` ends the session (every label given so far is kept).
     A class named ``skip`` or ``quit`` is that class: ``:skip`` and ``:quit``

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from ..utils import validate_params
+from ..utils._params import validate_params
 from ..utils._sklearn_compat import StrOptions
 
 FASHION_MNIST_CLASSES = (

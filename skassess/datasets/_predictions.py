@@ -7,8 +7,9 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from ..utils import as_scalar, check_scores, validate_params
+from ..utils._params import validate_params
 from ..utils._sklearn_compat import Interval
+from ..utils._validation import as_scalar, check_scores
 
 TOP1_COLUMNS = ["Index", "Correct", "Predicted", "Confidence"]
 

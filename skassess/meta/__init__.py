@@ -8,17 +8,36 @@
 - :mod:`skassess.meta.drift`: seeded splitters that simulate covariate drift.
 """
 
+from ..utils._deprecation import private_names
 from . import drift
 from ._interval import PerformanceIntervalRegressor
 from ._predictor import PerformancePredictor
 from ._pretrained import pretrained_methods
-from ._quantile_model import LEVELS, interval_cost
+from ._quantile_model import interval_cost
 
 __all__ = [
-    "LEVELS",
     "PerformanceIntervalRegressor",
     "PerformancePredictor",
     "drift",
     "interval_cost",
     "pretrained_methods",
 ]
+
+
+def _private(where):
+    import importlib
+
+    module, name = where
+    return lambda: getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+__getattr__ = private_names(
+    __name__,
+    {
+        n: _private(w)
+        for n, w in {
+            "LEVELS": ("_quantile_model", "LEVELS"),
+        }.items()
+    },
+    "the documented API (the helpers are private)",
+)

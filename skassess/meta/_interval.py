@@ -7,16 +7,11 @@ import pandas as pd
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import (
-    atomic,
-    check_labels,
-    one_native_thread,
-    reset_fitted,
-    single_threaded,
-    validated,
-)
 from ..utils._deprecation import warn_deprecated
+from ..utils._params import atomic, reset_fitted, validated
 from ..utils._sklearn_compat import HasMethods, Hidden, Interval, StrOptions
+from ..utils._threads import one_native_thread, single_threaded
+from ..utils._validation import check_labels
 from ._predictor import PerformancePredictor
 from ._pretrained import load_pretrained
 from ._quantile_model import LEVELS, QuantileEnsemble, error_unit, fit_scales, interval_cost
@@ -446,7 +441,8 @@ class PerformanceIntervalRegressor(BaseEstimator):
             labels: call this method again with every label, instead of
             ``add_labels``, when more arrive.
         """
-        from ..metrics import BayesianAccuracy, robust_mixture_posterior
+        from ..metrics import BayesianAccuracy
+        from ..metrics._conjugate import robust_mixture_posterior
 
         if not (isinstance(prior_weight, Real) and 0.0 <= prior_weight <= 1.0):
             raise ValueError(f"prior_weight must be a number in [0, 1]; got {prior_weight!r}.")

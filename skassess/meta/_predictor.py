@@ -9,16 +9,11 @@ from sklearn.utils import Bunch
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import (
-    atomic,
-    check_labels,
-    check_scores,
-    reset_fitted,
-    single_threaded,
-    validated,
-    warn,
-)
+from ..utils._params import atomic, reset_fitted, validated
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
+from ..utils._threads import single_threaded
+from ..utils._validation import check_labels, check_scores
+from ..utils._warnings import warn
 from ._atc import ATCMethod
 from ._confidence import ConfidenceMethod
 from ._crossval import CrossvalMethod

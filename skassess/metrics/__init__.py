@@ -1,50 +1,66 @@
 """Bayesian assessment metrics: conjugate posteriors and the estimators built on them."""
 
+from ..utils._deprecation import private_names
 from ._accuracy import BayesianAccuracy
-from ._agreement_patterns import agreement_patterns, check_model_scores
 from ._anytime import anytime_accuracy_interval
 from ._calibration_error import BayesianCalibrationError, expected_calibration_error
 from ._classifier_comparison import compare_models
 from ._confusion import BayesianConfusionMatrix
-from ._conjugate import BetaPosterior, DirichletPosterior, robust_mixture_posterior
+from ._conjugate import BetaPosterior, DirichletPosterior
 from ._cost import BayesianMisclassificationCost
 from ._difference_display import DifferenceDisplay
 from ._group_comparison import GroupComparison, compare_groups, rank_groups, top_m_groups
 from ._model_comparison import BayesianModelComparison
-from ._nested_dirichlet import NestedDirichletPosterior
 from ._planning import LabelPlan, plan_labels
 from ._posterior_display import ModelComparisonDisplay, PosteriorDisplay
-from ._rate_table import RATES, expected_rate_terms, rate_terms
 from ._reliability_display import ReliabilityDisplay
 from ._rope import rope_probabilities
 
 __all__ = [
-    "RATES",
     "BayesianAccuracy",
     "BayesianCalibrationError",
     "BayesianConfusionMatrix",
     "BayesianMisclassificationCost",
     "BayesianModelComparison",
     "BetaPosterior",
-    "robust_mixture_posterior",
     "DifferenceDisplay",
     "DirichletPosterior",
     "GroupComparison",
     "LabelPlan",
     "ModelComparisonDisplay",
-    "NestedDirichletPosterior",
     "PosteriorDisplay",
     "ReliabilityDisplay",
-    "agreement_patterns",
     "anytime_accuracy_interval",
-    "check_model_scores",
     "compare_groups",
     "compare_models",
     "expected_calibration_error",
-    "expected_rate_terms",
     "plan_labels",
     "rank_groups",
-    "rate_terms",
     "rope_probabilities",
     "top_m_groups",
 ]
+
+
+def _private(where):
+    import importlib
+
+    module, name = where
+    return lambda: getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+__getattr__ = private_names(
+    __name__,
+    {
+        n: _private(w)
+        for n, w in {
+            "NestedDirichletPosterior": ("_nested_dirichlet", "NestedDirichletPosterior"),
+            "RATES": ("_rate_table", "RATES"),
+            "agreement_patterns": ("_agreement_patterns", "agreement_patterns"),
+            "check_model_scores": ("_agreement_patterns", "check_model_scores"),
+            "expected_rate_terms": ("_rate_table", "expected_rate_terms"),
+            "rate_terms": ("_rate_table", "rate_terms"),
+            "robust_mixture_posterior": ("_conjugate", "robust_mixture_posterior"),
+        }.items()
+    },
+    "the documented API (the helpers are private)",
+)

@@ -10,9 +10,9 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils.validation import check_array
 
-from ..utils import check_scores, naming
 from ..utils._sklearn_compat import Interval
 from ..utils._sklearn_compat import sklearn_validate_params as validate_params
+from ..utils._validation import check_scores, naming
 
 
 @validate_params(

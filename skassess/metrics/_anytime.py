@@ -25,9 +25,9 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..utils import LEVEL, check_labels, validate_params, validate_scores
+from ..utils._params import LEVEL, validate_params
 from ..utils._sklearn_compat import Interval
-from ..utils._validation import check_classes
+from ..utils._validation import check_classes, check_labels, validate_scores
 from ._accuracy import BayesianAccuracy
 
 #: The largest bet ``lambda_i`` (Waudby-Smith and Ramdas use 1/2 or 3/4).

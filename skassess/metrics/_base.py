@@ -20,25 +20,20 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import (
+from ..utils._deprecation import warn_deprecated
+from ..utils._groups import check_group_by
+from ..utils._memory import check_draw_memory
+from ..utils._params import LEVEL, N_DRAWS, atomic, reset_fitted, validate_args, validated
+from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
+from ..utils._validation import (
     BLOCK,
-    LEVEL,
-    N_DRAWS,
-    atomic,
     check_classes,
     check_design_weight,
-    check_draw_memory,
-    check_group_by,
     check_labels,
     check_sample_weight,
-    reset_fitted,
-    validate_args,
     validate_scores,
-    validated,
-    warn,
 )
-from ..utils._deprecation import warn_deprecated
-from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
+from ..utils._warnings import warn
 from ._grouping import make_grouping
 
 DEFAULT_N_DRAWS = 4000

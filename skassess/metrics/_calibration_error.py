@@ -50,9 +50,9 @@ import pandas as pd
 from scipy.special import betaln, expit, logit, xlogy
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import N_DRAWS, validate_args, validate_params, validated
 from ..utils._deprecation import warn_deprecated
 from ..utils._docstrings import fill_doc
+from ..utils._params import N_DRAWS, validate_args, validate_params, validated
 from ..utils._sklearn_compat import Hidden, Interval, StrOptions
 from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
 from ._conjugate import BetaPosterior

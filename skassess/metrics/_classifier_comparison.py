@@ -6,7 +6,7 @@ import numpy as np
 from scipy.special import expit, softmax
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import N_DRAWS, validate_params
+from ..utils._params import N_DRAWS, validate_params
 from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
 from ._base import DEFAULT_N_DRAWS
 from ._model_comparison import BayesianModelComparison

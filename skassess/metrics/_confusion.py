@@ -6,8 +6,8 @@ from scipy import sparse
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import LEVEL, N_DRAWS, validate_args, validated
 from ..utils._docstrings import fill_doc
+from ..utils._params import LEVEL, N_DRAWS, validate_args, validated
 from ..utils._sklearn_compat import StrOptions
 from ._base import (
     DEFAULT_N_DRAWS,

@@ -11,7 +11,7 @@ import numpy as np
 from scipy import special, stats
 from sklearn.utils import check_random_state
 
-from ..utils import LEVEL, N_DRAWS, validate_args, validate_params
+from ..utils._params import LEVEL, N_DRAWS, validate_args, validate_params
 from ..utils._sklearn_compat import Interval
 
 __all__ = ["BetaPosterior", "DirichletPosterior", "robust_mixture_posterior"]
@@ -338,7 +338,7 @@ def robust_mixture_posterior(
 
     Examples
     --------
-    >>> from skassess.metrics import robust_mixture_posterior
+    >>> from skassess.metrics._conjugate import robust_mixture_posterior
     >>> post, w = robust_mixture_posterior(90.0, 10.0, 9, 1, prior_weight=0.9)
     >>> round(float(w[0]), 2), round(float(post.mean()[0]), 3)
     (0.97, 0.9)

@@ -5,8 +5,8 @@ import pandas as pd
 from scipy import sparse
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import LEVEL, N_DRAWS, validate_args, validated
 from ..utils._docstrings import fill_doc
+from ..utils._params import LEVEL, N_DRAWS, validate_args, validated
 from ._base import DEFAULT_PRIOR_STRENGTH, DRAW_CHUNK
 from ._confusion import BayesianConfusionMatrix
 from ._conjugate import MIN_PSEUDO_COUNT, dirichlet_draws

@@ -1,6 +1,6 @@
 """DifferenceDisplay: the posterior of a difference between two groups."""
 
-from ..utils import plot_text
+from ..utils._text import plot_text
 from ._accuracy import BayesianAccuracy
 from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
 from ._display import plot_axes

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import LEVEL, N_DRAWS, ROPE, validate_args, validate_params
+from ..utils._params import LEVEL, N_DRAWS, ROPE, validate_args, validate_params
 from ..utils._sklearn_compat import HasMethods, Interval
 from ._base import DEFAULT_N_DRAWS
 from ._rope import rope_probabilities

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import SkassessWarning
-from ..utils import GroupEncoder, warn
+from ..utils._groups import GroupEncoder
+from ..utils._warnings import warn
 
 GROUPINGS = ("predicted_class", "score_bins", "class_bin", "external")
 STRATEGIES = ("uniform", "quantile")

@@ -8,18 +8,10 @@ from scipy.special import expit, gammaln
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import (
-    LEVEL,
-    N_DRAWS,
-    atomic,
-    check_classes,
-    check_labels,
-    reset_fitted,
-    validate_args,
-    validated,
-)
 from ..utils._deprecation import warn_deprecated
+from ..utils._params import LEVEL, N_DRAWS, atomic, reset_fitted, validate_args, validated
 from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
+from ..utils._validation import check_classes, check_labels
 from ._agreement_patterns import agreement_patterns, check_model_scores
 from ._base import DEFAULT_N_DRAWS
 from ._group_comparison import (

@@ -20,7 +20,7 @@ import numpy as np
 from scipy import stats
 from sklearn.utils import check_random_state
 
-from ..utils import LEVEL, N_DRAWS, validate_args
+from ..utils._params import LEVEL, N_DRAWS, validate_args
 from ._conjugate import (
     _CategoricalRows,
     check_counts,
@@ -66,7 +66,7 @@ class NestedDirichletPosterior(_CategoricalRows):
 
     Examples
     --------
-    >>> from skassess.metrics import NestedDirichletPosterior
+    >>> from skassess.metrics._nested_dirichlet import NestedDirichletPosterior
     >>> prior = NestedDirichletPosterior([[9.0, 1.0], [1.0, 9.0]], [1.0, 1.0])
     >>> prior.update([[3, 1], [0, 4]]).mean()
     array([[0.85714286, 0.14285714],

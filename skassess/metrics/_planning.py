@@ -8,8 +8,9 @@ import pandas as pd
 from scipy import special, stats
 from sklearn.utils import check_random_state
 
-from ..utils import LEVEL, check_labels, validate_params, validate_scores
+from ..utils._params import LEVEL, validate_params
 from ..utils._sklearn_compat import Interval, StrOptions
+from ..utils._validation import check_labels, validate_scores
 from ._accuracy import BayesianAccuracy
 from ._calibrated import fit_calibrated_rates
 from ._calibrated_model import RATIO_PRIOR_DOF

@@ -2,8 +2,9 @@
 
 import numpy as np
 
-from ..utils import LEVEL, N_DRAWS, plot_text, validate_args
+from ..utils._params import LEVEL, N_DRAWS, validate_args
 from ..utils._sklearn_compat import HasMethods
+from ..utils._text import plot_text
 from ._accuracy import BayesianAccuracy
 from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
 from ._display import draw_intervals, group_draws, plot_axes

@@ -4,7 +4,7 @@ overall accuracy, and whether the labels contradict the informative prior."""
 import numpy as np
 from scipy import stats
 
-from ..utils import warn
+from ..utils._warnings import warn
 from ._conjugate import MIN_PSEUDO_COUNT
 
 #: The level of the informative prior's predictive check.

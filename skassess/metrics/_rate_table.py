@@ -23,7 +23,7 @@ from numbers import Integral
 
 import numpy as np
 
-from ..utils import validate_params
+from ..utils._params import validate_params
 from ..utils._sklearn_compat import StrOptions
 
 __all__ = ["RATES", "canonical_rate", "expected_rate_terms", "rate_terms"]
@@ -86,7 +86,7 @@ def rate_terms(rate, y_pred, y_true):
 
     Examples
     --------
-    >>> from skassess.metrics import rate_terms
+    >>> from skassess.metrics._rate_table import rate_terms
     >>> cond, out = rate_terms("tpr", [1, 0, 1], [1, 1, 0])
     >>> float((cond * out).sum() / cond.sum())
     0.5

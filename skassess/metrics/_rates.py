@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import LEVEL, N_DRAWS, check_draw_memory, validate_args, validated
+from ..utils._memory import check_draw_memory
+from ..utils._params import LEVEL, N_DRAWS, validate_args, validated
 from ._base import DEFAULT_N_DRAWS, _BaseAssessor
 from ._calibrated_binary import CalibratedBinaryRates
 from ._calibrated_model import N_BINS, add_to_cells, score_bin, score_logit

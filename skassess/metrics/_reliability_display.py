@@ -1,7 +1,7 @@
 """ReliabilityDisplay: a reliability diagram with the posterior of each bin."""
 
-from ..utils import plot_text
 from ..utils._deprecation import warn_deprecated
+from ..utils._text import plot_text
 from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
 from ._calibration_error import BayesianCalibrationError
 from ._display import plot_axes

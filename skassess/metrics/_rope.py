@@ -9,8 +9,9 @@ Every comparison the package reports goes through :func:`rope_probabilities`.
 import numpy as np
 from scipy.special import betainc, betaincinv, ndtr
 
-from ..utils import ROPE, naming, validate_params
+from ..utils._params import ROPE, validate_params
 from ..utils._sklearn_compat import StrOptions
+from ..utils._validation import naming
 from ._conjugate import BetaPosterior
 
 __all__ = ["rope_probabilities"]

@@ -10,18 +10,10 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import (
-    LEVEL,
-    as_scalar,
-    atomic,
-    check_classes,
-    check_labels,
-    reset_fitted,
-    validate_args,
-    validated,
-)
 from ..utils._deprecation import warn_deprecated
+from ..utils._params import LEVEL, atomic, reset_fitted, validate_args, validated
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, validate_estimator_params
+from ..utils._validation import as_scalar, check_classes, check_labels
 from ._active_answers import _AssessorAnswers
 from ._anytime import AnytimeAnswersMixin, has_anytime_answers
 from ._assessor_steps import _AssessorSteps

@@ -7,8 +7,9 @@ import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
 from ..metrics import BetaPosterior, rope_probabilities
-from ..utils import LEVEL, as_scalar, check_generator, validate_args
+from ..utils._params import LEVEL, validate_args
 from ..utils._sklearn_compat import Interval
+from ..utils._validation import as_scalar, check_generator
 from ._setup import initial_state
 
 

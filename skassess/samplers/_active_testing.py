@@ -8,19 +8,15 @@ import pandas as pd
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from ..utils import (
-    LEVEL,
+from ..utils._params import LEVEL, atomic, reset_fitted, validate_args, validated
+from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
+from ..utils._validation import (
     as_scalar,
-    atomic,
     check_classes,
     check_labels,
     check_predictions,
     check_scores,
-    reset_fitted,
-    validate_args,
-    validated,
 )
-from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
 from ._acquisition import bald, metric_utility, parse_metrics
 from ._confusion_metrics import metric_names, metric_values
 from ._difference import DifferenceEstimate

@@ -5,7 +5,8 @@ import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
 from ..metrics import BayesianAccuracy
-from ..utils import LEVEL, HypergeometricSequence, validate_args
+from ..utils._confseq import HypergeometricSequence
+from ..utils._params import LEVEL, validate_args
 from ._setup import is_group_strategy
 
 #: Levels :meth:`ActiveAssessor.certified_level` reports (it rounds down to one):

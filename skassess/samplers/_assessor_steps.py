@@ -9,7 +9,7 @@ them, and the refit of the estimator under a prior update.
 import numpy as np
 from sklearn.base import clone
 
-from ..utils import checked_codes
+from ..utils._validation import checked_codes
 from ._base import QueryContext
 from ._setup import initial_state
 

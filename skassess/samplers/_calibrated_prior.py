@@ -56,19 +56,12 @@ from scipy.special import betaln, expit, logit
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ..calibration import fit_llo, log_odds
+from ..calibration._maps import fit_llo, log_odds
 from ..metrics import BetaPosterior
-from ..utils import (
-    atomic,
-    check_classes,
-    check_labels,
-    check_sample_weight,
-    reset_fitted,
-    validate_scores,
-    validated,
-)
 from ..utils._deprecation import warn_deprecated
+from ..utils._params import atomic, reset_fitted, validated
 from ..utils._sklearn_compat import Hidden, Interval, MissingValues, StrOptions
+from ..utils._validation import check_classes, check_labels, check_sample_weight, validate_scores
 
 #: Grid of tau, the standard deviation of a group's log-odds shift off the
 #: common map: the midpoints of 15 equal cells of [0, 3], each with the same

@@ -7,19 +7,12 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from ..metrics import BayesianModelComparison, check_model_scores, rope_probabilities
-from ..utils import (
-    LEVEL,
-    as_scalar,
-    atomic,
-    check_classes,
-    check_labels,
-    reset_fitted,
-    validate_args,
-    validated,
-)
+from ..metrics import BayesianModelComparison, rope_probabilities
+from ..metrics._agreement_patterns import check_model_scores
 from ..utils._deprecation import warn_deprecated
+from ..utils._params import LEVEL, atomic, reset_fitted, validate_args, validated
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
+from ..utils._validation import as_scalar, check_classes, check_labels
 from ._sampler import RUN_CONSTRAINTS, ActiveSampler, StopRule
 
 __all__ = ["ActiveModelSelector"]

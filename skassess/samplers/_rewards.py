@@ -36,7 +36,8 @@ which the same function computes by quadrature.
 
 import numpy as np
 
-from ..metrics import BetaPosterior, NestedDirichletPosterior, rope_probabilities
+from ..metrics import BetaPosterior, rope_probabilities
+from ..metrics._nested_dirichlet import NestedDirichletPosterior
 
 TASKS = (
     "estimate",

@@ -9,8 +9,10 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import SkassessWarning
-from ..utils import as_scalar, validate_args, warn
+from ..utils._params import validate_args
 from ..utils._sklearn_compat import Interval
+from ..utils._validation import as_scalar
+from ..utils._warnings import warn
 
 __all__ = ["RUN_CONSTRAINTS", "ActiveSampler", "StopRule"]
 

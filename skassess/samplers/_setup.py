@@ -9,11 +9,11 @@ from ..metrics import (
     BayesianConfusionMatrix,
     BayesianMisclassificationCost,
     BetaPosterior,
-    NestedDirichletPosterior,
-    rate_terms,
 )
-from ..utils import check_classes, check_predictions, check_scores, top1
+from ..metrics._nested_dirichlet import NestedDirichletPosterior
+from ..metrics._rate_table import rate_terms
 from ..utils._sklearn_compat import validate_estimator_params
+from ..utils._validation import check_classes, check_predictions, check_scores, top1
 from ._base import GroupStrategy, QueryStrategy
 from ._epsilon_greedy import EpsilonGreedy
 from ._lucb import LUCBSampling

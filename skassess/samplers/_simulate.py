@@ -21,8 +21,9 @@ from sklearn.base import clone
 from sklearn.utils import Bunch
 
 from ..metrics import BayesianCalibrationError
-from ..utils import check_classes, check_labels, validate_params
+from ..utils._params import validate_params
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, validate_estimator_params
+from ..utils._validation import check_classes, check_labels
 from ._base import GroupStrategy, QueryStrategy
 from ._calibrated_prior import CalibratedPrior
 from ._evaluate import EVALUATIONS, make_evaluator

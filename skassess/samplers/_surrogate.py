@@ -16,7 +16,7 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..utils import atomic
+from ..utils._params import atomic
 from ..utils._sklearn_compat import Interval
 
 __all__ = ["MLPEnsembleSurrogate"]

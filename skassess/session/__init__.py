@@ -5,27 +5,41 @@ are committed to an SQLite file one by one (the ``skassess label`` command's
 format); :class:`ScoresFile` reads and checks a black box's scores file.
 """
 
+from ..utils._deprecation import private_names
 from ._assessment import FileAssessment, assess_file
-from ._label_parser import LabelParser
-from ._labeling import LabelingSession, task_answer
+from ._labeling import LabelingSession, task_answer  # noqa: F401 (deprecated; warns when called)
 from ._migrate import migrate_session
 from ._report import render_report, write_report
-from ._scores_file import ScoresFile, ScoresTable, file_checksum
-from ._session_loop import stop_rule
-from ._unlabeled import META_METHODS
+from ._scores_file import ScoresFile, ScoresTable
+from ._session_loop import stop_rule  # noqa: F401 (deprecated; warns when called)
 
 __all__ = [
-    "META_METHODS",
     "FileAssessment",
     "assess_file",
     "LabelingSession",
-    "LabelParser",
     "ScoresFile",
     "ScoresTable",
-    "file_checksum",
     "migrate_session",
     "render_report",
-    "stop_rule",
-    "task_answer",
     "write_report",
 ]
+
+
+def _private(module, name):
+    def get():
+        import importlib
+
+        return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+    return get
+
+
+__getattr__ = private_names(
+    __name__,
+    {
+        "LabelParser": _private("_label_parser", "LabelParser"),
+        "META_METHODS": _private("_unlabeled", "META_METHODS"),
+        "file_checksum": _private("_scores_file", "file_checksum"),
+    },
+    "the documented names of skassess.session (LabelingSession, ScoresFile, assess_file)",
+)

@@ -78,7 +78,7 @@ class LabelParser:
 
     Examples
     --------
-    >>> from skassess.session import LabelParser
+    >>> from skassess.session._label_parser import LabelParser
     >>> stars = LabelParser(["1", "2", "3"])
     >>> stars.parse("1"), stars.parse("3.0"), stars.parse("#0", numbers=True)
     (0, 2, 0)

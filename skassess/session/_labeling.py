@@ -13,8 +13,8 @@ from sklearn.base import clone
 
 from ..exceptions import SessionError
 from ..samplers import ActiveAssessor, ActiveSampler
-from ..utils import as_scalar
 from ..utils._deprecation import warn_deprecated
+from ..utils._validation import as_scalar
 from ._columns import ItemIds
 from ._label_parser import LabelParser
 from ._session_loop import _SessionLoop

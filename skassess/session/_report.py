@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..utils import plot_text
+from ..utils._text import plot_text
 from ._progress import Steps
 
 __all__ = ["render_report", "write_report"]

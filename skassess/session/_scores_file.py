@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ScoresFileError
-from ..utils import ROW_SUM_TOL
+from ..utils._validation import ROW_SUM_TOL
 from ._columns import ItemIds, concat_categories, stack
 from ._label_parser import LabelParser
-from ._scores_reading import _is_parquet, _sniff_separator, _TextReading
+from ._scores_reading import is_parquet, sniff_separator, _TextReading
 
 __all__ = ["ScoresFile", "ScoresTable", "file_checksum"]
 
@@ -151,11 +151,11 @@ class ScoresFile(_TextReading):
         self.size = os.path.getsize(self.path)
         if self.size == 0:
             raise ScoresFileError(f"{path}: the file is empty (0 bytes).")
-        self.parquet = _is_parquet(self.path)
+        self.parquet = is_parquet(self.path)
         if self.parquet:
             self.sep, columns = None, self._parquet_columns()
         else:
-            found, header = _sniff_separator(self.path)
+            found, header = sniff_separator(self.path)
             self.sep = found if sep is None else sep
             if not header.strip():
                 raise ScoresFileError(f"{path}: the file is empty (no header line).")

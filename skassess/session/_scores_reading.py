@@ -18,11 +18,11 @@ from ._csv_rows import not_utf8_message, record_blocks, row_lines
 PARQUET_SUFFIXES = (".parquet", ".pq")
 
 
-def _is_parquet(path):
+def is_parquet(path):
     return Path(path).suffix.lower() in PARQUET_SUFFIXES
 
 
-def _sniff_separator(path):
+def sniff_separator(path):
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rb") as f:
         raw = f.readline()
@@ -40,7 +40,7 @@ def _sniff_separator(path):
     return (sep if counts[sep] else ","), header
 
 
-def _pyarrow_parquet():
+def pyarrow_parquet():
     try:
         import pyarrow.parquet as pq
     except ImportError as exc:
@@ -55,7 +55,7 @@ class _TextReading:
 
     # ----------------------------------------------------------------- columns
     def _parquet_columns(self):
-        pq = _pyarrow_parquet()
+        pq = pyarrow_parquet()
         try:
             return list(pq.ParquetFile(self.path).schema_arrow.names)
         except Exception as exc:  # pyarrow raises its own error types
@@ -76,7 +76,7 @@ class _TextReading:
         text = self._text_columns()
         usecols = list(dict.fromkeys(text + self.score_columns))
         if self.parquet:
-            pq = _pyarrow_parquet()
+            pq = pyarrow_parquet()
             try:
                 # Buffered page reads without pre-buffering: pyarrow otherwise keeps
                 # whole column chunks alive and the memory grows with the file.

@@ -3,7 +3,8 @@
 import numpy as np
 import pandas as pd
 
-from ..meta import LEVELS, PerformanceIntervalRegressor, PerformancePredictor, pretrained_methods
+from ..meta import PerformanceIntervalRegressor, PerformancePredictor, pretrained_methods
+from ..meta._quantile_model import LEVELS
 
 __all__ = ["META_METHODS", "RowSample", "check_meta", "predict_unlabeled"]
 

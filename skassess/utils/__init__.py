@@ -1,65 +1,57 @@
-"""Input checks shared by every skassess estimator, and the parameter-validation decorator.
+"""Input checks shared by every skassess estimator.
 
-These are the only functions that check scores, labels, predictions, groups
-and weights; estimators and the command call them so that every bad input
-gets the same message.
+:func:`check_scores` and :func:`check_labels` are the functions that check a
+black box's scores and the labels given for them; every estimator and the
+command call them, so that a bad input gets the same message everywhere. The
+package's other helpers live in this package's private modules.
 """
 
-# The package's modules import their internal helpers from here too; only the
-# names in __all__ are public.
-# ruff: noqa: F401
+import importlib
 
-from ._confseq import HypergeometricSequence
-from ._groups import GroupEncoder, check_group_by
-from ._memory import available_memory, check_draw_memory
-from ._params import (
-    LEVEL,
-    N_DRAWS,
-    ROPE,
-    atomic,
-    reset_fitted,
-    validate_args,
-    validate_params,
-    validated,
-)
-from ._text import plot_text, terminal_text
-from ._threads import one_native_thread, single_threaded
-from ._validation import (
-    BLOCK,
-    EPS,
-    ROW_SUM_TOL,
-    as_scalar,
-    check_classes,
-    check_design_weight,
-    check_generator,
-    check_labels,
-    check_predictions,
-    check_sample_weight,
-    check_scores,
-    checked_codes,
-    naming,
-    top1,
-    validate_scores,
-)
-from ._warnings import warn
+from ._deprecation import private_names
+from ._validation import check_labels, check_scores
 
-# What users and estimator authors call (the API reference's *Input checks*).
-# The other names imported above are the package's internals, imported by its
-# modules from here; they are not part of the public API.
-__all__ = [
-    "GroupEncoder",
-    "atomic",
-    "check_draw_memory",
-    "check_group_by",
-    "check_labels",
-    "check_predictions",
-    "check_design_weight",
-    "check_sample_weight",
-    "check_scores",
-    "naming",
-    "plot_text",
-    "terminal_text",
-    "validate_args",
-    "validate_params",
-    "validated",
-]
+__all__ = ["check_labels", "check_scores"]
+
+
+def _private(module, name):
+    return lambda: getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+__getattr__ = private_names(
+    __name__,
+    {
+        "BLOCK": _private("_validation", "BLOCK"),
+        "EPS": _private("_validation", "EPS"),
+        "GroupEncoder": _private("_groups", "GroupEncoder"),
+        "HypergeometricSequence": _private("_confseq", "HypergeometricSequence"),
+        "LEVEL": _private("_params", "LEVEL"),
+        "N_DRAWS": _private("_params", "N_DRAWS"),
+        "ROPE": _private("_params", "ROPE"),
+        "ROW_SUM_TOL": _private("_validation", "ROW_SUM_TOL"),
+        "as_scalar": _private("_validation", "as_scalar"),
+        "atomic": _private("_params", "atomic"),
+        "available_memory": _private("_memory", "available_memory"),
+        "check_classes": _private("_validation", "check_classes"),
+        "check_design_weight": _private("_validation", "check_design_weight"),
+        "check_draw_memory": _private("_memory", "check_draw_memory"),
+        "check_generator": _private("_validation", "check_generator"),
+        "check_group_by": _private("_groups", "check_group_by"),
+        "check_predictions": _private("_validation", "check_predictions"),
+        "check_sample_weight": _private("_validation", "check_sample_weight"),
+        "checked_codes": _private("_validation", "checked_codes"),
+        "naming": _private("_validation", "naming"),
+        "one_native_thread": _private("_threads", "one_native_thread"),
+        "plot_text": _private("_text", "plot_text"),
+        "reset_fitted": _private("_params", "reset_fitted"),
+        "single_threaded": _private("_threads", "single_threaded"),
+        "terminal_text": _private("_text", "terminal_text"),
+        "top1": _private("_validation", "top1"),
+        "validate_args": _private("_params", "validate_args"),
+        "validate_params": _private("_params", "validate_params"),
+        "validate_scores": _private("_validation", "validate_scores"),
+        "validated": _private("_params", "validated"),
+        "warn": _private("_warnings", "warn"),
+    },
+    "skassess.utils.check_scores and check_labels (the other helpers are private)",
+)

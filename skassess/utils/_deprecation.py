@@ -7,7 +7,7 @@ from pathlib import Path
 
 import sklearn
 
-__all__ = ["REMOVED_IN", "warn_deprecated"]
+__all__ = ["REMOVED_IN", "private_names", "warn_deprecated"]
 
 #: The release that removes what 0.1 deprecates.
 REMOVED_IN = "0.2"
@@ -29,7 +29,7 @@ def _user_stacklevel():
     return level
 
 
-def warn_deprecated(what, instead, *, stacklevel=None):
+def warn_deprecated(what, instead, *, since="0.1", removed_in=REMOVED_IN, stacklevel=None):
     """Warn (``FutureWarning``, shown to users by default) that ``what`` is deprecated.
 
     Parameters
@@ -39,6 +39,8 @@ def warn_deprecated(what, instead, *, stacklevel=None):
         ``"ActiveAssessor(stop_confidence=...)"``.
     instead : str
         What to write instead.
+    since, removed_in : str
+        The release that deprecated it and the one that removes it.
     stacklevel : int, default=None
         Frames up to the user's call; None: the first frame outside skassess.
 
@@ -53,8 +55,27 @@ def warn_deprecated(what, instead, *, stacklevel=None):
     f(old=...) is deprecated since 0.1 and will be removed in 0.2; use f(new=...) instead.
     """
     warnings.warn(
-        f"{what} is deprecated since 0.1 and will be removed in {REMOVED_IN}; use "
+        f"{what} is deprecated since {since} and will be removed in {removed_in}; use "
         f"{instead} instead.",
         FutureWarning,
         stacklevel=_user_stacklevel() if stacklevel is None else stacklevel,
     )
+
+
+def private_names(package, names, instead):
+    """A module ``__getattr__`` for names a package no longer exports.
+
+    ``names`` maps each name to a zero-argument function that returns the
+    object; reading ``package.NAME`` warns (deprecated since 0.2, removed in
+    0.3) and returns it. The package's own modules import these objects from
+    their private modules, so only a user's read warns.
+    """
+
+    def __getattr__(name):
+        if name not in names:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        warn_deprecated(f"{package}.{name}", instead, since="0.2", removed_in="0.3")
+        return names[name]()
+
+    __getattr__.shared = frozenset(names)  # the internals other subpackages may import
+    return __getattr__

@@ -88,7 +88,7 @@ class GroupEncoder:
 
     Examples
     --------
-    >>> from skassess.utils import GroupEncoder
+    >>> from skassess.utils._groups import GroupEncoder
     >>> enc = GroupEncoder().fit(["b", "a", "b"])
     >>> list(enc.categories_), enc.transform(["a", "b"]).tolist()
     (['a', 'b'], [0, 1])

@@ -6,13 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.special import expit, logit
 
-from skassess.calibration import (
-    HierarchicalBetaCalibrator,
-    beta_calibration,
-    fit_llo,
-    log_odds,
-)
-from skassess.calibration._maps import EPS
+from skassess.calibration import HierarchicalBetaCalibrator, beta_calibration
+from skassess.calibration._maps import EPS, fit_llo, log_odds
 
 scores = st.floats(EPS, 1 - EPS)
 positive = st.floats(0.05, 5.0)

@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 from scipy.special import expit, logit
 
 from skassess import BayesianAccuracy
-from skassess.metrics import compare_groups, rate_terms
+from skassess.metrics import compare_groups
+from skassess.metrics._rate_table import rate_terms
 
 RATES = ("tpr", "fnr", "tnr", "fpr", "ppv", "npv")
 

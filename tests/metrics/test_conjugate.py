@@ -315,7 +315,7 @@ def test_dirichlet_draws_at_the_gamma_threshold_stay_on_the_simplex():
     st.floats(0.0, 1.0),
 )
 def test_robust_mixture_lies_between_its_parts(a0, b0, successes, failures, weight):
-    from skassess.metrics import robust_mixture_posterior
+    from skassess.metrics._conjugate import robust_mixture_posterior
 
     post, w = robust_mixture_posterior(a0, b0, successes, failures, prior_weight=weight)
     informative = BetaPosterior(a0, b0, successes, failures).mean()[0]
@@ -332,7 +332,7 @@ def test_robust_mixture_lies_between_its_parts(a0, b0, successes, failures, weig
 
 
 def test_robust_mixture_rejects_a_weight_outside_0_1():
-    from skassess.metrics import robust_mixture_posterior
+    from skassess.metrics._conjugate import robust_mixture_posterior
 
     with pytest.raises(ValueError, match="prior_weight. parameter of robust_mixture_posterior"):
         robust_mixture_posterior(2.0, 2.0, 1, 1, prior_weight=1.2)
@@ -344,7 +344,7 @@ def test_robust_mixture_interval_covers_under_its_prior(n):
     # 95 % interval of the moment-matched posterior must cover about 95 % of them.
     # 4000 draws: binomial SE 0.0034; tolerance 0.015 (4.4 SE) leaves room for the
     # moment matching of a two-part posterior.
-    from skassess.metrics import robust_mixture_posterior
+    from skassess.metrics._conjugate import robust_mixture_posterior
 
     rng = np.random.default_rng(7)
     size = 4000

@@ -5,14 +5,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.model_selection import GridSearchCV
 
-from skassess.metrics import (
-    BayesianModelComparison,
-    agreement_patterns,
-    check_model_scores,
-    compare_groups,
-    rank_groups,
-    rate_terms,
-)
+from skassess.metrics import BayesianModelComparison, compare_groups, rank_groups
+from skassess.metrics._agreement_patterns import agreement_patterns, check_model_scores
+from skassess.metrics._rate_table import rate_terms
 
 
 def _pool(n=3000, accs=(0.9, 0.85, 0.8), K=3, seed=0):

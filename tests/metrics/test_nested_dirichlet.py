@@ -7,11 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special
 
-from skassess.metrics import (
-    BayesianConfusionMatrix,
-    DirichletPosterior,
-    NestedDirichletPosterior,
-)
+from skassess.metrics import BayesianConfusionMatrix, DirichletPosterior
+from skassess.metrics._nested_dirichlet import NestedDirichletPosterior
 
 pos = st.floats(0.2, 20.0)
 

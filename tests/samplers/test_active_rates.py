@@ -5,7 +5,7 @@ import pytest
 from scipy.special import expit, logit
 
 from skassess import ActiveAssessor, BayesianAccuracy
-from skassess.metrics import rate_terms
+from skassess.metrics._rate_table import rate_terms
 from skassess.samplers import VarianceSampling
 
 

@@ -4,12 +4,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skassess.metrics import (
-    BetaPosterior,
-    DirichletPosterior,
-    NestedDirichletPosterior,
-    rope_probabilities,
-)
+from skassess.metrics import BetaPosterior, DirichletPosterior, rope_probabilities
+from skassess.metrics._nested_dirichlet import NestedDirichletPosterior
 from skassess.samplers._rewards import CompareTwo, EstimateConfusion, EstimateRates
 
 pos = st.floats(0.1, 50.0)

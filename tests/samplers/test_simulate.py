@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from skassess import BayesianAccuracy, BayesianConfusionMatrix
-from skassess.calibration import fit_llo
+from skassess.calibration._maps import fit_llo
 from skassess.datasets import load_fashion_mnist_scores
 from skassess.samplers import CalibratedPrior, simulate
 

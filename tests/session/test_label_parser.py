@@ -15,7 +15,8 @@ from skassess.cli import main
 from skassess.cli._keyboard import _parse
 from skassess.cli._oracle import CommandOracle, read_oracle
 from skassess.exceptions import LabelError, ScoresFileError
-from skassess.session import LabelingSession, LabelParser, ScoresFile
+from skassess.session import LabelingSession, ScoresFile
+from skassess.session._label_parser import LabelParser
 
 # Names that trip a reader that tries numbers, commands or case before the exact name.
 TRICKY = [

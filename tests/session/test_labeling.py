@@ -11,7 +11,9 @@ import pytest
 from skassess import ActiveAssessor, BayesianAccuracy
 from skassess.exceptions import SessionError, SessionLockedError
 from skassess.samplers import ActiveModelSelector, ActiveTester, StopRule, VarianceSampling
-from skassess.session import LabelingSession, stop_rule, task_answer
+from skassess.session import LabelingSession
+from skassess.session._labeling import task_answer
+from skassess.session._session_loop import stop_rule
 
 
 def _assessor(**kw):

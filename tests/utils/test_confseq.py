@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skassess.utils import HypergeometricSequence
+from skassess.utils._confseq import HypergeometricSequence
 
 
 def _bounds_table(seq, size, alpha):
