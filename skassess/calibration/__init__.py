@@ -15,21 +15,11 @@ __all__ = [
 ]
 
 
-def _private(where):
-    import importlib
-
-    module, name = where
-    return lambda: getattr(importlib.import_module(f"{__name__}.{module}"), name)
-
-
 __getattr__ = private_names(
     __name__,
     {
-        n: _private(w)
-        for n, w in {
-            "fit_llo": ("_maps", "fit_llo"),
-            "log_odds": ("_maps", "log_odds"),
-        }.items()
+        "fit_llo": "_maps",
+        "log_odds": "_maps",
     },
     "the documented API (the helpers are private)",
 )

@@ -16,7 +16,7 @@ from ..utils._params import LEVEL, N_DRAWS, atomic, reset_fitted, validate_args,
 from ..utils._sklearn_compat import HasMethods, Hidden, Interval, MissingValues, StrOptions
 from ..utils._validation import EPS, check_classes, check_labels, validate_scores
 from ..utils._warnings import warn
-from ._hierarchical_model import N_NODES, append_steps, _BetaCalibrationModel
+from ._hierarchical_model import N_NODES, _BetaCalibrationModel, append_steps
 from ._maps import MAPS, log_features
 from ._mcmc import warn_convergence
 from ._samplers import EmceeSampler, NUTSSampler

@@ -17,7 +17,7 @@ from ..samplers import (
 from ..session import LabelingSession
 from ..utils._warnings import warn
 from ._common import FILE_OPTIONS, add_file_arguments, file_options, open_scores, print_table
-from ._keyboard import anytime_text, status_line, interactive
+from ._keyboard import anytime_text, interactive, status_line
 from ._models import ModelsFile
 from ._names import named_groups, session_group_names
 from ._oracle import CommandOracle, OracleQuit, read_oracle

@@ -24,20 +24,10 @@ __all__ = [
 ]
 
 
-def _private(where):
-    import importlib
-
-    module, name = where
-    return lambda: getattr(importlib.import_module(f"{__name__}.{module}"), name)
-
-
 __getattr__ = private_names(
     __name__,
     {
-        n: _private(w)
-        for n, w in {
-            "LEVELS": ("_quantile_model", "LEVELS"),
-        }.items()
+        "LEVELS": "_quantile_model",
     },
     "the documented API (the helpers are private)",
 )

@@ -41,26 +41,16 @@ __all__ = [
 ]
 
 
-def _private(where):
-    import importlib
-
-    module, name = where
-    return lambda: getattr(importlib.import_module(f"{__name__}.{module}"), name)
-
-
 __getattr__ = private_names(
     __name__,
     {
-        n: _private(w)
-        for n, w in {
-            "NestedDirichletPosterior": ("_nested_dirichlet", "NestedDirichletPosterior"),
-            "RATES": ("_rate_table", "RATES"),
-            "agreement_patterns": ("_agreement_patterns", "agreement_patterns"),
-            "check_model_scores": ("_agreement_patterns", "check_model_scores"),
-            "expected_rate_terms": ("_rate_table", "expected_rate_terms"),
-            "rate_terms": ("_rate_table", "rate_terms"),
-            "robust_mixture_posterior": ("_conjugate", "robust_mixture_posterior"),
-        }.items()
+        "NestedDirichletPosterior": "_nested_dirichlet",
+        "RATES": "_rate_table",
+        "agreement_patterns": "_agreement_patterns",
+        "check_model_scores": "_agreement_patterns",
+        "expected_rate_terms": "_rate_table",
+        "rate_terms": "_rate_table",
+        "robust_mixture_posterior": "_conjugate",
     },
     "the documented API (the helpers are private)",
 )

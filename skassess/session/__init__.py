@@ -25,21 +25,12 @@ __all__ = [
 ]
 
 
-def _private(module, name):
-    def get():
-        import importlib
-
-        return getattr(importlib.import_module(f"{__name__}.{module}"), name)
-
-    return get
-
-
 __getattr__ = private_names(
     __name__,
     {
-        "LabelParser": _private("_label_parser", "LabelParser"),
-        "META_METHODS": _private("_unlabeled", "META_METHODS"),
-        "file_checksum": _private("_scores_file", "file_checksum"),
+        "LabelParser": "_label_parser",
+        "META_METHODS": "_unlabeled",
+        "file_checksum": "_scores_file",
     },
     "the documented names of skassess.session (LabelingSession, ScoresFile, assess_file)",
 )

@@ -13,7 +13,7 @@ from ..exceptions import ScoresFileError
 from ..utils._validation import ROW_SUM_TOL
 from ._columns import ItemIds, concat_categories, stack
 from ._label_parser import LabelParser
-from ._scores_reading import is_parquet, sniff_separator, _TextReading
+from ._scores_reading import _TextReading, is_parquet, sniff_separator
 
 __all__ = ["ScoresFile", "ScoresTable", "file_checksum"]
 

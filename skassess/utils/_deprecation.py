@@ -65,17 +65,18 @@ def warn_deprecated(what, instead, *, since="0.1", removed_in=REMOVED_IN, stackl
 def private_names(package, names, instead):
     """A module ``__getattr__`` for names a package no longer exports.
 
-    ``names`` maps each name to a zero-argument function that returns the
-    object; reading ``package.NAME`` warns (deprecated since 0.2, removed in
-    0.3) and returns it. The package's own modules import these objects from
+    ``names`` maps each name to the private module (under ``package``) that
+    defines it; reading ``package.NAME`` warns (deprecated since 0.2, removed
+    in 0.3) and returns it. The package's own modules import these names from
     their private modules, so only a user's read warns.
     """
+    import importlib
 
     def __getattr__(name):
         if name not in names:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         warn_deprecated(f"{package}.{name}", instead, since="0.2", removed_in="0.3")
-        return names[name]()
+        return getattr(importlib.import_module(f"{package}.{names[name]}"), name)
 
     __getattr__.shared = frozenset(names)  # the internals other subpackages may import
     return __getattr__
