@@ -23,7 +23,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from _results import RESULTS, load  # noqa: E402
 
 PAGES = pathlib.Path(__file__).resolve().parents[1] / "docs" / "benchmarks"
-BLOCK = re.compile(r"(<!-- result: ([\w.-]+) -->\n)(.*?)(<!-- end result -->)", re.S)
+BLOCK = re.compile(r"(<!-- result: ([\w.-]+)(?::(\w+))? -->\n)(.*?)(<!-- end result -->)", re.S)
 
 
 def cell(value, spec):
@@ -52,8 +52,48 @@ def render(name):
     )
 
 
+README = PAGES.parents[1] / "README.md"
+FIRST = PAGES.parent / "user_guide" / "first_assessment.md"
+
+
 def pages():
-    return sorted(PAGES.glob("*.md"))
+    return [*sorted(PAGES.glob("*.md")), README, FIRST]
+
+
+def headline_summary(name):
+    """The README's small table: over the headline's pools, per budget."""
+    import statistics
+
+    record = load(name)
+    col = {c: i for i, c in enumerate(record["columns"])}
+    lines = [
+        "| labels | coverage: mean (lowest) | PPI++'s coverage: mean (lowest) "
+        "| width ÷ PPI++'s: median | width ÷ Wilson's: median |",
+        "|---|---|---|---|---|",
+    ]
+    for n in sorted({row[col["n"]] for row in record["rows"]}):
+        rows = [row for row in record["rows"] if row[col["n"]] == n]
+
+        def pick(c, rows=rows):
+            return [row[col[c]] for row in rows]
+
+        cov, ppi = pick("coverage: calibrated"), pick("PPI++")
+        lines.append(
+            f"| {n} | {statistics.mean(cov):.3f} ({min(cov):.3f}) "
+            f"| {statistics.mean(ppi):.3f} ({min(ppi):.3f}) "
+            f"| {statistics.median(pick('width / PPI++')):.2f} "
+            f"| {statistics.median(pick('width / Wilson')):.2f} |"
+        )
+    pools = len({row[col["pool"]] for row in record["rows"]})
+    return (
+        "\n".join(lines)
+        + f"\n\n{pools} pools, {record['rows'][0][col['runs']]} runs a cell: "
+        + f"`{record['command']}` at commit `{record['commit']}`.\n"
+    )
+
+
+#: Blocks rendered by a function of a result file (``<!-- result: NAME:VIEW -->``).
+VIEWS = {"summary": headline_summary}
 
 
 def rendered(text):
@@ -61,11 +101,12 @@ def rendered(text):
     missing = []
 
     def one(match):
-        name = match.group(2)
+        name, view = match.group(2), match.group(3)
         if not (RESULTS / f"{name}.json").exists():
             missing.append(name)
             return match.group(0)
-        return match.group(1) + render(name) + match.group(4)
+        text = VIEWS[view](name) if view else render(name)
+        return match.group(1) + text + match.group(5)
 
     return BLOCK.sub(one, text), missing
 
