@@ -42,7 +42,10 @@ def run(name, base, method, seed=0):
     perm = rng.permutation(len(y))
     n_tr, n_ref = int(0.4 * len(y)), int(0.3 * len(y))
     tr, ref, rest = perm[:n_tr], perm[n_tr : n_tr + n_ref], perm[n_tr + n_ref :]
-    model = clone(BASE_MODELS[base]).fit(X[tr], y[tr])
+    model = clone(BASE_MODELS[base])
+    if "random_state" in model.get_params():
+        model.set_params(random_state=seed)
+    model.fit(X[tr], y[tr])
     t0 = time.perf_counter()
     pir = PerformanceIntervalRegressor(
         PerformancePredictor(model, method=method), random_state=seed

@@ -39,7 +39,10 @@ def main():
     perm = np.random.default_rng(0).permutation(len(y))
     n_tr, n_ref = int(0.4 * len(y)), int(0.3 * len(y))
     tr, ref, rest = perm[:n_tr], perm[n_tr : n_tr + n_ref], perm[n_tr + n_ref :]
-    model = clone(BASE_MODELS[args.base]).fit(X[tr], y[tr])
+    model = clone(BASE_MODELS[args.base])
+    if "random_state" in model.get_params():
+        model.set_params(random_state=0)
+    model.fit(X[tr], y[tr])
     pir = PerformanceIntervalRegressor(PerformancePredictor(model), random_state=0)
     pir.fit(X[ref], y[ref])
     Xr, yr = X[rest], y[rest]

@@ -463,7 +463,7 @@ def run(args):
         if args.report:
             from ._report import session_report
 
-            session_report(session, sf, args.report)
+            session_report(session, sf, args.report, seed=fixed["seed"])
             print(f"Wrote the report to {args.report}")
     sys.stdout.flush()
     return 0

@@ -38,7 +38,7 @@ def add_parser(sub):
     p.set_defaults(func=run)
 
 
-def session_report(session, sf, output, *, prior="calibrated", seed=0, started=None):
+def session_report(session, sf, output, *, seed, prior="calibrated", started=None):
     """Assessment of ``sf`` with the labels of an open ``session``, and its history."""
     rows, labels = session.labeled_rows()
     history = session.history()

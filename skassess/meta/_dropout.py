@@ -13,6 +13,7 @@ standard deviation its intrinsic uncertainty.
 import numpy as np
 from scipy.special import expit
 
+from ..utils._validation import seed_int
 from ._isotonic import SmoothedIsotonic
 from ._meta_model import calibration_split
 from ._xgboost import import_xgboost
@@ -33,7 +34,7 @@ class DropoutMethod:
 
     def fit(self, Z, correct):
         xgb = import_xgboost()
-        seed = 0 if self.random_state is None else int(self.random_state)
+        seed = seed_int(self.random_state)
         fit, cal = calibration_split(correct, self.calibration_size, seed)
         train, stop = calibration_split(correct[fit], 0.2, seed + 1)
         train, stop = fit[train], fit[stop]

@@ -11,7 +11,7 @@ from ..utils._deprecation import warn_deprecated
 from ..utils._params import atomic, reset_fitted, validated
 from ..utils._sklearn_compat import HasMethods, Hidden, Interval, StrOptions
 from ..utils._threads import one_native_thread, single_threaded
-from ..utils._validation import check_labels
+from ..utils._validation import check_labels, seed_int
 from ._predictor import PerformancePredictor
 from ._pretrained import load_pretrained
 from ._quantile_model import LEVELS, QuantileEnsemble, error_unit, fit_scales, interval_cost
@@ -196,7 +196,8 @@ class PerformanceIntervalRegressor(BaseEstimator):
         self : PerformanceIntervalRegressor
         """
         reset_fitted(self)  # a failure puts the previous fit back (atomic)
-        seed = self.random_state or 0
+        # one seed per fit, kept for predict: the same features for the same batch
+        self._seed = seed = seed_int(self.random_state)
         pp = self._base_predictor().fit(X, y, scores=scores)
         self.predictor_ = pp
         # the UM's inputs always come from the meta-model's row features (with proxies)
@@ -306,7 +307,7 @@ class PerformanceIntervalRegressor(BaseEstimator):
             rows,
             self.predictor_.reference_accuracy_,
             importances=imp,
-            seed=self.random_state or 0,
+            seed=self._seed,
             peers=peer_accuracies(
                 self.peers_, srows["Z"], known={"meta_model": float(np.mean(srows["p"]))}
             ),

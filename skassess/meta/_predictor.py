@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..utils._params import atomic, reset_fitted, validated
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
 from ..utils._threads import single_threaded
-from ..utils._validation import check_labels, check_scores
+from ..utils._validation import check_labels, check_scores, seed_int
 from ..utils._warnings import warn
 from ._atc import ATCMethod
 from ._confidence import ConfidenceMethod
@@ -331,7 +331,9 @@ class PerformancePredictor(BaseEstimator):
             if F is not None and self.method_.uses_features:
                 self.encoder_ = FeatureEncoder().fit(F)
                 Fenc = self.encoder_.transform(F)
-            self.features_ = RowFeatures(bool(self.proxies), random_state=self.random_state or 0)
+            self.features_ = RowFeatures(
+                bool(self.proxies), random_state=seed_int(self.random_state)
+            )
             Z = self.features_.fit_transform(Fenc, codes, S, pred)
         else:  # the same reference rows: take the input contract and row features as they are
             self.n_features_in_, self.n_classes_ = shared.n_features_in_, shared.n_classes_

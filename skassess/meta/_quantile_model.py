@@ -15,6 +15,7 @@ import base64
 
 import numpy as np
 
+from ..utils._validation import seed_int
 from ._xgboost import import_xgboost
 
 __all__ = ["LEVELS", "QuantileEnsemble", "error_unit", "fit_scales", "interval_cost"]
@@ -101,7 +102,7 @@ class QuantileEnsemble:
         learning_rate=0.05,
         subsample=0.8,
         colsample_bynode=0.5,
-        random_state=0,
+        random_state=None,
     ):
         self.levels = tuple(levels)
         self.n_models = n_models
@@ -118,6 +119,7 @@ class QuantileEnsemble:
         target = np.asarray(target, dtype=np.float64)
         dm = xgb.DMatrix(F, label=target)
         self.boosters_ = []
+        seed = seed_int(self.random_state)
         for m in range(self.n_models):
             params = {
                 "objective": "reg:quantileerror",
@@ -127,7 +129,7 @@ class QuantileEnsemble:
                 "learning_rate": self.learning_rate,
                 "subsample": self.subsample,
                 "colsample_bynode": self.colsample_bynode,
-                "seed": int(self.random_state) + m,
+                "seed": seed + m,
                 "nthread": 1,
                 "verbosity": 0,
             }

@@ -109,7 +109,7 @@ class RowFeatures:
         Seed of the proxies and the cross-fitting folds.
     """
 
-    def __init__(self, proxies=True, random_state=0):
+    def __init__(self, proxies=True, *, random_state):
         self.proxies = proxies
         self.random_state = random_state
 

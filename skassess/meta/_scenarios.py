@@ -25,7 +25,7 @@ __all__ = ["BASE_MODELS", "evaluate_scenario", "fit_peers", "library_scenario", 
 #: The base models of the library scenarios (Elder et al. use these two).
 BASE_MODELS = {
     "lr": make_pipeline(SimpleImputer(), StandardScaler(), LogisticRegression(max_iter=2000)),
-    "rf": RandomForestClassifier(n_estimators=100, min_samples_leaf=2, n_jobs=1, random_state=0),
+    "rf": RandomForestClassifier(n_estimators=100, min_samples_leaf=2, n_jobs=1),
 }
 
 _N_BOOT = 200
@@ -66,7 +66,7 @@ def peer_accuracies(peers, Z, known=None):
 
 
 def evaluate_scenario(
-    F_ref, y_ref, S_ref, F_batch, y_batch, S_batch, *, methods, seed=0, features=True
+    F_ref, y_ref, S_ref, F_batch, y_batch, S_batch, *, methods, seed, features=True
 ):
     """Fit each predictor on the reference and judge it on the batch.
 
@@ -145,7 +145,7 @@ def evaluate_scenario(
 
 
 def library_scenario(
-    X, y, reference, batch, *, base, methods, seed=0, train_share=0.5, features=True
+    X, y, reference, batch, *, base, methods, seed, train_share=0.5, features=True
 ):
     """A scenario of the data-set library: train a base model, then :func:`evaluate_scenario`.
 

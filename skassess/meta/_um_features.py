@@ -169,7 +169,7 @@ def peer_features(prediction, peers):
 
 
 def batch_features(
-    ref, batch, rows, reference_accuracy, *, importances=None, seed=0, shared=None, peers=None
+    ref, batch, rows, reference_accuracy, *, seed, importances=None, shared=None, peers=None
 ):
     """The uncertainty model's inputs for one batch.
 

@@ -391,7 +391,7 @@ class BayesianConfusionMatrix(DesignCounts, DesignErrorSplit, LazyCalibratedFit,
         """
         check_is_fitted(self)
         if random_state is None:
-            random_state = 0 if self.random_state is None else self.random_state
+            random_state = self.random_state  # None: fresh draws, as everywhere
         lower, upper = self.posterior_.interval(level, n_draws, check_random_state(random_state))
         K = self.n_classes_
         if getattr(self, "_hierarchy", None) is not None:

@@ -208,7 +208,7 @@ class NestedDirichletPosterior(_CategoricalRows):
             "random_state": ["random_state"],
         },
     )
-    def interval(self, level=0.95, n_draws=4000, random_state=0):
+    def interval(self, level=0.95, n_draws=4000, random_state=None):
         """Equal-tailed marginal credible interval ``(lower, upper)`` of each cell.
 
         The diagonal is the exact Beta interval. An off-diagonal cell is the

@@ -66,7 +66,7 @@ def _two_columns(scores):
     return np.column_stack([1 - scores, scores]) if scores.ndim == 1 else scores
 
 
-def predict_unlabeled(labeled, unlabeled, methods, n_classes, *, level=0.95, random_state=0):
+def predict_unlabeled(labeled, unlabeled, methods, n_classes, *, random_state, level=0.95):
     """Each method's predicted accuracy of the unlabeled rows, learned on the labeled ones.
 
     Parameters

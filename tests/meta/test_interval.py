@@ -64,12 +64,12 @@ def test_feature_names_match_what_is_computed():
         "raw": rng.random(40),
         "members": rng.random((3, 40)),
     }
-    feats = batch_features(d, d, rows, 0.7, importances=np.array([0.1, 0.5, 0.2, 0.2]))
+    feats = batch_features(d, d, rows, 0.7, importances=np.array([0.1, 0.5, 0.2, 0.2]), seed=0)
     assert set(feats) == set(UM_FEATURES)
     assert set(SHARED_FEATURES) < set(UM_FEATURES)
     # no features, no proxies: those inputs are NaN, the others finite
     d0 = {"Z": rng.random((40, 4)), "pred": rng.integers(0, 3, 40), "F": None}
-    feats = batch_features(d0, d0, rows, 0.7)
+    feats = batch_features(d0, d0, rows, 0.7, seed=0)
     assert np.isnan(feats["pca_ks"]) and np.isnan(feats["lr_top_ks"])
     assert np.isfinite(feats["base_top_ks"]) and feats["base_top_ks"] == 0.0
 

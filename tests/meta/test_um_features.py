@@ -94,7 +94,13 @@ def test_batch_features_with_the_reference_correctness():
     rows = {"p": np.full(in_batch.sum(), 0.6), "u": None, "raw": np.full(in_batch.sum(), 0.8)}
     peers = dict.fromkeys(PEERS, 0.6)
     feats = batch_features(
-        ref, batch, rows, correct[~in_batch].mean(), importances=np.array([0.7, 0.3]), peers=peers
+        ref,
+        batch,
+        rows,
+        correct[~in_batch].mean(),
+        importances=np.array([0.7, 0.3]),
+        peers=peers,
+        seed=0,
     )
     assert set(feats) == set(UM_FEATURES)
     for src in ("drift_x", "drift_z"):
