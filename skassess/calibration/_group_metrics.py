@@ -14,14 +14,9 @@ from ..metrics._rate_table import RATES
 from ..utils._deprecation import warn_deprecated
 from ..utils._groups import GroupEncoder, check_group_by
 from ..utils._params import LEVEL, ROPE, atomic, reset_fitted, validate_args, validated
+from ..utils._random import check_generator
 from ..utils._sklearn_compat import Hidden, Interval, MissingValues, StrOptions
-from ..utils._validation import (
-    as_scalar,
-    check_classes,
-    check_generator,
-    check_labels,
-    check_scores,
-)
+from ..utils._validation import as_scalar, check_classes, check_labels, check_scores
 from ..utils._warnings import warn
 from ._group_methods import GROUP_METHODS, GroupRows, group_method
 from ._hierarchical import HierarchicalBetaCalibrator

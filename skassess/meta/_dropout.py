@@ -13,7 +13,7 @@ standard deviation its intrinsic uncertainty.
 import numpy as np
 from scipy.special import expit
 
-from ..utils._validation import seed_int
+from ..utils._random import seed_int
 from ._isotonic import SmoothedIsotonic
 from ._meta_model import calibration_split
 from ._xgboost import import_xgboost

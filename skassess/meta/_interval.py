@@ -9,9 +9,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils._deprecation import warn_deprecated
 from ..utils._params import atomic, reset_fitted, validated
+from ..utils._random import seed_int
 from ..utils._sklearn_compat import HasMethods, Hidden, Interval, StrOptions
 from ..utils._threads import one_native_thread, single_threaded
-from ..utils._validation import check_labels, seed_int
+from ..utils._validation import check_labels
 from ._predictor import PerformancePredictor
 from ._pretrained import load_pretrained
 from ._quantile_model import LEVELS, QuantileEnsemble, error_unit, fit_scales, interval_cost

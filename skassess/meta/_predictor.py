@@ -10,9 +10,10 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._params import atomic, reset_fitted, validated
+from ..utils._random import seed_int
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
 from ..utils._threads import single_threaded
-from ..utils._validation import check_labels, check_scores, seed_int
+from ..utils._validation import check_labels, check_scores
 from ..utils._warnings import warn
 from ._atc import ATCMethod
 from ._confidence import ConfidenceMethod

@@ -15,7 +15,7 @@ import base64
 
 import numpy as np
 
-from ..utils._validation import seed_int
+from ..utils._random import seed_int
 from ._xgboost import import_xgboost
 
 __all__ = ["LEVELS", "QuantileEnsemble", "error_unit", "fit_scales", "interval_cost"]

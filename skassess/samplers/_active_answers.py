@@ -8,8 +8,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..metrics import BetaPosterior, rope_probabilities
 from ..utils._params import LEVEL, validate_args
+from ..utils._random import check_generator
 from ..utils._sklearn_compat import Interval
-from ..utils._validation import as_scalar, check_generator
+from ..utils._validation import as_scalar
 from ._setup import initial_state
 
 

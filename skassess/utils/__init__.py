@@ -29,7 +29,7 @@ __getattr__ = private_names(
         "check_classes": "_validation",
         "check_design_weight": "_validation",
         "check_draw_memory": "_memory",
-        "check_generator": "_validation",
+        "check_generator": "_random",
         "check_group_by": "_groups",
         "check_predictions": "_validation",
         "check_sample_weight": "_validation",
