@@ -42,16 +42,7 @@ class BayesianAccuracy(_RateAssessor):
         attribute).
     n_bins : int, default=10
         Number of confidence bins (score-bin groupings only).
-    binning : {"uniform", "quantile"}, default="uniform"
-        Bins of equal width on [0, 1], or with equal numbers of rows (edges
-        from the first batch seen), as ``strategy`` in
-        :func:`sklearn.calibration.calibration_curve`.
-    strategy : {"uniform", "quantile"}
-        Deprecated alias of ``binning``.
-
-        .. deprecated:: 0.1
-           ``strategy`` will be removed in 0.2; use ``binning`` (``strategy``
-           is the query strategy of the samplers).
+    {{binning}}
     prior : {"auto", "calibrated", "hierarchical", "informative", "uniform"} or \
             array-like, default="auto"
         ``"calibrated"`` (what ``"auto"`` means): the scores through a
@@ -111,14 +102,7 @@ class BayesianAccuracy(_RateAssessor):
         Among them, rows where the outcome happened (e.g. the model was right).
     n_rows_ : ndarray of shape (n_groups,)
         All rows per group (weighted).
-    classes_ : ndarray of shape (n_classes,)
-        Label of each score column.
-    n_classes_ : int
-        Number of classes.
-    n_samples_seen_ : int
-        Rows seen by :meth:`fit` and :meth:`partial_fit`.
-    n_features_in_ : int
-        Number of score columns seen in :meth:`fit`.
+    {{fitted_rows}}
     feature_names_in_ : ndarray of str
         Column names, when ``X`` was a DataFrame with string column names.
 

@@ -152,16 +152,7 @@ class BayesianCalibrationError(_RateAssessor):
     ----------
     n_bins : int, default=10
         Number of confidence bins.
-    binning : {"uniform", "quantile"}, default="uniform"
-        Bins of equal width on [0, 1], or with equal numbers of rows (edges
-        from the first batch seen), as ``strategy`` in
-        :func:`sklearn.calibration.calibration_curve`.
-    strategy : {"uniform", "quantile"}
-        Deprecated alias of ``binning``.
-
-        .. deprecated:: 0.1
-           ``strategy`` will be removed in 0.2; use ``binning`` (``strategy``
-           is the query strategy of the samplers).
+    {{binning}}
     classwise : bool, default=False
         Bin within each predicted class (groups = predicted class x bin), as
         needed for the classwise ECE of :meth:`classwise_ece_samples`.
@@ -207,14 +198,7 @@ class BayesianCalibrationError(_RateAssessor):
         Labeled rows per bin.
     n_rows_ : ndarray of shape (n_groups,)
         All rows per bin.
-    classes_ : ndarray of shape (n_classes,)
-        Label of each score column.
-    n_classes_ : int
-        Number of classes.
-    n_samples_seen_ : int
-        Rows seen by :meth:`fit` and :meth:`partial_fit`.
-    n_features_in_ : int
-        Number of score columns seen in :meth:`fit`.
+    {{fitted_rows}}
 
     See Also
     --------

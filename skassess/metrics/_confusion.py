@@ -79,20 +79,8 @@ class BayesianConfusionMatrix(DesignCounts, DesignErrorSplit, LazyCalibratedFit,
         The prior it started from.
     counts_ : ndarray of shape (n_classes, n_classes)
         Labeled rows per (predicted class, true class), weighted.
-    n_rows_ : ndarray of shape (n_classes,)
-        All rows per predicted class.
-    groups_ : pandas.Index
-        The predicted classes.
-    group_weights_ : ndarray of shape (n_classes,)
-        Share ``p_k`` of rows predicted ``k``.
-    classes_ : ndarray of shape (n_classes,)
-        Label of each score column.
-    n_classes_ : int
-        Number of classes.
-    n_samples_seen_ : int
-        Rows seen by :meth:`fit` and :meth:`partial_fit`.
-    n_features_in_ : int
-        Number of score columns seen in :meth:`fit`.
+    {{predicted_class_groups}}
+    {{fitted_rows}}
 
     See Also
     --------

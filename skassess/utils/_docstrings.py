@@ -24,6 +24,33 @@ missing_label : int, float, str or None, default=-1
     "random_state": """\
 random_state : int, RandomState instance or None, default=None
     Seed of the Monte Carlo draws.""",
+    "fitted_rows": """\
+classes_ : ndarray of shape (n_classes,)
+    Label of each score column.
+n_classes_ : int
+    Number of classes.
+n_samples_seen_ : int
+    Rows seen by :meth:`fit` and :meth:`partial_fit`.
+n_features_in_ : int
+    Number of score columns seen in :meth:`fit`.""",
+    "binning": """\
+binning : {"uniform", "quantile"}, default="uniform"
+    Bins of equal width on [0, 1], or with equal numbers of rows (edges
+    from the first batch seen), as ``strategy`` in
+    :func:`sklearn.calibration.calibration_curve`.
+strategy : {"uniform", "quantile"}
+    Deprecated alias of ``binning``.
+
+    .. deprecated:: 0.1
+       ``strategy`` will be removed in 0.2; use ``binning`` (``strategy``
+       is the query strategy of the samplers).""",
+    "predicted_class_groups": """\
+n_rows_ : ndarray of shape (n_classes,)
+    All rows per predicted class.
+groups_ : pandas.Index
+    The predicted classes.
+group_weights_ : ndarray of shape (n_classes,)
+    Share ``p_k`` of rows predicted ``k``.""",
 }
 
 _PLACEHOLDER = re.compile(r"^([ \t]*)\{\{(\w+)\}\}[ \t]*$", re.M)
