@@ -37,7 +37,7 @@ ESTIMATORS = [
     BayesianCalibrationError(n_bins=5),
     BayesianCalibrationError(n_bins=3, classwise=True, prior="informative"),
     BayesianConfusionMatrix(random_state=0),
-    BayesianConfusionMatrix(prior="informative", prior_strength=3.0),
+    BayesianConfusionMatrix(prior="informative", prior_strength=3.0, random_state=0),
     BayesianMisclassificationCost(cost_matrix=[[0, 1, 2], [3, 0, 1], [1, 1, 0]], random_state=0),
 ]
 
