@@ -13,8 +13,7 @@ The rules are those of ``docs/conventions.rst`` ("Private names"):
   in a ``concat`` classmethod);
 * a subpackage's private modules are imported by that subpackage only (others
   go through its ``__init__``), except ``skassess.utils``'s, the package's shared
-  internals, and the internals a subpackage shares without exporting them (the
-  names its ``__init__``'s ``__getattr__`` lists, imported from their module);
+  internals;
 * scikit-learn's private names are imported in ``utils/_sklearn_compat.py`` only.
 
 Run as a script, it prints every use the rules refuse (none is the expected output):
@@ -25,14 +24,6 @@ import ast
 import pathlib
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "skassess"
-
-
-def _shared(subpackage):
-    """Names a subpackage shares with the others without exporting them."""
-    import importlib
-
-    module = importlib.import_module(f"skassess.{subpackage}")
-    return getattr(getattr(module, "__getattr__", None), "shared", frozenset())
 
 
 def _private(name):
@@ -76,10 +67,8 @@ class _Scanner(ast.NodeVisitor):
         module = node.module or ""
         parts = module.split(".")
         if node.level >= 2 and len(parts) >= 2 and parts[0] != "utils" and _private(parts[1]):
-            # another subpackage's private module: its public __init__ is the way in, except
-            # for the internals it shares without exporting them (its __getattr__'s list)
-            if not all(a.name in _shared(parts[0]) for a in node.names):
-                self.found.append((node.lineno, f"from {'.' * node.level}{module} import ..."))
+            # another subpackage's private module: its public __init__ is the way in
+            self.found.append((node.lineno, f"from {'.' * node.level}{module} import ..."))
         if module.startswith("sklearn") and self.path.name != "_sklearn_compat.py":
             if any(_private(part) for part in module.split(".")) or any(
                 _private(a.name) for a in node.names
@@ -125,7 +114,7 @@ def test_no_private_name_of_another_class_or_module():
 def test_the_scanner_finds_what_it_must_refuse(tmp_path):
     source = (
         "from ._x import _helper\n"
-        "from ..meta._quantile_model import QuantileEnsemble\n"
+        "from ..meta._quantile_model import LEVELS\n"
         "from sklearn.utils._param_validation import Interval\n"
         "class A:\n"
         "    def f(self, other):\n"

@@ -3,7 +3,7 @@
 from ..utils._deprecation import private_names
 from ._group_metrics import BayesianGroupMetrics
 from ._hierarchical import HierarchicalBetaCalibrator
-from ._maps import beta_calibration
+from ._maps import beta_calibration, fit_llo, log_odds
 from ._samplers import EmceeSampler, NUTSSampler
 
 __all__ = [
@@ -12,14 +12,13 @@ __all__ = [
     "HierarchicalBetaCalibrator",
     "NUTSSampler",
     "beta_calibration",
+    "fit_llo",
+    "log_odds",
 ]
 
 
 __getattr__ = private_names(
     __name__,
-    {
-        "fit_llo": "_maps",
-        "log_odds": "_maps",
-    },
+    {},
     "the documented API (the helpers are private)",
 )

@@ -15,8 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import betaln, expit, logsumexp
 
-from ..metrics import BayesianAccuracy
-from ..metrics._rate_table import rate_terms
+from ..metrics import BayesianAccuracy, rate_terms
 from ..utils._validation import as_scalar
 
 __all__ = ["calibrated_sums", "metric_coefficients", "prior_logit"]

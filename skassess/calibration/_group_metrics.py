@@ -9,8 +9,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import SkassessWarning
-from ..metrics import GroupComparison, compare_groups, rope_probabilities
-from ..metrics._rate_table import RATES
+from ..metrics import RATES, GroupComparison, compare_groups, rope_probabilities
 from ..utils._deprecation import warn_deprecated
 from ..utils._groups import GroupEncoder, check_group_by
 from ..utils._params import LEVEL, ROPE, atomic, reset_fitted, validate_args, validated

@@ -5,8 +5,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from ..session import assess_file
-from ..session._unlabeled import META_METHODS
+from ..session import META_METHODS, assess_file
 from ._common import (
     PRIOR_CHOICES,
     PRIOR_HELP,

@@ -5,7 +5,7 @@ import numpy as np
 from ..exceptions import LabelError
 from ..metrics import anytime_accuracy_interval
 from ..samplers import StopRule
-from ..session._label_parser import LabelParser
+from ..session import LabelParser
 from ..utils._validation import check_scores
 
 

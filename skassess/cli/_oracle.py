@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import LabelError, SessionError
-from ..session._label_parser import LabelParser
+from ..session import LabelParser
 
 __all__ = ["CommandOracle", "OracleQuit", "read_oracle"]
 

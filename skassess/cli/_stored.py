@@ -10,8 +10,7 @@ from numbers import Integral, Real
 from pathlib import Path
 
 from ..exceptions import SessionError
-from ..session import LabelingSession
-from ..session._scores_file import file_checksum
+from ..session import LabelingSession, file_checksum
 from ..utils._validation import is_sha256
 
 __all__ = ["check_classes", "checked_scores_paths", "read_session"]

@@ -8,26 +8,17 @@
 - :mod:`skassess.meta.drift`: seeded splitters that simulate covariate drift.
 """
 
-from ..utils._deprecation import private_names
 from . import drift
 from ._interval import PerformanceIntervalRegressor
 from ._predictor import PerformancePredictor
 from ._pretrained import pretrained_methods
-from ._quantile_model import interval_cost
+from ._quantile_model import LEVELS, interval_cost
 
 __all__ = [
+    "LEVELS",
     "PerformanceIntervalRegressor",
     "PerformancePredictor",
     "drift",
     "interval_cost",
     "pretrained_methods",
 ]
-
-
-__getattr__ = private_names(
-    __name__,
-    {
-        "LEVELS": "_quantile_model",
-    },
-    "the documented API (the helpers are private)",
-)

@@ -443,8 +443,7 @@ class PerformanceIntervalRegressor(BaseEstimator):
             labels: call this method again with every label, instead of
             ``add_labels``, when more arrive.
         """
-        from ..metrics import BayesianAccuracy
-        from ..metrics._conjugate import robust_mixture_posterior
+        from ..metrics import BayesianAccuracy, robust_mixture_posterior
 
         if not (isinstance(prior_weight, Real) and 0.0 <= prior_weight <= 1.0):
             raise ValueError(f"prior_weight must be a number in [0, 1]; got {prior_weight!r}.")

@@ -56,7 +56,7 @@ from scipy.special import betaln, expit, logit
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ..calibration._maps import fit_llo, log_odds
+from ..calibration import fit_llo, log_odds
 from ..metrics import BetaPosterior
 from ..utils._deprecation import warn_deprecated
 from ..utils._params import atomic, reset_fitted, validated

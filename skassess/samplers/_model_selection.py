@@ -7,8 +7,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from ..metrics import BayesianModelComparison, rope_probabilities
-from ..metrics._agreement_patterns import check_model_scores
+from ..metrics import BayesianModelComparison, check_model_scores, rope_probabilities
 from ..utils._deprecation import warn_deprecated
 from ..utils._params import LEVEL, atomic, reset_fitted, validate_args, validated
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions

@@ -12,7 +12,7 @@ pool) is the functions of :mod:`._calibrated_prior`, shared by both.
 import numpy as np
 from scipy.special import expit
 
-from ..calibration._maps import fit_llo, log_odds
+from ..calibration import fit_llo, log_odds
 from ._calibrated_prior import (
     group_prior,
     group_sum,

@@ -36,8 +36,7 @@ which the same function computes by quadrature.
 
 import numpy as np
 
-from ..metrics import BetaPosterior, rope_probabilities
-from ..metrics._nested_dirichlet import NestedDirichletPosterior
+from ..metrics import BetaPosterior, NestedDirichletPosterior, rope_probabilities
 
 TASKS = (
     "estimate",

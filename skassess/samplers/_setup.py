@@ -9,9 +9,9 @@ from ..metrics import (
     BayesianConfusionMatrix,
     BayesianMisclassificationCost,
     BetaPosterior,
+    NestedDirichletPosterior,
+    rate_terms,
 )
-from ..metrics._nested_dirichlet import NestedDirichletPosterior
-from ..metrics._rate_table import rate_terms
 from ..utils._sklearn_compat import validate_estimator_params
 from ..utils._validation import check_classes, check_predictions, check_scores, top1
 from ._base import GroupStrategy, QueryStrategy

@@ -5,15 +5,19 @@ are committed to an SQLite file one by one (the ``skassess label`` command's
 format); :class:`ScoresFile` reads and checks a black box's scores file.
 """
 
-from ..utils._deprecation import private_names
 from ._assessment import FileAssessment, assess_file
+from ._label_parser import LabelParser
 from ._labeling import LabelingSession, task_answer  # noqa: F401 (deprecated; warns when called)
 from ._migrate import migrate_session
 from ._report import render_report, write_report
-from ._scores_file import ScoresFile, ScoresTable
+from ._scores_file import ScoresFile, ScoresTable, file_checksum
 from ._session_loop import stop_rule  # noqa: F401 (deprecated; warns when called)
+from ._unlabeled import META_METHODS
 
 __all__ = [
+    "META_METHODS",
+    "LabelParser",
+    "file_checksum",
     "FileAssessment",
     "assess_file",
     "LabelingSession",
@@ -23,14 +27,3 @@ __all__ = [
     "render_report",
     "write_report",
 ]
-
-
-__getattr__ = private_names(
-    __name__,
-    {
-        "LabelParser": "_label_parser",
-        "META_METHODS": "_unlabeled",
-        "file_checksum": "_scores_file",
-    },
-    "the documented names of skassess.session (LabelingSession, ScoresFile, assess_file)",
-)

@@ -3,8 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from ..meta import PerformanceIntervalRegressor, PerformancePredictor, pretrained_methods
-from ..meta._quantile_model import LEVELS
+from ..meta import LEVELS, PerformanceIntervalRegressor, PerformancePredictor, pretrained_methods
 
 __all__ = ["META_METHODS", "RowSample", "check_meta", "predict_unlabeled"]
 

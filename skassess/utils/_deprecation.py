@@ -78,5 +78,5 @@ def private_names(package, names, instead):
         warn_deprecated(f"{package}.{name}", instead, since="0.2", removed_in="0.3")
         return getattr(importlib.import_module(f"{package}.{names[name]}"), name)
 
-    __getattr__.shared = frozenset(names)  # the internals other subpackages may import
+    __getattr__.private = frozenset(names)
     return __getattr__
