@@ -220,15 +220,15 @@ def main():
             )
             for b, c, se, r in zip(budgets, *cells["coverage"], cells["rmse"][0], strict=True):
                 saved.append([name, label, b, args.runs, c, se, r])
-    if args.save:
-        from _results import save
+        if args.save:  # after each pool: a stopped run keeps what it measured
+            from _results import save
 
-        save(
-            args.save,
-            ["pool", "method", "N", "runs", "coverage %", "SE", "RMSE x 100"],
-            saved,
-            formats={"coverage %": ".1f", "SE": ".1f", "RMSE x 100": ".2f"},
-        )
+            save(
+                args.save,
+                ["pool", "method", "N", "runs", "coverage %", "SE", "RMSE x 100"],
+                saved,
+                formats={"coverage %": ".1f", "SE": ".1f", "RMSE x 100": ".2f"},
+            )
 
 
 if __name__ == "__main__":
