@@ -17,6 +17,7 @@ the exit code, whether the file was left unchanged, and the message:
     python benchmarks/bench_damaged_sessions.py
 """
 
+import argparse
 import base64
 import json
 import os
@@ -29,6 +30,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _results import Table
 
 
 class _WritesMarker:
@@ -71,8 +74,15 @@ def damage(path, how):
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--save", metavar="NAME", help="save the table as benchmarks/results/NAME")
+    save = parser.parse_args().save
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
+
+        def short(message):  # the messages without the temporary directory
+            return message.replace(str(tmp) + os.sep, "")
+
         skassess("example", "--directory", str(tmp), cwd=tmp)
         scores, oracle = tmp / "example_scores.csv", tmp / "example_labels.csv"
         base = tmp / "base.sqlite"
@@ -91,7 +101,7 @@ def main():
             cwd=tmp,
         )
         assert code == 0
-        print(f"{'case':<22} {'exit':>4}  unchanged  message")
+        table = Table(["case", "exit code", "file unchanged", "message"])
         for how in (
             "random bytes",
             "duplicated event",
@@ -104,7 +114,7 @@ def main():
             damage(path, how)
             before = path.read_bytes()
             code, message = skassess("export", str(path), cwd=tmp)
-            print(f"{how:<22} {code:>4}  {path.read_bytes() == before!s:9}  {message}")
+            table.add([how, code, "yes" if path.read_bytes() == before else "NO", short(message)])
         # a killed labeling process, then its -wal file deleted
         path = tmp / "killed.sqlite"
         proc = subprocess.Popen(
@@ -142,9 +152,14 @@ def main():
         wal.unlink(missing_ok=True)
         code, message = skassess("export", str(path), cwd=tmp)
         with_wal = counted.split(" to ")[0]
-        print(
-            f"{'lost -wal after kill':<22} {code:>4}  {'-':9}  {message} (a -wal file was "
-            f"{'there' if had else 'not there'} and deleted; with it: {with_wal})"
+        table.add(
+            [
+                "lost -wal after kill",
+                code,
+                "--",
+                f"{short(message)} (a -wal file was {'there' if had else 'not there'} and deleted; "
+                f"with it: {with_wal})",
+            ]
         )
         # a crafted format-1 file
         path, marker = tmp / "crafted.sqlite", tmp / "marker"
@@ -183,7 +198,13 @@ def main():
         ):
             code, message = skassess(*argv, cwd=tmp)
             made = "CREATED" if marker.exists() else "absent"
-            print(f"{'pickle: ' + argv[0]:<22} {code:>4}  marker {made}  {message}")
+            table.add([f"pickle: {argv[0]}", code, f"marker {made}", short(message)])
+        table.save(
+            save,
+            caption="A session of 40 labels of the example file, damaged each way, then "
+            "opened with `skassess export` in a fresh process; the crafted file's pickle "
+            "would create a marker file if it were ever loaded.",
+        )
 
 
 if __name__ == "__main__":

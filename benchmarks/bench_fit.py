@@ -17,6 +17,7 @@ import argparse
 import time
 
 import numpy as np
+from _results import Table
 
 from skassess import (
     BayesianAccuracy,
@@ -50,12 +51,20 @@ def main():
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--classes", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--save",
+        metavar="NAME",
+        help="save the tables as benchmarks/results/NAME.json and NAME-numpy.json",
+    )
     args = parser.parse_args()
     scores, y = make(args.rows, args.classes)
     chunks = np.array_split(np.arange(args.rows), 10)
     parts = [(scores[c], y[c]) for c in chunks]
     print(f"{args.rows:,} labeled rows, K = {args.classes}; best of {args.repeats}")
-    print(f"{'estimator':<46}{'fit rows/s':>14}{'partial_fit rows/s':>20}")
+    table = Table(
+        ["estimator", "fit rows/s", "partial_fit rows/s"],
+        formats={"fit rows/s": ",.0f", "partial_fit rows/s": ",.0f"},
+    )
     for est in (
         BayesianAccuracy(),
         BayesianAccuracy(prior="informative", grouping="class_bin"),
@@ -71,9 +80,13 @@ def main():
                 est.partial_fit(s, t)
 
         t_part = best_of(args.repeats, chunked)
-        name = repr(est)[:45]
-        print(f"{name:<46}{args.rows / t_fit:>14,.0f}{args.rows / t_part:>20,.0f}")
-    default_fit_against_numpy(scores, y, args.repeats)
+        table.add([f"`{est!r}`", args.rows / t_fit, args.rows / t_part])
+    table.save(
+        args.save,
+        caption=f"{args.rows:,} labeled rows, K = {args.classes}; best of {args.repeats}; "
+        "`partial_fit` over 10 batches.",
+    )
+    default_fit_against_numpy(scores, y, args.repeats, args.save)
 
 
 def bare_pass(scores):
@@ -82,7 +95,7 @@ def bare_pass(scores):
     return np.bincount(scores.argmax(axis=1), minlength=scores.shape[1])
 
 
-def default_fit_against_numpy(scores, y, repeats):
+def default_fit_against_numpy(scores, y, repeats, save):
     labeled = np.full(len(y), -1)
     labeled[:1000] = y[:1000]
 
@@ -91,10 +104,22 @@ def default_fit_against_numpy(scores, y, repeats):
 
     t_fit = best_of(repeats, whole_fit)
     t_bare = best_of(repeats, lambda: bare_pass(scores))
-    print(
-        f"\nBayesianAccuracy() fit and summary on {len(y):,} rows (1,000 labeled): "
-        f"{t_fit:.3f} s; a bare numpy pass (sums, argmax, bincount): {t_bare:.3f} s; "
-        f"ratio {t_fit / t_bare:.2f}"
+    print()
+    table = Table(
+        ["rows", "labeled", "fit + summary (s)", "numpy pass (s)", "ratio"],
+        formats={
+            "rows": ",",
+            "labeled": ",",
+            "fit + summary (s)": ".3f",
+            "numpy pass (s)": ".3f",
+            "ratio": ".2f",
+        },
+    )
+    table.add([len(y), 1000, t_fit, t_bare, t_fit / t_bare])
+    table.save(
+        save and f"{save}-numpy",
+        caption="`BayesianAccuracy()`'s whole fit read by `summary()`, beside a bare numpy "
+        "pass over the same scores (row sums, argmax, bincount of the predicted classes).",
     )
 
 

@@ -16,18 +16,24 @@ displays and the commands (``assess``, ``plan``, ``label``, ``report``).
 """
 
 import argparse
+import json
 import os
 import subprocess
 import sys
+import tempfile
+
+from _results import Table
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=150, help="examples per target")
+    parser.add_argument("--save", metavar="NAME", help="save the tally as benchmarks/results/NAME")
     args = parser.parse_args()
-    env = dict(os.environ, SKASSESS_FUZZ_EXAMPLES=str(args.examples))
+    tally = os.path.join(tempfile.mkdtemp(), "tally.json")
+    env = dict(os.environ, SKASSESS_FUZZ_EXAMPLES=str(args.examples), SKASSESS_FUZZ_TALLY=tally)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return subprocess.call(
+    code = subprocess.call(
         [
             sys.executable,
             "-m",
@@ -43,6 +49,24 @@ def main():
         env=env,
         cwd=root,
     )
+    if args.save and os.path.exists(tally):
+        with open(tally, encoding="utf-8") as f:
+            record = json.load(f)
+        outcomes = record["outcomes"]
+        table = Table(["target", "calls", *outcomes])
+        total = dict.fromkeys(outcomes, 0)
+        for target, counts in sorted(record["tally"].items()):
+            row = [counts.get(o, 0) for o in outcomes]
+            for o, v in zip(outcomes, row, strict=True):
+                total[o] += v
+            table.add([target, sum(row), *row])
+        table.add(["all", sum(total.values()), *total.values()])
+        table.save(
+            args.save,
+            caption=f"{args.examples} examples per target; the calls sorted by outcome. "
+            "The last six columns count defects.",
+        )
+    return code
 
 
 if __name__ == "__main__":

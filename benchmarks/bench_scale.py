@@ -33,9 +33,19 @@ import tracemalloc
 import warnings
 
 import numpy as np
+from _results import Table
 from scipy.special import expit
 
 GIB = 2**30
+
+#: The measurements of this run, for ``--save``.
+FOUND = []
+
+
+def record(case, size, seconds, memory_mib, note):
+    """Print one measurement and keep it for the saved table."""
+    print(f"{case:<14} {size:<28} {seconds:8.2f} s  {memory_mib:8.0f} MiB  {note}", flush=True)
+    FOUND.append([case, size, seconds, memory_mib, note])
 
 
 def measure(call, trace=True):
@@ -77,12 +87,14 @@ def bench_bgm(sizes, n_draws=2000):
         est, sec, peak = measure(lambda est=est, s=s, y=y, g=g: est.fit(s, y, sensitive_features=g))
         old = n_draws * (n - 200) * 8
         acc = est.summary().loc["accuracy"]
-        print(
-            f"bgm        n={n:>10,}  {sec:7.1f} s  peak {peak / 2**20:7.0f} MiB  "
-            f"(row draws: {old / GIB:7.1f} GiB, {old / peak:6.0f}x)  "
+        record(
+            "bgm",
+            f"n = {n:,}",
+            sec,
+            peak / 2**20,
+            f"drawing every row would need {old / GIB:.1f} GiB ({old / peak:,.0f}x); "
             f"accuracy[0] {acc['mean'].iloc[0]:.3f} [{acc['lower'].iloc[0]:.3f}, "
             f"{acc['upper'].iloc[0]:.3f}]",
-            flush=True,
         )
 
 
@@ -116,11 +128,13 @@ def bench_confusion(sizes, n_rows=200_000, n_labels=5000, n_draws=4000):
 
             (_, (lo, hi)), sec, peak = measure(call)
             old = n_draws * K * K * 8
-            print(
-                f"{name:<10} K={K:>5}  {sec:7.2f} s  peak {peak / 2**20:7.0f} MiB  "
-                f"(matrix draws: {old / GIB:6.1f} GiB, {old / peak:5.0f}x)  "
+            record(
+                name,
+                f"K = {K:,}",
+                sec,
+                peak / 2**20,
+                f"drawing the matrix would need {old / GIB:.1f} GiB ({old / peak:,.0f}x); "
                 f"overall [{lo:.4f}, {hi:.4f}]",
-                flush=True,
             )
 
 
@@ -148,13 +162,13 @@ def bench_hierarchical(n_groups, n_labels, emcee_steps, seeds):
             cal, sec, peak = measure(
                 lambda cal=cal, s=s, y=y, g=g: cal.fit(s, y, group_by=g), trace=False
             )
-        print(
-            f"hierarchical G={n_groups} n_L={n_labels} seed {seed} {name:<16} {sec:7.1f} s  "
-            f"max RSS {peak / 2**20:6.0f} MiB  "
-            f"draws per chain {len(cal.draws_) // cal.n_chains:6d}"
-            f"  R-hat max {cal.rhat_.max():.3f}  ESS min {cal.ess_.min():6.0f}  "
-            f"({len(cal.rhat_)} monitored)",
-            flush=True,
+        record(
+            f"hierarchical, {name}",
+            f"G = {n_groups}, {n_labels} labels, seed {seed}",
+            sec,
+            peak / 2**20,
+            f"max RSS; draws per chain {len(cal.draws_) // cal.n_chains}, R-hat max "
+            f"{cal.rhat_.max():.3f}, ESS min {cal.ess_.min():.0f} ({len(cal.rhat_)} monitored)",
         )
 
 
@@ -172,11 +186,13 @@ def bench_emcee(sizes, seeds):
                 cal.fit(s, y, group_by=g)
                 sec = time.perf_counter() - start
             n_walkers = max(16, 4 * cal.draws_.shape[1] * cal.draws_.shape[2])
-            print(
-                f"emcee G={n_groups} n_L={n_labels} seed {seed} {sec:6.2f} s  "
-                f"steps stored per chain {len(cal.draws_) // (sampler.n_chains * n_walkers):5d}  "
-                f"R-hat max {cal.rhat_.max():.3f}  ESS min {cal.ess_.min():6.0f}",
-                flush=True,
+            record(
+                "emcee",
+                f"G = {n_groups}, {n_labels} labels, seed {seed}",
+                sec,
+                float("nan"),
+                f"steps stored per chain {len(cal.draws_) // (sampler.n_chains * n_walkers)}, "
+                f"R-hat max {cal.rhat_.max():.3f}, ESS min {cal.ess_.min():.0f}",
             )
 
 
@@ -195,6 +211,7 @@ def main():
         default=300,
         help="steps of the emcee baseline in the hierarchical case (0: skip it)",
     )
+    parser.add_argument("--save", metavar="NAME", help="save the table as benchmarks/results/NAME")
     args = parser.parse_args()
     cases = args.case or ["bgm", "confusion", "hierarchical"]
     if "bgm" in cases:
@@ -209,6 +226,19 @@ def main():
             bench_hierarchical(100, 2000, emcee, range(args.seeds))
     if "emcee" in (args.case or []):
         bench_emcee([(2, 200), (10, 400)], range(args.seeds))
+    if args.save:
+        print()
+        table = Table(
+            ["case", "size", "seconds", "memory (MiB)", "note"],
+            formats={"seconds": ".2f", "memory (MiB)": ",.0f"},
+        )
+        for row in FOUND:
+            table.add(row)
+        table.save(
+            args.save,
+            caption="2 cores; memory: the call's peak extra memory (tracemalloc), or the "
+            "process's largest resident size where the note says max RSS.",
+        )
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _results import Table
 
 from skassess import ActiveAssessor, BayesianAccuracy
 from skassess.session import LabelingSession
@@ -34,6 +35,15 @@ from skassess.session import LabelingSession
 #: The session's speed and crash safety as measured in docs/benchmarks.md: the
 #: informative prior's conjugate updates (the samplers' default until 0.2).
 INFORMATIVE = BayesianAccuracy(prior="informative")
+
+#: The measurements of this run, for ``--save``: (what, measured).
+FOUND = []
+
+
+def record(what, measured):
+    """Print one measurement and keep it for the saved table."""
+    print(f"{what}: {measured}", flush=True)
+    FOUND.append([what, measured])
 
 
 def make_parquet(path, n_rows, n_classes=10, seed=0, block=1_000_000):
@@ -77,9 +87,10 @@ def run_command(argv, label):
         for line in out.splitlines()
         if line.split() and line.split()[0] in ("seconds", "maxrss_mb")
     )
-    print(
-        f"{label}: {float(stats['seconds']):.1f} s inside, {wall:.1f} s with "
-        f"start-up; peak memory {float(stats['maxrss_mb']):.0f} MB"
+    record(
+        label,
+        f"{float(stats['seconds']):.1f} s inside, {wall:.1f} s with start-up; peak memory "
+        f"{float(stats['maxrss_mb']):,.0f} MB",
     )
 
 
@@ -197,7 +208,7 @@ def bench_step(n_pool, n_labels=10_000, bands=(100, 500, 1000, 2000, 5000, 10_00
         session = LabelingSession(
             Path(tmp) / "s.sqlite", scores, assessor=assessor, classes=classes
         )
-        print(f"open a new session on {n_pool:,} items: {time.perf_counter() - t:.2f} s")
+        record(f"open a new session on {n_pool:,} items", f"{time.perf_counter() - t:.2f} s")
         waits, shown = [], io.StringIO()
         last = [time.perf_counter()]
 
@@ -224,20 +235,24 @@ def bench_step(n_pool, n_labels=10_000, bands=(100, 500, 1000, 2000, 5000, 10_00
             interactive(session, Pool, classes, None, None, None, read=read)
         session.close()
     ms = np.array(waits[1:]) * 1e3  # the first wait is the session's start
-    print(
-        f"skassess label's wait between items (defaults: task estimate, thompson, the "
-        f"calibrated prior) on {n_pool:,} items; fsync floor {floor * 1e3:.1f} ms"
+    what = (
+        f"`skassess label`'s wait between two items (its defaults) on {n_pool:,} items, "
+        f"fsync floor {floor * 1e3:.1f} ms"
     )
     lo = 0
     for hi in bands:
         part = ms[lo:hi]
         if len(part):
-            print(
-                f"  labels {lo:>6,}-{hi:<6,}: median {np.median(part):6.1f} ms, "
-                f"p99 {np.percentile(part, 99):6.1f} ms, max {part.max():6.1f} ms"
+            record(
+                f"{what}: labels {lo:,}-{hi:,}",
+                f"median {np.median(part):.1f} ms, p99 {np.percentile(part, 99):.1f} ms, "
+                f"max {part.max():.1f} ms",
             )
         lo = hi
-    print(f"  all {len(ms):,}: median {np.median(ms):.1f} ms, p99 {np.percentile(ms, 99):.1f} ms")
+    record(
+        f"{what}: all {len(ms):,} labels",
+        f"median {np.median(ms):.1f} ms, p99 {np.percentile(ms, 99):.1f} ms",
+    )
 
 
 def bench_kills(n_kills, budget=600, seed=0):
@@ -287,10 +302,11 @@ def bench_kills(n_kills, budget=600, seed=0):
             if not os.WIFSIGNALED(status) and kills >= n_kills:
                 break
         final = columns(LabelingSession.read_events(tmp / "k.sqlite")[0]) == reference
-    print(
-        f"SIGKILL test: {kills} kills over a {budget}-label session ({len(reference)} events "
-        f"with skips): labels lost {lost}, duplicated {duplicated}, prefix mismatches "
-        f"{mismatched}, final sequence equal to the uninterrupted run: {final}"
+    record(
+        f"SIGKILL at random moments: {kills} kills over a {budget}-label session "
+        f"({len(reference)} events with skips)",
+        f"labels lost {lost}, duplicated {duplicated}, prefix mismatches {mismatched}, "
+        f"final sequence equal to the uninterrupted run: {final}",
     )
 
 
@@ -302,6 +318,7 @@ def main():
     parser.add_argument("--labels", type=int, default=10_000, help="labels of the step test")
     parser.add_argument("--csv-bytes", type=float, default=1e9)
     parser.add_argument("--skip", nargs="*", default=[], choices=["assess", "csv", "step", "kills"])
+    parser.add_argument("--save", metavar="NAME", help="save the table as benchmarks/results/NAME")
     args = parser.parse_args()
     print(f"rusage before: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     if "step" not in args.skip:
@@ -312,7 +329,11 @@ def main():
         bench_assess(args.rows)
     if "csv" not in args.skip:
         bench_csv(args.csv_bytes)
-    pd.set_option("display.width", 120)
+    if args.save:
+        table = Table(["what", "measured"])
+        for row in FOUND:
+            table.add(row)
+        table.save(args.save, caption="2 cores, 24 GiB; one process.")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ thousands and prints the table).
 """
 
 import collections
+import json
 import os
 import pickle
 import re
@@ -906,5 +907,8 @@ def test_fuzz_found_no_defect(capsys):
         pytest.skip("no fuzz test ran before this one")
     with capsys.disabled():
         print("\n" + tally_table())
+    if os.environ.get("SKASSESS_FUZZ_TALLY"):  # benchmarks/bench_fuzz.py --save
+        with open(os.environ["SKASSESS_FUZZ_TALLY"], "w", encoding="utf-8") as out:
+            json.dump({"outcomes": list(OUTCOMES), "tally": TALLY}, out)
     found = {k: v for k, v in EXAMPLE_OF.items()}
     assert not found, "\n".join(f"{t} / {o}: {str(d)[:400]}" for (t, o), d in found.items())

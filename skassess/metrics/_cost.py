@@ -199,7 +199,8 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         unlabeled = np.maximum(n_rows - labeled, 0.0)
         right_labeled = np.diagonal(self.counts_)
         labeled_cost = self._observed_group_sums()
-        chunk = max(1, DRAW_CHUNK // alpha.size)
+        # each draw holds the error split's K x K pseudo-counts before they are summed by level
+        chunk = max(1, DRAW_CHUNK // max(alpha.size, self.n_classes_**2))
         out = np.empty((n_draws, self.n_classes_))
         for start in range(0, n_draws, chunk):
             m = min(chunk, n_draws - start)
