@@ -25,6 +25,7 @@ import argparse
 import time
 
 import numpy as np
+from _results import Table
 from bench_prior_coverage import load
 from joblib import Parallel, delayed
 
@@ -67,23 +68,21 @@ def main():
         default=["uniform", "informative"],
         choices=["uniform", "informative", "hierarchical", "calibrated"],
     )
+    parser.add_argument("--save", metavar="NAME", help="save the table as benchmarks/results/NAME")
     args = parser.parse_args()
+    print(
+        f"{args.runs} runs a cell; coverage % of the 95 % cell intervals: all cells, the "
+        "diagonal, the non-empty off-diagonal cells; SE: the largest of the three"
+    )
+    table = Table(
+        ["pool", "prior", "N", "all cells", "diagonal", "off-diagonal", "SE"],
+        formats={c: ".1f" for c in ("all cells", "diagonal", "off-diagonal", "SE")},
+    )
     for name in args.dataset or ["svhn", "fashion-mnist", "synthetic"]:
         X, y = load(name, args.seed)
-        print(
-            f"\n{name}: {len(y)} rows, {X.shape[1]} classes, {args.runs} runs; coverage % "
-            "of the 95 % cell intervals, all cells / diagonal / non-empty off-diagonal (SE)"
-        )
-        print(
-            "| prior | "
-            + " | ".join(f"N={b}" for b in args.budgets)
-            + " |\n|---|"
-            + "---|" * len(args.budgets)
-        )
         for prior in args.priors:
-            start = time.perf_counter()
-            cells = []
             for budget in args.budgets:
+                start = time.perf_counter()
                 seeds = np.random.SeedSequence([args.seed, budget]).generate_state(args.runs)
                 chunks = np.array_split(seeds, 4 * args.n_jobs)
                 res = Parallel(n_jobs=args.n_jobs, backend="multiprocessing")(
@@ -91,11 +90,15 @@ def main():
                 )
                 res = 100 * np.concatenate([np.array(r) for r in res])
                 mean, se = res.mean(axis=0), res.std(axis=0) / np.sqrt(len(res))
-                cells.append(" / ".join(f"{m:.1f}" for m in mean) + f" ({se.max():.1f})")
-            print(
-                f"| {prior} | " + " | ".join(cells) + f" |  [{time.perf_counter() - start:.0f} s]",
-                flush=True,
-            )
+                table.add(
+                    [name, prior, budget, *mean, se.max()],
+                    note=f"[{time.perf_counter() - start:.0f} s]",
+                )
+        table.save(
+            args.save,
+            caption=f"{args.runs} runs a cell; coverage % of the 95 % intervals (SE: the "
+            "largest standard error of the three).",
+        )
 
 
 if __name__ == "__main__":

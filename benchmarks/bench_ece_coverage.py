@@ -29,6 +29,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from _results import Table
 from scipy.special import expit, logit
 
 from skassess import BayesianAccuracy
@@ -126,20 +127,28 @@ def main():
     parser.add_argument("--p-calibrated", type=float, default=0.5)
     parser.add_argument("--unlabeled", default="sampled", choices=["sampled", "expected"])
     parser.add_argument("--only", help="pools whose name contains this text")
+    parser.add_argument("--save", metavar="NAME", help="save the table as benchmarks/results/NAME")
     args = parser.parse_args()
     print(
         f"ece_model={args.ece_model!r}, p_calibrated={args.p_calibrated}, "
         f"unlabeled={args.unlabeled!r}, {args.runs} runs; cells: coverage % of the 95 % "
         "interval / mean posterior mean x 100 / mean width x 100"
     )
-    print("| pool | ECE* x 100 | " + " | ".join(f"N={b}" for b in args.budgets) + " |")
-    print("|---|---|" + "---|" * len(args.budgets))
+    table = Table(
+        ["pool", "ECE* x 100", "N", "coverage %", "mean x 100", "width x 100"],
+        formats={
+            "ECE* x 100": ".2f",
+            "coverage %": ".0f",
+            "mean x 100": ".1f",
+            "width x 100": ".1f",
+        },
+    )
     worst = 100.0
     for name, X, y in pools(args.seed):
         if args.only and args.only not in name:
             continue
-        cells = [
-            cell(
+        for b in args.budgets:
+            truth, cov, mean, width = cell(
                 X,
                 y,
                 b,
@@ -149,13 +158,13 @@ def main():
                 p_calibrated=args.p_calibrated,
                 unlabeled=args.unlabeled,
             )
-            for b in args.budgets
-        ]
-        worst = min(worst, *(100 * c[1] for c in cells))
-        row = " | ".join(
-            f"{100 * cov:.0f} / {100 * m:.1f} / {100 * w:.1f}" for _, cov, m, w in cells
-        )
-        print(f"| {name} | {100 * cells[0][0]:.2f} | {row} |", flush=True)
+            worst = min(worst, 100 * cov)
+            table.add([name, 100 * truth, b, 100 * cov, 100 * mean, 100 * width])
+    table.save(
+        args.save,
+        caption=f"`ece_model={args.ece_model!r}`, {args.runs} runs a cell: coverage of the "
+        "95 % interval, the mean posterior mean and the mean width.",
+    )
     print(f"lowest coverage: {worst:.0f} %")
 
 

@@ -31,6 +31,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from _results import Table
 from bench_ece_coverage import pools
 from bench_fairness import SETS as FILES
 from bench_prior_coverage import synthetic_pool
@@ -163,6 +164,9 @@ def main():
         default=["uniform", "informative"],
         choices=["uniform", "informative", "hierarchical", "calibrated"],
     )
+    parser.add_argument(
+        "--save", metavar="NAME", help="save the tables as benchmarks/results/NAME[-cost]"
+    )
     args = parser.parse_args()
     priors = args.priors
     if args.only != "cost":
@@ -179,40 +183,32 @@ def main():
         )
         res = dict(zip(keys, out, strict=True))
         print(
-            f"\nRates: coverage % of 95 % intervals, per group / overall / difference "
-            f"privileged - rest, mean over "
-            f"{len(FILES)} files x {len(MODELS)} models [range over them], "
-            f"{args.runs} runs each"
+            f"\nRates: coverage % of 95 % intervals, mean over {len(FILES)} files x "
+            f"{len(MODELS)} models (lowest), {args.runs} runs each"
         )
-        print(
-            "| metric | prior | "
-            + " | ".join(f"N={b}" for b in args.budgets)
-            + " |\n|---|---|"
-            + "---|" * len(args.budgets)
+        names = ["per group", "overall", "difference"]
+        lowest = [f"{n}: lowest" for n in names]
+        table = Table(
+            ["metric", "prior", "N"]
+            + [c for pair in zip(names, lowest, strict=True) for c in pair],
+            formats={**dict.fromkeys(names, ".1f"), **dict.fromkeys(lowest, ".0f")},
         )
         for metric in METRICS:
             for prior in priors:
-                cells = []
                 for b in args.budgets:
-                    g = (
-                        np.array([res[(n, m, metric, prior, b)][0] for n in FILES for m in MODELS])
+                    parts = (
+                        np.array([res[(n, m, metric, prior, b)][:3] for n in FILES for m in MODELS])
                         * 100
                     )
-                    o = (
-                        np.array([res[(n, m, metric, prior, b)][1] for n in FILES for m in MODELS])
-                        * 100
-                    )
-                    d = (
-                        np.array([res[(n, m, metric, prior, b)][2] for n in FILES for m in MODELS])
-                        * 100
-                    )
-                    cells.append(
-                        " / ".join(
-                            f"{np.nanmean(v):.1f} [{np.nanmin(v):.0f}-{np.nanmax(v):.0f}]"
-                            for v in (g, o, d)
-                        )
-                    )
-                print(f"| {metric} | {prior} | " + " | ".join(cells) + " |", flush=True)
+                    row = [metric, prior, b]
+                    for v in parts.T:
+                        row += [np.nanmean(v), np.nanmin(v)]
+                    table.add(row)
+        table.save(
+            args.save,
+            caption=f"{args.runs} runs a cell; coverage % of the 95 % intervals, the mean "
+            f"over {len(FILES)} files x {len(MODELS)} models and the lowest of them.",
+        )
     if args.only != "rates":
         print(
             f"\nCost and overall accuracy (groups: the predicted classes): coverage % of "
@@ -221,25 +217,40 @@ def main():
             f"classes' accuracies (mean over pairs), {args.runs} runs each; w: mean "
             f"width of the cost's interval"
         )
-        print(
-            "| pool | true cost | prior | "
-            + " | ".join(f"N={b}" for b in args.budgets)
-            + " |\n|---|---|---|"
-            + "---|" * len(args.budgets)
+        table = Table(
+            [
+                "pool",
+                "true cost",
+                "prior",
+                "N",
+                "cost",
+                "accuracy",
+                "classes",
+                "pairs",
+                "cost's width",
+            ],
+            formats={
+                "true cost": ".3f",
+                "cost": ".1f",
+                "accuracy": ".1f",
+                "classes": ".1f",
+                "pairs": ".1f",
+                "cost's width": ".3f",
+            },
         )
         for name, X, y in cost_pools(args.seed, args.synthetic):
             for prior in priors:
                 out = Parallel(n_jobs=args.n_jobs)(
                     delayed(cost_cell)(X, y, prior, b, args.runs, args.seed) for b in args.budgets
                 )
-                print(
-                    f"| {name} | {out[0][0]:.3f} | {prior} | "
-                    + " | ".join(
-                        " / ".join(f"{100 * v:.1f}" for v in h) + f" (w {w:.3f})" for _, h, w in out
-                    )
-                    + " |",
-                    flush=True,
-                )
+                for b, (truth, hits, width) in zip(args.budgets, out, strict=True):
+                    table.add([name, truth, prior, b, *(100 * np.asarray(hits)), width])
+        table.save(
+            args.save and f"{args.save}-cost",
+            caption=f"{args.runs} runs a cell; coverage % of the 95 % intervals of the overall "
+            "expected cost, the overall accuracy, the classes' accuracies (mean over classes) "
+            "and the differences of two classes' accuracies (mean over pairs).",
+        )
 
 
 if __name__ == "__main__":
