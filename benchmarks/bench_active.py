@@ -16,6 +16,7 @@ import pathlib
 import time
 
 import numpy as np
+from _results import Table
 
 from skassess import BayesianAccuracy, BayesianCalibrationError, BayesianConfusionMatrix
 from skassess.datasets import load_fashion_mnist_scores, read_predictions
@@ -52,11 +53,12 @@ def _timed(label, func):
 
 
 def _row(name, values, published=None, fmt="{:.1f}"):
+    """A table row: the method, then each value (the paper's in brackets)."""
     cells = [fmt.format(v) for v in values]
     if published is not None:
         cells = [f"{c} ({p})" for c, p in zip(cells, published, strict=False)]
         cells += [fmt.format(v) for v in values[len(published) :]]
-    return f"| {name} | " + " | ".join(cells) + " |"
+    return [name, *cells]
 
 
 def table3(X, y, args, published):
@@ -71,9 +73,12 @@ def table3(X, y, args, published):
         "CPrior+TS": (BayesianAccuracy(prior="informative"), "thompson", CalibratedPrior()),
     }
     print(f"\nTable 3: groupwise accuracy, RMSE x 100, N = {budgets} (paper's value in brackets)")
-    print("| method | " + " | ".join(f"N={b}" for b in budgets) + " |\n|---|" + "---|" * 3)
+    table = Table(
+        ["method", *(f"N={b}" for b in budgets), "per-class coverage: mean; lowest; least accurate"]
+    )
     if args.only_calibrated:
-        calibrated_rows(X, y, budgets, args, published)
+        calibrated_rows(X, y, budgets, args, published, table)
+        _save(table, args, 3)
         return
     start = time.perf_counter()
     for i, (name, (est, strategy, prior)) in enumerate(methods.items()):
@@ -90,14 +95,14 @@ def table3(X, y, args, published):
             random_state=args.seed,
         )
         at = [np.flatnonzero(res.n_labels == b)[0] for b in budgets]
-        print(_row(name, 100 * res.mean[at], published.get(name)))
+        table.add([*_row(name, 100 * res.mean[at], published.get(name)), "--"])
         if i == 3:
             sweep = time.perf_counter() - start
     print(
         f"  [paper's three methods (UPrior, IPrior, IPrior+TS) x 3 budgets x {args.runs} runs"
         f" (and Beta(1,1)): {sweep:.1f} s; all six: {time.perf_counter() - start:.1f} s]"
     )
-    calibrated_rows(X, y, budgets, args, published)
+    calibrated_rows(X, y, budgets, args, published, table)
     # The paper's public code scored only groups that had labels (NaN errors set
     # to 0); with that rule the frequentist row reads:
     res = simulate(
@@ -113,10 +118,18 @@ def table3(X, y, args, published):
         n_jobs=args.n_jobs,
     )
     at = [np.flatnonzero(res.n_labels == b)[0] for b in budgets]
-    print(_row("UPrior, unlabeled groups not scored", 100 * res.mean[at]))
+    table.add([*_row("UPrior, unlabeled groups not scored", 100 * res.mean[at]), "--"])
+    _save(table, args, 3)
 
 
-def calibrated_rows(X, y, budgets, args, published):
+def _save(table, args, number):
+    table.save(
+        args.save and f"{args.save}-table{number}",
+        caption=f"{args.dataset}, {args.runs} runs; the paper's value in brackets.",
+    )
+
+
+def calibrated_rows(X, y, budgets, args, published, table):
     """Table 3's rows for the calibrated prior (the default), with per-class coverage.
 
     ``simulate`` refits no prior as labels arrive, so these runs label through
@@ -169,16 +182,13 @@ def calibrated_rows(X, y, budgets, args, published):
             continue
         err = 100 * np.sqrt(np.mean(np.square(rows[name]), axis=0))
         cov = np.array(covers[name])  # (runs, budgets, K)
-        print(_row(f"{name} ({len(rows[name])} runs)", err, published.get(name)))
         per_class = cov.mean(axis=0)
-        print(
-            "  per-class coverage: mean "
-            + ", ".join(f"{v:.3f}" for v in per_class.mean(1))
-            + "; lowest "
-            + ", ".join(f"{v:.3f}" for v in per_class.min(1))
-            + "; least accurate class "
-            + ", ".join(f"{v:.3f}" for v in per_class[:, np.argmin(truth)])
+        coverage = "; ".join(
+            " / ".join(f"{v:.3f}" for v in values)
+            for values in (per_class.mean(1), per_class.min(1), per_class[:, np.argmin(truth)])
         )
+        label = f"{name} ({len(rows[name])} runs)"
+        table.add([*_row(label, err, published.get(name)), coverage])
 
 
 class _rmse_labeled_groups:
@@ -223,7 +233,7 @@ def table4(X, y, args):
         f"\nTable 4: confusion matrix, RMSE x 100 = 100 (sum_k p_k sum_j (theta_hat - "
         f"theta*)^2)^1/2, N = {budgets}"
     )
-    print("| method | " + " | ".join(f"N={b}" for b in budgets) + " |\n|---|" + "---|" * 3)
+    table = Table(["method", *(f"N={b}" for b in budgets)])
     for name, (est, strategy) in methods.items():
         res = _timed(
             name,
@@ -240,7 +250,8 @@ def table4(X, y, args):
             ),
         )
         at = [np.flatnonzero(res.n_labels == b)[0] for b in budgets]
-        print(_row(name, 100 * res.mean[at]))
+        table.add(_row(name, 100 * res.mean[at]))
+    _save(table, args, 4)
 
 
 def table5(X, y, args, published):
@@ -264,7 +275,7 @@ def table5(X, y, args, published):
         f"\nTable 5: ECE, % error 100 |ECE_hat - ECE*| / ECE*, {n_bins} equal-mass bins, "
         f"N = {budgets}"
     )
-    print("| method | " + " | ".join(f"N={b}" for b in budgets) + " |\n|---|" + "---|" * 3)
+    table = Table(["method", *(f"N={b}" for b in budgets)])
     for name, (e, strategy, prior) in methods.items():
         res = simulate(
             X,
@@ -279,8 +290,9 @@ def table5(X, y, args, published):
             random_state=args.seed,
         )
         at = [np.flatnonzero(res.n_labels == b)[0] for b in budgets]
-        print(_row(name, res.mean[at], published.get(name)))
+        table.add(_row(name, res.mean[at], published.get(name)))
     print(f"  [ECE* = {100 * res.truth:.2f} %]")
+    _save(table, args, 5)
 
 
 def _labels_to_mrr(res, n_pool, level=0.99):
@@ -304,7 +316,7 @@ def table6(X, y, args, published):
         "\nTable 6: % of the pool labeled until the mean MRR > 0.99 (least accurate class; "
         f"top-{m3}, multiple-play TS for the active top-m)"
     )
-    print(f"| method | top-1 | top-{m3} |\n|---|---|---|")
+    table = Table(["method", "top-1", f"top-{m3}"])
     for name, (est, s1, s3, prior) in methods.items():
         values = []
         for m, strategy in ((1, s1), (m3, s3)):
@@ -326,7 +338,8 @@ def table6(X, y, args, published):
 
             res = _timed(f"{name} top-{m}", run)
             values.append(_labels_to_mrr(res, n))
-        print(_row(name, values, published.get(name)))
+        table.add(_row(name, values, published.get(name)))
+    _save(table, args, 6)
 
 
 def table7(X, y, args, published):
@@ -344,7 +357,7 @@ def table7(X, y, args, published):
         "(most probable region = true region, |lambda - lambda*| / lambda* < 0.05), "
         "ROPE 0.05, logged every 10 labels"
     )
-    print("| method | labels |\n|---|---|")
+    table = Table(["method", "labels"])
     for name, (est, strategy) in methods.items():
         start = time.perf_counter()
         total, runs = 0.0, 0
@@ -365,8 +378,9 @@ def table7(X, y, args, published):
             first = np.where(success.any(axis=1), success.argmax(axis=1), len(res.n_labels) - 1)
             total += res.n_labels[first].sum()
             runs += count
-        print(_row(name, [total / runs], published.get(name)))
+        table.add(_row(name, [total / runs], published.get(name)))
         print(f"  [{time.perf_counter() - start:.1f} s]")
+    _save(table, args, 7)
 
 
 def main():
@@ -392,6 +406,9 @@ def main():
         type=int,
         default=0,
         help="seed of the synthetic pool (another pool: another seed)",
+    )
+    parser.add_argument(
+        "--save", metavar="NAME", help="save each table as benchmarks/results/NAME-tableT"
     )
     args = parser.parse_args()
     X, y = load(args.dataset, args.pool_seed)
