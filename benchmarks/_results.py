@@ -7,9 +7,12 @@ pages from these files, so a number on a page is always the output of a
 command at a known commit.
 """
 
+import contextlib
+import io
 import json
 import math
 import pathlib
+import re
 import shlex
 import subprocess
 import sys
@@ -112,3 +115,63 @@ class Table:
                 caption=caption,
             )
         return None
+
+
+class _Tee(io.TextIOBase):
+    def __init__(self, *streams):
+        self.streams = streams
+
+    def write(self, text):
+        for stream in self.streams:
+            stream.write(text)
+        return len(text)
+
+    def flush(self):
+        for stream in self.streams:
+            stream.flush()
+
+
+def printed_tables(text):
+    """The markdown tables in ``text``: (title, columns, rows) each, the title the
+    last line of prose above the table; a note after a row's last ``|`` is dropped."""
+    lines = text.splitlines()
+    tables, title, i = [], None, 0
+    while i < len(lines):
+        line = lines[i].strip()
+        if (
+            line.startswith("|")
+            and i + 1 < len(lines)
+            and re.fullmatch(r"\|(\s*:?-+:?\s*\|)+", lines[i + 1].strip())
+        ):
+            columns = _cells(line)
+            rows = []
+            i += 2
+            while i < len(lines) and lines[i].strip().startswith("|"):
+                cells = _cells(lines[i].strip())
+                if len(cells) == len(columns):
+                    rows.append(cells)
+                i += 1
+            tables.append((title, columns, rows))
+            continue
+        if line and not re.fullmatch(r"\[.*\]", line) and not line.startswith("wrote "):
+            title = line.lstrip("#").strip()
+        i += 1
+    return tables
+
+
+def _cells(line):
+    return [c.strip() for c in line[1 : line.rindex("|")].split("|")]
+
+
+@contextlib.contextmanager
+def saving_printed_tables(name):
+    """Save each markdown table printed inside the block as ``results/NAME-I.json``
+    (``I`` = 1, 2, ... in the order printed; nothing when ``name`` is None)."""
+    if not name:
+        yield
+        return
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(_Tee(sys.stdout, buffer)):
+        yield
+    for i, (title, columns, rows) in enumerate(printed_tables(buffer.getvalue()), 1):
+        save(f"{name}-{i}", columns, rows, caption=title)

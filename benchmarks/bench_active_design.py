@@ -49,6 +49,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from _results import saving_printed_tables
 from scipy import stats
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
@@ -319,53 +320,59 @@ def main():
         action="store_true",
         help="print the width / random of the best design per uniform share, and stop",
     )
+    ap.add_argument(
+        "--save",
+        metavar="NAME",
+        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
+    )
     args = ap.parse_args()
-    pd.set_option("display.width", 200)
-    if args.table:
-        records = [json.loads(line) for path in args.table for line in open(path)]
-        print(table(records).round(3).to_string(index=False))
-        if args.bootstrap:
-            width_ratio_bootstrap(records, *args.bootstrap)
-        return
-    if args.oracle:
+    with saving_printed_tables(args.save):
+        pd.set_option("display.width", 200)
+        if args.table:
+            records = [json.loads(line) for path in args.table for line in open(path)]
+            print(table(records).round(3).to_string(index=False))
+            if args.bootstrap:
+                width_ratio_bootstrap(records, *args.bootstrap)
+            return
+        if args.oracle:
+            for name, (scores, target, _) in pools(args.pools, 0).items():
+                ratios = design_oracle(scores, target)
+                print(
+                    name,
+                    "  ".join(f"{kind} s={s}: {r:.3f}" for (kind, s), r in ratios.items()),
+                    flush=True,
+                )
+            return
+        variance = {
+            k: v
+            for k, v in (("uniform_mix", args.uniform_mix), ("min_labels", args.min_labels))
+            if v is not None
+        }
+        sink = open(args.out, "a") if args.out else None
         for name, (scores, target, _) in pools(args.pools, 0).items():
-            ratios = design_oracle(scores, target)
-            print(
-                name,
-                "  ".join(f"{kind} s={s}: {r:.3f}" for (kind, s), r in ratios.items()),
-                flush=True,
-            )
-        return
-    variance = {
-        k: v
-        for k, v in (("uniform_mix", args.uniform_mix), ("min_labels", args.min_labels))
-        if v is not None
-    }
-    sink = open(args.out, "a") if args.out else None
-    for name, (scores, target, _) in pools(args.pools, 0).items():
-        truth = float(np.mean(scores.argmax(axis=1) == target))
-        gt = group_truth(scores, target, None).tolist()
-        bt = bin_truth(scores, target, args.n_bins)
-        print(f"\n{name}: {len(target):,} rows, accuracy {truth:.4f}", flush=True)
-        records = []
-        for r in range(args.first_run, args.first_run + args.runs):
-            rec = {
-                "pool": name,
-                "run": r,
-                "truth": truth,
-                "group_truth": gt,
-                "bin_truth": bt,
-                "n_bins": args.n_bins,
-                "methods": one_run(
-                    scores, target, args.budgets, r, args.methods, variance, args.n_bins
-                ),
-                "variance": variance,
-            }
-            records.append(rec)
-            if sink:
-                sink.write(json.dumps(rec) + "\n")
-                sink.flush()
-        print(table(records).drop(columns=["pool"]).round(3).to_string(index=False), flush=True)
+            truth = float(np.mean(scores.argmax(axis=1) == target))
+            gt = group_truth(scores, target, None).tolist()
+            bt = bin_truth(scores, target, args.n_bins)
+            print(f"\n{name}: {len(target):,} rows, accuracy {truth:.4f}", flush=True)
+            records = []
+            for r in range(args.first_run, args.first_run + args.runs):
+                rec = {
+                    "pool": name,
+                    "run": r,
+                    "truth": truth,
+                    "group_truth": gt,
+                    "bin_truth": bt,
+                    "n_bins": args.n_bins,
+                    "methods": one_run(
+                        scores, target, args.budgets, r, args.methods, variance, args.n_bins
+                    ),
+                    "variance": variance,
+                }
+                records.append(rec)
+                if sink:
+                    sink.write(json.dumps(rec) + "\n")
+                    sink.flush()
+            print(table(records).drop(columns=["pool"]).round(3).to_string(index=False), flush=True)
 
 
 if __name__ == "__main__":

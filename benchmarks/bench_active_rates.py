@@ -34,6 +34,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from _results import saving_printed_tables
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from bench_headline import pools  # noqa: E402
@@ -150,42 +151,48 @@ def main():
     ap.add_argument("--batch-size", type=int, default=5)
     ap.add_argument("--out", default=None, help="JSON lines file the runs are appended to")
     ap.add_argument("--table", default=None, help="print the table of a JSON lines file")
+    ap.add_argument(
+        "--save",
+        metavar="NAME",
+        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
+    )
     args = ap.parse_args()
-    pd.set_option("display.width", 200)
-    pd.set_option("display.max_rows", 500)
-    if args.table:
-        records = [json.loads(line) for line in open(args.table)]
-        flat = [
-            {**{k: r[k] for k in ("pool", "metric", "run", "truth", "group_truth")}, "n": n}
-            | {m: r[m][str(n)] for m in METHODS if m in r}
-            for r in records
-            for n in map(int, r["random" if "random" in r else r["methods"][0]])
-        ]
-        print(table(flat).round(3).to_string(index=False))
-        return
-    sink = open(args.out, "a") if args.out else None
-    budgets = sorted(args.budgets)
-    for name, (scores, target, groups) in pools(args.pools, 0).items():
-        for metric in args.metrics:
-            truth, gt = truths(scores, target, groups, metric)
-            print(f"\n{name} {metric}: {len(target):,} rows, rate {truth:.4f}", flush=True)
-            flat = []
-            for r in range(args.first_run, args.first_run + args.runs):
-                res = one_run(
-                    scores, target, groups, metric, budgets, r, args.methods, args.batch_size
-                )
-                rec = {"pool": name, "metric": metric, "run": r, "truth": truth}
-                rec |= {"group_truth": gt, "methods": args.methods, **res}
-                if sink:
-                    sink.write(json.dumps(rec) + "\n")
-                    sink.flush()
-                flat += [
-                    {**{k: rec[k] for k in ("pool", "metric", "run", "truth", "group_truth")}}
-                    | {"n": n}
-                    | {m: res[m][n] for m in args.methods}
-                    for n in budgets
-                ]
-            print(table(flat).drop(columns=["pool", "metric"]).round(3).to_string(index=False))
+    with saving_printed_tables(args.save):
+        pd.set_option("display.width", 200)
+        pd.set_option("display.max_rows", 500)
+        if args.table:
+            records = [json.loads(line) for line in open(args.table)]
+            flat = [
+                {**{k: r[k] for k in ("pool", "metric", "run", "truth", "group_truth")}, "n": n}
+                | {m: r[m][str(n)] for m in METHODS if m in r}
+                for r in records
+                for n in map(int, r["random" if "random" in r else r["methods"][0]])
+            ]
+            print(table(flat).round(3).to_string(index=False))
+            return
+        sink = open(args.out, "a") if args.out else None
+        budgets = sorted(args.budgets)
+        for name, (scores, target, groups) in pools(args.pools, 0).items():
+            for metric in args.metrics:
+                truth, gt = truths(scores, target, groups, metric)
+                print(f"\n{name} {metric}: {len(target):,} rows, rate {truth:.4f}", flush=True)
+                flat = []
+                for r in range(args.first_run, args.first_run + args.runs):
+                    res = one_run(
+                        scores, target, groups, metric, budgets, r, args.methods, args.batch_size
+                    )
+                    rec = {"pool": name, "metric": metric, "run": r, "truth": truth}
+                    rec |= {"group_truth": gt, "methods": args.methods, **res}
+                    if sink:
+                        sink.write(json.dumps(rec) + "\n")
+                        sink.flush()
+                    flat += [
+                        {**{k: rec[k] for k in ("pool", "metric", "run", "truth", "group_truth")}}
+                        | {"n": n}
+                        | {m: res[m][n] for m in args.methods}
+                        for n in budgets
+                    ]
+                print(table(flat).drop(columns=["pool", "metric"]).round(3).to_string(index=False))
 
 
 if __name__ == "__main__":

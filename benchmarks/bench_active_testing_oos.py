@@ -25,6 +25,7 @@ import time
 
 import numpy as np
 import pandas as pd
+from _results import saving_printed_tables
 from joblib import Parallel, delayed
 from scipy.special import softmax
 
@@ -112,48 +113,54 @@ def main():
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--out", default="active_testing_oos.pkl")
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument(
+        "--save",
+        metavar="NAME",
+        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
+    )
     args = parser.parse_args()
-    if args.report_only:
-        report(pd.read_pickle(args.out))
-        return
-    K = 10
-    metrics = parse_metrics(METRICS, range(K))
-    data = {name: (scores, y) for name, scores, y in pools()}
-    tasks = [
-        delayed(_task)(name, method, seed, scores, y, metrics)
-        for name, (scores, y) in data.items()
-        for method in args.methods
-        for seed in range(args.seeds)
-    ]
-    t0 = time.perf_counter()
-    results = Parallel(n_jobs=args.n_jobs, backend="multiprocessing", verbose=5)(tasks)
-    print(f"{len(tasks)} runs in {time.perf_counter() - t0:.0f} s")
-    records = []
-    for rows in results:
-        for pool, seed, method, budget, est, lo, hi in rows:
-            scores, y = data[pool]
-            truth = metric_values(_totals(scores.argmax(1), y, K), metrics)
-            err = 100 * np.abs(est - truth)
-            cover = (lo <= truth) & (truth <= hi)
-            records.append(
-                dict(
-                    model=pool,
-                    method=method,
-                    budget=budget,
-                    seed=seed,
-                    accuracy=err[0],
-                    macro_f1=err[1],
-                    precision=err[2:12].mean(),
-                    recall=err[12:22].mean(),
-                    relative=100
-                    * np.nanmean(np.abs(est - truth) / np.where(truth > 0, truth, np.nan)),
-                    cover_accuracy=cover[0] if np.isfinite(lo[0]) else np.nan,
-                    cover_macro_f1=cover[1] if np.isfinite(lo[1]) else np.nan,
+    with saving_printed_tables(args.save):
+        if args.report_only:
+            report(pd.read_pickle(args.out))
+            return
+        K = 10
+        metrics = parse_metrics(METRICS, range(K))
+        data = {name: (scores, y) for name, scores, y in pools()}
+        tasks = [
+            delayed(_task)(name, method, seed, scores, y, metrics)
+            for name, (scores, y) in data.items()
+            for method in args.methods
+            for seed in range(args.seeds)
+        ]
+        t0 = time.perf_counter()
+        results = Parallel(n_jobs=args.n_jobs, backend="multiprocessing", verbose=5)(tasks)
+        print(f"{len(tasks)} runs in {time.perf_counter() - t0:.0f} s")
+        records = []
+        for rows in results:
+            for pool, seed, method, budget, est, lo, hi in rows:
+                scores, y = data[pool]
+                truth = metric_values(_totals(scores.argmax(1), y, K), metrics)
+                err = 100 * np.abs(est - truth)
+                cover = (lo <= truth) & (truth <= hi)
+                records.append(
+                    dict(
+                        model=pool,
+                        method=method,
+                        budget=budget,
+                        seed=seed,
+                        accuracy=err[0],
+                        macro_f1=err[1],
+                        precision=err[2:12].mean(),
+                        recall=err[12:22].mean(),
+                        relative=100
+                        * np.nanmean(np.abs(est - truth) / np.where(truth > 0, truth, np.nan)),
+                        cover_accuracy=cover[0] if np.isfinite(lo[0]) else np.nan,
+                        cover_macro_f1=cover[1] if np.isfinite(lo[1]) else np.nan,
+                    )
                 )
-            )
-    df = pd.DataFrame(records)
-    df.to_pickle(args.out)
-    report(df)
+        df = pd.DataFrame(records)
+        df.to_pickle(args.out)
+        report(df)
 
 
 if __name__ == "__main__":

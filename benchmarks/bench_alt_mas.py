@@ -43,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _results import saving_printed_tables
 from joblib import Parallel, delayed
 from sklearn.decomposition import PCA
 
@@ -166,63 +167,69 @@ def main():
         action="store_true",
         help="print the tables of the results saved in the --out files, run nothing",
     )
+    parser.add_argument(
+        "--save",
+        metavar="NAME",
+        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
+    )
     args = parser.parse_args()
-    if args.report_only:
-        report(pd.concat([pd.read_pickle(f) for f in args.out], ignore_index=True))
-        return
-    if len(args.out) != 1:
-        parser.error(f"--out: one file to save to, got {len(args.out)}")
-    X, y, all_scores = load_mnist_models()
-    Z = PCA(30, random_state=0).fit_transform(X)
-    Z /= Z.std()
-    metrics = parse_metrics(METRICS, range(10))
-    tasks = []
-    methods = sorted({"random" if m in ("tradition", "dirichlet") else m for m in args.methods})
-    for model in args.models:
-        scores = all_scores[model]
-        features = np.hstack([Z, scores])
-        for method in methods:
-            for seed in range(args.first_seed, args.first_seed + args.seeds):
-                tasks.append(delayed(_task)(model, method, seed, scores, features, y, metrics))
-    t0 = time.perf_counter()
-    results = Parallel(n_jobs=args.n_jobs, backend="multiprocessing", verbose=5)(tasks)
-    print(f"{len(tasks)} runs in {time.perf_counter() - t0:.0f} s")
-    records = []
-    for model in args.models:
-        pred = all_scores[model].argmax(1)
-        truth = metric_values(_totals(pred, y, 10), metrics)
-        for rows in results:
-            for m, seed, method, budget, est, lo, hi, _ in rows:
-                if m != model:
-                    continue
-                err = 100 * np.abs(est - truth)
-                rel = np.abs(est - truth) / np.where(truth > 0, truth, np.nan)
-                cover = (lo <= truth) & (truth <= hi)
-                records.append(
-                    dict(
-                        model=model,
-                        method=method,
-                        budget=budget,
-                        seed=seed,
-                        accuracy=err[0],
-                        macro_f1=err[1],
-                        precision=err[2:12].mean(),
-                        recall=err[12:22].mean(),
-                        relative=100 * np.nanmean(rel),
-                        cover_accuracy=cover[0] if np.isfinite(lo[0]) else np.nan,
-                        cover_macro_f1=cover[1] if np.isfinite(lo[1]) else np.nan,
+    with saving_printed_tables(args.save):
+        if args.report_only:
+            report(pd.concat([pd.read_pickle(f) for f in args.out], ignore_index=True))
+            return
+        if len(args.out) != 1:
+            parser.error(f"--out: one file to save to, got {len(args.out)}")
+        X, y, all_scores = load_mnist_models()
+        Z = PCA(30, random_state=0).fit_transform(X)
+        Z /= Z.std()
+        metrics = parse_metrics(METRICS, range(10))
+        tasks = []
+        methods = sorted({"random" if m in ("tradition", "dirichlet") else m for m in args.methods})
+        for model in args.models:
+            scores = all_scores[model]
+            features = np.hstack([Z, scores])
+            for method in methods:
+                for seed in range(args.first_seed, args.first_seed + args.seeds):
+                    tasks.append(delayed(_task)(model, method, seed, scores, features, y, metrics))
+        t0 = time.perf_counter()
+        results = Parallel(n_jobs=args.n_jobs, backend="multiprocessing", verbose=5)(tasks)
+        print(f"{len(tasks)} runs in {time.perf_counter() - t0:.0f} s")
+        records = []
+        for model in args.models:
+            pred = all_scores[model].argmax(1)
+            truth = metric_values(_totals(pred, y, 10), metrics)
+            for rows in results:
+                for m, seed, method, budget, est, lo, hi, _ in rows:
+                    if m != model:
+                        continue
+                    err = 100 * np.abs(est - truth)
+                    rel = np.abs(est - truth) / np.where(truth > 0, truth, np.nan)
+                    cover = (lo <= truth) & (truth <= hi)
+                    records.append(
+                        dict(
+                            model=model,
+                            method=method,
+                            budget=budget,
+                            seed=seed,
+                            accuracy=err[0],
+                            macro_f1=err[1],
+                            precision=err[2:12].mean(),
+                            recall=err[12:22].mean(),
+                            relative=100 * np.nanmean(rel),
+                            cover_accuracy=cover[0] if np.isfinite(lo[0]) else np.nan,
+                            cover_macro_f1=cover[1] if np.isfinite(lo[1]) else np.nan,
+                        )
                     )
-                )
-    df = pd.DataFrame(records)
-    df.to_pickle(args.out[0])
-    report(df)
-    for model in args.models:
-        scores = all_scores[model]
-        step = _step_time(scores, np.hstack([Z, scores]), y)
-        print(
-            f"step time ({model}): {step:.3f} s (refit + acquisition, 10,000 pool, "
-            "21 metrics, M = 10)"
-        )
+        df = pd.DataFrame(records)
+        df.to_pickle(args.out[0])
+        report(df)
+        for model in args.models:
+            scores = all_scores[model]
+            step = _step_time(scores, np.hstack([Z, scores]), y)
+            print(
+                f"step time ({model}): {step:.3f} s (refit + acquisition, 10,000 pool, "
+                "21 metrics, M = 10)"
+            )
 
 
 def report(df):

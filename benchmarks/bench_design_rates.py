@@ -43,6 +43,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from _results import saving_printed_tables
 from bench_fairness import SETS as FILES
 from bench_headline import pools as headline_pools
 from bench_rate_coverage import true_rate
@@ -223,30 +224,36 @@ def main():
     parser.add_argument("--pools", nargs="+", default=list(POOLS))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=pathlib.Path, default=None)
-    args = parser.parse_args()
-    print(
-        "| pool | rate | n | coverage: weighted | unweighted | random "
-        "| width / random: weighted | unweighted | RMSE / random: weighted | unweighted |"
+    parser.add_argument(
+        "--save",
+        metavar="NAME",
+        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for pool in args.pools:
-        for metric in args.metrics:
-            for budget in args.budgets:
-                start = time.perf_counter()
-                res = cell(pool, metric, budget, args.runs, args.seed)
-                w, u, r = (res[m] for m in METHODS)
-                print(
-                    f"| {pool} | {metric} | {budget} | {w['coverage']:.3f} | "
-                    f"{u['coverage']:.3f} | {r['coverage']:.3f} | "
-                    f"{w['width'] / r['width']:.2f} | {u['width'] / r['width']:.2f} | "
-                    f"{w['rmse'] / r['rmse']:.2f} | {u['rmse'] / r['rmse']:.2f} |",
-                    flush=True,
-                )
-                if args.out is not None:
-                    record = dict(pool=pool, metric=metric, budget=budget, runs=args.runs)
-                    record |= {"seconds": time.perf_counter() - start, **res}
-                    with args.out.open("a") as f:
-                        f.write(json.dumps(record) + "\n")
+    args = parser.parse_args()
+    with saving_printed_tables(args.save):
+        print(
+            "| pool | rate | n | coverage: weighted | unweighted | random "
+            "| width / random: weighted | unweighted | RMSE / random: weighted | unweighted |"
+        )
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for pool in args.pools:
+            for metric in args.metrics:
+                for budget in args.budgets:
+                    start = time.perf_counter()
+                    res = cell(pool, metric, budget, args.runs, args.seed)
+                    w, u, r = (res[m] for m in METHODS)
+                    print(
+                        f"| {pool} | {metric} | {budget} | {w['coverage']:.3f} | "
+                        f"{u['coverage']:.3f} | {r['coverage']:.3f} | "
+                        f"{w['width'] / r['width']:.2f} | {u['width'] / r['width']:.2f} | "
+                        f"{w['rmse'] / r['rmse']:.2f} | {u['rmse'] / r['rmse']:.2f} |",
+                        flush=True,
+                    )
+                    if args.out is not None:
+                        record = dict(pool=pool, metric=metric, budget=budget, runs=args.runs)
+                        record |= {"seconds": time.perf_counter() - start, **res}
+                        with args.out.open("a") as f:
+                            f.write(json.dumps(record) + "\n")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from _results import saving_printed_tables
 from joblib import Parallel, delayed
 
 from skassess.calibration import BayesianGroupMetrics, HierarchicalBetaCalibrator
@@ -367,24 +368,32 @@ def main():
         default=None,
         help="data sets of Tables 4.2 and 4.3 to run (default: all)",
     )
+    parser.add_argument(
+        "--save",
+        metavar="NAME",
+        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
+    )
     args = parser.parse_args()
-    global UNLABELED, FIRST_SEED, ROWS, EPS, POINT, P_POOLED
-    UNLABELED, FIRST_SEED, ROWS, EPS = args.unlabeled, args.first_seed, args.rows, args.eps
-    POINT, P_POOLED = args.point, args.p_pooled
-    METHODS["BC"] = args.bc_method
-    print(f"BC columns: BayesianGroupMetrics(method={args.bc_method!r})")
-    tables = {
-        "4.2": table_42,
-        "4.3": table_43,
-        "4.4": table_44,
-        "curves": curves,
-        "prior": prior_study,
-        "floor": floor,
-    }
-    for t in args.tables:
-        start = time.perf_counter()
-        tables[t](args.runs, args.n_jobs)
-        print(f"\n(Table {t}: {time.perf_counter() - start:.0f} s, {args.runs} runs)", flush=True)
+    with saving_printed_tables(args.save):
+        global UNLABELED, FIRST_SEED, ROWS, EPS, POINT, P_POOLED
+        UNLABELED, FIRST_SEED, ROWS, EPS = args.unlabeled, args.first_seed, args.rows, args.eps
+        POINT, P_POOLED = args.point, args.p_pooled
+        METHODS["BC"] = args.bc_method
+        print(f"BC columns: BayesianGroupMetrics(method={args.bc_method!r})")
+        tables = {
+            "4.2": table_42,
+            "4.3": table_43,
+            "4.4": table_44,
+            "curves": curves,
+            "prior": prior_study,
+            "floor": floor,
+        }
+        for t in args.tables:
+            start = time.perf_counter()
+            tables[t](args.runs, args.n_jobs)
+            print(
+                f"\n(Table {t}: {time.perf_counter() - start:.0f} s, {args.runs} runs)", flush=True
+            )
 
 
 if __name__ == "__main__":

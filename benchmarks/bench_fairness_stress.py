@@ -39,6 +39,7 @@ import time
 import warnings
 
 import numpy as np
+from _results import saving_printed_tables
 from joblib import Parallel, delayed
 from scipy.special import expit, logit
 
@@ -133,48 +134,56 @@ def main():
         action="store_true",
         help="a new file in every run (coverage over files, not label draws)",
     )
-    args = parser.parse_args()
-    options = {
-        k: v
-        for k, v in (("p_pooled", args.p_pooled), ("unlabeled", args.unlabeled))
-        if v is not None
-    }
-    print(f"{args.runs} runs per cell; cells: coverage % / MAE x 100 of Delta accuracy (A - B)")
-    name = "BC" if args.method == BC else args.method
-    print(
-        f"| kind | n | B share | n_L | true Δ × 100 | {name} | BB | {name} − BB MAE (SE) "
-        f"| {name} warned % |"
+    parser.add_argument(
+        "--save",
+        metavar="NAME",
+        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
     )
-    print("|---|---|---|---|---|---|---|---|---|")
-    worst = 100.0
-    for kind, n, share, n_labeled in itertools.product(
-        args.kinds, args.sizes, args.shares, args.labels
-    ):
-        start = time.perf_counter()
-        results = Parallel(n_jobs=args.n_jobs, backend="multiprocessing")(
-            delayed(one_run)(kind, n, share, n_labeled, run, options, args.vary_files, args.method)
-            for run in range(args.runs)
-        )
-        truth = np.mean([r[0] for r in results])
-        cells, errors_of = [], {}
-        for method in (args.method, "beta_binomial"):
-            hits, errors, _ = (
-                np.array(v) for v in zip(*(r[1][method] for r in results), strict=True)
-            )
-            cells.append(f"{100 * hits.mean():.0f} / {100 * errors.mean():.1f}")
-            errors_of[method] = errors
-            if method == args.method:
-                worst = min(worst, 100 * hits.mean())
-        excess = 100 * (errors_of[args.method] - errors_of["beta_binomial"])
-        se = excess.std(ddof=1) / np.sqrt(len(excess)) if len(excess) > 1 else np.nan
-        warned = np.mean([r[1][args.method][2] for r in results])
+    args = parser.parse_args()
+    with saving_printed_tables(args.save):
+        options = {
+            k: v
+            for k, v in (("p_pooled", args.p_pooled), ("unlabeled", args.unlabeled))
+            if v is not None
+        }
+        print(f"{args.runs} runs per cell; cells: coverage % / MAE x 100 of Delta accuracy (A - B)")
+        name = "BC" if args.method == BC else args.method
         print(
-            f"| {kind} | {n} | {share:g} | {n_labeled} | {100 * truth:.1f} | {cells[0]} | "
-            f"{cells[1]} | {excess.mean():+.1f} ({se:.1f}) | {100 * warned:.0f} |  "
-            f"[{time.perf_counter() - start:.0f} s]",
-            flush=True,
+            f"| kind | n | B share | n_L | true Δ × 100 | {name} | BB | {name} − BB MAE (SE) "
+            f"| {name} warned % |"
         )
-    print(f"lowest {name} coverage: {worst:.0f} %")
+        print("|---|---|---|---|---|---|---|---|---|")
+        worst = 100.0
+        for kind, n, share, n_labeled in itertools.product(
+            args.kinds, args.sizes, args.shares, args.labels
+        ):
+            start = time.perf_counter()
+            results = Parallel(n_jobs=args.n_jobs, backend="multiprocessing")(
+                delayed(one_run)(
+                    kind, n, share, n_labeled, run, options, args.vary_files, args.method
+                )
+                for run in range(args.runs)
+            )
+            truth = np.mean([r[0] for r in results])
+            cells, errors_of = [], {}
+            for method in (args.method, "beta_binomial"):
+                hits, errors, _ = (
+                    np.array(v) for v in zip(*(r[1][method] for r in results), strict=True)
+                )
+                cells.append(f"{100 * hits.mean():.0f} / {100 * errors.mean():.1f}")
+                errors_of[method] = errors
+                if method == args.method:
+                    worst = min(worst, 100 * hits.mean())
+            excess = 100 * (errors_of[args.method] - errors_of["beta_binomial"])
+            se = excess.std(ddof=1) / np.sqrt(len(excess)) if len(excess) > 1 else np.nan
+            warned = np.mean([r[1][args.method][2] for r in results])
+            print(
+                f"| {kind} | {n} | {share:g} | {n_labeled} | {100 * truth:.1f} | {cells[0]} | "
+                f"{cells[1]} | {excess.mean():+.1f} ({se:.1f}) | {100 * warned:.0f} |  "
+                f"[{time.perf_counter() - start:.0f} s]",
+                flush=True,
+            )
+        print(f"lowest {name} coverage: {worst:.0f} %")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _results import saving_printed_tables
 from sklearn.base import clone
 from sklearn.ensemble import RandomForestClassifier
 from threadpoolctl import threadpool_limits
@@ -75,55 +76,61 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--method", default="meta_model")
     ap.add_argument("--datasets", nargs="*", default=list(EXTERNAL_DATASETS))
+    ap.add_argument(
+        "--save",
+        metavar="NAME",
+        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
+    )
     args = ap.parse_args()
-    rows, fits = [], []
-    with warnings.catch_warnings(), threadpool_limits(1):
-        warnings.simplefilter("ignore")
-        for name in args.datasets:
-            for base in ("lr", "rf"):
-                out, fit_s, pir, X = run(name, base, args.method)
-                rows += out
-                fits.append(fit_s)
-    df = pd.DataFrame(
-        rows, columns=["dataset", "base", "drift", "level", "error", "covered", "half_width"]
-    )
-    print(
-        f"Pretrained UM ({args.method}) on {df.dataset.nunique()} unseen data sets, "
-        f"{len(df) // len(LEVELS)} batches"
-    )
-    g = df.groupby(["dataset", "drift", "level"]).agg(
-        mae=("error", lambda e: 100 * np.mean(np.abs(e))),
-        coverage=("covered", "mean"),
-        width=("half_width", "mean"),
-        n=("covered", "size"),
-    )
-    for (d, drift, level), r in g.iterrows():
-        print(
-            f"  {d:17s} {drift} {level:.2f}: MAE {r.mae:5.2f}  coverage "
-            f"{100 * r.coverage:5.1f} %  half-width {100 * r.width:5.2f}  (n = {r.n})"
+    with saving_printed_tables(args.save):
+        rows, fits = [], []
+        with warnings.catch_warnings(), threadpool_limits(1):
+            warnings.simplefilter("ignore")
+            for name in args.datasets:
+                for base in ("lr", "rf"):
+                    out, fit_s, pir, X = run(name, base, args.method)
+                    rows += out
+                    fits.append(fit_s)
+        df = pd.DataFrame(
+            rows, columns=["dataset", "base", "drift", "level", "error", "covered", "half_width"]
         )
-    tot = df.groupby(["drift", "level"]).agg(
-        mae=("error", lambda e: 100 * np.mean(np.abs(e))),
-        coverage=("covered", "mean"),
-        width=("half_width", "mean"),
-        n=("covered", "size"),
-    )
-    print("Overall:")
-    for (drift, level), r in tot.iterrows():
         print(
-            f"  {drift} {level:.2f}: MAE {r.mae:5.2f}  coverage {100 * r.coverage:5.1f} %  "
-            f"half-width {100 * r.width:5.2f}  (n = {r.n})"
+            f"Pretrained UM ({args.method}) on {df.dataset.nunique()} unseen data sets, "
+            f"{len(df) // len(LEVELS)} batches"
         )
-    # speed: fit, and predict on a 10,000-row batch (rows drawn with replacement)
-    big = X[np.random.default_rng(1).integers(0, len(X), 10_000)]
-    pir.predict(big[:100])
-    t0 = time.perf_counter()
-    pir.predict(big)
-    print(
-        f"\nfit (predictor + pretrained UM): median {np.median(fits):.2f} s, "
-        f"max {np.max(fits):.2f} s; predict on 10,000 rows: "
-        f"{time.perf_counter() - t0:.2f} s"
-    )
+        g = df.groupby(["dataset", "drift", "level"]).agg(
+            mae=("error", lambda e: 100 * np.mean(np.abs(e))),
+            coverage=("covered", "mean"),
+            width=("half_width", "mean"),
+            n=("covered", "size"),
+        )
+        for (d, drift, level), r in g.iterrows():
+            print(
+                f"  {d:17s} {drift} {level:.2f}: MAE {r.mae:5.2f}  coverage "
+                f"{100 * r.coverage:5.1f} %  half-width {100 * r.width:5.2f}  (n = {r.n})"
+            )
+        tot = df.groupby(["drift", "level"]).agg(
+            mae=("error", lambda e: 100 * np.mean(np.abs(e))),
+            coverage=("covered", "mean"),
+            width=("half_width", "mean"),
+            n=("covered", "size"),
+        )
+        print("Overall:")
+        for (drift, level), r in tot.iterrows():
+            print(
+                f"  {drift} {level:.2f}: MAE {r.mae:5.2f}  coverage {100 * r.coverage:5.1f} %  "
+                f"half-width {100 * r.width:5.2f}  (n = {r.n})"
+            )
+        # speed: fit, and predict on a 10,000-row batch (rows drawn with replacement)
+        big = X[np.random.default_rng(1).integers(0, len(X), 10_000)]
+        pir.predict(big[:100])
+        t0 = time.perf_counter()
+        pir.predict(big)
+        print(
+            f"\nfit (predictor + pretrained UM): median {np.median(fits):.2f} s, "
+            f"max {np.max(fits):.2f} s; predict on 10,000 rows: "
+            f"{time.perf_counter() - t0:.2f} s"
+        )
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from _results import saving_printed_tables
 from bench_model_selection import fairness_pools, synthetic_pool
 from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
@@ -65,54 +66,60 @@ def main():
     ap.add_argument("--budgets", type=int, nargs="+", default=[20, 50, 100, 200, 500])
     ap.add_argument("--pools", nargs="+", default=None, help="pool names (default: all)")
     ap.add_argument("--out", default=None)
+    ap.add_argument(
+        "--save",
+        metavar="NAME",
+        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
+    )
     args = ap.parse_args()
-    pools = list(fairness_pools()) + [synthetic_pool()]
-    for name, models, S_all, y in pools:
-        if args.pools and name not in args.pools:
-            continue
-        right_all = S_all.argmax(axis=2) == y[:, None]
-        order = np.argsort(-right_all.mean(axis=0), kind="stable")
-        for ra, rb in RANK_PAIRS:
-            a, b = order[ra], order[rb]
-            S = S_all[:, [a, b]]
-            right = right_all[:, [a, b]].astype(int)
-            conf = S.max(axis=2)
-            truth = right[:, 0].mean() - right[:, 1].mean()
-            rng = np.random.default_rng(0)
-            for n in args.budgets:
-                res = {m: [] for m in METHODS}
-                for _ in range(args.runs):
-                    rows = rng.choice(len(y), n, replace=False)
-                    lab = np.zeros(len(y), bool)
-                    lab[rows] = True
-                    y_obs = np.where(lab, y, -1)
-                    if len(np.unique(y[rows])) < 2:  # y of one class only reads as ambiguous
-                        continue
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        for m, v in intervals(S, y_obs, lab, right, conf).items():
-                            res[m].append(v)
-                cells = []
-                for m, v in res.items():
-                    v = np.array(v)
-                    cells.append(
-                        {
-                            "pool": name,
-                            "pair": f"{models[a]} - {models[b]}",
-                            "ranks": f"{ra + 1}-{rb + 1}",
-                            "n": n,
-                            "method": m,
-                            "truth": truth,
-                            "runs": len(v),
-                            "coverage": np.mean((v[:, 1] <= truth) & (truth <= v[:, 2])),
-                            "width": np.mean(v[:, 2] - v[:, 1]),
-                            "mae_x100": 100 * np.mean(np.abs(v[:, 0] - truth)),
-                        }
-                    )
-                frame = pd.DataFrame(cells)
-                print(frame.round(3).to_string(index=False), flush=True)
-                if args.out:
-                    frame.to_json(args.out, orient="records", lines=True, mode="a")
+    with saving_printed_tables(args.save):
+        pools = list(fairness_pools()) + [synthetic_pool()]
+        for name, models, S_all, y in pools:
+            if args.pools and name not in args.pools:
+                continue
+            right_all = S_all.argmax(axis=2) == y[:, None]
+            order = np.argsort(-right_all.mean(axis=0), kind="stable")
+            for ra, rb in RANK_PAIRS:
+                a, b = order[ra], order[rb]
+                S = S_all[:, [a, b]]
+                right = right_all[:, [a, b]].astype(int)
+                conf = S.max(axis=2)
+                truth = right[:, 0].mean() - right[:, 1].mean()
+                rng = np.random.default_rng(0)
+                for n in args.budgets:
+                    res = {m: [] for m in METHODS}
+                    for _ in range(args.runs):
+                        rows = rng.choice(len(y), n, replace=False)
+                        lab = np.zeros(len(y), bool)
+                        lab[rows] = True
+                        y_obs = np.where(lab, y, -1)
+                        if len(np.unique(y[rows])) < 2:  # y of one class only reads as ambiguous
+                            continue
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            for m, v in intervals(S, y_obs, lab, right, conf).items():
+                                res[m].append(v)
+                    cells = []
+                    for m, v in res.items():
+                        v = np.array(v)
+                        cells.append(
+                            {
+                                "pool": name,
+                                "pair": f"{models[a]} - {models[b]}",
+                                "ranks": f"{ra + 1}-{rb + 1}",
+                                "n": n,
+                                "method": m,
+                                "truth": truth,
+                                "runs": len(v),
+                                "coverage": np.mean((v[:, 1] <= truth) & (truth <= v[:, 2])),
+                                "width": np.mean(v[:, 2] - v[:, 1]),
+                                "mae_x100": 100 * np.mean(np.abs(v[:, 0] - truth)),
+                            }
+                        )
+                    frame = pd.DataFrame(cells)
+                    print(frame.round(3).to_string(index=False), flush=True)
+                    if args.out:
+                        frame.to_json(args.out, orient="records", lines=True, mode="a")
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _results import saving_printed_tables
 from joblib import Parallel, delayed
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -320,38 +321,44 @@ def main():
     )
     parser.add_argument("--speed-only", action="store_true")
     parser.add_argument("--csv", default=None, help="write every run here")
+    parser.add_argument(
+        "--save",
+        metavar="NAME",
+        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
+    )
     args = parser.parse_args()
-    if not args.speed_only:
-        wanted = args.sources.split(",")
-        sources = []
-        if "synthetic" in wanted:
-            sources.append(synthetic_pool())
-        if "fairness" in wanted:
-            sources.extend(fairness_pools())
-        if "mnist" in wanted:
-            sources.append(mnist_pool())
-        for source, names, S, y in sources:
-            acc = (S.argmax(axis=2) == y[:, None]).mean(axis=0)
-            print(
-                f"{source}: {len(y)} items; accuracies "
-                + ", ".join(f"{n} {a:.3f}" for n, a in zip(names, acc, strict=True))
+    with saving_printed_tables(args.save):
+        if not args.speed_only:
+            wanted = args.sources.split(",")
+            sources = []
+            if "synthetic" in wanted:
+                sources.append(synthetic_pool())
+            if "fairness" in wanted:
+                sources.extend(fairness_pools())
+            if "mnist" in wanted:
+                sources.append(mnist_pool())
+            for source, names, S, y in sources:
+                acc = (S.argmax(axis=2) == y[:, None]).mean(axis=0)
+                print(
+                    f"{source}: {len(y)} items; accuracies "
+                    + ", ".join(f"{n} {a:.3f}" for n, a in zip(names, acc, strict=True))
+                )
+            if args.set_size:
+                bench_sets(sources, args.set_size, args.runs, args.cap, args.n_jobs)
+                return
+            t = time.perf_counter()
+            frame = bench_pairs(
+                sources, args.runs, args.cap, args.n_jobs, args.tie_prior, args.prior_split
             )
-        if args.set_size:
-            bench_sets(sources, args.set_size, args.runs, args.cap, args.n_jobs)
-            return
-        t = time.perf_counter()
-        frame = bench_pairs(
-            sources, args.runs, args.cap, args.n_jobs, args.tie_prior, args.prior_split
-        )
-        print(f"{len(frame)} runs in {time.perf_counter() - t:.0f} s")
-        if args.csv:
-            frame.to_csv(args.csv, index=False)
-        frame["file"] = frame.source
-        frame["source"] = frame.source.where(~frame.source.str.contains("_"), "fairness")
-        with pd.option_context("display.width", 160, "display.max_rows", 200):
-            print(table(frame).round(3).to_string(index=False))
-            print(calibration(frame).round(3).to_string())
-    bench_speed()
+            print(f"{len(frame)} runs in {time.perf_counter() - t:.0f} s")
+            if args.csv:
+                frame.to_csv(args.csv, index=False)
+            frame["file"] = frame.source
+            frame["source"] = frame.source.where(~frame.source.str.contains("_"), "fairness")
+            with pd.option_context("display.width", 160, "display.max_rows", 200):
+                print(table(frame).round(3).to_string(index=False))
+                print(calibration(frame).round(3).to_string())
+        bench_speed()
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ import time
 import warnings
 
 import numpy as np
+from _results import saving_printed_tables
 from bench_headline import synthetic  # the script's folder is on the path
 from bench_prior_coverage import synthetic_pool
 from scipy.special import log_expit, logit
@@ -141,66 +142,72 @@ def main():
     ap.add_argument("--runs", type=int, default=30, help="label draws per pool and budget")
     ap.add_argument("--budgets", type=int, nargs="+", default=None)
     ap.add_argument("--no-default", action="store_true", help="skip BayesianAccuracy()")
+    ap.add_argument(
+        "--save",
+        metavar="NAME",
+        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
+    )
     args = ap.parse_args()
-    methods = ["oracle", "labels alone"] + ([] if args.no_default else ["default"])
-    for name in args.pools:
-        budgets = args.budgets or (
-            [200, 500, 1000] if name == "table3" else [20, 50, 100, 200, 500]
-        )
-        print(f"\n{name}: pools {args.pool_seeds}, {args.runs} runs per pool and budget")
-        print(
-            "| n | method | RMSE x 100 | width | class coverage: mean | lowest class "
-            "| least accurate class |\n|---:|---|---:|---:|---:|---:|---:|"
-        )
-        acc = {
-            (n, m): {"rmse": [], "width": [], "cov": [], "low": [], "worst": []}
-            for n in budgets
-            for m in methods
-        }
-        start = time.perf_counter()
-        for ps in args.pool_seeds:
-            scores, target, m, sd = pool(name, ps)
-            pred = scores.argmax(axis=1)
-            K = scores.shape[1]
-            right = pred == target
-            rows = np.bincount(pred, minlength=K)
-            share = rows / rows.sum()
-            truth = np.bincount(pred, weights=right, minlength=K) / np.maximum(rows, 1)
-            worst = np.argmin(np.where(rows > 0, truth, np.inf))
-            oracle = Oracle(pred, m, sd, K)
-            rng = np.random.default_rng(1000 + ps)
-            for n in budgets:
-                held = {k: [] for k in methods}
-                for r in range(args.runs):
-                    labeled = np.zeros(len(target), bool)
-                    labeled[rng.choice(len(target), n, replace=False)] = True
-                    out = {
-                        "oracle": oracle.fit(labeled, right),
-                        "labels alone": labels_alone(pred, labeled, right, K),
-                    }
-                    if "default" in methods:
-                        out["default"] = default(scores, target, labeled, r)
-                    for k, (mean, lo, hi) in out.items():
+    with saving_printed_tables(args.save):
+        methods = ["oracle", "labels alone"] + ([] if args.no_default else ["default"])
+        for name in args.pools:
+            budgets = args.budgets or (
+                [200, 500, 1000] if name == "table3" else [20, 50, 100, 200, 500]
+            )
+            print(f"\n{name}: pools {args.pool_seeds}, {args.runs} runs per pool and budget")
+            print(
+                "| n | method | RMSE x 100 | width | class coverage: mean | lowest class "
+                "| least accurate class |\n|---:|---|---:|---:|---:|---:|---:|"
+            )
+            acc = {
+                (n, m): {"rmse": [], "width": [], "cov": [], "low": [], "worst": []}
+                for n in budgets
+                for m in methods
+            }
+            start = time.perf_counter()
+            for ps in args.pool_seeds:
+                scores, target, m, sd = pool(name, ps)
+                pred = scores.argmax(axis=1)
+                K = scores.shape[1]
+                right = pred == target
+                rows = np.bincount(pred, minlength=K)
+                share = rows / rows.sum()
+                truth = np.bincount(pred, weights=right, minlength=K) / np.maximum(rows, 1)
+                worst = np.argmin(np.where(rows > 0, truth, np.inf))
+                oracle = Oracle(pred, m, sd, K)
+                rng = np.random.default_rng(1000 + ps)
+                for n in budgets:
+                    held = {k: [] for k in methods}
+                    for r in range(args.runs):
+                        labeled = np.zeros(len(target), bool)
+                        labeled[rng.choice(len(target), n, replace=False)] = True
+                        out = {
+                            "oracle": oracle.fit(labeled, right),
+                            "labels alone": labels_alone(pred, labeled, right, K),
+                        }
+                        if "default" in methods:
+                            out["default"] = default(scores, target, labeled, r)
+                        for k, (mean, lo, hi) in out.items():
+                            a = acc[(n, k)]
+                            a["rmse"].append(np.sqrt(share @ (mean - truth) ** 2))
+                            a["width"].append(share @ (hi - lo))
+                            held[k].append((lo <= truth + 1e-9) & (truth <= hi + 1e-9))
+                    for k in methods:
+                        cov = np.mean(held[k], axis=0)[rows > 0]
                         a = acc[(n, k)]
-                        a["rmse"].append(np.sqrt(share @ (mean - truth) ** 2))
-                        a["width"].append(share @ (hi - lo))
-                        held[k].append((lo <= truth + 1e-9) & (truth <= hi + 1e-9))
+                        a["cov"].append(cov.mean())
+                        a["low"].append(cov.min())
+                        a["worst"].append(np.mean(held[k], axis=0)[worst])
+                print(f"  [pool {ps}: {time.perf_counter() - start:.0f} s]", flush=True)
+            for n in budgets:
                 for k in methods:
-                    cov = np.mean(held[k], axis=0)[rows > 0]
                     a = acc[(n, k)]
-                    a["cov"].append(cov.mean())
-                    a["low"].append(cov.min())
-                    a["worst"].append(np.mean(held[k], axis=0)[worst])
-            print(f"  [pool {ps}: {time.perf_counter() - start:.0f} s]", flush=True)
-        for n in budgets:
-            for k in methods:
-                a = acc[(n, k)]
-                print(
-                    f"| {n} | {k} | {100 * np.mean(a['rmse']):.1f} | "
-                    f"{np.mean(a['width']):.3f} | {np.mean(a['cov']):.3f} | "
-                    f"{np.mean(a['low']):.3f} | {np.mean(a['worst']):.3f} |",
-                    flush=True,
-                )
+                    print(
+                        f"| {n} | {k} | {100 * np.mean(a['rmse']):.1f} | "
+                        f"{np.mean(a['width']):.3f} | {np.mean(a['cov']):.3f} | "
+                        f"{np.mean(a['low']):.3f} | {np.mean(a['worst']):.3f} |",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

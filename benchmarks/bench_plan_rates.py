@@ -32,6 +32,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from _results import saving_printed_tables
 from bench_headline import pools as headline_pools
 from bench_rates_calibrated import SYNTHETIC, synthetic
 
@@ -159,13 +160,19 @@ def main():
     ap.add_argument("--out", default=None, help="JSON lines file the cells are appended to")
     ap.add_argument("--table", nargs="+", default=None, help="print the table of JSON lines files")
     ap.add_argument("--markdown", action="store_true", help="with --table: the page's table")
+    ap.add_argument(
+        "--save",
+        metavar="NAME",
+        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
+    )
     args = ap.parse_args()
-    if args.table:
-        table(args.table, args.pilot, args.markdown)
-        return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        run(args)
+    with saving_printed_tables(args.save):
+        if args.table:
+            table(args.table, args.pilot, args.markdown)
+            return
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            run(args)
 
 
 if __name__ == "__main__":

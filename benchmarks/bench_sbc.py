@@ -15,6 +15,7 @@ import sys
 import time
 
 import numpy as np
+from _results import saving_printed_tables
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "calibration"))
@@ -28,22 +29,28 @@ def main():
     parser.add_argument(
         "--first-seed", type=int, default=10_000, help="seeds apart from the test's (0..)"
     )
-    args = parser.parse_args()
-    start = time.perf_counter()
-    ranks = test_sbc.sbc_ranks(args.reps, args.first_seed)
-    counts, p = test_sbc.rank_histograms(ranks)
-    print(
-        f"{args.reps} replicates, {test_sbc.GROUPS} groups x {test_sbc.ROWS} labeled rows, "
-        f"llo map, {time.perf_counter() - start:.0f} s"
+    parser.add_argument(
+        "--save",
+        metavar="NAME",
+        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
     )
-    print("| parameter | rank counts (5 bins) | p (uniform) | at an end |")
-    print("|---|---|---|---|")
-    for j, name in enumerate(test_sbc.NAMES):
-        ends = np.mean((ranks[:, j] == 0) | (ranks[:, j] == test_sbc.N_DRAWS))
+    args = parser.parse_args()
+    with saving_printed_tables(args.save):
+        start = time.perf_counter()
+        ranks = test_sbc.sbc_ranks(args.reps, args.first_seed)
+        counts, p = test_sbc.rank_histograms(ranks)
         print(
-            f"| {name} | {' '.join(str(c) for c in counts[:, j])} | {p[j]:.3f} | "
-            f"{ends:.3f} (uniform {2 / (test_sbc.N_DRAWS + 1):.3f}) |"
+            f"{args.reps} replicates, {test_sbc.GROUPS} groups x {test_sbc.ROWS} labeled rows, "
+            f"llo map, {time.perf_counter() - start:.0f} s"
         )
+        print("| parameter | rank counts (5 bins) | p (uniform) | at an end |")
+        print("|---|---|---|---|")
+        for j, name in enumerate(test_sbc.NAMES):
+            ends = np.mean((ranks[:, j] == 0) | (ranks[:, j] == test_sbc.N_DRAWS))
+            print(
+                f"| {name} | {' '.join(str(c) for c in counts[:, j])} | {p[j]:.3f} | "
+                f"{ends:.3f} (uniform {2 / (test_sbc.N_DRAWS + 1):.3f}) |"
+            )
 
 
 if __name__ == "__main__":

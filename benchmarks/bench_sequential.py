@@ -22,6 +22,7 @@ import argparse
 import warnings
 
 import numpy as np
+from _results import saving_printed_tables
 from bench_headline import pools
 
 from skassess import BayesianAccuracy
@@ -55,29 +56,35 @@ def main():
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--step", type=int, default=10)
     ap.add_argument("--max-labels", type=int, default=1000)
-    args = ap.parse_args()
-    print(
-        f"{'pool':<14} {'width':>6} {'runs':>5} {'labels':>7} {'credible cov':>13} "
-        f"{'anytime cov':>12} {'anytime width':>14}"
+    ap.add_argument(
+        "--save",
+        metavar="NAME",
+        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
     )
-    for name in args.pools:
-        X, target, _ = pools([name], 0)[name]
-        rng = np.random.default_rng(0)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = [
-                one_run(X, target, WIDTHS[name], args.step, args.max_labels, rng, r)
-                for r in range(args.runs)
-            ]
-        n = np.mean([r["n"] for r in res])
-        cred = np.mean([r["credible"] for r in res])
-        anyt = np.mean([r["anytime"] for r in res])
-        aw = np.mean([r["anytime_width"] for r in res])
+    args = ap.parse_args()
+    with saving_printed_tables(args.save):
         print(
-            f"{name:<14} {WIDTHS[name]:>6} {args.runs:>5} {n:>7.0f} {cred:>13.3f} "
-            f"{anyt:>12.3f} {aw:>14.3f}",
-            flush=True,
+            f"{'pool':<14} {'width':>6} {'runs':>5} {'labels':>7} {'credible cov':>13} "
+            f"{'anytime cov':>12} {'anytime width':>14}"
         )
+        for name in args.pools:
+            X, target, _ = pools([name], 0)[name]
+            rng = np.random.default_rng(0)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = [
+                    one_run(X, target, WIDTHS[name], args.step, args.max_labels, rng, r)
+                    for r in range(args.runs)
+                ]
+            n = np.mean([r["n"] for r in res])
+            cred = np.mean([r["credible"] for r in res])
+            anyt = np.mean([r["anytime"] for r in res])
+            aw = np.mean([r["anytime_width"] for r in res])
+            print(
+                f"{name:<14} {WIDTHS[name]:>6} {args.runs:>5} {n:>7.0f} {cred:>13.3f} "
+                f"{anyt:>12.3f} {aw:>14.3f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ import json
 import warnings
 
 import numpy as np
+from _results import saving_printed_tables
 from bench_headline import pools
 
 from skassess import BayesianAccuracy
@@ -95,73 +96,84 @@ def main():
         metavar="JSONL",
         help="print the table of earlier --out files instead of running",
     )
-    args = ap.parse_args()
-    if args.table:
-        records = [json.loads(line) for f in args.table for line in open(f)]
-    else:
-        records = []
-        for name, (scores, target, _) in pools(args.pools, 0).items():
-            pred = scores.argmax(axis=1)
-            acc = np.array(
-                [
-                    np.mean(target[pred == k] == k) if np.any(pred == k) else np.inf
-                    for k in range(scores.shape[1])
-                ]
-            )
-            for r in range(args.first_run, args.first_run + args.runs):
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    res = one_run(
-                        scores,
-                        target,
-                        args.probabilities,
-                        args.max_labels,
-                        r,
-                        args.prior,
-                        args.strategy,
-                        np.where(np.isinf(acc), np.nan, acc),
-                    )
-                rec = {
-                    "pool": name,
-                    "run": r,
-                    "strategy": args.strategy,
-                    "max_labels": args.max_labels,
-                    "worst": int(np.argmin(acc)),
-                    "stops": {rule: {str(p): v for p, v in res[rule].items()} for rule in RULES},
-                    "missed": {str(p): v for p, v in res["missed"].items()},
-                }
-                records.append(rec)
-                if args.out:
-                    with open(args.out, "a") as f:
-                        f.write(json.dumps(rec) + "\n")
-                print(json.dumps(rec), flush=True)
-    print(
-        "pool            strategy  rule       P      runs  stops  labels  wrong/runs (se)"
-        "  wrong/stops (se)  interval missed (runs)"
+    ap.add_argument(
+        "--save",
+        metavar="NAME",
+        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
     )
-    keys = sorted({(r["pool"], r["strategy"]) for r in records})
-    for pool, strategy in keys:
-        recs = [r for r in records if r["pool"] == pool and r["strategy"] == strategy]
-        for rule in RULES:
-            for p in sorted(
-                {p for r in recs for p in r["stops"][rule]} | {str(p) for p in args.probabilities}
-            ):
-                # a stop is (labels, chosen): a tuple from this run, a list from --table
-                hits = [[*r["stops"][rule][p], r["worst"]] for r in recs if p in r["stops"][rule]]
-                n, stopped = len(recs), len(hits)
-                wrong = sum(int(chosen != worst) for _, chosen, worst in hits)
-                per_run = wrong / n
-                per_stop = wrong / stopped if stopped else float("nan")
-                labels = np.mean([h[0] for h in hits]) if hits else float("nan")
-                se_run = np.sqrt(per_run * (1 - per_run) / n)
-                se_stop = np.sqrt(per_stop * (1 - per_stop) / stopped) if stopped else np.nan
-                missed = [r["missed"][p] for r in recs if p in r.get("missed", {})]
-                print(
-                    f"{pool:<15} {strategy:<9} {rule:<10} {p:<6} {n:>4}  {stopped:>5}  "
-                    f"{labels:>6.0f}  {per_run:>6.3f} ({se_run:.3f})   {per_stop:>6.3f} "
-                    f"({se_stop:.3f})   {sum(missed)} of {len(missed)}",
-                    flush=True,
+    args = ap.parse_args()
+    with saving_printed_tables(args.save):
+        if args.table:
+            records = [json.loads(line) for f in args.table for line in open(f)]
+        else:
+            records = []
+            for name, (scores, target, _) in pools(args.pools, 0).items():
+                pred = scores.argmax(axis=1)
+                acc = np.array(
+                    [
+                        np.mean(target[pred == k] == k) if np.any(pred == k) else np.inf
+                        for k in range(scores.shape[1])
+                    ]
                 )
+                for r in range(args.first_run, args.first_run + args.runs):
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        res = one_run(
+                            scores,
+                            target,
+                            args.probabilities,
+                            args.max_labels,
+                            r,
+                            args.prior,
+                            args.strategy,
+                            np.where(np.isinf(acc), np.nan, acc),
+                        )
+                    rec = {
+                        "pool": name,
+                        "run": r,
+                        "strategy": args.strategy,
+                        "max_labels": args.max_labels,
+                        "worst": int(np.argmin(acc)),
+                        "stops": {
+                            rule: {str(p): v for p, v in res[rule].items()} for rule in RULES
+                        },
+                        "missed": {str(p): v for p, v in res["missed"].items()},
+                    }
+                    records.append(rec)
+                    if args.out:
+                        with open(args.out, "a") as f:
+                            f.write(json.dumps(rec) + "\n")
+                    print(json.dumps(rec), flush=True)
+        print(
+            "pool            strategy  rule       P      runs  stops  labels  wrong/runs (se)"
+            "  wrong/stops (se)  interval missed (runs)"
+        )
+        keys = sorted({(r["pool"], r["strategy"]) for r in records})
+        for pool, strategy in keys:
+            recs = [r for r in records if r["pool"] == pool and r["strategy"] == strategy]
+            for rule in RULES:
+                for p in sorted(
+                    {p for r in recs for p in r["stops"][rule]}
+                    | {str(p) for p in args.probabilities}
+                ):
+                    # a stop is (labels, chosen): a tuple from this run, a list from --table
+                    hits = [
+                        [*r["stops"][rule][p], r["worst"]] for r in recs if p in r["stops"][rule]
+                    ]
+                    n, stopped = len(recs), len(hits)
+                    wrong = sum(int(chosen != worst) for _, chosen, worst in hits)
+                    per_run = wrong / n
+                    per_stop = wrong / stopped if stopped else float("nan")
+                    labels = np.mean([h[0] for h in hits]) if hits else float("nan")
+                    se_run = np.sqrt(per_run * (1 - per_run) / n)
+                    se_stop = np.sqrt(per_stop * (1 - per_stop) / stopped) if stopped else np.nan
+                    missed = [r["missed"][p] for r in recs if p in r.get("missed", {})]
+                    print(
+                        f"{pool:<15} {strategy:<9} {rule:<10} {p:<6} {n:>4}  {stopped:>5}  "
+                        f"{labels:>6.0f}  {per_run:>6.3f} ({se_run:.3f})   {per_stop:>6.3f} "
+                        f"({se_stop:.3f})   {sum(missed)} of {len(missed)}",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":
