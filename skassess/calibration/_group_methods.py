@@ -168,7 +168,29 @@ class Calibrated(GroupMethod):
 class BayesianCalibration(GroupMethod):
     """BC (Ji et al. 2020, eq. 4.3): a hierarchical calibration map per group,
     each of its draws giving the unlabeled rows' P(y = 1), averaged with each
-    group's free model by the Bayes factor of its labels."""
+    group's free model by the Bayes factor of its labels.
+
+    **The model over the groups.** Each group ``g`` follows either the pooled
+    calibration (``z_g = 1``) or a free model of its own (``z_g = 0``): its
+    rows right with probability ``theta_g ~ Beta(1, 1)`` whatever their
+    scores. A priori the ``z_g`` are independent, ``P(z_g = 1) = p_pooled``.
+    Each group's evidence for the pooled model is its labels' leave-group-out
+    predictive density ``p(y_g | y_-g)`` under the calibrator's posterior,
+    against the beta-binomial marginal of its labels under the free model:
+    the Bayes factor ``BF_g``. With these densities the likelihood factorizes
+    over the groups, so the posterior of the configuration ``z`` does too,
+
+        p(z | y) = prod_g p(z_g | y),  odds(z_g = 1 | y) = p_pooled / (1 - p_pooled) BF_g,
+
+    and a draw's configuration is a draw of ``z`` from it: one coin per group
+    with that group's posterior probability. Every metric and every group of
+    a draw uses the same configuration, so each group, each difference and
+    each ranking is read from draws of one joint posterior (Bayesian model
+    averaging over the ``2^G`` configurations; Hoeting et al. 1999). The
+    factorization is the approximation: the pooled map is fitted once (with
+    the groups the pooled model does not predict left out), not once per
+    configuration.
+    """
 
     name = "bayesian_calibration"
     #: coverage first (see ``p_pooled``)
@@ -289,13 +311,14 @@ class BayesianCalibration(GroupMethod):
         ``unlabeled="expected"`` the calibrator's ``sample_sums`` adds up a
         block's calibrated probabilities without drawing them row by row.
 
-        With ``p_pooled < 1`` each group's draws come, draw by draw, from the
-        pooled (calibration) model with the group's posterior probability of
-        it, else from the free model: the group's rows are right with
-        probability theta_g ~ Beta(1 + labeled right, 1 + labeled wrong),
-        whatever their scores (beta-binomial), so an unlabeled row predicted 1
-        has P(y = 1) = theta_g and one predicted 0 has 1 - theta_g. The
-        group's draws of every metric share the choice.
+        With ``p_pooled < 1`` each draw's configuration ``z`` is drawn from
+        its posterior (the class docstring): group ``g`` takes the pooled
+        (calibration) model's draw with probability ``P(z_g = 1 | y)``, else
+        the free model's, whose rows are right with probability theta_g ~
+        Beta(1 + labeled right, 1 + labeled wrong) whatever their scores
+        (beta-binomial), so an unlabeled row predicted 1 has P(y = 1) =
+        theta_g and one predicted 0 has 1 - theta_g. The draw's every metric
+        and group share the configuration.
         """
         s, y, codes, groups, index = rows.s, rows.y, rows.codes, rows.groups, rows.index
         G, D = len(index), self.n_draws

@@ -841,3 +841,45 @@ def test_calibrated_draws_take_the_pooled_model_without_a_free_groups_labels():
     assert abs(without_b - with_b) > 6 * sd / np.sqrt(4000)  # the two fits differ
     drawn = est.sample("accuracy")["A"]
     assert abs(drawn.mean() - without_b) < 4 * sd / np.sqrt(4000) + 1e-3
+
+
+def test_bayesian_calibration_draws_each_configuration_from_its_posterior():
+    """A draw's configuration (each group pooled or free) is a draw of its factorized
+    posterior: each group pooled with its posterior probability, the groups' choices
+    independent, and every metric of a draw under the same configuration."""
+    from scipy.special import logit
+
+    from skassess.calibration._group_methods import GroupRows, group_method
+
+    s, y, g = _data(n=300, seed=1)
+    y_obs = np.where(np.arange(len(y)) % 5 == 0, y, -1)
+    codes, index = pd.factorize(g, sort=True)
+    rows = GroupRows(s, y_obs, codes, g, pd.Index(index))
+    metrics = {"accuracy": "accuracy", "tpr": "tpr"}
+    n_draws = 4000
+    method = group_method(BC, threshold=0.5, n_draws=n_draws, p_pooled=0.5, unlabeled="expected")
+    method.sums(metrics, rows, np.random.default_rng(0))
+    posterior = np.array([0.3, 0.6, 0.85])  # P(z_g = pooled | y); prior odds 1 at p_pooled 0.5
+
+    def run(log_bf):  # the same stream of random numbers whatever the Bayes factors
+        return method.unlabeled_sums(metrics, rows, log_bf, np.random.default_rng(7))
+
+    mixed, pooled, free = run(logit(posterior)), run(np.full(3, 60.0)), run(np.full(3, -60.0))
+    chosen = {}
+    for name in metrics:
+        for j in (2, 3):  # the numerator's and the denominator's draws
+            a, p, f = mixed[name][j], pooled[name][j], free[name][j]
+            assert np.all((a == p) | (a == f)), "a draw mixes the two models within a group"
+            distinct = p != f
+            picks = np.where(distinct, a == p, np.nan)
+            chosen.setdefault("pooled", picks if name == "accuracy" and j == 2 else None)
+            agree = distinct & ~np.isnan(chosen["pooled"])
+            assert np.array_equal(picks[agree], chosen["pooled"][agree]), "metrics disagree"
+    z = chosen["pooled"]
+    assert not np.isnan(z).any()
+    se = np.sqrt(posterior * (1 - posterior) / n_draws)
+    np.testing.assert_array_less(np.abs(z.mean(axis=0) - posterior), 4 * se)
+    for i, j in itertools.combinations(range(3), 2):  # independent across groups
+        joint = np.mean(z[:, i] * z[:, j])
+        product = posterior[i] * posterior[j]
+        assert abs(joint - product) < 4 * np.sqrt(product * (1 - product) / n_draws)
