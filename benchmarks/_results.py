@@ -117,6 +117,17 @@ class Table:
         return None
 
 
+def frame_markdown(frame, index=False):
+    """A DataFrame as a markdown table (floats as printed by pandas after ``round``)."""
+    if index:
+        frame = frame.reset_index()
+    lines = ["| " + " | ".join(str(c) for c in frame.columns) + " |"]
+    lines.append("|" + "---|" * len(frame.columns))
+    for row in frame.itertuples(index=False):
+        lines.append("| " + " | ".join("--" if v != v else str(v) for v in row) + " |")
+    return "\n".join(lines)
+
+
 class _Tee(io.TextIOBase):
     def __init__(self, *streams):
         self.streams = streams

@@ -49,7 +49,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from _results import saving_printed_tables
+from _results import frame_markdown, saving_printed_tables
 from scipy import stats
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
@@ -330,7 +330,7 @@ def main():
         pd.set_option("display.width", 200)
         if args.table:
             records = [json.loads(line) for path in args.table for line in open(path)]
-            print(table(records).round(3).to_string(index=False))
+            print(frame_markdown(table(records).round(3)))
             if args.bootstrap:
                 width_ratio_bootstrap(records, *args.bootstrap)
             return

@@ -34,7 +34,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from _results import saving_printed_tables
+from _results import frame_markdown, saving_printed_tables
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from bench_headline import pools  # noqa: E402
@@ -168,7 +168,7 @@ def main():
                 for r in records
                 for n in map(int, r["random" if "random" in r else r["methods"][0]])
             ]
-            print(table(flat).round(3).to_string(index=False))
+            print(frame_markdown(table(flat).round(3)))
             return
         sink = open(args.out, "a") if args.out else None
         budgets = sorted(args.budgets)

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _results import saving_printed_tables
+from _results import frame_markdown, saving_printed_tables
 from joblib import Parallel, delayed
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -356,8 +356,8 @@ def main():
             frame["file"] = frame.source
             frame["source"] = frame.source.where(~frame.source.str.contains("_"), "fairness")
             with pd.option_context("display.width", 160, "display.max_rows", 200):
-                print(table(frame).round(3).to_string(index=False))
-                print(calibration(frame).round(3).to_string())
+                print(frame_markdown(table(frame).round(3)))
+                print(frame_markdown(calibration(frame).round(3), index=True))
         bench_speed()
 
 
