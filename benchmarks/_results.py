@@ -157,10 +157,14 @@ def printed_tables(text):
             columns = _cells(line)
             rows = []
             i += 2
-            while i < len(lines) and lines[i].strip().startswith("|"):
-                cells = _cells(lines[i].strip())
-                if len(cells) == len(columns):
-                    rows.append(cells)
+            # rows, and the progress notes (``[...]``) printed between them
+            while i < len(lines) and (
+                lines[i].strip().startswith("|") or re.fullmatch(r"\[.*\]", lines[i].strip())
+            ):
+                if lines[i].strip().startswith("|"):
+                    cells = _cells(lines[i].strip())
+                    if len(cells) == len(columns):
+                        rows.append(cells)
                 i += 1
             tables.append((title, columns, rows))
             continue
