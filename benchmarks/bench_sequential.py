@@ -64,8 +64,13 @@ def main():
     args = ap.parse_args()
     with saving_printed_tables(args.save):
         print(
-            f"{'pool':<14} {'width':>6} {'runs':>5} {'labels':>7} {'credible cov':>13} "
-            f"{'anytime cov':>12} {'anytime width':>14}"
+            "Stopping once the 95 % overall interval is at most the target width: labels at "
+            "the stop (mean), coverage of the credible interval there, and of the anytime "
+            "interval at every step up to there"
+        )
+        print(
+            "| pool | target width | runs | labels | credible coverage | anytime coverage "
+            "| anytime width |\n|---|---:|---:|---:|---:|---:|---:|"
         )
         for name in args.pools:
             X, target, _ = pools([name], 0)[name]
@@ -81,8 +86,8 @@ def main():
             anyt = np.mean([r["anytime"] for r in res])
             aw = np.mean([r["anytime_width"] for r in res])
             print(
-                f"{name:<14} {WIDTHS[name]:>6} {args.runs:>5} {n:>7.0f} {cred:>13.3f} "
-                f"{anyt:>12.3f} {aw:>14.3f}",
+                f"| {name} | {WIDTHS[name]} | {args.runs} | {n:.0f} | {cred:.3f} | "
+                f"{anyt:.3f} | {aw:.3f} |",
                 flush=True,
             )
 
