@@ -259,8 +259,8 @@ def _check_rate_settings(fixed, args):
             "compares or ranks groups by accuracy."
         )
     if fixed["strategy"] == "variance":
-        # a binary rate's design-weighted estimate under-covers (docs/benchmarks.md,
-        # "Binary rates under ActiveAssessor")
+        # a binary rate's design-weighted estimate under-covers
+        # (docs/benchmarks/designs.md, "Binary rates under an unequal design")
         raise ValueError(
             f"{flag}: --strategy variance draws items with unequal probabilities, whose "
             "weighted estimate of a binary rate is not reliable; use thompson (the "

@@ -39,8 +39,8 @@ point of prior mass on the identity map. The ECE is a sum of absolute
 values, so every uncertainty left in the bins' accuracies raises it; a
 posterior that never puts the bins exactly at their confidences cannot come
 down to a calibrated model's small ECE; the point mass lets it (its
-coverage beside the shared model's: ``benchmarks/bench_ece_coverage.py``,
-docs/benchmarks.md).
+coverage: ``benchmarks/bench_ece_coverage.py``,
+``docs/benchmarks/coverage.md``).
 """
 
 from numbers import Integral, Real

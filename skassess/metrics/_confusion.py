@@ -105,8 +105,8 @@ class BayesianConfusionMatrix(DesignCounts, DesignErrorSplit, LazyCalibratedFit,
     share until a label falls in it.
     The scores say even less about where the errors go than about how many
     there are, so the informative error prior is weak (``K - 1`` pseudo-counts,
-    one per cell on average) and half uniform. Measured coverage of every cell
-    interval is in the benchmarks page of the documentation.
+    one per cell on average) and half uniform. The cells' intervals' measured
+    coverage: ``docs/benchmarks/coverage.md``.
 
     References
     ----------

@@ -72,7 +72,8 @@ class BayesianModelComparison(_ComparisonDraws, BaseEstimator):
     :meth:`pairwise` are those of the continuous (Dirichlet) component.
     Intervals from the mixture collapse towards 0 whenever the labels look
     like a tie, also where the truth is a few points away; the continuous
-    component's do not (their coverage beside PPI++'s: docs/benchmarks.md).
+    component's do not (their coverage beside PPI++'s:
+    ``docs/benchmarks/model-comparison.md``).
 
     ``groupwise_samples`` and ``groups_`` make the models the "groups" of
     :func:`compare_groups`, :func:`rank_groups` and :func:`top_m_groups`.

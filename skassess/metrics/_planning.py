@@ -348,10 +348,9 @@ class _AccuracyWidths:
     def width(self, n):
         """The expected width at ``n`` labels (the regression estimator's).
 
-        The dispersion's factor is in the band only: in the plan itself it
-        moved the mean of pilots' plans toward the realised width on the
-        benchmarks' checking pools but not the single pilots' median error,
-        the rule it was to meet (docs/benchmarks.md, *Planning*).
+        The dispersion's factor is in the band only, not in the plan itself
+        (the plans' errors against the realised widths:
+        ``docs/benchmarks/planning.md``).
         """
         return float(self._base(n, self.var))
 

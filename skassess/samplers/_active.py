@@ -142,17 +142,16 @@ class ActiveAssessor(_AssessorAnswers, _AssessorSteps, AnytimeAnswersMixin, Acti
     The estimate task moves labels between the estimator's groups only. For
     the accuracy of all items, group the rows by confidence,
     ``BayesianAccuracy(grouping="score_bins", binning="quantile")``: the
-    reward then sends labels to the bins whose outcome is uncertain (0.69-0.90
-    times random labels' interval width on Fashion-MNIST, SVHN and the Adult
-    MLP at 50-200 labels, against 0.76-1.07 times with the predicted classes
-    as groups; ``docs/benchmarks.md``).
+    reward then sends labels to the bins whose outcome is uncertain (the
+    widths of both designs against random labels':
+    ``docs/benchmarks/designs.md``).
 
     A strategy that draws items with known probabilities
     (:class:`~skassess.samplers.VarianceSampling`, whose
     ``draw_probabilities`` gives them) makes an unequal design, offered for
     accuracy and the cost (a binary rate raises: a design drawn by each row's
     influence on the rate raises its error above random labels',
-    ``docs/benchmarks.md``). With the
+    ``docs/benchmarks/designs.md``). With the
     calibrated prior (of accuracy, or of the cost's accuracies) every row
     told is then taken as drawn by it:
     its label enters the posterior with the design weight ``1 / (m q_i)``
@@ -299,8 +298,8 @@ class ActiveAssessor(_AssessorAnswers, _AssessorSteps, AnytimeAnswersMixin, Acti
         metric = getattr(estimator, "metric", "accuracy")
         if hasattr(strategy, "draw_probabilities") and metric != "accuracy":
             # A design drawn by each row's influence on a binary rate raises its
-            # error and under-covers (docs/benchmarks.md, "Binary rates under
-            # ActiveAssessor").
+            # error and under-covers (docs/benchmarks/designs.md, "Binary rates
+            # under an unequal design").
             raise ValueError(
                 f"strategy={type(strategy).__name__}() draws an unequal design, which is "
                 f"offered for accuracy and the cost only; the binary rate metric={metric!r} "

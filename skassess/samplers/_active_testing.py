@@ -168,10 +168,10 @@ default=("accuracy", "precision", "recall")
     diagonal is the unbiased estimate's, so accuracy and precision are
     unchanged; recall and F1 trade a bias that vanishes as ``n_e`` grows for
     much less noise when a class has had a few errors labeled. The even
-    prior is a bet that errors scatter: on MNIST models and SVHN it halves
-    the recall error at 50-100 labels; where each class's errors go to two
-    others it is worse than random labeling (``docs/benchmarks.md``), which
-    is why it is off by default.
+    prior is a bet that errors scatter: where they do it lowers the recall
+    error at a few labels a class; where each class's errors go to two
+    others it is worse than random labeling
+    (``docs/benchmarks/many-metrics.md``), which is why it is off by default.
 
     References
     ----------

@@ -32,7 +32,7 @@ class StopRule:
       anytime-valid intervals), that level is too. A run that stops then is
       wrong with probability at most ``1 - probability`` however the stop was
       timed; a posterior probability alone, read after every label, does not
-      keep that promise (docs/benchmarks.md, *Stopping on a probability*).
+      keep that promise (``docs/benchmarks/designs.md``, *Optional stopping*).
     * ``width``: every group's (every metric's) interval is at most this wide.
     * ``rope``: the difference between the two leading candidates lies, with
       at least this probability, on one side of the region of practical

@@ -43,8 +43,7 @@ class VarianceSampling(QueryStrategy):
     weights can raise the error (of spread, not bias) above random
     labels'; ``ActiveAssessor``'s default Thompson design of the
     ``"estimate"`` task, which labels random rows within a group, does not
-    (``docs/benchmarks.md``, "Active designs of ActiveAssessor with the
-    calibrated posterior", has both).
+    (``docs/benchmarks/designs.md`` has both).
 
     Until the pool holds ``min_labels`` labels every draw is uniform: the
     posterior that steers the design is first fitted on a random sample (a
