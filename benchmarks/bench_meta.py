@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _results import saving_printed_tables
 from scipy.stats import beta as beta_dist
 from scipy.stats import norm
 
@@ -200,122 +201,139 @@ def main():
         help="leave out the UM inputs whose names contain TEXT (an ablation: "
         "'peer _iw_' drops the Peers family)",
     )
+    ap.add_argument(
+        "--save",
+        metavar="NAME",
+        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
+    )
     args = ap.parse_args()
-    features = [f for f in UM_FEATURES if not any(t in f for t in args.exclude)]
-    print(f"UM inputs: {len(features)} of {len(UM_FEATURES)}")
-    df = load()
-    datasets = sorted(df["dataset"].unique())
-    print(f"{len(datasets)} data sets: {', '.join(datasets)}")
-    print(
-        f"{len(df)} records, "
-        f"{df.groupby(['dataset', 'drift', 'base', 'scenario']).ngroups} scenarios\n"
-    )
+    with saving_printed_tables(args.save):
+        features = [f for f in UM_FEATURES if not any(t in f for t in args.exclude)]
+        print(f"UM inputs: {len(features)} of {len(UM_FEATURES)}")
+        df = load()
+        datasets = sorted(df["dataset"].unique())
+        print(f"{len(datasets)} data sets: {', '.join(datasets)}")
+        print(
+            f"{len(df)} records, "
+            f"{df.groupby(['dataset', 'drift', 'base', 'scenario']).ngroups} scenarios\n"
+        )
 
-    # 1. MAE
-    print("MAE of the predicted accuracy (points), mean over data sets (paper Table 5 in brackets)")
-    mae = (
-        df.assign(ae=100 * df["error"].abs())
-        .groupby(["method", "drift", "dataset"])["ae"]
-        .mean()
-        .groupby(["method", "drift"])
-        .mean()
-        .unstack("drift")
-    )
-    for m in mae.index:
-        paper = PAPER_MAE.get(m, (None, None))
-        fmt = [
-            f"{mae.loc[m, d]:5.2f}" + (f" ({p})" if p else "")
-            for d, p in zip(("ls", "nn"), paper, strict=True)
-        ]
-        print(f"  {m:11s} linear skew {fmt[0]:14s} nearest neighbours {fmt[1]}")
+        # 1. MAE
+        print(
+            "MAE of the predicted accuracy (points), mean over data sets "
+            "(paper Table 5 in brackets)"
+        )
+        mae = (
+            df.assign(ae=100 * df["error"].abs())
+            .groupby(["method", "drift", "dataset"])["ae"]
+            .mean()
+            .groupby(["method", "drift"])
+            .mean()
+            .unstack("drift")
+        )
+        print("| predictor | linear skew | nearest neighbours |\n|---|---:|---:|")
+        for m in mae.index:
+            paper = PAPER_MAE.get(m, (None, None))
+            fmt = [
+                f"{mae.loc[m, d]:.2f}" + (f" ({p})" if p else "")
+                for d, p in zip(("ls", "nn"), paper, strict=True)
+            ]
+            print(f"| {m} | {fmt[0]} | {fmt[1]} |")
 
-    # 2-3. intervals, leave one data set out
-    rows, cover, labels = [], [], []
-    t0 = time.perf_counter()
-    for k, held in enumerate(datasets):
-        for method in args.methods:
-            sub = df[df["method"] == method]
-            train = sub[sub["dataset"] != held]
-            if args.train_drift == "ls":
-                train = train[train["drift"] == "ls"]
-            test = sub[sub["dataset"] == held]
-            if train.empty or test.empty:
-                continue
-            hw = half_widths(
-                train,
-                test,
-                args.n_models,
-                seed=k,
-                n_estimators=args.n_estimators,
-                features=features,
-            )
-            err = test["error"].to_numpy()
-            for name, U in hw.items():
-                for drift in ("ls", "nn"):
-                    sel = test["drift"].to_numpy() == drift
-                    if not sel.any():
-                        continue
-                    cost = np.mean(
-                        [interval_cost(err[sel], U[sel, j], a) for j, a in enumerate(LEVELS)]
-                    )
-                    rows.append((held, method, drift, name, 100 * cost))
-                    j95 = LEVELS.index(0.95)
-                    for e, u in zip(err[sel], U[sel, j95], strict=True):
-                        cover.append((held, method, drift, name, abs(e) <= u, u))
-                    if name == "UM":
-                        labels.append(few_labels(test[sel], U[sel], seed=k))
-    secs = time.perf_counter() - t0
-    costs = pd.DataFrame(rows, columns=["dataset", "method", "drift", "interval", "cost"])
-    table = (
-        costs.groupby(["drift", "method", "interval", "dataset"])["cost"]
-        .mean()
-        .groupby(["drift", "method", "interval"])
-        .mean()
-        .unstack("interval")
-    )
-    for drift, title in (
-        ("ls", "linear skew -> linear skew"),
-        ("nn", "linear skew -> nearest neighbours"),
-    ):
-        print(f"\nC_alpha x 100, alpha 0.50-0.95, {title} (paper Table 7 in brackets)")
-        print("  " + " " * 11 + "".join(f"{c:>15s}" for c in COST_COLUMNS) + "   UM/best")
-        for m in args.methods:
-            if (drift, m) not in table.index:
-                continue
-            line = table.loc[(drift, m)]
-            paper = PAPER_COST[drift][m]
-            cells = []
-            for c, p in zip(COST_COLUMNS, paper, strict=True):
-                v = line.get(c, np.nan)
-                cells.append("-" if np.isnan(v) else f"{v:.2f}" + (f" ({p})" if p else ""))
-            best = min(v for c, v in line.items() if c != "UM" and np.isfinite(v))
+        # 2-3. intervals, leave one data set out
+        rows, cover, labels = [], [], []
+        t0 = time.perf_counter()
+        for k, held in enumerate(datasets):
+            for method in args.methods:
+                sub = df[df["method"] == method]
+                train = sub[sub["dataset"] != held]
+                if args.train_drift == "ls":
+                    train = train[train["drift"] == "ls"]
+                test = sub[sub["dataset"] == held]
+                if train.empty or test.empty:
+                    continue
+                hw = half_widths(
+                    train,
+                    test,
+                    args.n_models,
+                    seed=k,
+                    n_estimators=args.n_estimators,
+                    features=features,
+                )
+                err = test["error"].to_numpy()
+                for name, U in hw.items():
+                    for drift in ("ls", "nn"):
+                        sel = test["drift"].to_numpy() == drift
+                        if not sel.any():
+                            continue
+                        cost = np.mean(
+                            [interval_cost(err[sel], U[sel, j], a) for j, a in enumerate(LEVELS)]
+                        )
+                        rows.append((held, method, drift, name, 100 * cost))
+                        j95 = LEVELS.index(0.95)
+                        for e, u in zip(err[sel], U[sel, j95], strict=True):
+                            cover.append((held, method, drift, name, abs(e) <= u, u))
+                        if name == "UM":
+                            labels.append(few_labels(test[sel], U[sel], seed=k))
+        secs = time.perf_counter() - t0
+        costs = pd.DataFrame(rows, columns=["dataset", "method", "drift", "interval", "cost"])
+        table = (
+            costs.groupby(["drift", "method", "interval", "dataset"])["cost"]
+            .mean()
+            .groupby(["drift", "method", "interval"])
+            .mean()
+            .unstack("interval")
+        )
+        for drift, title in (
+            ("ls", "linear skew -> linear skew"),
+            ("nn", "linear skew -> nearest neighbours"),
+        ):
+            print(f"\nC_alpha x 100, alpha 0.50-0.95, {title} (paper Table 7 in brackets)")
             print(
-                f"  {m:11s}" + "".join(f"{c:>15s}" for c in cells) + f"   {line['UM'] / best:.2f}"
+                "| predictor | "
+                + " | ".join(COST_COLUMNS)
+                + " | UM / best |\n|---|"
+                + "---:|" * (len(COST_COLUMNS) + 1)
             )
-    cov = pd.DataFrame(
-        cover, columns=["dataset", "method", "drift", "interval", "covered", "width"]
-    )
-    print("\n95 % intervals over every held-out batch: coverage % / mean half-width (points)")
-    summ = cov.groupby(["drift", "interval"]).agg(
-        coverage=("covered", "mean"), width=("width", "mean"), n=("covered", "size")
-    )
-    for (drift, name), r in summ.iterrows():
-        print(f"  {drift} {name:8s} {100 * r.coverage:5.1f} %  {100 * r.width:5.2f}  (n = {r.n})")
-    lab = pd.concat(labels, ignore_index=True)
-    print(
-        "\nA few labels on top (UM prior + n random labels from the batch), "
-        "MAE points / 95 % coverage %"
-    )
-    summ = lab.groupby(["method", "drift", "shift", "n", "estimate"]).agg(
-        mae=("abs_error", "mean"), coverage=("covered", "mean")
-    )
-    for (m, drift, shift, n), block in summ.groupby(level=[0, 1, 2, 3]):
-        print(f"  {m:11s} {drift} shift={shift:.2f} n={n:3d}")
-        for (_, _, _, _, e), r in block.iterrows():
-            print(f"      {e:22s} {100 * r.mae:6.2f} / {100 * r.coverage:5.1f}")
-    print(f"\nLODO training and evaluation: {secs:.0f} s")
-    if args.out:
-        costs.to_csv(args.out, index=False)
+            for m in args.methods:
+                if (drift, m) not in table.index:
+                    continue
+                line = table.loc[(drift, m)]
+                paper = PAPER_COST[drift][m]
+                cells = []
+                for c, p in zip(COST_COLUMNS, paper, strict=True):
+                    v = line.get(c, np.nan)
+                    cells.append("-" if np.isnan(v) else f"{v:.2f}" + (f" ({p})" if p else ""))
+                best = min(v for c, v in line.items() if c != "UM" and np.isfinite(v))
+                print(f"| {m} | " + " | ".join(cells) + f" | {line['UM'] / best:.2f} |")
+        cov = pd.DataFrame(
+            cover, columns=["dataset", "method", "drift", "interval", "covered", "width"]
+        )
+        print("\n95 % intervals over every held-out batch: coverage % / mean half-width (points)")
+        summ = cov.groupby(["drift", "interval"]).agg(
+            coverage=("covered", "mean"), width=("width", "mean"), n=("covered", "size")
+        )
+        print("| drift | interval | coverage % | half-width | batches |\n|---|---|---:|---:|---:|")
+        for (drift, name), r in summ.iterrows():
+            print(f"| {drift} | {name} | {100 * r.coverage:.1f} | {100 * r.width:.2f} | {r.n} |")
+        lab = pd.concat(labels, ignore_index=True)
+        print(
+            "\nA few labels on top (UM prior + n random labels from the batch), "
+            "MAE points / 95 % coverage %"
+        )
+        summ = lab.groupby(["method", "drift", "shift", "n", "estimate"]).agg(
+            mae=("abs_error", "mean"), coverage=("covered", "mean")
+        )
+        print("| predictor | drift | shift | n | estimate | MAE | coverage % |")
+        print("|---|---|---:|---:|---|---:|---:|")
+        for (m, drift, shift, n, e), r in summ.iterrows():
+            print(
+                f"| {m} | {drift} | {shift:.2f} | {n} | {e} | {100 * r.mae:.2f} | "
+                f"{100 * r.coverage:.1f} |"
+            )
+        print(f"\nLODO training and evaluation: {secs:.0f} s")
+        if args.out:
+            costs.to_csv(args.out, index=False)
 
 
 if __name__ == "__main__":
