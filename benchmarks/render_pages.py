@@ -54,10 +54,11 @@ def render(name):
 
 README = PAGES.parents[1] / "README.md"
 FIRST = PAGES.parent / "user_guide" / "first_assessment.md"
+INTERVALS = PAGES.parent / "user_guide" / "intervals.md"
 
 
 def pages():
-    return [*sorted(PAGES.glob("*.md")), README, FIRST]
+    return [*sorted(PAGES.glob("*.md")), README, FIRST, INTERVALS]
 
 
 def headline_summary(name):
@@ -92,8 +93,18 @@ def headline_summary(name):
     )
 
 
+def intervals_table(name):
+    """The user guide's table of how far each interval holds (many result files)."""
+    from _coverage_summary import ROWS, table
+
+    return table(ROWS)
+
+
 #: Blocks rendered by a function of a result file (``<!-- result: NAME:VIEW -->``).
 VIEWS = {"summary": headline_summary}
+#: Blocks rendered from many result files (``<!-- result: NAME:table -->``); a missing
+#: file raises FileNotFoundError with its name.
+TABLES = {"intervals": intervals_table}
 
 
 def rendered(text):
@@ -102,6 +113,12 @@ def rendered(text):
 
     def one(match):
         name, view = match.group(2), match.group(3)
+        if view == "table":
+            try:
+                return match.group(1) + TABLES[name](name) + match.group(5)
+            except FileNotFoundError as missing_file:
+                missing.append(str(missing_file))
+                return match.group(0)
         if not (RESULTS / f"{name}.json").exists():
             missing.append(name)
             return match.group(0)

@@ -1,0 +1,204 @@
+"""The user guide's table of how far each interval holds, read from the result files.
+
+Each row names the interval, then one or more parts: a label and the cells of
+result files it summarizes (a column, and the rows that count). A part shows
+the lowest and highest coverage over its cells, and how many are below 90 %.
+``render_pages.py`` writes the table into ``docs/user_guide/intervals.md``.
+"""
+
+import re
+from dataclasses import dataclass, field
+
+from _results import RESULTS, load
+
+
+@dataclass
+class Part:
+    label: str
+    sources: list  # (result name, column, {column: allowed values})
+
+
+@dataclass
+class Row:
+    interval: str
+    parts: list
+    where: str
+    page: str
+    notes: list = field(default_factory=list)
+
+
+def _number(value):
+    """A cell's coverage as a number: the first number of a text cell ('99 / 98')."""
+    if value is None:
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    match = re.search(r"-?\d+(\.\d+)?", str(value))
+    return float(match.group()) if match else None
+
+
+def _values(name, column, where):
+    if not (RESULTS / f"{name}.json").exists():
+        raise FileNotFoundError(name)
+    record = load(name)
+    col = {c: i for i, c in enumerate(record["columns"])}
+    out = []
+    for row in record["rows"]:
+        if all(row[col[c]] in allowed for c, allowed in (where or {}).items()):
+            value = _number(row[col[column]])
+            if value is not None:
+                out.append(value)
+    return out
+
+
+def _cell(part):
+    values = []
+    for name, column, where in part.sources:
+        values += _values(name, column, where)
+    if not values:
+        raise ValueError(f"no cell for {part.label!r}")
+    if max(values) <= 1.0:
+        values = [100 * v for v in values]
+    low, high = min(values), max(values)
+    below = sum(v < 90 for v in values)
+    low_text = f"**{_pct(low)}**" if low < 90 else _pct(low)
+    tail = f", {below} of {len(values)} cells under 90" if below else f", {len(values)} cells"
+    return f"{part.label}: {low_text}-{_pct(high)}{tail}"
+
+
+def _pct(value):
+    return f"{value:.1f}".removesuffix(".0")
+
+
+def table(rows):
+    """The markdown table of ``rows``; raises FileNotFoundError naming a missing file."""
+    lines = [
+        "| interval | coverage % of the 95 % intervals (lowest-highest) | where | page |",
+        "|---|---|---|---|",
+    ]
+    for row in rows:
+        cells = "; ".join(_cell(part) for part in row.parts)
+        lines.append(f"| {row.interval} | {cells} | {row.where} | [{row.page}]"
+                     f"(../benchmarks/{row.page}.md) |")
+    return "\n".join(lines) + "\n"
+
+
+CAL = {"prior": ["calibrated"]}
+
+#: The rows of the user guide's table, in its order.
+ROWS = [
+    Row(
+        "overall accuracy, `prior=\"calibrated\"` (the default)",
+        [Part("overall", [("headline", "coverage: calibrated", None)])],
+        "the headline pools, real and synthetic (the tuning halves marked), 20-500 random "
+        "labels; beside PPI++ and Wilson in the same runs",
+        "headline",
+    ),
+    Row(
+        "each group's accuracy, `prior=\"calibrated\"`",
+        [
+            Part("mean over groups", [("headline", "groups: mean", None)]),
+            Part("lowest group", [("headline", "groups: lowest", None)]),
+            Part("least accurate group", [("headline", "least accurate group", None)]),
+        ],
+        "the same runs; the group farthest from the shared map is pulled toward it "
+        "(partial pooling): where every group must be held, use each group's labels alone "
+        "(`prior=\"uniform\"`, `BayesianGroupMetrics(method=\"beta_binomial\")`)",
+        "headline",
+    ),
+    Row(
+        "each class's accuracy on SVHN, Fashion-MNIST and 100 small synthetic classes",
+        [
+            Part(
+                "random labels",
+                [("per-group", "coverage %", {"method": ["default"]})],
+            ),
+            Part(
+                "Thompson sampling",
+                [("per-group", "coverage %", {"method": ["default+TS"]})],
+            ),
+        ],
+        "mean over classes, 20-200 labels; the oracle that knows how the synthetic pools "
+        "were made bounds what any estimator can do for their least accurate class",
+        "active",
+    ),
+    Row(
+        "TPR, FPR, PPV, NPV, `prior=\"calibrated\"` (the default)",
+        [
+            Part("overall", [("rates", "coverage: calibrated", None)]),
+            Part("mean over groups", [("rates", "groups: mean", None)]),
+            Part("lowest group", [("rates", "groups: lowest", None)]),
+            Part("differences", [("rates", "difference", None)]),
+        ],
+        "the fairness files' models and four synthetic binary pools made to break the map, "
+        "20-500 labels; beside PPI++ and Wilson",
+        "rates",
+    ),
+    Row(
+        "difference of two groups (`compare_groups`, the command; "
+        "`BayesianGroupMetrics()`)",
+        [
+            Part(
+                "compare_groups",
+                [
+                    (name, "coverage: compare_groups", None)
+                    for name in ("group-differences", "group-differences-tpr",
+                                 "group-differences-fpr")
+                ],
+            ),
+            Part(
+                "BayesianGroupMetrics",
+                [
+                    (name, "coverage: BayesianGroupMetrics", None)
+                    for name in ("group-differences", "group-differences-tpr",
+                                 "group-differences-fpr")
+                ],
+            ),
+        ],
+        "the two largest groups of held-out fairness files, 10-100 labels; accuracy, TPR, FPR",
+        "group-differences",
+    ),
+    Row(
+        "overall accuracy, classes, pairs of classes and expected cost, "
+        "`prior=\"calibrated\"`",
+        [
+            Part("cost", [("coverage-cost", "cost", CAL)]),
+            Part("accuracy", [("coverage-cost", "accuracy", CAL)]),
+            Part("classes", [("coverage-cost", "classes", CAL)]),
+            Part("pairs", [("coverage-cost", "pairs", CAL)]),
+        ],
+        "SVHN and Fashion-MNIST, a cost matrix drawn once, 50-1,000 labels",
+        "coverage",
+    ),
+    Row(
+        "the same, `prior=\"uniform\"` and `prior=\"informative\"`",
+        [
+            Part("uniform: overall", [("coverage-cost", "accuracy", {"prior": ["uniform"]})]),
+            Part(
+                "informative: classes",
+                [("coverage-cost", "classes", {"prior": ["informative"]})],
+            ),
+        ],
+        "the same runs: the uniform prior's overall interval ignores the scores of groups "
+        "without labels; the informative prior trusts scores that are not calibrated",
+        "coverage",
+    ),
+    Row(
+        "confusion-matrix cells, `prior=\"calibrated\"`",
+        [
+            Part("all cells", [("coverage-confusion", "all cells", CAL)]),
+            Part("diagonal", [("coverage-confusion", "diagonal", CAL)]),
+            Part("off-diagonal", [("coverage-confusion", "off-diagonal", CAL)]),
+        ],
+        "SVHN and Fashion-MNIST, 20-1,000 labels, read on the pool's grid of whole rows; the "
+        "informative prior's cells follow its accuracy",
+        "coverage",
+    ),
+    Row(
+        "ECE (`BayesianCalibrationError`)",
+        [Part("ECE", [("coverage-ece", "coverage %", None)])],
+        "four synthetic and 17 real models, 50-1,000 labels; short at 50 labels when a "
+        "model's miscalibration shows in few labels",
+        "coverage",
+    ),
+]
