@@ -150,8 +150,7 @@ class BayesianAccuracy(_RateAssessor):
     root; the ratio is integrated over its posterior (each draw takes its
     own), as few labels measure it poorly. See the user guide, *The
     calibrated prior*, for its measured coverage. Its summaries come from
-    4,000 draws seeded by ``random_state`` (0 when it is not an
-    int).
+    4,000 draws from ``random_state`` (fresh ones when it is None).
 
     With ``prior="hierarchical"`` each group's posterior is a mixture, over
     the grid of ``(mu, kappa)``, of conjugate posteriors. ``posterior_`` is
