@@ -78,8 +78,10 @@ def table(rows):
     ]
     for row in rows:
         cells = "; ".join(_cell(part) for part in row.parts)
-        lines.append(f"| {row.interval} | {cells} | {row.where} | [{row.page}]"
-                     f"(../benchmarks/{row.page}.md) |")
+        lines.append(
+            f"| {row.interval} | {cells} | {row.where} | [{row.page}]"
+            f"(../benchmarks/{row.page}.md) |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -88,14 +90,14 @@ CAL = {"prior": ["calibrated"]}
 #: The rows of the user guide's table, in its order.
 ROWS = [
     Row(
-        "overall accuracy, `prior=\"calibrated\"` (the default)",
+        'overall accuracy, `prior="calibrated"` (the default)',
         [Part("overall", [("headline", "coverage: calibrated", None)])],
         "the headline pools, real and synthetic (the tuning halves marked), 20-500 random "
         "labels; beside PPI++ and Wilson in the same runs",
         "headline",
     ),
     Row(
-        "each group's accuracy, `prior=\"calibrated\"`",
+        'each group\'s accuracy, `prior="calibrated"`',
         [
             Part("mean over groups", [("headline", "groups: mean", None)]),
             Part("lowest group", [("headline", "groups: lowest", None)]),
@@ -103,7 +105,7 @@ ROWS = [
         ],
         "the same runs; the group farthest from the shared map is pulled toward it "
         "(partial pooling): where every group must be held, use each group's labels alone "
-        "(`prior=\"uniform\"`, `BayesianGroupMetrics(method=\"beta_binomial\")`)",
+        '(`prior="uniform"`, `BayesianGroupMetrics(method="beta_binomial")`)',
         "headline",
     ),
     Row(
@@ -123,7 +125,7 @@ ROWS = [
         "active",
     ),
     Row(
-        "TPR, FPR, PPV, NPV, `prior=\"calibrated\"` (the default)",
+        'TPR, FPR, PPV, NPV, `prior="calibrated"` (the default)',
         [
             Part("overall", [("rates", "coverage: calibrated", None)]),
             Part("mean over groups", [("rates", "groups: mean", None)]),
@@ -135,23 +137,28 @@ ROWS = [
         "rates",
     ),
     Row(
-        "difference of two groups (`compare_groups`, the command; "
-        "`BayesianGroupMetrics()`)",
+        "difference of two groups (`compare_groups`, the command; `BayesianGroupMetrics()`)",
         [
             Part(
                 "compare_groups",
                 [
                     (name, "coverage: compare_groups", None)
-                    for name in ("group-differences", "group-differences-tpr",
-                                 "group-differences-fpr")
+                    for name in (
+                        "group-differences",
+                        "group-differences-tpr",
+                        "group-differences-fpr",
+                    )
                 ],
             ),
             Part(
                 "BayesianGroupMetrics",
                 [
                     (name, "coverage: BayesianGroupMetrics", None)
-                    for name in ("group-differences", "group-differences-tpr",
-                                 "group-differences-fpr")
+                    for name in (
+                        "group-differences",
+                        "group-differences-tpr",
+                        "group-differences-fpr",
+                    )
                 ],
             ),
         ],
@@ -159,8 +166,7 @@ ROWS = [
         "group-differences",
     ),
     Row(
-        "overall accuracy, classes, pairs of classes and expected cost, "
-        "`prior=\"calibrated\"`",
+        'overall accuracy, classes, pairs of classes and expected cost, `prior="calibrated"`',
         [
             Part("cost", [("coverage-cost", "cost", CAL)]),
             Part("accuracy", [("coverage-cost", "accuracy", CAL)]),
@@ -171,7 +177,7 @@ ROWS = [
         "coverage",
     ),
     Row(
-        "the same, `prior=\"uniform\"` and `prior=\"informative\"`",
+        'the same, `prior="uniform"` and `prior="informative"`',
         [
             Part("uniform: overall", [("coverage-cost", "accuracy", {"prior": ["uniform"]})]),
             Part(
@@ -184,7 +190,7 @@ ROWS = [
         "coverage",
     ),
     Row(
-        "confusion-matrix cells, `prior=\"calibrated\"`",
+        'confusion-matrix cells, `prior="calibrated"`',
         [
             Part("all cells", [("coverage-confusion", "all cells", CAL)]),
             Part("diagonal", [("coverage-confusion", "diagonal", CAL)]),
