@@ -111,7 +111,10 @@ ROWS = [
         [
             Part(
                 "random labels",
-                [("per-group", "coverage %", {"method": ["default"]})],
+                [
+                    ("per-group", "coverage %", {"method": ["default"]}),
+                    ("per-group-synthetic", "coverage %", {"method": ["default"]}),
+                ],
             ),
             Part(
                 "Thompson sampling",
