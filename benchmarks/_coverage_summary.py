@@ -113,7 +113,6 @@ ROWS = [
                 "random labels",
                 [
                     ("per-group", "coverage %", {"method": ["default"]}),
-                    ("per-group-synthetic", "coverage %", {"method": ["default"]}),
                 ],
             ),
             Part(
