@@ -204,4 +204,23 @@ ROWS = [
         "model's miscalibration shows in few labels",
         "coverage",
     ),
+    Row(
+        "Δ of a metric between two groups, `BayesianGroupMetrics()` (calibrated)",
+        [
+            Part(
+                "the thesis's files",
+                [("fairness-calibrated-2", f"n_L = {n}", None) for n in (10, 20, 40, 100)],
+            ),
+            Part(
+                "stress suite",
+                [
+                    ("fairness-stress-1", "calibrated", None),
+                    ("fairness-stress-extremes-1", "calibrated", None),
+                ],
+            ),
+        ],
+        "Adult and ProPublica, 10-100 labels; small files whose small group is calibrated "
+        "differently or not at all, 10 and 40 labels; the labels-only Beta-binomial beside",
+        "fairness",
+    ),
 ]
