@@ -109,19 +109,22 @@ ROWS = [
         "headline",
     ),
     Row(
-        "each class's accuracy on SVHN, Fashion-MNIST and 100 small synthetic classes",
+        "each class's accuracy on SVHN and Fashion-MNIST (mean over classes)",
         [
             Part(
                 "random labels",
-                [("per-group", "coverage %", {"method": ["default"]})],
+                [
+                    ("per-group", "coverage %", {"method": ["default"]}),
+                ],
             ),
             Part(
                 "Thompson sampling",
                 [("per-group", "coverage %", {"method": ["default+TS"]})],
             ),
         ],
-        "mean over classes, 20-200 labels; the oracle that knows how the synthetic pools "
-        "were made bounds what any estimator can do for their least accurate class",
+        "20-100 labels, random or chosen by Thompson sampling (the default refitted after "
+        "every label); the 100-class synthetic pool and the oracle that bounds what any "
+        "estimator can do for its least accurate class are on the same page",
         "active",
     ),
     Row(
@@ -206,5 +209,24 @@ ROWS = [
         "four synthetic and 17 real models, 50-1,000 labels; short at 50 labels when a "
         "model's miscalibration shows in few labels",
         "coverage",
+    ),
+    Row(
+        "Δ of a metric between two groups, `BayesianGroupMetrics()` (calibrated)",
+        [
+            Part(
+                "the thesis's files",
+                [("fairness-calibrated-2", f"n_L = {n}", None) for n in (10, 20, 40, 100)],
+            ),
+            Part(
+                "stress suite",
+                [
+                    ("fairness-stress-1", "calibrated", None),
+                    ("fairness-stress-extremes-1", "calibrated", None),
+                ],
+            ),
+        ],
+        "Adult and ProPublica, 10-100 labels; small files whose small group is calibrated "
+        "differently or not at all, 10 and 40 labels; the labels-only Beta-binomial beside",
+        "fairness",
     ),
 ]

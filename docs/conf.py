@@ -28,7 +28,7 @@ sphinx_gallery_conf = {
     "backreferences_dir": None,
 }
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = ["_build", "generated/*.examples", "_includes", "sg_execution_times.rst"]
+exclude_patterns = ["_build", "generated/*.examples", "sg_execution_times.rst"]
 autosummary_generate = True
 autodoc_default_options = {
     "members": True,

@@ -167,12 +167,12 @@ class SessionStore:
                 ) from exc
             if "readonly" in str(exc) or "read-only" in str(exc):
                 raise self._read_only_error(exc) from exc
-            raise SessionError(f"{path}: not a skassess session file ({_printable(exc)}).") from exc
+            raise self._unreadable(exc) from exc
         except sqlite3.DatabaseError as exc:
             self._db.close()
             if "malformed" in str(exc):
                 raise self._damaged("SQLite finds it malformed (cut short or overwritten)") from exc
-            raise SessionError(f"{path}: not a skassess session file ({_printable(exc)}).") from exc
+            raise self._unreadable(exc) from exc
         self._meta = {} if blank else self._read_meta()
 
     def _connect(self):
@@ -233,6 +233,26 @@ class SessionStore:
         return blank
 
     # ---------------------------------------------------------------- checking
+    def _unreadable(self, exc):
+        """The error of a file SQLite opens but cannot read: damaged if it holds a
+        session's tables, else not a session file."""
+        if self._has_session_tables():
+            return self._damaged(f"its data cannot be read ({_printable(exc)})")
+        return SessionError(f"{self.path}: not a skassess session file ({_printable(exc)}).")
+
+    def _has_session_tables(self):
+        """Whether the file's schema names a session's tables (read only, nothing written)."""
+        try:
+            uri = f"{self.path.resolve().as_uri()}?mode=ro"
+            db = sqlite3.connect(uri, uri=True, timeout=0)
+            try:
+                rows = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+                return {"meta", "events"} <= {row[0] for row in rows}
+            finally:
+                db.close()
+        except sqlite3.Error:
+            return False
+
     def _damaged(self, what):
         return SessionError(
             f"{self.path}: the session file is damaged: {what}. It is not read; restore it "
