@@ -14,7 +14,9 @@ model without it (``departure_threshold=None``). Reported per budget:
 * the mean coverage over classes and how many classes are flagged (false
   flags are classes within the spread);
 * the mean per-class RMSE (the check changes the intervals, not the means)
-  and the mean width, with over without the check.
+  and the mean width, with over without the check;
+* the coverage of the interval of the minimum over classes
+  (:func:`~skassess.metrics.worst_group`) of the pool's least class accuracy.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_worst_group.py --pools 5 --runs 20
 """
@@ -28,6 +30,7 @@ from joblib import Parallel, delayed
 from scipy.special import expit, logit
 
 from skassess import BayesianAccuracy
+from skassess.metrics import worst_group
 
 
 def far_pool(seed, sd=0.8, far=1, spreads=3.0, n_classes=100, rows=100):
@@ -68,6 +71,9 @@ def one_run(X, y, budget, seed):
             "width": float((hi - lo)[size > 0].mean()),
         }
         if threshold is not None:
+            worst_table = worst_group(est, random_state=seed)
+            low = worst_table.loc["minimum over groups"]
+            out["minimum"] = bool(low["lower"] <= truth[size > 0].min() <= low["upper"])
             flagged = table["flagged"].to_numpy()
             out["flagged_worst"] = bool(flagged[worst])
             out["flags"] = int(flagged.sum())
@@ -101,6 +107,7 @@ def main():
             "flags per run",
             "RMSE ratio",
             "width ratio",
+            "minimum over classes: coverage",
         ],
         formats={
             **dict.fromkeys(
@@ -119,6 +126,7 @@ def main():
             "flags per run": ".2f",
             "RMSE ratio": ".3f",
             "width ratio": ".3f",
+            "minimum over classes: coverage": ".3f",
         },
     )
     pools = [far_pool(seed, far=args.far, spreads=args.spreads) for seed in range(args.pools)]
@@ -153,6 +161,7 @@ def main():
                 / np.mean([r["none"]["rmse"] for r in res]),
                 np.mean([r["check"]["width"] for r in res])
                 / np.mean([r["none"]["width"] for r in res]),
+                np.mean([r["minimum"] for r in res]),
             ],
             note=f"[{time.perf_counter() - start:.0f} s]",
         )
