@@ -16,6 +16,10 @@ from _results import RESULTS, load
 class Part:
     label: str
     sources: list  # (result name, column, {column: allowed values})
+    #: "coverage": lowest-highest and the cells under 90 %; "cells": the values are
+    #: summaries of cells (the count is not of cells); "p": p-values of a test;
+    #: "sum": a count summed
+    kind: str = "coverage"
 
 
 @dataclass
@@ -57,12 +61,18 @@ def _cell(part):
         values += _values(name, column, where)
     if not values:
         raise ValueError(f"no cell for {part.label!r}")
+    if part.kind == "p":
+        return f"{part.label}: smallest p {min(values):.3f} over {len(values)}"
+    if part.kind == "sum":
+        return f"{part.label}: {sum(values):.0f}"
     if max(values) <= 1.0:
         values = [100 * v for v in values]
     low, high = min(values), max(values)
     below = sum(v < 90 for v in values)
     low_text = f"**{_pct(low)}**" if low < 90 else _pct(low)
     tail = f", {below} of {len(values)} cells under 90" if below else f", {len(values)} cells"
+    if part.kind == "cells":
+        tail = ""
     return f"{part.label}: {low_text}-{_pct(high)}{tail}"
 
 
@@ -78,8 +88,10 @@ def table(rows):
     ]
     for row in rows:
         cells = "; ".join(_cell(part) for part in row.parts)
-        lines.append(f"| {row.interval} | {cells} | {row.where} | [{row.page}]"
-                     f"(../benchmarks/{row.page}.md) |")
+        lines.append(
+            f"| {row.interval} | {cells} | {row.where} | [{row.page}]"
+            f"(../benchmarks/{row.page}.md) |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -88,14 +100,14 @@ CAL = {"prior": ["calibrated"]}
 #: The rows of the user guide's table, in its order.
 ROWS = [
     Row(
-        "overall accuracy, `prior=\"calibrated\"` (the default)",
+        'overall accuracy, `prior="calibrated"` (the default)',
         [Part("overall", [("headline", "coverage: calibrated", None)])],
         "the headline pools, real and synthetic (the tuning halves marked), 20-500 random "
         "labels; beside PPI++ and Wilson in the same runs",
         "headline",
     ),
     Row(
-        "each group's accuracy, `prior=\"calibrated\"`",
+        'each group\'s accuracy, `prior="calibrated"`',
         [
             Part("mean over groups", [("headline", "groups: mean", None)]),
             Part("lowest group", [("headline", "groups: lowest", None)]),
@@ -103,7 +115,7 @@ ROWS = [
         ],
         "the same runs; the group farthest from the shared map is pulled toward it "
         "(partial pooling): where every group must be held, use each group's labels alone "
-        "(`prior=\"uniform\"`, `BayesianGroupMetrics(method=\"beta_binomial\")`)",
+        '(`prior="uniform"`, `BayesianGroupMetrics(method="beta_binomial")`)',
         "headline",
     ),
     Row(
@@ -126,7 +138,7 @@ ROWS = [
         "active",
     ),
     Row(
-        "TPR, FPR, PPV, NPV, `prior=\"calibrated\"` (the default)",
+        'TPR, FPR, PPV, NPV, `prior="calibrated"` (the default)',
         [
             Part("overall", [("rates", "coverage: calibrated", None)]),
             Part("mean over groups", [("rates", "groups: mean", None)]),
@@ -138,23 +150,28 @@ ROWS = [
         "rates",
     ),
     Row(
-        "difference of two groups (`compare_groups`, the command; "
-        "`BayesianGroupMetrics()`)",
+        "difference of two groups (`compare_groups`, the command; `BayesianGroupMetrics()`)",
         [
             Part(
                 "compare_groups",
                 [
                     (name, "coverage: compare_groups", None)
-                    for name in ("group-differences", "group-differences-tpr",
-                                 "group-differences-fpr")
+                    for name in (
+                        "group-differences",
+                        "group-differences-tpr",
+                        "group-differences-fpr",
+                    )
                 ],
             ),
             Part(
                 "BayesianGroupMetrics",
                 [
                     (name, "coverage: BayesianGroupMetrics", None)
-                    for name in ("group-differences", "group-differences-tpr",
-                                 "group-differences-fpr")
+                    for name in (
+                        "group-differences",
+                        "group-differences-tpr",
+                        "group-differences-fpr",
+                    )
                 ],
             ),
         ],
@@ -162,8 +179,7 @@ ROWS = [
         "group-differences",
     ),
     Row(
-        "overall accuracy, classes, pairs of classes and expected cost, "
-        "`prior=\"calibrated\"`",
+        'overall accuracy, classes, pairs of classes and expected cost, `prior="calibrated"`',
         [
             Part("cost", [("coverage-cost", "cost", CAL)]),
             Part("accuracy", [("coverage-cost", "accuracy", CAL)]),
@@ -174,7 +190,7 @@ ROWS = [
         "coverage",
     ),
     Row(
-        "the same, `prior=\"uniform\"` and `prior=\"informative\"`",
+        'the same, `prior="uniform"` and `prior="informative"`',
         [
             Part("uniform: overall", [("coverage-cost", "accuracy", {"prior": ["uniform"]})]),
             Part(
@@ -187,7 +203,7 @@ ROWS = [
         "coverage",
     ),
     Row(
-        "confusion-matrix cells, `prior=\"calibrated\"`",
+        'confusion-matrix cells, `prior="calibrated"`',
         [
             Part("all cells", [("coverage-confusion", "all cells", CAL)]),
             Part("diagonal", [("coverage-confusion", "diagonal", CAL)]),
@@ -222,5 +238,37 @@ ROWS = [
         "Adult and ProPublica, 10-100 labels; small files whose small group is calibrated "
         "differently or not at all, 10 and 40 labels; the labels-only Beta-binomial beside",
         "fairness",
+    ),
+    Row(
+        "Δ accuracy of two models (`BayesianModelComparison().pairwise()`)",
+        [
+            Part(
+                "lowest cell to highest mean",
+                [
+                    ("model-comparison-1", "lowest", {"method": ["default"]}),
+                    ("model-comparison-1", "coverage: mean", {"method": ["default"]}),
+                ],
+                kind="cells",
+            ),
+            Part(
+                "cells under 90",
+                [("model-comparison-1", "cells < 0.90", {"method": ["default"]})],
+                kind="sum",
+            ),
+            Part(
+                "cells",
+                [("model-comparison-1", "cells", {"method": ["default"]})],
+                kind="sum",
+            ),
+        ],
+        "four pairs of models on each of the five fairness files and a synthetic "
+        "three-class pool, 20-500 random labels; beside PPI++ and the paired label mean",
+        "model-comparison",
+    ),
+    Row(
+        "the hierarchical calibrator's parameters",
+        [Part("ranks uniform (chi-square)", [("sbc-1", "p (uniform)", None)], kind="p")],
+        "simulation-based calibration over the prior; no parameter rejected at 0.05 / 8",
+        "calibrator",
     ),
 ]
