@@ -271,4 +271,23 @@ ROWS = [
         "simulation-based calibration over the prior; no parameter rejected at 0.05 / 8",
         "calibrator",
     ),
+    Row(
+        "`ActiveTester()`: accuracy and macro F1",
+        [
+            Part(
+                "accuracy",
+                [
+                    (f"many-metrics-oos-{i}", "cover acc", {"method": ["final"]})
+                    for i in range(1, 5)
+                ],
+            ),
+            Part(
+                "macro F1",
+                [(f"many-metrics-oos-{i}", "cover F1", {"method": ["final"]}) for i in range(1, 5)],
+            ),
+        ],
+        "SVHN, Fashion-MNIST and two synthetic pools its defaults were not chosen on, "
+        "50-400 labels, 25 runs a cell; normal intervals from the delta method",
+        "many-metrics",
+    ),
 ]
