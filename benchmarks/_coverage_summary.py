@@ -296,4 +296,20 @@ ROWS = [
         "20 pilots of 50 random labels a pool, 100-500 labels planned; a rate's plan has no band",
         "planning",
     ),
+    Row(
+        "the overall accuracy under optional stopping (stop once the interval is narrow)",
+        [
+            Part(
+                "the credible interval at the stop",
+                [("stopping-width-1", "credible coverage", None)],
+            ),
+            Part(
+                "`anytime_accuracy_interval` at every step",
+                [("stopping-width-1", "anytime coverage", None)],
+            ),
+        ],
+        "Fashion-MNIST and SVHN, labels in a random order, 10 at a time, the default "
+        "refitted after each batch",
+        "designs",
+    ),
 ]
