@@ -21,9 +21,6 @@ groups' coverage. Each run is appended to ``--out`` (JSON lines) as it ends::
 
     OMP_NUM_THREADS=1 python benchmarks/bench_active_rates.py --runs 20 --out rates.jsonl
     python benchmarks/bench_active_rates.py --table rates.jsonl
-
-(``docs/benchmarks.md`` also reports a ``variance`` method measured with a
-design the library does not offer for binary rates.)
 """
 
 import argparse
