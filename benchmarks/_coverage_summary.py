@@ -312,4 +312,16 @@ ROWS = [
         "refitted after each batch",
         "designs",
     ),
+    Row(
+        'TPR and PPV, `prior="calibrated"`, labels drawn by a design of the user\'s own '
+        "and given their `design_weight`",
+        [
+            Part("weighted", [("design-rates-1", "coverage: weighted", None)]),
+            Part("the same labels unweighted", [("design-rates-1", "unweighted", None)]),
+        ],
+        "the peers' active-inference design on the positive class's score, four fairness "
+        "files and a synthetic pool whose map no shift or slope follows, 100 and 300 "
+        "labels, 20 runs a cell",
+        "designs",
+    ),
 ]
