@@ -324,4 +324,60 @@ ROWS = [
         "labels, 20 runs a cell",
         "designs",
     ),
+    Row(
+        'overall accuracy and classes, `prior="calibrated"`, labels chosen by `ActiveAssessor`',
+        [
+            Part(
+                "overall",
+                [
+                    (
+                        "active-designs-1",
+                        "coverage",
+                        {
+                            "method": [
+                                "calibrated-active",
+                                "calibrated-thompson",
+                                "calibrated-thompson-bins",
+                            ]
+                        },
+                    )
+                ],
+            ),
+            Part(
+                "lowest group",
+                [
+                    (
+                        "active-designs-1",
+                        "group_cov_min",
+                        {
+                            "method": [
+                                "calibrated-active",
+                                "calibrated-thompson",
+                                "calibrated-thompson-bins",
+                            ]
+                        },
+                    )
+                ],
+            ),
+        ],
+        "Fashion-MNIST, 50-200 labels, 20 runs a cell; Thompson sampling by class "
+        '(`skassess label`\'s default), by confidence bin, and `"variance"` (design-weighted)',
+        "designs",
+    ),
+    Row(
+        'TPR and PPV, `prior="calibrated"`, labels chosen by `ActiveAssessor`',
+        [
+            Part(
+                "overall",
+                [("active-rates-1", "coverage", {"method": ["thompson", "thompson-bins"]})],
+            ),
+            Part(
+                "mean over groups",
+                [("active-rates-1", "group_cov", {"method": ["thompson"]})],
+            ),
+        ],
+        "the Adult and COMPAS MLPs, groups by the sensitive attribute, 50-200 labels, "
+        "20 runs a cell",
+        "designs",
+    ),
 ]
