@@ -96,6 +96,8 @@ def table(rows):
 
 
 CAL = {"prior": ["calibrated"]}
+#: The designs of ActiveAssessor (not random labels, not PPI++).
+ACTIVE = {"method": ["calibrated-active", "calibrated-thompson", "calibrated-thompson-bins"]}
 
 #: The rows of the user guide's table, in its order.
 ROWS = [
@@ -333,13 +335,7 @@ ROWS = [
                     (
                         "active-designs-1",
                         "coverage",
-                        {
-                            "method": [
-                                "calibrated-active",
-                                "calibrated-thompson",
-                                "calibrated-thompson-bins",
-                            ]
-                        },
+                        ACTIVE,
                     )
                 ],
             ),
@@ -349,13 +345,7 @@ ROWS = [
                     (
                         "active-designs-1",
                         "group_cov_min",
-                        {
-                            "method": [
-                                "calibrated-active",
-                                "calibrated-thompson",
-                                "calibrated-thompson-bins",
-                            ]
-                        },
+                        ACTIVE,
                     )
                 ],
             ),

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _results import frame_markdown, saving_printed_tables
+from _results import add_save_argument, frame_markdown, saving_printed_tables
 from joblib import Parallel, delayed
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -321,11 +321,7 @@ def main():
     )
     parser.add_argument("--speed-only", action="store_true")
     parser.add_argument("--csv", default=None, help="write every run here")
-    parser.add_argument(
-        "--save",
-        metavar="NAME",
-        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
-    )
+    add_save_argument(parser)
     args = parser.parse_args()
     with saving_printed_tables(args.save):
         if not args.speed_only:
