@@ -16,6 +16,10 @@ from _results import RESULTS, load
 class Part:
     label: str
     sources: list  # (result name, column, {column: allowed values})
+    #: "coverage": lowest-highest and the cells under 90 %; "cells": the values are
+    #: summaries of cells (the count is not of cells); "p": p-values of a test;
+    #: "sum": a count summed
+    kind: str = "coverage"
 
 
 @dataclass
@@ -57,12 +61,18 @@ def _cell(part):
         values += _values(name, column, where)
     if not values:
         raise ValueError(f"no cell for {part.label!r}")
+    if part.kind == "p":
+        return f"{part.label}: smallest p {min(values):.3f} over {len(values)}"
+    if part.kind == "sum":
+        return f"{part.label}: {sum(values):.0f}"
     if max(values) <= 1.0:
         values = [100 * v for v in values]
     low, high = min(values), max(values)
     below = sum(v < 90 for v in values)
     low_text = f"**{_pct(low)}**" if low < 90 else _pct(low)
     tail = f", {below} of {len(values)} cells under 90" if below else f", {len(values)} cells"
+    if part.kind == "cells":
+        tail = ""
     return f"{part.label}: {low_text}-{_pct(high)}{tail}"
 
 
@@ -86,6 +96,8 @@ def table(rows):
 
 
 CAL = {"prior": ["calibrated"]}
+#: The designs of ActiveAssessor (not random labels, not PPI++).
+ACTIVE = {"method": ["calibrated-active", "calibrated-thompson", "calibrated-thompson-bins"]}
 
 #: The rows of the user guide's table, in its order.
 ROWS = [
@@ -228,5 +240,134 @@ ROWS = [
         "Adult and ProPublica, 10-100 labels; small files whose small group is calibrated "
         "differently or not at all, 10 and 40 labels; the labels-only Beta-binomial beside",
         "fairness",
+    ),
+    Row(
+        "Δ accuracy of two models (`BayesianModelComparison().pairwise()`)",
+        [
+            Part(
+                "lowest cell to highest mean",
+                [
+                    ("model-comparison-1", "lowest", {"method": ["default"]}),
+                    ("model-comparison-1", "coverage: mean", {"method": ["default"]}),
+                ],
+                kind="cells",
+            ),
+            Part(
+                "cells under 90",
+                [("model-comparison-1", "cells < 0.90", {"method": ["default"]})],
+                kind="sum",
+            ),
+            Part(
+                "cells",
+                [("model-comparison-1", "cells", {"method": ["default"]})],
+                kind="sum",
+            ),
+        ],
+        "four pairs of models on each of the five fairness files and a synthetic "
+        "three-class pool, 20-500 random labels; beside PPI++ and the paired label mean",
+        "model-comparison",
+    ),
+    Row(
+        "the hierarchical calibrator's parameters",
+        [Part("ranks uniform (chi-square)", [("sbc-1", "p (uniform)", None)], kind="p")],
+        "simulation-based calibration over the prior; no parameter rejected at 0.05 / 8",
+        "calibrator",
+    ),
+    Row(
+        "`ActiveTester()`: accuracy and macro F1",
+        [
+            Part(
+                "accuracy",
+                [
+                    (f"many-metrics-oos-{i}", "cover acc", {"method": ["final"]})
+                    for i in range(1, 5)
+                ],
+            ),
+            Part(
+                "macro F1",
+                [(f"many-metrics-oos-{i}", "cover F1", {"method": ["final"]}) for i in range(1, 5)],
+            ),
+        ],
+        "SVHN, Fashion-MNIST and two synthetic pools its defaults were not chosen on, "
+        "50-400 labels, 25 runs a cell; normal intervals from the delta method",
+        "many-metrics",
+    ),
+    Row(
+        "the planned width's band (`plan_labels`, `skassess plan`; accuracy, from labels)",
+        [Part("its 90 % band held the realised mean width", [("planning", "band held", None)])],
+        "20 pilots of 50 random labels a pool, 100-500 labels planned; a rate's plan has no band",
+        "planning",
+    ),
+    Row(
+        "the overall accuracy under optional stopping (stop once the interval is narrow)",
+        [
+            Part(
+                "the credible interval at the stop",
+                [("stopping-width-1", "credible coverage", None)],
+            ),
+            Part(
+                "`anytime_accuracy_interval` at every step",
+                [("stopping-width-1", "anytime coverage", None)],
+            ),
+        ],
+        "Fashion-MNIST and SVHN, labels in a random order, 10 at a time, the default "
+        "refitted after each batch",
+        "designs",
+    ),
+    Row(
+        'TPR and PPV, `prior="calibrated"`, labels drawn by a design of the user\'s own '
+        "and given their `design_weight`",
+        [
+            Part("weighted", [("design-rates-1", "coverage: weighted", None)]),
+            Part("the same labels unweighted", [("design-rates-1", "unweighted", None)]),
+        ],
+        "the peers' active-inference design on the positive class's score, four fairness "
+        "files and a synthetic pool whose map no shift or slope follows, 100 and 300 "
+        "labels, 20 runs a cell",
+        "designs",
+    ),
+    Row(
+        'overall accuracy and classes, `prior="calibrated"`, labels chosen by `ActiveAssessor`',
+        [
+            Part(
+                "overall",
+                [
+                    (
+                        "active-designs-1",
+                        "coverage",
+                        ACTIVE,
+                    )
+                ],
+            ),
+            Part(
+                "lowest group",
+                [
+                    (
+                        "active-designs-1",
+                        "group_cov_min",
+                        ACTIVE,
+                    )
+                ],
+            ),
+        ],
+        "Fashion-MNIST, 50-200 labels, 20 runs a cell; Thompson sampling by class "
+        '(`skassess label`\'s default), by confidence bin, and `"variance"` (design-weighted)',
+        "designs",
+    ),
+    Row(
+        'TPR and PPV, `prior="calibrated"`, labels chosen by `ActiveAssessor`',
+        [
+            Part(
+                "overall",
+                [("active-rates-1", "coverage", {"method": ["thompson", "thompson-bins"]})],
+            ),
+            Part(
+                "mean over groups",
+                [("active-rates-1", "group_cov", {"method": ["thompson"]})],
+            ),
+        ],
+        "the Adult and COMPAS MLPs, groups by the sensitive attribute, 50-200 labels, "
+        "20 runs a cell",
+        "designs",
     ),
 ]

@@ -66,6 +66,13 @@ def _plain(value):
     return value
 
 
+def add_save_argument(
+    parser, what="each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)"
+):
+    """The benchmarks' ``--save NAME`` option."""
+    parser.add_argument("--save", metavar="NAME", help=f"save {what}")
+
+
 def load(name):
     """The record of ``results/NAME.json``."""
     return json.loads((RESULTS / f"{name}.json").read_text(encoding="utf-8"))

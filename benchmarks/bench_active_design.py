@@ -49,7 +49,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from _results import frame_markdown, saving_printed_tables
+from _results import add_save_argument, frame_markdown, saving_printed_tables
 from scipy import stats
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
@@ -320,11 +320,7 @@ def main():
         action="store_true",
         help="print the width / random of the best design per uniform share, and stop",
     )
-    ap.add_argument(
-        "--save",
-        metavar="NAME",
-        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
-    )
+    add_save_argument(ap)
     args = ap.parse_args()
     with saving_printed_tables(args.save):
         pd.set_option("display.width", 200)

@@ -21,9 +21,6 @@ groups' coverage. Each run is appended to ``--out`` (JSON lines) as it ends::
 
     OMP_NUM_THREADS=1 python benchmarks/bench_active_rates.py --runs 20 --out rates.jsonl
     python benchmarks/bench_active_rates.py --table rates.jsonl
-
-(``docs/benchmarks.md`` also reports a ``variance`` method measured with a
-design the library does not offer for binary rates.)
 """
 
 import argparse
@@ -34,7 +31,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from _results import frame_markdown, saving_printed_tables
+from _results import add_save_argument, frame_markdown, saving_printed_tables
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from bench_headline import pools  # noqa: E402
@@ -151,11 +148,7 @@ def main():
     ap.add_argument("--batch-size", type=int, default=5)
     ap.add_argument("--out", default=None, help="JSON lines file the runs are appended to")
     ap.add_argument("--table", default=None, help="print the table of a JSON lines file")
-    ap.add_argument(
-        "--save",
-        metavar="NAME",
-        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
-    )
+    add_save_argument(ap)
     args = ap.parse_args()
     with saving_printed_tables(args.save):
         pd.set_option("display.width", 200)

@@ -9,7 +9,7 @@ import argparse
 import time
 
 import numpy as np
-from _results import saving_printed_tables
+from _results import add_save_argument, saving_printed_tables
 
 from skassess import ActiveAssessor, BayesianAccuracy
 
@@ -19,11 +19,7 @@ def main():
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--groups", type=int, default=1000)
     parser.add_argument("--steps", type=int, default=1000)
-    parser.add_argument(
-        "--save",
-        metavar="NAME",
-        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
-    )
+    add_save_argument(parser)
     args = parser.parse_args()
     with saving_printed_tables(args.save):
         rng = np.random.default_rng(0)

@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 import pandas as pd
-from _results import saving_printed_tables
+from _results import add_save_argument, saving_printed_tables
 from joblib import Parallel, delayed
 from scipy.special import softmax
 
@@ -113,11 +113,7 @@ def main():
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--out", default="active_testing_oos.pkl")
     parser.add_argument("--report-only", action="store_true")
-    parser.add_argument(
-        "--save",
-        metavar="NAME",
-        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
-    )
+    add_save_argument(parser)
     args = parser.parse_args()
     with saving_printed_tables(args.save):
         if args.report_only:

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _results import saving_printed_tables
+from _results import add_save_argument, saving_printed_tables
 from joblib import Parallel, delayed
 from sklearn.decomposition import PCA
 
@@ -167,11 +167,7 @@ def main():
         action="store_true",
         help="print the tables of the results saved in the --out files, run nothing",
     )
-    parser.add_argument(
-        "--save",
-        metavar="NAME",
-        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
-    )
+    add_save_argument(parser)
     args = parser.parse_args()
     with saving_printed_tables(args.save):
         if args.report_only:

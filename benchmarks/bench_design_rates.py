@@ -43,7 +43,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from _results import saving_printed_tables
+from _results import add_save_argument, saving_printed_tables
 from bench_fairness import SETS as FILES
 from bench_headline import pools as headline_pools
 from bench_rate_coverage import true_rate
@@ -224,11 +224,7 @@ def main():
     parser.add_argument("--pools", nargs="+", default=list(POOLS))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=pathlib.Path, default=None)
-    parser.add_argument(
-        "--save",
-        metavar="NAME",
-        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
-    )
+    add_save_argument(parser)
     args = parser.parse_args()
     with saving_printed_tables(args.save):
         print(

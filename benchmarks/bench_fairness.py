@@ -36,7 +36,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from _results import saving_printed_tables
+from _results import add_save_argument, saving_printed_tables
 from joblib import Parallel, delayed
 
 from skassess.calibration import BayesianGroupMetrics, HierarchicalBetaCalibrator
@@ -368,11 +368,7 @@ def main():
         default=None,
         help="data sets of Tables 4.2 and 4.3 to run (default: all)",
     )
-    parser.add_argument(
-        "--save",
-        metavar="NAME",
-        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
-    )
+    add_save_argument(parser)
     args = parser.parse_args()
     with saving_printed_tables(args.save):
         global UNLABELED, FIRST_SEED, ROWS, EPS, POINT, P_POOLED

@@ -39,7 +39,7 @@ import time
 import warnings
 
 import numpy as np
-from _results import saving_printed_tables
+from _results import add_save_argument, saving_printed_tables
 from joblib import Parallel, delayed
 from scipy.special import expit, logit
 
@@ -134,11 +134,7 @@ def main():
         action="store_true",
         help="a new file in every run (coverage over files, not label draws)",
     )
-    parser.add_argument(
-        "--save",
-        metavar="NAME",
-        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
-    )
+    add_save_argument(parser)
     args = parser.parse_args()
     with saving_printed_tables(args.save):
         options = {

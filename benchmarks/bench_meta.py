@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _results import saving_printed_tables
+from _results import add_save_argument, saving_printed_tables
 from scipy.stats import beta as beta_dist
 from scipy.stats import norm
 
@@ -201,11 +201,7 @@ def main():
         help="leave out the UM inputs whose names contain TEXT (an ablation: "
         "'peer _iw_' drops the Peers family)",
     )
-    ap.add_argument(
-        "--save",
-        metavar="NAME",
-        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
-    )
+    add_save_argument(ap)
     args = ap.parse_args()
     with saving_printed_tables(args.save):
         features = [f for f in UM_FEATURES if not any(t in f for t in args.exclude)]

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _results import saving_printed_tables
+from _results import add_save_argument, saving_printed_tables
 from sklearn.base import clone
 from sklearn.ensemble import RandomForestClassifier
 from threadpoolctl import threadpool_limits
@@ -76,11 +76,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--method", default="meta_model")
     ap.add_argument("--datasets", nargs="*", default=list(EXTERNAL_DATASETS))
-    ap.add_argument(
-        "--save",
-        metavar="NAME",
-        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
-    )
+    add_save_argument(ap)
     args = ap.parse_args()
     with saving_printed_tables(args.save):
         rows, fits = [], []

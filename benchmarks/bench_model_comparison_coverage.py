@@ -32,7 +32,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from _results import frame_markdown, saving_printed_tables
+from _results import add_save_argument, frame_markdown, saving_printed_tables
 from bench_model_selection import fairness_pools, synthetic_pool
 from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
@@ -89,11 +89,7 @@ def main():
     ap.add_argument("--budgets", type=int, nargs="+", default=[20, 50, 100, 200, 500])
     ap.add_argument("--pools", nargs="+", default=None, help="pool names (default: all)")
     ap.add_argument("--out", default=None)
-    ap.add_argument(
-        "--save",
-        metavar="NAME",
-        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
-    )
+    add_save_argument(ap)
     args = ap.parse_args()
     with saving_printed_tables(args.save):
         pools = list(fairness_pools()) + [synthetic_pool()]

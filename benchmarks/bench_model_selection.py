@@ -43,13 +43,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _results import frame_markdown, saving_printed_tables
+from _results import add_save_argument, frame_markdown, saving_printed_tables
 from joblib import Parallel, delayed
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 from skassess.metrics import BayesianModelComparison  # noqa: E402
-from skassess.samplers import ActiveModelSelector  # noqa: E402
+from skassess.samplers import ActiveModelSelector, StopRule  # noqa: E402
 
 STRATEGIES = ("top_two", "disagreement", "random")
 FAIRNESS = Path(__file__).resolve().parents[2] / "shared" / "data" / "fairness"
@@ -145,7 +145,8 @@ def synthetic_pool():
 def one_run(S, y, strategy, seed, cap, tie_prior, prior_split, stop_rope=None):
     comparison = BayesianModelComparison(tie_prior=tie_prior, prior_split=prior_split)
     sel = ActiveModelSelector(comparison, strategy=strategy, random_state=seed).fit(S)
-    sel.run(y, budget=min(cap, len(y)), stop_probability=0.95, stop_rope=stop_rope, progress=False)
+    stop = StopRule(probability=0.95, rope=stop_rope)
+    sel.run(y, budget=min(cap, len(y)), stop=stop, progress=False)
     p = sel.best_probabilities()
     if stop_rope is not None:
         return (
@@ -321,11 +322,7 @@ def main():
     )
     parser.add_argument("--speed-only", action="store_true")
     parser.add_argument("--csv", default=None, help="write every run here")
-    parser.add_argument(
-        "--save",
-        metavar="NAME",
-        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
-    )
+    add_save_argument(parser)
     args = parser.parse_args()
     with saving_printed_tables(args.save):
         if not args.speed_only:

@@ -38,7 +38,7 @@ import time
 import warnings
 
 import numpy as np
-from _results import saving_printed_tables
+from _results import add_save_argument, saving_printed_tables
 from bench_headline import synthetic  # the script's folder is on the path
 from bench_prior_coverage import synthetic_pool
 from scipy.special import log_expit, logit
@@ -142,11 +142,7 @@ def main():
     ap.add_argument("--runs", type=int, default=30, help="label draws per pool and budget")
     ap.add_argument("--budgets", type=int, nargs="+", default=None)
     ap.add_argument("--no-default", action="store_true", help="skip BayesianAccuracy()")
-    ap.add_argument(
-        "--save",
-        metavar="NAME",
-        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
-    )
+    add_save_argument(ap)
     args = ap.parse_args()
     with saving_printed_tables(args.save):
         methods = ["oracle", "labels alone"] + ([] if args.no_default else ["default"])

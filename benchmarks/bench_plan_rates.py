@@ -32,7 +32,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from _results import saving_printed_tables
+from _results import add_save_argument, saving_printed_tables
 from bench_headline import pools as headline_pools
 from bench_rates_calibrated import SYNTHETIC, synthetic
 
@@ -160,11 +160,7 @@ def main():
     ap.add_argument("--out", default=None, help="JSON lines file the cells are appended to")
     ap.add_argument("--table", nargs="+", default=None, help="print the table of JSON lines files")
     ap.add_argument("--markdown", action="store_true", help="with --table: the page's table")
-    ap.add_argument(
-        "--save",
-        metavar="NAME",
-        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
-    )
+    add_save_argument(ap)
     args = ap.parse_args()
     with saving_printed_tables(args.save):
         if args.table:

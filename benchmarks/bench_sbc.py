@@ -15,7 +15,7 @@ import sys
 import time
 
 import numpy as np
-from _results import saving_printed_tables
+from _results import add_save_argument, saving_printed_tables
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "calibration"))
@@ -29,11 +29,7 @@ def main():
     parser.add_argument(
         "--first-seed", type=int, default=10_000, help="seeds apart from the test's (0..)"
     )
-    parser.add_argument(
-        "--save",
-        metavar="NAME",
-        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
-    )
+    add_save_argument(parser)
     args = parser.parse_args()
     with saving_printed_tables(args.save):
         start = time.perf_counter()

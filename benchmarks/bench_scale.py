@@ -167,7 +167,7 @@ def bench_hierarchical(n_groups, n_labels, emcee_steps, seeds):
             f"G = {n_groups}, {n_labels} labels, seed {seed}",
             sec,
             peak / 2**20,
-            f"max RSS; draws per chain {len(cal.draws_) // cal.n_chains}, R-hat max "
+            f"max RSS; draws per chain {len(cal.draws_) // sampler.n_chains}, R-hat max "
             f"{cal.rhat_.max():.3f}, ESS min {cal.ess_.min():.0f} ({len(cal.rhat_)} monitored)",
         )
 
@@ -214,6 +214,25 @@ def main():
     parser.add_argument("--save", metavar="NAME", help="save the table as benchmarks/results/NAME")
     args = parser.parse_args()
     cases = args.case or ["bgm", "confusion", "hierarchical"]
+    try:
+        run_cases(args, cases)
+    finally:  # what was measured is kept, even when a later case fails
+        if args.save and FOUND:
+            print()
+            table = Table(
+                ["case", "size", "seconds", "memory (MiB)", "note"],
+                formats={"seconds": ".2f", "memory (MiB)": ",.0f"},
+            )
+            for row in FOUND:
+                table.add(row)
+            table.save(
+                args.save,
+                caption="2 cores; memory: the call's peak extra memory (tracemalloc), or the "
+                "process's largest resident size where the note says max RSS.",
+            )
+
+
+def run_cases(args, cases):
     if "bgm" in cases:
         bench_bgm([10**4, 10**5] if args.quick else [10**5, 10**6, 10**7])
     if "confusion" in cases:
@@ -226,19 +245,6 @@ def main():
             bench_hierarchical(100, 2000, emcee, range(args.seeds))
     if "emcee" in (args.case or []):
         bench_emcee([(2, 200), (10, 400)], range(args.seeds))
-    if args.save:
-        print()
-        table = Table(
-            ["case", "size", "seconds", "memory (MiB)", "note"],
-            formats={"seconds": ".2f", "memory (MiB)": ",.0f"},
-        )
-        for row in FOUND:
-            table.add(row)
-        table.save(
-            args.save,
-            caption="2 cores; memory: the call's peak extra memory (tracemalloc), or the "
-            "process's largest resident size where the note says max RSS.",
-        )
 
 
 if __name__ == "__main__":

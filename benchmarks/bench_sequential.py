@@ -22,7 +22,7 @@ import argparse
 import warnings
 
 import numpy as np
-from _results import saving_printed_tables
+from _results import add_save_argument, saving_printed_tables
 from bench_headline import pools
 
 from skassess import BayesianAccuracy
@@ -56,11 +56,7 @@ def main():
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--step", type=int, default=10)
     ap.add_argument("--max-labels", type=int, default=1000)
-    ap.add_argument(
-        "--save",
-        metavar="NAME",
-        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
-    )
+    add_save_argument(ap)
     args = ap.parse_args()
     with saving_printed_tables(args.save):
         print(

@@ -26,7 +26,7 @@ import json
 import warnings
 
 import numpy as np
-from _results import saving_printed_tables
+from _results import add_save_argument, saving_printed_tables
 from bench_headline import pools
 
 from skassess import BayesianAccuracy
@@ -96,11 +96,7 @@ def main():
         metavar="JSONL",
         help="print the table of earlier --out files instead of running",
     )
-    ap.add_argument(
-        "--save",
-        metavar="NAME",
-        help="save each printed table as benchmarks/results/NAME-I (I = 1, 2, ...)",
-    )
+    add_save_argument(ap)
     args = ap.parse_args()
     with saving_printed_tables(args.save):
         if args.table:
