@@ -149,6 +149,9 @@ class _Tee(io.TextIOBase):
             stream.flush()
 
 
+_SEPARATOR = re.compile(r"\|(\s*:?-+:?\s*\|)+")
+
+
 def printed_tables(text):
     """The markdown tables in ``text``: (title, columns, rows) each, the title the
     last line of prose above the table; a note after a row's last ``|`` is dropped."""
@@ -159,15 +162,18 @@ def printed_tables(text):
         if (
             line.startswith("|")
             and i + 1 < len(lines)
-            and re.fullmatch(r"\|(\s*:?-+:?\s*\|)+", lines[i + 1].strip())
+            and _SEPARATOR.fullmatch(lines[i + 1].strip())
         ):
             columns = _cells(line)
             rows = []
             i += 2
-            # rows, and the progress notes (``[...]``) printed between them
+            # rows, and the progress notes (``[...]``) printed between them, up to the
+            # next table's header (a row followed by a separator)
             while i < len(lines) and (
                 lines[i].strip().startswith("|") or re.fullmatch(r"\[.*\]", lines[i].strip())
             ):
+                if i + 1 < len(lines) and _SEPARATOR.fullmatch(lines[i + 1].strip()):
+                    break
                 if lines[i].strip().startswith("|"):
                     cells = _cells(lines[i].strip())
                     if len(cells) == len(columns):

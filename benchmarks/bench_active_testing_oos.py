@@ -37,6 +37,7 @@ from bench_alt_mas import (  # noqa: E402
     _random_methods,
     _surrogate,
     _totals,
+    error_record,
     report,
 )
 
@@ -136,24 +137,7 @@ def main():
             for pool, seed, method, budget, est, lo, hi in rows:
                 scores, y = data[pool]
                 truth = metric_values(_totals(scores.argmax(1), y, K), metrics)
-                err = 100 * np.abs(est - truth)
-                cover = (lo <= truth) & (truth <= hi)
-                records.append(
-                    dict(
-                        model=pool,
-                        method=method,
-                        budget=budget,
-                        seed=seed,
-                        accuracy=err[0],
-                        macro_f1=err[1],
-                        precision=err[2:12].mean(),
-                        recall=err[12:22].mean(),
-                        relative=100
-                        * np.nanmean(np.abs(est - truth) / np.where(truth > 0, truth, np.nan)),
-                        cover_accuracy=cover[0] if np.isfinite(lo[0]) else np.nan,
-                        cover_macro_f1=cover[1] if np.isfinite(lo[1]) else np.nan,
-                    )
-                )
+                records.append(error_record(pool, method, budget, seed, est, lo, hi, truth))
         df = pd.DataFrame(records)
         df.to_pickle(args.out)
         report(df)

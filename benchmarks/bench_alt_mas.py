@@ -144,6 +144,30 @@ def _step_time(scores, features, y, repeats=5):
     return np.median(times)
 
 
+def error_record(model, method, budget, seed, est, lo, hi, truth):
+    """One run's errors (x 100) and intervals' coverage: a row of the report's frame.
+
+    ``est``, ``lo``, ``hi`` and ``truth`` hold accuracy, macro F1, then the
+    classes' precision and recall (10 classes each).
+    """
+    err = 100 * np.abs(est - truth)
+    rel = np.abs(est - truth) / np.where(truth > 0, truth, np.nan)
+    cover = (lo <= truth) & (truth <= hi)
+    return dict(
+        model=model,
+        method=method,
+        budget=budget,
+        seed=seed,
+        accuracy=err[0],
+        macro_f1=err[1],
+        precision=err[2:12].mean(),
+        recall=err[12:22].mean(),
+        relative=100 * np.nanmean(rel),
+        cover_accuracy=cover[0] if np.isfinite(lo[0]) else np.nan,
+        cover_macro_f1=cover[1] if np.isfinite(lo[1]) else np.nan,
+    )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10)
@@ -198,24 +222,7 @@ def main():
                 for m, seed, method, budget, est, lo, hi, _ in rows:
                     if m != model:
                         continue
-                    err = 100 * np.abs(est - truth)
-                    rel = np.abs(est - truth) / np.where(truth > 0, truth, np.nan)
-                    cover = (lo <= truth) & (truth <= hi)
-                    records.append(
-                        dict(
-                            model=model,
-                            method=method,
-                            budget=budget,
-                            seed=seed,
-                            accuracy=err[0],
-                            macro_f1=err[1],
-                            precision=err[2:12].mean(),
-                            recall=err[12:22].mean(),
-                            relative=100 * np.nanmean(rel),
-                            cover_accuracy=cover[0] if np.isfinite(lo[0]) else np.nan,
-                            cover_macro_f1=cover[1] if np.isfinite(lo[1]) else np.nan,
-                        )
-                    )
+                    records.append(error_record(model, method, budget, seed, est, lo, hi, truth))
         df = pd.DataFrame(records)
         df.to_pickle(args.out[0])
         report(df)

@@ -354,7 +354,12 @@ def main():
             frame["source"] = frame.source.where(~frame.source.str.contains("_"), "fairness")
             with pd.option_context("display.width", 160, "display.max_rows", 200):
                 print(frame_markdown(table(frame).round(3)))
-                print(frame_markdown(calibration(frame).round(3), index=True))
+                print(
+                    frame_markdown(
+                        calibration(frame).round(3).rename_axis(["gap (points)", "strategy"]),
+                        index=True,
+                    )
+                )
         bench_speed()
 
 
