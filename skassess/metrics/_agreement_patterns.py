@@ -45,29 +45,16 @@ def check_model_scores(X, n_models=None, n_classes=None):
             raise ValueError(
                 "Negative values in data passed to X: scores are probabilities in [0, 1]."
             )
-        if A.ndim == 2:
-            S = (
-                np.stack(
-                    [check_scores(A[:, m], input_name=f"X[:, {m}]") for m in range(A.shape[1])],
-                    axis=1,
-                )
-                if A.shape[1]
-                else np.empty((A.shape[0], 0, 2))
-            )
-        elif A.ndim == 3:
-            S = (
-                np.stack(
-                    [check_scores(A[:, m], input_name=f"X[:, {m}]") for m in range(A.shape[1])],
-                    axis=1,
-                )
-                if A.shape[1]
-                else A
-            )
-        else:
+        if A.ndim not in (2, 3):
             raise ValueError(
                 f"X must be (n_samples, n_models, n_classes), (n_samples, "
                 f"n_models) or a list of score arrays; got shape {A.shape}."
             )
+        if A.shape[1]:  # each model's scores checked (binary ones made two columns)
+            models = [check_scores(A[:, m], input_name=f"X[:, {m}]") for m in range(A.shape[1])]
+            S = np.stack(models, axis=1)
+        else:  # no model: refused below with the count
+            S = np.empty((A.shape[0], 0, 2)) if A.ndim == 2 else A
     if S.ndim != 3 or S.shape[1] < 2:
         raise ValueError(
             f"X must hold the scores of at least two models; got "
