@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import beta, betabinom
 
+from ..utils._memory import check_draw_memory
+
 
 class DepartureCheck:
     """Mixin of :class:`_RateAssessor`: ``departure_``, the flag and the flagged
@@ -61,6 +63,34 @@ class DepartureCheck:
         return np.where(rows > 0, lower, beta.ppf(tail, a, b)), np.where(
             rows > 0, upper, beta.ppf(1.0 - tail, a, b)
         )
+
+    def _freed_samples(self, n_draws, random_state):
+        """Draws of each group's metric, a flagged group's from its labels alone.
+
+        The model with the flagged groups freed from the map: the draws of
+        :meth:`groupwise_samples`, and for a flagged group its labeled
+        successes plus its unlabeled rows' successes under a uniform prior on
+        its rate (a rate of the pool's rows for accuracy, else the Beta of the
+        rate). What :func:`~skassess.metrics.worst_group` reads.
+        """
+        check_draw_memory(
+            n_draws, self.n_rows_.size, f"{type(self).__name__}.groupwise_samples", "groups"
+        )
+        rng = self._rng(random_state)
+        draws = self._groupwise_samples(n_draws, rng)
+        flagged = np.flatnonzero(self._flagged_groups())
+        if flagged.size == 0:
+            return draws
+        n = np.asarray(self.n_labeled_, float)[flagged]
+        s = np.asarray(self.n_success_, float)[flagged]
+        rate = rng.beta(1.0 + s, 1.0 + np.maximum(n - s, 0.0), (n_draws, flagged.size))
+        if self._metric() == "accuracy":
+            rows = np.asarray(self.n_rows_, float)[flagged]
+            left = np.maximum(np.round(rows - n), 0).astype(np.int64)
+            rate = (s + rng.binomial(left, rate)) / np.maximum(rows, 1e-300)
+        draws = np.array(draws, dtype=np.float64, copy=True)
+        draws[:, flagged] = rate
+        return draws
 
     def _held_interval(self, lower, upper, level):
         """The model's interval, widened to the labels-alone one for flagged groups."""

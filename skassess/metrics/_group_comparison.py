@@ -359,6 +359,12 @@ def worst_group(source, *, level=0.95, highest=False, n_draws=DEFAULT_N_DRAWS, r
     group's value. The *group ranked last* is the group of the lowest
     posterior mean; its row is that group's own posterior.
 
+    With an estimator whose departure check flags groups (the calibrated
+    :class:`~skassess.BayesianAccuracy`), a flagged group's draws are those
+    of its labels alone: the map that pulls it toward the other groups is
+    what its labels disagree with, and the worst group is the one a user
+    acts on.
+
     Parameters
     ----------
     source : fitted estimator or pandas.DataFrame
@@ -393,7 +399,11 @@ def worst_group(source, *, level=0.95, highest=False, n_draws=DEFAULT_N_DRAWS, r
     minimum over groups   NaN  0.700
     ranked last             b  0.717
     """
-    draws, labels = _draws(source, n_draws, random_state)
+    if isinstance(source, pd.DataFrame) or not hasattr(source, "_freed_samples"):
+        draws, labels = _draws(source, n_draws, random_state)
+    else:
+        check_is_fitted(source)
+        draws, labels = source._freed_samples(n_draws, random_state), source.groups_
     signed = -draws if highest else draws
     tail = (1.0 - level) / 2.0
     extreme = signed.min(axis=1)
