@@ -451,6 +451,9 @@ def run(args):
                         "se",
                         "lower",
                         "upper",
+                        "flagged",
+                        "labels_lower",
+                        "labels_upper",
                         "p_best",
                     )
                     if c in summary

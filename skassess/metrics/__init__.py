@@ -10,7 +10,13 @@ from ._confusion import BayesianConfusionMatrix
 from ._conjugate import BetaPosterior, DirichletPosterior, robust_mixture_posterior
 from ._cost import BayesianMisclassificationCost
 from ._difference_display import DifferenceDisplay
-from ._group_comparison import GroupComparison, compare_groups, rank_groups, top_m_groups
+from ._group_comparison import (
+    GroupComparison,
+    compare_groups,
+    rank_groups,
+    top_m_groups,
+    worst_group,
+)
 from ._model_comparison import BayesianModelComparison
 from ._nested_dirichlet import NestedDirichletPosterior
 from ._planning import LabelPlan, plan_labels
@@ -44,6 +50,7 @@ __all__ = [
     "expected_calibration_error",
     "plan_labels",
     "rank_groups",
+    "worst_group",
     "rope_probabilities",
     "top_m_groups",
 ]

@@ -1,6 +1,6 @@
 """BayesianAccuracy: the posterior of accuracy (or TPR, FPR, ...) per group."""
 
-from numbers import Integral
+from numbers import Integral, Real
 
 from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import Hidden, Interval, StrOptions
@@ -73,6 +73,13 @@ class BayesianAccuracy(_RateAssessor):
         every conjugate estimator).
     {{classes}}
     {{missing_label}}
+    departure_threshold : float in (0, 1) or None, default=0.05
+        With ``prior="calibrated"`` and accuracy: a group whose labels
+        disagree with the shared map, its posterior predictive p-value
+        (``departure_``) below this, is flagged in :meth:`summary`, and its
+        interval is widened to hold the interval of its labels alone too
+        (partial pooling pulls a group far from the map toward it; its own
+        labels do not). None: no check.
     random_state : int, RandomState instance or None, default=None
         Seed of the Monte Carlo draws of overall quantities.
 
@@ -102,6 +109,12 @@ class BayesianAccuracy(_RateAssessor):
         Among them, rows where the outcome happened (e.g. the model was right).
     n_rows_ : ndarray of shape (n_groups,)
         All rows per group (weighted).
+    departure_ : pandas.Series
+        With ``prior="calibrated"``, accuracy and a ``departure_threshold``:
+        each group's posterior predictive p-value of its labels under the
+        shared map (a new group's deviation drawn from the groups' spread;
+        NaN without labels). Small values say the labels disagree with the
+        map more than the groups' spread allows.
     {{fitted_rows}}
     feature_names_in_ : ndarray of str
         Column names, when ``X`` was a DataFrame with string column names.
@@ -202,6 +215,7 @@ class BayesianAccuracy(_RateAssessor):
         "n_bins": [Interval(Integral, 1, None, closed="left")],
         "binning": [StrOptions(set(STRATEGIES))],
         "strategy": [StrOptions(set(STRATEGIES)), Hidden(StrOptions({"deprecated"}))],
+        "departure_threshold": [Interval(Real, 0, 1, closed="neither"), None],
     }
 
     def __init__(
@@ -216,6 +230,7 @@ class BayesianAccuracy(_RateAssessor):
         prior_strength=DEFAULT_PRIOR_STRENGTH,
         classes=None,
         missing_label=-1,
+        departure_threshold=0.05,
         random_state=None,
     ):
         self.metric = metric
@@ -227,4 +242,5 @@ class BayesianAccuracy(_RateAssessor):
         self.prior_strength = prior_strength
         self.classes = classes
         self.missing_label = missing_label
+        self.departure_threshold = departure_threshold
         self.random_state = random_state

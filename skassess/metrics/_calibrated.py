@@ -13,6 +13,7 @@ from ._calibrated_draws import _DrawSummaries, _PosteriorDraws
 from ._calibrated_fit import _MapGrid
 from ._calibrated_model import (
     BIN_WIDTH,
+    BLOCK_FLOATS,
     LOGIT_CLIP,
     N_BINS,
     N_HERMITE,
@@ -215,4 +216,50 @@ class CalibratedRates(_MapGrid, _PosteriorDraws, _DrawSummaries):
                 + u
             )
             out += self.rows[:, bin_] * p
+        return out
+
+    def departure(self, size, rng):
+        """Each group's posterior predictive p-value of its labels under the shared map.
+
+        Could the group's labels have come from a new group of the population?
+        Per draw of ``(a, b, tau)`` from the grid and a new deviation ``u ~
+        tau t_4``, the group's labeled successes are replicated, ``S_rep ~
+        sum_c Binomial(n_c, sigmoid(m + a + b (l_c - m) + u))`` over its
+        labeled cells, and compared with the observed ``S`` by the two-sided
+        mid-p-value
+
+            min(1, 2 min(P(S_rep < S), P(S_rep > S)) + P(S_rep = S)),
+
+        a posterior predictive check (Gelman, Meng and Stern 1996). Small
+        values say the labels disagree with the map more than the groups'
+        spread allows. NaN for a group without labels. Shape ``(n_groups,)``.
+        """
+        out = np.full(self.n_groups, np.nan)
+        if self._lab_group.size == 0:
+            return out
+        node = self._node_draws(size, rng)
+        u = deviation_draws(rng, (size, self.n_groups), self.tau[node][:, None])
+        g, b = self._cell_index
+        n = self.labeled[g, b]
+        whole = np.allclose(n, np.round(n))
+        observed = np.minimum(self.success, self.labeled).sum(axis=1)
+        replicated = np.zeros((size, self.n_groups))
+        step = max(1, BLOCK_FLOATS // max(g.size, 1))
+        for start in range(0, size, step):
+            sl = slice(start, start + step)
+            p = expit(
+                self.center
+                + self.a[node[sl], None]
+                + self.b[node[sl], None] * self._cell_x[None, :]
+                + u[sl][:, g]
+            )
+            if whole:
+                draws = rng.binomial(np.round(n).astype(np.int64), p).astype(np.float64)
+            else:  # weighted rows: the normal of the same mean and variance
+                draws = n * p + np.sqrt(n * p * (1.0 - p)) * rng.standard_normal(p.shape)
+            np.add.at(replicated[sl].T, g, draws.T)
+        lab = self._lab_group
+        below = (replicated[:, lab] < observed[lab] - 1e-9).mean(axis=0)
+        above = (replicated[:, lab] > observed[lab] + 1e-9).mean(axis=0)
+        out[lab] = np.minimum(1.0, 2.0 * np.minimum(below, above) + (1.0 - below - above))
         return out

@@ -18,7 +18,7 @@ from ..utils._sklearn_compat import HasMethods, Interval
 from ._base import DEFAULT_N_DRAWS
 from ._rope import rope_probabilities
 
-__all__ = ["GroupComparison", "compare_groups", "rank_groups", "top_m_groups"]
+__all__ = ["GroupComparison", "compare_groups", "rank_groups", "top_m_groups", "worst_group"]
 
 DECISIONS = ("left", "rope", "right")
 #: The decision of a comparison no region reaches ``decision_probability`` for.
@@ -338,3 +338,87 @@ def top_m_groups(source, m, *, highest=False, n_draws=DEFAULT_N_DRAWS, random_st
     table = table.sort_values(["p_top_m", "mean"], ascending=[False, not highest])
     table["selected"] = np.arange(G) < m
     return table
+
+
+@validate_params(
+    {
+        "source": [HasMethods("groupwise_samples"), pd.DataFrame],
+        "level": [LEVEL],
+        "highest": ["boolean"],
+        "n_draws": [N_DRAWS],
+        "random_state": ["random_state"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def worst_group(source, *, level=0.95, highest=False, n_draws=DEFAULT_N_DRAWS, random_state=None):
+    """The worst group's value: the minimum over groups, and the group ranked last.
+
+    "Which group is least accurate, and how accurate is it?" has two
+    answers. The *minimum over groups* ``min_g theta_g`` is read draw by
+    draw: whichever group is lowest in a draw, so it is never above any
+    group's value. The *group ranked last* is the group of the lowest
+    posterior mean; its row is that group's own posterior.
+
+    With an estimator whose departure check flags groups (the calibrated
+    :class:`~skassess.BayesianAccuracy`), a flagged group's draws are those
+    of its labels alone: the map that pulls it toward the other groups is
+    what its labels disagree with, and the worst group is the one a user
+    acts on.
+
+    Parameters
+    ----------
+    source : fitted estimator or pandas.DataFrame
+        A fitted skassess estimator, or posterior draws with one column per
+        group.
+    level : float, default=0.95
+        Credible level of the equal-tailed intervals.
+    highest : bool, default=False
+        The maximum and the group ranked first instead (e.g. the most costly
+        class).
+    n_draws : int, default=4000
+        Number of posterior draws (estimators only).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the draws.
+
+    Returns
+    -------
+    worst : pandas.DataFrame
+        Two rows, ``"minimum over groups"`` (``"maximum ..."`` with
+        ``highest``) and ``"ranked last"`` (``"ranked first"``), with
+        ``group`` (the group ranked last; NaN for the minimum), ``mean``,
+        ``lower``, ``upper`` and ``p_worst`` (the probability that the group
+        ranked last is the worst; 1 for the minimum).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skassess.metrics import worst_group
+    >>> draws = pd.DataFrame({"a": [0.9, 0.8, 0.85], "b": [0.7, 0.85, 0.6]})
+    >>> worst_group(draws)[["group", "mean"]].round(3)
+                          group   mean
+    minimum over groups   NaN  0.700
+    ranked last             b  0.717
+    """
+    if isinstance(source, pd.DataFrame) or not hasattr(source, "_freed_samples"):
+        draws, labels = _draws(source, n_draws, random_state)
+    else:
+        check_is_fitted(source)
+        draws, labels = source._freed_samples(n_draws, random_state), source.groups_
+    signed = -draws if highest else draws
+    tail = (1.0 - level) / 2.0
+    extreme = signed.min(axis=1)
+    last = int(np.argmin(signed.mean(axis=0)))
+    p_worst = float((np.argmin(signed, axis=1) == last).mean())
+    rows = []
+    for values, group, p in ((extreme, None, 1.0), (signed[:, last], labels[last], p_worst)):
+        values = -values if highest else values
+        lower, upper = np.quantile(values, [tail, 1.0 - tail])
+        rows.append(
+            {"group": group, "mean": values.mean(), "lower": lower, "upper": upper, "p_worst": p}
+        )
+    index = (
+        ["maximum over groups", "ranked first"]
+        if highest
+        else ["minimum over groups", "ranked last"]
+    )
+    return pd.DataFrame(rows, index=index)

@@ -16,6 +16,7 @@ from ._base import DEFAULT_N_DRAWS, _BaseAssessor
 from ._calibrated_binary import CalibratedBinaryRates
 from ._calibrated_model import N_BINS, add_to_cells, score_bin, score_logit
 from ._conjugate import BetaPosterior
+from ._departure import DepartureCheck
 from ._design import DESIGN_ARRAYS, DesignCounts
 from ._hierarchical import HierarchicalBeta
 from ._lazy_fit import LazyCalibratedFit
@@ -45,7 +46,7 @@ METRICS = (
 )
 
 
-class _RateAssessor(_PriorChecks, DesignCounts, LazyCalibratedFit, _BaseAssessor):
+class _RateAssessor(DepartureCheck, _PriorChecks, DesignCounts, LazyCalibratedFit, _BaseAssessor):
     """A posterior per group of the rate named by ``metric``: the calibrated model
     (``prior="calibrated"``), or a Beta per group (the other priors)."""
 
@@ -68,6 +69,7 @@ class _RateAssessor(_PriorChecks, DesignCounts, LazyCalibratedFit, _BaseAssessor
         "n_labeled_rows_",
         *_score_arrays,
     )
+    _LAZY = (*LazyCalibratedFit._LAZY, "departure_")
     #: Whether the informative prior is checked against the labels (accuracy estimators).
     _checks_prior_conflict = False
 
@@ -257,6 +259,8 @@ class _RateAssessor(_PriorChecks, DesignCounts, LazyCalibratedFit, _BaseAssessor
         # A new group's rate (its own draws): computed when first read.
         if name == "prior_" and self._calibrated():
             self.prior_ = self._hierarchy.predictive()
+        if name == "departure_" and self._checks_departure():
+            self._fit_departure()
 
     # ---------------------------------------------------------- group weights
     def _overall_weights(self, n_draws, rng):
@@ -466,7 +470,13 @@ class _RateAssessor(_PriorChecks, DesignCounts, LazyCalibratedFit, _BaseAssessor
         summary : pandas.DataFrame
             One row per group with ``n_labeled`` (labeled rows on which the
             metric is defined), ``weight`` (share ``p_g`` of all rows),
-            ``prior_mean``, ``mean``, ``lower`` and ``upper``.
+            ``prior_mean``, ``mean``, ``lower`` and ``upper``. For accuracy
+            with ``prior="calibrated"`` and a ``departure_threshold``, also
+            ``departure_p`` (the posterior predictive p-value of the group's
+            labels under the shared map, ``departure_``), ``flagged`` (below
+            the threshold) and ``labels_lower``, ``labels_upper`` (the
+            group's labels alone, uniform prior); a flagged group's
+            ``lower`` and ``upper`` hold both intervals.
         """
         check_is_fitted(self)
         self._warn_prior_conflict()
@@ -475,7 +485,7 @@ class _RateAssessor(_PriorChecks, DesignCounts, LazyCalibratedFit, _BaseAssessor
         if self._calibrated():
             # The model's own mean (the Beta state rounds it), inside its interval.
             mean = np.clip(self._hierarchy.moments()[0], lower, upper)
-        return pd.DataFrame(
+        frame = pd.DataFrame(
             {
                 "n_labeled": self.n_labeled_,
                 "weight": self.group_weights_,
@@ -486,6 +496,11 @@ class _RateAssessor(_PriorChecks, DesignCounts, LazyCalibratedFit, _BaseAssessor
             },
             index=self.groups_,
         )
+        if self._checks_departure():
+            frame["departure_p"] = self.departure_.to_numpy()
+            frame["flagged"] = self._flagged_groups()
+            frame["labels_lower"], frame["labels_upper"] = self._labels_interval(level)
+        return frame
 
     @validate_args({"level": [LEVEL]})
     def groupwise_interval(self, level=0.95):
@@ -513,7 +528,7 @@ class _RateAssessor(_PriorChecks, DesignCounts, LazyCalibratedFit, _BaseAssessor
         """
         check_is_fitted(self)
         if getattr(self, "_hierarchy", None) is not None:
-            return self._hierarchy.interval(level)
+            return self._held_interval(*self._hierarchy.interval(level), level)
         return self.posterior_.interval(level)
 
     def log_marginal_likelihood(self):

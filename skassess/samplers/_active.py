@@ -139,6 +139,13 @@ class ActiveAssessor(_AssessorAnswers, _AssessorSteps, AnytimeAnswersMixin, Acti
     ``sum_j C[j, k] theta_kj``; for ``"compare"`` the expected confidence
     ``lambda`` after one more label.
 
+    For ``"least_accurate"`` and ``"most_accurate"`` under the calibrated
+    prior, a group that the estimator's departure check flags (its labels
+    disagree with the shared map, ``departure_threshold``) is sampled from its
+    labels alone (a uniform prior), not from the map that pulls it toward the
+    other groups: a group whose few labels say it may be the extreme one gets
+    the labels that settle it.
+
     The estimate task moves labels between the estimator's groups only. For
     the accuracy of all items, group the rows by confidence,
     ``BayesianAccuracy(grouping="score_bins", binning="quantile")``: the

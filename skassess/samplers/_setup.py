@@ -255,6 +255,22 @@ def initial_state(estimator, setup, n_runs):
         return NestedDirichletPosterior(
             tile(post.prior_alpha), tile(post.prior_failures), tile(post.counts)
         )
+    prior_alpha, prior_beta = post.prior_alpha, post.prior_beta
+    flagged = _departing_groups(estimator, setup)
+    if flagged.any():
+        # A group whose labels depart from the shared map: its labels alone (a
+        # uniform prior), so that a search for the extreme group looks at it.
+        prior_alpha = np.where(flagged, 1.0, prior_alpha)
+        prior_beta = np.where(flagged, 1.0, prior_beta)
     return BetaPosterior(
-        tile(post.prior_alpha), tile(post.prior_beta), tile(post.successes), tile(post.failures)
+        tile(prior_alpha), tile(prior_beta), tile(post.successes), tile(post.failures)
     )
+
+
+def _departing_groups(estimator, setup):
+    """The groups that the departure check flags, for the searches of the least or
+    most accurate group (all False for other tasks, where the check is not read)."""
+    flagged = getattr(estimator, "_flagged_groups", None)
+    if flagged is None or not isinstance(setup.task, ExtremeRate):
+        return np.zeros(setup.n_arms, dtype=bool)
+    return flagged()

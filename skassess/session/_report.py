@@ -151,6 +151,17 @@ def _forest(table, title, xlabel, prior):
         table["upper"].to_numpy(),
         xlabel=xlabel,
     ).plot(ax=ax, color="#1f5fa8")
+    if "flagged" in table and table["flagged"].any():
+        # a group whose labels depart from the shared map: its labels-alone interval too
+        rows = np.flatnonzero(table["flagged"].to_numpy(dtype=bool))
+        ax.hlines(
+            rows + 0.25,
+            table["labels_lower"].to_numpy(dtype=float)[rows],
+            table["labels_upper"].to_numpy(dtype=float)[rows],
+            color="#c0392b",
+            lw=2,
+            label="its labels alone (labels that depart from the map)",
+        )
     if "prior_mean" in table:
         ax.plot(
             table["prior_mean"].to_numpy(),

@@ -2,6 +2,7 @@ import re
 import subprocess
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from skassess.cli import main
@@ -227,3 +228,24 @@ def test_report_words_match_the_model(report_files):
     assert empty.any()  # 20 bins on this file leave some empty
     html = render_report(result)
     assert html.count('<td class="none">no rows</td>') == 3 * int(empty.sum())
+
+
+def test_the_forest_plot_shows_a_flagged_group_s_labels_alone_interval():
+    pytest.importorskip("matplotlib")
+    from skassess.session._report import _forest
+
+    table = pd.DataFrame(
+        {
+            "mean": [0.5, 0.8],
+            "lower": [0.4, 0.7],
+            "upper": [0.6, 0.9],
+            "prior_mean": [0.7, 0.8],
+            "flagged": [True, False],
+            "labels_lower": [0.2, 0.6],
+            "labels_upper": [0.55, 0.95],
+        },
+        index=["a", "b"],
+    )
+    assert "labels alone" in _forest(table, "Accuracy", "accuracy", "calibrated")
+    table["flagged"] = False
+    assert "labels alone" not in _forest(table, "Accuracy", "accuracy", "calibrated")

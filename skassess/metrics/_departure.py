@@ -1,0 +1,103 @@
+"""Groups whose labels disagree with the shared calibration map.
+
+Partial pooling is why the calibrated model is tight, and also why it answers
+too kindly for a group whose accuracy lies far from the map: a few labels
+cannot pull the group's deviation that far. The departure check says when a
+group's labels disagree with the map more than the groups' spread allows (a
+posterior predictive p-value, :meth:`CalibratedRates.departure`); for a
+group it flags, the reported interval is the union of the model's and the
+interval of the group's labels alone, which holds whatever the map.
+"""
+
+import numpy as np
+import pandas as pd
+from scipy.stats import beta, betabinom
+
+from ..utils._memory import check_draw_memory
+
+
+class DepartureCheck:
+    """Mixin of :class:`_RateAssessor`: ``departure_``, the flag and the flagged
+    groups' intervals (calibrated accuracy only; ``departure_threshold`` None: off)."""
+
+    def _checks_departure(self):
+        return (
+            getattr(self, "departure_threshold", None) is not None
+            and self._calibrated()
+            and self._metric() == "accuracy"
+        )
+
+    def _fit_departure(self):
+        """``departure_``: each group's p-value (its own draws, the same at every read)."""
+        model = self._hierarchy
+        rng = np.random.default_rng([model._predictive_seed, 1])
+        self.departure_ = pd.Series(
+            model.departure(model.n_draws, rng), index=self.groups_, name="departure_p"
+        )
+
+    def _flagged_groups(self):
+        """Whether each group's labels depart from the shared map (``departure_p`` below
+        ``departure_threshold``), in the order of ``groups_``; all False when the
+        check is off."""
+        if not self._checks_departure():
+            return np.zeros(len(self.groups_), dtype=bool)
+        return (self.departure_.to_numpy() < self.departure_threshold) & (self.n_labeled_ > 0)
+
+    def _labels_interval(self, level=0.95):
+        """Each group's equal-tailed interval from its labels alone, ``(lower, upper)``.
+
+        A uniform prior on the group's rate and its labeled rows; for accuracy
+        the estimand is the rate of the group's rows in the pool, so the
+        unlabeled rows' successes are beta-binomial, else the Beta of the rate.
+        """
+        tail = (1.0 - level) / 2.0
+        n, s = np.asarray(self.n_labeled_, float), np.asarray(self.n_success_, float)
+        a, b = 1.0 + s, 1.0 + np.maximum(n - s, 0.0)
+        if self._metric() != "accuracy":
+            return beta.ppf(tail, a, b), beta.ppf(1.0 - tail, a, b)
+        rows = np.asarray(self.n_rows_, float)
+        left = np.maximum(np.round(rows - n), 0).astype(np.int64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            lower = (s + betabinom.ppf(tail, left, a, b)) / rows
+            upper = (s + betabinom.ppf(1.0 - tail, left, a, b)) / rows
+        return np.where(rows > 0, lower, beta.ppf(tail, a, b)), np.where(
+            rows > 0, upper, beta.ppf(1.0 - tail, a, b)
+        )
+
+    def _freed_samples(self, n_draws, random_state):
+        """Draws of each group's metric, a flagged group's from its labels alone.
+
+        The model with the flagged groups freed from the map: the draws of
+        :meth:`groupwise_samples`, and for a flagged group its labeled
+        successes plus its unlabeled rows' successes under a uniform prior on
+        its rate (a rate of the pool's rows for accuracy, else the Beta of the
+        rate). What :func:`~skassess.metrics.worst_group` reads.
+        """
+        check_draw_memory(
+            n_draws, self.n_rows_.size, f"{type(self).__name__}.groupwise_samples", "groups"
+        )
+        rng = self._rng(random_state)
+        draws = self._groupwise_samples(n_draws, rng)
+        flagged = np.flatnonzero(self._flagged_groups())
+        if flagged.size == 0:
+            return draws
+        n = np.asarray(self.n_labeled_, float)[flagged]
+        s = np.asarray(self.n_success_, float)[flagged]
+        rate = rng.beta(1.0 + s, 1.0 + np.maximum(n - s, 0.0), (n_draws, flagged.size))
+        if self._metric() == "accuracy":
+            rows = np.asarray(self.n_rows_, float)[flagged]
+            left = np.maximum(np.round(rows - n), 0).astype(np.int64)
+            rate = (s + rng.binomial(left, rate)) / np.maximum(rows, 1e-300)
+        draws = np.array(draws, dtype=np.float64, copy=True)
+        draws[:, flagged] = rate
+        return draws
+
+    def _held_interval(self, lower, upper, level):
+        """The model's interval, widened to the labels-alone one for flagged groups."""
+        flagged = self._flagged_groups()
+        if not flagged.any():
+            return lower, upper
+        lo, hi = self._labels_interval(level)
+        return np.where(flagged, np.minimum(lower, lo), lower), np.where(
+            flagged, np.maximum(upper, hi), upper
+        )
