@@ -21,9 +21,10 @@ difference of accuracy ``A - B`` on the whole file (threshold 0.5). Kinds:
 Cells: coverage % of the 95 % interval of Delta accuracy / MAE x 100 of the
 posterior median (the estimate of least expected absolute error), for the
 method under test (``--method``: ``calibrated``, the default of
-``BayesianGroupMetrics``, or ``bayesian_calibration``, BC with the default
-calibrator) and BB (Beta(1, 1) per group), its MAE minus BB's with the
-standard error of that difference (both methods see the same labels in a
+``BayesianGroupMetrics``, ``bayesian_calibration``, BC with the default
+calibrator, or ``compare_groups`` on the calibrated
+``BayesianAccuracy(grouping="external")``) and BB (Beta(1, 1) per group),
+its MAE minus BB's with the standard error of that difference (both methods see the same labels in a
 run, so the difference is paired), and the share of its fits that raised a
 labels-versus-scores warning.
 
@@ -43,11 +44,15 @@ from _results import add_save_argument, saving_printed_tables
 from joblib import Parallel, delayed
 from scipy.special import expit, logit
 
+from skassess import BayesianAccuracy
 from skassess.calibration import BayesianGroupMetrics
 from skassess.exceptions import SkassessWarning
+from skassess.metrics import compare_groups
 
 KINDS = ("moderate", "strong", "perfect", "near-perfect", "flipped")
 BC = "bayesian_calibration"
+#: compare_groups on the calibrated BayesianAccuracy(grouping="external").
+CG = "compare_groups"
 
 
 def make_file(kind, n, share, seed):
@@ -91,6 +96,15 @@ def one_run(kind, n, share, n_labeled, run, options, vary_files=False, tested=BC
     y_obs[rows] = y[rows]
     out = {}
     for method in (tested, "beta_binomial"):
+        if method == CG:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est = BayesianAccuracy(grouping="external", random_state=run)
+                est.fit(np.column_stack([1 - s, s]), y_obs, group_by=group)
+                delta = compare_groups(est, "A", "B", random_state=run)
+            lower, upper = delta.interval(0.95)
+            out[method] = (lower <= truth <= upper, abs(np.median(delta.samples) - truth), False)
+            continue
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             extra = options if method != "beta_binomial" else {}
@@ -116,7 +130,7 @@ def main():
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument(
         "--method",
-        choices=("calibrated", BC),
+        choices=("calibrated", BC, CG),
         default="calibrated",
         help="the method compared with BB",
     )

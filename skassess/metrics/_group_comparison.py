@@ -50,6 +50,10 @@ def _draws(source, n_draws, random_state):
                 "drop the group or the draws before comparing."
             )
         return draws, source.columns
+    if hasattr(source, "_freed_samples"):
+        # a group whose labels depart from the shared map: its labels alone
+        check_is_fitted(source)
+        return source._freed_samples(n_draws, random_state), source.groups_
     return source.groupwise_samples(n_draws, random_state), source.groups_
 
 
@@ -200,7 +204,9 @@ def compare_groups(
     ----------
     source : fitted estimator or pandas.DataFrame
         A fitted skassess estimator, or posterior draws with one column per
-        group.
+        group. A group that the estimator's departure check flags (the
+        calibrated :class:`~skassess.BayesianAccuracy`) is read from its
+        labels alone.
     group_a, group_b : hashable
         Labels of the two groups (as in the estimator's ``groups_``).
     rope : float, default=0.05
@@ -263,7 +269,9 @@ def rank_groups(source, *, n_draws=DEFAULT_N_DRAWS, random_state=None):
     ----------
     source : fitted estimator or pandas.DataFrame
         A fitted skassess estimator, or posterior draws with one column per
-        group.
+        group. A group that the estimator's departure check flags (the
+        calibrated :class:`~skassess.BayesianAccuracy`) is read from its
+        labels alone.
     n_draws : int, default=4000
         Number of posterior draws (estimators only).
     random_state : int, RandomState instance or None, default=None
@@ -311,7 +319,9 @@ def top_m_groups(source, m, *, highest=False, n_draws=DEFAULT_N_DRAWS, random_st
     ----------
     source : fitted estimator or pandas.DataFrame
         A fitted skassess estimator, or posterior draws with one column per
-        group.
+        group. A group that the estimator's departure check flags (the
+        calibrated :class:`~skassess.BayesianAccuracy`) is read from its
+        labels alone.
     m : int
         Number of groups to select, ``1 <= m <= n_groups``.
     highest : bool, default=False
@@ -369,7 +379,9 @@ def worst_group(source, *, level=0.95, highest=False, n_draws=DEFAULT_N_DRAWS, r
     ----------
     source : fitted estimator or pandas.DataFrame
         A fitted skassess estimator, or posterior draws with one column per
-        group.
+        group. A group that the estimator's departure check flags (the
+        calibrated :class:`~skassess.BayesianAccuracy`) is read from its
+        labels alone.
     level : float, default=0.95
         Credible level of the equal-tailed intervals.
     highest : bool, default=False
@@ -399,11 +411,7 @@ def worst_group(source, *, level=0.95, highest=False, n_draws=DEFAULT_N_DRAWS, r
     minimum over groups   NaN  0.700
     ranked last             b  0.717
     """
-    if isinstance(source, pd.DataFrame) or not hasattr(source, "_freed_samples"):
-        draws, labels = _draws(source, n_draws, random_state)
-    else:
-        check_is_fitted(source)
-        draws, labels = source._freed_samples(n_draws, random_state), source.groups_
+    draws, labels = _draws(source, n_draws, random_state)
     signed = -draws if highest else draws
     tail = (1.0 - level) / 2.0
     extreme = signed.min(axis=1)

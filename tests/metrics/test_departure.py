@@ -143,3 +143,23 @@ def test_worst_group_reads_a_flagged_group_from_its_labels_alone():
     assert worst.loc["minimum over groups", "lower"] <= truth.min()
     # the same seed, the same answer
     pd.testing.assert_frame_equal(worst, worst_group(est, random_state=0))
+
+
+def test_comparisons_read_a_flagged_group_from_its_labels_alone():
+    from skassess.metrics import compare_groups
+
+    shifts = np.r_[-3.0, np.random.default_rng(1).normal(0, 0.3, 11)]
+    X, y, _ = _pool(shifts)
+    est = BayesianAccuracy(random_state=0).fit(X, _labeled(y, 480, 0))
+    assert est.summary()["flagged"].iloc[0]
+    g0, g1 = est.groups_[0], est.groups_[1]
+    delta = compare_groups(est, g0, g1, random_state=0)
+    model = est.groupwise_samples(4000, random_state=0)
+    lo, hi = np.quantile(model[:, 0] - model[:, 1], [0.025, 0.975])
+    lower, upper = delta.interval()
+    assert upper - lower > hi - lo  # the labels alone are wider than the shrunk model
+    # with the check off, the model's own draws
+    off = BayesianAccuracy(departure_threshold=None, random_state=0).fit(X, _labeled(y, 480, 0))
+    np.testing.assert_allclose(
+        compare_groups(off, g0, g1, random_state=0).samples, model[:, 0] - model[:, 1]
+    )
