@@ -140,6 +140,26 @@ ROWS = [
         "active",
     ),
     Row(
+        "the least accurate of 100 classes, three spreads below the map "
+        "(`BayesianAccuracy()`'s departure check; `worst_group`)",
+        [
+            Part("once flagged", [("worst-group", "its coverage: flagged", None)]),
+            Part("all runs", [("worst-group", "all runs", None)]),
+            Part(
+                "the minimum over classes",
+                [("worst-group", "minimum over classes: coverage", None)],
+            ),
+            Part(
+                "the class ranked last",
+                [("worst-group", "class ranked last: coverage", None)],
+            ),
+        ],
+        "two to ten random labels a class; the flag is raised in few runs at two labels a "
+        "class (the shares are on the page); unflagged, the class is pulled toward the map, "
+        "as by the oracle that knows the pool's map and spread",
+        "active",
+    ),
+    Row(
         'TPR, FPR, PPV, NPV, `prior="calibrated"` (the default)',
         [
             Part("overall", [("rates", "coverage: calibrated", None)]),
@@ -179,6 +199,20 @@ ROWS = [
         ],
         "the two largest groups of held-out fairness files, 10-100 labels; accuracy, TPR, FPR",
         "group-differences",
+    ),
+    Row(
+        "difference of accuracy between two groups whose scores are calibrated differently "
+        "(`compare_groups`)",
+        [
+            Part(
+                "compare_groups",
+                [("fairness-stress-compare-groups-1", "compare_groups", None)],
+            ),
+        ],
+        "the stress suite's small files, 10 and 40 labels; short where the small group's "
+        "labels ignore its scores and it has one to three labels: there use "
+        "`BayesianGroupMetrics()` (its row below)",
+        "fairness",
     ),
     Row(
         'overall accuracy, classes, pairs of classes and expected cost, `prior="calibrated"`',
