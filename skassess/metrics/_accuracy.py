@@ -113,7 +113,7 @@ class BayesianAccuracy(_RateAssessor):
         With ``prior="calibrated"``, accuracy and a ``departure_threshold``:
         each group's posterior predictive p-value of its labels under the
         shared map (a new group's deviation drawn from the groups' spread;
-        NaN without labels). Small values say the labels disagree with the
+        1 without labels). Small values say the labels disagree with the
         map more than the groups' spread allows.
     {{fitted_rows}}
     feature_names_in_ : ndarray of str

@@ -218,7 +218,7 @@ class CalibratedRates(_MapGrid, _PosteriorDraws, _DrawSummaries):
             out += self.rows[:, bin_] * p
         return out
 
-    def departure(self, size, rng):
+    def departure(self, size=None, rng=None):
         """Each group's posterior predictive p-value of its labels under the shared map.
 
         Could the group's labels have come from a new group of the population?
@@ -232,9 +232,15 @@ class CalibratedRates(_MapGrid, _PosteriorDraws, _DrawSummaries):
 
         a posterior predictive check (Gelman, Meng and Stern 1996). Small
         values say the labels disagree with the map more than the groups'
-        spread allows. NaN for a group without labels. Shape ``(n_groups,)``.
+        spread allows. A group without labels has nothing to depart with: 1
+        (the formula's value at ``S = S_rep = 0``). ``size`` None: the
+        model's ``n_draws``; ``rng`` None: the model's own stream, the same
+        at every call. Shape ``(n_groups,)``.
         """
-        out = np.full(self.n_groups, np.nan)
+        size = self.n_draws if size is None else size
+        if rng is None:
+            rng = np.random.default_rng([self._predictive_seed, 1])
+        out = np.ones(self.n_groups)
         if self._lab_group.size == 0:
             return out
         node = self._node_draws(size, rng)

@@ -12,8 +12,11 @@ interval of the group's labels alone, which holds whatever the map.
 import numpy as np
 import pandas as pd
 from scipy.stats import beta, betabinom
+from sklearn.utils.validation import check_is_fitted
 
 from ..utils._memory import check_draw_memory
+from ..utils._params import N_DRAWS, validate_args, validated
+from ._base import DEFAULT_N_DRAWS
 
 
 class DepartureCheck:
@@ -29,10 +32,8 @@ class DepartureCheck:
 
     def _fit_departure(self):
         """``departure_``: each group's p-value (its own draws, the same at every read)."""
-        model = self._hierarchy
-        rng = np.random.default_rng([model._predictive_seed, 1])
         self.departure_ = pd.Series(
-            model.departure(model.n_draws, rng), index=self.groups_, name="departure_p"
+            self._hierarchy.departure(), index=self.groups_, name="departure_p"
         )
 
     def _flagged_groups(self):
@@ -64,15 +65,33 @@ class DepartureCheck:
             rows > 0, upper, beta.ppf(1.0 - tail, a, b)
         )
 
-    def _freed_samples(self, n_draws, random_state):
-        """Draws of each group's metric, a flagged group's from its labels alone.
+    @validated
+    @validate_args({"n_draws": [N_DRAWS], "random_state": ["random_state"]})
+    def held_samples(self, n_draws=DEFAULT_N_DRAWS, random_state=None):
+        """Posterior draws per group as the reported intervals hold them, ``(n_draws, n_groups)``.
 
-        The model with the flagged groups freed from the map: the draws of
-        :meth:`groupwise_samples`, and for a flagged group its labeled
-        successes plus its unlabeled rows' successes under a uniform prior on
-        its rate (a rate of the pool's rows for accuracy, else the Beta of the
-        rate). What :func:`~skassess.metrics.worst_group` reads.
+        The draws of :meth:`groupwise_samples`, except that a group the
+        departure check flags (``departure_``) is freed from the shared map:
+        its labeled successes plus its unlabeled rows' successes under a
+        uniform prior on its rate. What :func:`~skassess.metrics.compare_groups`,
+        :func:`~skassess.metrics.rank_groups`,
+        :func:`~skassess.metrics.top_m_groups` and
+        :func:`~skassess.metrics.worst_group` read. Without a flagged group
+        (or with ``departure_threshold=None``), the same draws as
+        :meth:`groupwise_samples`.
+
+        Parameters
+        ----------
+        n_draws : int, default=4000
+            Number of Monte Carlo draws.
+        random_state : int, RandomState instance or None, default=None
+            Seed of the draws; None uses the estimator's ``random_state``.
+
+        Returns
+        -------
+        samples : ndarray of shape (n_draws, n_groups)
         """
+        check_is_fitted(self)
         check_draw_memory(
             n_draws, self.n_rows_.size, f"{type(self).__name__}.groupwise_samples", "groups"
         )

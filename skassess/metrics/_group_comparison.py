@@ -50,10 +50,9 @@ def _draws(source, n_draws, random_state):
                 "drop the group or the draws before comparing."
             )
         return draws, source.columns
-    if hasattr(source, "_freed_samples"):
+    if hasattr(source, "held_samples"):
         # a group whose labels depart from the shared map: its labels alone
-        check_is_fitted(source)
-        return source._freed_samples(n_draws, random_state), source.groups_
+        return source.held_samples(n_draws, random_state), source.groups_
     return source.groupwise_samples(n_draws, random_state), source.groups_
 
 

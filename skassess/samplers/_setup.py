@@ -270,7 +270,12 @@ def initial_state(estimator, setup, n_runs):
 def _departing_groups(estimator, setup):
     """The groups that the departure check flags, for the searches of the least or
     most accurate group (all False for other tasks, where the check is not read)."""
-    flagged = getattr(estimator, "_flagged_groups", None)
-    if flagged is None or not isinstance(setup.task, ExtremeRate):
-        return np.zeros(setup.n_arms, dtype=bool)
-    return flagged()
+    none = np.zeros(setup.n_arms, dtype=bool)
+    threshold = getattr(estimator, "departure_threshold", None)
+    if threshold is None or not isinstance(setup.task, ExtremeRate):
+        return none
+    try:
+        p_values = estimator.departure_  # 1 for a group without labels
+    except AttributeError:  # the check does not apply (a rate, a prior of counts)
+        return none
+    return p_values.to_numpy() < threshold

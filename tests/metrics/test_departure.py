@@ -77,7 +77,7 @@ def test_a_group_without_labels_has_no_departure():
     X, y, _ = _pool(np.zeros(4))
     labels = np.where(X.argmax(axis=1) == 3, -1, _labeled(y, 300, 0))
     table = BayesianAccuracy(random_state=0).fit(X, labels).summary()
-    assert np.isnan(table["departure_p"].iloc[3]) and not table["flagged"].iloc[3]
+    assert table["departure_p"].iloc[3] == 1.0 and not table["flagged"].iloc[3]
 
 
 @pytest.mark.parametrize("bad", [0, 1, 1.5, -0.1, "0.05"])
