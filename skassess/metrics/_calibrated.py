@@ -7,7 +7,7 @@ The model, its priors and its inference are stated in
 """
 
 import numpy as np
-from scipy.special import expit, roots_hermite
+from scipy.special import expit, ndtr, roots_hermite
 
 from ._calibrated_draws import _DrawSummaries, _PosteriorDraws
 from ._calibrated_fit import _MapGrid
@@ -26,6 +26,10 @@ from ._calibrated_model import (
     score_center,
 )
 from ._conjugate import BetaPosterior
+
+#: The departure check draws a group's replicated successes while its labels hold
+#: fewer than this many successes or failures; beyond, a normal of their sum.
+EXACT_TAIL = 20
 
 
 def fit_calibrated_rates(rows, logit_sum, labeled, success, *, fit=None, random_state=None):
@@ -230,7 +234,10 @@ class CalibratedRates(_MapGrid, _PosteriorDraws, _DrawSummaries):
 
             min(1, 2 min(P(S_rep < S), P(S_rep > S)) + P(S_rep = S)),
 
-        a posterior predictive check (Gelman, Meng and Stern 1996). Small
+        a posterior predictive check (Gelman, Meng and Stern 1996). Where a
+        group's labels hold ``EXACT_TAIL`` successes and failures or more,
+        ``S_rep`` is not drawn: per draw its probabilities are those of the
+        normal of its exact mean and variance (continuity-corrected). Small
         values say the labels disagree with the map more than the groups'
         spread allows. A group without labels has nothing to depart with: 1
         (the formula's value at ``S = S_rep = 0``). ``size`` None: the
@@ -241,15 +248,28 @@ class CalibratedRates(_MapGrid, _PosteriorDraws, _DrawSummaries):
         if rng is None:
             rng = np.random.default_rng([self._predictive_seed, 1])
         out = np.ones(self.n_groups)
-        if self._lab_group.size == 0:
+        lab = self._lab_group
+        if lab.size == 0:
             return out
         node = self._node_draws(size, rng)
         u = deviation_draws(rng, (size, self.n_groups), self.tau[node][:, None])
         g, b = self._cell_index
         n = self.labeled[g, b]
-        whole = np.allclose(n, np.round(n))
         observed = np.minimum(self.success, self.labeled).sum(axis=1)
-        replicated = np.zeros((size, self.n_groups))
+        # cells to groups: a sum over a group's cells is a product with this
+        in_group = np.zeros((g.size, self.n_groups))
+        in_group[np.arange(g.size), g] = 1.0
+        # A group's replicated successes are drawn where they are few on either
+        # side; where both sides hold many, per draw their sum is about normal
+        # (its mean and variance are exact), and its tail probabilities are read
+        # off it: a binomial draw of many trials costs tens of times more.
+        total = self.labeled.sum(axis=1)
+        whole = np.allclose(n, np.round(n))
+        exact = whole & (np.minimum(observed, total - observed) < EXACT_TAIL)
+        drawn = exact[g]
+        normal = ~exact[lab].all()
+        below, above = np.zeros(self.n_groups), np.zeros(self.n_groups)
+        half = 0.5 if whole else 0.0  # continuity correction of whole counts
         step = max(1, BLOCK_FLOATS // max(g.size, 1))
         for start in range(0, size, step):
             sl = slice(start, start + step)
@@ -259,13 +279,17 @@ class CalibratedRates(_MapGrid, _PosteriorDraws, _DrawSummaries):
                 + self.b[node[sl], None] * self._cell_x[None, :]
                 + u[sl][:, g]
             )
-            if whole:
-                draws = rng.binomial(np.round(n).astype(np.int64), p).astype(np.float64)
-            else:  # weighted rows: the normal of the same mean and variance
-                draws = n * p + np.sqrt(n * p * (1.0 - p)) * rng.standard_normal(p.shape)
-            np.add.at(replicated[sl].T, g, draws.T)
-        lab = self._lab_group
-        below = (replicated[:, lab] < observed[lab] - 1e-9).mean(axis=0)
-        above = (replicated[:, lab] > observed[lab] + 1e-9).mean(axis=0)
+            if drawn.any():
+                rep = (
+                    rng.binomial(np.round(n[drawn]).astype(np.int64), p[:, drawn]) @ in_group[drawn]
+                )
+                below += np.where(exact, (rep < observed - 1e-9).sum(axis=0), 0.0)
+                above += np.where(exact, (rep > observed + 1e-9).sum(axis=0), 0.0)
+            if normal:
+                mean = (p * n) @ in_group
+                sd = np.sqrt(np.maximum((p * (1.0 - p) * n) @ in_group, 1e-300))
+                below += np.where(exact, 0.0, ndtr((observed - half - mean) / sd).sum(axis=0))
+                above += np.where(exact, 0.0, ndtr((mean - observed - half) / sd).sum(axis=0))
+        below, above = below[lab] / size, above[lab] / size
         out[lab] = np.minimum(1.0, 2.0 * np.minimum(below, above) + (1.0 - below - above))
         return out

@@ -58,9 +58,9 @@ class DepartureCheck:
             return beta.ppf(tail, a, b), beta.ppf(1.0 - tail, a, b)
         rows = np.asarray(self.n_rows_, float)
         left = np.maximum(np.round(rows - n), 0).astype(np.int64)
+        low, high = unlabeled_quantiles(left, a, b, tail)
         with np.errstate(invalid="ignore", divide="ignore"):
-            lower = (s + betabinom.ppf(tail, left, a, b)) / rows
-            upper = (s + betabinom.ppf(1.0 - tail, left, a, b)) / rows
+            lower, upper = (s + low) / rows, (s + high) / rows
         return np.where(rows > 0, lower, beta.ppf(tail, a, b)), np.where(
             rows > 0, upper, beta.ppf(1.0 - tail, a, b)
         )
@@ -120,3 +120,34 @@ class DepartureCheck:
         return np.where(flagged, np.minimum(lower, lo), lower), np.where(
             flagged, np.maximum(upper, hi), upper
         )
+
+
+#: Unlabeled rows up to which a group's beta-binomial quantiles are read off its CDF.
+EXACT_LEFT = 2000
+
+
+def unlabeled_quantiles(left, a, b, tail):
+    """The ``tail`` and ``1 - tail`` quantiles of ``BetaBinomial(left, a, b)`` per group.
+
+    Up to ``EXACT_LEFT`` trials, exact (the CDF summed over the support;
+    scipy's generic discrete ``ppf`` searches it point by point, seconds at
+    100,000 rows). Beyond, ``left`` times the Beta of the same mean and
+    variance as the unlabeled rows' rate, rounded outward: the binomial's
+    share of that variance is below ``(a + b) / left`` of the Beta's.
+    """
+    low, high = np.zeros(left.shape), np.zeros(left.shape)
+    for i, (m, ai, bi) in enumerate(zip(left.tolist(), a.tolist(), b.tolist(), strict=True)):
+        if m == 0:
+            continue
+        if m <= EXACT_LEFT:
+            cdf = np.cumsum(betabinom.pmf(np.arange(m + 1), m, ai, bi))
+            low[i] = np.searchsorted(cdf, tail * (1.0 - 1e-12))
+            high[i] = min(np.searchsorted(cdf, (1.0 - tail) * (1.0 - 1e-12)), m)
+            continue
+        mean = ai / (ai + bi)
+        var = ai * bi / ((ai + bi) ** 2 * (ai + bi + 1.0))  # of the rate
+        var = (mean * (1.0 - mean) - var) / m + var * (1.0 - 1.0 / m)  # of the share
+        strength = mean * (1.0 - mean) / var - 1.0
+        q = beta.ppf([tail, 1.0 - tail], mean * strength, (1.0 - mean) * strength)
+        low[i], high[i] = np.floor(m * q[0]), np.ceil(m * q[1])
+    return low, high

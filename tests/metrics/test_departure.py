@@ -163,3 +163,20 @@ def test_comparisons_read_a_flagged_group_from_its_labels_alone():
     np.testing.assert_allclose(
         compare_groups(off, g0, g1, random_state=0).samples, model[:, 0] - model[:, 1]
     )
+
+
+@pytest.mark.parametrize(
+    "left, a, b",
+    [(0, 1.0, 1.0), (5, 1.0, 1.0), (50, 3.0, 2.0), (2000, 10.0, 2.0), (3000, 30.0, 5.0)],
+)
+def test_unlabeled_quantiles_are_the_beta_binomial_s(left, a, b):
+    from scipy.stats import betabinom
+
+    from skassess.metrics._departure import EXACT_LEFT, unlabeled_quantiles
+
+    low, high = unlabeled_quantiles(np.array([left]), np.array([a]), np.array([b]), 0.025)
+    exact = betabinom.ppf([0.025, 0.975], left, a, b) if left else np.zeros(2)
+    if left <= EXACT_LEFT:
+        assert (low[0], high[0]) == tuple(exact)
+    else:  # the moment-matched Beta, rounded outward: within two rows of the exact ones
+        assert exact[0] - 2 <= low[0] <= exact[0] and exact[1] <= high[0] <= exact[1] + 2
