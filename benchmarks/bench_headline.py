@@ -60,6 +60,19 @@ DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data"
 PRIORS = ("calibrated", "hierarchical", "informative")
 PEERS = ("wilson", "ppi", "ppi++")
 TUNING = ("fashion-mnist", "bank-mlp@tune", "adult-nb@tune")
+#: The pools run by default.
+POOLS = (
+    "fashion-mnist",
+    "svhn",
+    "over-100",
+    "under-10",
+    "classwise-20",
+    "ignore-10",
+    "adult-mlp",
+    "bank-mlp",
+    "compas-mlp",
+    "adult-nb",
+)
 
 
 def top1_pool(conf, correct, pred, n_classes, rng):
@@ -335,22 +348,7 @@ def markdown(frame):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument(
-        "--pools",
-        nargs="+",
-        default=[
-            "fashion-mnist",
-            "svhn",
-            "over-100",
-            "under-10",
-            "classwise-20",
-            "ignore-10",
-            "adult-mlp",
-            "bank-mlp",
-            "compas-mlp",
-            "adult-nb",
-        ],
-    )
+    ap.add_argument("--pools", nargs="+", default=list(POOLS))
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--budgets", type=int, nargs="+", default=[20, 50, 100, 200, 500])
     ap.add_argument(

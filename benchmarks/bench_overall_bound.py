@@ -36,7 +36,7 @@ import pathlib
 
 import numpy as np
 from _results import Table
-from bench_headline import pools
+from bench_headline import POOLS, pools
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.isotonic import IsotonicRegression
 from sklearn.model_selection import KFold, cross_val_predict
@@ -105,23 +105,7 @@ def measured(pool):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument(
-        "--pools",
-        nargs="+",
-        default=[
-            "fashion-mnist",
-            "svhn",
-            "over-100",
-            "under-10",
-            "classwise-20",
-            "ignore-10",
-            "kink-10",
-            "adult-mlp",
-            "bank-mlp",
-            "compas-mlp",
-            "adult-nb",
-        ],
-    )
+    ap.add_argument("--pools", nargs="+", default=[*POOLS, "kink-10"])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--save", metavar="NAME", help="save the table as benchmarks/results/NAME")
     args = ap.parse_args()

@@ -13,7 +13,6 @@ from ._calibrated_draws import _DrawSummaries, _PosteriorDraws
 from ._calibrated_fit import _MapGrid
 from ._calibrated_model import (
     BIN_WIDTH,
-    BLOCK_FLOATS,
     LOGIT_CLIP,
     N_BINS,
     N_HERMITE,
@@ -270,15 +269,7 @@ class CalibratedRates(_MapGrid, _PosteriorDraws, _DrawSummaries):
         normal = ~exact[lab].all()
         below, above = np.zeros(self.n_groups), np.zeros(self.n_groups)
         half = 0.5 if whole else 0.0  # continuity correction of whole counts
-        step = max(1, BLOCK_FLOATS // max(g.size, 1))
-        for start in range(0, size, step):
-            sl = slice(start, start + step)
-            p = expit(
-                self.center
-                + self.a[node[sl], None]
-                + self.b[node[sl], None] * self._cell_x[None, :]
-                + u[sl][:, g]
-            )
+        for _, p in self._cell_blocks(node, u, g, self._cell_x):
             if drawn.any():
                 rep = (
                     rng.binomial(np.round(n[drawn]).astype(np.int64), p[:, drawn]) @ in_group[drawn]

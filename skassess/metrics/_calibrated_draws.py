@@ -271,17 +271,26 @@ class _PosteriorDraws:
         g, b = np.nonzero(self.rows > 0)
         total = max(float(self.rows.sum()), 1e-300)
         out = np.zeros(size)
-        step = max(1, BLOCK_FLOATS // max(g.size, 1))
-        for start in range(0, size, step):
-            sl = slice(start, start + step)
-            p = expit(
-                self.center
-                + self.a[node[sl], None]
-                + self.b[node[sl], None] * (self.ell[g, b] - self.center)
-                + u[sl][:, g]
-            )
+        for sl, p in self._cell_blocks(node, u, g, self.ell[g, b] - self.center):
             out[sl] = (p * (1.0 - p)) @ self.rows[g, b] / total
         return out
+
+    def _cell_blocks(self, node, u, groups, x):
+        """``(slice, p)`` over blocks of draws: the success probability ``sigmoid(m +
+        a + b x + u_g)`` at cells of centred logits ``x`` in ``groups``, at the drawn
+        nodes and deviations, shape ``(block, n_cells)``."""
+        step = max(1, BLOCK_FLOATS // max(groups.size, 1))
+        for start in range(0, node.size, step):
+            sl = slice(start, start + step)
+            yield (
+                sl,
+                expit(
+                    self.center
+                    + self.a[node[sl], None]
+                    + self.b[node[sl], None] * x[None, :]
+                    + u[sl][:, groups]
+                ),
+            )
 
     def _proba_at(self, groups, bins):
         """Posterior mean probability of success at cells ``(groups, bins)``.
