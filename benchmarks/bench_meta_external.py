@@ -64,7 +64,7 @@ def run(name, base, method, seed=0):
             if batch.size < 20:
                 continue
             truth = float(np.mean(model.predict(Xr[batch]) == yr[batch]))
-            rows, q = pir._batch(Xr[batch], None)  # one pass for both levels
+            rows, q, _ = pir._batch(Xr[batch], None)  # one pass for both levels
             acc = float(np.mean(rows["p"]))
             for level in LEVELS:
                 u = pir._half_width(q, level)

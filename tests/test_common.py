@@ -62,7 +62,7 @@ from skassess.calibration import (
     NUTSSampler,
 )
 from skassess.exceptions import SkassessWarning
-from skassess.meta import PerformanceIntervalRegressor, PerformancePredictor
+from skassess.meta import PerformanceIntervalRegressor, PerformanceMonitor, PerformancePredictor
 from skassess.metrics import BayesianModelComparison
 from skassess.samplers import (
     ActiveModelSelector,
@@ -333,6 +333,7 @@ LIGHTLY_CHECKED = [
     *(cls() for _, cls in all_estimators("strategy")),
     PerformancePredictor(LogisticRegression()),
     PerformanceIntervalRegressor(PerformancePredictor(LogisticRegression())),
+    PerformanceMonitor(),
     MLPEnsembleSurrogate(random_state=0),
     EmceeSampler(),
     NUTSSampler(),

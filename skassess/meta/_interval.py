@@ -13,6 +13,7 @@ from ..utils._random import seed_int
 from ..utils._sklearn_compat import HasMethods, Hidden, Interval, StrOptions
 from ..utils._threads import one_native_thread, single_threaded
 from ..utils._validation import check_labels
+from ._error_levels import check_levels, error_quantiles
 from ._predictor import PerformancePredictor
 from ._pretrained import load_pretrained
 from ._quantile_model import LEVELS, QuantileEnsemble, error_unit, fit_scales, interval_cost
@@ -20,7 +21,7 @@ from ._scenarios import evaluate_scenario, fit_peers, peer_accuracies
 from ._um_features import UM_FEATURES, batch_features
 from .drift import LINEAR_SKEW_RATIOS, LinearSkewSplit
 
-__all__ = ["PerformanceIntervalRegressor"]
+__all__ = ["PerformanceIntervalRegressor", "beta_prior_from"]
 
 #: The UM level whose half-width sets the Beta prior's spread (see ``beta_prior``).
 PRIOR_LEVEL = 0.8
@@ -71,7 +72,7 @@ class PerformanceIntervalRegressor(BaseEstimator):
         The (unfitted) predictor whose error is modelled; None means
         ``PerformancePredictor(method="meta_model")``. It carries the black
         box (``estimator``) if one is used.
-    level : float in [0.5, 0.95], default=0.95
+    level : float in (0, 1), default=0.95
         The intervals' target coverage (and the level of :meth:`score`).
     coverage : float in [0.5, 0.95]
         Deprecated alias of ``level``.
@@ -136,7 +137,7 @@ class PerformanceIntervalRegressor(BaseEstimator):
 
     _parameter_constraints = {
         "predictor": [HasMethods(["fit", "predict"]), None],
-        "level": [Interval(Real, LEVELS[0], LEVELS[-1], closed="both")],
+        "level": [Interval(Real, 0, 1, closed="neither")],
         "coverage": [
             Interval(Real, LEVELS[0], LEVELS[-1], closed="both"),
             Hidden(StrOptions({"deprecated"})),
@@ -315,10 +316,10 @@ class PerformanceIntervalRegressor(BaseEstimator):
         )
         q = self.uncertainty_model_.predict(np.array([[feats[k] for k in UM_FEATURES]]))[0]
         q = q * error_unit(np.mean(rows["p"]), rows["p"].size)
-        return rows, np.maximum.accumulate(q * self.scales_)
+        return rows, np.maximum.accumulate(q * self.scales_), feats
 
     def _half_width(self, q, level):
-        return float(np.interp(level, LEVELS, q))
+        return float(error_quantiles(q, level))
 
     def _level(self):
         """``level``, or the deprecated ``coverage`` when it was given."""
@@ -331,13 +332,18 @@ class PerformanceIntervalRegressor(BaseEstimator):
         return self.coverage
 
     def predict(self, X, *, scores=None, level=None, coverage="deprecated"):
-        """The predicted accuracy on the batch and its interval.
+        """The predicted accuracy on the batch and its interval, at one level or several.
+
+        The batch's features are computed once, whatever the number of levels.
+        Levels outside the uncertainty model's [0.5, 0.95] extend its quantiles
+        by the shape of a normal (below 0.5) or by a tail at least as heavy as
+        a normal's, fitted to the batch's 0.80 and 0.95 quantiles (above 0.95).
 
         Parameters
         ----------
         X, scores
             The batch, as in :meth:`PerformancePredictor.predict`.
-        level : float in [0.5, 0.95], default=None
+        level : float in (0, 1) or sequence of floats, default=None
             The interval's target coverage; None uses the estimator's ``level``.
         coverage : float in [0.5, 0.95]
             Deprecated alias of ``level``.
@@ -347,8 +353,9 @@ class PerformanceIntervalRegressor(BaseEstimator):
 
         Returns
         -------
-        Series
-            ``accuracy``, ``lower``, ``upper`` (clipped to [0, 1]) and ``level``.
+        Series or DataFrame
+            ``accuracy``, ``lower``, ``upper`` (clipped to [0, 1]) and ``level``;
+            for a sequence of levels, a DataFrame with one row per level.
         """
         if not isinstance(coverage, str):
             warn_deprecated(
@@ -358,19 +365,21 @@ class PerformanceIntervalRegressor(BaseEstimator):
             if level is None:
                 level = coverage
         level = self._level() if level is None else level
-        if not (isinstance(level, Real) and LEVELS[0] <= level <= LEVELS[-1]):
-            raise ValueError(f"level must be in [{LEVELS[0]}, {LEVELS[-1]}]; got {level!r}.")
-        rows, q = self._batch(X, scores)
+        levels = check_levels(level)
+        rows, q, _ = self._batch(X, scores)
         acc = float(np.mean(rows["p"]))
-        u = self._half_width(q, level)
-        return pd.Series(
+        u = error_quantiles(q, levels)
+        out = pd.DataFrame(
             {
                 "accuracy": acc,
-                "lower": max(0.0, acc - u),
-                "upper": min(1.0, acc + u),
-                "level": float(level),
+                "lower": np.maximum(0.0, acc - u),
+                "upper": np.minimum(1.0, acc + u),
+                "level": levels,
             }
         )
+        if isinstance(level, Real):
+            return out.iloc[0].rename(None)
+        return out
 
     def beta_prior(self, X, *, scores=None, level=PRIOR_LEVEL):
         """A Beta prior for the batch accuracy: the prediction its mean, the interval its spread.
@@ -395,15 +404,10 @@ class PerformanceIntervalRegressor(BaseEstimator):
         ndarray of shape (2,)
             ``(alpha, beta)``.
         """
-        from scipy.stats import norm
-
-        if not LEVELS[0] <= level <= LEVELS[-1]:
+        if not (isinstance(level, Real) and LEVELS[0] <= level <= LEVELS[-1]):
             raise ValueError(f"level must be in [{LEVELS[0]}, {LEVELS[-1]}]; got {level!r}.")
-        rows, q = self._batch(X, scores)
-        m = float(np.clip(np.mean(rows["p"]), 1e-3, 1 - 1e-3))
-        sd = max(self._half_width(q, level), 1e-4) / norm.ppf((1 + level) / 2)
-        n0 = float(np.clip(m * (1 - m) / sd**2 - 1.0, 2.0, 1e4))
-        return np.array([m * n0, (1 - m) * n0])
+        rows, q, _ = self._batch(X, scores)
+        return beta_prior_from(float(np.mean(rows["p"])), q, level)
 
     def bayesian_accuracy(
         self, X, y, *, scores=None, level=PRIOR_LEVEL, prior_weight=PRIOR_WEIGHT, **params
@@ -470,7 +474,7 @@ class PerformanceIntervalRegressor(BaseEstimator):
         score : float
             ``-C_alpha(|predicted - true accuracy|, half-width)``; higher is better.
         """
-        rows, q = self._batch(X, scores)
+        rows, q, _ = self._batch(X, scores)
         pp = self.predictor_
         classes = pp.estimator.classes_ if pp.estimator is not None else pp.classes
         codes = check_labels(y, rows["pred"].size, pp.n_classes_, classes, missing_label=None)
@@ -482,3 +486,13 @@ class PerformanceIntervalRegressor(BaseEstimator):
 def _scenario(Fr, yr, Sr, Fb, yb, Sb, method, seed):
     with one_native_thread():  # also inside a worker process
         return evaluate_scenario(Fr, yr, Sr, Fb, yb, Sb, methods=[method], seed=seed)
+
+
+def beta_prior_from(accuracy, q, level=PRIOR_LEVEL):
+    """``(alpha, beta)``: mean ``accuracy``, sd the UM's half-width at ``level`` over its z."""
+    from scipy.stats import norm
+
+    m = float(np.clip(accuracy, 1e-3, 1 - 1e-3))
+    sd = max(float(error_quantiles(q, level)), 1e-4) / norm.ppf((1 + level) / 2)
+    n0 = float(np.clip(m * (1 - m) / sd**2 - 1.0, 2.0, 1e4))
+    return np.array([m * n0, (1 - m) * n0])

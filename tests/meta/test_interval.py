@@ -188,6 +188,20 @@ def test_no_pretrained_model_for_a_method(fitted):
         pir.fit(X[800:1200], y[800:1200])
 
 
+def test_many_levels_in_one_call(fitted):
+    pir, X, _, _ = fitted
+    levels = [0.3, 0.5, 0.8, 0.95, 0.99, 0.997]
+    out = pir.predict(X[2000:2400], level=levels)
+    assert list(out["level"]) == levels
+    width = (out["upper"] - out["lower"]).to_numpy()
+    assert np.all(np.diff(width) >= 0) and width[-1] > width[3]
+    for level in (0.5, 0.95, 0.99):  # one level: the same row as in the table
+        one = pir.predict(X[2000:2400], level=level)
+        row = out.loc[out["level"] == level].iloc[0]
+        assert one["lower"] == pytest.approx(row["lower"])
+        assert one["upper"] == pytest.approx(row["upper"])
+
+
 def test_one_row_batch_gets_an_interval(fitted):
     pir, X, _, _ = fitted
     out = pir.predict(X[2000:2001])
@@ -196,10 +210,11 @@ def test_one_row_batch_gets_an_interval(fitted):
 
 def test_interval_regressor_bad_input(fitted):
     pir, X, y, _ = fitted
-    with pytest.raises(ValueError, match="level must be in"):
-        pir.predict(X[2000:2100], level=0.99)
+    for bad in (1.0, 0.0, [0.8, 1.2], [], "0.9", ["0.9"], True, [[0.9]]):
+        with pytest.raises(ValueError, match="level must be a number in \\(0, 1\\)"):
+            pir.predict(X[2000:2100], level=bad)
     with pytest.raises(ValueError, match="'level' parameter"):
-        PerformanceIntervalRegressor(level=0.3).fit(X[:100], y[:100])
+        PerformanceIntervalRegressor(level=1.0).fit(X[:100], y[:100])
     with pytest.raises(ValueError, match="5 columns"):
         pir.predict(X[2000:2100, :5])
 

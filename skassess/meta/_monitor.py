@@ -1,0 +1,409 @@
+"""``PerformanceMonitor``: a deployed black box's accuracy over time, chunk by chunk."""
+
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+from scipy.stats import beta as beta_dist
+from scipy.stats import norm
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from ..metrics._conjugate import robust_mixture_posterior
+from ..utils._params import atomic, reset_fitted, validated
+from ..utils._random import check_generator
+from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
+from ..utils._validation import check_labels
+from ._error_levels import check_levels, error_quantiles, probability_below
+from ._interval import PerformanceIntervalRegressor, beta_prior_from
+
+__all__ = ["DRIFT_COLUMNS", "PerformanceMonitor", "level_suffix"]
+
+#: The uncertainty model's inputs shown per chunk: how well a classifier tells the
+#: chunk's scores (and features) from the reference's, and the Kolmogorov-Smirnov
+#: distance of the top confidence.
+DRIFT_COLUMNS = {
+    "drift_scores": "drift_z_accuracy",
+    "drift_features": "drift_x_accuracy",
+    "confidence_ks": "base_top_ks",
+}
+
+
+def level_suffix(level):
+    """The column suffix of a level: 0.8 -> ``"80"``, 0.997 -> ``"99.7"``."""
+    return f"{100 * float(level):.10g}"
+
+
+class PerformanceMonitor(BaseEstimator):
+    """Watch a deployed black box over time: its accuracy per chunk, with or without labels.
+
+    Read more in the :ref:`User Guide <ug_monitoring>`.
+
+    A labeled reference period fits a
+    :class:`~skassess.meta.PerformanceIntervalRegressor`. Each chunk of the
+    stream (rows of a day, an hour, or a fixed number of rows) then gets:
+
+    - the **label-free** predicted accuracy and its intervals at every level
+      of ``level`` (the batch features are computed once a chunk);
+    - with labels from the chunk, the **posterior** of its accuracy: the
+      label-free prediction is the prior (a robust mixture, as in
+      :meth:`~skassess.meta.PerformanceIntervalRegressor.bayesian_accuracy`),
+      the labels update it; labels that arrive late for an old chunk update
+      that chunk the next time :meth:`predict` is called;
+    - ``p_below``, the probability that the chunk's accuracy is below
+      ``threshold``, and an ``alert`` where it is at least
+      ``alert_probability``.
+
+    :meth:`query` says which rows to label next: a labeling budget is spent
+    on the chunks where a label moves the answer most (those whose alert is
+    least certain when a threshold is set, else the widest), on uniformly
+    random rows inside each chunk, so each chunk's labels are a random sample
+    of it.
+
+    Parameters
+    ----------
+    predictor : PerformancePredictor, default=None
+        The (unfitted) predictor, carrying the black box if one is used; None
+        means ``PerformancePredictor(method="meta_model")`` on the scores.
+    level : float in (0, 1) or sequence of floats, default=(0.8, 0.95)
+        The intervals' levels; each gets columns ``lower_<100 level>`` and
+        ``upper_<100 level>`` (``lower_80``, ``upper_99.7``).
+    threshold : float in [0, 1], default=None
+        The accuracy below which a chunk raises an alert; None: no alerts.
+    alert_probability : float in (0, 1), default=0.9
+        How probable a shortfall must be to raise the alert.
+    chunk_size : int, default=None
+        Rows per chunk when :meth:`predict` is given no ``chunk_by`` (the last
+        chunk may be shorter); None: the whole stream is one chunk.
+    prior_weight : float in [0, 1], default=0.9
+        Prior probability that the label-free prediction holds, in the
+        posterior of a labeled chunk.
+    uncertainty_model : {"pretrained", "fit"}, default="pretrained"
+        As in :class:`~skassess.meta.PerformanceIntervalRegressor`.
+    random_state : int or None, default=None
+        Seed of the predictor, the uncertainty model's drift features and the
+        rows :meth:`query` picks.
+    progress : bool, default=True
+        A progress bar over the chunks (tqdm, on standard error) when they
+        take over 2 s.
+
+    Attributes
+    ----------
+    interval_regressor_ : PerformanceIntervalRegressor
+        Fitted on the reference.
+    reference_accuracy_ : float
+        The black box's accuracy on the reference rows.
+    n_reference_ : int
+        Reference rows.
+
+    See Also
+    --------
+    PerformanceIntervalRegressor : One batch, one interval.
+
+    Notes
+    -----
+    The label-free interval of a chunk is ``m +- Q(level)``, ``m`` the
+    predicted accuracy and ``Q`` the uncertainty model's quantile of the
+    absolute error, extended beyond its levels 0.5-0.95 as in
+    :meth:`~skassess.meta.PerformanceIntervalRegressor.predict`; the error's
+    sign is taken as symmetric, so ``p_below = P(e > m - threshold)``. A
+    labeled chunk's posterior is a Beta (the mixture's mean and variance)
+    for its rate of correct predictions; its intervals and ``p_below`` come
+    from that Beta.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skassess.meta import PerformanceMonitor
+    >>> rng = np.random.default_rng(0)
+    >>> def scores(n, shift):
+    ...     p = rng.beta(8 - shift, 2 + shift, n)
+    ...     return np.column_stack([p, 1 - p])
+    >>> S_ref = scores(2000, 0)
+    >>> y_ref = (rng.random(2000) > S_ref[:, 0]).astype(int)
+    >>> monitor = PerformanceMonitor(threshold=0.6, chunk_size=500, random_state=0)
+    >>> monitor = monitor.fit(S_ref, y_ref)
+    >>> stream = np.vstack([scores(1000, 0), scores(1000, 4)])
+    >>> table = monitor.predict(stream)
+    >>> list(table.index)
+    [0, 1, 2, 3]
+    >>> bool(table["predicted"].iloc[0] > table["predicted"].iloc[3])
+    True
+    """
+
+    _parameter_constraints = {
+        "predictor": [HasMethods(["fit", "predict"]), None],
+        "level": [Interval(Real, 0, 1, closed="neither"), "array-like"],
+        "threshold": [Interval(Real, 0, 1, closed="both"), None],
+        "alert_probability": [Interval(Real, 0, 1, closed="neither")],
+        "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
+        "prior_weight": [Interval(Real, 0, 1, closed="both")],
+        "uncertainty_model": [StrOptions({"pretrained", "fit"})],
+        "random_state": [Interval(Integral, 0, 2**31 - 1, closed="left"), None],
+        "progress": ["boolean"],
+    }
+
+    def __init__(
+        self,
+        predictor=None,
+        *,
+        level=(0.8, 0.95),
+        threshold=None,
+        alert_probability=0.9,
+        chunk_size=None,
+        prior_weight=0.9,
+        uncertainty_model="pretrained",
+        random_state=None,
+        progress=True,
+    ):
+        self.predictor = predictor
+        self.level = level
+        self.threshold = threshold
+        self.alert_probability = alert_probability
+        self.chunk_size = chunk_size
+        self.prior_weight = prior_weight
+        self.uncertainty_model = uncertainty_model
+        self.random_state = random_state
+        self.progress = progress
+
+    @validated
+    @atomic(deep=False)
+    def fit(self, X, y, *, scores=None):
+        """Fit on the labeled reference period.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features), or None
+            The reference rows: the black box's scores, or its features
+            (with ``scores=`` or the predictor's ``estimator``), as in
+            :meth:`PerformancePredictor.fit`.
+        y : array-like of shape (n_samples,)
+            Their true labels.
+        scores : array-like of shape (n_samples, n_classes), default=None
+            The black box's scores, when ``X`` holds features.
+
+        Returns
+        -------
+        self : PerformanceMonitor
+        """
+        reset_fitted(self)
+        check_levels(self.level)
+        pir = PerformanceIntervalRegressor(
+            self.predictor,
+            uncertainty_model=self.uncertainty_model,
+            random_state=self.random_state,
+            progress=self.progress,
+        ).fit(X, y, scores=scores)
+        self.interval_regressor_ = pir
+        self.reference_accuracy_ = float(pir.predictor_.reference_accuracy_)
+        self.n_reference_ = int(len(y))
+        return self
+
+    # -- chunks ------------------------------------------------------------------------------
+
+    def _n_rows(self, X, scores):
+        data = X if X is not None else scores
+        if data is None:
+            raise ValueError("X and scores are both None; give the stream's rows.")
+        return len(data)
+
+    def _chunks(self, n, chunk_by):
+        """``(keys, list of row-index arrays)``, in the keys' order."""
+        if chunk_by is None:
+            size = n if self.chunk_size is None else self.chunk_size
+            starts = np.arange(0, n, size)
+            return list(range(len(starts))), [np.arange(s, min(s + size, n)) for s in starts]
+        keys = (
+            pd.Series(chunk_by).reset_index(drop=True)
+            if not isinstance(chunk_by, pd.Series)
+            else chunk_by.reset_index(drop=True)
+        )
+        if len(keys) != n:
+            raise ValueError(
+                f"chunk_by has {len(keys)} values for {n} rows; give one chunk key per row."
+            )
+        missing = keys.isna().to_numpy()
+        if missing.any():
+            raise ValueError(
+                f"chunk_by has no key at row {int(np.flatnonzero(missing)[0])}; "
+                "give every row a chunk."
+            )
+        codes, uniques = pd.factorize(keys, sort=True)
+        order = np.argsort(codes, kind="stable")
+        bounds = np.flatnonzero(np.diff(codes[order])) + 1
+        return list(uniques), np.split(order, bounds)
+
+    @staticmethod
+    def _take(data, idx):
+        if data is None:
+            return None
+        if isinstance(data, pd.DataFrame | pd.Series):
+            return data.iloc[idx]
+        return np.asarray(data)[idx] if not hasattr(data, "shape") else data[idx]
+
+    # -- the table -----------------------------------------------------------------------------
+
+    def predict(self, X, y=None, *, scores=None, chunk_by=None):
+        """The accuracy of every chunk of the stream: label-free, and with its labels.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features), or None
+            The stream's rows, as in :meth:`fit`.
+        y : array-like of shape (n_samples,), default=None
+            Labels received so far; ``-1`` marks an unlabeled row. None: no
+            labels.
+        scores : array-like of shape (n_samples, n_classes), default=None
+            The black box's scores, when ``X`` holds features.
+        chunk_by : array-like of shape (n_samples,), default=None
+            Each row's chunk (a date, an hour, a batch name: anything pandas
+            sorts); chunks are reported in sorted order. None cuts the stream
+            into ``chunk_size`` rows.
+
+        Returns
+        -------
+        DataFrame
+            One row per chunk (index ``chunk``): ``n_rows``, ``n_labeled``,
+            ``predicted`` (label-free), ``predicted_lower_*``,
+            ``predicted_upper_*``, then the estimate to read -- ``mean``,
+            ``lower_*``, ``upper_*`` (with the chunk's labels, or the
+            label-free values where it has none) --, ``p_below`` and
+            ``alert`` (with a ``threshold``), ``prior_weight`` (the posterior
+            probability that the label-free prediction holds; NaN without
+            labels) and the drift columns ``drift_scores``,
+            ``drift_features`` (NaN without features), ``confidence_ks``.
+        """
+        check_is_fitted(self, "interval_regressor_")
+        self._validate_params()
+        levels = check_levels(self.level)
+        n = self._n_rows(X, scores)
+        keys, chunks = self._chunks(n, chunk_by)
+        codes = self._codes(X, scores, y, n)
+        records = []
+        from tqdm.auto import tqdm
+
+        for key, idx in tqdm(
+            list(zip(keys, chunks, strict=True)),
+            desc="chunks",
+            delay=2,
+            leave=False,
+            disable=not self.progress,
+        ):
+            records.append(self._chunk_row(key, X, scores, codes, idx, levels))
+        out = pd.DataFrame.from_records(records).set_index("chunk")
+        return out
+
+    def _codes(self, X, scores, y, n):
+        if y is None:
+            return None
+        pp = self.interval_regressor_.predictor_
+        classes = pp.estimator.classes_ if pp.estimator is not None else pp.classes
+        return check_labels(y, n, pp.n_classes_, classes, missing_label=-1)
+
+    def _chunk_row(self, key, X, scores, codes, idx, levels):
+        pir = self.interval_regressor_
+        rows, q, feats = pir._batch(self._take(X, idx), self._take(scores, idx))
+        m = float(np.mean(rows["p"]))
+        u = error_quantiles(q, levels)
+        row = {"chunk": key, "n_rows": int(idx.size)}
+        labeled = np.zeros(idx.size, dtype=bool) if codes is None else codes[idx] >= 0
+        row["n_labeled"] = int(labeled.sum())
+        row["predicted"] = m
+        for a, h in zip(levels, u, strict=True):
+            s = level_suffix(a)
+            row[f"predicted_lower_{s}"] = max(0.0, m - h)
+            row[f"predicted_upper_{s}"] = min(1.0, m + h)
+        if row["n_labeled"]:
+            correct = rows["pred"][labeled] == codes[idx][labeled]
+            a0, b0 = beta_prior_from(m, q)
+            post, weight = robust_mixture_posterior(
+                a0, b0, int(correct.sum()), int((~correct).sum()), prior_weight=self.prior_weight
+            )
+            alpha, beta = float(post.alpha[0]), float(post.beta[0])
+            row["mean"] = alpha / (alpha + beta)
+            for a in levels:
+                s = level_suffix(a)
+                lo, hi = beta_dist.interval(a, alpha, beta)
+                row[f"lower_{s}"], row[f"upper_{s}"] = float(lo), float(hi)
+            t = self.threshold
+            p_below = None if t is None else float(beta_dist.cdf(t, alpha, beta))
+            row["prior_weight"] = float(weight[0])
+        else:
+            row["mean"] = m
+            for a in levels:
+                s = level_suffix(a)
+                row[f"lower_{s}"] = row[f"predicted_lower_{s}"]
+                row[f"upper_{s}"] = row[f"predicted_upper_{s}"]
+            p_below = (
+                None
+                if self.threshold is None
+                else float(probability_below(m, q, self.threshold)[0])
+            )
+            row["prior_weight"] = np.nan
+        if self.threshold is not None:
+            row["p_below"] = p_below
+            row["alert"] = bool(p_below >= self.alert_probability)
+        for name, source in DRIFT_COLUMNS.items():
+            row[name] = float(feats.get(source, np.nan))
+        return row
+
+    # -- which rows to label ---------------------------------------------------------------------
+
+    def query(self, X, y=None, *, n=1, scores=None, chunk_by=None, table=None):
+        """Which rows to label next: ``n`` of them, spent where a label moves the answer most.
+
+        Each label goes, one at a time, to the chunk whose answer it would
+        sharpen most: the chunk's standard deviation after ``k`` more labels
+        is ``1 / sqrt(1 / sd^2 + k / (m (1 - m)))`` (a Beta's, ``sd`` read off
+        its interval); with a ``threshold`` the gain is weighted by the
+        density of that normal at the threshold (a chunk far from it needs
+        no label to decide its alert). Inside a chunk, the rows are drawn
+        uniformly among its unlabeled rows (``random_state``).
+
+        Parameters
+        ----------
+        X, y, scores, chunk_by
+            As in :meth:`predict`.
+        n : int, default=1
+            Rows to return.
+        table : DataFrame, default=None
+            The :meth:`predict` table of the same stream, labels and chunks,
+            to skip computing it again.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Row indices into the stream (fewer when fewer rows are unlabeled).
+        """
+        check_is_fitted(self, "interval_regressor_")
+        if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
+            raise ValueError(f"n must be a positive integer; got {n!r}.")
+        size = self._n_rows(X, scores)
+        keys, chunks = self._chunks(size, chunk_by)
+        if table is None:
+            table = self.predict(X, y, scores=scores, chunk_by=chunk_by)
+        elif len(table) != len(keys) or list(table["n_rows"]) != [len(c) for c in chunks]:
+            raise ValueError("table is not the predict() table of these rows and chunks.")
+        codes = self._codes(X, scores, y, size)
+        free = [c if codes is None else c[codes[c] < 0] for c in chunks]
+        a = max(check_levels(self.level))
+        s = level_suffix(a)
+        z = norm.ppf((1 + a) / 2)
+        sd0 = np.maximum((table[f"upper_{s}"] - table[f"lower_{s}"]).to_numpy() / (2 * z), 1e-6)
+        m = np.clip(table["mean"].to_numpy(), 0.01, 0.99)
+        unit = m * (1 - m)
+        taken = np.zeros(len(chunks), dtype=int)
+        left = np.array([len(f) for f in free])
+
+        def sd_after(k):
+            return 1.0 / np.sqrt(1.0 / sd0**2 + k / unit)
+
+        for _ in range(min(n, int(left.sum()))):
+            gain = sd_after(taken) - sd_after(taken + 1)
+            if self.threshold is not None:
+                gain = gain * norm.pdf((self.threshold - m) / sd_after(taken)) / sd_after(taken)
+            gain = np.where(taken < left, gain, -np.inf)
+            taken[int(np.argmax(gain))] += 1
+        rng = check_generator(self.random_state)
+        picked = [rng.choice(f, k, replace=False) for f, k in zip(free, taken, strict=True) if k]
+        return np.concatenate(picked) if picked else np.empty(0, dtype=np.int64)
