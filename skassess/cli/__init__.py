@@ -1,4 +1,4 @@
-"""The ``skassess`` command: demo, example, assess, plan, label, export, report, migrate."""
+"""The ``skassess`` command and its subcommands (one module each)."""
 
 import argparse
 import contextlib
@@ -10,14 +10,14 @@ __all__ = ["main"]
 
 
 def _parser():
-    from . import _assess, _demo, _example, _export, _label, _migrate, _plan, _report
+    from . import _assess, _demo, _example, _export, _label, _migrate, _monitor, _plan, _report
 
     parser = argparse.ArgumentParser(
         prog="skassess", description="Bayesian assessment of black-box classifiers."
     )
     parser.add_argument("--version", action="version", version=f"skassess {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (_demo, _example, _assess, _plan, _label, _export, _report, _migrate):
+    for module in (_demo, _example, _assess, _plan, _label, _monitor, _export, _report, _migrate):
         module.add_parser(sub)
     return parser
 

@@ -5,7 +5,8 @@
 - :class:`PerformanceIntervalRegressor`: the same prediction with an interval
   whose width is learned from simulated drift (Elder et al.'s uncertainty model).
 - :class:`PerformanceMonitor`: a deployed black box's accuracy chunk by chunk
-  over time, with alerts and the rows to label next.
+  over time, with alerts and the rows to label next; :class:`MonitorDisplay`
+  draws its timeline.
 - :func:`interval_cost`: Elder et al.'s cost C_alpha of a set of intervals.
 - :mod:`skassess.meta.drift`: seeded splitters that simulate covariate drift.
 """
@@ -13,12 +14,14 @@
 from . import drift
 from ._interval import PerformanceIntervalRegressor
 from ._monitor import PerformanceMonitor
+from ._monitor_display import MonitorDisplay
 from ._predictor import PerformancePredictor
 from ._pretrained import pretrained_methods
 from ._quantile_model import LEVELS, interval_cost
 
 __all__ = [
     "LEVELS",
+    "MonitorDisplay",
     "PerformanceIntervalRegressor",
     "PerformanceMonitor",
     "PerformancePredictor",

@@ -175,3 +175,23 @@ def test_a_black_box_with_features():
     ).fit(X[1000:2000], y[1000:2000])
     table = monitor.predict(X[2000:])
     assert len(table) == 2 and table["drift_features"].notna().all()
+
+
+def test_the_timeline(stream):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from skassess.meta import MonitorDisplay
+
+    monitor, S, y = stream
+    labels = np.full(2000, -1)
+    labels[1500:1530] = y[1500:1530]
+    days = np.repeat(pd.period_range("2026-03-01", periods=4, freq="D"), 500)
+    disp = MonitorDisplay.from_monitor(monitor, S, labels, chunk_by=days, name="daily")
+    assert disp.ax_.get_title() == "daily"
+    assert len(disp.line_.get_xdata()) == 4
+    legend = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
+    assert "threshold" in legend and "with labels (99 %)" in legend
+    assert {"label-free 99 % interval", "label-free 50 % interval"} <= set(legend)
+    named = MonitorDisplay(monitor.predict(S, chunk_by=np.repeat(list("abcd"), 500))).plot()
+    assert [t.get_text() for t in named.ax_.get_xticklabels()] == list("abcd")

@@ -1,0 +1,217 @@
+"""A black box's accuracy over time from scores files (``skassess monitor``)."""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import ScoresFileError
+from ..meta import PerformanceMonitor, PerformancePredictor
+from ._scores_file import ScoresFile
+
+__all__ = ["MonitoredStream", "monitor_files", "stream_paths"]
+
+#: The endings of the scores files a stream directory holds.
+STREAM_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt", ".parquet")
+
+
+@dataclass
+class MonitoredStream:
+    """What ``skassess monitor`` found: the per-chunk table and where it came from.
+
+    Attributes
+    ----------
+    table : DataFrame
+        :meth:`~skassess.meta.PerformanceMonitor.predict`'s table.
+    rows : DataFrame
+        One row per stream row: ``file``, ``id``, ``chunk``, ``labeled``.
+    monitor : PerformanceMonitor
+        Fitted on the reference.
+    reference : dict
+        The reference file, its rows and its accuracy.
+    to_label : DataFrame
+        The rows :meth:`~skassess.meta.PerformanceMonitor.query` picked
+        (``file``, ``id``, ``chunk``); empty unless asked for.
+    """
+
+    table: pd.DataFrame
+    rows: pd.DataFrame
+    monitor: PerformanceMonitor
+    reference: dict
+    to_label: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    def to_dict(self):
+        table = self.table.reset_index()
+        table["chunk"] = table["chunk"].astype(str)
+        return {
+            "reference": self.reference,
+            "threshold": self.monitor.threshold,
+            "chunks": table.to_dict(orient="records"),
+            "to_label": self.to_label.astype(str).to_dict(orient="records"),
+        }
+
+
+def stream_paths(paths):
+    """The stream's files: each path, or the scores files of a directory (sorted by name)."""
+    out = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            found = sorted(
+                f
+                for f in path.iterdir()
+                if f.is_file() and f.name.lower().endswith(STREAM_SUFFIXES)
+            )
+            if not found:
+                raise ValueError(
+                    f"{p}: the directory holds no scores file ({', '.join(STREAM_SUFFIXES)})."
+                )
+            out += [str(f) for f in found]
+        else:
+            out.append(str(p))
+    return out
+
+
+def _two_columns(scores):
+    return np.column_stack([1 - scores, scores]) if scores.ndim == 1 else scores
+
+
+def _chunk_keys(values, path, offset, column, period):
+    """The chunk of each row: the column's text, or the period of its time."""
+    # ScoresFile has refused empty values of a group column
+    values = pd.Series(np.asarray(values, dtype=object))
+    if period is None:
+        return values.astype(str).to_numpy(dtype=object)
+    times = pd.to_datetime(values, errors="coerce", format="mixed")
+    bad = times.isna().to_numpy()
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ScoresFileError(
+            f"{path}: row {offset + row + 1}, column {column!r}: {values.iloc[row]!r} is not "
+            "a date or time."
+        )
+    try:
+        return times.dt.to_period(period).to_numpy()
+    except ValueError as exc:
+        raise ValueError(
+            f"--period: {period!r} is not a pandas period (D, h, W, M): {exc}"
+        ) from exc
+
+
+def monitor_files(
+    reference,
+    stream,
+    *,
+    file_options=None,
+    chunk_column=None,
+    period=None,
+    chunk_size=None,
+    level=(0.8, 0.95),
+    threshold=None,
+    alert_probability=0.9,
+    method="meta_model",
+    query=0,
+    random_state=0,
+    progress=True,
+):
+    """The accuracy of every chunk of a stream of scores files, learned from a labeled reference.
+
+    Parameters
+    ----------
+    reference : str or path-like
+        A scores file whose labeled rows are the reference.
+    stream : list of str or path-like
+        Scores files (or directories of them) of the monitored period, read
+        in order; their labels, where given, are used on top.
+    file_options : dict, default=None
+        :class:`ScoresFile` options shared by every file.
+    chunk_column : str, default=None
+        The column that says each row's chunk (a batch name, or a time with
+        ``period``); None: ``chunk_size`` rows, else one chunk per file.
+    period : str, default=None
+        A pandas period (``"D"``, ``"h"``, ``"W"``) that cuts the times of
+        ``chunk_column`` into chunks.
+    chunk_size : int, default=None
+    level, threshold, alert_probability, random_state
+        As in :class:`~skassess.meta.PerformanceMonitor`.
+    method : str, default="meta_model"
+        The :class:`~skassess.meta.PerformancePredictor` method.
+    query : int, default=0
+        Rows to pick for labeling next.
+
+    Returns
+    -------
+    MonitoredStream
+    """
+    options = {k: v for k, v in (file_options or {}).items() if v is not None}
+    options.pop("group_columns", None)
+    if period is not None and chunk_column is None:
+        raise ValueError("--period cuts the times of --chunk-column; give --chunk-column too.")
+    if chunk_column is not None and chunk_size is not None:
+        raise ValueError("Give --chunk-column or --chunk-size, not both.")
+    ref = ScoresFile(reference, **options).read()
+    labeled = ref.labels >= 0
+    if labeled.sum() < 20 or np.unique(ref.labels[labeled]).size < 2:
+        raise ValueError(
+            f"{reference}: the reference needs at least 20 labeled rows of two or more classes; "
+            f"it has {int(labeled.sum())} labeled rows."
+        )
+    groups = [chunk_column] if chunk_column is not None else []
+    parts, keys, rows = [], [], []
+    for path in stream_paths(stream):
+        table = ScoresFile(path, **options, group_columns=groups).read()
+        if list(table.classes) != list(ref.classes):
+            raise ValueError(
+                f"{path}: its classes {list(table.classes)} differ from the reference's "
+                f"{list(ref.classes)}."
+            )
+        parts.append(table)
+        if chunk_column is not None:
+            keys.append(_chunk_keys(table.groups[chunk_column], path, 0, chunk_column, period))
+        elif chunk_size is None:
+            keys.append(np.full(len(table), path, dtype=object))
+        rows.append(
+            pd.DataFrame(
+                {"file": path, "id": np.asarray(table.ids, dtype=str), "labeled": table.labels >= 0}
+            )
+        )
+    if not parts:
+        raise ValueError("The stream has no file.")
+    S = np.concatenate([_two_columns(p.scores) for p in parts])
+    y = np.concatenate([p.labels for p in parts])
+    chunk_by = np.concatenate(keys) if keys else None
+    if chunk_by is not None and chunk_column is None:  # one chunk per file, in the given order
+        chunk_by = pd.Categorical(chunk_by, categories=list(dict.fromkeys(chunk_by)), ordered=True)
+    n_classes = S.shape[1]
+    monitor = PerformanceMonitor(
+        PerformancePredictor(method=method, classes=list(range(n_classes))),
+        level=level,
+        threshold=threshold,
+        alert_probability=alert_probability,
+        chunk_size=chunk_size,
+        random_state=random_state,
+        progress=progress,
+    ).fit(_two_columns(ref.scores[labeled]), ref.labels[labeled])
+    table = monitor.predict(S, y, chunk_by=chunk_by)
+    frame = pd.concat(rows, ignore_index=True)
+    _, chunks = monitor._chunks(len(S), chunk_by)
+    chunk_of = np.empty(len(S), dtype=object)
+    for key, idx in zip(table.index, chunks, strict=True):
+        chunk_of[idx] = str(key)
+    frame["chunk"] = chunk_of
+    to_label = pd.DataFrame(columns=["file", "id", "chunk"])
+    if query:
+        picked = monitor.query(S, y, n=query, chunk_by=chunk_by, table=table)
+        to_label = frame.loc[np.sort(picked), ["file", "id", "chunk"]].reset_index(drop=True)
+    return MonitoredStream(
+        table=table,
+        rows=frame,
+        monitor=monitor,
+        reference={
+            "file": str(reference),
+            "labeled": int(labeled.sum()),
+            "accuracy": monitor.reference_accuracy_,
+        },
+        to_label=to_label,
+    )

@@ -1,0 +1,113 @@
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from skassess.cli import main
+
+
+def _frame(rng, n, shift, day, labeled):
+    p = rng.beta(8 - shift, 2 + shift, n)
+    y = np.where(rng.random(n) > p, "cat", "dog").astype(object)
+    y[labeled:] = ""
+    t = pd.Timestamp(day) + pd.to_timedelta(rng.uniform(0, 86399, n), unit="s")
+    return pd.DataFrame(
+        {
+            "id": [f"{day}-{i}" for i in range(n)],
+            "score_dog": p,
+            "score_cat": 1 - p,
+            "label": y,
+            "time": t.strftime("%Y-%m-%d %H:%M:%S"),
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    root = tmp_path_factory.mktemp("monitor")
+    _frame(rng, 1500, 0, "2026-01-01", 1500).to_csv(root / "reference.csv", index=False)
+    (root / "stream").mkdir()
+    for d, shift in enumerate([0, 0, 3, 3.5]):
+        labels = 15 if d == 3 else 0
+        frame = _frame(rng, 600, shift, f"2026-01-{d + 2:02d}", labels)
+        frame.to_csv(root / "stream" / f"day{d}.csv", index=False)
+    return root
+
+
+def test_monitor_by_day_with_alerts_labels_and_outputs(files, tmp_path, capsys):
+    out_csv, out_json, png = tmp_path / "t.csv", tmp_path / "t.json", tmp_path / "t.png"
+    args = [
+        "monitor", str(files / "reference.csv"), str(files / "stream"),
+        "--chunk-column", "time", "--period", "D", "--threshold", "0.78",
+        "--alert-probability", "0.8",
+        "--level", "0.8", "0.99", "--query", "5",
+        "--csv", str(out_csv), "--json", str(out_json), "--plot", str(png),
+    ]  # fmt: skip
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "1,500 labeled rows" in text and "2,400 rows in 4 chunks, 15 labeled" in text
+    assert "Alerts (P(accuracy < 0.78) >= 0.8): 2026-01-04, 2026-01-05" in text
+    table = pd.read_csv(out_csv, index_col="chunk")
+    assert list(table.index) == ["2026-01-02", "2026-01-03", "2026-01-04", "2026-01-05"]
+    assert list(table["n_labeled"]) == [0, 0, 0, 15]
+    assert {"lower_80", "upper_99", "predicted_lower_99", "p_below"} <= set(table.columns)
+    result = json.loads(out_json.read_text())
+    assert len(result["chunks"]) == 4 and len(result["to_label"]) == 5
+    assert png.stat().st_size > 10_000
+    assert "Rows to label next" in text
+
+
+def test_one_chunk_per_file_or_by_size(files, capsys):
+    stream = sorted(str(p) for p in (files / "stream").iterdir())
+    assert main(["monitor", str(files / "reference.csv"), *stream, "--quiet",
+                 "--json", "-"]) == 0  # fmt: skip
+    chunks = json.loads(capsys.readouterr().out)["chunks"]
+    assert [c["chunk"] for c in chunks] == stream and [c["n_rows"] for c in chunks] == [600] * 4
+    assert main(["monitor", str(files / "reference.csv"), *stream, "--chunk-size", "1000",
+                 "--quiet", "--json", "-"]) == 0  # fmt: skip
+    chunks = json.loads(capsys.readouterr().out)["chunks"]
+    assert [c["n_rows"] for c in chunks] == [1000, 1000, 400]
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--level", "1.2"], "--level must be in (0, 1); got 1.2"),
+        (["--threshold", "-0.1"], "--threshold must be in [0, 1]"),
+        (["--alert-probability", "1"], "--alert-probability must be in (0, 1)"),
+        (["--period", "D"], "give --chunk-column too"),
+        (["--chunk-column", "time", "--chunk-size", "9"], "not both"),
+        (["--chunk-column", "time", "--period", "fortnight"], "is not a pandas period"),
+        (["--chunk-column", "label"], "column 'label': the group is empty"),
+        (["--chunk-size", "0"], "--chunk-size must be a positive integer"),
+    ],
+)
+def test_bad_options_name_themselves(files, capsys, extra, message):
+    args = ["monitor", str(files / "reference.csv"), str(files / "stream"), *extra]
+    assert main(args) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_bad_files_are_named(files, tmp_path, capsys):
+    ref = str(files / "reference.csv")
+    bad = pd.read_csv(files / "stream" / "day0.csv")
+    bad.loc[7, "time"] = "yesterday"
+    bad.to_csv(tmp_path / "bad.csv", index=False)
+    assert main(["monitor", ref, str(tmp_path / "bad.csv"), "--chunk-column", "time",
+                 "--period", "D"]) == 2  # fmt: skip
+    assert "bad.csv: row 8, column 'time': 'yesterday' is not a date or time" in (
+        capsys.readouterr().err
+    )
+    other = bad.rename(columns={"score_cat": "score_bird"})
+    other.to_csv(tmp_path / "other.csv", index=False)
+    assert main(["monitor", ref, str(tmp_path / "other.csv")]) == 2
+    assert "differ from the reference's" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["monitor", ref, str(tmp_path / "empty")]) == 2
+    assert "the directory holds no scores file" in capsys.readouterr().err
+    few = pd.read_csv(files / "reference.csv").iloc[:10]
+    few.to_csv(tmp_path / "few.csv", index=False)
+    assert main(["monitor", str(tmp_path / "few.csv"), str(files / "stream")]) == 2
+    assert "at least 20 labeled rows" in capsys.readouterr().err
