@@ -1,7 +1,6 @@
 """``skassess monitor``: a deployed black box's accuracy over time, chunk by chunk."""
 
-from ..session._monitoring import monitor_files
-from ..session._unlabeled import META_METHODS
+from ..session import META_METHODS, monitor_files
 from ._common import add_file_arguments, dump_json, file_options, print_table
 
 

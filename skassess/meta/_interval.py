@@ -5,6 +5,7 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, clone
+from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._deprecation import warn_deprecated
@@ -317,6 +318,32 @@ class PerformanceIntervalRegressor(BaseEstimator):
         q = self.uncertainty_model_.predict(np.array([[feats[k] for k in UM_FEATURES]]))[0]
         q = q * error_unit(np.mean(rows["p"]), rows["p"].size)
         return rows, np.maximum.accumulate(q * self.scales_), feats
+
+    def predict_batch(self, X, *, scores=None):
+        """Everything the batch's prediction rests on, computed once for every level.
+
+        Parameters
+        ----------
+        X, scores
+            The batch, as in :meth:`predict`.
+
+        Returns
+        -------
+        Bunch
+            ``accuracy`` (the predicted accuracy), ``error_quantiles`` (the
+            calibrated quantiles of its absolute error at ``LEVELS``),
+            ``features`` (the uncertainty model's inputs, by name),
+            ``correctness`` (each row's predicted probability that the black
+            box is right) and ``y_pred`` (its predicted class index per row).
+        """
+        rows, q, feats = self._batch(X, scores)
+        return Bunch(
+            accuracy=float(np.mean(rows["p"])),
+            error_quantiles=q,
+            features=feats,
+            correctness=rows["p"],
+            y_pred=rows["pred"],
+        )
 
     def _half_width(self, q, level):
         return float(error_quantiles(q, level))

@@ -9,7 +9,7 @@ from scipy.stats import norm
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ..metrics._conjugate import robust_mixture_posterior
+from ..metrics import robust_mixture_posterior
 from ..utils._params import atomic, reset_fitted, validated
 from ..utils._random import check_generator
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
@@ -17,7 +17,7 @@ from ..utils._validation import check_labels
 from ._error_levels import check_levels, error_quantiles, probability_below
 from ._interval import PerformanceIntervalRegressor, beta_prior_from
 
-__all__ = ["DRIFT_COLUMNS", "PerformanceMonitor", "level_suffix"]
+__all__ = ["DRIFT_COLUMNS", "PerformanceMonitor", "chunk_rows", "level_suffix"]
 
 #: The uncertainty model's inputs shown per chunk: how well a classifier tells the
 #: chunk's scores (and features) from the reference's, and the Kolmogorov-Smirnov
@@ -208,30 +208,7 @@ class PerformanceMonitor(BaseEstimator):
         return len(data)
 
     def _chunks(self, n, chunk_by):
-        """``(keys, list of row-index arrays)``, in the keys' order."""
-        if chunk_by is None:
-            size = n if self.chunk_size is None else self.chunk_size
-            starts = np.arange(0, n, size)
-            return list(range(len(starts))), [np.arange(s, min(s + size, n)) for s in starts]
-        keys = (
-            pd.Series(chunk_by).reset_index(drop=True)
-            if not isinstance(chunk_by, pd.Series)
-            else chunk_by.reset_index(drop=True)
-        )
-        if len(keys) != n:
-            raise ValueError(
-                f"chunk_by has {len(keys)} values for {n} rows; give one chunk key per row."
-            )
-        missing = keys.isna().to_numpy()
-        if missing.any():
-            raise ValueError(
-                f"chunk_by has no key at row {int(np.flatnonzero(missing)[0])}; "
-                "give every row a chunk."
-            )
-        codes, uniques = pd.factorize(keys, sort=True)
-        order = np.argsort(codes, kind="stable")
-        bounds = np.flatnonzero(np.diff(codes[order])) + 1
-        return list(uniques), np.split(order, bounds)
+        return chunk_rows(n, chunk_by, self.chunk_size)
 
     @staticmethod
     def _take(data, idx):
@@ -302,8 +279,8 @@ class PerformanceMonitor(BaseEstimator):
 
     def _chunk_row(self, key, X, scores, codes, idx, levels):
         pir = self.interval_regressor_
-        rows, q, feats = pir._batch(self._take(X, idx), self._take(scores, idx))
-        m = float(np.mean(rows["p"]))
+        batch = pir.predict_batch(self._take(X, idx), scores=self._take(scores, idx))
+        m, q, feats = batch.accuracy, batch.error_quantiles, batch.features
         u = error_quantiles(q, levels)
         row = {"chunk": key, "n_rows": int(idx.size)}
         labeled = np.zeros(idx.size, dtype=bool) if codes is None else codes[idx] >= 0
@@ -314,7 +291,7 @@ class PerformanceMonitor(BaseEstimator):
             row[f"predicted_lower_{s}"] = max(0.0, m - h)
             row[f"predicted_upper_{s}"] = min(1.0, m + h)
         if row["n_labeled"]:
-            correct = rows["pred"][labeled] == codes[idx][labeled]
+            correct = batch.y_pred[labeled] == codes[idx][labeled]
             a0, b0 = beta_prior_from(m, q)
             post, weight = robust_mixture_posterior(
                 a0, b0, int(correct.sum()), int((~correct).sum()), prior_weight=self.prior_weight
@@ -407,3 +384,30 @@ class PerformanceMonitor(BaseEstimator):
         rng = check_generator(self.random_state)
         picked = [rng.choice(f, k, replace=False) for f, k in zip(free, taken, strict=True) if k]
         return np.concatenate(picked) if picked else np.empty(0, dtype=np.int64)
+
+
+def chunk_rows(n, chunk_by, chunk_size):
+    """``(keys, list of row-index arrays)`` of ``n`` rows, in the keys' sorted order.
+
+    ``chunk_by`` gives each row's key; None cuts the rows into ``chunk_size``
+    rows (None: one chunk).
+    """
+    if chunk_by is None:
+        size = n if chunk_size is None else chunk_size
+        starts = np.arange(0, n, max(size, 1))
+        return list(range(len(starts))), [np.arange(s, min(s + size, n)) for s in starts]
+    keys = chunk_by if isinstance(chunk_by, pd.Series) else pd.Series(chunk_by)
+    keys = keys.reset_index(drop=True)
+    if len(keys) != n:
+        raise ValueError(
+            f"chunk_by has {len(keys)} values for {n} rows; give one chunk key per row."
+        )
+    missing = keys.isna().to_numpy()
+    if missing.any():
+        raise ValueError(
+            f"chunk_by has no key at row {int(np.flatnonzero(missing)[0])}; give every row a chunk."
+        )
+    codes, uniques = pd.factorize(keys, sort=True)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.flatnonzero(np.diff(codes[order])) + 1
+    return list(uniques), np.split(order, bounds)

@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from ..metrics._display import plot_axes
+from ..utils._plot import plot_axes
 from ..utils._text import plot_text
 
 __all__ = ["MonitorDisplay"]

@@ -6,18 +6,10 @@ matplotlib is imported only when a plot is drawn (``pip install skassess[plot]``
 import numpy as np
 import pandas as pd
 
+from ..utils._plot import plot_axes
 from ._calibration_error import BayesianCalibrationError
 
-
-def plot_axes(ax, caller):
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise ImportError(f"{caller} needs matplotlib: pip install 'skassess[plot]'.") from exc
-
-    if ax is None:
-        _, ax = plt.subplots()
-    return ax
+__all__ = ["draw_intervals", "group_draws", "plot_axes"]
 
 
 def group_draws(estimator, n_draws, random_state):

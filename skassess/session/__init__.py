@@ -9,6 +9,7 @@ from ._assessment import FileAssessment, assess_file
 from ._label_parser import LabelParser
 from ._labeling import LabelingSession, task_answer  # noqa: F401 (deprecated; warns when called)
 from ._migrate import migrate_session
+from ._monitoring import MonitoredStream, monitor_files
 from ._report import render_report, write_report
 from ._scores_file import ScoresFile, ScoresTable, file_checksum
 from ._session_loop import stop_rule  # noqa: F401 (deprecated; warns when called)
@@ -21,6 +22,8 @@ __all__ = [
     "FileAssessment",
     "assess_file",
     "LabelingSession",
+    "MonitoredStream",
+    "monitor_files",
     "ScoresFile",
     "ScoresTable",
     "migrate_session",

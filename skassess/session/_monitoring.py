@@ -20,6 +20,8 @@ STREAM_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt", ".parquet")
 class MonitoredStream:
     """What ``skassess monitor`` found: the per-chunk table and where it came from.
 
+    Read more in the :ref:`User Guide <ug_monitoring>`.
+
     Attributes
     ----------
     table : DataFrame
@@ -117,6 +119,8 @@ def monitor_files(
 ):
     """The accuracy of every chunk of a stream of scores files, learned from a labeled reference.
 
+    Read more in the :ref:`User Guide <ug_monitoring>`.
+
     Parameters
     ----------
     reference : str or path-like
@@ -195,11 +199,12 @@ def monitor_files(
     ).fit(_two_columns(ref.scores[labeled]), ref.labels[labeled])
     table = monitor.predict(S, y, chunk_by=chunk_by)
     frame = pd.concat(rows, ignore_index=True)
-    _, chunks = monitor._chunks(len(S), chunk_by)
-    chunk_of = np.empty(len(S), dtype=object)
-    for key, idx in zip(table.index, chunks, strict=True):
-        chunk_of[idx] = str(key)
-    frame["chunk"] = chunk_of
+    # a row's chunk is its key, or its block of chunk_size rows (PerformanceMonitor's chunks)
+    if chunk_by is None:
+        size = len(S) if chunk_size is None else chunk_size
+        frame["chunk"] = (np.arange(len(S)) // size).astype(str)
+    else:
+        frame["chunk"] = np.asarray(chunk_by, dtype=object).astype(str)
     to_label = pd.DataFrame(columns=["file", "id", "chunk"])
     if query:
         picked = monitor.query(S, y, n=query, chunk_by=chunk_by, table=table)

@@ -195,6 +195,10 @@ def test_many_levels_in_one_call(fitted):
     assert list(out["level"]) == levels
     width = (out["upper"] - out["lower"]).to_numpy()
     assert np.all(np.diff(width) >= 0) and width[-1] > width[3]
+    batch = pir.predict_batch(X[2000:2400])
+    assert batch.accuracy == pytest.approx(out["accuracy"].iloc[0])
+    assert batch.correctness.shape == batch.y_pred.shape == (400,)
+    assert batch.error_quantiles.shape == (10,) and "drift_z_accuracy" in batch.features
     for level in (0.5, 0.95, 0.99):  # one level: the same row as in the table
         one = pir.predict(X[2000:2400], level=level)
         row = out.loc[out["level"] == level].iloc[0]
