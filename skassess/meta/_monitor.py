@@ -216,7 +216,7 @@ class PerformanceMonitor(BaseEstimator):
             return None
         if isinstance(data, pd.DataFrame | pd.Series):
             return data.iloc[idx]
-        return np.asarray(data)[idx] if not hasattr(data, "shape") else data[idx]
+        return np.asarray(data)[idx]
 
     # -- the table -----------------------------------------------------------------------------
 
@@ -255,7 +255,7 @@ class PerformanceMonitor(BaseEstimator):
         levels = check_levels(self.level)
         n = self._n_rows(X, scores)
         keys, chunks = self._chunks(n, chunk_by)
-        codes = self._codes(X, scores, y, n)
+        codes = self._codes(y, n)
         records = []
         from tqdm.auto import tqdm
 
@@ -270,7 +270,7 @@ class PerformanceMonitor(BaseEstimator):
         out = pd.DataFrame.from_records(records).set_index("chunk")
         return out
 
-    def _codes(self, X, scores, y, n):
+    def _codes(self, y, n):
         if y is None:
             return None
         pp = self.interval_regressor_.predictor_
@@ -361,7 +361,7 @@ class PerformanceMonitor(BaseEstimator):
             table = self.predict(X, y, scores=scores, chunk_by=chunk_by)
         elif len(table) != len(keys) or list(table["n_rows"]) != [len(c) for c in chunks]:
             raise ValueError("table is not the predict() table of these rows and chunks.")
-        codes = self._codes(X, scores, y, size)
+        codes = self._codes(y, size)
         free = [c if codes is None else c[codes[c] < 0] for c in chunks]
         a = max(check_levels(self.level))
         s = level_suffix(a)

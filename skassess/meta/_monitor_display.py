@@ -5,6 +5,7 @@ import pandas as pd
 
 from ..utils._plot import plot_axes
 from ..utils._text import plot_text
+from ._monitor import level_suffix
 
 __all__ = ["MonitorDisplay"]
 
@@ -85,7 +86,7 @@ class MonitorDisplay:
         levels = _levels(t)
         x, own = _positions(t.index)
         for i, level in enumerate(levels):
-            s = f"{100 * level:.10g}"
+            s = level_suffix(level)
             ax.fill_between(
                 x,
                 t[f"predicted_lower_{s}"],
@@ -99,7 +100,7 @@ class MonitorDisplay:
         (self.line_,) = ax.plot(x, t["predicted"], "-o", color="C0", ms=3, label="label-free")
         labeled = t["n_labeled"].to_numpy() > 0 if "n_labeled" in t else np.zeros(len(t), bool)
         if labeled.any() and levels:
-            s = f"{100 * levels[0]:.10g}"
+            s = level_suffix(levels[0])
             xs = np.asarray(x)[labeled]
             mean = t["mean"].to_numpy()[labeled]
             err = np.vstack([mean - t[f"lower_{s}"][labeled], t[f"upper_{s}"][labeled] - mean])
