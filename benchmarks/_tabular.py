@@ -49,6 +49,13 @@ EXTERNAL = {
 EXTERNAL_DATASETS = (*EXTERNAL, "breast_cancer")
 
 
+def split_rows(n, rng):
+    """Row indices of the black box's training (40 %), the labeled reference (30 %), the rest."""
+    perm = rng.permutation(n)
+    n_tr, n_ref = int(0.4 * n), int(0.3 * n)
+    return perm[:n_tr], perm[n_tr : n_tr + n_ref], perm[n_tr + n_ref :]
+
+
 def load_tabular(name, *, max_rows=MAX_ROWS, seed=0):
     """``(X, y, feature_names)`` of one data set: float features, class indices."""
     if name in ("digits", "breast_cancer"):

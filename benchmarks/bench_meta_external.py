@@ -28,7 +28,7 @@ from sklearn.ensemble import RandomForestClassifier
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _tabular import EXTERNAL_DATASETS, load_tabular  # noqa: E402
+from _tabular import EXTERNAL_DATASETS, load_tabular, split_rows  # noqa: E402
 
 from skassess.meta import PerformanceIntervalRegressor, PerformancePredictor  # noqa: E402
 from skassess.meta._scenarios import BASE_MODELS  # noqa: E402
@@ -40,9 +40,7 @@ LEVELS = (0.8, 0.95)
 def run(name, base, method, seed=0):
     X, y, _ = load_tabular(name, max_rows=6000)
     rng = np.random.default_rng(seed)
-    perm = rng.permutation(len(y))
-    n_tr, n_ref = int(0.4 * len(y)), int(0.3 * len(y))
-    tr, ref, rest = perm[:n_tr], perm[n_tr : n_tr + n_ref], perm[n_tr + n_ref :]
+    tr, ref, rest = split_rows(len(y), rng)
     model = clone(BASE_MODELS[base])
     if "random_state" in model.get_params():
         model.set_params(random_state=seed)

@@ -13,7 +13,7 @@ there are kept, so an interrupted run resumes. ``bench_meta.py`` and
 - nearest neighbours: ``--nn-scenarios`` scenarios (60 by default), p_set =
   p_near = 0.5, p_down in [0.5, 0.7] as in the paper.
 
-Usage: ``python benchmarks/make_drift_scenarios.py [--datasets a b] [--n-jobs 2]``
+Usage: ``python benchmarks/make_drift_scenarios.py [--datasets a b] [--drifts nn] [--n-jobs 2]``
 """
 
 import argparse
@@ -77,10 +77,11 @@ def main():
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--nn-scenarios", type=int, default=60)
     ap.add_argument("--n-jobs", type=int, default=2)
+    ap.add_argument("--drifts", nargs="*", default=["ls", "nn"], choices=["ls", "nn"])
     args = ap.parse_args()
     CACHE.mkdir(parents=True, exist_ok=True)
     jobs = [
-        (d, drift, base) for d in args.datasets for drift in ("ls", "nn") for base in ("lr", "rf")
+        (d, drift, base) for d in args.datasets for drift in args.drifts for base in ("lr", "rf")
     ]
     results = Parallel(n_jobs=args.n_jobs, backend="multiprocessing", verbose=0)(
         delayed(run)(*job, args) for job in jobs

@@ -17,7 +17,15 @@ from ..utils._validation import check_labels
 from ._error_levels import check_levels, error_quantiles
 from ._predictor import PerformancePredictor
 from ._pretrained import load_pretrained
-from ._quantile_model import LEVELS, QuantileEnsemble, error_unit, fit_scales, interval_cost
+from ._quantile_model import (
+    LEVELS,
+    QuantileEnsemble,
+    calibrate_quantiles,
+    drift_strength,
+    error_unit,
+    fit_scales,
+    interval_cost,
+)
 from ._scenarios import evaluate_scenario, fit_peers, peer_accuracies
 from ._um_features import UM_FEATURES, batch_features
 from .drift import LINEAR_SKEW_RATIOS, LinearSkewSplit
@@ -51,13 +59,19 @@ class PerformanceIntervalRegressor(BaseEstimator):
     0.55, ..., 0.95, in units of ``error_unit`` (the batch's binomial
     standard error with a floor for drift, so that one model serves batches
     of any size); each level's scale is calibrated on held-out scenarios so
-    that the interval ``accuracy +- u`` covers the truth at that rate.
+    that the interval ``accuracy +- u`` covers the truth at that rate. The
+    shipped UM has one scale per level and per tercile of the drift strength
+    (the larger of the two drift classifiers' balanced accuracies, in the
+    features and in the scores; no label needed), so that its intervals hold
+    where the batch looks like the reference and where it drifted, not only
+    on average.
 
     With ``uncertainty_model="pretrained"`` (the default), the UM shipped
     with skassess is used: trained on linear-skew scenarios of a library of
     real tabular data sets with logistic-regression and random-forest base
-    models (``pretrained_info_`` says which), so :meth:`fit` only fits the
-    predictor, in seconds. It exists for the ``"meta_model"`` and
+    models, its scales fitted on held-out linear-skew and nearest-neighbour
+    scenarios (``pretrained_info_`` says which), so :meth:`fit` only fits
+    the predictor, in seconds. It exists for the ``"meta_model"`` and
     ``"confidence"`` predictors. With ``uncertainty_model="fit"``,
     :meth:`fit` simulates linear-skew
     drift inside the labeled reference set (the black box fixed, the
@@ -105,8 +119,12 @@ class PerformanceIntervalRegressor(BaseEstimator):
         The predictor fitted on the whole reference set.
     uncertainty_model_ : QuantileEnsemble
         The fitted quantile regressors.
-    scales_ : ndarray of shape (10,)
-        Calibration factor of each level.
+    scales_ : ndarray of shape (n_strata, 10)
+        Calibration factor of each level, one row per drift stratum.
+    drift_edges_ : ndarray of shape (n_strata - 1,)
+        The drift strengths that separate the strata (the larger of the two
+        drift classifiers' balanced accuracies, label-free); empty for one
+        stratum.
     peers_ : dict
         The predictors whose accuracies the UM compares with the predictor's
         (calibrated confidence, ATC, DoC, the meta-model), fitted on the
@@ -216,9 +234,12 @@ class PerformanceIntervalRegressor(BaseEstimator):
         codes = check_labels(y, S.shape[0], S.shape[1], classes, missing_label=None)
         self.peers_ = fit_peers(self.shared_, codes, S, seed)
         if self.uncertainty_model == "pretrained":
-            self.uncertainty_model_, self.scales_, self.pretrained_info_ = load_pretrained(
-                pp.method
-            )
+            (
+                self.uncertainty_model_,
+                self.scales_,
+                self.drift_edges_,
+                self.pretrained_info_,
+            ) = load_pretrained(pp.method)
             return self
         Fenc = self.shared_.reference_rows_["F"]
         self.scenarios_ = self._simulate(Fenc, codes, S, pp.method, seed)
@@ -230,7 +251,8 @@ class PerformanceIntervalRegressor(BaseEstimator):
             inputs[train], target[train] / unit[train]
         )
         q = self.uncertainty_model_.predict(inputs[~train]) * unit[~train, None]
-        self.scales_ = fit_scales(target[~train], q)
+        self.scales_ = fit_scales(target[~train], q)[None, :]
+        self.drift_edges_ = np.empty(0)
         return self
 
     def _simulate(self, F, codes, S, method, seed):
@@ -317,7 +339,8 @@ class PerformanceIntervalRegressor(BaseEstimator):
         )
         q = self.uncertainty_model_.predict(np.array([[feats[k] for k in UM_FEATURES]]))[0]
         q = q * error_unit(np.mean(rows["p"]), rows["p"].size)
-        return rows, np.maximum.accumulate(q * self.scales_), feats
+        q = calibrate_quantiles(q, drift_strength(feats), self.scales_, self.drift_edges_)
+        return rows, q, feats
 
     def predict_batch(self, X, *, scores=None):
         """Everything the batch's prediction rests on, computed once for every level.

@@ -44,7 +44,11 @@ def _read(method):
 
 
 def load_pretrained(method):
-    """``(model, scales, info)`` of the shipped uncertainty model for ``method``."""
+    """``(model, scales, drift_edges, info)`` of the shipped uncertainty model for ``method``.
+
+    ``scales`` has one row per drift stratum, ``drift_edges`` the strengths
+    between them (a file with one row of scales has no edges).
+    """
     available = pretrained_methods()
     if method not in available:
         raise ValueError(
@@ -61,7 +65,9 @@ def load_pretrained(method):
 
     model = QuantileEnsemble.from_dict(payload["model"])
     _check(model, payload, method)
-    return model, np.asarray(payload["scales"]), payload["trained_on"]
+    scales = np.atleast_2d(np.asarray(payload["scales"], dtype=np.float64))
+    edges = np.asarray(payload.get("drift_edges", []), dtype=np.float64)
+    return model, scales, edges, payload["trained_on"]
 
 
 def _check(model, payload, method):

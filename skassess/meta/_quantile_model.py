@@ -6,9 +6,9 @@ them. xgboost's ``reg:quantileerror`` objective fits every level of
 ``LEVELS`` in one model. The ensemble's quantiles are made non-decreasing
 in the level and non-negative; a scale factor per level, fitted on held-out
 scenarios to minimize the interval cost, calibrates them (their "TL
-calibration"). The fitted boosters serialize to JSON-safe text (xgboost's
-UBJSON, base64), so a pretrained model ships as a small data file, not a
-pickle.
+calibration"), optionally one per stratum of the batch's drift strength.
+The fitted boosters serialize to JSON-safe text (xgboost's UBJSON, base64),
+so a pretrained model ships as a small data file, not a pickle.
 """
 
 import base64
@@ -18,7 +18,17 @@ import numpy as np
 from ..utils._random import seed_int
 from ._xgboost import import_xgboost
 
-__all__ = ["LEVELS", "QuantileEnsemble", "error_unit", "fit_scales", "interval_cost"]
+__all__ = [
+    "DRIFT_STRENGTH",
+    "LEVELS",
+    "QuantileEnsemble",
+    "calibrate_quantiles",
+    "drift_strength",
+    "error_unit",
+    "fit_scales",
+    "fit_stratified_scales",
+    "interval_cost",
+]
 
 #: The levels alpha the uncertainty model predicts (the paper's range, in steps of 0.05).
 LEVELS = tuple(np.round(np.arange(0.5, 0.951, 0.05), 2).tolist())
@@ -88,6 +98,48 @@ def fit_scales(error, half_widths, levels=LEVELS):
         cost = [interval_cost(d, s * u, a) for s in _SCALE_GRID]
         scales[j] = _SCALE_GRID[int(np.argmin(cost))]
     return scales
+
+
+#: The batch features whose larger value is the drift strength that picks a calibration stratum.
+DRIFT_STRENGTH = ("drift_x_accuracy", "drift_z_accuracy")
+
+
+def drift_strength(features):
+    """How well a classifier tells the batch from the reference, without labels.
+
+    The larger of the two drift classifiers' out-of-fold balanced accuracies
+    (in the features and in the scores): 0.5 when nothing tells them apart,
+    1 when everything does; 0.5 when neither could be computed.
+    """
+    values = np.array([features.get(k, np.nan) for k in DRIFT_STRENGTH], dtype=np.float64)
+    return 0.5 if np.all(np.isnan(values)) else float(np.nanmax(values))
+
+
+def fit_stratified_scales(error, half_widths, strength, n_strata=3, levels=LEVELS):
+    """``(edges, scales)``: :func:`fit_scales` within each quantile stratum of ``strength``.
+
+    A model's quantiles that are right on average can be too wide where the
+    batch looks like the reference and too narrow where it drifted; a scale
+    per stratum of the drift strength calibrates each part. ``edges`` are
+    the ``n_strata - 1`` inner quantiles of ``strength``; ``scales`` has one
+    row per stratum.
+    """
+    strength = np.asarray(strength, dtype=np.float64)
+    U = np.asarray(half_widths, dtype=np.float64).reshape(strength.size, -1)
+    d = np.abs(np.asarray(error, dtype=np.float64))
+    edges = np.quantile(strength, np.arange(1, n_strata) / n_strata)
+    stratum = np.searchsorted(edges, strength, side="right")
+    scales = np.vstack(
+        [fit_scales(d[stratum == s], U[stratum == s], levels) for s in range(n_strata)]
+    )
+    return edges, scales
+
+
+def calibrate_quantiles(q, strength, scales, edges=()):
+    """The calibrated error quantiles: ``q`` times its stratum's scales, made non-decreasing."""
+    scales = np.atleast_2d(np.asarray(scales, dtype=np.float64))
+    s = int(np.searchsorted(np.asarray(edges, dtype=np.float64), strength, side="right"))
+    return np.maximum.accumulate(np.asarray(q, dtype=np.float64) * scales[s])
 
 
 class QuantileEnsemble:

@@ -12,7 +12,14 @@ from skassess.meta import (
     PerformancePredictor,
     interval_cost,
 )
-from skassess.meta._quantile_model import LEVELS, QuantileEnsemble, fit_scales
+from skassess.meta._quantile_model import (
+    LEVELS,
+    QuantileEnsemble,
+    calibrate_quantiles,
+    drift_strength,
+    fit_scales,
+    fit_stratified_scales,
+)
 from skassess.meta._um_features import SHARED_FEATURES, UM_FEATURES, batch_features
 
 
@@ -37,6 +44,57 @@ def test_fit_scales_reaches_the_coverage():
     for a, k in zip(LEVELS, s, strict=True):
         cover = np.mean(np.abs(err) <= k * sd)
         assert abs(cover - a) < 0.03  # 4000 draws: binomial SE <= 0.008
+
+
+def test_stratified_scales_reach_the_coverage_in_every_stratum():
+    # the model's half-width is right on average but too wide where drift is weak and too
+    # narrow where it is strong: one scale per level cannot fix both, one per stratum does
+    rng = np.random.default_rng(0)
+    strength = rng.uniform(0.5, 1.0, size=6000)
+    sd = rng.uniform(0.01, 0.05, size=strength.size)
+    err = rng.normal(0, sd * (0.5 + 2 * (strength - 0.5)))
+    U = np.column_stack([sd] * len(LEVELS))
+    edges, scales = fit_stratified_scales(err, U, strength, n_strata=3)
+    assert scales.shape == (3, len(LEVELS)) and edges.shape == (2,)
+    np.testing.assert_allclose(edges, [2 / 3, 5 / 6], atol=0.02)  # terciles of U(0.5, 1)
+    assert np.all(scales[0] < scales[1]) and np.all(scales[1] < scales[2])
+    j = LEVELS.index(0.9)
+    q = np.array(
+        [calibrate_quantiles(u, s, scales, edges) for u, s in zip(U, strength, strict=True)]
+    )
+    stratum = np.searchsorted(edges, strength, side="right")
+    for s in range(3):  # 2000 draws a stratum: binomial SE <= 0.007
+        assert abs(np.mean(np.abs(err[stratum == s]) <= q[stratum == s, j]) - 0.9) < 0.03
+    # a single scale over all strata misses in the outer ones
+    single = fit_scales(err, U)
+    assert np.mean(np.abs(err[stratum == 2]) <= single[j] * sd[stratum == 2]) < 0.85
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(st.floats(0.0, 0.2), min_size=10, max_size=10),
+    st.floats(0.4, 1.0),
+    st.lists(st.floats(0.1, 10.0), min_size=30, max_size=30),
+)
+def test_calibrated_quantiles_are_non_decreasing_and_pick_the_stratum(q, strength, flat):
+    scales = np.reshape(flat, (3, 10))
+    edges = np.array([0.6, 0.8])
+    out = calibrate_quantiles(q, strength, scales, edges)
+    assert np.all(np.diff(out) >= 0)
+    s = 0 if strength < 0.6 else 1 if strength < 0.8 else 2
+    np.testing.assert_allclose(out, np.maximum.accumulate(np.asarray(q) * scales[s]))
+    # one stratum: no edges
+    np.testing.assert_allclose(
+        calibrate_quantiles(q, strength, scales[:1]),
+        np.maximum.accumulate(np.asarray(q) * scales[0]),
+    )
+
+
+def test_drift_strength_is_the_larger_drift_accuracy():
+    assert drift_strength({"drift_x_accuracy": 0.7, "drift_z_accuracy": 0.55}) == 0.7
+    assert drift_strength({"drift_x_accuracy": np.nan, "drift_z_accuracy": 0.55}) == 0.55
+    assert drift_strength({"drift_x_accuracy": np.nan, "drift_z_accuracy": np.nan}) == 0.5
+    assert drift_strength({}) == 0.5
 
 
 def test_quantile_ensemble_learns_heteroscedastic_quantiles_and_round_trips():
@@ -259,7 +317,8 @@ def test_pretrained_models_check_their_reference_predictions(monkeypatch):
     from skassess.meta import _pretrained
 
     for method in _pretrained.pretrained_methods():
-        model, scales, info = _pretrained.load_pretrained(method)  # runs the check
+        model, scales, edges, info = _pretrained.load_pretrained(method)  # runs the check
+        assert scales.shape == (edges.size + 1, 10)
         payload = _pretrained._read(method)
         assert len(payload["check"]["inputs"]) == 64
         got = model.predict(np.asarray(payload["check"]["inputs"]))
