@@ -382,7 +382,7 @@ def main():
         print("\nPoint error (MAE, points)")
         print("| batches | label-free | CBPE | label-free ÷ CBPE | with 20 labels | ÷ label-free |")
         print("|---|---|---|---|---|---|")
-        for label, g in (("all", ev), ("|Δacc| > 5 points", ev[big])):
+        for label, g in (("all", ev), ("Δacc beyond ±5 points", ev[big])):
             m0 = 100 * g["error"].abs().mean()
             m1 = 100 * g["labeled_error"].abs().mean()
             mc = 100 * g["cbpe_error"].abs().mean() if has_cbpe else np.nan
@@ -400,7 +400,7 @@ def main():
             w = np.clip(np.sum(e1 * (e1 - e0)) / max(np.sum((e1 - e0) ** 2), 1e-12), 0, 1)
             oracle[ev.index.get_indexer(idx)] = np.abs(w * e0 + (1 - w) * e1)
         ev["oracle_error"] = oracle
-        for label, g in (("all", ev), ("|Δacc| > 5 points", ev[big])):
+        for label, g in (("all", ev), ("Δacc beyond ±5 points", ev[big])):
             print(
                 f"oracle with 20 labels ({label}): MAE {100 * g['oracle_error'].mean():.2f}, "
                 f"{g['oracle_error'].mean() / g['error'].abs().mean():.2f}× the label-free MAE"
