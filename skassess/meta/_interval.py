@@ -69,9 +69,9 @@ class PerformanceIntervalRegressor(BaseEstimator):
     With ``uncertainty_model="pretrained"`` (the default), the UM shipped
     with skassess is used: trained on linear-skew scenarios of a library of
     real tabular data sets with logistic-regression and random-forest base
-    models, its scales fitted on held-out linear-skew and nearest-neighbour
-    scenarios (``pretrained_info_`` says which), so :meth:`fit` only fits
-    the predictor, in seconds. It exists for the ``"meta_model"`` and
+    models, its scales fitted on nearest-neighbour scenarios that the
+    boosters never saw (``pretrained_info_`` says which), so :meth:`fit`
+    only fits the predictor, in seconds. It exists for the ``"meta_model"`` and
     ``"confidence"`` predictors. With ``uncertainty_model="fit"``,
     :meth:`fit` simulates linear-skew
     drift inside the labeled reference set (the black box fixed, the
