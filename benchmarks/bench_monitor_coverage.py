@@ -73,6 +73,9 @@ from skassess.metrics import robust_mixture_posterior  # noqa: E402
 
 LEVELS = (0.8, 0.9, 0.95, 0.99)
 N_LABELS = 20
+#: The alert threshold's distance below the reference accuracy, and the accuracy change
+#: that counts as large.
+DROP = 0.05
 FAMILIES = {
     "linear": BASE_MODELS["lr"],
     "random forest": BASE_MODELS["rf"],
@@ -190,7 +193,7 @@ ALERT_COLUMNS = (
 )
 
 
-def alerts(ev, threshold_drop=0.05, n_before=30, probability=0.9):
+def alerts(ev, threshold_drop=DROP, n_before=30, probability=0.9):
     """A stream per unit: 30 batches without drift, then its drifted batches under the threshold.
 
     The threshold is the reference accuracy minus ``threshold_drop``; the
@@ -260,7 +263,7 @@ def evaluate(df, Q):
     out["change"] = (df["truth"] - df["reference_accuracy"]).abs()
     out["error"] = df["predicted"] - df["truth"]
     out["p_below"] = [
-        float(probability_below(m, q, r - 0.05)[0])
+        float(probability_below(m, q, r - DROP)[0])
         for m, q, r in zip(df["predicted"], Q, df["reference_accuracy"], strict=True)
     ]
     if "cbpe" in df:
@@ -378,7 +381,7 @@ def main():
             coverage_table(
                 ev, "drift strength", "CBPE's band (± z sampling errors): coverage (%)", "ccov"
             )
-        big = ev["change"] > 0.05
+        big = ev["change"] > DROP
         print("\nPoint error (MAE, points)")
         print("| batches | label-free | CBPE | label-free ÷ CBPE | with 20 labels | ÷ label-free |")
         print("|---|---|---|---|---|---|")
