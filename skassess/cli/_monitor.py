@@ -60,6 +60,13 @@ def add_parser(sub):
         help="the label-free predictor (meta_model)",
     )
     opts.add_argument(
+        "--uncertainty-model",
+        choices=["pretrained", "recalibrated"],
+        default="pretrained",
+        help="the shipped interval model, or the same refitted to drift simulated inside "
+        "the reference (about a minute longer) (pretrained)",
+    )
+    opts.add_argument(
         "--query",
         type=int,
         default=0,
@@ -102,6 +109,7 @@ def run(args):
         threshold=args.threshold,
         alert_probability=args.alert_probability,
         method=args.method,
+        uncertainty_model=args.uncertainty_model,
         query=args.query,
         random_state=args.seed,
         progress=not args.quiet,

@@ -78,7 +78,7 @@ class PerformanceMonitor(BaseEstimator):
     prior_weight : float in [0, 1], default=0.9
         Prior probability that the label-free prediction holds, in the
         posterior of a labeled chunk.
-    uncertainty_model : {"pretrained", "fit"}, default="pretrained"
+    uncertainty_model : {"pretrained", "recalibrated", "fit"}, default="pretrained"
         As in :class:`~skassess.meta.PerformanceIntervalRegressor`.
     random_state : int or None, default=None
         Seed of the predictor, the uncertainty model's drift features and the
@@ -138,7 +138,7 @@ class PerformanceMonitor(BaseEstimator):
         "alert_probability": [Interval(Real, 0, 1, closed="neither")],
         "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
         "prior_weight": [Interval(Real, 0, 1, closed="both")],
-        "uncertainty_model": [StrOptions({"pretrained", "fit"})],
+        "uncertainty_model": [StrOptions({"pretrained", "recalibrated", "fit"})],
         "random_state": [Interval(Integral, 0, 2**31 - 1, closed="left"), None],
         "progress": ["boolean"],
     }

@@ -113,6 +113,7 @@ def monitor_files(
     threshold=None,
     alert_probability=0.9,
     method="meta_model",
+    uncertainty_model="pretrained",
     query=0,
     random_state=0,
     progress=True,
@@ -141,6 +142,8 @@ def monitor_files(
         As in :class:`~skassess.meta.PerformanceMonitor`.
     method : str, default="meta_model"
         The :class:`~skassess.meta.PerformancePredictor` method.
+    uncertainty_model : {"pretrained", "recalibrated"}, default="pretrained"
+        As in :class:`~skassess.meta.PerformanceMonitor`.
     query : int, default=0
         Rows to pick for labeling next.
 
@@ -194,6 +197,7 @@ def monitor_files(
         threshold=threshold,
         alert_probability=alert_probability,
         chunk_size=chunk_size,
+        uncertainty_model=uncertainty_model,
         random_state=random_state,
         progress=progress,
     ).fit(_two_columns(ref.scores[labeled]), ref.labels[labeled])

@@ -59,6 +59,23 @@ def test_monitor_by_day_with_alerts_labels_and_outputs(files, tmp_path, capsys):
     assert "Rows to label next" in text
 
 
+def test_recalibrated_intervals_scale_the_shipped_ones(files, tmp_path):
+    tables = {}
+    for um in ("pretrained", "recalibrated"):
+        out = tmp_path / f"{um}.csv"
+        args = [
+            "monitor", str(files / "reference.csv"), str(files / "stream"),
+            "--uncertainty-model", um, "--quiet", "--csv", str(out),
+        ]  # fmt: skip
+        assert main(args) == 0
+        tables[um] = pd.read_csv(out, index_col="chunk")
+    a, b = tables["recalibrated"], tables["pretrained"]
+    np.testing.assert_allclose(a["predicted"], b["predicted"])
+    free = a["n_labeled"] == 0  # label-free chunks: the same prediction, a rescaled width
+    ratio = (a["predicted"] - a["lower_80"]) / (b["predicted"] - b["lower_80"])
+    assert free.sum() == 3 and np.ptp(ratio[free]) < 1e-9 and 0.1 <= ratio[free].iloc[0] <= 10
+
+
 def test_one_chunk_per_file_or_by_size(files, capsys):
     stream = sorted(str(p) for p in (files / "stream").iterdir())
     assert main(["monitor", str(files / "reference.csv"), *stream, "--quiet",

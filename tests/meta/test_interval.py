@@ -17,6 +17,7 @@ from skassess.meta._quantile_model import (
     QuantileEnsemble,
     calibrate_quantiles,
     drift_strength,
+    fit_common_scale,
     fit_scales,
     fit_stratified_scales,
 )
@@ -44,6 +45,23 @@ def test_fit_scales_reaches_the_coverage():
     for a, k in zip(LEVELS, s, strict=True):
         cover = np.mean(np.abs(err) <= k * sd)
         assert abs(cover - a) < 0.03  # 4000 draws: binomial SE <= 0.008
+
+
+@pytest.mark.parametrize("truth", [0.4, 1.0, 2.5])
+def test_common_scale_undoes_a_too_wide_or_too_narrow_model(truth):
+    # calibrated quantiles of a normal error whose sd is `truth` times the assumed one:
+    # one factor over every level finds `truth` back, and the coverage follows
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(1)
+    sd = rng.uniform(0.01, 0.05, size=3000)
+    err = rng.normal(0, truth * sd)
+    Q = sd[:, None] * norm.ppf((1 + np.asarray(LEVELS)) / 2)[None, :]
+    s = fit_common_scale(err, Q)
+    assert abs(s / truth - 1) < 0.08  # 3000 draws: the pooled quantiles' SE is about 3 %
+    for j in (0, 6, 9):
+        cover = np.mean(np.abs(err) <= s * Q[:, j])
+        assert abs(cover - LEVELS[j]) < 0.03
 
 
 def test_stratified_scales_reach_the_coverage_in_every_stratum():
@@ -296,6 +314,37 @@ def test_pretrained_uncertainty_model(method):
     assert 0 <= out["lower"] <= out["accuracy"] <= out["upper"] <= 1
     q = pir._batch(X[450:], None)[1]
     assert np.all(np.diff(q) >= 0) and q[0] > 0
+
+
+def test_recalibrated_scales_the_shipped_model():
+    from sklearn.datasets import load_breast_cancer
+
+    from skassess.meta._pretrained import load_pretrained
+
+    X, y = load_breast_cancer(return_X_y=True)
+    model = LogisticRegression(max_iter=5000).fit(X[:200], y[:200])
+    pir = PerformanceIntervalRegressor(
+        PerformancePredictor(model, method="confidence"),
+        uncertainty_model="recalibrated",
+        n_scenarios=12,
+        random_state=0,
+        progress=False,
+    ).fit(X[200:450], y[200:450])
+    _, scales, edges, _ = load_pretrained("confidence")
+    f = pir.recalibration_factor_
+    assert 0.1 <= f <= 10
+    np.testing.assert_allclose(pir.scales_, scales * f)
+    np.testing.assert_array_equal(pir.drift_edges_, edges)
+    assert set(pir.scenarios_["split"]) == {"calibration"} and len(pir.scenarios_) >= 10
+    # each scenario's reference is half the rows; its batch comes from the other half
+    assert pir.scenarios_["n_reference"].max() <= 125
+    shipped = PerformanceIntervalRegressor(
+        PerformancePredictor(model, method="confidence"), random_state=0
+    ).fit(X[200:450], y[200:450])
+    a, b = pir.predict(X[450:], level=0.9), shipped.predict(X[450:], level=0.9)
+    assert a["accuracy"] == b["accuracy"]
+    assert 0 < min(a["lower"], b["lower"])  # the lower ends are not clipped
+    assert a["accuracy"] - a["lower"] == pytest.approx(f * (b["accuracy"] - b["lower"]))
 
 
 def test_missing_xgboost_names_the_extra(monkeypatch):
