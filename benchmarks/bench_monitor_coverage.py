@@ -120,6 +120,12 @@ def unit_setup(name, family, seed):
     return X, y, ref, rest, model, rng
 
 
+def fitted_monitor(model, X, y, seed):
+    """The unit's interval regressor (shipped UM) on the reference, and the reference accuracy."""
+    pir = PerformanceIntervalRegressor(PerformancePredictor(model), random_state=seed).fit(X, y)
+    return pir, float(np.mean(model.predict(X) == y))
+
+
 def recalibration(name, family, seed=0):
     """The unit's ``recalibration_factor_`` (``uncertainty_model="recalibrated"``), cached."""
     out = cache_dir() / f"{name}_{family.replace(' ', '-')}.recalibrated.json"
@@ -150,10 +156,7 @@ def collect(name, family, seed=0):
     if out.exists():
         return pd.read_csv(out)
     X, y, ref, rest, model, rng = unit_setup(name, family, seed)
-    pir = PerformanceIntervalRegressor(PerformancePredictor(model), random_state=seed).fit(
-        X[ref], y[ref]
-    )
-    ref_acc = float(np.mean(model.predict(X[ref]) == y[ref]))
+    pir, ref_acc = fitted_monitor(model, X[ref], y[ref], seed)
     Xr, yr = X[rest], y[rest]
     imp = RandomForestClassifier(100, random_state=0).fit(Xr, yr).feature_importances_
     size = max(50, len(rest) // 6)
@@ -252,10 +255,7 @@ def collect_stream(name, family, seed=0):
     if out.exists():
         return pd.read_csv(out)
     X, y, ref, rest, model, rng = unit_setup(name, family, seed)
-    pir = PerformanceIntervalRegressor(PerformancePredictor(model), random_state=seed).fit(
-        X[ref], y[ref]
-    )
-    ref_acc = float(np.mean(model.predict(X[ref]) == y[ref]))
+    pir, ref_acc = fitted_monitor(model, X[ref], y[ref], seed)
     Xr, yr = X[rest], y[rest]
     P = model.predict_proba(Xr)
     w = drop_weights(P.max(axis=1), model.predict(Xr) == yr, STREAM["drop"])
