@@ -76,6 +76,7 @@ from skassess.meta._quantile_model import (  # noqa: E402
     calibrate_quantiles,
     drift_strength,
     error_unit,
+    fit_common_scale,
     fit_stratified_scales,
 )
 from skassess.meta._scenarios import BASE_MODELS  # noqa: E402
@@ -502,17 +503,16 @@ def main():
             coverage_table(
                 ev, "drift strength", "CBPE's band (± z sampling errors): coverage (%)", "ccov"
             )
-        factors = pd.Series(
-            {
-                (d, f): recalibration(d, f)["factor"]
-                for d, f in df[["dataset", "family"]].drop_duplicates().itertuples(index=False)
-            }
-        )
-        seconds = np.median([recalibration(d, f)["seconds"] for d, f in factors.index])
         print(
-            f"\nrecalibration factor per unit: median {factors.median():.2f}, range "
-            f"{factors.min():.2f}-{factors.max():.2f}; fit {seconds:.0f} s per unit (median)"
+            "\nThe recalibration factor per unit, beside the best single factor for its "
+            "batches (fitted on their truth)"
         )
+        print("| unit | factor | best factor for its batches | fit (s) |")
+        print("|---|---|---|---|")
+        for (d, f), g in df.groupby(["dataset", "family"], sort=False):
+            r = recalibration(d, f)
+            best = fit_common_scale(g["predicted"] - g["truth"], Q[g.index])
+            print(f"| {d} / {f} | {r['factor']:.2f} | {best:.2f} | {r['seconds']:.0f} |")
         big = ev["change"] > DROP
         print("\nPoint error (MAE, points)")
         print(
@@ -540,10 +540,16 @@ def main():
             w = np.clip(np.sum(e1 * (e1 - e0)) / max(np.sum((e1 - e0) ** 2), 1e-12), 0, 1)
             oracle[ev.index.get_indexer(idx)] = np.abs(w * e0 + (1 - w) * e1)
         ev["oracle_error"] = oracle
+        print(
+            "\nReference line: the label-free prediction and the 20 labels' share, weighted "
+            "per drift tercile to minimize the squared error on the truth"
+        )
+        print("| batches | MAE (points) | ÷ label-free |")
+        print("|---|---|---|")
         for label, g in (("all", ev), ("Δacc beyond ±5 points", ev[big])):
             print(
-                f"oracle with 20 labels ({label}): MAE {100 * g['oracle_error'].mean():.2f}, "
-                f"{g['oracle_error'].mean() / g['error'].abs().mean():.2f}× the label-free MAE"
+                f"| {label} ({len(g)}) | {100 * g['oracle_error'].mean():.2f} | "
+                f"{g['oracle_error'].mean() / g['error'].abs().mean():.2f} |"
             )
         wins = ev.groupby("dataset").apply(
             lambda g: g["error"].abs().mean() <= g.get("cbpe_error", g["error"]).abs().mean()
@@ -599,15 +605,12 @@ def main():
                 f"| {method} | {int(g['detected'].sum())} of {len(g)} | "
                 f"{g['delay'].median():.0f} | {fa:.1f} |"
             )
-        cb = (
-            f"; CBPE {1000 * df['cbpe_seconds_per_batch'].median():.0f} ms per batch"
-            if has_cbpe
-            else ""
-        )
-        print(
-            f"\nfeatures and interval per batch: median {df['seconds_per_batch'].median():.2f} s "
-            f"(batches of {int(df['n_batch'].median())} rows){cb}"
-        )
+        print(f"\nSeconds per batch (median; batches of {int(df['n_batch'].median())} rows)")
+        print("| method | seconds per batch |")
+        print("|---|---|")
+        print(f"| skassess: features and every level | {df['seconds_per_batch'].median():.3f} |")
+        if has_cbpe:
+            print(f"| CBPE: estimate | {df['cbpe_seconds_per_batch'].median():.3f} |")
 
 
 if __name__ == "__main__":
