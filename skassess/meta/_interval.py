@@ -350,7 +350,9 @@ class PerformanceIntervalRegressor(BaseEstimator):
                 seed + s,
             )
             for s, (ref, batch) in enumerate(splits)
-            if np.unique(codes[ref]).size >= 2 and batch.size >= 10
+            if np.unique(codes[ref]).size >= 2
+            and _learnable(S[ref], codes[ref])
+            and batch.size >= 10
         ]
         # Processes, one native thread each (n_jobs=None: this process only).
         records = []
@@ -367,8 +369,9 @@ class PerformanceIntervalRegressor(BaseEstimator):
         if len(records) < 10:
             raise ValueError(
                 f"Only {len(records)} drift scenarios could be simulated from "
-                "the reference rows (each needs both classes and 10 batch "
-                "rows); give more reference rows."
+                "the reference rows (each needs both classes, two right and two "
+                "wrong predictions of the black box, and 10 batch rows); give "
+                "more reference rows."
             )
         df = pd.DataFrame(records)
         n_cal = max(2, int(round(0.2 * len(df))))
@@ -595,6 +598,16 @@ class PerformanceIntervalRegressor(BaseEstimator):
         error = float(np.mean(rows["p"])) - float(np.mean(rows["pred"] == codes))
         level = self._level()
         return -interval_cost(error, self._half_width(q, level), level)
+
+
+def _learnable(S, codes):
+    """Whether the black box is right on two rows or more and wrong on two or more.
+
+    With fewer, the meta-model predicts a constant (see ``PerformancePredictor.constant_``):
+    such a scenario says nothing about how the user's predictor errs.
+    """
+    correct = S.argmax(axis=1) == codes
+    return min(int(correct.sum()), int((~correct).sum())) >= 2
 
 
 def _scenario(Fr, yr, Sr, Fb, yb, Sb, method, seed):

@@ -104,7 +104,7 @@ class PerformancePredictor(BaseEstimator):
     feature_names_in_ : ndarray of str
         The column names, when ``X`` was a DataFrame.
     constant_ : float or None
-        When every reference row was right (or every one wrong) the
+        When every reference row but at most one was right (or wrong) the
         meta-model methods cannot learn and predict this smoothed rate,
         ``(k + 1) / (n + 2)``, for every row (with a warning).
     reference_rows_ : dict
@@ -346,12 +346,16 @@ class PerformancePredictor(BaseEstimator):
         if bar is not None:
             bar.update(1)
         self.constant_ = None
-        if self.method_.uses_features and (correct.all() or not correct.any()):
+        n_wrong = int(correct.size - correct.sum())
+        n_rare = min(n_wrong, correct.size - n_wrong)
+        if self.method_.uses_features and n_rare < 2:
+            # one row of an outcome cannot be both learned from and held out to calibrate
             self.constant_ = (correct.sum() + 1.0) / (correct.size + 2.0)
             warn(
-                f"The black box is {'right' if correct.any() else 'wrong'} on every "
-                f"reference row; method {self.method!r} cannot learn where it errs and "
-                f"predicts the smoothed rate {self.constant_:.3f} for every row."
+                f"The black box is {'right' if n_wrong <= 1 else 'wrong'} on every "
+                f"reference row{' but one' if n_rare else ''}; method {self.method!r} "
+                f"cannot learn where it errs and predicts the smoothed rate "
+                f"{self.constant_:.3f} for every row."
             )
         else:
             self.method_.fit(Z, correct)

@@ -347,6 +347,24 @@ def test_recalibrated_scales_the_shipped_model():
     assert a["accuracy"] - a["lower"] == pytest.approx(f * (b["accuracy"] - b["lower"]))
 
 
+def test_recalibrated_skips_scenarios_where_the_black_box_never_errs():
+    # 4 wrong predictions among 300 rows: many scenario references (random halves) hold none,
+    # and the meta-model cannot learn from them; those scenarios are skipped, not fatal
+    rng = np.random.default_rng(3)
+    top = rng.uniform(0.9, 1.0, size=300)
+    y = np.ones(300, dtype=int)
+    y[:4] = 0
+    S = np.column_stack([1 - top, top])
+    pir = PerformanceIntervalRegressor(
+        PerformancePredictor(method="confidence"),
+        uncertainty_model="recalibrated",
+        n_scenarios=40,
+        random_state=0,
+        progress=False,
+    ).fit(S, y)
+    assert 10 <= len(pir.scenarios_) < 40
+
+
 def test_missing_xgboost_names_the_extra(monkeypatch):
     import sys
 

@@ -155,6 +155,12 @@ def test_a_reference_without_errors_falls_back_to_a_smoothed_rate():
     assert pp.predict(rng.normal(size=(5, 2)), scores=S[:5]) == pytest.approx(51 / 52)
     # the score-only methods need no fallback
     assert PerformancePredictor(method="confidence").fit(S, y).predict(S) == 1.0
+    # one wrong row can be learned from or held out for calibration, not both
+    y1 = y.copy()
+    y1[0] = 1 - y1[0]
+    with pytest.warns(SkassessWarning, match="right on every reference row but one"):
+        pp = PerformancePredictor(method="meta_model").fit(rng.normal(size=(50, 2)), y1, scores=S)
+    assert pp.constant_ == pytest.approx(50 / 52)
 
 
 def test_pickle_clone_and_grid_search(task):
