@@ -6,9 +6,10 @@ skassess's, so it lives in its own environment)::
     python -m venv ~/venv-nannyml && ~/venv-nannyml/bin/pip install nannyml statsmodels
     ~/venv-nannyml/bin/python benchmarks/peer_cbpe.py ~/.cache/skassess/monitor-coverage-*/
 
-For each unit's ``.npz`` (the reference scores and labels, and every batch's
-scores and labels), CBPE is fitted on the reference, cut into 10 chunks for its
-thresholds (NannyML's default: 3 standard deviations of the reference chunks),
+For each unit's ``.npz`` and ``.stream.npz`` (the reference scores and labels,
+and every batch's or chunk's scores and labels), CBPE is fitted on the
+reference, cut into 10 chunks for its thresholds (NannyML's default: 3
+standard deviations of the reference chunks),
 and estimates the accuracy of every batch, each batch one chunk. Writes
 ``<unit>.cbpe.csv`` beside the records: the estimate, its confidence band
 (NannyML's ``± 3`` sampling errors), its alert, and the seconds the estimate
