@@ -12,7 +12,7 @@ from ..utils._deprecation import warn_deprecated
 from ..utils._params import atomic, reset_fitted, validated
 from ..utils._random import seed_int
 from ..utils._sklearn_compat import HasMethods, Hidden, Interval, StrOptions
-from ..utils._threads import one_native_thread, single_threaded
+from ..utils._threads import single_threaded
 from ..utils._validation import check_labels
 from ._error_levels import check_levels, error_quantiles
 from ._predictor import PerformancePredictor
@@ -28,9 +28,9 @@ from ._quantile_model import (
     fit_scales,
     interval_cost,
 )
-from ._scenarios import evaluate_scenario, fit_peers, peer_accuracies
+from ._reference_drift import simulate_reference_drift
+from ._scenarios import fit_peers, peer_accuracies
 from ._um_features import UM_FEATURES, batch_features
-from .drift import LINEAR_SKEW_RATIOS, LinearSkewSplit, NearestNeighborsSplit
 
 __all__ = ["PerformanceIntervalRegressor", "beta_prior_from"]
 
@@ -257,7 +257,18 @@ class PerformanceIntervalRegressor(BaseEstimator):
         if self.uncertainty_model == "pretrained":
             return self
         Fenc = self.shared_.reference_rows_["F"]
-        self.scenarios_ = sc = self._simulate(Fenc, codes, S, pp.method, seed)
+        self.scenarios_ = sc = simulate_reference_drift(
+            self.shared_,
+            Fenc,
+            codes,
+            S,
+            method=pp.method,
+            n_scenarios=self.n_scenarios,
+            held_out=self.uncertainty_model == "recalibrated",
+            seed=seed,
+            n_jobs=self.n_jobs,
+            progress=self.progress,
+        )
         inputs = sc.loc[:, list(UM_FEATURES)].to_numpy(dtype=np.float64)
         target = sc["error"].abs().to_numpy()
         unit = error_unit(sc["prediction"], sc["n_batch"])
@@ -284,101 +295,6 @@ class PerformanceIntervalRegressor(BaseEstimator):
         self.scales_ = fit_scales(target[~train], q)[None, :]
         self.drift_edges_ = np.empty(0)
         return self
-
-    def _held_out_splits(self, skew, feats, rng):
-        """Scenarios whose reference is a random half and whose batch drifts inside the other.
-
-        The batch is drawn from the held-out half by linear skew (along one of
-        ``feats``, a random ratio) or by nearest neighbours, in turn: the
-        drift re-weights rows like the reference's, as when traffic moves
-        between regions the reference has seen.
-        """
-        n = skew.shape[0]
-        out = []
-        for s in range(self.n_scenarios):
-            perm = rng.permutation(n)
-            ref, pool = np.sort(perm[: n // 2]), perm[n // 2 :]
-            cv_seed = int(rng.integers(2**31 - 1))
-            if s % 2 == 0:
-                cv = LinearSkewSplit(
-                    feats[(s // 2) % len(feats)],
-                    ratios=[float(rng.choice(LINEAR_SKEW_RATIOS))],
-                    batch_fraction=0.5,
-                    random_state=cv_seed,
-                )
-            else:
-                cv = NearestNeighborsSplit(1, batch_fraction=0.5, random_state=cv_seed)
-            _, batch = next(cv.split(skew[pool]))
-            out.append((ref, np.sort(pool[batch])))
-        return out
-
-    def _simulate(self, F, codes, S, method, seed):
-        """Drift scenarios inside the reference, the black box fixed.
-
-        ``"fit"``: linear skew, each scenario's reference the rows the skew
-        keeps out of its batch. ``"recalibrated"``: :meth:`_held_out_splits`.
-        """
-        if F is not None and F.shape[1] > 0:
-            imp = self.shared_.features_.models_[1].feature_importances_
-            skew, feats = F, [int(i) for i in np.argsort(imp)[::-1][:2]]
-        else:  # scores only: skew along the black box's confidence and entropy
-            skew, feats = self.shared_.reference_rows_["Z"][:, [0, 2]], [0, 1]
-        rng = np.random.default_rng(seed)
-        if self.uncertainty_model == "recalibrated":
-            splits = self._held_out_splits(np.asarray(skew, dtype=np.float64), feats, rng)
-        else:
-            per_ratio = len(feats) * len(LINEAR_SKEW_RATIOS)
-            cv = LinearSkewSplit(
-                feats, n_repeats=max(1, -(-self.n_scenarios // per_ratio)), random_state=seed
-            )
-            splits = list(cv.split(skew))
-            splits = [
-                splits[i] for i in np.sort(rng.choice(len(splits), self.n_scenarios, replace=False))
-            ]
-        from joblib import Parallel, delayed
-        from tqdm.auto import tqdm
-
-        tasks = [
-            delayed(_scenario)(
-                None if F is None else F[ref],
-                codes[ref],
-                S[ref],
-                None if F is None else F[batch],
-                codes[batch],
-                S[batch],
-                method,
-                seed + s,
-            )
-            for s, (ref, batch) in enumerate(splits)
-            if np.unique(codes[ref]).size >= 2
-            and _learnable(S[ref], codes[ref])
-            and batch.size >= 10
-        ]
-        # Processes, one native thread each (n_jobs=None: this process only).
-        records = []
-        with tqdm(
-            total=len(tasks),
-            desc="drift scenarios",
-            delay=2,
-            leave=False,
-            disable=not self.progress,
-        ) as bar:
-            for part in Parallel(n_jobs=self.n_jobs, return_as="generator")(tasks):
-                records += part
-                bar.update(1)
-        if len(records) < 10:
-            raise ValueError(
-                f"Only {len(records)} drift scenarios could be simulated from "
-                "the reference rows (each needs both classes, two right and two "
-                "wrong predictions of the black box, and 10 batch rows); give "
-                "more reference rows."
-            )
-        df = pd.DataFrame(records)
-        n_cal = max(2, int(round(0.2 * len(df))))
-        split = np.array(["train"] * len(df), dtype=object)
-        split[rng.choice(len(df), n_cal, replace=False)] = "calibration"
-        df["split"] = split
-        return df
 
     def _batch(self, X, scores):
         check_is_fitted(self, "uncertainty_model_")
@@ -598,21 +514,6 @@ class PerformanceIntervalRegressor(BaseEstimator):
         error = float(np.mean(rows["p"])) - float(np.mean(rows["pred"] == codes))
         level = self._level()
         return -interval_cost(error, self._half_width(q, level), level)
-
-
-def _learnable(S, codes):
-    """Whether the black box is right on two rows or more and wrong on two or more.
-
-    With fewer, the meta-model predicts a constant (see ``PerformancePredictor.constant_``):
-    such a scenario says nothing about how the user's predictor errs.
-    """
-    correct = S.argmax(axis=1) == codes
-    return min(int(correct.sum()), int((~correct).sum())) >= 2
-
-
-def _scenario(Fr, yr, Sr, Fb, yb, Sb, method, seed):
-    with one_native_thread():  # also inside a worker process
-        return evaluate_scenario(Fr, yr, Sr, Fb, yb, Sb, methods=[method], seed=seed)
 
 
 def beta_prior_from(accuracy, q, level=PRIOR_LEVEL):
