@@ -108,6 +108,18 @@ def cache_dir():
     return Path.home() / ".cache" / "skassess" / f"monitor-coverage-{digest[:10]}"
 
 
+def unit_file(name, family, suffix):
+    """A unit's cached file: ``<data set>_<family><suffix>`` in :func:`cache_dir`."""
+    return cache_dir() / f"{name}_{family.replace(' ', '-')}{suffix}"
+
+
+def unit_factors(df):
+    """Each record's unit's recalibration factor (one cached fit per unit)."""
+    units = df[["dataset", "family"]].drop_duplicates().itertuples(index=False)
+    factor = {(d, f): recalibration(d, f)["factor"] for d, f in units}
+    return np.array([factor[u] for u in zip(df["dataset"], df["family"], strict=True)])
+
+
 def unit_setup(name, family, seed):
     """The unit's rows (training, reference, rest), its fitted black box and the row generator."""
     X, y, _ = load_tabular(name, max_rows=6000)
@@ -129,7 +141,7 @@ def fitted_monitor(model, X, y, seed):
 
 def recalibration(name, family, seed=0):
     """The unit's ``recalibration_factor_`` (``uncertainty_model="recalibrated"``), cached."""
-    out = cache_dir() / f"{name}_{family.replace(' ', '-')}.recalibrated.json"
+    out = unit_file(name, family, ".recalibrated.json")
     if out.exists():
         return json.loads(out.read_text())
     X, y, ref, _, model, _ = unit_setup(name, family, seed)
@@ -152,8 +164,7 @@ def recalibration(name, family, seed=0):
 
 def collect(name, family, seed=0):
     """One unit's records (and its scores for CBPE), cached."""
-    stem = f"{name}_{family.replace(' ', '-')}"
-    out = cache_dir() / f"{stem}.csv.gz"
+    out = unit_file(name, family, ".csv.gz")
     if out.exists():
         return pd.read_csv(out)
     X, y, ref, rest, model, rng = unit_setup(name, family, seed)
@@ -192,7 +203,7 @@ def collect(name, family, seed=0):
     df = pd.DataFrame(records)
     df["seconds_per_batch"] = (time.perf_counter() - t0) / len(df)
     out.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out.with_suffix("").with_suffix(".npz"), **scores)
+    np.savez_compressed(unit_file(name, family, ".npz"), **scores)
     df.to_csv(out, index=False)
     return df
 
@@ -251,8 +262,7 @@ def collect_stream(name, family, seed=0):
     accuracy falls by about ``STREAM["drop"]``. Cached like :func:`collect`,
     with the scores for ``peer_cbpe.py``.
     """
-    stem = f"{name}_{family.replace(' ', '-')}.stream"
-    out = cache_dir() / f"{stem}.csv.gz"
+    out = unit_file(name, family, ".stream.csv.gz")
     if out.exists():
         return pd.read_csv(out)
     X, y, ref, rest, model, rng = unit_setup(name, family, seed)
@@ -271,7 +281,7 @@ def collect_stream(name, family, seed=0):
         scores[f"chunk_{j}_scores"] = P[rows]
         scores[f"chunk_{j}_y"] = yr[rows]
     df = pd.DataFrame(records)
-    np.savez_compressed(out.with_suffix("").with_suffix(".npz"), **scores)
+    np.savez_compressed(unit_file(name, family, ".stream.npz"), **scores)
     df.to_csv(out, index=False)
     return df
 
@@ -283,7 +293,7 @@ def with_cbpe(df, kind=""):
     """
     frames = []
     for (name, family), g in df.groupby(["dataset", "family"], sort=False):
-        path = cache_dir() / f"{name}_{family.replace(' ', '-')}{kind}.cbpe.csv"
+        path = unit_file(name, family, f"{kind}.cbpe.csv")
         if path.exists():
             g = g.merge(pd.read_csv(path), on=["drift", "batch"], how="left", validate="1:1")
         frames.append(g)
@@ -478,10 +488,10 @@ def main():
     ).fit(X, y)
     Q = calibrated(df, pir)
     # "recalibrated": each unit's factor (fitted on its own reference) times the shipped scales
-    factor = df.apply(lambda r: recalibration(r["dataset"], r["family"])["factor"], axis=1)
+    factor = unit_factors(df)
     evs = {
         "pretrained": evaluate(df, Q),
-        "recalibrated": evaluate(df, Q * factor.to_numpy()[:, None]),
+        "recalibrated": evaluate(df, Q * factor[:, None]),
     }
     for ev in evs.values():
         ev["drift strength"] = pd.qcut(ev["strength"], 3, labels=["low", "middle", "high"])
@@ -574,11 +584,11 @@ def main():
             coverage_table(lib, "family", "Coverage (%) by black-box family")
         st = with_cbpe(pd.concat(streams, ignore_index=True), ".stream")
         Qs = calibrated(st, pir)
-        fs = st.apply(lambda r: recalibration(r["dataset"], r["family"])["factor"], axis=1)
+        fs = unit_factors(st)
         al = alerts(
             {
                 "pretrained": evaluate(st, Qs),
-                "recalibrated": evaluate(st, Qs * fs.to_numpy()[:, None]),
+                "recalibrated": evaluate(st, Qs * fs[:, None]),
             }
         )
         before = st["batch"] < STREAM["before"]
