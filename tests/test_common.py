@@ -62,7 +62,12 @@ from skassess.calibration import (
     NUTSSampler,
 )
 from skassess.exceptions import SkassessWarning
-from skassess.meta import PerformanceIntervalRegressor, PerformanceMonitor, PerformancePredictor
+from skassess.meta import (
+    ActiveMonitor,
+    PerformanceIntervalRegressor,
+    PerformanceMonitor,
+    PerformancePredictor,
+)
 from skassess.metrics import BayesianModelComparison
 from skassess.samplers import (
     ActiveModelSelector,
@@ -334,6 +339,7 @@ LIGHTLY_CHECKED = [
     PerformancePredictor(LogisticRegression()),
     PerformanceIntervalRegressor(PerformancePredictor(LogisticRegression())),
     PerformanceMonitor(),
+    ActiveMonitor(),
     MLPEnsembleSurrogate(random_state=0),
     EmceeSampler(),
     NUTSSampler(),

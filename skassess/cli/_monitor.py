@@ -1,7 +1,14 @@
 """``skassess monitor``: a deployed black box's accuracy over time, chunk by chunk."""
 
-from ..session import META_METHODS, monitor_files
+import sys
+from pathlib import Path
+
+from ..samplers import StopRule
+from ..session import META_METHODS, LabelingSession, monitor_files
+from ..session._monitoring import read_stream, stream_monitor, stream_result
 from ._common import add_file_arguments, dump_json, file_options, print_table
+from ._keyboard import interactive, status_line
+from ._oracle import read_oracle
 
 
 def add_parser(sub):
@@ -74,10 +81,37 @@ def add_parser(sub):
         help="list N rows to label next, where a label moves the answer most",
     )
     opts.add_argument("--seed", type=int, default=0, help="seed (0)")
+    lab = p.add_argument_group("labeling")
+    lab.add_argument(
+        "--session",
+        metavar="FILE",
+        help="label stream rows where they move the answer most, one by one at the "
+        "keyboard (or from --oracle), each committed to FILE before the next (created, "
+        "or resumed with the same reference, stream and options); its labels update "
+        "their chunks. The file holds data only",
+    )
+    lab.add_argument(
+        "--budget",
+        type=int,
+        metavar="N",
+        help="with --session: stop when the session holds N labels (default: no limit)",
+    )
+    lab.add_argument(
+        "--oracle",
+        metavar="CSV",
+        help="with --session: take the labels from this CSV (an id column and a label "
+        "column) instead of the keyboard; a row it does not label is skipped",
+    )
     out = p.add_argument_group("output")
     out.add_argument("--csv", metavar="FILE", help="write the per-chunk table as CSV")
     out.add_argument("--plot", metavar="PNG", help="draw the timeline (needs matplotlib)")
     out.add_argument("--json", metavar="FILE", help="write the results as JSON ('-': stdout)")
+    out.add_argument(
+        "--report",
+        metavar="HTML",
+        help="write a self-contained HTML report: the timeline, the chunks, the alerts, "
+        "the labels (needs matplotlib)",
+    )
     out.add_argument("--quiet", action="store_true", help="print no tables")
     p.set_defaults(func=run)
 
@@ -94,26 +128,131 @@ def _check(args):
         raise ValueError(f"--chunk-size must be a positive integer; got {args.chunk_size}.")
     if args.query < 0:
         raise ValueError(f"--query must be 0 or more; got {args.query}.")
+    if args.budget is not None and args.budget < 0:
+        raise ValueError(f"--budget must be 0 or more; got {args.budget}.")
+    if args.session is not None and args.query:
+        raise ValueError(
+            "--query lists rows to label without a session; with --session the rows are "
+            "asked for one at a time, each chosen after the labels before it."
+        )
+    if args.session is None:
+        for flag, value in (("--budget", args.budget), ("--oracle", args.oracle)):
+            if value is not None:
+                raise ValueError(f"{flag} labels through a session: give --session FILE too.")
 
 
-def run(args):
-    _check(args)
-    result = monitor_files(
+def _settings(args):
+    return {
+        "chunk_column": args.chunk_column,
+        "period": args.period,
+        "chunk_size": args.chunk_size,
+        "level": tuple(args.level),
+        "threshold": args.threshold,
+        "alert_probability": args.alert_probability,
+        "method": args.method,
+        "uncertainty_model": args.uncertainty_model,
+    }
+
+
+def _with_session(args):
+    """Label the stream in a crash-safe session, then the result with its labels."""
+    from ..meta import ActiveMonitor
+
+    settings = _settings(args)
+    data = read_stream(
         args.scores,
         args.stream,
         file_options=file_options(args),
         chunk_column=args.chunk_column,
         period=args.period,
         chunk_size=args.chunk_size,
-        level=tuple(args.level),
-        threshold=args.threshold,
-        alert_probability=args.alert_probability,
-        method=args.method,
-        uncertainty_model=args.uncertainty_model,
-        query=args.query,
-        random_state=args.seed,
-        progress=not args.quiet,
     )
+    ids = data.rows["id"]
+    repeated = ids.duplicated()
+    if repeated.any():
+        i = int(repeated.to_numpy().argmax())
+        first = int((ids == ids.iloc[i]).to_numpy().argmax())
+        raise ValueError(
+            f"--session names each label by its row's id, and the id {ids.iloc[i]!r} is in "
+            f"{data.rows['file'].iloc[first]} and {data.rows['file'].iloc[i]}; give the "
+            "stream's rows unique ids (--id-column)."
+        )
+    keys = ("chunk_size", "level", "threshold", "alert_probability", "method", "uncertainty_model")
+    monitor = stream_monitor(
+        data.scores.shape[1],
+        **{k: settings[k] for k in keys},
+        random_state=args.seed,
+        # stored with the session, which a resumed run must match: --quiet does not change it
+        progress=True,
+    )
+    info = {"reference": data.reference_file, "stream": data.files, "classes": data.classes}
+    path = Path(args.session)
+    with LabelingSession(
+        path,
+        data.scores,
+        data.labels,
+        assessor=ActiveMonitor(monitor, random_state=args.seed),
+        fit_params={
+            "reference": data.reference_scores,
+            "reference_labels": data.reference_labels,
+            "chunk_by": data.chunk_by,
+        },
+        ids=data.ids,
+        info=info,
+        classes=data.classes,
+    ) as session:
+        print(
+            f"Session {path}: {'resumed' if session.resumed else 'new'}; "
+            f"{session.n_labeled} labels so far."
+        )
+        left = len(data.ids) if args.budget is None else max(args.budget - session.n_labeled, 0)
+        try:
+            if args.oracle:
+                codes = read_oracle(args.oracle, data.ids, data.classes, args.id_column)
+                session.run(
+                    lambda row: None if codes[row] < 0 else int(codes[row]),
+                    left,
+                    stop=StopRule(),
+                    progress=not args.quiet,
+                )
+            elif left:
+                view = _StreamView(data)
+                interactive(session, view, data.classes, args.budget, None, None)
+        except KeyboardInterrupt:
+            print(
+                f"\nInterrupted: saved {session.n_labeled} labels in {path}; run the same "
+                "command to resume.",
+                file=sys.stderr,
+            )
+            raise SystemExit(130) from None
+        print(status_line(session, args.budget, final=True) + "\n")
+        sampler = session.assessor_
+        return stream_result(data, sampler.monitor_, sampler.summary(), [])
+
+
+class _StreamView:
+    """What the keyboard loop shows of a stream row: its id, display columns and scores."""
+
+    def __init__(self, data):
+        self.ids = data.ids
+        self.display = data.display
+        self.scores = data.scores
+
+
+def run(args):
+    _check(args)
+    if args.session is not None:
+        result = _with_session(args)
+    else:
+        result = monitor_files(
+            args.scores,
+            args.stream,
+            file_options=file_options(args),
+            **_settings(args),
+            query=args.query,
+            random_state=args.seed,
+            progress=not args.quiet,
+        )
     table = result.table
     if not args.quiet:
         ref = result.reference
@@ -138,6 +277,26 @@ def run(args):
         table.to_csv(args.csv)
     if args.json:
         dump_json(result.to_dict(), args.json)
+    if args.report:
+        from ..session._monitor_report import write_monitor_report
+
+        facts = {
+            "stream": ", ".join(args.stream),
+            "chunks": (
+                f"column {args.chunk_column}" + (f", period {args.period}" if args.period else "")
+                if args.chunk_column
+                else f"{args.chunk_size} rows"
+                if args.chunk_size
+                else "one per file"
+            ),
+            "predictor": args.method,
+            "seed": args.seed,
+        }
+        if args.session:
+            facts["labeling session"] = args.session
+        write_monitor_report(result, args.report, settings=facts)
+        if not args.quiet:
+            print(f"Wrote the report to {args.report}")
     if args.plot:
         import matplotlib
 

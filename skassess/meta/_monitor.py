@@ -17,7 +17,14 @@ from ..utils._validation import check_labels
 from ._error_levels import check_levels, error_quantiles, probability_below
 from ._interval import PerformanceIntervalRegressor, beta_prior_from
 
-__all__ = ["DRIFT_COLUMNS", "PerformanceMonitor", "chunk_rows", "level_suffix"]
+__all__ = [
+    "DRIFT_COLUMNS",
+    "PerformanceMonitor",
+    "allocate_labels",
+    "chunk_rows",
+    "draw_rows",
+    "level_suffix",
+]
 
 #: The uncertainty model's inputs shown per chunk: how well a classifier tells the
 #: chunk's scores (and features) from the reference's, and the Kolmogorov-Smirnov
@@ -256,19 +263,27 @@ class PerformanceMonitor(BaseEstimator):
         n = self._n_rows(X, scores)
         keys, chunks = self._chunks(n, chunk_by)
         codes = self._codes(y, n)
-        records = []
+        batches = self._label_free(X, scores, chunks)
+        return self._table(keys, chunks, batches, codes, levels)
+
+    def _label_free(self, X, scores, chunks):
+        """Each chunk's label-free prediction (:meth:`PerformanceIntervalRegressor.predict_batch
+        <skassess.meta.PerformanceIntervalRegressor.predict_batch>`), computed once."""
         from tqdm.auto import tqdm
 
-        for key, idx in tqdm(
-            list(zip(keys, chunks, strict=True)),
-            desc="chunks",
-            delay=2,
-            leave=False,
-            disable=not self.progress,
-        ):
-            records.append(self._chunk_row(key, X, scores, codes, idx, levels))
-        out = pd.DataFrame.from_records(records).set_index("chunk")
-        return out
+        pir = self.interval_regressor_
+        return [
+            pir.predict_batch(self._take(X, idx), scores=self._take(scores, idx))
+            for idx in tqdm(chunks, desc="chunks", delay=2, leave=False, disable=not self.progress)
+        ]
+
+    def _table(self, keys, chunks, batches, codes, levels):
+        """The :meth:`predict` table from the chunks' label-free predictions and the labels."""
+        records = [
+            self._chunk_row(key, batch, None if codes is None else codes[idx], levels)
+            for key, idx, batch in zip(keys, chunks, batches, strict=True)
+        ]
+        return pd.DataFrame.from_records(records).set_index("chunk")
 
     def _codes(self, y, n):
         if y is None:
@@ -277,13 +292,13 @@ class PerformanceMonitor(BaseEstimator):
         classes = pp.estimator.classes_ if pp.estimator is not None else pp.classes
         return check_labels(y, n, pp.n_classes_, classes, missing_label=-1)
 
-    def _chunk_row(self, key, X, scores, codes, idx, levels):
-        pir = self.interval_regressor_
-        batch = pir.predict_batch(self._take(X, idx), scores=self._take(scores, idx))
+    def _chunk_row(self, key, batch, codes, levels):
+        """One chunk's row of the table; ``codes`` are its rows' labels (-1: none) or None."""
         m, q, feats = batch.accuracy, batch.error_quantiles, batch.features
         u = error_quantiles(q, levels)
-        row = {"chunk": key, "n_rows": int(idx.size)}
-        labeled = np.zeros(idx.size, dtype=bool) if codes is None else codes[idx] >= 0
+        size = batch.y_pred.size
+        row = {"chunk": key, "n_rows": int(size)}
+        labeled = np.zeros(size, dtype=bool) if codes is None else codes >= 0
         row["n_labeled"] = int(labeled.sum())
         row["predicted"] = m
         for a, h in zip(levels, u, strict=True):
@@ -291,7 +306,7 @@ class PerformanceMonitor(BaseEstimator):
             row[f"predicted_lower_{s}"] = max(0.0, m - h)
             row[f"predicted_upper_{s}"] = min(1.0, m + h)
         if row["n_labeled"]:
-            correct = batch.y_pred[labeled] == codes[idx][labeled]
+            correct = batch.y_pred[labeled] == codes[labeled]
             a0, b0 = beta_prior_from(m, q)
             post, weight = robust_mixture_posterior(
                 a0, b0, int(correct.sum()), int((~correct).sum()), prior_weight=self.prior_weight
@@ -363,27 +378,44 @@ class PerformanceMonitor(BaseEstimator):
             raise ValueError("table is not the predict() table of these rows and chunks.")
         codes = self._codes(y, size)
         free = [c if codes is None else c[codes[c] < 0] for c in chunks]
-        a = max(check_levels(self.level))
-        s = level_suffix(a)
-        z = norm.ppf((1 + a) / 2)
-        sd0 = np.maximum((table[f"upper_{s}"] - table[f"lower_{s}"]).to_numpy() / (2 * z), 1e-6)
-        m = np.clip(table["mean"].to_numpy(), 0.01, 0.99)
-        unit = m * (1 - m)
-        taken = np.zeros(len(chunks), dtype=int)
-        left = np.array([len(f) for f in free])
-
-        def sd_after(k):
-            return 1.0 / np.sqrt(1.0 / sd0**2 + k / unit)
-
-        for _ in range(min(n, int(left.sum()))):
-            gain = sd_after(taken) - sd_after(taken + 1)
-            if self.threshold is not None:
-                gain = gain * norm.pdf((self.threshold - m) / sd_after(taken)) / sd_after(taken)
-            gain = np.where(taken < left, gain, -np.inf)
-            taken[int(np.argmax(gain))] += 1
+        taken = allocate_labels(table, [len(f) for f in free], n, self.level, self.threshold)
         rng = check_generator(self.random_state)
-        picked = [rng.choice(f, k, replace=False) for f, k in zip(free, taken, strict=True) if k]
-        return np.concatenate(picked) if picked else np.empty(0, dtype=np.int64)
+        return draw_rows(free, taken, rng)
+
+
+def allocate_labels(table, left, n, level, threshold):
+    """How many of ``n`` labels each chunk of a :meth:`PerformanceMonitor.predict` table gets.
+
+    Greedy, one label at a time, to the chunk whose normal approximation
+    (sd read off its widest ``level`` interval) narrows most, weighted by the
+    density at ``threshold`` when one is set; a chunk gets at most ``left``
+    of its rows.
+    """
+    a = max(check_levels(level))
+    s = level_suffix(a)
+    z = norm.ppf((1 + a) / 2)
+    sd0 = np.maximum((table[f"upper_{s}"] - table[f"lower_{s}"]).to_numpy() / (2 * z), 1e-6)
+    m = np.clip(table["mean"].to_numpy(), 0.01, 0.99)
+    unit = m * (1 - m)
+    left = np.asarray(left, dtype=int)
+    taken = np.zeros(left.size, dtype=int)
+
+    def sd_after(k):
+        return 1.0 / np.sqrt(1.0 / sd0**2 + k / unit)
+
+    for _ in range(min(n, int(left.sum()))):
+        gain = sd_after(taken) - sd_after(taken + 1)
+        if threshold is not None:
+            gain = gain * norm.pdf((threshold - m) / sd_after(taken)) / sd_after(taken)
+        gain = np.where(taken < left, gain, -np.inf)
+        taken[int(np.argmax(gain))] += 1
+    return taken
+
+
+def draw_rows(free, taken, rng):
+    """``taken[i]`` rows drawn uniformly without replacement from each ``free[i]``, joined."""
+    picked = [rng.choice(f, k, replace=False) for f, k in zip(free, taken, strict=True) if k]
+    return np.concatenate(picked) if picked else np.empty(0, dtype=np.int64)
 
 
 def chunk_rows(n, chunk_by, chunk_size):

@@ -1,7 +1,6 @@
 """ActiveAssessor: a pool-based ask/tell loop around a skassess metric estimator."""
 
 import copy
-import time as _time
 from numbers import Integral, Real
 
 import numpy as np
@@ -20,7 +19,7 @@ from ._assessor_steps import _AssessorSteps
 from ._base import QueryStrategy, pick_arms
 from ._calibrated_prior import CalibratedPrior
 from ._rewards import TASKS
-from ._sampler import ActiveSampler
+from ._sampler import ActiveSampler, as_label_array
 from ._setup import (
     STRATEGIES,
     Setup,
@@ -456,55 +455,18 @@ class ActiveAssessor(_AssessorAnswers, _AssessorSteps, AnytimeAnswersMixin, Acti
             identical label is ignored).
         """
         check_is_fitted(self)
-        indices = self._check_indices(indices)
-        times = self._check_time(time, len(indices))
-        given = _as_label_array(labels, self._classes)
-        if given.ndim != 1 or len(given) != len(indices):
-            raise ValueError(
-                f"labels must be one label per index: got {len(indices)} indices and labels "
-                f"of shape {given.shape}."
-            )
-        y = check_labels(
-            given,
-            len(indices),
-            self._scores.shape[1],
-            self._classes,
-            missing_label=None,
-            name="labels",
-            rows=indices,
+        rows, y_new, given_new, when = self._new_labels(
+            indices, labels, time, self._scores.shape[1]
         )
-        # The label a row had before this row of the call: its recorded label, or
-        # the one given first for it in this call. Vectorized: a replayed history
-        # of thousands of labels is one call.
-        order = np.argsort(indices, kind="stable")
-        first = np.ones(len(indices), dtype=bool)
-        first[order[1:]] = indices[order[1:]] != indices[order[:-1]]
-        first_label = np.empty_like(y)
-        group_start = np.maximum.accumulate(np.where(first[order], np.arange(len(order)), 0))
-        first_label[order] = y[order[group_start]]
-        old = np.where(first, self.labels_[indices], first_label)
-        recorded = self.labels_[indices]
-        old = np.where(recorded >= 0, recorded, old)
-        clash = (old >= 0) & (old != y)
-        if clash.any():
-            i = int(np.flatnonzero(clash)[0])
-            raise ValueError(
-                f"labels[{i}] = {as_scalar(self._label_name(y[i]))!r} for row {indices[i]}, which "
-                f"already has the label {as_scalar(self._label_name(old[i]))!r}; a recorded "
-                "label cannot change."
-            )
-        new = first & (recorded < 0)
-        rows, y_new = indices[new], y[new]
         if len(rows) == 0:
             return self
         # Everything that can fail runs first, on new objects or through the
         # estimator's atomic add_labels; the commit below cannot fail, so a tell
         # that raises leaves the session as it was.
-        when = (np.full(len(rows), _time.time()) if times is None else times[new]).tolist()
         arm_labels = self._setup.arm_labels
         entries = [
             (self._n_steps + 1, row, as_scalar(label), as_scalar(arm_labels[self._arm[row]]), t)
-            for row, label, t in zip(rows.tolist(), given[new].tolist(), when, strict=True)
+            for row, label, t in zip(rows.tolist(), given_new.tolist(), when, strict=True)
         ]
         design = {}
         if self._design_weighted():
@@ -540,9 +502,6 @@ class ActiveAssessor(_AssessorAnswers, _AssessorSteps, AnytimeAnswersMixin, Acti
         # A skipped row leaves its group's remaining count (a later tell labels it).
         np.subtract.at(self._remaining, self._arm[rows], 1)
 
-    def _label_name(self, code):
-        return code if self._classes is None else self._classes[code]
-
     def _array_oracle(self, labels):
         return _ArrayOracle(labels, len(self.labels_), self._classes, self._scores.shape[1])
 
@@ -573,16 +532,9 @@ def _take(values, rows):
     return np.asarray(values)[rows]
 
 
-def _as_label_array(labels, classes):
-    # A list of names keeps its items as given (numpy would turn [-1, "a"] into strings).
-    if classes is not None and isinstance(labels, list):
-        return np.asarray(labels, dtype=object)
-    return np.asarray(labels)
-
-
 class _ArrayOracle:
     def __init__(self, labels, n, classes, n_classes):
-        labels = _as_label_array(labels, classes)
+        labels = as_label_array(labels, classes)
         if labels.ndim != 1 or len(labels) != n:
             raise ValueError(
                 f"oracle as an array must hold one label per pool row ({n}); got shape "

@@ -1,6 +1,5 @@
 """ActiveTester: which item to label next so that many metrics converge at once."""
 
-import time as _time
 from numbers import Integral, Real
 
 import numpy as np
@@ -384,32 +383,8 @@ default=("accuracy", "precision", "recall")
             item gets a label different from the one it has.
         """
         check_is_fitted(self)
-        indices = self._check_indices(indices)
-        times = self._check_time(time, len(indices))
-        K = self._scores.shape[1]
-        given = np.asarray(labels, dtype=object if self._classes is not None else None)
-        if given.ndim != 1 or len(given) != len(indices):
-            raise ValueError(
-                f"labels must be one label per index: got {len(indices)} indices "
-                f"and labels of shape {given.shape}."
-            )
-        y = check_labels(
-            given, len(indices), K, self._classes, missing_label=None, name="labels", rows=indices
-        )
-        known, when = {}, {}
-        now = _time.time()
-        for i, (row, label) in enumerate(zip(indices.tolist(), y.tolist(), strict=True)):
-            when.setdefault(row, now if times is None else float(times[i]))
-            old = known.get(row, self.labels_[row])
-            if old >= 0 and old != label:
-                raise ValueError(
-                    f"labels[{i}] = {as_scalar(given[i])!r} for item {row}, which already has "
-                    f"the label {as_scalar(self._name(old))!r}; a recorded label cannot "
-                    "change."
-                )
-            known[row] = label
-        new = {row: label for row, label in known.items() if self.labels_[row] < 0}
-        if not new:
+        rows, codes, _, when = self._new_labels(indices, labels, time, self._scores.shape[1])
+        if len(rows) == 0:
             return self
         self._n_steps += 1
         drawn = (
@@ -420,23 +395,14 @@ default=("accuracy", "precision", "recall")
                 for r, q in zip(self._pending["index"], self._pending["q"], strict=True)
             }
         )
-        for row, label in new.items():
+        for row, label, t in zip(rows.tolist(), codes.tolist(), when, strict=True):
             self.labels_[row] = label
             self._history.append(
-                (
-                    self._n_steps,
-                    row,
-                    as_scalar(self._name(label)),
-                    drawn.get(row, np.nan),
-                    when[row],
-                )
+                (self._n_steps, row, as_scalar(self._label_name(label)), drawn.get(row, np.nan), t)
             )
         self._surrogate_stale = True
         self._resolve()
         return self
-
-    def _name(self, code):
-        return code if self._classes is None else self._classes[code]
 
     # ------------------------------------------------------------------- loop
     _default_batch_size = 10
@@ -455,22 +421,7 @@ default=("accuracy", "precision", "recall")
         return int((self.labels_ < 0).sum())
 
     def _array_oracle(self, labels):
-        truth = np.asarray(labels, dtype=object if self._classes is not None else None)
-        if truth.ndim != 1 or len(truth) != len(self.labels_):
-            raise ValueError(
-                f"oracle as an array must hold one label per pool item "
-                f"({len(self.labels_)}); got shape {truth.shape}."
-            )
-        # every label checked before any is told: a bad one changes nothing
-        check_labels(
-            truth,
-            len(truth),
-            self._scores.shape[1],
-            self._classes,
-            missing_label=None,
-            name="oracle",
-        )
-        return truth.__getitem__
+        return self._checked_oracle(labels, self._scores.shape[1])
 
     @validate_args({"level": [LEVEL]})
     def answer(self, level=0.95):

@@ -1,6 +1,7 @@
 """The public base of the ask/tell samplers, and the stop rule of their labeling loop."""
 
 import copy
+import time as _time
 from numbers import Integral, Real
 
 import numpy as np
@@ -11,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..exceptions import SkassessWarning
 from ..utils._params import validate_args
 from ..utils._sklearn_compat import Interval
-from ..utils._validation import as_scalar
+from ..utils._validation import as_scalar, check_labels
 from ..utils._warnings import warn
 
 __all__ = ["RUN_CONSTRAINTS", "ActiveSampler", "StopRule"]
@@ -414,6 +415,60 @@ class ActiveSampler(BaseEstimator):
             )
         return indices.astype(np.intp)
 
+    def _label_name(self, code):
+        """The label of class index ``code`` as a user gives it: a class name, or the index."""
+        return code if self._classes is None else self._classes[code]
+
+    def _new_labels(self, indices, labels, time, n_classes):
+        """A ``tell``'s arguments checked, and its entries that are new.
+
+        Returns ``(rows, codes, given, times)`` of each row's first entry where
+        the row is unlabeled: class indices, the labels as given, and their
+        POSIX times (None: now). Raises ``ValueError``, recording nothing, if
+        an index is outside the pool, a label is not a class, or a row gets a
+        label other than the one it has (recorded, or given earlier in the
+        call).
+        """
+        indices = self._check_indices(indices)
+        times = self._check_time(time, len(indices))
+        given = as_label_array(labels, self._classes)
+        if given.ndim != 1 or len(given) != len(indices):
+            raise ValueError(
+                f"labels must be one label per index: got {len(indices)} indices and labels "
+                f"of shape {given.shape}."
+            )
+        y = check_labels(
+            given,
+            len(indices),
+            n_classes,
+            self._classes,
+            missing_label=None,
+            name="labels",
+            rows=indices,
+        )
+        # The label a row had before this entry: its recorded label, or the one given
+        # first for it in this call. Vectorized: a replayed history of thousands of
+        # labels is one call.
+        order = np.argsort(indices, kind="stable")
+        first = np.ones(len(indices), dtype=bool)
+        first[order[1:]] = indices[order[1:]] != indices[order[:-1]]
+        first_label = np.empty_like(y)
+        group_start = np.maximum.accumulate(np.where(first[order], np.arange(len(order)), 0))
+        first_label[order] = y[order[group_start]]
+        recorded = self.labels_[indices]
+        old = np.where(recorded >= 0, recorded, np.where(first, recorded, first_label))
+        clash = (old >= 0) & (old != y)
+        if clash.any():
+            i = int(np.flatnonzero(clash)[0])
+            raise ValueError(
+                f"labels[{i}] = {as_scalar(self._label_name(y[i]))!r} for row {indices[i]}, which "
+                f"already has the label {as_scalar(self._label_name(old[i]))!r}; a recorded "
+                "label cannot change."
+            )
+        new = first & (recorded < 0)
+        when = (np.full(int(new.sum()), _time.time()) if times is None else times[new]).tolist()
+        return indices[new], y[new], given[new], when
+
     @staticmethod
     def _check_time(time, n):
         """``tell``'s ``time=``: None (now), one POSIX time, or one per label."""
@@ -478,6 +533,18 @@ class ActiveSampler(BaseEstimator):
     def _array_oracle(self, labels):
         raise NotImplementedError
 
+    def _checked_oracle(self, labels, n_classes):
+        """``indices -> labels`` of an oracle given as the pool's labels, each checked first
+        (a bad one changes nothing)."""
+        truth = np.asarray(labels, dtype=object if self._classes is not None else None)
+        if truth.ndim != 1 or len(truth) != len(self.labels_):
+            raise ValueError(
+                f"oracle as an array must hold one label per pool item "
+                f"({len(self.labels_)}); got shape {truth.shape}."
+            )
+        check_labels(truth, len(truth), n_classes, self._classes, missing_label=None, name="oracle")
+        return truth.__getitem__
+
     def _should_stop(self, stop):
         return stop is not None and stop.active and stop(self.answer()) is not None
 
@@ -516,3 +583,13 @@ class ActiveSampler(BaseEstimator):
                 if callback is not None and callback(self):
                     break
         return self
+
+
+def as_label_array(labels, classes):
+    """``labels`` as an array; a list of names keeps its items as given.
+
+    (numpy would turn ``[-1, "a"]`` into strings.)
+    """
+    if classes is not None and isinstance(labels, list):
+        return np.asarray(labels, dtype=object)
+    return np.asarray(labels)

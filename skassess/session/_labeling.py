@@ -106,6 +106,11 @@ class LabelingSession(_SessionLoop):
     group_by, y_pred : array-like, default=None
         As in :meth:`ActiveAssessor.fit` (``ActiveTester`` takes ``y_pred``
         only, ``ActiveModelSelector`` neither).
+    fit_params : dict, default=None
+        More arguments of the sampler's ``fit``, by name: for an
+        :class:`~skassess.meta.ActiveMonitor`, ``reference``,
+        ``reference_labels`` and ``chunk_by``. Not stored; their
+        fingerprint is, so a session resumes only with the same ones.
     ids : array-like of shape (n_pool,), default=None
         Item ids stored beside the labels; None: the row numbers.
     group_names : sequence, default=None
@@ -172,6 +177,7 @@ class LabelingSession(_SessionLoop):
         assessor=None,
         group_by=None,
         y_pred=None,
+        fit_params=None,
         ids=None,
         info=None,
         group_names=None,
@@ -188,11 +194,20 @@ class LabelingSession(_SessionLoop):
         self.group_names = group_names
         if ids is not None and len(ids) != n:
             raise ValueError(f"ids must hold one id per pool row ({n}); got {len(ids)}.")
+        fit_params = {} if fit_params is None else fit_params
+        if not isinstance(fit_params, dict) or not all(isinstance(k, str) for k in fit_params):
+            raise ValueError(
+                f"fit_params must be a dict of fit's argument names to values; got {fit_params!r}."
+            )
         self._pool = (X, y, group_by, y_pred)
+        self._fit_params = fit_params
         if ids is None:
             ids = np.arange(n).astype(str)
         self._ids = ids if isinstance(ids, ItemIds) else np.asarray(ids).astype(str)
-        fingerprint = pool_fingerprint(X, y, group_by, y_pred, self._ids)
+        # The extra arguments enter the fingerprint by name, after the pool (none: the
+        # fingerprint of the sessions started before they existed).
+        extra = [part for k in sorted(fit_params) for part in (np.str_(k), fit_params[k])]
+        fingerprint = pool_fingerprint(X, y, group_by, y_pred, self._ids, *extra)
         self.path = Path(path)
         self._store = SessionStore(path, read_only=read_only)
         self.read_only = read_only
@@ -214,7 +229,8 @@ class LabelingSession(_SessionLoop):
                     raise SessionError(
                         f"{path}: the pool differs from the one this session was started on "
                         f"(fingerprint {fingerprint[:12]}..., stored {stored[:12]}...); "
-                        "resume with the same scores, labels, groups and ids."
+                        "resume with the same scores, labels, groups, ids"
+                        + (" and fit_params." if fit_params else ".")
                     )
             self.info = self._store.get("info", {})
             self._template = template
@@ -257,7 +273,9 @@ class LabelingSession(_SessionLoop):
     def _label_parser(self, classes):
         """The reader of text labels, and the assessor's own classes (None: indices)."""
         params = self._template.get_params()
-        own = params.get("classes", params.get("estimator__classes"))
+        own = params.get(
+            "classes", params.get("estimator__classes", params.get("monitor__predictor__classes"))
+        )
         names = classes if classes is not None else self.info.get("classes", own)
         self._own_classes = None if own is None else list(own)
         if names is None:
@@ -358,9 +376,9 @@ class LabelingSession(_SessionLoop):
         X, y, group_by, y_pred = self._pool
         sampler = clone(self._template)
         extra = {"group_by": group_by, "y_pred": y_pred}
-        given = {k: v for k, v in extra.items() if v is not None}
+        given = {k: v for k, v in extra.items() if v is not None} | self._fit_params
         if isinstance(sampler, ActiveAssessor):
-            return sampler.fit(X, y, **extra)
+            return sampler.fit(X, y, **extra, **self._fit_params)
         accepted = inspect.signature(sampler.fit).parameters
         refused = sorted(k for k in given if k not in accepted)
         if refused:

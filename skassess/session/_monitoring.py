@@ -5,12 +5,20 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from sklearn.utils import Bunch
 
 from ..exceptions import ScoresFileError
 from ..meta import PerformanceMonitor, PerformancePredictor
 from ._scores_file import ScoresFile
 
-__all__ = ["MonitoredStream", "monitor_files", "stream_paths"]
+__all__ = [
+    "MonitoredStream",
+    "monitor_files",
+    "read_stream",
+    "stream_monitor",
+    "stream_paths",
+    "stream_result",
+]
 
 #: The endings of the scores files a stream directory holds.
 STREAM_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt", ".parquet")
@@ -101,6 +109,108 @@ def _chunk_keys(values, path, offset, column, period):
         ) from exc
 
 
+def read_stream(
+    reference, stream, *, file_options=None, chunk_column=None, period=None, chunk_size=None
+):
+    """The reference's labeled rows and the stream's rows, chunks and ids, from scores files.
+
+    Parameters are as in :func:`monitor_files`.
+
+    Returns
+    -------
+    Bunch
+        ``reference_scores``, ``reference_labels`` (its labeled rows),
+        ``reference_file``; ``scores``, ``labels``, ``chunk_by`` (None: chunks
+        of ``chunk_size`` rows), ``ids``, ``display`` (the display columns)
+        and ``rows`` (``file``, ``id``, ``labeled``, ``chunk``) of the
+        stream; ``classes`` and ``files`` (the stream's files, in order).
+    """
+    options = {k: v for k, v in (file_options or {}).items() if v is not None}
+    options.pop("group_columns", None)
+    if period is not None and chunk_column is None:
+        raise ValueError("--period cuts the times of --chunk-column; give --chunk-column too.")
+    if chunk_column is not None and chunk_size is not None:
+        raise ValueError("Give --chunk-column or --chunk-size, not both.")
+    ref = ScoresFile(reference, **options).read()
+    labeled = ref.labels >= 0
+    if labeled.sum() < 20 or np.unique(ref.labels[labeled]).size < 2:
+        raise ValueError(
+            f"{reference}: the reference needs at least 20 labeled rows of two or more classes; "
+            f"it has {int(labeled.sum())} labeled rows."
+        )
+    groups = [chunk_column] if chunk_column is not None else []
+    files = stream_paths(stream)
+    parts, keys, rows = [], [], []
+    for path in files:
+        table = ScoresFile(path, **options, group_columns=groups).read()
+        if list(table.classes) != list(ref.classes):
+            raise ValueError(
+                f"{path}: its classes {list(table.classes)} differ from the reference's "
+                f"{list(ref.classes)}."
+            )
+        parts.append(table)
+        if chunk_column is not None:
+            keys.append(_chunk_keys(table.groups[chunk_column], path, 0, chunk_column, period))
+        elif chunk_size is None:
+            keys.append(np.full(len(table), path, dtype=object))
+        rows.append(
+            pd.DataFrame(
+                {"file": path, "id": np.asarray(table.ids, dtype=str), "labeled": table.labels >= 0}
+            )
+        )
+    if not parts:
+        raise ValueError("The stream has no file.")
+    S = np.concatenate([_two_columns(p.scores) for p in parts])
+    chunk_by = np.concatenate(keys) if keys else None
+    if chunk_by is not None and chunk_column is None:  # one chunk per file, in the given order
+        chunk_by = pd.Categorical(chunk_by, categories=list(dict.fromkeys(chunk_by)), ordered=True)
+    frame = pd.concat(rows, ignore_index=True)
+    # a row's chunk is its key, or its block of chunk_size rows (PerformanceMonitor's chunks)
+    if chunk_by is None:
+        size = len(S) if chunk_size is None else chunk_size
+        frame["chunk"] = (np.arange(len(S)) // size).astype(str)
+    else:
+        frame["chunk"] = np.asarray(chunk_by, dtype=object).astype(str)
+    return Bunch(
+        reference_scores=_two_columns(ref.scores[labeled]),
+        reference_labels=ref.labels[labeled],
+        reference_file=str(reference),
+        scores=S,
+        labels=np.concatenate([p.labels for p in parts]),
+        chunk_by=chunk_by,
+        ids=frame["id"].to_numpy(),
+        display=pd.concat([p.display for p in parts], ignore_index=True),
+        rows=frame,
+        classes=list(ref.classes),
+        files=files,
+    )
+
+
+def stream_monitor(
+    n_classes,
+    *,
+    chunk_size=None,
+    level=(0.8, 0.95),
+    threshold=None,
+    alert_probability=0.9,
+    method="meta_model",
+    uncertainty_model="pretrained",
+    random_state=0,
+    progress=True,
+):
+    """The (unfitted) :class:`~skassess.meta.PerformanceMonitor` of :func:`monitor_files`."""
+    return PerformanceMonitor(
+        PerformancePredictor(method=method, classes=list(range(n_classes))),
+        level=level,
+        threshold=threshold,
+        alert_probability=alert_probability,
+        chunk_size=chunk_size,
+        uncertainty_model=uncertainty_model,
+        random_state=random_state,
+        progress=progress,
+    )
+
+
 def monitor_files(
     reference,
     stream,
@@ -151,76 +261,44 @@ def monitor_files(
     -------
     MonitoredStream
     """
-    options = {k: v for k, v in (file_options or {}).items() if v is not None}
-    options.pop("group_columns", None)
-    if period is not None and chunk_column is None:
-        raise ValueError("--period cuts the times of --chunk-column; give --chunk-column too.")
-    if chunk_column is not None and chunk_size is not None:
-        raise ValueError("Give --chunk-column or --chunk-size, not both.")
-    ref = ScoresFile(reference, **options).read()
-    labeled = ref.labels >= 0
-    if labeled.sum() < 20 or np.unique(ref.labels[labeled]).size < 2:
-        raise ValueError(
-            f"{reference}: the reference needs at least 20 labeled rows of two or more classes; "
-            f"it has {int(labeled.sum())} labeled rows."
-        )
-    groups = [chunk_column] if chunk_column is not None else []
-    parts, keys, rows = [], [], []
-    for path in stream_paths(stream):
-        table = ScoresFile(path, **options, group_columns=groups).read()
-        if list(table.classes) != list(ref.classes):
-            raise ValueError(
-                f"{path}: its classes {list(table.classes)} differ from the reference's "
-                f"{list(ref.classes)}."
-            )
-        parts.append(table)
-        if chunk_column is not None:
-            keys.append(_chunk_keys(table.groups[chunk_column], path, 0, chunk_column, period))
-        elif chunk_size is None:
-            keys.append(np.full(len(table), path, dtype=object))
-        rows.append(
-            pd.DataFrame(
-                {"file": path, "id": np.asarray(table.ids, dtype=str), "labeled": table.labels >= 0}
-            )
-        )
-    if not parts:
-        raise ValueError("The stream has no file.")
-    S = np.concatenate([_two_columns(p.scores) for p in parts])
-    y = np.concatenate([p.labels for p in parts])
-    chunk_by = np.concatenate(keys) if keys else None
-    if chunk_by is not None and chunk_column is None:  # one chunk per file, in the given order
-        chunk_by = pd.Categorical(chunk_by, categories=list(dict.fromkeys(chunk_by)), ordered=True)
-    n_classes = S.shape[1]
-    monitor = PerformanceMonitor(
-        PerformancePredictor(method=method, classes=list(range(n_classes))),
+    data = read_stream(
+        reference,
+        stream,
+        file_options=file_options,
+        chunk_column=chunk_column,
+        period=period,
+        chunk_size=chunk_size,
+    )
+    monitor = stream_monitor(
+        data.scores.shape[1],
+        chunk_size=chunk_size,
         level=level,
         threshold=threshold,
         alert_probability=alert_probability,
-        chunk_size=chunk_size,
+        method=method,
         uncertainty_model=uncertainty_model,
         random_state=random_state,
         progress=progress,
-    ).fit(_two_columns(ref.scores[labeled]), ref.labels[labeled])
+    ).fit(data.reference_scores, data.reference_labels)
+    S, y, chunk_by = data.scores, data.labels, data.chunk_by
     table = monitor.predict(S, y, chunk_by=chunk_by)
-    frame = pd.concat(rows, ignore_index=True)
-    # a row's chunk is its key, or its block of chunk_size rows (PerformanceMonitor's chunks)
-    if chunk_by is None:
-        size = len(S) if chunk_size is None else chunk_size
-        frame["chunk"] = (np.arange(len(S)) // size).astype(str)
-    else:
-        frame["chunk"] = np.asarray(chunk_by, dtype=object).astype(str)
-    to_label = pd.DataFrame(columns=["file", "id", "chunk"])
-    if query:
-        picked = monitor.query(S, y, n=query, chunk_by=chunk_by, table=table)
-        to_label = frame.loc[np.sort(picked), ["file", "id", "chunk"]].reset_index(drop=True)
+    picked = monitor.query(S, y, n=query, chunk_by=chunk_by, table=table) if query else []
+    return stream_result(data, monitor, table, picked)
+
+
+def stream_result(data, monitor, table, picked):
+    """The :class:`MonitoredStream` of a stream read by :func:`read_stream`."""
+    frame = data.rows
     return MonitoredStream(
         table=table,
         rows=frame,
         monitor=monitor,
         reference={
-            "file": str(reference),
-            "labeled": int(labeled.sum()),
+            "file": data.reference_file,
+            "labeled": int(len(data.reference_labels)),
             "accuracy": monitor.reference_accuracy_,
         },
-        to_label=to_label,
+        to_label=frame.loc[
+            np.sort(np.asarray(picked, dtype=np.int64)), ["file", "id", "chunk"]
+        ].reset_index(drop=True),
     )

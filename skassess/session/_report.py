@@ -56,6 +56,49 @@ def _svg(fig):
     return text[text.index("<svg") :]
 
 
+def use_agg():
+    """matplotlib on its file backend, or the report's install hint."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+    except ImportError as exc:
+        raise ImportError(
+            'The HTML report draws with matplotlib: pip install "skassess[plot]".'
+        ) from exc
+
+
+def page_head(title, subtitle, cards):
+    """The page's first lines: head and style, the title, the subtitle and the cards."""
+    from .. import __version__
+
+    esc = html.escape
+    return [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{esc(title)}</h1>",
+        f'<p class="sub">skassess {esc(__version__)} · {time.strftime("%Y-%m-%d %H:%M")} · '
+        f"{subtitle}</p>",
+        '<div class="cards">'
+        + "".join(
+            f'<div class="card"><div class="k">{esc(k)}</div><div class="v">{esc(v)}</div></div>'
+            for k, v in cards
+        )
+        + "</div>",
+    ]
+
+
+def settings_table(facts):
+    """A two-column table of named facts."""
+    return _table(
+        pd.DataFrame(
+            {"value": [str(v) for v in facts.values()]}, index=pd.Index(list(facts), name="")
+        )
+    )
+
+
 def _table(frame, digits=4, percent=()):
     frame = frame.copy()
     for col in frame.columns:
@@ -271,16 +314,7 @@ def render_report(assessment, *, title=None, progress=False, started=None):
         gives the run's seconds, the report's drawing included, beside the
         assessment's.
     """
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-    except ImportError as exc:
-        raise ImportError(
-            'The HTML report draws with matplotlib: pip install "skassess[plot]".'
-        ) from exc
-    from .. import __version__
-
+    use_agg()
     src, settings = assessment.source, assessment.settings
     esc = html.escape
     title = title or f"Assessment of {Path(src['file']).name}"
@@ -296,19 +330,7 @@ def render_report(assessment, *, title=None, progress=False, started=None):
         cards.append(("ECE", f"{assessment.overall.loc['ECE', 'mean']:.3f}"))
     plots = _plots(assessment, progress)
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{esc(title)}</h1>",
-        f'<p class="sub">skassess {esc(__version__)} · {time.strftime("%Y-%m-%d %H:%M")} · '
-        f"posterior means with {level:.0%} credible intervals</p>",
-        '<div class="cards">'
-        + "".join(
-            f'<div class="card"><div class="k">{esc(k)}</div><div class="v">{esc(v)}</div></div>'
-            for k, v in cards
-        )
-        + "</div>",
+        *page_head(title, f"posterior means with {level:.0%} credible intervals", cards),
         "<h2>Overall</h2>",
         _table(assessment.overall),
     ]
@@ -400,15 +422,7 @@ def render_report(assessment, *, title=None, progress=False, started=None):
     }
     if started is not None:
         facts["seconds (whole run, report included)"] = round(time.perf_counter() - started, 3)
-    parts += [
-        "<h2>Data and settings</h2>",
-        _table(
-            pd.DataFrame(
-                {"value": [str(v) for v in facts.values()]}, index=pd.Index(list(facts), name="")
-            )
-        ),
-    ]
-    parts.append("</body></html>")
+    parts += ["<h2>Data and settings</h2>", settings_table(facts), "</body></html>"]
     return "\n".join(parts)
 
 

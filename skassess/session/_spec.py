@@ -64,10 +64,10 @@ class SpecError(ValueError):
 def estimator_registry():
     # Built at use: the public estimator and strategy classes of the subpackages
     # the session sits on (session imports them already, so no cycle).
-    from .. import calibration, metrics, samplers
+    from .. import calibration, meta, metrics, samplers
 
     out = {}
-    for module in (metrics, samplers, calibration):
+    for module in (metrics, samplers, calibration, meta):
         for name in module.__all__:
             obj = getattr(module, name)
             if isinstance(obj, type) and issubclass(obj, BaseEstimator):

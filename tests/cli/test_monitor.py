@@ -1,3 +1,4 @@
+import io
 import json
 
 import numpy as np
@@ -99,6 +100,10 @@ def test_one_chunk_per_file_or_by_size(files, capsys):
         (["--chunk-column", "time", "--period", "fortnight"], "is not a pandas period"),
         (["--chunk-column", "label"], "column 'label': the group is empty"),
         (["--chunk-size", "0"], "--chunk-size must be a positive integer"),
+        (["--budget", "5"], "--budget labels through a session: give --session FILE too"),
+        (["--oracle", "x.csv"], "--oracle labels through a session"),
+        (["--session", "s.sqlite", "--query", "3"], "--query lists rows to label without a"),
+        (["--session", "s.sqlite", "--budget", "-1"], "--budget must be 0 or more"),
     ],
 )
 def test_bad_options_name_themselves(files, capsys, extra, message):
@@ -128,3 +133,90 @@ def test_bad_files_are_named(files, tmp_path, capsys):
     few.to_csv(tmp_path / "few.csv", index=False)
     assert main(["monitor", str(tmp_path / "few.csv"), str(files / "stream")]) == 2
     assert "at least 20 labeled rows" in capsys.readouterr().err
+
+
+def _session_args(files, session, *extra):
+    return [
+        "monitor", str(files / "reference.csv"), str(files / "stream"),
+        "--chunk-column", "time", "--period", "D", "--threshold", "0.78",
+        "--session", str(session), *extra,
+    ]  # fmt: skip
+
+
+def _oracle(files, tmp_path):
+    """Every stream row's true label, as the test data drew it (the files hide most)."""
+    rng = np.random.default_rng(0)
+    _frame(rng, 1500, 0, "2026-01-01", 1500)
+    frames = [
+        _frame(rng, 600, shift, f"2026-01-{d + 2:02d}", 600)
+        for d, shift in enumerate([0, 0, 3, 3.5])
+    ]
+    path = tmp_path / "oracle.csv"
+    pd.concat(frames)[["id", "label"]].to_csv(path, index=False)
+    return path
+
+
+def test_a_labeling_session_from_an_oracle_resumes(files, tmp_path, capsys):
+    oracle, session, out = _oracle(files, tmp_path), tmp_path / "s.sqlite", tmp_path / "t.csv"
+    assert main(_session_args(files, session, "--budget", "20", "--oracle", str(oracle))) == 0
+    text = capsys.readouterr().out
+    assert (
+        "Session" in text
+        and "new; 0 labels so far" in text
+        and "[20/20 labeled in this session; 35 in all" in text
+    )
+    args = _session_args(files, session, "--budget", "30", "--oracle", str(oracle), "--csv")
+    assert main([*args, str(out)]) == 0
+    assert "resumed; 20 labels so far" in capsys.readouterr().out
+    table = pd.read_csv(out, index_col="chunk")
+    # the 15 labels day 3's file holds, and the session's 30
+    assert table["n_labeled"].sum() == 15 + 30
+
+
+def test_a_labeling_session_at_the_keyboard(files, tmp_path, capsys, monkeypatch):
+    session = tmp_path / "k.sqlite"
+    monkeypatch.setattr("sys.stdin", io.StringIO("dog\ns\n#1\nq\n"))
+    assert main(_session_args(files, session, "--budget", "10")) == 0
+    text = capsys.readouterr().out
+    assert "model predicts:" in text and "[2/10 labeled]" in text
+    from skassess.session import LabelingSession
+
+    events, info, _ = LabelingSession.read_events(session)
+    assert events["kind"].tolist() == ["label", "skip", "label"]
+    assert events["label"].dropna().tolist() == [0, 1]
+    assert info["classes"] == ["dog", "cat"]
+
+
+def test_a_session_refuses_another_stream_and_repeated_ids(files, tmp_path, capsys):
+    oracle, session = _oracle(files, tmp_path), tmp_path / "s.sqlite"
+    assert main(_session_args(files, session, "--budget", "3", "--oracle", str(oracle))) == 0
+    capsys.readouterr()
+    args = _session_args(files, session, "--budget", "3", "--oracle", str(oracle))
+    args[args.index("0.78")] = "0.7"  # another threshold: another assessor
+    assert main(args) == 2
+    assert "started with another assessor" in capsys.readouterr().err
+    twice = tmp_path / "twice"
+    twice.mkdir()
+    for name in ("a.csv", "b.csv"):
+        (twice / name).write_text((files / "stream" / "day0.csv").read_text())
+    args = ["monitor", str(files / "reference.csv"), str(twice), "--session",
+            str(tmp_path / "t.sqlite")]  # fmt: skip
+    assert main(args) == 2
+    assert "the id '2026-01-02-0' is in" in capsys.readouterr().err
+    assert not (tmp_path / "t.sqlite").exists()
+
+
+def test_the_html_report_holds_the_timeline_chunks_and_alerts(files, tmp_path, capsys):
+    oracle, report = _oracle(files, tmp_path), tmp_path / "r.html"
+    args = _session_args(files, tmp_path / "s.sqlite", "--budget", "10", "--oracle", str(oracle))
+    assert main([*args, "--report", str(report), "--quiet"]) == 0
+    text = report.read_text(encoding="utf-8")
+    assert text.count("<svg") == 1 and "<script" not in text
+    assert "<h2>Timeline</h2>" in text and "<h2>Chunks</h2>" in text
+    assert "Alerts, where P(accuracy &lt; 0.78) &ge; 0.9: 2026-01-0" in text
+    assert all(f"<th>2026-01-0{d}</th>" in text for d in (2, 3, 4, 5))
+    assert "<th>labeling session</th>" in text and "column time, period D" in text
+    assert main(["monitor", str(files / "reference.csv"), str(files / "stream"), "--query",
+                 "4", "--report", str(report), "--quiet"]) == 0  # fmt: skip
+    text = report.read_text(encoding="utf-8")
+    assert "Rows to label next" in text and "Alerts, where" not in text

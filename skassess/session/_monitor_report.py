@@ -1,0 +1,119 @@
+"""The HTML report of ``skassess monitor``: the timeline, the chunks, the alerts, the labels."""
+
+import html
+from pathlib import Path
+
+import pandas as pd
+
+from ..meta._monitor import level_suffix
+from ._report import _svg, _table, page_head, settings_table, use_agg
+
+__all__ = ["render_monitor_report", "write_monitor_report"]
+
+
+def _timeline(result, title):
+    import matplotlib.pyplot as plt
+
+    from ..meta import MonitorDisplay
+
+    fig, ax = plt.subplots(figsize=(10, 4.2))
+    MonitorDisplay(result.table, threshold=result.monitor.threshold).plot(ax=ax, name=title)
+    fig.tight_layout()
+    return _svg(fig)
+
+
+def render_monitor_report(result, *, title=None, settings=None):
+    """The report of a :class:`MonitoredStream` as one self-contained HTML string.
+
+    Parameters
+    ----------
+    result : MonitoredStream
+    title : str, default=None
+        The page's title; None: "Monitoring of" the reference file's name.
+    settings : dict, default=None
+        Facts shown under "Data and settings" (the command's options).
+    """
+    use_agg()
+    esc = html.escape
+    table, monitor, ref = result.table, result.monitor, result.reference
+    title = title or f"Monitoring of {Path(ref['file']).name}"
+    levels = sorted(float(a) for a in pd.Series(monitor.level).tolist())
+    s = level_suffix(levels[-1])
+    last = table.iloc[-1]
+    alerts = table.index[table["alert"]] if "alert" in table else []
+    cards = [
+        ("chunks", f"{len(table):,}"),
+        ("stream rows", f"{int(table['n_rows'].sum()):,}"),
+        ("labeled in the stream", f"{int(table['n_labeled'].sum()):,}"),
+        ("reference accuracy", f"{ref['accuracy']:.3f}"),
+        (
+            f"last chunk ({last.name})",
+            f"{last['mean']:.3f} [{last[f'lower_{s}']:.3f}, {last[f'upper_{s}']:.3f}]",
+        ),
+    ]
+    if monitor.threshold is not None:
+        cards.append(("alerts", f"{len(alerts):,}"))
+    levels_text = ", ".join(f"{a:.3g}" for a in levels)
+    subtitle = f"accuracy per chunk, label-free prediction intervals at {levels_text}"
+    parts = [
+        *page_head(title, subtitle, cards),
+        "<h2>Timeline</h2>",
+        "<figure>",
+        _timeline(result, None),
+        "<figcaption>Line and bands: the accuracy predicted without labels, with its "
+        "prediction intervals (they allow for drift between the reference and the chunk). "
+        "Squares: the estimate with the chunk's labels (the label-free prediction as the "
+        "prior), the number above it the labels the chunk holds. Dashed line: the "
+        "threshold; triangles: the chunks that raised an alert.</figcaption>",
+        "</figure>",
+    ]
+    if monitor.threshold is not None:
+        parts.append(
+            f"<p>Alerts, where P(accuracy &lt; {monitor.threshold:g}) &ge; "
+            f"{monitor.alert_probability:g}: "
+            + (esc(", ".join(str(k) for k in alerts)) if len(alerts) else "none")
+            + ".</p>"
+        )
+    shown = [c for c in table.columns if not c.startswith("predicted_")]
+    shown = [c for c in shown if c not in ("drift_features",)]
+    parts += [
+        "<h2>Chunks</h2>",
+        "<p><code>predicted</code>: label-free; <code>mean</code>, <code>lower_*</code>, "
+        "<code>upper_*</code>: the estimate to read (with the chunk's labels where it has "
+        "some); <code>prior_weight</code>: the posterior probability that the label-free "
+        "prediction holds; <code>drift_scores</code>: how well a classifier tells the "
+        "chunk's scores from the reference's (0.5: not at all); <code>confidence_ks</code>: "
+        "the Kolmogorov-Smirnov distance of the top confidence.</p>",
+        _table(table[shown]),
+    ]
+    if len(result.to_label):
+        parts += [
+            "<h2>Rows to label next</h2>",
+            _table(result.to_label.set_index("file")),
+        ]
+    facts = {
+        "reference": ref["file"],
+        "reference rows (labeled)": f"{ref['labeled']:,}",
+        "uncertainty model": monitor.uncertainty_model,
+        "levels": ", ".join(f"{a:g}" for a in levels),
+        "threshold": "—" if monitor.threshold is None else monitor.threshold,
+        "alert probability": monitor.alert_probability,
+        "prior weight": monitor.prior_weight,
+    }
+    if monitor.uncertainty_model == "recalibrated":
+        factor = monitor.interval_regressor_.recalibration_factor_
+        facts["recalibration factor"] = f"{factor:.3f}"
+    facts.update(settings or {})
+    parts += [
+        "<h2>Data and settings</h2>",
+        settings_table(facts),
+        "</body></html>",
+    ]
+    return "\n".join(parts)
+
+
+def write_monitor_report(result, path, *, title=None, settings=None):
+    """Write :func:`render_monitor_report` to ``path`` (UTF-8)."""
+    text = render_monitor_report(result, title=title, settings=settings)
+    Path(path).write_text(text, encoding="utf-8")
+    return Path(path)
