@@ -52,13 +52,22 @@ def add_parser(sub):
         default=[0.8, 0.95],
         help="interval levels, any in (0, 1) (0.8 0.95)",
     )
-    opts.add_argument("--threshold", type=float, help="alert when the accuracy falls below this")
+    opts.add_argument(
+        "--metric",
+        choices=["accuracy", "ppv", "npv"],
+        type=str.lower,
+        default="accuracy",
+        help="what is monitored: the accuracy, or for a binary model the precision of its "
+        "positive predictions (ppv) or of its negative ones (npv); the positive class is "
+        "the second score column (accuracy)",
+    )
+    opts.add_argument("--threshold", type=float, help="alert when the metric falls below this")
     opts.add_argument(
         "--alert-probability",
         type=float,
         default=0.9,
         metavar="P",
-        help="an alert needs P(accuracy < threshold) >= P (0.9)",
+        help="an alert needs P(metric < threshold) >= P (0.9)",
     )
     opts.add_argument(
         "--method",
@@ -147,6 +156,7 @@ def _settings(args):
         "period": args.period,
         "chunk_size": args.chunk_size,
         "level": tuple(args.level),
+        "metric": args.metric,
         "threshold": args.threshold,
         "alert_probability": args.alert_probability,
         "method": args.method,
@@ -177,7 +187,15 @@ def _with_session(args):
             f"{data.rows['file'].iloc[first]} and {data.rows['file'].iloc[i]}; give the "
             "stream's rows unique ids (--id-column)."
         )
-    keys = ("chunk_size", "level", "threshold", "alert_probability", "method", "uncertainty_model")
+    keys = (
+        "chunk_size",
+        "level",
+        "metric",
+        "threshold",
+        "alert_probability",
+        "method",
+        "uncertainty_model",
+    )
     monitor = stream_monitor(
         data.scores.shape[1],
         **{k: settings[k] for k in keys},
@@ -254,20 +272,24 @@ def run(args):
             progress=not args.quiet,
         )
     table = result.table
+    name = args.metric if args.metric == "accuracy" else args.metric.upper()
     if not args.quiet:
         ref = result.reference
         print(
-            f"Reference {ref['file']}: {ref['labeled']:,} labeled rows, accuracy "
+            f"Reference {ref['file']}: {ref['labeled']:,} labeled rows, {name} "
             f"{ref['accuracy']:.4f}. Stream: {int(table['n_rows'].sum()):,} rows in "
             f"{len(table)} chunks, {int(table['n_labeled'].sum()):,} labeled.\n"
         )
         shown = [c for c in table.columns if not c.startswith("predicted_")]
         shown = [c for c in shown if c not in ("drift_features", "prior_weight")]
-        print_table("Accuracy per chunk (label-free, or with the chunk's labels)", table[shown])
+        print_table(
+            f"{name[0].upper()}{name[1:]} per chunk (label-free, or with the chunk's labels)",
+            table[shown],
+        )
         if args.threshold is not None:
             alerts = table.index[table["alert"]]
             print(
-                f"Alerts (P(accuracy < {args.threshold:g}) >= {args.alert_probability:g}): "
+                f"Alerts (P({name} < {args.threshold:g}) >= {args.alert_probability:g}): "
                 + (", ".join(str(k) for k in alerts) if len(alerts) else "none")
                 + "\n"
             )
@@ -303,7 +325,8 @@ def run(args):
         matplotlib.use("Agg")
         from ..meta import MonitorDisplay
 
-        disp = MonitorDisplay(table, threshold=args.threshold).plot(name="accuracy over time")
+        disp = MonitorDisplay(table, threshold=args.threshold, metric=name)
+        disp.plot(name=f"{name} over time")
         disp.figure_.set_size_inches(9, 4.5)
         disp.figure_.tight_layout()
         disp.figure_.savefig(args.plot, dpi=120)

@@ -124,7 +124,8 @@ class ActiveMonitor(ActiveSampler):
         monitor.fit(reference, reference_labels)
         n = monitor._n_rows(X, None)
         keys, chunks = monitor._chunks(n, chunk_by)
-        self._batches = monitor._label_free(X, None, chunks)
+        rows = monitor._metric_rows(X, None, chunks)
+        self._batches = monitor._label_free(X, None, rows)
         codes = monitor._codes(y, n)
         self.labels_ = np.full(n, -1, dtype=np.int64) if codes is None else codes.copy()
         self.chunk_of_ = np.empty(n, dtype=np.int64)
@@ -137,6 +138,10 @@ class ActiveMonitor(ActiveSampler):
         self.monitor_ = monitor
         self.chunks_ = list(keys)
         self._chunk_rows = chunks
+        self._metric_rows = rows
+        self._queryable = np.zeros(n, dtype=bool)
+        for idx in rows:
+            self._queryable[idx] = True
         self._rng = np.random.default_rng(seed)
         self._n_steps = 0
         self._history = []
@@ -161,7 +166,7 @@ class ActiveMonitor(ActiveSampler):
         check_is_fitted(self)
         levels = check_levels(self.monitor_.level if level is None else level)
         return self.monitor_._table(
-            self.chunks_, self._chunk_rows, self._batches, self.labels_, levels
+            self.chunks_, self._chunk_rows, self._metric_rows, self._batches, self.labels_, levels
         )
 
     def answer(self, level=0.95):
@@ -189,7 +194,7 @@ class ActiveMonitor(ActiveSampler):
             "text": text,
             "probability": None,
             "certified": None,
-            "max_width": float(width.max()),
+            "max_width": float(np.nanmax(width)),
         }
 
     # ------------------------------------------------------------------ ask / tell
@@ -214,8 +219,8 @@ class ActiveMonitor(ActiveSampler):
         if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
             raise ValueError(f"n must be a positive integer; got {n!r}.")
         self._start_query(n, "unlabeled, unskipped rows are left")
-        open_rows = (self.labels_ < 0) & ~self._skipped
-        free = [idx[open_rows[idx]] for idx in self._chunk_rows]
+        open_rows = (self.labels_ < 0) & ~self._skipped & self._queryable
+        free = [idx[open_rows[idx]] for idx in self._metric_rows]
         table = self.summary()
         monitor = self.monitor_
         taken = allocate_labels(table, [f.size for f in free], n, monitor.level, monitor.threshold)
@@ -255,7 +260,7 @@ class ActiveMonitor(ActiveSampler):
         return self
 
     def _available_rows(self):
-        return int(((self.labels_ < 0) & ~self._skipped).sum())
+        return int(((self.labels_ < 0) & ~self._skipped & self._queryable).sum())
 
     def _array_oracle(self, labels):
         return self._checked_oracle(labels, self._n_classes)

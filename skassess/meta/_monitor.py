@@ -1,5 +1,6 @@
 """``PerformanceMonitor``: a deployed black box's accuracy over time, chunk by chunk."""
 
+from copy import copy
 from numbers import Integral, Real
 
 import numpy as np
@@ -16,6 +17,7 @@ from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
 from ..utils._validation import check_labels
 from ._error_levels import check_levels, error_quantiles, probability_below
 from ._interval import PerformanceIntervalRegressor, beta_prior_from
+from ._predictor import PerformancePredictor
 
 __all__ = [
     "DRIFT_COLUMNS",
@@ -34,6 +36,10 @@ DRIFT_COLUMNS = {
     "drift_features": "drift_x_accuracy",
     "confidence_ks": "base_top_ks",
 }
+
+
+#: The predicted class whose rows a rate is the accuracy of.
+_RATE_CLASS = {"ppv": 1, "npv": 0}
 
 
 def level_suffix(level):
@@ -75,8 +81,16 @@ class PerformanceMonitor(BaseEstimator):
     level : float in (0, 1) or sequence of floats, default=(0.8, 0.95)
         The intervals' levels; each gets columns ``lower_<100 level>`` and
         ``upper_<100 level>`` (``lower_80``, ``upper_99.7``).
+    metric : {"accuracy", "ppv", "npv"}, default="accuracy"
+        What each chunk's number is: the black box's accuracy, or for a
+        binary black box the precision of its positive predictions
+        (``"ppv"``: the accuracy of the rows it predicts as class 1) or of its
+        negative ones (``"npv"``: class 0). A rate is the accuracy of a subset
+        of the rows, so it gets the same predictor and intervals, fitted on
+        the reference's rows of that prediction; the labels of the other rows
+        do not enter it, and :meth:`query` asks for none of them.
     threshold : float in [0, 1], default=None
-        The accuracy below which a chunk raises an alert; None: no alerts.
+        The metric below which a chunk raises an alert; None: no alerts.
     alert_probability : float in (0, 1), default=0.9
         How probable a shortfall must be to raise the alert.
     chunk_size : int, default=None
@@ -99,7 +113,8 @@ class PerformanceMonitor(BaseEstimator):
     interval_regressor_ : PerformanceIntervalRegressor
         Fitted on the reference.
     reference_accuracy_ : float
-        The black box's accuracy on the reference rows.
+        The black box's accuracy on the reference rows (with a rate: that
+        rate, the accuracy of the rows of its prediction).
     n_reference_ : int
         Reference rows.
 
@@ -141,6 +156,7 @@ class PerformanceMonitor(BaseEstimator):
     _parameter_constraints = {
         "predictor": [HasMethods(["fit", "predict"]), None],
         "level": [Interval(Real, 0, 1, closed="neither"), "array-like"],
+        "metric": [StrOptions({"accuracy", "ppv", "npv"})],
         "threshold": [Interval(Real, 0, 1, closed="both"), None],
         "alert_probability": [Interval(Real, 0, 1, closed="neither")],
         "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
@@ -155,6 +171,7 @@ class PerformanceMonitor(BaseEstimator):
         predictor=None,
         *,
         level=(0.8, 0.95),
+        metric="accuracy",
         threshold=None,
         alert_probability=0.9,
         chunk_size=None,
@@ -165,6 +182,7 @@ class PerformanceMonitor(BaseEstimator):
     ):
         self.predictor = predictor
         self.level = level
+        self.metric = metric
         self.threshold = threshold
         self.alert_probability = alert_probability
         self.chunk_size = chunk_size
@@ -200,10 +218,28 @@ class PerformanceMonitor(BaseEstimator):
             uncertainty_model=self.uncertainty_model,
             random_state=self.random_state,
             progress=self.progress,
-        ).fit(X, y, scores=scores)
+        )
+        self.n_reference_ = int(len(y))
+        if self.metric != "accuracy":
+            # a shallow copy: the black box it carries is fitted, and stays untouched
+            predictor = PerformancePredictor() if self.predictor is None else copy(self.predictor)
+            _, S = predictor._inputs(X, scores, reset=True)
+            if S.shape[1] != 2:
+                raise ValueError(
+                    f"metric={self.metric!r} is a rate of a binary black box; its scores have "
+                    f"{S.shape[1]} classes."
+                )
+            rows = np.flatnonzero(S.argmax(axis=1) == _RATE_CLASS[self.metric])
+            if rows.size < 20:
+                raise ValueError(
+                    f"metric={self.metric!r} is learned from the reference rows predicted "
+                    f"{_RATE_CLASS[self.metric]}; there are {rows.size}, and it needs 20."
+                )
+            X, scores = self._take(X, rows), self._take(scores, rows)
+            y = self._take(y, rows)
+        pir.fit(X, y, scores=scores)
         self.interval_regressor_ = pir
         self.reference_accuracy_ = float(pir.predictor_.reference_accuracy_)
-        self.n_reference_ = int(len(y))
         return self
 
     # -- chunks ------------------------------------------------------------------------------
@@ -247,7 +283,8 @@ class PerformanceMonitor(BaseEstimator):
         Returns
         -------
         DataFrame
-            One row per chunk (index ``chunk``): ``n_rows``, ``n_labeled``,
+            One row per chunk (index ``chunk``): ``n_rows``, ``n_predicted``
+            (with a rate: the rows of its prediction), ``n_labeled`` (of those),
             ``predicted`` (label-free), ``predicted_lower_*``,
             ``predicted_upper_*``, then the estimate to read -- ``mean``,
             ``lower_*``, ``upper_*`` (with the chunk's labels, or the
@@ -263,8 +300,17 @@ class PerformanceMonitor(BaseEstimator):
         n = self._n_rows(X, scores)
         keys, chunks = self._chunks(n, chunk_by)
         codes = self._codes(y, n)
-        batches = self._label_free(X, scores, chunks)
-        return self._table(keys, chunks, batches, codes, levels)
+        rows = self._metric_rows(X, scores, chunks)
+        batches = self._label_free(X, scores, rows)
+        return self._table(keys, chunks, rows, batches, codes, levels)
+
+    def _metric_rows(self, X, scores, chunks):
+        """Each chunk's rows that its metric is over: all, or those of the rate's prediction."""
+        if self.metric == "accuracy":
+            return chunks
+        _, S = self.interval_regressor_.predictor_._inputs(X, scores, reset=False)
+        keep = S.argmax(axis=1) == _RATE_CLASS[self.metric]
+        return [idx[keep[idx]] for idx in chunks]
 
     def _label_free(self, X, scores, chunks):
         """Each chunk's label-free prediction (:meth:`PerformanceIntervalRegressor.predict_batch
@@ -274,16 +320,27 @@ class PerformanceMonitor(BaseEstimator):
         pir = self.interval_regressor_
         return [
             pir.predict_batch(self._take(X, idx), scores=self._take(scores, idx))
+            if idx.size
+            else None
             for idx in tqdm(chunks, desc="chunks", delay=2, leave=False, disable=not self.progress)
         ]
 
-    def _table(self, keys, chunks, batches, codes, levels):
+    def _table(self, keys, chunks, rows, batches, codes, levels):
         """The :meth:`predict` table from the chunks' label-free predictions and the labels."""
-        records = [
-            self._chunk_row(key, batch, None if codes is None else codes[idx], levels)
-            for key, idx, batch in zip(keys, chunks, batches, strict=True)
-        ]
-        return pd.DataFrame.from_records(records).set_index("chunk")
+        records = []
+        for key, idx, own, batch in zip(keys, chunks, rows, batches, strict=True):
+            row = {"chunk": key, "n_rows": int(idx.size)}
+            if self.metric != "accuracy":
+                row["n_predicted"] = int(own.size)
+            if batch is None:  # no row of the rate's prediction: nothing to say
+                row["n_labeled"] = 0
+                if self.threshold is not None:
+                    row["alert"] = False
+            else:
+                row.update(self._chunk_row(batch, None if codes is None else codes[own], levels))
+            records.append(row)
+        columns = max(records, key=len).keys()
+        return pd.DataFrame.from_records(records, columns=list(columns)).set_index("chunk")
 
     def _codes(self, y, n):
         if y is None:
@@ -292,12 +349,12 @@ class PerformanceMonitor(BaseEstimator):
         classes = pp.estimator.classes_ if pp.estimator is not None else pp.classes
         return check_labels(y, n, pp.n_classes_, classes, missing_label=-1)
 
-    def _chunk_row(self, key, batch, codes, levels):
-        """One chunk's row of the table; ``codes`` are its rows' labels (-1: none) or None."""
+    def _chunk_row(self, batch, codes, levels):
+        """A chunk's estimates; ``codes`` are its metric's rows' labels (-1: none) or None."""
         m, q, feats = batch.accuracy, batch.error_quantiles, batch.features
         u = error_quantiles(q, levels)
         size = batch.y_pred.size
-        row = {"chunk": key, "n_rows": int(size)}
+        row = {}
         labeled = np.zeros(size, dtype=bool) if codes is None else codes >= 0
         row["n_labeled"] = int(labeled.sum())
         row["predicted"] = m
@@ -377,7 +434,8 @@ class PerformanceMonitor(BaseEstimator):
         elif len(table) != len(keys) or list(table["n_rows"]) != [len(c) for c in chunks]:
             raise ValueError("table is not the predict() table of these rows and chunks.")
         codes = self._codes(y, size)
-        free = [c if codes is None else c[codes[c] < 0] for c in chunks]
+        rows = self._metric_rows(X, scores, chunks)
+        free = [c if codes is None else c[codes[c] < 0] for c in rows]
         taken = allocate_labels(table, [len(f) for f in free], n, self.level, self.threshold)
         rng = check_generator(self.random_state)
         return draw_rows(free, taken, rng)

@@ -41,6 +41,8 @@ class MonitorDisplay:
         The :meth:`PerformanceMonitor.predict` table.
     threshold : float, default=None
         The alert threshold to draw.
+    metric : str, default=None
+        The y axis' label; None: "accuracy".
 
     Attributes
     ----------
@@ -63,9 +65,10 @@ class MonitorDisplay:
     >>> disp = MonitorDisplay(table, threshold=0.8).plot()
     """
 
-    def __init__(self, table, *, threshold=None):
+    def __init__(self, table, *, threshold=None, metric=None):
         self.table = table
         self.threshold = threshold
+        self.metric = metric
 
     def plot(self, *, ax=None, name=None):
         """Draw the timeline.
@@ -125,7 +128,10 @@ class MonitorDisplay:
             )  # fmt: skip
         if not own:
             ax.set_xticks(x, [plot_text(str(k)) for k in t.index], rotation=45, ha="right")
-        ax.set(xlabel=plot_text(str(t.index.name or "chunk")), ylabel="accuracy")
+        ax.set(
+            xlabel=plot_text(str(t.index.name or "chunk")),
+            ylabel=plot_text(self.metric or "accuracy"),
+        )
         if name is not None:
             ax.set_title(plot_text(name))
         ax.legend(fontsize="small")
@@ -150,4 +156,5 @@ class MonitorDisplay:
         display : MonitorDisplay
         """
         table = monitor.predict(X, y, scores=scores, chunk_by=chunk_by)
-        return cls(table, threshold=monitor.threshold).plot(ax=ax, name=name)
+        metric = None if monitor.metric == "accuracy" else monitor.metric.upper()
+        return cls(table, threshold=monitor.threshold, metric=metric).plot(ax=ax, name=name)

@@ -17,7 +17,12 @@ def _timeline(result, title):
     from ..meta import MonitorDisplay
 
     fig, ax = plt.subplots(figsize=(10, 4.2))
-    MonitorDisplay(result.table, threshold=result.monitor.threshold).plot(ax=ax, name=title)
+    metric = result.monitor.metric
+    MonitorDisplay(
+        result.table,
+        threshold=result.monitor.threshold,
+        metric=None if metric == "accuracy" else metric.upper(),
+    ).plot(ax=ax, name=title)
     fig.tight_layout()
     return _svg(fig)
 
@@ -36,6 +41,7 @@ def render_monitor_report(result, *, title=None, settings=None):
     use_agg()
     esc = html.escape
     table, monitor, ref = result.table, result.monitor, result.reference
+    name = "accuracy" if monitor.metric == "accuracy" else monitor.metric.upper()
     title = title or f"Monitoring of {Path(ref['file']).name}"
     levels = sorted(float(a) for a in pd.Series(monitor.level).tolist())
     s = level_suffix(levels[-1])
@@ -45,7 +51,7 @@ def render_monitor_report(result, *, title=None, settings=None):
         ("chunks", f"{len(table):,}"),
         ("stream rows", f"{int(table['n_rows'].sum()):,}"),
         ("labeled in the stream", f"{int(table['n_labeled'].sum()):,}"),
-        ("reference accuracy", f"{ref['accuracy']:.3f}"),
+        (f"reference {name}", f"{ref['accuracy']:.3f}"),
         (
             f"last chunk ({last.name})",
             f"{last['mean']:.3f} [{last[f'lower_{s}']:.3f}, {last[f'upper_{s}']:.3f}]",
@@ -54,13 +60,13 @@ def render_monitor_report(result, *, title=None, settings=None):
     if monitor.threshold is not None:
         cards.append(("alerts", f"{len(alerts):,}"))
     levels_text = ", ".join(f"{a:.3g}" for a in levels)
-    subtitle = f"accuracy per chunk, label-free prediction intervals at {levels_text}"
+    subtitle = f"{name} per chunk, label-free prediction intervals at {levels_text}"
     parts = [
         *page_head(title, subtitle, cards),
         "<h2>Timeline</h2>",
         "<figure>",
         _timeline(result, None),
-        "<figcaption>Line and bands: the accuracy predicted without labels, with its "
+        f"<figcaption>Line and bands: the {name} predicted without labels, with its "
         "prediction intervals (they allow for drift between the reference and the chunk). "
         "Squares: the estimate with the chunk's labels (the label-free prediction as the "
         "prior), the number above it the labels the chunk holds. Dashed line: the "
@@ -69,7 +75,7 @@ def render_monitor_report(result, *, title=None, settings=None):
     ]
     if monitor.threshold is not None:
         parts.append(
-            f"<p>Alerts, where P(accuracy &lt; {monitor.threshold:g}) &ge; "
+            f"<p>Alerts, where P({name} &lt; {monitor.threshold:g}) &ge; "
             f"{monitor.alert_probability:g}: "
             + (esc(", ".join(str(k) for k in alerts)) if len(alerts) else "none")
             + ".</p>"
@@ -94,6 +100,7 @@ def render_monitor_report(result, *, title=None, settings=None):
     facts = {
         "reference": ref["file"],
         "reference rows (labeled)": f"{ref['labeled']:,}",
+        "metric": monitor.metric,
         "uncertainty model": monitor.uncertainty_model,
         "levels": ", ".join(f"{a:g}" for a in levels),
         "threshold": "—" if monitor.threshold is None else monitor.threshold,

@@ -39,7 +39,8 @@ class MonitoredStream:
     monitor : PerformanceMonitor
         Fitted on the reference.
     reference : dict
-        The reference file, its rows and its accuracy.
+        The reference file, its rows, the metric and its value there
+        (``accuracy``).
     to_label : DataFrame
         The rows :meth:`~skassess.meta.PerformanceMonitor.query` picked
         (``file``, ``id``, ``chunk``); empty unless asked for.
@@ -191,6 +192,7 @@ def stream_monitor(
     *,
     chunk_size=None,
     level=(0.8, 0.95),
+    metric="accuracy",
     threshold=None,
     alert_probability=0.9,
     method="meta_model",
@@ -202,6 +204,7 @@ def stream_monitor(
     return PerformanceMonitor(
         PerformancePredictor(method=method, classes=list(range(n_classes))),
         level=level,
+        metric=metric,
         threshold=threshold,
         alert_probability=alert_probability,
         chunk_size=chunk_size,
@@ -220,6 +223,7 @@ def monitor_files(
     period=None,
     chunk_size=None,
     level=(0.8, 0.95),
+    metric="accuracy",
     threshold=None,
     alert_probability=0.9,
     method="meta_model",
@@ -248,8 +252,9 @@ def monitor_files(
         A pandas period (``"D"``, ``"h"``, ``"W"``) that cuts the times of
         ``chunk_column`` into chunks.
     chunk_size : int, default=None
-    level, threshold, alert_probability, random_state
-        As in :class:`~skassess.meta.PerformanceMonitor`.
+    level, metric, threshold, alert_probability, random_state
+        As in :class:`~skassess.meta.PerformanceMonitor` (a rate's positive
+        class is the second score column).
     method : str, default="meta_model"
         The :class:`~skassess.meta.PerformancePredictor` method.
     uncertainty_model : {"pretrained", "recalibrated"}, default="pretrained"
@@ -273,6 +278,7 @@ def monitor_files(
         data.scores.shape[1],
         chunk_size=chunk_size,
         level=level,
+        metric=metric,
         threshold=threshold,
         alert_probability=alert_probability,
         method=method,
@@ -296,6 +302,7 @@ def stream_result(data, monitor, table, picked):
         reference={
             "file": data.reference_file,
             "labeled": int(len(data.reference_labels)),
+            "metric": monitor.metric,
             "accuracy": monitor.reference_accuracy_,
         },
         to_label=frame.loc[

@@ -220,3 +220,22 @@ def test_the_html_report_holds_the_timeline_chunks_and_alerts(files, tmp_path, c
                  "4", "--report", str(report), "--quiet"]) == 0  # fmt: skip
     text = report.read_text(encoding="utf-8")
     assert "Rows to label next" in text and "Alerts, where" not in text
+
+
+def test_a_binary_rate_per_chunk(files, capsys):
+    args = ["monitor", str(files / "reference.csv"), str(files / "stream"), "--metric", "NPV",
+            "--threshold", "0.7", "--json", "-", "--quiet"]  # fmt: skip
+    assert main(args) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["reference"]["metric"] == "npv"
+    ref = pd.read_csv(files / "reference.csv")
+    negative = ref["score_dog"] >= ref["score_cat"]  # class 0: the first score column
+    expected = (ref["label"][negative] == "dog").mean()
+    assert result["reference"]["accuracy"] == pytest.approx(expected)
+    chunks = result["chunks"]
+    assert all(0 < c["n_predicted"] < c["n_rows"] for c in chunks)
+    assert main([*args[:-3], "--quiet"]) == 0
+    assert "NPV per chunk" not in capsys.readouterr().out
+    assert main(args[:-3]) == 0
+    text = capsys.readouterr().out
+    assert "NPV per chunk" in text and "Alerts (P(NPV < 0.7) >= 0.9)" in text

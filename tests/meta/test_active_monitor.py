@@ -147,3 +147,17 @@ def test_a_crash_safe_session_resumes_with_the_same_reference(data, tmp_path):
     with pytest.raises(ValueError, match="fit_params must be a dict"):
         LabelingSession(tmp_path / "x.sqlite", S, assessor=assessor, fit_params=[1])
     assert not (tmp_path / "x.sqlite").exists()
+
+
+def test_a_rate_asks_only_for_the_rows_of_its_prediction(data):
+    S_ref, y_ref, S, y, days = data
+    monitor = PerformanceMonitor(metric="npv", level=0.9, progress=False)
+    sampler = ActiveMonitor(monitor, random_state=0).fit(
+        S, reference=S_ref, reference_labels=y_ref, chunk_by=days
+    )
+    negative = S.argmax(axis=1) == 0
+    assert sampler.n_available_ == int(negative.sum())
+    sampler.run(y, budget=40, progress=False)
+    assert negative[sampler.history_["index"]].all()
+    table = sampler.summary()
+    assert table["n_labeled"].sum() == 40 and "n_predicted" in table

@@ -175,6 +175,10 @@ def test_a_black_box_with_features():
     ).fit(X[1000:2000], y[1000:2000])
     table = monitor.predict(X[2000:])
     assert len(table) == 2 and table["drift_features"].notna().all()
+    ppv = monitor.set_params(metric="ppv").fit(X[1000:2000], y[1000:2000])
+    mine = model.predict(X[1000:2000]) == 1
+    assert ppv.reference_accuracy_ == pytest.approx(np.mean(y[1000:2000][mine] == 1))
+    assert ppv.predict(X[2000:])["n_predicted"].sum() == int((model.predict(X[2000:]) == 1).sum())
 
 
 def test_the_timeline(stream):
@@ -195,3 +199,56 @@ def test_the_timeline(stream):
     assert {"label-free 99 % interval", "label-free 50 % interval"} <= set(legend)
     named = MonitorDisplay(monitor.predict(S, chunk_by=np.repeat(list("abcd"), 500))).plot()
     assert [t.get_text() for t in named.ax_.get_xticklabels()] == list("abcd")
+
+
+@pytest.fixture(scope="module")
+def rated():
+    rng = np.random.default_rng(5)
+    S_ref = _scores(rng, 3000, 2)  # column 0 ~ Beta(6, 4): both classes predicted
+    y_ref = (rng.random(3000) > S_ref[:, 0]).astype(int)
+    S = np.vstack([_scores(rng, 800, 2), _scores(rng, 800, 4)])
+    y = (rng.random(1600) > S[:, 0]).astype(int)
+    return S_ref, y_ref, S, y
+
+
+@pytest.mark.parametrize("metric, cls", [("ppv", 1), ("npv", 0)])
+def test_a_rate_is_the_accuracy_of_the_rows_of_its_prediction(rated, metric, cls):
+    S_ref, y_ref, S, y = rated
+    kw = {"chunk_size": 800, "level": (0.8, 0.95), "threshold": 0.5, "random_state": 0}
+    rate = PerformanceMonitor(metric=metric, progress=False, **kw).fit(S_ref, y_ref)
+    on_ref = S_ref.argmax(axis=1) == cls
+    plain = PerformanceMonitor(progress=False, **kw).fit(S_ref[on_ref], y_ref[on_ref])
+    assert rate.reference_accuracy_ == pytest.approx(np.mean(y_ref[on_ref] == cls))
+    table = rate.predict(S)
+    mine = S.argmax(axis=1) == cls
+    assert table["n_rows"].tolist() == [800, 800]
+    assert table["n_predicted"].tolist() == [int(mine[:800].sum()), int(mine[800:].sum())]
+    for i, part in enumerate((slice(0, 800), slice(800, 1600))):
+        one = plain.predict(S[part][mine[part]])
+        for col in ("predicted", "lower_80", "upper_95", "p_below"):
+            assert table[col].iloc[i] == pytest.approx(one[col].iloc[0])
+    # the labels of the other prediction's rows do not enter the rate, and are never asked for
+    labels = np.where(mine, -1, y)
+    pd.testing.assert_frame_equal(rate.predict(S, labels), table)
+    picked = rate.query(S, n=50)
+    assert mine[picked].all() and picked.size == 50
+    labels[picked] = y[picked]
+    assert rate.predict(S, labels)["n_labeled"].sum() == 50
+
+
+def test_a_rate_needs_a_binary_black_box_and_rows_of_its_prediction(rated):
+    S_ref, y_ref, S, _ = rated
+    three = np.random.default_rng(0).dirichlet(np.ones(3), 300)
+    with pytest.raises(ValueError, match="'ppv' is a rate of a binary black box; its scores"):
+        PerformanceMonitor(metric="ppv").fit(three, three.argmax(axis=1))
+    S_few = np.column_stack([np.r_[np.full(290, 0.9), np.full(10, 0.2)], np.zeros(300)])
+    S_few[:, 1] = 1 - S_few[:, 0]
+    with pytest.raises(ValueError, match="rows predicted 1; there are 10, and it needs 20"):
+        PerformanceMonitor(metric="ppv").fit(S_few, (S_few[:, 1] > 0.5).astype(int))
+    monitor = PerformanceMonitor(metric="ppv", threshold=0.6, chunk_size=100, progress=False)
+    monitor.fit(S_ref, y_ref)
+    negatives = np.column_stack([np.full(100, 0.8), np.full(100, 0.2)])
+    table = monitor.predict(np.vstack([S[:100], negatives]))
+    assert table["n_predicted"].iloc[1] == 0 and np.isnan(table["predicted"].iloc[1])
+    assert table["alert"].tolist() == [table["alert"].iloc[0], False]
+    assert table["alert"].dtype == bool
