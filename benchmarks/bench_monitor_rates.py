@@ -116,7 +116,7 @@ def coverage(df, by, title):
     cols = " | ".join(f"{int(100 * a)} %" for a in LEVELS)
     print(f"| rate | {by} | batches | {cols} | half-width at 95 % (points) | MAE (points) |")
     print("|---|---|---|" + "---|" * len(LEVELS) + "---|---|")
-    for (rate, key), g in df.groupby(["rate", by], observed=True, sort=False):
+    for (rate, key), g in df.groupby(["rate", by], observed=True, sort=True):
         inside = {
             a: (g[f"lower_{a}"] <= g["truth"]) & (g["truth"] <= g[f"upper_{a}"]) for a in LEVELS
         }

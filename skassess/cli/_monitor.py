@@ -4,8 +4,14 @@ import sys
 from pathlib import Path
 
 from ..samplers import StopRule
-from ..session import META_METHODS, LabelingSession, monitor_files
-from ..session._monitoring import read_stream, stream_monitor, stream_result
+from ..session import (
+    META_METHODS,
+    LabelingSession,
+    monitor_files,
+    read_stream,
+    stream_monitor,
+    stream_result,
+)
 from ._common import add_file_arguments, dump_json, file_options, print_table
 from ._keyboard import interactive, status_line
 from ._oracle import read_oracle
@@ -300,7 +306,7 @@ def run(args):
     if args.json:
         dump_json(result.to_dict(), args.json)
     if args.report:
-        from ..session._monitor_report import write_monitor_report
+        from ..session import write_monitor_report
 
         facts = {
             "stream": ", ".join(args.stream),

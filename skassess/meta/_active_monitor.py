@@ -119,29 +119,29 @@ class ActiveMonitor(ActiveSampler):
             {"reference": reference, "reference_labels": reference_labels, "chunk_by": chunk_by},
         )
         monitor = PerformanceMonitor() if self.monitor is None else clone(self.monitor)
+        predictor = getattr(self.monitor, "predictor", None)
+        if predictor is not None:  # around the same (fitted) black box, which is not cloned
+            monitor.set_params(predictor__estimator=predictor.estimator)
         if monitor.random_state is None:
             monitor.set_params(random_state=seed)
         monitor.fit(reference, reference_labels)
-        n = monitor._n_rows(X, None)
-        keys, chunks = monitor._chunks(n, chunk_by)
-        rows = monitor._metric_rows(X, None, chunks)
-        self._batches = monitor._label_free(X, None, rows)
-        codes = monitor._codes(y, n)
+        free = monitor.predict_label_free(X, chunk_by=chunk_by)
+        n = free.n_rows
+        codes = monitor.label_codes(y, n)
         self.labels_ = np.full(n, -1, dtype=np.int64) if codes is None else codes.copy()
         self.chunk_of_ = np.empty(n, dtype=np.int64)
-        for i, idx in enumerate(chunks):
+        for i, idx in enumerate(free.chunks):
             self.chunk_of_[idx] = i
+        self._queryable = np.zeros(n, dtype=bool)
+        for idx in free.rows:
+            self._queryable[idx] = True
         pp = monitor.interval_regressor_.predictor_
         classes = pp.estimator.classes_ if pp.estimator is not None else pp.classes
         self._classes = None if classes is None else np.asarray(classes, dtype=object)
         self._n_classes = int(pp.n_classes_)
         self.monitor_ = monitor
-        self.chunks_ = list(keys)
-        self._chunk_rows = chunks
-        self._metric_rows = rows
-        self._queryable = np.zeros(n, dtype=bool)
-        for idx in rows:
-            self._queryable[idx] = True
+        self.chunks_ = free.chunk_keys
+        self._label_free = free
         self._rng = np.random.default_rng(seed)
         self._n_steps = 0
         self._history = []
@@ -165,9 +165,7 @@ class ActiveMonitor(ActiveSampler):
         """
         check_is_fitted(self)
         levels = check_levels(self.monitor_.level if level is None else level)
-        return self.monitor_._table(
-            self.chunks_, self._chunk_rows, self._metric_rows, self._batches, self.labels_, levels
-        )
+        return self.monitor_.predict_from(self._label_free, self.labels_, level=levels)
 
     def answer(self, level=0.95):
         """The stream's state in one line: the lowest chunk and the alerts.
@@ -220,7 +218,7 @@ class ActiveMonitor(ActiveSampler):
             raise ValueError(f"n must be a positive integer; got {n!r}.")
         self._start_query(n, "unlabeled, unskipped rows are left")
         open_rows = (self.labels_ < 0) & ~self._skipped & self._queryable
-        free = [idx[open_rows[idx]] for idx in self._metric_rows]
+        free = [idx[open_rows[idx]] for idx in self._label_free.rows]
         table = self.summary()
         monitor = self.monitor_
         taken = allocate_labels(table, [f.size for f in free], n, monitor.level, monitor.threshold)

@@ -1,6 +1,5 @@
 """``PerformanceMonitor``: a deployed black box's accuracy over time, chunk by chunk."""
 
-from copy import copy
 from numbers import Integral, Real
 
 import numpy as np
@@ -8,16 +7,16 @@ import pandas as pd
 from scipy.stats import beta as beta_dist
 from scipy.stats import norm
 from sklearn.base import BaseEstimator
+from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
 from ..metrics import robust_mixture_posterior
 from ..utils._params import atomic, reset_fitted, validated
 from ..utils._random import check_generator
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
-from ..utils._validation import check_labels
+from ..utils._validation import check_labels, check_scores
 from ._error_levels import check_levels, error_quantiles, probability_below
 from ._interval import PerformanceIntervalRegressor, beta_prior_from
-from ._predictor import PerformancePredictor
 
 __all__ = [
     "DRIFT_COLUMNS",
@@ -221,9 +220,7 @@ class PerformanceMonitor(BaseEstimator):
         )
         self.n_reference_ = int(len(y))
         if self.metric != "accuracy":
-            # a shallow copy: the black box it carries is fitted, and stays untouched
-            predictor = PerformancePredictor() if self.predictor is None else copy(self.predictor)
-            _, S = predictor._inputs(X, scores, reset=True)
+            S = _black_box_scores(self.predictor, X, scores)
             if S.shape[1] != 2:
                 raise ValueError(
                     f"metric={self.metric!r} is a rate of a binary black box; its scores have "
@@ -235,8 +232,7 @@ class PerformanceMonitor(BaseEstimator):
                     f"metric={self.metric!r} is learned from the reference rows predicted "
                     f"{_RATE_CLASS[self.metric]}; there are {rows.size}, and it needs 20."
                 )
-            X, scores = self._take(X, rows), self._take(scores, rows)
-            y = self._take(y, rows)
+            X, scores, y = _take(X, rows), _take(scores, rows), _take(y, rows)
         pir.fit(X, y, scores=scores)
         self.interval_regressor_ = pir
         self.reference_accuracy_ = float(pir.predictor_.reference_accuracy_)
@@ -244,22 +240,62 @@ class PerformanceMonitor(BaseEstimator):
 
     # -- chunks ------------------------------------------------------------------------------
 
-    def _n_rows(self, X, scores):
+    def predict_label_free(self, X, *, scores=None, chunk_by=None):
+        """Every chunk's label-free prediction, computed once for any labels and levels.
+
+        The drift features and the error quantiles of a chunk do not depend on
+        its labels: :meth:`predict_from` turns them into the :meth:`predict`
+        table for the labels received so far, without computing them again.
+
+        Parameters
+        ----------
+        X, scores, chunk_by
+            As in :meth:`predict`.
+
+        Returns
+        -------
+        Bunch
+            ``chunk_keys`` (the chunks, in order), ``chunks`` (each chunk's row
+            indices), ``rows`` (the rows its metric is over: all of them, or
+            those of the rate's prediction) and ``batches`` (each chunk's
+            :meth:`PerformanceIntervalRegressor.predict_batch
+            <skassess.meta.PerformanceIntervalRegressor.predict_batch>`, None
+            where it has no row of the metric).
+        """
+        from tqdm.auto import tqdm
+
+        out = self._stream_chunks(X, scores, chunk_by)
+        pir = self.interval_regressor_
+        out.batches = [
+            pir.predict_batch(_take(X, idx), scores=_take(scores, idx)) if idx.size else None
+            for idx in tqdm(
+                out.rows, desc="chunks", delay=2, leave=False, disable=not self.progress
+            )
+        ]
+        return out
+
+    def _stream_chunks(self, X, scores, chunk_by):
+        """:meth:`predict_label_free`'s Bunch without the batches."""
+        check_is_fitted(self, "interval_regressor_")
         data = X if X is not None else scores
         if data is None:
             raise ValueError("X and scores are both None; give the stream's rows.")
-        return len(data)
+        keys, chunks = chunk_rows(len(data), chunk_by, self.chunk_size)
+        rows = chunks
+        if self.metric != "accuracy":
+            S = _black_box_scores(self.interval_regressor_.predictor_, X, scores)
+            keep = S.argmax(axis=1) == _RATE_CLASS[self.metric]
+            rows = [idx[keep[idx]] for idx in chunks]
+        return Bunch(chunk_keys=list(keys), chunks=chunks, rows=rows, n_rows=len(data))
 
-    def _chunks(self, n, chunk_by):
-        return chunk_rows(n, chunk_by, self.chunk_size)
-
-    @staticmethod
-    def _take(data, idx):
-        if data is None:
+    def label_codes(self, y, n_rows):
+        """``y`` as class indices of the black box's classes, -1 where unlabeled (None: None)."""
+        check_is_fitted(self, "interval_regressor_")
+        if y is None:
             return None
-        if isinstance(data, pd.DataFrame | pd.Series):
-            return data.iloc[idx]
-        return np.asarray(data)[idx]
+        pp = self.interval_regressor_.predictor_
+        classes = pp.estimator.classes_ if pp.estimator is not None else pp.classes
+        return check_labels(y, n_rows, pp.n_classes_, classes, missing_label=-1)
 
     # -- the table -----------------------------------------------------------------------------
 
@@ -296,39 +332,40 @@ class PerformanceMonitor(BaseEstimator):
         """
         check_is_fitted(self, "interval_regressor_")
         self._validate_params()
-        levels = check_levels(self.level)
-        n = self._n_rows(X, scores)
-        keys, chunks = self._chunks(n, chunk_by)
-        codes = self._codes(y, n)
-        rows = self._metric_rows(X, scores, chunks)
-        batches = self._label_free(X, scores, rows)
-        return self._table(keys, chunks, rows, batches, codes, levels)
+        check_levels(self.level)
+        free = self.predict_label_free(X, scores=scores, chunk_by=chunk_by)
+        return self.predict_from(free, self.label_codes(y, free.n_rows))
 
-    def _metric_rows(self, X, scores, chunks):
-        """Each chunk's rows that its metric is over: all, or those of the rate's prediction."""
-        if self.metric == "accuracy":
-            return chunks
-        _, S = self.interval_regressor_.predictor_._inputs(X, scores, reset=False)
-        keep = S.argmax(axis=1) == _RATE_CLASS[self.metric]
-        return [idx[keep[idx]] for idx in chunks]
+    def predict_from(self, label_free, codes=None, *, level=None):
+        """The :meth:`predict` table from :meth:`predict_label_free`'s output and the labels.
 
-    def _label_free(self, X, scores, chunks):
-        """Each chunk's label-free prediction (:meth:`PerformanceIntervalRegressor.predict_batch
-        <skassess.meta.PerformanceIntervalRegressor.predict_batch>`), computed once."""
-        from tqdm.auto import tqdm
+        Parameters
+        ----------
+        label_free : Bunch
+            :meth:`predict_label_free` of the stream.
+        codes : ndarray of shape (n_samples,), default=None
+            The stream's labels received so far as class indices, -1 where
+            none (:meth:`label_codes`); None: no labels.
+        level : float or sequence of floats, default=None
+            The intervals' levels; None: ``level``.
 
-        pir = self.interval_regressor_
-        return [
-            pir.predict_batch(self._take(X, idx), scores=self._take(scores, idx))
-            if idx.size
-            else None
-            for idx in tqdm(chunks, desc="chunks", delay=2, leave=False, disable=not self.progress)
-        ]
-
-    def _table(self, keys, chunks, rows, batches, codes, levels):
-        """The :meth:`predict` table from the chunks' label-free predictions and the labels."""
+        Returns
+        -------
+        DataFrame
+            As :meth:`predict`.
+        """
+        check_is_fitted(self, "interval_regressor_")
+        levels = check_levels(self.level if level is None else level)
+        free = label_free
+        if codes is not None and np.shape(codes) != (free.n_rows,):
+            raise ValueError(
+                f"codes must hold one class index per stream row ({free.n_rows}); got shape "
+                f"{np.shape(codes)}."
+            )
         records = []
-        for key, idx, own, batch in zip(keys, chunks, rows, batches, strict=True):
+        for key, idx, own, batch in zip(
+            free.chunk_keys, free.chunks, free.rows, free.batches, strict=True
+        ):
             row = {"chunk": key, "n_rows": int(idx.size)}
             if self.metric != "accuracy":
                 row["n_predicted"] = int(own.size)
@@ -337,19 +374,12 @@ class PerformanceMonitor(BaseEstimator):
                 if self.threshold is not None:
                     row["alert"] = False
             else:
-                row.update(self._chunk_row(batch, None if codes is None else codes[own], levels))
+                row.update(self._estimates(batch, None if codes is None else codes[own], levels))
             records.append(row)
         columns = max(records, key=len).keys()
         return pd.DataFrame.from_records(records, columns=list(columns)).set_index("chunk")
 
-    def _codes(self, y, n):
-        if y is None:
-            return None
-        pp = self.interval_regressor_.predictor_
-        classes = pp.estimator.classes_ if pp.estimator is not None else pp.classes
-        return check_labels(y, n, pp.n_classes_, classes, missing_label=-1)
-
-    def _chunk_row(self, batch, codes, levels):
+    def _estimates(self, batch, codes, levels):
         """A chunk's estimates; ``codes`` are its metric's rows' labels (-1: none) or None."""
         m, q, feats = batch.accuracy, batch.error_quantiles, batch.features
         u = error_quantiles(q, levels)
@@ -427,18 +457,37 @@ class PerformanceMonitor(BaseEstimator):
         check_is_fitted(self, "interval_regressor_")
         if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
             raise ValueError(f"n must be a positive integer; got {n!r}.")
-        size = self._n_rows(X, scores)
-        keys, chunks = self._chunks(size, chunk_by)
         if table is None:
-            table = self.predict(X, y, scores=scores, chunk_by=chunk_by)
-        elif len(table) != len(keys) or list(table["n_rows"]) != [len(c) for c in chunks]:
+            free = self.predict_label_free(X, scores=scores, chunk_by=chunk_by)
+            table = self.predict_from(free, self.label_codes(y, free.n_rows))
+        else:
+            free = self._stream_chunks(X, scores, chunk_by)
+        if len(table) != len(free.chunk_keys) or list(table["n_rows"]) != [
+            len(c) for c in free.chunks
+        ]:
             raise ValueError("table is not the predict() table of these rows and chunks.")
-        codes = self._codes(y, size)
-        rows = self._metric_rows(X, scores, chunks)
-        free = [c if codes is None else c[codes[c] < 0] for c in rows]
-        taken = allocate_labels(table, [len(f) for f in free], n, self.level, self.threshold)
-        rng = check_generator(self.random_state)
-        return draw_rows(free, taken, rng)
+        codes = self.label_codes(y, free.n_rows)
+        open_rows = [c if codes is None else c[codes[c] < 0] for c in free.rows]
+        taken = allocate_labels(table, [len(f) for f in open_rows], n, self.level, self.threshold)
+        return draw_rows(open_rows, taken, check_generator(self.random_state))
+
+
+def _take(data, idx):
+    """Rows ``idx`` of an array, DataFrame or Series (None stays None)."""
+    if data is None:
+        return None
+    if isinstance(data, pd.DataFrame | pd.Series):
+        return data.iloc[idx]
+    return np.asarray(data)[idx]
+
+
+def _black_box_scores(predictor, X, scores):
+    """The black box's scores of the rows: given, from the predictor's estimator, or ``X``."""
+    if scores is not None:
+        return check_scores(scores, input_name="scores")
+    if predictor is not None and predictor.estimator is not None:
+        return check_scores(predictor.estimator.predict_proba(X), input_name="predict_proba(X)")
+    return check_scores(X)
 
 
 def allocate_labels(table, left, n, level, threshold):

@@ -9,7 +9,14 @@ from ._assessment import FileAssessment, assess_file
 from ._label_parser import LabelParser
 from ._labeling import LabelingSession, task_answer  # noqa: F401 (deprecated; warns when called)
 from ._migrate import migrate_session
-from ._monitoring import MonitoredStream, monitor_files
+from ._monitor_report import render_monitor_report, write_monitor_report
+from ._monitoring import (  # noqa: F401 (read_stream ... stream_result: the command line's)
+    MonitoredStream,
+    monitor_files,
+    read_stream,
+    stream_monitor,
+    stream_result,
+)
 from ._report import render_report, write_report
 from ._scores_file import ScoresFile, ScoresTable, file_checksum
 from ._session_loop import stop_rule  # noqa: F401 (deprecated; warns when called)
@@ -29,4 +36,6 @@ __all__ = [
     "migrate_session",
     "render_report",
     "write_report",
+    "render_monitor_report",
+    "write_monitor_report",
 ]

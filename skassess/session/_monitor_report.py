@@ -5,8 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..meta._monitor import level_suffix
-from ._report import _svg, _table, page_head, settings_table, use_agg
+from ._report import html_table, page_head, settings_table, svg_figure, use_agg
 
 __all__ = ["render_monitor_report", "write_monitor_report"]
 
@@ -24,7 +23,7 @@ def _timeline(result, title):
         metric=None if metric == "accuracy" else metric.upper(),
     ).plot(ax=ax, name=title)
     fig.tight_layout()
-    return _svg(fig)
+    return svg_figure(fig)
 
 
 def render_monitor_report(result, *, title=None, settings=None):
@@ -44,7 +43,7 @@ def render_monitor_report(result, *, title=None, settings=None):
     name = "accuracy" if monitor.metric == "accuracy" else monitor.metric.upper()
     title = title or f"Monitoring of {Path(ref['file']).name}"
     levels = sorted(float(a) for a in pd.Series(monitor.level).tolist())
-    s = level_suffix(levels[-1])
+    s = f"{100 * levels[-1]:.10g}"  # the table's column suffix of the widest level
     last = table.iloc[-1]
     alerts = table.index[table["alert"]] if "alert" in table else []
     cards = [
@@ -90,12 +89,12 @@ def render_monitor_report(result, *, title=None, settings=None):
         "prediction holds; <code>drift_scores</code>: how well a classifier tells the "
         "chunk's scores from the reference's (0.5: not at all); <code>confidence_ks</code>: "
         "the Kolmogorov-Smirnov distance of the top confidence.</p>",
-        _table(table[shown]),
+        html_table(table[shown]),
     ]
     if len(result.to_label):
         parts += [
             "<h2>Rows to label next</h2>",
-            _table(result.to_label.set_index("file")),
+            html_table(result.to_label.set_index("file")),
         ]
     facts = {
         "reference": ref["file"],

@@ -46,7 +46,7 @@ code { font-size: .9em; background: #f3f5f7; padding: 1px 4px; border-radius: 3p
 """
 
 
-def _svg(fig):
+def svg_figure(fig):
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight")
     import matplotlib.pyplot as plt
@@ -92,14 +92,14 @@ def page_head(title, subtitle, cards):
 
 def settings_table(facts):
     """A two-column table of named facts."""
-    return _table(
+    return html_table(
         pd.DataFrame(
             {"value": [str(v) for v in facts.values()]}, index=pd.Index(list(facts), name="")
         )
     )
 
 
-def _table(frame, digits=4, percent=()):
+def html_table(frame, digits=4, percent=()):
     frame = frame.copy()
     for col in frame.columns:
         if col == "n_labeled":
@@ -217,7 +217,7 @@ def _forest(table, title, xlabel, prior):
         _legend_below(ax, fontsize="small")
     ax.set_title(plot_text(title), fontsize="medium")
     ax.grid(axis="x", alpha=0.3)
-    return _svg(fig)
+    return svg_figure(fig)
 
 
 def _reliability(assessment):
@@ -232,7 +232,7 @@ def _reliability(assessment):
         legend.remove()
         _legend_below(ax, fontsize="small")
     ax.set_title("Bayesian reliability diagram", fontsize="medium")
-    return _svg(fig)
+    return svg_figure(fig)
 
 
 def _history_plot(history, task):
@@ -263,7 +263,7 @@ def _history_plot(history, task):
         ax2.grid(alpha=0.3)
     axes[-1, 0].set_xlabel("labels in the session")
     _legend_below(axes[-1, 0], handles=ax.get_legend_handles_labels(), fontsize="x-small", ncol=5)
-    return _svg(fig)
+    return svg_figure(fig)
 
 
 def _setting_text(value):
@@ -332,7 +332,7 @@ def render_report(assessment, *, title=None, progress=False, started=None):
     parts = [
         *page_head(title, f"posterior means with {level:.0%} credible intervals", cards),
         "<h2>Overall</h2>",
-        _table(assessment.overall),
+        html_table(assessment.overall),
     ]
     if src["labeled"] == 0:
         parts.append("<p>No row is labeled: every posterior is the prior.</p>")
@@ -343,7 +343,7 @@ def render_report(assessment, *, title=None, progress=False, started=None):
         "<figcaption>Dots: posterior means; bars: credible intervals; crosses: "
         f"{esc(PRIOR_MEAN_TEXT.get(settings['prior'], 'the prior means'))} "
         f"({esc(settings['prior'])} prior).</figcaption></figure>",
-        _table(assessment.by_class, percent=("weight",)),
+        html_table(assessment.by_class, percent=("weight",)),
         "</div>",
     ]
     for name, table in assessment.by_group.items():
@@ -352,7 +352,7 @@ def render_report(assessment, *, title=None, progress=False, started=None):
             '<div class="grid"><figure>',
             plots[name],
             "</figure>",
-            _table(table, percent=("weight",)),
+            html_table(table, percent=("weight",)),
             "</div>",
         ]
     parts.append("<h2>Group differences</h2>")
@@ -366,7 +366,7 @@ def render_report(assessment, *, title=None, progress=False, started=None):
     )
     for name, table in assessment.differences.items():
         if not table.empty:
-            parts += [f"<h3>per {esc(name)}</h3>", _table(table)]
+            parts += [f"<h3>per {esc(name)}</h3>", html_table(table)]
     if assessment.unlabeled is not None:
         u = assessment.unlabeled
         parts += [
@@ -375,14 +375,14 @@ def render_report(assessment, *, title=None, progress=False, started=None):
             f"{int(u['reference'].iloc[0]):,} labeled rows by <code>skassess.meta</code>, "
             "which allows the unlabeled rows to differ from the labeled ones; intervals from "
             "the shipped uncertainty model (prediction intervals, not posteriors).</p>",
-            _table(u[["accuracy", "lower", "upper", "level", "sampled"]]),
+            html_table(u[["accuracy", "lower", "upper", "level", "sampled"]]),
         ]
     parts += [
         "<h2>Calibration</h2>",
         '<div class="grid"><figure>',
         plots["reliability"],
         "</figure>",
-        _table(_bins(assessment.reliability), digits=3, percent=("weight",)),
+        html_table(_bins(assessment.reliability), digits=3, percent=("weight",)),
         "</div>",
     ]
     if assessment.history is not None and len(assessment.history):
@@ -396,7 +396,7 @@ def render_report(assessment, *, title=None, progress=False, started=None):
         s = assessment.session
         parts += [
             "<h2>Labeling session</h2>",
-            _table(
+            html_table(
                 pd.DataFrame(
                     {"value": [_setting_text(v) for v in s.values()]},
                     index=pd.Index(list(s), name=""),

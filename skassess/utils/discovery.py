@@ -59,7 +59,7 @@ def all_estimators(type_filter=None):
     --------
     >>> from skassess.utils.discovery import all_estimators
     >>> [name for name, _ in all_estimators("sampler")]
-    ['ActiveAssessor', 'ActiveModelSelector', 'ActiveTester']
+    ['ActiveAssessor', 'ActiveModelSelector', 'ActiveMonitor', 'ActiveTester']
     """
     import skassess
 

@@ -161,3 +161,23 @@ def test_a_rate_asks_only_for_the_rows_of_its_prediction(data):
     assert negative[sampler.history_["index"]].all()
     table = sampler.summary()
     assert table["n_labeled"].sum() == 40 and "n_predicted" in table
+
+
+def test_a_black_box_with_named_classes():
+    from sklearn.datasets import make_classification
+    from sklearn.linear_model import LogisticRegression
+
+    from skassess.meta import PerformancePredictor
+
+    X, y = make_classification(2400, 5, random_state=0)
+    names = np.array(["no", "yes"], dtype=object)[y]
+    model = LogisticRegression().fit(X[:800], names[:800])
+    monitor = PerformanceMonitor(PerformancePredictor(model), chunk_size=400, progress=False)
+    sampler = ActiveMonitor(monitor, random_state=0).fit(
+        X[1600:], reference=X[800:1600], reference_labels=names[800:1600]
+    )
+    sampler.run(names[1600:], budget=12, progress=False)
+    assert sampler.summary()["n_labeled"].sum() == 12
+    assert set(sampler.history_["label"]) <= {"no", "yes"}
+    with pytest.raises(ValueError, match="labels"):
+        sampler.tell([0], ["maybe"])

@@ -252,3 +252,17 @@ def test_a_rate_needs_a_binary_black_box_and_rows_of_its_prediction(rated):
     assert table["n_predicted"].iloc[1] == 0 and np.isnan(table["predicted"].iloc[1])
     assert table["alert"].tolist() == [table["alert"].iloc[0], False]
     assert table["alert"].dtype == bool
+
+
+def test_label_free_once_then_any_labels_and_levels(stream):
+    monitor, S, y = stream
+    free = monitor.predict_label_free(S)
+    labels = np.full(2000, -1)
+    labels[1500:1540] = y[1500:1540]
+    pd.testing.assert_frame_equal(
+        monitor.predict_from(free, monitor.label_codes(labels, 2000)), monitor.predict(S, labels)
+    )
+    wider = monitor.predict_from(free, level=0.997)
+    assert {"lower_99.7", "upper_99.7"} <= set(wider.columns) and "lower_95" not in wider
+    with pytest.raises(ValueError, match="one class index per stream row"):
+        monitor.predict_from(free, np.zeros(3, dtype=int))

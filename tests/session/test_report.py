@@ -179,7 +179,7 @@ def test_report_plots_keep_their_legends_off_the_data(report_files):
 
     result = assess_file(example_scores_path())
     captured = []
-    real = _report._svg
+    real = _report.svg_figure
 
     def keep(fig):
         fig.canvas.draw()
@@ -192,11 +192,11 @@ def test_report_plots_keep_their_legends_off_the_data(report_files):
                     )
         return real(fig)
 
-    _report._svg = keep
+    _report.svg_figure = keep
     try:
         render_report(result)
     finally:
-        _report._svg = real
+        _report.svg_figure = real
         plt.close("all")
     assert captured and not any(captured)
 
