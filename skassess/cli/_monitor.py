@@ -3,7 +3,6 @@
 import sys
 from pathlib import Path
 
-from ..samplers import StopRule
 from ..session import (
     META_METHODS,
     LabelingSession,
@@ -193,18 +192,9 @@ def _with_session(args):
             f"{data.rows['file'].iloc[first]} and {data.rows['file'].iloc[i]}; give the "
             "stream's rows unique ids (--id-column)."
         )
-    keys = (
-        "chunk_size",
-        "level",
-        "metric",
-        "threshold",
-        "alert_probability",
-        "method",
-        "uncertainty_model",
-    )
     monitor = stream_monitor(
         data.scores.shape[1],
-        **{k: settings[k] for k in keys},
+        **{k: v for k, v in settings.items() if k not in ("chunk_column", "period")},
         random_state=args.seed,
         # stored with the session, which a resumed run must match: --quiet does not change it
         progress=True,
@@ -236,12 +226,10 @@ def _with_session(args):
                 session.run(
                     lambda row: None if codes[row] < 0 else int(codes[row]),
                     left,
-                    stop=StopRule(),
                     progress=not args.quiet,
                 )
-            elif left:
-                view = _StreamView(data)
-                interactive(session, view, data.classes, args.budget, None, None)
+            elif left:  # the keyboard loop shows a row's id, display columns and scores
+                interactive(session, data, data.classes, args.budget, None, None)
         except KeyboardInterrupt:
             print(
                 f"\nInterrupted: saved {session.n_labeled} labels in {path}; run the same "
@@ -252,15 +240,6 @@ def _with_session(args):
         print(status_line(session, args.budget, final=True) + "\n")
         sampler = session.assessor_
         return stream_result(data, sampler.monitor_, sampler.summary(), [])
-
-
-class _StreamView:
-    """What the keyboard loop shows of a stream row: its id, display columns and scores."""
-
-    def __init__(self, data):
-        self.ids = data.ids
-        self.display = data.display
-        self.scores = data.scores
 
 
 def run(args):

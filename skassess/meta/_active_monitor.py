@@ -180,12 +180,15 @@ class ActiveMonitor(ActiveSampler):
         table = self.summary(level)
         s = level_suffix(level)
         width = (table[f"upper_{s}"] - table[f"lower_{s}"]).to_numpy()
-        low = table["mean"].idxmin()
-        lowest = table.loc[low]
-        text = (
-            f"{len(table)} chunks; lowest {low}: {lowest['mean']:.3f} "
-            f"[{lowest[f'lower_{s}']:.3f}, {lowest[f'upper_{s}']:.3f}]"
-        )
+        if table["mean"].isna().all():  # a rate whose prediction no row has
+            text = f"{len(table)} chunks; none holds a row of the metric"
+        else:
+            low = table["mean"].idxmin()
+            lowest = table.loc[low]
+            text = (
+                f"{len(table)} chunks; lowest {low}: {lowest['mean']:.3f} "
+                f"[{lowest[f'lower_{s}']:.3f}, {lowest[f'upper_{s}']:.3f}]"
+            )
         if "alert" in table:
             text += f"; alerts: {int(table['alert'].sum())}"
         return {
@@ -218,11 +221,12 @@ class ActiveMonitor(ActiveSampler):
             raise ValueError(f"n must be a positive integer; got {n!r}.")
         self._start_query(n, "unlabeled, unskipped rows are left")
         open_rows = (self.labels_ < 0) & ~self._skipped & self._queryable
-        free = [idx[open_rows[idx]] for idx in self._label_free.rows]
-        table = self.summary()
+        by_chunk = [idx[open_rows[idx]] for idx in self._label_free.rows]
         monitor = self.monitor_
-        taken = allocate_labels(table, [f.size for f in free], n, monitor.level, monitor.threshold)
-        return draw_rows(free, taken, self._rng).astype(np.intp)
+        taken = allocate_labels(
+            self.summary(), [f.size for f in by_chunk], n, monitor.level, monitor.threshold
+        )
+        return draw_rows(by_chunk, taken, self._rng).astype(np.intp)
 
     def tell(self, indices, labels, *, time=None):
         """Record the labels of stream rows (of any chunk, in any order).
