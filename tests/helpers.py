@@ -22,3 +22,9 @@ def labeled_pool(n=600, k=3, seed=0, frac=0.3, concentration=0.6):
     truth = np.array([rng.choice(k, p=p) for p in scores])
     y = np.where(rng.uniform(size=n) < frac, truth, -1)
     return scores, y, truth
+
+
+def beta_scores(rng, n, shift):
+    """Two-class scores whose top column is Beta(8 - shift, 2 + shift): drift as ``shift`` grows."""
+    p = rng.beta(8 - shift, 2 + shift, n)
+    return np.column_stack([p, 1 - p])

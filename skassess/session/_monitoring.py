@@ -187,31 +187,11 @@ def read_stream(
     )
 
 
-def stream_monitor(
-    n_classes,
-    *,
-    chunk_size=None,
-    level=(0.8, 0.95),
-    metric="accuracy",
-    threshold=None,
-    alert_probability=0.9,
-    method="meta_model",
-    uncertainty_model="pretrained",
-    random_state=0,
-    progress=True,
-):
-    """The (unfitted) :class:`~skassess.meta.PerformanceMonitor` of :func:`monitor_files`."""
-    return PerformanceMonitor(
-        PerformancePredictor(method=method, classes=list(range(n_classes))),
-        level=level,
-        metric=metric,
-        threshold=threshold,
-        alert_probability=alert_probability,
-        chunk_size=chunk_size,
-        uncertainty_model=uncertainty_model,
-        random_state=random_state,
-        progress=progress,
-    )
+def stream_monitor(n_classes, *, method="meta_model", **params):
+    """The (unfitted) :class:`~skassess.meta.PerformanceMonitor` of :func:`monitor_files`:
+    the ``method`` predictor on scores of ``n_classes`` columns, with ``params``."""
+    predictor = PerformancePredictor(method=method, classes=list(range(n_classes)))
+    return PerformanceMonitor(predictor, **params)
 
 
 def monitor_files(

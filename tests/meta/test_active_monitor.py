@@ -6,18 +6,15 @@ from skassess.exceptions import SessionError
 from skassess.meta import ActiveMonitor, PerformanceMonitor
 from skassess.session import LabelingSession
 
-
-def _scores(rng, n, shift):
-    p = rng.beta(8 - shift, 2 + shift, n)
-    return np.column_stack([p, 1 - p])
+from ..helpers import beta_scores
 
 
 @pytest.fixture(scope="module")
 def data():
     rng = np.random.default_rng(0)
-    S_ref = _scores(rng, 2000, 0)
+    S_ref = beta_scores(rng, 2000, 0)
     y_ref = (rng.random(2000) > S_ref[:, 0]).astype(int)
-    S = np.vstack([_scores(rng, 600, 0), _scores(rng, 600, 3)])
+    S = np.vstack([beta_scores(rng, 600, 0), beta_scores(rng, 600, 3)])
     y = (rng.random(1200) > S[:, 0]).astype(int)
     days = np.repeat(["2026-01-01", "2026-01-02", "2026-01-03"], 400)
     return S_ref, y_ref, S, y, days

@@ -5,18 +5,15 @@ from sklearn.exceptions import NotFittedError
 
 from skassess.meta import PerformanceMonitor, PerformancePredictor
 
-
-def _scores(rng, n, shift):
-    p = rng.beta(8 - shift, 2 + shift, n)
-    return np.column_stack([p, 1 - p])
+from ..helpers import beta_scores
 
 
 @pytest.fixture(scope="module")
 def stream():
     rng = np.random.default_rng(0)
-    S_ref = _scores(rng, 2000, 0)
+    S_ref = beta_scores(rng, 2000, 0)
     y_ref = (rng.random(2000) > S_ref[:, 0]).astype(int)
-    S = np.vstack([_scores(rng, 1000, 0), _scores(rng, 1000, 3)])
+    S = np.vstack([beta_scores(rng, 1000, 0), beta_scores(rng, 1000, 3)])
     y = (rng.random(2000) > S[:, 0]).astype(int)  # calibrated: accuracy = mean top confidence
     monitor = PerformanceMonitor(
         threshold=0.7, chunk_size=500, level=(0.5, 0.95, 0.99), random_state=0, progress=False
@@ -98,13 +95,13 @@ def test_labeled_chunks_cover_at_least_their_level():
     # interval holds the chunk's accuracy in at least 84 % of 100 runs (3 SE below 90 %). It
     # is conservative here (the prior's spread allows for drift that these chunks lack).
     rng = np.random.default_rng(3)
-    S_ref = _scores(rng, 2000, 0)
+    S_ref = beta_scores(rng, 2000, 0)
     monitor = PerformanceMonitor(level=0.9, random_state=0, progress=False).fit(
         S_ref, (rng.random(2000) > S_ref[:, 0]).astype(int)
     )
     hits = []
     for _ in range(100):
-        S = _scores(rng, 400, 0)
+        S = beta_scores(rng, 400, 0)
         y = (rng.random(400) > S[:, 0]).astype(int)
         labels = np.full(400, -1)
         labels[:40] = y[:40]
@@ -204,9 +201,9 @@ def test_the_timeline(stream):
 @pytest.fixture(scope="module")
 def rated():
     rng = np.random.default_rng(5)
-    S_ref = _scores(rng, 3000, 2)  # column 0 ~ Beta(6, 4): both classes predicted
+    S_ref = beta_scores(rng, 3000, 2)  # column 0 ~ Beta(6, 4): both classes predicted
     y_ref = (rng.random(3000) > S_ref[:, 0]).astype(int)
-    S = np.vstack([_scores(rng, 800, 2), _scores(rng, 800, 4)])
+    S = np.vstack([beta_scores(rng, 800, 2), beta_scores(rng, 800, 4)])
     y = (rng.random(1600) > S[:, 0]).astype(int)
     return S_ref, y_ref, S, y
 
