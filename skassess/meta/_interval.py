@@ -24,8 +24,8 @@ from ._quantile_model import (
     calibrate_quantiles,
     drift_strength,
     error_unit,
-    fit_common_scale,
     fit_scales,
+    fit_stratum_factors,
     interval_cost,
 )
 from ._reference_drift import simulate_reference_drift
@@ -82,10 +82,13 @@ class PerformanceIntervalRegressor(BaseEstimator):
     confidence and entropy when only scores are given), trains the UM on 80 %
     of the scenarios and calibrates it on the other 20 % (the paper's
     target-data calibration). With ``uncertainty_model="recalibrated"``, the
-    shipped UM is kept and its scales are multiplied by one factor, fitted on
-    the same simulated scenarios (all of them) to minimize the interval cost
-    summed over the levels: how much wider or narrower than on the library
-    the errors are for this black box on this data. The shipped scales hold
+    shipped UM is kept and its scales are multiplied by a factor per drift
+    stratum, fitted on the same simulated scenarios (all of them) to
+    minimize the interval cost summed over the levels: how much wider or
+    narrower than on the library the errors are for this black box on this
+    data. A stratum's factor is its scenarios' one averaged on the log scale
+    with all scenarios' one, which weighs as much as 20 scenarios (a
+    reference often simulates little strong drift). The shipped scales hold
     on the library's scenarios, whose batches come from regions the
     reference lacks; a deployment whose reference covers its batches better
     gets narrower intervals, one whose black box errs more gets wider ones.
@@ -144,8 +147,9 @@ class PerformanceIntervalRegressor(BaseEstimator):
         How the shipped UM was trained (``"pretrained"`` and
         ``"recalibrated"``): data sets, base models, drift, number of
         scenarios, ensemble size.
-    recalibration_factor_ : float
-        The factor applied to the shipped scales (``"recalibrated"`` only).
+    recalibration_factor_ : ndarray of shape (n_strata,)
+        The factor applied to the shipped scales of each drift stratum
+        (``"recalibrated"`` only).
     scenarios_ : DataFrame
         The simulated scenarios (``"recalibrated"`` and ``"fit"``): true and
         predicted accuracy, error, and the UM's inputs; column ``split`` says
@@ -273,7 +277,7 @@ class PerformanceIntervalRegressor(BaseEstimator):
         target = sc["error"].abs().to_numpy()
         unit = error_unit(sc["prediction"], sc["n_batch"])
         if self.uncertainty_model == "recalibrated":
-            # every scenario calibrates: the shipped quantiles of each, then one factor
+            # every scenario calibrates: the shipped quantiles of each, then a factor per stratum
             raw = self.uncertainty_model_.predict(inputs) * unit[:, None]
             drift = sc.loc[:, list(DRIFT_STRENGTH)].to_dict("records")
             strength = [drift_strength(f) for f in drift]
@@ -284,8 +288,8 @@ class PerformanceIntervalRegressor(BaseEstimator):
                 ]
             )
             sc["split"] = "calibration"
-            self.recalibration_factor_ = fit_common_scale(target, q)
-            self.scales_ = self.scales_ * self.recalibration_factor_
+            self.recalibration_factor_ = fit_stratum_factors(target, q, strength, self.drift_edges_)
+            self.scales_ = self.scales_ * self.recalibration_factor_[:, None]
             return self
         train = sc["split"].to_numpy() == "train"
         self.uncertainty_model_ = QuantileEnsemble(n_models=self.n_models, random_state=seed).fit(

@@ -116,6 +116,31 @@ def fit_common_scale(error, quantiles, levels=LEVELS):
     return float(_SCALE_GRID[int(np.argmin(cost))])
 
 
+#: How many scenarios' weight the factor of all scenarios has in one stratum's factor.
+STRATUM_PRIOR_SCENARIOS = 20
+
+
+def fit_stratum_factors(error, quantiles, strength, edges, levels=LEVELS):
+    """A factor per drift stratum: the stratum's :func:`fit_common_scale`, shrunk to all's.
+
+    On the log scale, a stratum with ``n`` scenarios averages its own factor
+    (weight ``n``) with the factor of all scenarios (weight
+    :data:`STRATUM_PRIOR_SCENARIOS`); a stratum without scenarios takes the
+    latter. ``edges`` are the strata's inner edges of ``strength``.
+    """
+    d = np.abs(np.asarray(error, dtype=np.float64))
+    Q = np.asarray(quantiles, dtype=np.float64).reshape(d.size, len(levels))
+    stratum = np.searchsorted(np.asarray(edges, dtype=np.float64), strength, side="right")
+    common = np.log(fit_common_scale(d, Q, levels))
+    factors = np.empty(len(edges) + 1)
+    for s in range(factors.size):
+        n = int(np.sum(stratum == s))
+        own = np.log(fit_common_scale(d[stratum == s], Q[stratum == s], levels)) if n else 0.0
+        prior = STRATUM_PRIOR_SCENARIOS
+        factors[s] = np.exp((n * own + prior * common) / (n + prior))
+    return factors
+
+
 #: The batch features whose larger value is the drift strength that picks a calibration stratum.
 DRIFT_STRENGTH = ("drift_x_accuracy", "drift_z_accuracy")
 

@@ -107,8 +107,8 @@ def render_monitor_report(result, *, title=None, settings=None):
         "prior weight": monitor.prior_weight,
     }
     if monitor.uncertainty_model == "recalibrated":
-        factor = monitor.interval_regressor_.recalibration_factor_
-        facts["recalibration factor"] = f"{factor:.3f}"
+        factors = monitor.interval_regressor_.recalibration_factor_
+        facts["recalibration factor per drift stratum"] = ", ".join(f"{f:.3f}" for f in factors)
     facts.update(settings or {})
     parts += [
         "<h2>Data and settings</h2>",

@@ -20,6 +20,7 @@ from skassess.meta._quantile_model import (
     fit_common_scale,
     fit_scales,
     fit_stratified_scales,
+    fit_stratum_factors,
 )
 from skassess.meta._um_features import SHARED_FEATURES, UM_FEATURES, batch_features
 
@@ -62,6 +63,31 @@ def test_common_scale_undoes_a_too_wide_or_too_narrow_model(truth):
     for j in (0, 6, 9):
         cover = np.mean(np.abs(err) <= s * Q[:, j])
         assert abs(cover - LEVELS[j]) < 0.03
+
+
+def test_stratum_factors_shrink_to_the_common_one_where_scenarios_are_few():
+    # errors twice as wide as assumed in the high stratum, as assumed elsewhere; the
+    # middle stratum has no scenario and takes the factor of all scenarios
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(2)
+    edges = np.array([0.6, 0.8])
+    strength = np.r_[rng.uniform(0.5, 0.6, 3000), rng.uniform(0.8, 1.0, 3000)]
+    sd = rng.uniform(0.01, 0.05, size=strength.size)
+    err = rng.normal(0, sd * np.where(strength > 0.8, 2.0, 1.0))
+    Q = sd[:, None] * norm.ppf((1 + np.asarray(LEVELS)) / 2)[None, :]
+    f = fit_stratum_factors(err, Q, strength, edges)
+    common = fit_common_scale(err, Q)
+    assert f.shape == (3,)
+    assert f[1] == pytest.approx(common)
+    # 3000 scenarios against a prior of 20: each stratum's own factor, within 8 %
+    assert abs(f[0] - 1) < 0.08 and abs(f[2] / 2 - 1) < 0.08
+    # a handful of scenarios moves a stratum only part of the way from the common factor
+    few = np.r_[np.flatnonzero(strength <= 0.6), np.flatnonzero(strength > 0.8)[:5]]
+    g = fit_stratum_factors(err[few], Q[few], strength[few], edges)
+    own = fit_common_scale(err[few][-5:], Q[few][-5:])
+    low, high = sorted((fit_common_scale(err[few], Q[few]), own))
+    assert low < g[2] < high
 
 
 def test_stratified_scales_reach_the_coverage_in_every_stratum():
@@ -332,8 +358,8 @@ def test_recalibrated_scales_the_shipped_model():
     ).fit(X[200:450], y[200:450])
     _, scales, edges, _ = load_pretrained("confidence")
     f = pir.recalibration_factor_
-    assert 0.1 <= f <= 10
-    np.testing.assert_allclose(pir.scales_, scales * f)
+    assert f.shape == (len(edges) + 1,) and np.all((0.1 <= f) & (f <= 10))
+    np.testing.assert_allclose(pir.scales_, scales * f[:, None])
     np.testing.assert_array_equal(pir.drift_edges_, edges)
     assert set(pir.scenarios_["split"]) == {"calibration"} and len(pir.scenarios_) >= 10
     # each scenario's reference is half the rows; its batch comes from the other half
@@ -344,7 +370,9 @@ def test_recalibrated_scales_the_shipped_model():
     a, b = pir.predict(X[450:], level=0.9), shipped.predict(X[450:], level=0.9)
     assert a["accuracy"] == b["accuracy"]
     assert 0 < min(a["lower"], b["lower"])  # the lower ends are not clipped
-    assert a["accuracy"] - a["lower"] == pytest.approx(f * (b["accuracy"] - b["lower"]))
+    # the batch's half-width is the shipped one times the factor of its drift stratum
+    ratio = (a["accuracy"] - a["lower"]) / (b["accuracy"] - b["lower"])
+    assert np.isclose(ratio, f, rtol=1e-9).sum() >= 1
 
 
 def test_recalibrated_skips_scenarios_where_the_black_box_never_errs():
