@@ -1,11 +1,14 @@
 """``skassess assess``: the posterior assessment of a scores file."""
 
+import contextlib
+import glob
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ..session import META_METHODS, assess_file
+from ..session import META_METHODS, assess_file, assess_partitions
 from ._common import (
     PRIOR_CHOICES,
     PRIOR_HELP,
@@ -60,6 +63,22 @@ def add_parser(sub):
         "ones, allowing for drift between them (skassess.meta; methods: "
         f"{', '.join(META_METHODS)}; confidence and meta_model with a "
         "prediction interval)",
+    )
+    parts = p.add_argument_group(
+        "partitions (SCORES may be a quoted glob, e.g. 'scores/day=*/part-*.parquet': one "
+        "data set split into files with the same columns)"
+    )
+    parts.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="read the files on a local Dask cluster of N worker processes "
+        '(pip install "skassess[dask]")',
+    )
+    parts.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="read the files on the Dask cluster of this scheduler (e.g. tcp://host:8786)",
     )
     out = p.add_argument_group("output")
     out.add_argument("--report", metavar="HTML", help="write the HTML report here")
@@ -121,8 +140,76 @@ def print_assessment(result):
         )
 
 
+def partition_paths(pattern):
+    """The files of SCORES: the glob's matches, sorted, or the one path."""
+    if not glob.has_magic(pattern):
+        return [pattern]
+    paths = sorted(p for p in glob.glob(pattern) if Path(p).is_file())
+    if not paths:
+        raise ValueError(f"SCORES: no file matches {pattern!r}.")
+    return paths
+
+
+@contextlib.contextmanager
+def dask_client(workers, scheduler):
+    """A distributed.Client on a local cluster of ``workers`` processes or at ``scheduler``."""
+    if workers is None and scheduler is None:
+        yield None
+        return
+    if workers is not None and scheduler is not None:
+        raise ValueError("--workers starts a local cluster and --scheduler joins one; pass one.")
+    if workers is not None and workers < 1:
+        raise ValueError(f"--workers must be at least 1; got {workers}.")
+    try:
+        import distributed
+    except ImportError as exc:
+        raise ImportError(
+            'A Dask cluster (--workers, --scheduler) needs: pip install "skassess[dask]".'
+        ) from exc
+    if scheduler is not None:
+        with distributed.Client(scheduler) as client:
+            yield client
+        return
+    with (
+        distributed.LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client
+
+
+def run_partitions(args, paths, started):
+    if args.meta:
+        raise ValueError("--meta reads one scores file; it cannot be used with partitions.")
+    options = {k: v for k, v in file_options(args).items() if v is not None}
+    if args.cost_matrix is not None:
+        first = open_scores(paths[0], file_options(args))
+        cost = read_cost_matrix(args.cost_matrix, len(first.classes))
+    else:
+        cost = None
+    with dask_client(args.workers, args.scheduler) as client:
+        return assess_partitions(
+            paths,
+            client=client,
+            prior=args.prior,
+            level=args.level,
+            rope=args.rope,
+            decision_probability=args.decision_probability,
+            n_bins=args.n_bins,
+            cost_matrix=cost,
+            random_state=args.seed,
+            name=args.scores,
+            progress=not args.quiet,
+            **options,
+        )
+
+
 def run(args):
     started = time.perf_counter()
+    paths = partition_paths(args.scores)
+    if len(paths) > 1 or args.workers is not None or args.scheduler is not None:
+        return report(args, run_partitions(args, paths, started), started)
     sf = open_scores(args.scores, file_options(args))
     cost = None if args.cost_matrix is None else read_cost_matrix(args.cost_matrix, len(sf.classes))
     result = assess_file(
@@ -138,6 +225,11 @@ def run(args):
         meta=args.meta,
         progress=not args.quiet,
     )
+    return report(args, result, started)
+
+
+def report(args, result, started):
+    """Print, write the JSON and the report of ``result``; the exit status."""
     if not args.quiet:
         print_assessment(result)
     if args.json:

@@ -20,6 +20,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._dask import is_dask_collection
 from ..utils._deprecation import warn_deprecated
 from ..utils._groups import check_group_by
 from ..utils._memory import check_draw_memory
@@ -35,6 +36,7 @@ from ..utils._validation import (
 )
 from ..utils._warnings import warn
 from ._grouping import make_grouping
+from ._merging import MergeStats
 
 DEFAULT_N_DRAWS = 4000
 #: The overall interval warns when the prior moves the overall metric's mean by
@@ -48,7 +50,7 @@ DRAW_CHUNK = 2**22
 DEFAULT_PRIOR_STRENGTH = 2.0
 
 
-class _BaseAssessor(BaseEstimator):
+class _BaseAssessor(MergeStats, BaseEstimator):
     """Fit / partial_fit around sufficient statistics accumulated per group.
 
     Subclasses set ``_group_arrays`` (names of learned arrays whose first axis
@@ -72,6 +74,12 @@ class _BaseAssessor(BaseEstimator):
     @atomic(deep=False)
     def fit(self, X, y=None, *, group_by=None, y_pred=None, sample_weight=None):
         """Fit the posterior from scratch.
+
+        ``X`` may be a Dask Array or DataFrame (and the per-row arguments Dask
+        collections partitioned alike): each partition is fitted where it
+        lives and the fits are merged (:meth:`merge`), on Dask's current
+        scheduler; the result is the fit on all rows, to floating-point
+        summation order.
 
         Parameters
         ----------
@@ -122,9 +130,11 @@ class _BaseAssessor(BaseEstimator):
         return self._partial_fit(X, y, group_by, y_pred, sample_weight)
 
     def _partial_fit(self, X, y, group_by, y_pred, sample_weight):
-        return self._add_rows(
-            X, y, group_by, y_pred, sample_weight, first=not hasattr(self, "n_classes_")
-        )
+        first = not hasattr(self, "n_classes_")
+        if is_dask_collection(X):
+            rows = {"y": y, "group_by": group_by, "y_pred": y_pred, "sample_weight": sample_weight}
+            return self._fit_dask(X, rows, first)
+        return self._add_rows(X, y, group_by, y_pred, sample_weight, first=first)
 
     def _add_rows(self, X, y, group_by, y_pred, sample_weight, first):
         scores, pred, conf, group_by = self._rows(X, group_by, y_pred, reset=first)

@@ -134,6 +134,7 @@ class BayesianConfusionMatrix(DesignCounts, DesignErrorSplit, LazyCalibratedFit,
         ],
     }
     _group_arrays = ("n_rows_", "expected_counts_", "counts_")
+    _extra_stat_arrays = ("_design_confusion", "_design_confusion_square")
     _LAZY = (*LazyCalibratedFit._LAZY, "_error_split")
     #: The calibrated model's arrays: per predicted class and bin of the top-1 log-odds.
     #: (the design-weighted sums are the likelihood's under an unequal design).

@@ -34,6 +34,11 @@ class DesignCounts:
             self._design_square = self.score_labeled_.copy()
             self._design_square_success = self.score_success_.copy()
 
+    def _start_stat_arrays(self):
+        if not self._design_arrays():
+            self._start_design_counts()
+        super()._start_stat_arrays()
+
     def _add_design_counts(self, cell, w, outcome, design_weight):
         """Add labeled rows of weights ``w`` and outcomes in {0, 1} at ``cell``."""
         d = np.ones(len(w)) if design_weight is None else design_weight
@@ -68,6 +73,12 @@ class DesignErrorSplit:
     and, from its ``_init_stats``, ``_design_confusion`` and
     ``_design_confusion_square`` of the same shape.
     """
+
+    def _start_stat_arrays(self):
+        if getattr(self, "_design_confusion", None) is None:
+            self._design_confusion = self.counts_.copy()
+            self._design_confusion_square = self.counts_.copy()
+        super()._start_stat_arrays()
 
     def _add_design_confusion(self, cell, weight, design_weight):
         """The confusion counts' design-weighted sums, ``sum w d`` and ``sum w d^2``.

@@ -17,6 +17,7 @@ from ._monitoring import (  # noqa: F401 (read_stream ... stream_result: the com
     stream_monitor,
     stream_result,
 )
+from ._partitions import assess_partitions
 from ._report import render_report, write_report
 from ._scores_file import ScoresFile, ScoresTable, file_checksum
 from ._session_loop import stop_rule  # noqa: F401 (deprecated; warns when called)
@@ -28,6 +29,7 @@ __all__ = [
     "file_checksum",
     "FileAssessment",
     "assess_file",
+    "assess_partitions",
     "LabelingSession",
     "MonitoredStream",
     "monitor_files",

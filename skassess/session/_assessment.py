@@ -123,6 +123,25 @@ def _differences(estimator, names, rope, level, seed, decision_probability):
     return pd.DataFrame(rows).set_index("group")
 
 
+def assessors(group_columns, prior, n_bins, cost_matrix, seed):
+    """The unfitted estimators of an assessment, by key (``"by_class"``, ``"ece"``, ...)."""
+    est = {
+        "by_class": BayesianAccuracy(prior=prior, random_state=seed),
+        "ece": BayesianCalibrationError(
+            n_bins=n_bins,
+            prior="informative" if prior in ("hierarchical", "calibrated") else prior,
+            random_state=seed,
+        ),
+    }
+    for g in group_columns:
+        est[f"group:{g}"] = BayesianAccuracy(grouping="external", prior=prior, random_state=seed)
+    if cost_matrix is not None:
+        est["cost"] = BayesianMisclassificationCost(
+            cost_matrix=np.asarray(cost_matrix), prior=prior, random_state=seed
+        )
+    return est
+
+
 def assess_file(
     path,
     *,
@@ -212,20 +231,7 @@ def assess_file(
     meta = check_meta(meta)
     sf = scores_file if scores_file is not None else ScoresFile(path, **columns)
     seed = int(random_state)
-    est = {
-        "by_class": BayesianAccuracy(prior=prior, random_state=seed),
-        "ece": BayesianCalibrationError(
-            n_bins=n_bins,
-            prior="informative" if prior in ("hierarchical", "calibrated") else prior,
-            random_state=seed,
-        ),
-    }
-    for g in sf.group_columns:
-        est[f"group:{g}"] = BayesianAccuracy(grouping="external", prior=prior, random_state=seed)
-    if cost_matrix is not None:
-        est["cost"] = BayesianMisclassificationCost(
-            cost_matrix=np.asarray(cost_matrix), prior=prior, random_state=seed
-        )
+    est = assessors(sf.group_columns, prior, n_bins, cost_matrix, seed)
     steps = Steps(5 + len(sf.group_columns) + bool(meta) + bool(checksum), progress)
     try:
         n_rows = n_labeled = 0
@@ -256,50 +262,12 @@ def assess_file(
                 known = chunk.labels >= 0
                 samples[0].add(chunk.scores[known], chunk.labels[known])
                 samples[1].add(chunk.scores[~known], chunk.labels[~known])
-        classes = list(sf.classes)
-
-        def class_name(k):
-            return classes[int(k)]
-
-        steps.step("the posterior per predicted class")
-        by_class = est["by_class"].summary(level)
-        by_class.index = pd.Index([class_name(k) for k in by_class.index], name="predicted class")
-        steps.step("the overall intervals")
-        overall = []
-        names = {"by_class": "accuracy", "ece": "ECE", "cost": "expected cost"}
-        for key, label in names.items():
-            if key in est:
-                lower, upper = est[key].overall_interval(level)
-                overall.append(
-                    {
-                        "metric": label,
-                        "mean": est[key].overall_mean(),
-                        "lower": lower,
-                        "upper": upper,
-                    }
-                )
-        by_group, differences = {}, {}
-        steps.step("the differences between classes")
-        differences["predicted class"] = _differences(
-            est["by_class"], class_name, rope, level, seed, decision_probability
-        )
-        for g in sf.group_columns:
-            steps.step(f"the posterior per {g}")
-            table = est[f"group:{g}"].summary(level)
-            table.index.name = g
-            by_group[g] = table
-            differences[g] = _differences(
-                est[f"group:{g}"], str, rope, level, seed, decision_probability
-            )
-        steps.step("the calibration error")
-        reliability = est["ece"].summary(level)
+        unlabeled = None
         if meta:
             steps.step("the unlabeled rows (skassess.meta)")
-        unlabeled = (
-            None
-            if not meta
-            else predict_unlabeled(*samples, meta, len(sf.classes), level=level, random_state=seed)
-        )
+            unlabeled = predict_unlabeled(
+                *samples, meta, len(sf.classes), level=level, random_state=seed
+            )
         if checksum:
             steps.step("the file's SHA-256")
         source = {
@@ -321,18 +289,56 @@ def assess_file(
             "cost_matrix": None if cost_matrix is None else np.asarray(cost_matrix).tolist(),
             "meta": meta,
         }
-        out = FileAssessment(
-            source=source,
-            settings=settings,
-            overall=pd.DataFrame(overall).set_index("metric"),
-            by_class=by_class,
-            by_group=by_group,
-            differences=differences,
-            reliability=reliability,
-            estimators=est,
-            unlabeled=unlabeled,
-        )
+        out = summarize(est, source, settings, steps, unlabeled=unlabeled)
         source["seconds"] = round(time.perf_counter() - start, 3)
         return out
     finally:
         steps.close()
+
+
+def summarize(est, source, settings, steps, unlabeled=None):
+    """The :class:`FileAssessment` of fitted :func:`assessors` (``source["columns"]``
+    names the classes and group columns)."""
+    classes = list(source["columns"]["classes"])
+    level, rope, seed = settings["level"], settings["rope"], settings["random_state"]
+    decide = settings["decision_probability"]
+
+    def class_name(k):
+        return classes[int(k)]
+
+    steps.step("the posterior per predicted class")
+    by_class = est["by_class"].summary(level)
+    by_class.index = pd.Index([class_name(k) for k in by_class.index], name="predicted class")
+    steps.step("the overall intervals")
+    overall = []
+    names = {"by_class": "accuracy", "ece": "ECE", "cost": "expected cost"}
+    for key, label in names.items():
+        if key in est:
+            lower, upper = est[key].overall_interval(level)
+            overall.append(
+                {"metric": label, "mean": est[key].overall_mean(), "lower": lower, "upper": upper}
+            )
+    by_group, differences = {}, {}
+    steps.step("the differences between classes")
+    differences["predicted class"] = _differences(
+        est["by_class"], class_name, rope, level, seed, decide
+    )
+    for g in source["columns"]["group_columns"]:
+        steps.step(f"the posterior per {g}")
+        table = est[f"group:{g}"].summary(level)
+        table.index.name = g
+        by_group[g] = table
+        differences[g] = _differences(est[f"group:{g}"], str, rope, level, seed, decide)
+    steps.step("the calibration error")
+    reliability = est["ece"].summary(level)
+    return FileAssessment(
+        source=source,
+        settings=settings,
+        overall=pd.DataFrame(overall).set_index("metric"),
+        by_class=by_class,
+        by_group=by_group,
+        differences=differences,
+        reliability=reliability,
+        estimators=est,
+        unlabeled=unlabeled,
+    )

@@ -1,0 +1,155 @@
+"""An estimator fitted over the partitions of Dask collections, merged exactly.
+
+Each partition of the scores (and of the labels, groups, predictions and
+weights, partitioned alike) is fitted where it lives, and only the fitted
+estimators, whose size is the number of groups, travel: they are merged
+pairwise in a tree (``merge``), so no row reaches the client. The graph runs
+on Dask's current scheduler: a ``distributed.Client`` when one is active.
+"""
+
+import copy
+
+import numpy as np
+
+#: The keyword arguments that are per-row data, partitioned like the scores.
+ROW_ARGUMENTS = ("y", "group_by", "y_pred", "sample_weight")
+
+
+def is_dask_collection(obj):
+    """Whether ``obj`` is a Dask collection (False when Dask is not installed)."""
+    try:
+        from dask import is_dask_collection as is_collection
+    except ImportError:
+        return False
+    return is_collection(obj)
+
+
+def import_dask():
+    try:
+        import dask
+    except ImportError as exc:  # pragma: no cover - the tests install the extra
+        raise ImportError(
+            'Fitting Dask collections needs Dask: pip install "skassess[dask]".'
+        ) from exc
+    return dask
+
+
+def row_blocks(name, value):
+    """A Dask Array, DataFrame or Series as a list of delayed row blocks."""
+    if hasattr(value, "chunks") and hasattr(value, "ndim"):  # Array
+        if value.ndim > 2:
+            raise ValueError(f"{name} must be 1- or 2-dimensional; got {value.ndim} dimensions.")
+        if value.ndim == 2 and len(value.chunks[1]) > 1:
+            value = value.rechunk({1: -1})  # a partition holds whole rows
+        return list(value.to_delayed().flat)
+    if hasattr(value, "to_delayed") and hasattr(value, "npartitions"):  # DataFrame, Series
+        return list(value.to_delayed())
+    raise TypeError(
+        f"{name} must be a Dask Array, DataFrame or Series; got {type(value).__name__}."
+    )
+
+
+def _values(block):
+    return block.to_numpy() if hasattr(block, "to_numpy") else np.asarray(block)
+
+
+def _fit_partition(estimator, index, first, X, rows):
+    """The estimator fitted on one partition (None for an empty one)."""
+    X = _values(X)
+    if X.shape[0] == 0:
+        return None
+    rows = {k: None if v is None else _values(v) for k, v in rows.items()}
+    for name, value in rows.items():
+        if value is not None and value.shape[0] != X.shape[0]:
+            raise ValueError(
+                f"partition {index}: {name} has {value.shape[0]} rows and X {X.shape[0]}; "
+                "partition them alike (columns of one Dask DataFrame, or arrays of the "
+                "same row chunks)."
+            )
+    est = copy.deepcopy(estimator)
+    try:
+        (est.fit if first else est.partial_fit)(X, **rows)
+    except (ValueError, TypeError) as exc:
+        raise type(exc)(f"partition {index}: {exc}") from exc
+    return est
+
+
+def _frame_of(estimator):
+    if estimator is None:
+        raise ValueError(
+            "partition 0 holds no rows; its rows set the quantile bins the other partitions share."
+        )
+    return estimator.empty_like()
+
+
+def _merged(a, b):
+    if a is None or b is None:
+        return b if a is None else a
+    return copy.deepcopy(a).merge(b)
+
+
+def fit_partitions(estimator, X, rows, *, template):
+    """The estimator fitted on every partition of ``X`` and ``rows``, merged.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Unfitted, or (``template``) fitted: the partitions then start from
+        its ``empty_like()`` and share its classes, groups and bins.
+    X : Dask collection
+        The scores.
+    rows : dict
+        :data:`ROW_ARGUMENTS` to a Dask collection partitioned as ``X``, or None.
+    template : bool
+        Whether every partition needs the frame of a fitted estimator (quantile
+        bins, or a fitted ``estimator``); else each partition is fitted from
+        scratch and the groups are matched by label in the merge.
+
+    Returns
+    -------
+    estimator or None
+        The merged fit (None if every partition is empty).
+    """
+    dask = import_dask()
+    blocks = row_blocks("X", X)
+    aligned = {}
+    for name, value in rows.items():
+        if value is None:
+            aligned[name] = [None] * len(blocks)
+            continue
+        if not is_dask_collection(value):
+            raise TypeError(
+                f"{name} must be a Dask collection partitioned as X when X is one; got "
+                f"{type(value).__name__}."
+            )
+        aligned[name] = row_blocks(name, value)
+        if len(aligned[name]) != len(blocks):
+            raise ValueError(
+                f"{name} has {len(aligned[name])} partitions and X {len(blocks)}; partition "
+                "them alike."
+            )
+    fit_one = dask.delayed(_fit_partition, pure=True)
+    merge = dask.delayed(_merged, pure=True)
+
+    def part_rows(i):
+        return {name: aligned[name][i] for name in rows}
+
+    start = 0
+    if template and not hasattr(estimator, "n_classes_"):
+        # the first partition sets the frame (quantile bin edges) the others share
+        first = fit_one(estimator, 0, True, blocks[0], part_rows(0))
+        frame = dask.delayed(_frame_of, pure=True)(first)
+        parts, start = [first], 1
+    else:
+        frame = estimator.empty_like() if template else estimator
+        parts = []
+    parts += [
+        fit_one(frame, i, not template, blocks[i], part_rows(i)) for i in range(start, len(blocks))
+    ]
+    while len(parts) > 1:
+        parts = [
+            merge(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
+            for i in range(0, len(parts), 2)
+        ]
+    (merged,) = dask.compute(parts[0])
+    return merged

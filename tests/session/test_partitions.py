@@ -1,0 +1,120 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from skassess.cli import main
+from skassess.exceptions import ScoresFileError
+from skassess.session import assess_file, assess_partitions
+
+pytest.importorskip("pyarrow")
+
+
+def _frame(seed, n):
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet([1.0, 1.0, 1.0], n)
+    y = np.array([rng.choice(3, p=q) for q in p])
+    label = np.where(rng.random(n) < 0.3, np.array(["a", "b", "c"])[y], None)
+    return pd.DataFrame(
+        {
+            "id": [f"{seed}-{i}" for i in range(n)],
+            "score_a": p[:, 0],
+            "score_b": p[:, 1],
+            "score_c": p[:, 2],
+            "label": label,
+            "region": rng.choice(["north", "south", "east"], n),
+        }
+    )
+
+
+@pytest.fixture
+def partitions(tmp_path):
+    frames = [_frame(s, n) for s, n in ((0, 400), (1, 250), (2, 300))]
+    folder = tmp_path / "scores"
+    folder.mkdir()
+    paths = []
+    for i, f in enumerate(frames):
+        paths.append(folder / f"part-{i}.parquet")
+        f.to_parquet(paths[-1], index=False)
+    whole = tmp_path / "whole.parquet"
+    pd.concat(frames, ignore_index=True).to_parquet(whole, index=False)
+    return paths, whole
+
+
+OPTIONS = {"label_column": "label", "id_column": "id", "group_columns": ["region"]}
+
+
+def _assert_same(a, b):
+    for name in ("overall", "by_class", "reliability"):
+        pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name), rtol=1e-9)
+    for g in a.by_group:
+        pd.testing.assert_frame_equal(a.by_group[g], b.by_group[g], rtol=1e-9)
+        pd.testing.assert_frame_equal(a.differences[g], b.differences[g], rtol=1e-9)
+    assert (a.source["rows"], a.source["labeled"]) == (b.source["rows"], b.source["labeled"])
+
+
+def test_partitions_give_the_assessment_of_the_whole_file(partitions):
+    paths, whole = partitions
+    one = assess_file(whole, chunk_rows=128, **OPTIONS)
+    parts = assess_partitions(paths, chunk_rows=128, **OPTIONS)
+    _assert_same(parts, one)
+    assert parts.source["partitions"] == 3 and len(parts.source["sha256"]) == 64
+
+
+def test_partitions_on_a_cluster_give_the_same_assessment(partitions, dask_client):
+    paths, whole = partitions
+    parts = assess_partitions(paths, client=dask_client, **OPTIONS)
+    _assert_same(parts, assess_file(whole, **OPTIONS))
+
+
+def test_a_partition_with_other_columns_is_named(partitions):
+    paths, _ = partitions
+    pd.read_parquet(paths[1]).drop(columns="region").to_parquet(paths[1], index=False)
+    with pytest.raises(ScoresFileError, match="part-1.parquet"):
+        assess_partitions(paths, **OPTIONS)
+    other = _frame(5, 50).rename(columns={"score_c": "score_d"})
+    other.to_parquet(paths[1], index=False)
+    with pytest.raises(ScoresFileError, match=r"part-1.parquet: its columns differ.*classes"):
+        assess_partitions(paths, **OPTIONS)
+
+
+def test_a_nan_score_in_a_partition_is_named_with_its_row(partitions, dask_client):
+    paths, _ = partitions
+    f = pd.read_parquet(paths[2])
+    f.loc[17, "score_b"] = np.nan
+    f.to_parquet(paths[2], index=False)
+    with pytest.raises(ScoresFileError, match=r"part-2.parquet.*row 18.*score_b"):
+        assess_partitions(paths, client=dask_client, **OPTIONS)
+
+
+def test_the_command_reads_a_glob_of_partitions(partitions, capsys, tmp_path):
+    paths, whole = partitions
+    pattern = str(paths[0].parent / "part-*.parquet")
+    args = ["--label-column", "label", "--id-column", "id", "--group", "region"]
+    assert main(["assess", pattern, *args, "--json", str(tmp_path / "p.json")]) == 0
+    assert main(["assess", str(whole), *args, "--json", str(tmp_path / "w.json")]) == 0
+    out = capsys.readouterr().out
+    assert f"{pattern}: 950 rows" in out
+    import json
+
+    p, w = (json.loads((tmp_path / f).read_text()) for f in ("p.json", "w.json"))
+    pd.testing.assert_frame_equal(pd.DataFrame(p["overall"]), pd.DataFrame(w["overall"]), rtol=1e-8)
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--meta", "confidence"], "--meta reads one scores file"),
+        (["--workers", "0"], "--workers must be at least 1"),
+        (["--workers", "2", "--scheduler", "tcp://x:1"], "pass one"),
+    ],
+)
+def test_the_command_refuses_partition_options_it_cannot_honour(partitions, extra, message, capsys):
+    paths, _ = partitions
+    pattern = str(paths[0].parent / "part-*.parquet")
+    assert main(["assess", pattern, "--label-column", "label", *extra]) != 0
+    assert message in capsys.readouterr().err
+
+
+def test_a_glob_that_matches_nothing_is_refused(tmp_path, capsys):
+    assert main(["assess", str(tmp_path / "none-*.parquet")]) != 0
+    assert "no file matches" in capsys.readouterr().err
