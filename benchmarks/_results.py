@@ -201,5 +201,7 @@ def saving_printed_tables(name):
     buffer = io.StringIO()
     with contextlib.redirect_stdout(_Tee(sys.stdout, buffer)):
         yield
+    # the commit measured, before the first result file written makes the checkout dirty
+    commit = current_commit()
     for i, (title, columns, rows) in enumerate(printed_tables(buffer.getvalue()), 1):
-        save(f"{name}-{i}", columns, rows, caption=title)
+        save(f"{name}-{i}", columns, rows, caption=title, commit=commit)

@@ -279,21 +279,28 @@ def assess_file(
             "columns": sf.describe(),
             "seconds": None,
         }
-        settings = {
-            "prior": prior,
-            "level": level,
-            "rope": rope,
-            "decision_probability": decision_probability,
-            "n_bins": n_bins,
-            "random_state": seed,
-            "cost_matrix": None if cost_matrix is None else np.asarray(cost_matrix).tolist(),
-            "meta": meta,
-        }
+        settings = assessment_settings(
+            prior, level, rope, decision_probability, n_bins, seed, cost_matrix, meta
+        )
         out = summarize(est, source, settings, steps, unlabeled=unlabeled)
         source["seconds"] = round(time.perf_counter() - start, 3)
         return out
     finally:
         steps.close()
+
+
+def assessment_settings(prior, level, rope, decision_probability, n_bins, seed, cost, meta):
+    """The ``settings`` of a :class:`FileAssessment`."""
+    return {
+        "prior": prior,
+        "level": level,
+        "rope": rope,
+        "decision_probability": decision_probability,
+        "n_bins": n_bins,
+        "random_state": seed,
+        "cost_matrix": None if cost is None else np.asarray(cost).tolist(),
+        "meta": meta,
+    }
 
 
 def summarize(est, source, settings, steps, unlabeled=None):

@@ -11,11 +11,10 @@ run on its workers; without one, one after the other in this process.
 import hashlib
 import time
 
-import numpy as np
 from sklearn.base import clone
 
 from ..exceptions import ScoresFileError
-from ._assessment import assessors, summarize
+from ._assessment import assessment_settings, assessors, summarize
 from ._progress import Steps
 from ._scores_file import CHUNK_ROWS, ScoresFile
 
@@ -150,16 +149,9 @@ def assess_partitions(
             "columns": expected,
             "seconds": None,
         }
-        settings = {
-            "prior": prior,
-            "level": level,
-            "rope": rope,
-            "decision_probability": decision_probability,
-            "n_bins": n_bins,
-            "random_state": seed,
-            "cost_matrix": None if cost_matrix is None else np.asarray(cost_matrix).tolist(),
-            "meta": None,
-        }
+        settings = assessment_settings(
+            prior, level, rope, decision_probability, n_bins, seed, cost_matrix, None
+        )
         out = summarize(merged["estimators"], source, settings, steps)
         source["seconds"] = round(time.perf_counter() - start, 3)
         return out
