@@ -1,0 +1,163 @@
+"""The assessment of a partitioned scores data set: one process, and a Dask cluster.
+
+Writes ``--rows`` rows of ``--classes`` class scores (float32, Dirichlet), a
+label on 1 % of the rows and a group column, as ``--partitions`` Parquet files
+in ``--folder`` (kept: a second run reuses them), then times
+``skassess.session.assess_partitions`` on them:
+
+- in this process, the files one after the other (the streaming path);
+- on a ``distributed.LocalCluster`` of 1 and of 2 worker processes (one
+  thread each), one task per file.
+
+Printed: seconds, rows per second, the client's peak memory (RSS, sampled
+every 0.2 s) and the workers' peak, and the largest difference of any table
+cell from the one-process result (floating-point summation order only).
+
+Usage: ``python benchmarks/bench_dask.py [--rows 100000000] [--partitions 50]
+[--classes 10] [--folder /tmp/skassess-dask] [--save dask]``
+"""
+
+import argparse
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import psutil
+from _results import add_save_argument, saving_printed_tables
+
+from skassess.session import assess_partitions
+
+
+def write_partitions(folder, rows, partitions, classes, seed=0):
+    """The Parquet files (written once; a file already there is kept)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    per = rows // partitions
+    for i in range(partitions):
+        path = folder / f"part-{i:04d}.parquet"
+        paths.append(path)
+        if path.exists():
+            continue
+        rng = np.random.default_rng([seed, i])
+        frame = {}
+        for start in range(0, per, 1_000_000):  # a million rows at a time
+            n = min(1_000_000, per - start)
+            p = rng.dirichlet(np.full(classes, 0.3), n).astype(np.float32)
+            truth = (p.cumsum(axis=1) < rng.random((n, 1))).sum(axis=1).clip(0, classes - 1)
+            label = np.where(rng.random(n) < 0.01, truth.astype(str), None)
+            chunk = pd.DataFrame(p, columns=[f"score_{k}" for k in range(classes)])
+            chunk["label"] = label
+            chunk["region"] = rng.choice(["north", "south", "east", "west"], n)
+            frame.setdefault("parts", []).append(chunk)
+        pd.concat(frame["parts"], ignore_index=True).to_parquet(path, index=False)
+    return paths
+
+
+class PeakMemory:
+    """The peak RSS of processes (sampled every 0.2 s in a thread)."""
+
+    def __init__(self, pids):
+        self.pids, self.peak, self._stop = list(pids), 0, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self._stop.is_set():
+            for pid in self.pids:
+                try:
+                    self.peak = max(self.peak, psutil.Process(pid).memory_info().rss)
+                except psutil.NoSuchProcess:
+                    pass
+            time.sleep(0.2)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
+def tables(result):
+    return [result.overall, result.by_class, result.reliability, *result.by_group.values()]
+
+
+def largest_difference(a, b):
+    return max(
+        float(
+            np.nanmax(
+                np.abs(x.select_dtypes("number").to_numpy() - y.select_dtypes("number").to_numpy())
+            )
+        )
+        for x, y in zip(tables(a), tables(b), strict=True)
+    )
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=100_000_000)
+    ap.add_argument("--partitions", type=int, default=50)
+    ap.add_argument("--classes", type=int, default=10)
+    ap.add_argument("--folder", default="/tmp/skassess-dask")
+    add_save_argument(ap)
+    args = ap.parse_args()
+    import distributed
+
+    folder = Path(args.folder) / f"{args.rows}x{args.classes}-{args.partitions}"
+    t0 = time.perf_counter()
+    paths = write_partitions(folder, args.rows, args.partitions, args.classes)
+    size = sum(p.stat().st_size for p in paths)
+    print(
+        f"{args.rows:,} rows x {args.classes} classes in {len(paths)} Parquet files, "
+        f"{size / 1e9:.2f} GB ({time.perf_counter() - t0:.0f} s to write or find)",
+        file=sys.stderr,
+    )
+    options = {"label_column": "label", "group_columns": ["region"], "checksum": False}
+    rows = []
+    with PeakMemory([psutil.Process().pid]) as mem:
+        t0 = time.perf_counter()
+        base = assess_partitions(paths, **options)
+        seconds = time.perf_counter() - t0
+    rows.append(("one process, files in turn", seconds, mem.peak, None, 0.0))
+    for workers in (1, 2):
+        with (
+            distributed.LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+            ) as cluster,
+            distributed.Client(cluster) as client,
+        ):
+            pids = [w.process.pid for w in cluster.workers.values()]
+            with PeakMemory([psutil.Process().pid]) as mem, PeakMemory(pids) as wmem:
+                t0 = time.perf_counter()
+                out = assess_partitions(paths, client=client, **options)
+                seconds = time.perf_counter() - t0
+        rows.append(
+            (
+                f"Dask, {workers} worker process(es)",
+                seconds,
+                mem.peak,
+                wmem.peak,
+                largest_difference(out, base),
+            )
+        )
+    with saving_printed_tables(args.save):
+        print(
+            f"\nskassess assess on {args.rows:,} rows x {args.classes} classes in "
+            f"{len(paths)} Parquet partitions ({size / 1e9:.2f} GB), 1 % labeled, 4 groups"
+        )
+        print(
+            "| run | seconds | rows per second | client peak (MB) | worker peak (MB) "
+            "| largest difference |"
+        )
+        print("|---|---|---|---|---|---|")
+        for name, s, client_peak, worker_peak, diff in rows:
+            w = "" if worker_peak is None else f"{worker_peak / 1e6:.0f}"
+            rate = f"{args.rows / s:,.0f}"
+            print(f"| {name} | {s:.1f} | {rate} | {client_peak / 1e6:.0f} | {w} | {diff:.1e} |")
+
+
+if __name__ == "__main__":
+    main()
