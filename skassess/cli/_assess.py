@@ -179,29 +179,29 @@ def dask_client(workers, scheduler):
         yield client
 
 
-def run_partitions(args, paths, started):
+def settings(args, classes):
+    """The assessment's keyword arguments from the command line (``classes``: for the costs)."""
+    cost = None if args.cost_matrix is None else read_cost_matrix(args.cost_matrix, len(classes))
+    return {
+        "prior": args.prior,
+        "level": args.level,
+        "rope": args.rope,
+        "decision_probability": args.decision_probability,
+        "n_bins": args.n_bins,
+        "cost_matrix": cost,
+        "random_state": args.seed,
+        "progress": not args.quiet,
+    }
+
+
+def run_partitions(args, paths):
     if args.meta:
         raise ValueError("--meta reads one scores file; it cannot be used with partitions.")
+    first = open_scores(paths[0], file_options(args))
     options = {k: v for k, v in file_options(args).items() if v is not None}
-    if args.cost_matrix is not None:
-        first = open_scores(paths[0], file_options(args))
-        cost = read_cost_matrix(args.cost_matrix, len(first.classes))
-    else:
-        cost = None
     with dask_client(args.workers, args.scheduler) as client:
         return assess_partitions(
-            paths,
-            client=client,
-            prior=args.prior,
-            level=args.level,
-            rope=args.rope,
-            decision_probability=args.decision_probability,
-            n_bins=args.n_bins,
-            cost_matrix=cost,
-            random_state=args.seed,
-            name=args.scores,
-            progress=not args.quiet,
-            **options,
+            paths, client=client, name=args.scores, **settings(args, first.classes), **options
         )
 
 
@@ -209,22 +209,9 @@ def run(args):
     started = time.perf_counter()
     paths = partition_paths(args.scores)
     if len(paths) > 1 or args.workers is not None or args.scheduler is not None:
-        return report(args, run_partitions(args, paths, started), started)
+        return report(args, run_partitions(args, paths), started)
     sf = open_scores(args.scores, file_options(args))
-    cost = None if args.cost_matrix is None else read_cost_matrix(args.cost_matrix, len(sf.classes))
-    result = assess_file(
-        None,
-        scores_file=sf,
-        prior=args.prior,
-        level=args.level,
-        rope=args.rope,
-        decision_probability=args.decision_probability,
-        n_bins=args.n_bins,
-        cost_matrix=cost,
-        random_state=args.seed,
-        meta=args.meta,
-        progress=not args.quiet,
-    )
+    result = assess_file(None, scores_file=sf, meta=args.meta, **settings(args, sf.classes))
     return report(args, result, started)
 
 
