@@ -9,16 +9,22 @@ in ``--folder`` (kept: a second run reuses them), then times
 - on a ``distributed.LocalCluster`` of 1 and of 2 worker processes (one
   thread each), one task per file.
 
-Printed: seconds, rows per second, the client's peak memory (RSS, sampled
-every 0.2 s) and the workers' peak, and the largest difference of any table
-cell from the one-process result (floating-point summation order only).
+Each run is a fresh Python process (this script with ``--only``), so that a
+run's memory is its own. Printed: seconds, rows per second, the client's
+peak memory (RSS, sampled every 0.2 s) and the workers' peak, and the largest
+difference of any table cell from the one-process result (floating-point
+summation order only).
 
 Usage: ``python benchmarks/bench_dask.py [--rows 100000000] [--partitions 50]
 [--classes 10] [--folder /tmp/skassess-dask] [--save dask]``
 """
 
 import argparse
+import json
+import pickle
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -86,14 +92,47 @@ def tables(result):
 
 
 def largest_difference(a, b):
+    """The largest difference of any cell of the tables ``a`` and ``b``."""
     return max(
         float(
             np.nanmax(
                 np.abs(x.select_dtypes("number").to_numpy() - y.select_dtypes("number").to_numpy())
             )
         )
-        for x, y in zip(tables(a), tables(b), strict=True)
+        for x, y in zip(a, b, strict=True)
     )
+
+
+def run_one(paths, mode, out):
+    """One run in this (fresh) process; its timing and memory go to ``out``
+    (JSON), its result next to it (pickle)."""
+    options = {"label_column": "label", "group_columns": ["region"], "checksum": False}
+    worker_peak = None
+    if mode == "one":
+        with PeakMemory([psutil.Process().pid]) as mem:
+            t0 = time.perf_counter()
+            result = assess_partitions(paths, **options)
+            seconds = time.perf_counter() - t0
+    else:
+        import distributed
+
+        with (
+            distributed.LocalCluster(
+                n_workers=int(mode), threads_per_worker=1, processes=True, dashboard_address=":0"
+            ) as cluster,
+            distributed.Client(cluster) as client,
+        ):
+            pids = [w.process.pid for w in cluster.workers.values()]
+            with PeakMemory([psutil.Process().pid]) as mem, PeakMemory(pids) as wmem:
+                t0 = time.perf_counter()
+                result = assess_partitions(paths, client=client, **options)
+                seconds = time.perf_counter() - t0
+            worker_peak = wmem.peak
+    Path(out).write_text(
+        json.dumps({"seconds": seconds, "client_peak": mem.peak, "worker_peak": worker_peak})
+    )
+    with open(out + ".pkl", "wb") as f:
+        pickle.dump(tables(result), f)
 
 
 def main():
@@ -102,11 +141,14 @@ def main():
     ap.add_argument("--partitions", type=int, default=50)
     ap.add_argument("--classes", type=int, default=10)
     ap.add_argument("--folder", default="/tmp/skassess-dask")
+    ap.add_argument("--only", choices=["one", "1", "2"], help=argparse.SUPPRESS)
+    ap.add_argument("--out", help=argparse.SUPPRESS)
     add_save_argument(ap)
     args = ap.parse_args()
-    import distributed
-
     folder = Path(args.folder) / f"{args.rows}x{args.classes}-{args.partitions}"
+    if args.only:
+        run_one(sorted(folder.glob("part-*.parquet")), args.only, args.out)
+        return
     t0 = time.perf_counter()
     paths = write_partitions(folder, args.rows, args.partitions, args.classes)
     size = sum(p.stat().st_size for p in paths)
@@ -115,38 +157,31 @@ def main():
         f"{size / 1e9:.2f} GB ({time.perf_counter() - t0:.0f} s to write or find)",
         file=sys.stderr,
     )
-    options = {"label_column": "label", "group_columns": ["region"], "checksum": False}
-    rows = []
-    with PeakMemory([psutil.Process().pid]) as mem:
-        t0 = time.perf_counter()
-        base = assess_partitions(paths, **options)
-        seconds = time.perf_counter() - t0
-    rows.append(("one process, files in turn", seconds, mem.peak, None, 0.0))
-    for workers in (1, 2):
-        with (
-            distributed.LocalCluster(
-                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
-            ) as cluster,
-            distributed.Client(cluster) as client,
-        ):
-            pids = [w.process.pid for w in cluster.workers.values()]
-            with PeakMemory([psutil.Process().pid]) as mem, PeakMemory(pids) as wmem:
-                t0 = time.perf_counter()
-                out = assess_partitions(paths, client=client, **options)
-                seconds = time.perf_counter() - t0
-        rows.append(
-            (
-                f"Dask, {workers} worker process(es)",
-                seconds,
-                mem.peak,
-                wmem.peak,
-                largest_difference(out, base),
-            )
-        )
+    names = {
+        "one": "one process, files in turn",
+        "1": "Dask, 1 worker process",
+        "2": "Dask, 2 worker processes",
+    }
+    rows, base = [], None
+    with tempfile.TemporaryDirectory() as tmp:
+        for mode, name in names.items():
+            out = f"{tmp}/{mode}.json"
+            command = [sys.executable, __file__, "--only", mode, "--out", out]
+            command += ["--rows", str(args.rows), "--partitions", str(args.partitions)]
+            command += ["--classes", str(args.classes), "--folder", args.folder]
+            subprocess.run(command, check=True)
+            run = json.loads(Path(out).read_text())
+            with open(out + ".pkl", "rb") as f:
+                result = pickle.load(f)
+            base = result if base is None else base
+            diff = largest_difference(result, base)
+            rows.append((name, run["seconds"], run["client_peak"], run["worker_peak"], diff))
+            print(f"{name}: {run['seconds']:.1f} s", file=sys.stderr)
     with saving_printed_tables(args.save):
         print(
             f"\nskassess assess on {args.rows:,} rows x {args.classes} classes in "
-            f"{len(paths)} Parquet partitions ({size / 1e9:.2f} GB), 1 % labeled, 4 groups"
+            f"{len(paths)} Parquet partitions ({size / 1e9:.2f} GB), 1 % labeled, 4 groups; "
+            "each run a fresh process"
         )
         print(
             "| run | seconds | rows per second | client peak (MB) | worker peak (MB) "

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import betaln, expit, logsumexp
 
-from ..metrics import BayesianAccuracy, rate_terms
+from ..metrics import rate_terms
 from ..utils._validation import as_scalar
 
 __all__ = ["calibrated_sums", "metric_coefficients", "prior_logit"]
@@ -54,13 +54,40 @@ MAX_ENUMERATED = 5
 SURE = 1e-3
 
 
+def checked_slopes(name, ranges):
+    """A metric's slope in ``y`` of its numerator and denominator per predicted
+    class, from their ranges over the rows (:class:`GroupTotals` ``slopes``)."""
+    slopes = []
+    for i in (0, 1):  # numerator, denominator
+        per_class = []
+        for k in (0, 1):
+            low, high = ranges[i, k]
+            if np.isnan(low):  # no row predicted k
+                per_class.append(0.0)
+                continue
+            if high - low > 1e-12 * max(1.0, abs(low), abs(high)):
+                raise ValueError(
+                    f"metrics: {name!r} has a slope in y that differs between rows "
+                    f"predicted {k}; method='calibrated' models the positives per "
+                    "group and predicted class, so a metric's slope may depend on "
+                    "the prediction only. Use method='bayesian_calibration' for it."
+                )
+            per_class.append(low)
+        slopes.append(per_class)
+    return slopes
+
+
 def _seed(rng):
     return int(rng.integers(2**31 - 1))
 
 
-def calibrated_sums(metrics, s, y, codes, groups, index, rng, *, threshold, n_draws, p_pooled):
+def calibrated_sums(metrics, totals, index, rng, *, threshold, n_draws, p_pooled):
     """Per metric and group: the labeled numerator and denominator, and joint draws
     of both on the whole file under the calibrated model (``method="calibrated"``).
+
+    ``totals`` (:class:`~skassess.calibration._group_totals.GroupTotals`)
+    holds the labeled rows and the per-group sums of all rows; ``index`` the
+    groups, in the order of the results.
 
     Returns ``(sums, label_check)``: ``sums[name] = (num_l, den_l, num, den)``
     and the per-model, per-group check of the free alternative (None with
@@ -98,25 +125,20 @@ def calibrated_sums(metrics, s, y, codes, groups, index, rng, *, threshold, n_dr
     """
     G, D = len(index), n_draws
     checks = []
+    s, y, groups = totals.labeled
+    codes = index.get_indexer(pd.Index(groups, dtype=object))
     pred = (s > threshold).astype(np.intp)
-    X = np.column_stack([1.0 - s, s])
-    labeled = y >= 0
-    onehot = np.eye(G)[codes]
+    n_rows, unl, constants = totals.in_order(index)
     fits = {}
-    right = labeled & (pred == (y == 1))
-    n_right = right @ onehot
-    n_wrong = (labeled & ~right) @ onehot
+
+    def per_group(mask):
+        return np.bincount(codes[mask], minlength=G).astype(np.float64)
+
+    right = pred == (y == 1)
+    n_right, n_wrong = per_group(right), per_group(~right)
     has = n_right + n_wrong > 0  # the groups with labels
-    unl = [(~labeled & (pred == k)) @ onehot for k in (0, 1)]
-    # The free model of a group: its labels alone, whatever the scores. For
-    # accuracy its rows are right with one rate; for the class (every other
-    # metric) the rows predicted k are positive with a rate of their own, so
-    # that a free group's PPV and NPV are its labels' (one rate of being right
-    # for both ties them together: a group whose predicted positives are
-    # mostly wrong and its predicted negatives mostly right got a PPV near its
-    # accuracy). Beta(1, 1) priors; the labels' marginal likelihood.
-    pos = [((labeled & (pred == k) & (y == 1)) @ onehot) for k in (0, 1)]
-    neg = [((labeled & (pred == k) & (y == 0)) @ onehot) for k in (0, 1)]
+    pos = [per_group((pred == k) & (y == 1)) for k in (0, 1)]
+    neg = [per_group((pred == k) & (y == 0)) for k in (0, 1)]
     log_free = {
         "accuracy": betaln(1.0 + n_right, 1.0 + n_wrong),
         "tpr": betaln(1.0 + pos[1], 1.0 + neg[1]) + betaln(1.0 + pos[0], 1.0 + neg[0]),
@@ -125,11 +147,7 @@ def calibrated_sums(metrics, s, y, codes, groups, index, rng, *, threshold, n_dr
 
     def fitted(metric, free=()):
         """The pooled model fitted to the labels of every group not in ``free``."""
-        y_fit = np.where(np.isin(codes, list(free)), -1, y) if len(free) else y
-        est = BayesianAccuracy(
-            metric=metric, grouping="external", classes=[0, 1], random_state=_seed(rng)
-        )
-        return est.fit(X, y_fit, group_by=groups, y_pred=pred)
+        return totals.model(metric, index, free, threshold=threshold, random_state=_seed(rng))
 
     def drawn(est):  # joint draws of a model's counts, in our group order
         num, den = est.groupwise_counts(D, _seed(rng))
@@ -141,7 +159,7 @@ def calibrated_sums(metrics, s, y, codes, groups, index, rng, *, threshold, n_dr
         if metric == "accuracy":
             theta = rng.beta(1.0 + n_right, 1.0 + n_wrong, size=(D, G))
             num = n_right + rng.binomial((unl[0] + unl[1]).astype(np.int64), theta)
-            return num, np.broadcast_to(onehot.sum(axis=0), (D, G))
+            return num, np.broadcast_to(n_rows, (D, G))
         p1, p0 = (  # positives predicted 1, and all positives
             pos[k]
             + rng.binomial(
@@ -221,28 +239,16 @@ def calibrated_sums(metrics, s, y, codes, groups, index, rng, *, threshold, n_dr
 
     sums = {}
     for name, metric in metrics.items():
+        accuracy = isinstance(metric, str) and metric == "accuracy"
+        slopes = None if accuracy else checked_slopes(name, totals.slopes[name])
         a_n, b_n, a_d, b_d = metric_coefficients(name, metric, pred)
         y1 = y == 1
-        num_l = (a_n + b_n * y1)[labeled] @ onehot[labeled]
-        den_l = (a_d + b_d * y1)[labeled] @ onehot[labeled]
-        if isinstance(metric, str) and metric == "accuracy":
+        num_l = np.bincount(codes, weights=a_n + b_n * y1, minlength=G)
+        den_l = np.bincount(codes, weights=a_d + b_d * y1, minlength=G)
+        if accuracy:
             sums[name] = (num_l, den_l, *counts("accuracy"))
             continue
-        slopes = []
-        for b in (b_n, b_d):
-            per_class = []
-            for k in (0, 1):
-                values = b[pred == k]
-                if values.size and np.ptp(values) > 1e-12 * max(1.0, np.abs(values).max()):
-                    raise ValueError(
-                        f"metrics: {name!r} has a slope in y that differs between rows "
-                        f"predicted {k}; method='calibrated' models the positives per "
-                        "group and predicted class, so a metric's slope may depend on "
-                        "the prediction only. Use method='bayesian_calibration' for it."
-                    )
-                per_class.append(values[0] if values.size else 0.0)
-            slopes.append(per_class)
-        const_n, const_d = a_n @ onehot, a_d @ onehot
+        const_n, const_d = constants[name]
         if not np.any(slopes):  # no label needed (the selection rate): exact
             zeros = np.zeros((D, G))
             sums[name] = (num_l, den_l, zeros + const_n, zeros + const_d)

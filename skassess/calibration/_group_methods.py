@@ -43,6 +43,12 @@ class GroupRows:
     def labeled(self):
         return self.y >= 0
 
+    @classmethod
+    def labeled_of(cls, totals, index):
+        """The labeled rows of :class:`~skassess.calibration._group_totals.GroupTotals`."""
+        s, y, groups = totals.labeled
+        return cls(s, y, index.get_indexer(pd.Index(groups, dtype=object)), groups, index)
+
 
 def labeled_sums(metrics, rows, threshold):
     """Per metric: the labeled rows' numerator and denominator per group."""
@@ -64,7 +70,11 @@ class GroupMethod:
     """One way of turning labeled and unlabeled rows into per-group metric draws.
 
     Subclasses set ``name``, ``p_pooled_auto`` (what ``p_pooled="auto"``
-    means) and ``has_posterior``, and define :meth:`sums` and :meth:`draws`.
+    means), ``has_posterior`` and ``needs_rows``, and define :meth:`sums` and
+    :meth:`draws`. :meth:`sums` reads :class:`GroupRows` (every row) when
+    ``needs_rows``, else the per-group sums of
+    :class:`~skassess.calibration._group_totals.GroupTotals`, which add over
+    partitions.
     After :meth:`sums`, ``calibrator_`` and ``label_check_`` hold what the
     estimator reports (None where the method has neither).
     """
@@ -72,6 +82,7 @@ class GroupMethod:
     name = None
     p_pooled_auto = 1.0
     has_posterior = True
+    needs_rows = False
 
     def __init__(self, *, threshold, n_draws, p_pooled, unlabeled="sampled", calibrator=None):
         self.threshold = threshold
@@ -81,7 +92,9 @@ class GroupMethod:
         self.calibrator = calibrator
         self.calibrator_ = self.label_check_ = None
 
-    def sums(self, metrics, rows, rng):  # pragma: no cover - abstract
+    def sums(self, metrics, data, rng, index):  # pragma: no cover - abstract
+        """Per metric ``(num_l, den_l, num, den)`` from ``data`` (GroupRows or
+        GroupTotals, see ``needs_rows``), per group of ``index``."""
         raise NotImplementedError
 
     def draws(self, name, sums, member, rng):  # pragma: no cover - abstract
@@ -104,7 +117,8 @@ class Frequentist(GroupMethod):
     name = "frequentist"
     has_posterior = False
 
-    def sums(self, metrics, rows, rng):
+    def sums(self, metrics, totals, rng, index):
+        rows = GroupRows.labeled_of(totals, index)
         return {
             name: (*pair, None, None)
             for name, pair in labeled_sums(metrics, rows, self.threshold).items()
@@ -138,14 +152,11 @@ class Calibrated(GroupMethod):
     #: even prior odds: the labels' Bayes factor alone decides (see ``p_pooled``)
     p_pooled_auto = 0.5
 
-    def sums(self, metrics, rows, rng):
+    def sums(self, metrics, totals, rng, index):
         sums, self.label_check_ = calibrated_sums(
             metrics,
-            rows.s,
-            rows.y,
-            rows.codes,
-            rows.groups,
-            rows.index,
+            totals,
+            index,
             rng,
             threshold=self.threshold,
             n_draws=self.n_draws,
@@ -195,8 +206,9 @@ class BayesianCalibration(GroupMethod):
     name = "bayesian_calibration"
     #: coverage first (see ``p_pooled``)
     p_pooled_auto = 0.2
+    needs_rows = True
 
-    def sums(self, metrics, rows, rng):
+    def sums(self, metrics, rows, rng, index):
         s, y, codes, groups, index = rows.s, rows.y, rows.codes, rows.groups, rows.index
         labeled = rows.labeled
         cal = HierarchicalBetaCalibrator() if self.calibrator is None else self.calibrator

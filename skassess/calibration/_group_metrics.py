@@ -10,14 +10,16 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import SkassessWarning
 from ..metrics import RATES, GroupComparison, compare_groups, rope_probabilities
+from ..utils._dask import is_dask_collection
 from ..utils._deprecation import warn_deprecated
-from ..utils._groups import GroupEncoder, check_group_by
+from ..utils._groups import GroupEncoder
 from ..utils._params import LEVEL, ROPE, atomic, reset_fitted, validate_args, validated
 from ..utils._random import check_generator
 from ..utils._sklearn_compat import Hidden, Interval, MissingValues, StrOptions
-from ..utils._validation import as_scalar, check_classes, check_labels, check_scores
+from ..utils._validation import as_scalar
 from ..utils._warnings import warn
 from ._group_methods import GROUP_METHODS, GroupRows, group_method
+from ._group_totals import GroupTotals, calibrated_models, checked_rows, fit_partitions_totals
 from ._hierarchical import HierarchicalBetaCalibrator
 
 
@@ -304,7 +306,6 @@ default="calibrated"
                 "BayesianGroupMetrics requires y to be passed, but the target y is None; "
                 "mark the rows without a label with missing_label."
             )
-        scores = check_scores(X)
         if group_by is not None and sensitive_features is not None:
             raise ValueError(
                 "Pass group_by or its alias sensitive_features, not both: they name the "
@@ -317,19 +318,37 @@ default="calibrated"
                 "group_by is required: the group of each row, e.g. "
                 "fit(X, y, group_by=data['sex']) (sensitive_features= is an alias)."
             )
-        if scores.shape[1] != 2:
-            raise ValueError(
-                f"X must hold binary scores P(y = 1) (1-D or two columns); got "
-                f"{scores.shape[1]} columns."
+        method = self._strategy()
+        if any(is_dask_collection(v) for v in (X, y, group_by)):
+            if method.needs_rows:
+                raise ValueError(
+                    f"method={self.method!r} needs every row in memory; on Dask collections "
+                    "use method='calibrated', 'beta_binomial' or 'frequentist'."
+                )
+            data = fit_partitions_totals(self, X, y, group_by, metrics, name)
+            labels = data.labels
+        else:
+            s, y, groups = checked_rows(X, y, group_by, name, self.classes, self.missing_label)
+            data = (
+                GroupRows(s, y, None, groups, None)
+                if method.needs_rows
+                else GroupTotals.of_rows(
+                    metrics,
+                    s,
+                    y,
+                    groups,
+                    threshold=self.threshold,
+                    models=calibrated_models(metrics),
+                )
             )
-        s = scores[:, 1]
-        n = len(s)
-        classes = None if self.classes is None else check_classes(self.classes, 2)
-        y = check_labels(y, n, 2, classes, missing_label=self.missing_label)
-        groups = check_group_by(group_by, n, name=name)
-        encoder = GroupEncoder("group")
-        codes = encoder.fit_transform(groups)
+            labels = pd.unique(pd.Series(groups, dtype=object)).tolist()
+        encoder = GroupEncoder("group").fit(labels)
         index = encoder.categories_
+        if method.needs_rows:
+            data = GroupRows(data.s, data.y, encoder.transform(data.groups), data.groups, index)
+            n_rows, labeled_rows = np.bincount(data.codes, minlength=len(index)), data
+        else:
+            n_rows, labeled_rows = data.in_order(index)[0], GroupRows.labeled_of(data, index)
         labels = [as_scalar(v) for v in index]
         if len(index) < 2:
             raise ValueError(
@@ -359,21 +378,19 @@ default="calibrated"
         member = np.zeros((len(index), len(units)))
         for u, members in enumerate(units):
             member[members, u] = 1.0
-        labeled = y >= 0
+        labeled = labeled_rows.labeled
         self.n_labeled_ = pd.Series(
-            (np.bincount(codes[labeled], minlength=len(index)) @ member).astype(int),
+            (np.bincount(labeled_rows.codes[labeled], minlength=len(index)) @ member).astype(int),
             index=self.groups_,
             name="n_labeled",
         )
         self.n_rows_ = pd.Series(
-            (np.bincount(codes, minlength=len(index)) @ member).astype(int),
+            (n_rows @ member).astype(int),
             index=self.groups_,
             name="n",
         )
         rng = check_generator(self.random_state)
-        method = self._strategy()
-        rows = GroupRows(s, y, codes, groups, index)
-        sums = method.sums(metrics, rows, rng)
+        sums = method.sums(metrics, data, rng, index)
         self.calibrator_, self.label_check_ = method.calibrator_, method.label_check_
         self.draws_, self.point_ = {}, {}
         for name, metric_sums in sums.items():

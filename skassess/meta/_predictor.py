@@ -9,6 +9,7 @@ from sklearn.utils import Bunch
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._dask import is_dask_collection, partition_mean
 from ..utils._params import atomic, reset_fitted, validated
 from ..utils._random import seed_int
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
@@ -463,13 +464,38 @@ class PerformancePredictor(BaseEstimator):
         Parameters
         ----------
         X, scores
-            The batch, as in :meth:`fit` (without labels).
+            The batch, as in :meth:`fit` (without labels); or Dask collections
+            partitioned alike (a Dask DataFrame of the features, a Dask Array
+            of the scores): each partition's rows are predicted where they
+            live and only their sums travel.
 
         Returns
         -------
         accuracy : float
         """
-        return float(np.mean(self.predict_correctness(X, scores=scores)))
+        return self._row_mean("p", X, scores)
+
+    def _row_mean(self, key, X, scores):
+        """The batch's mean of the per-row output ``key``; a batch in Dask
+        collections is summed partition by partition where it lives."""
+        if is_dask_collection(X) or is_dask_collection(scores):
+            check_is_fitted(self, "method_")
+            if X is None:
+                return partition_mean(self._rows_of_scores(key), scores, {})
+            return partition_mean(self._rows_of(key), X, {"scores": scores})
+        return float(np.mean(self.predict_rows(X, scores=scores)[key]))
+
+    def _rows_of(self, key):
+        def rows(X, scores):
+            return self.predict_rows(X, scores=scores)[key]
+
+        return rows
+
+    def _rows_of_scores(self, key):
+        def rows(scores):
+            return self.predict_rows(None, scores=scores)[key]
+
+        return rows
 
     def intrinsic_uncertainty(self, X, *, scores=None):
         """The method's own uncertainty of its prediction: the mean of its per-row spreads.
@@ -477,6 +503,11 @@ class PerformancePredictor(BaseEstimator):
         ``"confidence"``: the bins' binomial standard errors; ``"crossval"``
         and ``"dropout"``: the members' standard deviation. Elder et al. use
         it (scaled) as an interval half-width baseline.
+
+        Parameters
+        ----------
+        X, scores
+            The batch, as in :meth:`predict` (Dask collections too).
 
         Returns
         -------
@@ -487,13 +518,13 @@ class PerformancePredictor(BaseEstimator):
         ValueError
             For the methods that have none (``"meta_model"``, ``"atc"``, ``"doc"``).
         """
-        rows = self.predict_rows(X, scores=scores)
-        if rows["u"] is None:
+        check_is_fitted(self, "method_")
+        if self._method_rows(self.reference_rows_["Z"][:1])["u"] is None:
             raise ValueError(
                 f"method {self.method!r} has no intrinsic uncertainty; "
                 "'confidence', 'crossval' and 'dropout' have one."
             )
-        return float(np.mean(rows["u"]))
+        return self._row_mean("u", X, scores)
 
     def score(self, X, y, *, scores=None):
         """Minus the absolute error of the predicted accuracy on a labeled batch.

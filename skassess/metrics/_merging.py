@@ -27,6 +27,22 @@ def _same(a, b):
         return np.array_equal(np.asarray(a), np.asarray(b))
 
 
+def check_mergeable(est, other, draw_params):
+    """Refuse to merge ``other`` into ``est`` unless both are fitted estimators of
+    the same class and parameters (``draw_params`` excepted)."""
+    check_is_fitted(est)
+    if type(other) is not type(est):
+        raise TypeError(f"merge needs another {type(est).__name__}; got {type(other).__name__}.")
+    check_is_fitted(other)
+    mine, theirs = est.get_params(deep=False), other.get_params(deep=False)
+    for name in mine:
+        if name not in draw_params and not _same(mine[name], theirs[name]):
+            raise ValueError(
+                f"merge needs the same parameters; {name}={mine[name]!r} here and "
+                f"{theirs[name]!r} in the other estimator."
+            )
+
+
 class MergeStats:
     """Mixin of the assessment estimators: :meth:`merge` and :meth:`empty_like`.
 
@@ -113,19 +129,7 @@ class MergeStats:
         self : object
             This estimator, with the rows of ``other`` added.
         """
-        check_is_fitted(self)
-        if type(other) is not type(self):
-            raise TypeError(
-                f"merge needs another {type(self).__name__}; got {type(other).__name__}."
-            )
-        check_is_fitted(other)
-        mine, theirs = self.get_params(deep=False), other.get_params(deep=False)
-        for name in mine:
-            if name not in _DRAW_PARAMS and not _same(mine[name], theirs[name]):
-                raise ValueError(
-                    f"merge needs the same parameters; {name}={mine[name]!r} here and "
-                    f"{theirs[name]!r} in the other estimator."
-                )
+        check_mergeable(self, other, _DRAW_PARAMS)
         if not np.array_equal(self.classes_, other.classes_):
             raise ValueError(
                 f"merge needs the same classes; {list(self.classes_)!r} here and "

@@ -8,6 +8,7 @@ from scipy.special import expit, gammaln
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._dask import is_dask_collection
 from ..utils._deprecation import warn_deprecated
 from ..utils._params import LEVEL, N_DRAWS, atomic, reset_fitted, validate_args, validated
 from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
@@ -20,6 +21,7 @@ from ._group_comparison import (
     compare_groups,
 )
 from ._model_comparison_draws import _ComparisonDraws, best_shares
+from ._pattern_merging import PatternMerging
 from ._rate_table import RATES
 
 __all__ = ["BayesianModelComparison"]
@@ -28,7 +30,7 @@ __all__ = ["BayesianModelComparison"]
 MIN_PRIOR_MEAN = 1e-3
 
 
-class BayesianModelComparison(_ComparisonDraws, BaseEstimator):
+class BayesianModelComparison(PatternMerging, _ComparisonDraws, BaseEstimator):
     """Posterior accuracy of M black boxes scored on the same items, and which is best.
 
     Read more in the :ref:`User Guide <ug_model_comparison>`.
@@ -120,8 +122,9 @@ class BayesianModelComparison(_ComparisonDraws, BaseEstimator):
     n_models_, n_classes_ : int
     patterns_ : ndarray of shape (n_patterns, n_models)
         The agreement patterns present (blocks of each model).
-    pattern_ : ndarray of shape (n_samples,)
-        Each item's pattern.
+    pattern_ : ndarray of shape (n_samples,) or None
+        Each item's pattern; None after a fit on Dask collections (the items
+        stay in their partitions).
     prior_ : ndarray of shape (n_patterns, n_models + 1)
         Dirichlet prior per pattern (category b < r: block b right; category
         ``n_models``: none right; absent blocks have 0); the non-tie
@@ -313,9 +316,12 @@ class BayesianModelComparison(_ComparisonDraws, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_models, n_classes), (n_samples, n_models) or list
-            The models' scores on the same items (see :func:`check_model_scores`).
+            The models' scores on the same items (see :func:`check_model_scores`),
+            or a Dask Array of them: each partition is fitted where it lives and
+            the fits are merged (:meth:`merge`).
         y : array-like of shape (n_samples,), default=None
-            True labels (class indices, or entries of ``classes``);
+            True labels (class indices, or entries of ``classes``), a Dask
+            collection partitioned as ``X`` when ``X`` is one;
             ``missing_label`` marks an unlabeled item. None: no item is labeled.
 
         Returns
@@ -323,6 +329,9 @@ class BayesianModelComparison(_ComparisonDraws, BaseEstimator):
         self : BayesianModelComparison
         """
         reset_fitted(self)  # a failure puts the previous fit back (atomic)
+        if is_dask_collection(X) or is_dask_collection(y):
+            vars(self).update(vars(self._fit_dask(X, y)))
+            return self
         S, pred, blocks, codes = self._rows(X, y, reset=True)
         self.n_models_, self.n_classes_ = S.shape[1], S.shape[2]
         if self.metric != "accuracy" and self.n_classes_ != 2:
@@ -341,6 +350,8 @@ class BayesianModelComparison(_ComparisonDraws, BaseEstimator):
         """Add items (labeled or not) to the pool; the first call is :meth:`fit`."""
         if not hasattr(self, "prior_"):
             return self.fit(X, y)
+        if is_dask_collection(X) or is_dask_collection(y):
+            return self.merge(self._fit_dask(X, y))
         S, pred, blocks, codes = self._rows(X, y, reset=False)
         self._add(S, pred, blocks, codes, reset=False)
         return self

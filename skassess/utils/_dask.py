@@ -37,10 +37,8 @@ def import_dask():
 def row_blocks(name, value):
     """A Dask Array, DataFrame or Series as a list of delayed row blocks."""
     if hasattr(value, "chunks") and hasattr(value, "ndim"):  # Array
-        if value.ndim > 2:
-            raise ValueError(f"{name} must be 1- or 2-dimensional; got {value.ndim} dimensions.")
-        if value.ndim == 2 and len(value.chunks[1]) > 1:
-            value = value.rechunk({1: -1})  # a partition holds whole rows
+        if any(len(c) > 1 for c in value.chunks[1:]):
+            value = value.rechunk({i: -1 for i in range(1, value.ndim)})  # whole rows
         return list(value.to_delayed().flat)
     if hasattr(value, "to_delayed") and hasattr(value, "npartitions"):  # DataFrame, Series
         return list(value.to_delayed())
@@ -49,16 +47,52 @@ def row_blocks(name, value):
     )
 
 
-def _values(block):
+def values(block):
+    """A partition's rows as a NumPy array."""
     return block.to_numpy() if hasattr(block, "to_numpy") else np.asarray(block)
+
+
+def aligned_blocks(X, rows):
+    """``X``'s partitions, each with those of ``rows`` (name to a Dask collection
+    partitioned as ``X``, or None): a list of ``(X block, {name: block})``."""
+    blocks = row_blocks("X", X)
+    aligned = {}
+    for name, value in rows.items():
+        if value is None:
+            aligned[name] = [None] * len(blocks)
+            continue
+        if not is_dask_collection(value):
+            raise TypeError(
+                f"{name} must be a Dask collection partitioned as X when X is one; got "
+                f"{type(value).__name__}."
+            )
+        aligned[name] = row_blocks(name, value)
+        if len(aligned[name]) != len(blocks):
+            raise ValueError(
+                f"{name} has {len(aligned[name])} partitions and X {len(blocks)}; partition "
+                "them alike."
+            )
+    return [(x, {name: aligned[name][i] for name in rows}) for i, x in enumerate(blocks)]
+
+
+def merge_tree(parts, merge):
+    """The delayed ``parts`` merged pairwise in a tree (``merge``, delayed), computed."""
+    dask = import_dask()
+    while len(parts) > 1:
+        parts = [
+            merge(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
+            for i in range(0, len(parts), 2)
+        ]
+    (merged,) = dask.compute(parts[0])
+    return merged
 
 
 def _fit_partition(estimator, index, first, X, rows):
     """The estimator fitted on one partition (None for an empty one)."""
-    X = _values(X)
+    X = values(X)
     if X.shape[0] == 0:
         return None
-    rows = {k: None if v is None else _values(v) for k, v in rows.items()}
+    rows = {k: None if v is None else values(v) for k, v in rows.items()}
     for name, value in rows.items():
         if value is not None and value.shape[0] != X.shape[0]:
             raise ValueError(
@@ -82,7 +116,8 @@ def _frame_of(estimator):
     return estimator.empty_like()
 
 
-def _merged(a, b):
+def merge_pair(a, b):
+    """``a`` merged with ``b`` (a copy), either of which may be None (no rows)."""
     if a is None or b is None:
         return b if a is None else a
     return copy.deepcopy(a).merge(b)
@@ -111,45 +146,47 @@ def fit_partitions(estimator, X, rows, *, template):
         The merged fit (None if every partition is empty).
     """
     dask = import_dask()
-    blocks = row_blocks("X", X)
-    aligned = {}
-    for name, value in rows.items():
-        if value is None:
-            aligned[name] = [None] * len(blocks)
-            continue
-        if not is_dask_collection(value):
-            raise TypeError(
-                f"{name} must be a Dask collection partitioned as X when X is one; got "
-                f"{type(value).__name__}."
-            )
-        aligned[name] = row_blocks(name, value)
-        if len(aligned[name]) != len(blocks):
-            raise ValueError(
-                f"{name} has {len(aligned[name])} partitions and X {len(blocks)}; partition "
-                "them alike."
-            )
+    blocks = aligned_blocks(X, rows)
     fit_one = dask.delayed(_fit_partition, pure=True)
-    merge = dask.delayed(_merged, pure=True)
-
-    def part_rows(i):
-        return {name: aligned[name][i] for name in rows}
+    merge = dask.delayed(merge_pair, pure=True)
 
     start = 0
     if template and not hasattr(estimator, "n_classes_"):
         # the first partition sets the frame (quantile bin edges) the others share
-        first = fit_one(estimator, 0, True, blocks[0], part_rows(0))
+        first = fit_one(estimator, 0, True, *blocks[0])
         frame = dask.delayed(_frame_of, pure=True)(first)
         parts, start = [first], 1
     else:
         frame = estimator.empty_like() if template else estimator
         parts = []
-    parts += [
-        fit_one(frame, i, not template, blocks[i], part_rows(i)) for i in range(start, len(blocks))
-    ]
-    while len(parts) > 1:
-        parts = [
-            merge(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
-            for i in range(0, len(parts), 2)
-        ]
-    (merged,) = dask.compute(parts[0])
-    return merged
+    parts += [fit_one(frame, i, not template, *blocks[i]) for i in range(start, len(blocks))]
+    return merge_tree(parts, merge)
+
+
+def _partition_sum(function, index, block, rows):
+    """``(sum, count)`` of ``function(block, **rows)`` over one partition's rows."""
+    try:
+        values_ = np.asarray(function(block, **rows), dtype=np.float64)
+    except (ValueError, TypeError) as exc:
+        raise type(exc)(f"partition {index}: {exc}") from exc
+    return float(values_.sum()), values_.shape[0]
+
+
+def _added(a, b):
+    return a[0] + b[0], a[1] + b[1]
+
+
+def partition_mean(function, X, rows):
+    """The mean over all rows of the per-row values ``function(X block, **row blocks)``.
+
+    Each partition sends its sum and count; the blocks reach ``function`` as
+    the partitions hold them (pandas DataFrames keep their columns).
+    """
+    dask = import_dask()
+    blocks = aligned_blocks(X, rows)
+    part = dask.delayed(_partition_sum, pure=True)
+    parts = [part(function, i, x, r) for i, (x, r) in enumerate(blocks)]
+    total, n = merge_tree(parts, dask.delayed(_added, pure=True))
+    if n == 0:
+        raise ValueError("X, a Dask collection, holds no rows.")
+    return total / n

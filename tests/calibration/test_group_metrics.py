@@ -858,7 +858,7 @@ def test_bayesian_calibration_draws_each_configuration_from_its_posterior():
     metrics = {"accuracy": "accuracy", "tpr": "tpr"}
     n_draws = 4000
     method = group_method(BC, threshold=0.5, n_draws=n_draws, p_pooled=0.5, unlabeled="expected")
-    method.sums(metrics, rows, np.random.default_rng(0))
+    method.sums(metrics, rows, np.random.default_rng(0), rows.index)
     posterior = np.array([0.3, 0.6, 0.85])  # P(z_g = pooled | y); prior odds 1 at p_pooled 0.5
 
     def run(log_bf):  # the same stream of random numbers whatever the Bayes factors

@@ -185,3 +185,27 @@ def test_pickle_clone_and_grid_search(task):
     ).fit(S[1000:2500], y[1000:2500])
     assert search.best_params_["method"] in {"confidence", "doc", "atc"}
     assert search.best_score_ <= 0
+
+
+@pytest.mark.parametrize("method", ["confidence", "meta_model"])
+def test_predict_on_dask_partitions_is_the_in_memory_prediction(method):
+    dd = pytest.importorskip("dask.dataframe")
+    dask = pytest.importorskip("dask")
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import train_test_split
+
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    X_tr, X_ref, y_tr, y_ref = train_test_split(X, y, random_state=0)
+    model = LogisticRegression(max_iter=5000).fit(X_tr, y_tr)
+    pp = PerformancePredictor(model, method=method, random_state=0).fit(X_ref, y_ref)
+    parts = dd.from_pandas(X_tr, npartitions=4)
+    with dask.config.set(scheduler="sync"):
+        assert pp.predict(parts) == pytest.approx(pp.predict(X_tr), rel=1e-12)
+        if method == "confidence":
+            assert pp.intrinsic_uncertainty(parts) == pytest.approx(
+                pp.intrinsic_uncertainty(X_tr), rel=1e-12
+            )
+        else:
+            with pytest.raises(ValueError, match="has no intrinsic uncertainty"):
+                pp.intrinsic_uncertainty(parts)

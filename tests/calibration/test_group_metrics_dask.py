@@ -1,0 +1,102 @@
+"""BayesianGroupMetrics on Dask collections: per-partition totals, merged exactly."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from skassess.calibration import BayesianGroupMetrics
+from skassess.calibration._group_totals import GroupTotals, calibrated_models
+
+dask = pytest.importorskip("dask")
+dd = pytest.importorskip("dask.dataframe")
+
+METRICS = ("accuracy", "tpr", "ppv", "selection_rate")
+
+
+def _pool(seed=0, n=4000):
+    rng = np.random.default_rng(seed)
+    g = rng.choice(np.array(["a", "b", "c"], dtype=object), n, p=[0.5, 0.3, 0.2])
+    s = rng.beta(2, 2, n)
+    truth = (rng.random(n) < np.where(g == "c", 0.5, s)).astype(int)
+    y = np.where(rng.random(n) < 0.06, truth, -1)
+    return pd.DataFrame({"s": s, "y": y, "g": g})
+
+
+def _same(a, b):
+    assert list(a.groups_) == list(b.groups_)
+    pd.testing.assert_series_equal(a.n_rows_, b.n_rows_)
+    pd.testing.assert_series_equal(a.n_labeled_, b.n_labeled_)
+    for name in a.point_:
+        np.testing.assert_allclose(a.point_[name], b.point_[name], rtol=1e-12)
+    assert a.draws_.keys() == b.draws_.keys()
+    for name in a.draws_:
+        np.testing.assert_allclose(a.draws_[name], b.draws_[name], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["calibrated", "beta_binomial", "frequentist"])
+@pytest.mark.parametrize("p_pooled", ["auto", 1.0])
+def test_a_dask_fit_is_the_in_memory_fit(method, p_pooled):
+    frame = _pool()
+    ddf = dd.from_pandas(frame, npartitions=5)
+    kw = {"metrics": METRICS, "p_pooled": p_pooled, "n_draws": 200, "random_state": 0}
+    whole = BayesianGroupMetrics(method, **kw).fit(frame.s, frame.y, group_by=frame.g)
+    with dask.config.set(scheduler="sync"):
+        parts = BayesianGroupMetrics(method, **kw).fit(ddf.s, ddf.y, group_by=ddf.g)
+    _same(parts, whole)
+    if method == "calibrated" and p_pooled == "auto":
+        pd.testing.assert_frame_equal(parts.label_check_, whole.label_check_, rtol=1e-9)
+
+
+def test_totals_merge_in_any_split():
+    frame = _pool(seed=1, n=1500)
+    metrics = {m: m for m in METRICS}
+    args = {"threshold": 0.5, "models": calibrated_models(metrics)}
+
+    def totals(rows):
+        return GroupTotals.of_rows(
+            metrics, rows.s.to_numpy(), rows.y.to_numpy(), rows.g.to_numpy(), **args
+        )
+
+    frame.loc[600:899, "y"] = -1  # a part without labels
+    whole = totals(frame)
+    first = frame.iloc[:600]
+    first = first[first.g != "c"]  # a part without group "c": groups matched by label
+    rest = frame.drop(first.index).drop(frame.index[600:900])
+    merged = totals(rest).merge(totals(first)).merge(totals(frame.iloc[600:900]))
+    index = pd.Index(["a", "b", "c"], dtype=object)
+    a, b = whole.in_order(index), merged.in_order(index)
+    np.testing.assert_allclose(a[0], b[0])
+    np.testing.assert_allclose(a[1], b[1])
+    for name in METRICS:
+        np.testing.assert_allclose(a[2][name], b[2][name])
+        np.testing.assert_allclose(whole.slopes[name], merged.slopes[name])
+    assert sorted(merged.labeled[0]) == sorted(whole.labeled[0])
+
+
+def test_a_partition_with_bad_labels_is_named():
+    frame = _pool()
+    frame.loc[3500, "y"] = 7
+    ddf = dd.from_pandas(frame, npartitions=4)
+    with dask.config.set(scheduler="sync"), pytest.raises(ValueError, match="partition 3: "):
+        BayesianGroupMetrics(n_draws=50).fit(ddf.s, ddf.y, group_by=ddf.g)
+
+
+def test_bayesian_calibration_is_refused_on_dask():
+    ddf = dd.from_pandas(_pool(n=500), npartitions=2)
+    with pytest.raises(ValueError, match="needs every row in memory"):
+        BayesianGroupMetrics("bayesian_calibration").fit(ddf.s, ddf.y, group_by=ddf.g)
+
+
+def test_labels_in_memory_with_dask_scores_are_refused():
+    frame = _pool(n=500)
+    ddf = dd.from_pandas(frame, npartitions=2)
+    with pytest.raises(TypeError, match="y must be a Dask collection partitioned as X"):
+        BayesianGroupMetrics().fit(ddf.s, frame.y, group_by=ddf.g)
+
+
+def test_on_a_cluster_of_worker_processes(dask_client):
+    frame = _pool(seed=2)
+    ddf = dd.from_pandas(frame, npartitions=4)
+    kw = {"metrics": ("accuracy", "tpr"), "n_draws": 200, "random_state": 0}
+    whole = BayesianGroupMetrics(**kw).fit(frame.s, frame.y, group_by=frame.g)
+    _same(BayesianGroupMetrics(**kw).fit(ddf.s, ddf.y, group_by=ddf.g), whole)
