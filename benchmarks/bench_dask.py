@@ -128,8 +128,18 @@ def run_one(paths, mode, out):
                 result = assess_partitions(paths, client=client, **options)
                 seconds = time.perf_counter() - t0
             worker_peak = wmem.peak
+    # what a partition sends to the merge: its fitted estimators (the merged ones
+    # have the same groups and bins, so the same size)
+    merge_bytes = len(pickle.dumps(result.estimators))
     Path(out).write_text(
-        json.dumps({"seconds": seconds, "client_peak": mem.peak, "worker_peak": worker_peak})
+        json.dumps(
+            {
+                "seconds": seconds,
+                "client_peak": mem.peak,
+                "worker_peak": worker_peak,
+                "merge_bytes": merge_bytes,
+            }
+        )
     )
     with open(out + ".pkl", "wb") as f:
         pickle.dump(tables(result), f)
@@ -162,7 +172,7 @@ def main():
         "1": "Dask, 1 worker process",
         "2": "Dask, 2 worker processes",
     }
-    rows, base = [], None
+    rows, base, runs = [], None, {}
     with tempfile.TemporaryDirectory() as tmp:
         for mode, name in names.items():
             out = f"{tmp}/{mode}.json"
@@ -176,6 +186,7 @@ def main():
             base = result if base is None else base
             diff = largest_difference(result, base)
             rows.append((name, run["seconds"], run["client_peak"], run["worker_peak"], diff))
+            runs[mode] = run
             print(f"{name}: {run['seconds']:.1f} s", file=sys.stderr)
     with saving_printed_tables(args.save):
         print(
@@ -192,6 +203,38 @@ def main():
             w = "" if worker_peak is None else f"{worker_peak / 1e6:.0f}"
             rate = f"{args.rows / s:,.0f}"
             print(f"| {name} | {s:.1f} | {rate} | {client_peak / 1e6:.0f} | {w} | {diff:.1e} |")
+        print_cost_model(args, size, runs)
+
+
+def print_cost_model(args, size, runs, rows=10**10, workers=(2, 64, 512)):
+    """The cost of ``rows`` rows, from this run's measured per-row cost."""
+    per_partition = args.rows // args.partitions
+    partitions = rows // per_partition
+    core_seconds = runs["1"]["seconds"] / args.rows  # per row, on one worker
+    merge = runs["1"]["merge_bytes"]
+    print(
+        f"\nA paper model of {rows:.0e} rows ({args.classes} classes, 4 groups), from the "
+        f"measured cost above: one worker's {core_seconds * 1e9:.0f} ns per row (read, "
+        f"check and fit), {size / args.rows:.1f} bytes of Parquet per row, "
+        f"{per_partition:,}-row partitions, a partition's fit {merge / 1e3:.0f} kB"
+    )
+    print("| quantity | value |")
+    print("|---|---|")
+    print(f"| bytes scanned | {size / args.rows * rows / 1e12:.2f} TB |")
+    print(f"| partitions | {partitions:,} |")
+    print(
+        f"| work per partition | {core_seconds * per_partition:.1f} s, peak "
+        f"{runs['1']['worker_peak'] / 1e6:.0f} MB on its worker |"
+    )
+    print(f"| core time in all | {core_seconds * rows / 3600:.1f} core-hours |")
+    for w in workers:
+        print(f"| wall time on {w} worker cores | {core_seconds * rows / w / 60:.0f} min |")
+    depth = int(np.ceil(np.log2(partitions)))
+    print(
+        f"| merge | {partitions - 1:,} pairwise merges of {merge / 1e3:.0f} kB in {depth} "
+        f"rounds; {merge * partitions / 1e9:.2f} GB sent in all; O(groups x bins), not O(rows) |"
+    )
+    print(f"| client | receives one merged fit of {merge / 1e3:.0f} kB |")
 
 
 if __name__ == "__main__":

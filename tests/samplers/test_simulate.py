@@ -24,6 +24,15 @@ def test_results_do_not_depend_on_n_jobs(fm):
     np.testing.assert_array_equal(one.n_labels, [10, 20, 30])
 
 
+def test_runs_spread_over_a_dask_cluster_give_the_same_results(fm, dask_client):
+    joblib = pytest.importorskip("joblib")
+    X, y = fm
+    one = simulate(X, y, budget=20, n_runs=60, random_state=0)
+    with joblib.parallel_config(backend="dask"):
+        cluster = simulate(X, y, budget=20, n_runs=60, random_state=0, n_jobs=-1)
+    np.testing.assert_array_equal(one.by_run, cluster.by_run)
+
+
 def test_informative_thompson_beats_frequentist_random(fm):
     X, y = fm
     freq = simulate(
