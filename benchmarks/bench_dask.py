@@ -35,6 +35,7 @@ import psutil
 from _results import add_save_argument, saving_printed_tables
 
 from skassess.session import assess_partitions
+from skassess.utils._dask import local_cluster
 
 
 def write_partitions(folder, rows, partitions, classes, seed=0):
@@ -114,15 +115,9 @@ def run_one(paths, mode, out):
             result = assess_partitions(paths, **options)
             seconds = time.perf_counter() - t0
     else:
-        import distributed
-
-        with (
-            distributed.LocalCluster(
-                n_workers=int(mode), threads_per_worker=1, processes=True, dashboard_address=":0"
-            ) as cluster,
-            distributed.Client(cluster) as client,
-        ):
-            pids = [w.process.pid for w in cluster.workers.values()]
+        # the cluster of skassess assess --workers
+        with local_cluster(int(mode)) as client:
+            pids = [w.process.pid for w in client.cluster.workers.values()]
             with PeakMemory([psutil.Process().pid]) as mem, PeakMemory(pids) as wmem:
                 t0 = time.perf_counter()
                 result = assess_partitions(paths, client=client, **options)
@@ -228,7 +223,8 @@ def print_cost_model(args, size, runs, rows=10**10, workers=(2, 64, 512)):
     )
     print(f"| core time in all | {core_seconds * rows / 3600:.1f} core-hours |")
     for w in workers:
-        print(f"| wall time on {w} worker cores | {core_seconds * rows / w / 60:.0f} min |")
+        wall = core_seconds * rows / w
+        print(f"| wall time on {w} worker cores | {wall / 60:.1f} min |")
     depth = int(np.ceil(np.log2(partitions)))
     print(
         f"| merge | {partitions - 1:,} pairwise merges of {merge / 1e3:.0f} kB in {depth} "

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..session import META_METHODS, assess_file, assess_partitions
+from ..utils._dask import local_cluster
 from ._common import (
     PRIOR_CHOICES,
     PRIOR_HELP,
@@ -170,12 +171,7 @@ def dask_client(workers, scheduler):
         with distributed.Client(scheduler) as client:
             yield client
         return
-    with (
-        distributed.LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
+    with local_cluster(workers) as client:
         yield client
 
 

@@ -77,6 +77,14 @@ def test_a_partition_with_other_columns_is_named(partitions):
         assess_partitions(paths, **OPTIONS)
 
 
+def test_a_partition_without_the_label_column_is_named(partitions):
+    paths, _ = partitions
+    pd.read_parquet(paths[2]).drop(columns="label").to_parquet(paths[2], index=False)
+    with pytest.raises(ScoresFileError, match=r"part-2.parquet.*label") as info:
+        assess_partitions(paths, **OPTIONS)
+    assert "part-0" not in str(info.value) and "part-1" not in str(info.value)
+
+
 def test_a_nan_score_in_a_partition_is_named_with_its_row(partitions, dask_client):
     paths, _ = partitions
     f = pd.read_parquet(paths[2])
