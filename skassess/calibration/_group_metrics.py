@@ -313,11 +313,6 @@ default="calibrated"
             )
         name = "group_by" if sensitive_features is None else "sensitive_features"
         group_by = group_by if sensitive_features is None else sensitive_features
-        if group_by is None:
-            raise ValueError(
-                "group_by is required: the group of each row, e.g. "
-                "fit(X, y, group_by=data['sex']) (sensitive_features= is an alias)."
-            )
         method = self._strategy()
         if any(is_dask_collection(v) for v in (X, y, group_by)):
             if method.needs_rows:

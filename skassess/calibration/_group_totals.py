@@ -22,6 +22,12 @@ from ..utils._validation import as_scalar, check_classes, check_labels, check_sc
 __all__ = ["GroupTotals", "calibrated_models", "checked_rows", "fit_partitions_totals"]
 
 
+GROUP_BY_REQUIRED = (
+    "group_by is required: the group of each row, e.g. fit(X, y, group_by=data['sex']) "
+    "(sensitive_features= is an alias)."
+)
+
+
 def calibrated_models(metrics):
     """The calibrated models the metrics need: ``"accuracy"`` (of being right),
     and ``"tpr"`` (of the class, behind every other metric)."""
@@ -212,6 +218,8 @@ def checked_rows(X, y, group_by, name, classes, missing_label):
     s = scores[:, 1]
     classes = None if classes is None else check_classes(classes, 2)
     y = check_labels(y, len(s), 2, classes, missing_label=missing_label)
+    if group_by is None:
+        raise ValueError(GROUP_BY_REQUIRED)
     return s, y, check_group_by(group_by, len(s), name=name)
 
 
@@ -250,6 +258,8 @@ def fit_partitions_totals(estimator, X, y, group_by, metrics, name):
     travel."""
     from ..utils._dask import aligned_blocks, import_dask, merge_pair, merge_tree
 
+    if group_by is None:
+        raise ValueError(GROUP_BY_REQUIRED)
     dask = import_dask()
     blocks = aligned_blocks(X, {"y": y, name: group_by})
     part = dask.delayed(_partition_totals, pure=True)

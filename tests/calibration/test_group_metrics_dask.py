@@ -90,6 +90,8 @@ def test_bayesian_calibration_is_refused_on_dask():
 def test_labels_in_memory_with_dask_scores_are_refused():
     frame = _pool(n=500)
     ddf = dd.from_pandas(frame, npartitions=2)
+    with pytest.raises(ValueError, match="group_by is required"):
+        BayesianGroupMetrics().fit(ddf.s, ddf.y)
     with pytest.raises(TypeError, match="y must be a Dask collection partitioned as X"):
         BayesianGroupMetrics().fit(ddf.s, frame.y, group_by=ddf.g)
 
