@@ -18,6 +18,7 @@ import pandas as pd
 from ..metrics import BayesianAccuracy
 from ..utils._groups import check_group_by
 from ..utils._validation import as_scalar, check_classes, check_labels, check_scores
+from ._group_calibrated import metric_coefficients
 
 __all__ = ["GroupTotals", "calibrated_models", "checked_rows", "fit_partitions_totals"]
 
@@ -87,8 +88,6 @@ class GroupTotals:
         """The totals of rows: P(y = 1) ``s``, labels ``y`` coded 0 / 1 (-1:
         unlabeled) and raw ``groups``, with the metrics' coefficients
         (``metric_coefficients``) at the predictions at ``threshold``."""
-        from ._group_calibrated import metric_coefficients
-
         labels = pd.unique(pd.Series(groups, dtype=object)).tolist()
         codes = pd.Index(labels, dtype=object).get_indexer(pd.Series(groups, dtype=object))
         G = len(labels)
@@ -133,7 +132,8 @@ class GroupTotals:
         """Add the rows of ``other`` (the totals of other rows of the same metrics)."""
         if other is None:
             return self
-        labels = self.labels + [g for g in other.labels if g not in set(self.labels)]
+        known = set(self.labels)
+        labels = self.labels + [g for g in other.labels if g not in known]
         to = pd.Index(labels, dtype=object).get_indexer(pd.Index(other.labels, dtype=object))
 
         def added(mine, theirs):
