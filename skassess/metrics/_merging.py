@@ -99,8 +99,9 @@ class MergeStats:
         """
         check_is_fitted(self)
         new = clone(self)
-        if hasattr(self, "n_features_in_"):
-            new.n_features_in_ = self.n_features_in_
+        for name in ("n_features_in_", "feature_names_in_"):
+            if hasattr(self, name):
+                setattr(new, name, getattr(self, name))
         new._check_params_vs_input(self.n_classes_)
         new.n_classes_, new.classes_ = self.n_classes_, self.classes_
         new.grouping_ = copy.deepcopy(self.grouping_)

@@ -4,11 +4,11 @@ import copy
 from numbers import Integral, Real
 
 import numpy as np
-import pandas as pd
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._dask import is_dask_collection
 from ..utils._deprecation import warn_deprecated
 from ..utils._params import LEVEL, atomic, reset_fitted, validate_args, validated
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, validate_estimator_params
@@ -18,6 +18,7 @@ from ._anytime import AnytimeAnswersMixin, has_anytime_answers
 from ._assessor_steps import _AssessorSteps
 from ._base import QueryStrategy, pick_arms
 from ._calibrated_prior import CalibratedPrior
+from ._partitioned_pool import PartitionedPool, PoolFlags, PoolLabels, check_partitioned
 from ._rewards import TASKS
 from ._sampler import ActiveSampler, as_label_array
 from ._setup import (
@@ -277,12 +278,22 @@ class ActiveAssessor(_AssessorAnswers, _AssessorSteps, AnytimeAnswersMixin, Acti
                 f"estimator={type(base).__name__}(grouping='external') to group rows by "
                 "these labels."
             )
+        partitioned = is_dask_collection(X)
+        if partitioned:
+            check_partitioned(strategy, self.prior_update)
         estimator = clone(base).fit(X, y, group_by=group_by, y_pred=y_pred)
         setup = Setup(estimator, self.task, top_m=self.top_m, compare=self.compare, rope=self.rope)
-        scores, pred, cell, arm = pool_rows(estimator, setup, X, group_by, y_pred)
-        n, K = scores.shape
+        K = estimator.n_classes_
         classes = None if estimator.classes is None else check_classes(estimator.classes, K)
-        labels = check_labels(y, n, K, classes, missing_label=estimator.missing_label).copy()
+        if partitioned:
+            pool = PartitionedPool(X, y, group_by, y_pred, estimator, setup)
+            scores = pred = cell = arm = None
+            n, labels = pool.n_rows, PoolLabels(pool)
+        else:
+            pool = None
+            scores, pred, cell, arm = pool_rows(estimator, setup, X, group_by, y_pred)
+            n = scores.shape[0]
+            labels = check_labels(y, n, K, classes, missing_label=estimator.missing_label).copy()
         prior_update = None
         if self.prior_update is not None:
             # The map is fitted on class indices: the prediction and label codes.
@@ -317,18 +328,29 @@ class ActiveAssessor(_AssessorAnswers, _AssessorSteps, AnytimeAnswersMixin, Acti
         self._base_estimator = base
         self._X, self._group_by, self._y_pred = X, group_by, y_pred
         self._scores, self._pred, self._cell, self._arm = scores, pred, cell, arm
-        self._classes, self.labels_ = classes, labels
-        self._skipped = np.zeros(n, dtype=bool)
+        self._classes, self.labels_, self._n_classes = classes, labels, K
         self.n_features_in_ = estimator.n_features_in_
         self._rng = np.random.default_rng(int(seed))
-        # Rows grouped by arm, in a random order within each arm; a pointer per
-        # arm walks that order, skipping rows labeled since.
-        keys = arm + self._rng.random(n)
-        self._order = np.argsort(keys, kind="stable")
-        size = np.bincount(arm, minlength=setup.n_arms)
-        self._arm_end = np.cumsum(size)
-        self._pointer = self._arm_end - size
-        self._remaining = np.bincount(arm[labels < 0], minlength=setup.n_arms).astype(np.int64)
+        self._pool = pool
+        if pool is not None:
+            # The pool walks each group's rows in the order of keys drawn per row, from
+            # a stream of their own; the query generator skips the n draws that the
+            # walk in memory takes, so the strategy's draws are those of the same
+            # pool in memory.
+            self._skipped = PoolFlags(n)
+            pool.seed_keys(int(np.random.SeedSequence([int(seed), 1]).generate_state(1)[0]))
+            self._rng.bit_generator.advance(n)
+            self._remaining = pool.unlabeled.copy()
+        else:
+            self._skipped = np.zeros(n, dtype=bool)
+            # Rows grouped by arm, in a random order within each arm; a pointer per
+            # arm walks that order, skipping rows labeled since.
+            keys = arm + self._rng.random(n)
+            self._order = np.argsort(keys, kind="stable")
+            size = np.bincount(arm, minlength=setup.n_arms)
+            self._arm_end = np.cumsum(size)
+            self._pointer = self._arm_end - size
+            self._remaining = np.bincount(arm[labels < 0], minlength=setup.n_arms).astype(np.int64)
         self._history = []
         self._n_steps = 0
         self.prior_update_ = prior_update
@@ -379,10 +401,15 @@ class ActiveAssessor(_AssessorAnswers, _AssessorSteps, AnytimeAnswersMixin, Acti
             If fewer than ``n`` rows the task may label are left.
         """
         check_is_fitted(self)
+        if return_utilities and self._pool is not None:
+            raise ValueError(
+                "return_utilities=True gives a score of every pool row, which a pool in Dask "
+                "partitions does not send to the client; query it with return_utilities=False."
+            )
         self._start_query(n, f"unlabeled rows are left for task={self.task!r}")
         task = self._setup.task
         remaining = self._remaining.copy()
-        pointer = self._pointer.copy()
+        pointer = None if self._pool is not None else self._pointer.copy()
         out = np.empty(n, dtype=np.intp)
         utilities = np.full((n, len(self.labels_)), np.nan) if return_utilities else None
         state = initial_state(self.estimator_, self._setup, 1)
@@ -406,7 +433,7 @@ class ActiveAssessor(_AssessorAnswers, _AssessorSteps, AnytimeAnswersMixin, Acti
                 else:
                     u = self.strategy_.utilities(task, state, remaining[None], self._rng)
                 arm = int(pick_arms(u, np.where(task.allowed, remaining, 0)[None], self._rng)[0])
-                out[i], pointer[arm] = self._next_row(arm, pointer[arm], out[:i])
+                out[i] = self._next_row(arm, pointer, out[:i])
                 remaining[arm] -= 1
                 if return_utilities:
                     utilities[i, available] = u[0][self._arm[available]]
@@ -455,23 +482,21 @@ class ActiveAssessor(_AssessorAnswers, _AssessorSteps, AnytimeAnswersMixin, Acti
             identical label is ignored).
         """
         check_is_fitted(self)
-        rows, y_new, given_new, when = self._new_labels(
-            indices, labels, time, self._scores.shape[1]
-        )
+        rows, y_new, given_new, when = self._new_labels(indices, labels, time, self._n_classes)
         if len(rows) == 0:
             return self
         # Everything that can fail runs first, on new objects or through the
         # estimator's atomic add_labels; the commit below cannot fail, so a tell
         # that raises leaves the session as it was.
         arm_labels = self._setup.arm_labels
+        X_rows, gb, pred, arm = self._pool_rows(rows)
         entries = [
-            (self._n_steps + 1, row, as_scalar(label), as_scalar(arm_labels[self._arm[row]]), t)
-            for row, label, t in zip(rows.tolist(), given_new.tolist(), when, strict=True)
+            (self._n_steps + 1, row, as_scalar(label), as_scalar(arm_labels[a]), t)
+            for row, label, a, t in zip(rows.tolist(), given_new.tolist(), arm, when, strict=True)
         ]
         design = {}
         if self._design_weighted():
             design["design_weight"] = self._design_weights(rows)
-        gb = None if self._group_by is None else _take(self._group_by, rows)
         # With a prior update, the labels go into a copy (O(groups)) that the
         # update reads, then the estimator is refitted under the new prior.
         estimator = (
@@ -479,11 +504,7 @@ class ActiveAssessor(_AssessorAnswers, _AssessorSteps, AnytimeAnswersMixin, Acti
         )
         # The pool's own rows (a DataFrame keeps its column names for the estimator).
         estimator.add_labels(
-            _take(self._X, rows),
-            self._decoded(y_new),
-            group_by=gb,
-            y_pred=self._decoded(self._pred[rows]),
-            **design,
+            X_rows, self._decoded(y_new), group_by=gb, y_pred=self._decoded(pred), **design
         )
         if self.prior_update_ is not None:
             codes = self.labels_.copy()
@@ -491,7 +512,7 @@ class ActiveAssessor(_AssessorAnswers, _AssessorSteps, AnytimeAnswersMixin, Acti
             self.prior_update_, self.estimator_ = self._refit_prior(estimator, codes)
         # Commit. A skipped row was out of the remaining counts already.
         self.labels_[rows] = y_new
-        np.subtract.at(self._remaining, self._arm[rows[~self._skipped[rows]]], 1)
+        np.subtract.at(self._remaining, arm[~self._skipped[rows]], 1)
         self._skipped[rows] = False
         self._n_steps += 1
         self._history.extend(entries)
@@ -500,10 +521,10 @@ class ActiveAssessor(_AssessorAnswers, _AssessorSteps, AnytimeAnswersMixin, Acti
 
     def _skip_rows(self, rows):
         # A skipped row leaves its group's remaining count (a later tell labels it).
-        np.subtract.at(self._remaining, self._arm[rows], 1)
+        np.subtract.at(self._remaining, self._pool_rows(rows)[3], 1)
 
     def _array_oracle(self, labels):
-        return _ArrayOracle(labels, len(self.labels_), self._classes, self._scores.shape[1])
+        return _ArrayOracle(labels, len(self.labels_), self._classes, self._n_classes)
 
     def _should_stop(self, stop):
         if super()._should_stop(stop):
@@ -524,12 +545,6 @@ class ActiveAssessor(_AssessorAnswers, _AssessorSteps, AnytimeAnswersMixin, Acti
         tags.input_tags.positive_only = True
         tags.non_deterministic = False
         return tags
-
-
-def _take(values, rows):
-    if isinstance(values, pd.Series | pd.DataFrame):
-        return values.iloc[rows]
-    return np.asarray(values)[rows]
 
 
 class _ArrayOracle:

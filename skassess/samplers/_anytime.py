@@ -42,7 +42,8 @@ class AnytimeAnswersMixin:
 
     The class using it keeps ``task``, ``rope``, ``strategy_``, ``estimator_``,
     ``_setup``, ``labels_``, ``_skipped``, ``_pred``, ``_scores`` and each
-    group's random walk (``_order``, ``_arm_end``), and implements
+    group's random walk (``_order``, ``_arm_end``; a partitioned ``_pool``
+    keeps its own walks), and implements
     ``identification_probabilities`` and ``comparison_probabilities``.
     """
 
@@ -212,18 +213,13 @@ class AnytimeAnswersMixin:
         lower = np.full((n_arms, alpha.size), np.nan)
         upper = np.full((n_arms, alpha.size), np.nan)
         walked = np.zeros(n_arms, dtype=np.int64)
-        start = np.r_[0, self._arm_end[:-1]]
-        conf = self._scores[np.arange(len(self._pred)), self._pred]
         for arm in np.flatnonzero(allowed):
-            rows = self._order[start[arm] : self._arm_end[arm]]
-            known = self.labels_[rows] >= 0
-            open_ = ~known & ~self._skipped[rows]
-            n = int(np.argmax(open_)) if open_.any() else rows.size
-            walk, known = rows[:n], known[:n]
-            right = int(np.sum(self.labels_[walk] == self._pred[walk]))
-            skipped = int(n - known.sum())
+            codes, pred, size, guess = self._walked(arm)
+            n = codes.size
+            right = int(np.sum(codes == pred))
+            skipped = int(np.sum(codes < 0))
             # The scores set the prior of each sequence before any label (never the labels).
-            seq = HypergeometricSequence(rows.size, guess=float(conf[rows].mean()))
+            seq = HypergeometricSequence(size, guess=guess)
             if skipped:
                 # Skipped rows count as wrong for the lower bound, right for the upper
                 # one: two sequences, each at half the group's error.
@@ -233,3 +229,24 @@ class AnytimeAnswersMixin:
                 lower[arm], upper[arm] = seq.bounds(right, n, per_group)
             walked[arm] = n
         return lower, upper, walked
+
+    def _walked(self, arm):
+        """The arm's walk up to its first open row: the label codes (``-1``:
+        skipped) and predicted classes of those rows, the arm's size and its
+        mean top-1 confidence."""
+        if self._pool is not None:
+            codes, pred = self._pool.walked(arm, self.labels_, self._skipped)
+            return (
+                codes,
+                pred,
+                int(self._pool.arm_sizes[arm]),
+                float(self._pool.mean_confidence[arm]),
+            )
+        start = self._arm_end[arm - 1] if arm else 0
+        rows = self._order[start : self._arm_end[arm]]
+        known = self.labels_[rows] >= 0
+        open_ = ~known & ~self._skipped[rows]
+        n = int(np.argmax(open_)) if open_.any() else rows.size
+        walk = rows[:n]
+        confidence = self._scores[rows, self._pred[rows]]
+        return self.labels_[walk], self._pred[walk], rows.size, float(confidence.mean())

@@ -7,6 +7,7 @@ them, and the refit of the estimator under a prior update.
 """
 
 import numpy as np
+import pandas as pd
 from sklearn.base import clone
 
 from ..utils._validation import checked_codes
@@ -23,9 +24,9 @@ class _AssessorSteps:
             return codes
         out = np.empty(len(codes), dtype=object)
         labeled = codes >= 0
-        out[labeled] = (
-            np.arange(len(self._scores[0])) if self._classes is None else self._classes
-        )[codes[labeled]]
+        out[labeled] = (np.arange(self._n_classes) if self._classes is None else self._classes)[
+            codes[labeled]
+        ]
         out[~labeled] = self.estimator_.missing_label
         return out
 
@@ -80,12 +81,39 @@ class _AssessorSteps:
         )
 
     def _next_row(self, arm, pointer, taken):
-        while pointer < self._arm_end[arm]:
-            row = self._order[pointer]
-            pointer += 1
+        """The next open row of the arm's walk (moving ``pointer[arm]`` past the rows
+        walked; a partitioned pool keeps its own walks)."""
+        if self._pool is not None:
+
+            def is_open(rows, codes):
+                return (
+                    (codes < 0)
+                    & (self.labels_.told(rows) < 0)
+                    & ~self._skipped[rows]
+                    & ~np.isin(rows, taken)
+                )
+
+            return self._pool.next_row(arm, is_open)
+        while pointer[arm] < self._arm_end[arm]:
+            row = self._order[pointer[arm]]
+            pointer[arm] += 1
             if self.labels_[row] < 0 and not self._skipped[row] and row not in taken:
-                return row, pointer
+                return row
         raise RuntimeError("No unlabeled row left in the chosen group.")  # pragma: no cover
+
+    def _pool_rows(self, rows):
+        """The scores (as given), groups, predicted classes and arms of pool ``rows``."""
+        if self._pool is not None:
+            record = self._pool.rows(rows)
+            return record["X"], record["group_by"], record["pred"], record["arm"]
+        return (
+            take_rows(self._X, rows),
+            take_rows(self._group_by, rows),
+            *(
+                self._pred[rows],
+                self._arm[rows],
+            ),
+        )
 
     # ---------------------------------------------------------------- designs
     def _design_weighted(self):
@@ -121,3 +149,13 @@ class _AssessorSteps:
                 out[j] = 1.0 / (available.sum() * q)
             available[row] = False
         return out
+
+
+def take_rows(values, rows):
+    """Rows ``rows`` of ``values`` as it holds them (a DataFrame keeps its columns);
+    None stays None."""
+    if values is None:
+        return None
+    if isinstance(values, pd.Series | pd.DataFrame):
+        return values.iloc[rows]
+    return np.asarray(values)[rows]

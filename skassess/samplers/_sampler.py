@@ -143,7 +143,10 @@ class ActiveSampler(BaseEstimator):
     def n_labeled_(self):
         """Pool items labeled so far (at fit and since)."""
         check_is_fitted(self)
-        return int((self.labels_ >= 0).sum())
+        labels = self.labels_
+        if hasattr(labels, "n_labeled"):  # a partitioned pool's labels keep the count
+            return int(labels.n_labeled)
+        return int((labels >= 0).sum())
 
     @property
     def n_available_(self):
@@ -161,7 +164,7 @@ class ActiveSampler(BaseEstimator):
     def skipped_(self):
         """Pool rows taken out of the candidates by :meth:`skip`, ascending."""
         check_is_fitted(self)
-        return np.flatnonzero(self._skipped)
+        return self._skipped.nonzero()[0]
 
     def skip(self, indices):
         """Take rows out of the candidates without a label (e.g. an annotator cannot tell).

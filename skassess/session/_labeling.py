@@ -1,6 +1,5 @@
 """LabelingSession: an active sampler whose every label is on disk before the next query."""
 
-import hashlib
 import inspect
 import secrets
 import time
@@ -13,9 +12,11 @@ from sklearn.base import clone
 
 from ..exceptions import SessionError
 from ..samplers import ActiveAssessor, ActiveSampler
+from ..utils._dask import is_dask_collection
 from ..utils._deprecation import warn_deprecated
 from ..utils._validation import as_scalar
 from ._columns import ItemIds
+from ._fingerprint import RowNumbers, pool_fingerprint, pool_size
 from ._label_parser import LabelParser
 from ._session_loop import _SessionLoop
 from ._spec import (
@@ -28,29 +29,6 @@ from ._spec import (
 from ._store import SessionStore
 
 __all__ = ["LabelingSession", "pool_fingerprint", "task_answer"]
-
-
-def pool_fingerprint(*parts):
-    """SHA-256 of the pool a session labels: its scores, labels, groups, predictions, ids."""
-    digest = hashlib.sha256()
-    for part in parts:
-        if part is None:
-            digest.update(b"\x00none")
-            continue
-        if isinstance(part, ItemIds):  # the same bytes as an array of its strings
-            digest.update(f"\x00({len(part)},)".encode())
-            for block in part.joined():
-                digest.update(block)
-            continue
-        arr = np.asarray(part)
-        digest.update(f"\x00{arr.shape}".encode())
-        if arr.dtype == object or arr.dtype.kind in "USO":
-            digest.update("\x1f".join(map(str, arr.ravel().tolist())).encode())
-        else:
-            digest.update(str(arr.dtype).encode())
-            # the array's own buffer: no copy of a large pool
-            digest.update(np.ascontiguousarray(arr).reshape(-1).view(np.uint8))
-    return digest.hexdigest()
 
 
 def _params_json(assessor):
@@ -185,7 +163,7 @@ class LabelingSession(_SessionLoop):
         read_only=False,
     ):
         try:  # the pool's size; the scores themselves are checked once, by the assessor
-            n = len(X)
+            n = pool_size(X, ids)
         except TypeError as exc:
             raise TypeError(
                 f"X: the black box's scores must be an array of shape (n_pool, "
@@ -202,8 +180,8 @@ class LabelingSession(_SessionLoop):
         self._pool = (X, y, group_by, y_pred)
         self._fit_params = fit_params
         if ids is None:
-            ids = np.arange(n).astype(str)
-        self._ids = ids if isinstance(ids, ItemIds) else np.asarray(ids).astype(str)
+            ids = RowNumbers(n) if is_dask_collection(X) else np.arange(n).astype(str)
+        self._ids = ids if isinstance(ids, ItemIds | RowNumbers) else np.asarray(ids).astype(str)
         # The extra arguments enter the fingerprint by name, after the pool (none: the
         # fingerprint of the sessions started before they existed).
         extra = [part for k in sorted(fit_params) for part in (np.str_(k), fit_params[k])]
@@ -230,7 +208,8 @@ class LabelingSession(_SessionLoop):
                         f"{path}: the pool differs from the one this session was started on "
                         f"(fingerprint {fingerprint[:12]}..., stored {stored[:12]}...); "
                         "resume with the same scores, labels, groups, ids"
-                        + (" and fit_params." if fit_params else ".")
+                        + (" and fit_params" if fit_params else "")
+                        + (", in the same partitions." if is_dask_collection(X) else ".")
                     )
             self.info = self._store.get("info", {})
             self._template = template

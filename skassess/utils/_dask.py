@@ -89,8 +89,10 @@ def merge_tree(parts, merge):
 
 
 def _fit_partition(estimator, index, first, X, rows):
-    """The estimator fitted on one partition (None for an empty one)."""
-    X = values(X)
+    """The estimator fitted on one partition (None for an empty one); a pandas
+    partition keeps its column names."""
+    if not hasattr(X, "iloc"):
+        X = values(X)
     if X.shape[0] == 0:
         return None
     rows = {k: None if v is None else values(v) for k, v in rows.items()}
