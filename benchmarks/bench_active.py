@@ -16,6 +16,7 @@ import pathlib
 import time
 
 import numpy as np
+from _parallel import add_parallel_arguments, use_parallel_backend
 from _results import Table
 
 from skassess import BayesianAccuracy, BayesianCalibrationError, BayesianConfusionMatrix
@@ -388,7 +389,7 @@ def main():
     parser.add_argument("--dataset", choices=["svhn", "fashion-mnist", "synthetic"], default="svhn")
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--tables", type=int, nargs="+", default=[3, 4, 5, 6, 7])
-    parser.add_argument("--n-jobs", type=int, default=2)
+    add_parallel_arguments(parser, n_jobs=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--calibrated-ts-runs",
@@ -411,6 +412,7 @@ def main():
         "--save", metavar="NAME", help="save each table as benchmarks/results/NAME-tableT"
     )
     args = parser.parse_args()
+    use_parallel_backend(args)
     X, y = load(args.dataset, args.pool_seed)
     published = PUBLISHED_SVHN if args.dataset == "svhn" else {}
     print(

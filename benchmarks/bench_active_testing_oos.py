@@ -25,6 +25,7 @@ import time
 
 import numpy as np
 import pandas as pd
+from _parallel import add_parallel_arguments, use_parallel_backend
 from _results import add_save_argument, saving_printed_tables
 from joblib import Parallel, delayed
 from scipy.special import softmax
@@ -111,11 +112,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=25)
     parser.add_argument("--methods", nargs="+", default=["random", "final"])
-    parser.add_argument("--n-jobs", type=int, default=2)
+    add_parallel_arguments(parser, n_jobs=2, backend="multiprocessing")
     parser.add_argument("--out", default="active_testing_oos.pkl")
     parser.add_argument("--report-only", action="store_true")
     add_save_argument(parser)
     args = parser.parse_args()
+    use_parallel_backend(args)
     with saving_printed_tables(args.save):
         if args.report_only:
             report(pd.read_pickle(args.out))
@@ -130,7 +132,7 @@ def main():
             for seed in range(args.seeds)
         ]
         t0 = time.perf_counter()
-        results = Parallel(n_jobs=args.n_jobs, backend="multiprocessing", verbose=5)(tasks)
+        results = Parallel(n_jobs=args.n_jobs, verbose=5)(tasks)
         print(f"{len(tasks)} runs in {time.perf_counter() - t0:.0f} s")
         records = []
         for rows in results:

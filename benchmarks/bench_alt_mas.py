@@ -43,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _parallel import add_parallel_arguments, use_parallel_backend
 from _results import add_save_argument, saving_printed_tables
 from joblib import Parallel, delayed
 from sklearn.decomposition import PCA
@@ -179,7 +180,7 @@ def main():
     )
     parser.add_argument("--models", nargs="+", default=["mlp", "svc", "weak", "shifted"])
     parser.add_argument("--methods", nargs="+", default=list(METHODS))
-    parser.add_argument("--n-jobs", type=int, default=2)
+    add_parallel_arguments(parser, n_jobs=2, backend="multiprocessing")
     parser.add_argument(
         "--out",
         nargs="+",
@@ -193,6 +194,7 @@ def main():
     )
     add_save_argument(parser)
     args = parser.parse_args()
+    use_parallel_backend(args)
     with saving_printed_tables(args.save):
         if args.report_only:
             report(pd.concat([pd.read_pickle(f) for f in args.out], ignore_index=True))
@@ -212,7 +214,7 @@ def main():
                 for seed in range(args.first_seed, args.first_seed + args.seeds):
                     tasks.append(delayed(_task)(model, method, seed, scores, features, y, metrics))
         t0 = time.perf_counter()
-        results = Parallel(n_jobs=args.n_jobs, backend="multiprocessing", verbose=5)(tasks)
+        results = Parallel(n_jobs=args.n_jobs, verbose=5)(tasks)
         print(f"{len(tasks)} runs in {time.perf_counter() - t0:.0f} s")
         records = []
         for model in args.models:

@@ -25,6 +25,7 @@ import argparse
 import time
 
 import numpy as np
+from _parallel import add_parallel_arguments, use_parallel_backend
 from _results import Table
 from bench_prior_coverage import load
 from joblib import Parallel, delayed
@@ -61,7 +62,7 @@ def main():
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--budgets", type=int, nargs="+", default=[20, 50, 100, 200, 1000])
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--n-jobs", type=int, default=2)
+    add_parallel_arguments(parser, n_jobs=2, backend="multiprocessing")
     parser.add_argument(
         "--priors",
         nargs="+",
@@ -70,6 +71,7 @@ def main():
     )
     parser.add_argument("--save", metavar="NAME", help="save the table as benchmarks/results/NAME")
     args = parser.parse_args()
+    use_parallel_backend(args)
     print(
         f"{args.runs} runs a cell; coverage % of the 95 % cell intervals: all cells, the "
         "diagonal, the non-empty off-diagonal cells; SE: the largest of the three"
@@ -85,7 +87,7 @@ def main():
                 start = time.perf_counter()
                 seeds = np.random.SeedSequence([args.seed, budget]).generate_state(args.runs)
                 chunks = np.array_split(seeds, 4 * args.n_jobs)
-                res = Parallel(n_jobs=args.n_jobs, backend="multiprocessing")(
+                res = Parallel(n_jobs=args.n_jobs)(
                     delayed(_run)(X, y, budget, prior, chunk) for chunk in chunks
                 )
                 res = 100 * np.concatenate([np.array(r) for r in res])

@@ -7,7 +7,9 @@ in ``--folder`` (kept: a second run reuses them), then times
 
 - in this process, the files one after the other (the streaming path);
 - on a ``distributed.LocalCluster`` of 1 and of 2 worker processes (one
-  thread each), one task per file.
+  thread each), one task per file;
+- and a labeling session on the files as one pool in Dask partitions (2
+  workers): the time to open it, the first query, and each label after.
 
 Each run is a fresh Python process (this script with ``--only``), so that a
 run's memory is its own. Printed: seconds, rows per second, the client's
@@ -34,7 +36,9 @@ import pandas as pd
 import psutil
 from _results import add_save_argument, saving_printed_tables
 
-from skassess.session import assess_partitions
+from skassess.session import ScoresFile, assess_partitions
+from skassess.session._assessment import assessors
+from skassess.session._partitions import CHUNK_ROWS, _assess_partition
 from skassess.utils._dask import local_cluster
 
 
@@ -123,9 +127,13 @@ def run_one(paths, mode, out):
                 result = assess_partitions(paths, client=client, **options)
                 seconds = time.perf_counter() - t0
             worker_peak = wmem.peak
-    # what a partition sends to the merge: its fitted estimators (the merged ones
-    # have the same groups and bins, so the same size)
-    merge_bytes = len(pickle.dumps(result.estimators))
+    # what a partition's task sends to the merge, as the workers pickle it (the
+    # merged payloads have the same groups and bins, so the same size)
+    columns = {"label_column": "label", "group_columns": ["region"]}
+    expected = ScoresFile(paths[0], **columns).describe()
+    estimators = assessors(["region"], "calibrated", 10, None, 0)
+    payload = _assess_partition(paths[0], columns, expected, estimators, CHUNK_ROWS, False)
+    merge_bytes = len(pickle.dumps(payload))
     Path(out).write_text(
         json.dumps(
             {
@@ -140,17 +148,55 @@ def run_one(paths, mode, out):
         pickle.dump(tables(result), f)
 
 
+def run_labeling(paths, out, n_labels=50):
+    """A labeling session on the files as one pool in partitions, on 2 workers."""
+    import dask.dataframe as dd
+
+    from skassess import ActiveAssessor
+    from skassess.session import LabelingSession
+
+    columns = [c for c in pd.read_parquet(paths[0]).columns if c.startswith("score_")]
+    times = {}
+    with local_cluster(2) as client, tempfile.TemporaryDirectory() as tmp:
+        pids = [w.process.pid for w in client.cluster.workers.values()]
+        scores = dd.read_parquet([str(p) for p in paths], columns=columns)
+        assessor = ActiveAssessor(task="least_accurate", random_state=0)
+        rng = np.random.default_rng(0)
+        with PeakMemory([psutil.Process().pid]) as mem, PeakMemory(pids) as wmem:
+            t0 = time.perf_counter()
+            session = LabelingSession(f"{tmp}/labels.sqlite", scores, assessor=assessor)
+            times["open"] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            row = session.query()
+            times["first query"] = time.perf_counter() - t0
+            steps = []
+            for _ in range(n_labels):
+                t0 = time.perf_counter()
+                session.tell(row, int(rng.integers(len(columns))))
+                row = session.query()
+                steps.append(time.perf_counter() - t0)
+            session.close()
+        times["label"] = float(np.median(steps))
+        times["label max"] = float(np.max(steps))
+    Path(out).write_text(
+        json.dumps({"times": times, "client_peak": mem.peak, "worker_peak": wmem.peak})
+    )
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=100_000_000)
     ap.add_argument("--partitions", type=int, default=50)
     ap.add_argument("--classes", type=int, default=10)
     ap.add_argument("--folder", default="/tmp/skassess-dask")
-    ap.add_argument("--only", choices=["one", "1", "2"], help=argparse.SUPPRESS)
+    ap.add_argument("--only", choices=["one", "1", "2", "label"], help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     add_save_argument(ap)
     args = ap.parse_args()
     folder = Path(args.folder) / f"{args.rows}x{args.classes}-{args.partitions}"
+    if args.only == "label":
+        run_labeling(sorted(folder.glob("part-*.parquet")), args.out)
+        return
     if args.only:
         run_one(sorted(folder.glob("part-*.parquet")), args.only, args.out)
         return
@@ -183,6 +229,12 @@ def main():
             rows.append((name, run["seconds"], run["client_peak"], run["worker_peak"], diff))
             runs[mode] = run
             print(f"{name}: {run['seconds']:.1f} s", file=sys.stderr)
+        out = f"{tmp}/label.json"
+        command = [sys.executable, __file__, "--only", "label", "--out", out]
+        command += ["--rows", str(args.rows), "--partitions", str(args.partitions)]
+        command += ["--classes", str(args.classes), "--folder", args.folder]
+        subprocess.run(command, check=True)
+        labeling = json.loads(Path(out).read_text())
     with saving_printed_tables(args.save):
         print(
             f"\nskassess assess on {args.rows:,} rows x {args.classes} classes in "
@@ -199,6 +251,22 @@ def main():
             rate = f"{args.rows / s:,.0f}"
             print(f"| {name} | {s:.1f} | {rate} | {client_peak / 1e6:.0f} | {w} | {diff:.1e} |")
         print_cost_model(args, size, runs)
+        times = labeling["times"]
+        print(
+            f"\nA labeling session on the same {args.rows:,} rows as one pool in Dask "
+            "partitions (ActiveAssessor(task='least_accurate'), LabelingSession), 2 worker "
+            "processes, the scores read from the files at each pass"
+        )
+        print("| step | seconds |")
+        print("|---|---|")
+        print(f"| open (row count, fingerprint, fit, group counts) | {times['open']:.1f} |")
+        print(f"| first query (each group's first rows) | {times['first query']:.1f} |")
+        print(f"| each of the next 50 labels, tell and query: median | {times['label']:.3f} |")
+        print(f"| the same: slowest | {times['label max']:.3f} |")
+        print(
+            f"| client peak / worker peak memory | {labeling['client_peak'] / 1e6:.0f} MB / "
+            f"{labeling['worker_peak'] / 1e6:.0f} MB |"
+        )
 
 
 def print_cost_model(args, size, runs, rows=10**10, workers=(2, 64, 512)):
@@ -211,7 +279,8 @@ def print_cost_model(args, size, runs, rows=10**10, workers=(2, 64, 512)):
         f"\nA paper model of {rows:.0e} rows ({args.classes} classes, 4 groups), from the "
         f"measured cost above: one worker's {core_seconds * 1e9:.0f} ns per row (read, "
         f"check and fit), {size / args.rows:.1f} bytes of Parquet per row, "
-        f"{per_partition:,}-row partitions, a partition's fit {merge / 1e3:.0f} kB"
+        f"{per_partition:,}-row partitions, a partition's payload (its fits, pickled) "
+        f"{merge / 1e3:.0f} kB"
     )
     print("| quantity | value |")
     print("|---|---|")

@@ -36,6 +36,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from _parallel import add_parallel_arguments, use_parallel_backend
 from _results import add_save_argument, saving_printed_tables
 from joblib import Parallel, delayed
 
@@ -335,7 +336,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", nargs="+", default=["4.2", "4.3", "4.4"])
     parser.add_argument("--runs", type=int, default=100)
-    parser.add_argument("--n-jobs", type=int, default=2)
+    add_parallel_arguments(parser, n_jobs=2)
     parser.add_argument("--unlabeled", choices=["expected", "sampled"], default="expected")
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument(
@@ -370,6 +371,7 @@ def main():
     )
     add_save_argument(parser)
     args = parser.parse_args()
+    use_parallel_backend(args)
     with saving_printed_tables(args.save):
         global UNLABELED, FIRST_SEED, ROWS, EPS, POINT, P_POOLED
         UNLABELED, FIRST_SEED, ROWS, EPS = args.unlabeled, args.first_seed, args.rows, args.eps

@@ -40,6 +40,7 @@ import time
 import warnings
 
 import numpy as np
+from _parallel import add_parallel_arguments, use_parallel_backend
 from _results import add_save_argument, saving_printed_tables
 from joblib import Parallel, delayed
 from scipy.special import expit, logit
@@ -127,7 +128,7 @@ def main():
     parser.add_argument("--sizes", type=int, nargs="+", default=[200, 1000])
     parser.add_argument("--shares", type=float, nargs="+", default=[0.1, 0.3])
     parser.add_argument("--labels", type=int, nargs="+", default=[10, 40])
-    parser.add_argument("--n-jobs", type=int, default=1)
+    add_parallel_arguments(parser, n_jobs=1, backend="multiprocessing")
     parser.add_argument(
         "--method",
         choices=("calibrated", BC, CG),
@@ -150,6 +151,7 @@ def main():
     )
     add_save_argument(parser)
     args = parser.parse_args()
+    use_parallel_backend(args)
     with saving_printed_tables(args.save):
         options = {
             k: v
@@ -168,7 +170,7 @@ def main():
             args.kinds, args.sizes, args.shares, args.labels
         ):
             start = time.perf_counter()
-            results = Parallel(n_jobs=args.n_jobs, backend="multiprocessing")(
+            results = Parallel(n_jobs=args.n_jobs)(
                 delayed(one_run)(
                     kind, n, share, n_labeled, run, options, args.vary_files, args.method
                 )

@@ -43,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _parallel import add_parallel_arguments, use_parallel_backend
 from _results import add_save_argument, frame_markdown, saving_printed_tables
 from joblib import Parallel, delayed
 
@@ -303,7 +304,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=4, help="runs per pair and strategy")
     parser.add_argument("--cap", type=int, default=3000, help="most labels per run")
-    parser.add_argument("--n-jobs", type=int, default=2)
+    add_parallel_arguments(parser, n_jobs=2)
     parser.add_argument("--sources", default="synthetic,fairness,mnist")
     parser.add_argument(
         "--tie-prior", type=float, default=0.5, help="BayesianModelComparison's tie_prior (0: none)"
@@ -324,6 +325,7 @@ def main():
     parser.add_argument("--csv", default=None, help="write every run here")
     add_save_argument(parser)
     args = parser.parse_args()
+    use_parallel_backend(args)
     with saving_printed_tables(args.save):
         if not args.speed_only:
             wanted = args.sources.split(",")

@@ -33,6 +33,7 @@ import pathlib
 import time
 
 import numpy as np
+from _parallel import add_parallel_arguments, use_parallel_backend
 from joblib import Parallel, delayed
 from scipy import stats
 from scipy.special import expit, logit
@@ -145,7 +146,7 @@ def main():
     )
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--n-jobs", type=int, default=1)
+    add_parallel_arguments(parser, n_jobs=1)
     parser.add_argument(
         "--shift",
         type=float,
@@ -162,6 +163,7 @@ def main():
     )
     parser.add_argument("--save", metavar="NAME", help="save the table as benchmarks/results/NAME")
     args = parser.parse_args()
+    use_parallel_backend(args)
     saved = []
     grid = TAU_PRIORS[args.tau_prior]
     calibrated = {} if grid is None else {"deviations": grid}

@@ -31,6 +31,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from _parallel import add_parallel_arguments, use_parallel_backend
 from _results import Table
 from bench_ece_coverage import pools
 from bench_fairness import SETS as FILES
@@ -153,7 +154,7 @@ def main():
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--budgets", type=int, nargs="+", default=[50, 200, 1000])
-    parser.add_argument("--n-jobs", type=int, default=1)
+    add_parallel_arguments(parser, n_jobs=1)
     parser.add_argument("--only", choices=["rates", "cost"])
     parser.add_argument(
         "--synthetic", action="store_true", help="the cost table on two synthetic pools instead"
@@ -168,6 +169,7 @@ def main():
         "--save", metavar="NAME", help="save the tables as benchmarks/results/NAME[-cost]"
     )
     args = parser.parse_args()
+    use_parallel_backend(args)
     priors = args.priors
     if args.only != "cost":
         keys = [

@@ -26,6 +26,7 @@ import argparse
 import time
 
 import numpy as np
+from _parallel import add_parallel_arguments, use_parallel_backend
 from _results import Table
 from joblib import Parallel, delayed
 from scipy.special import expit, logit
@@ -93,9 +94,10 @@ def main():
     ap.add_argument("--ratios", type=int, nargs="+", default=[2, 5, 10], help="N / K")
     ap.add_argument("--far", type=int, default=1, help="classes set far below the map")
     ap.add_argument("--spreads", type=float, default=3.0)
-    ap.add_argument("--n-jobs", type=int, default=1)
+    add_parallel_arguments(ap, n_jobs=1)
     ap.add_argument("--save", metavar="NAME", help="save the table as benchmarks/results/NAME")
     args = ap.parse_args()
+    use_parallel_backend(args)
     table = Table(
         [
             "N/K",

@@ -29,6 +29,7 @@ from sklearn.ensemble import RandomForestClassifier
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _parallel import add_parallel_arguments, use_parallel_backend
 from _tabular import DATASETS, load_tabular  # noqa: E402
 
 from skassess.meta._scenarios import library_scenario  # noqa: E402
@@ -76,16 +77,15 @@ def main():
     ap.add_argument("--datasets", nargs="*", default=list(DATASETS))
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--nn-scenarios", type=int, default=60)
-    ap.add_argument("--n-jobs", type=int, default=2)
+    add_parallel_arguments(ap, n_jobs=2, backend="multiprocessing")
     ap.add_argument("--drifts", nargs="*", default=["ls", "nn"], choices=["ls", "nn"])
     args = ap.parse_args()
+    use_parallel_backend(args)
     CACHE.mkdir(parents=True, exist_ok=True)
     jobs = [
         (d, drift, base) for d in args.datasets for drift in args.drifts for base in ("lr", "rf")
     ]
-    results = Parallel(n_jobs=args.n_jobs, backend="multiprocessing", verbose=0)(
-        delayed(run)(*job, args) for job in jobs
-    )
+    results = Parallel(n_jobs=args.n_jobs, verbose=0)(delayed(run)(*job, args) for job in jobs)
     for (d, drift, base), (path, secs) in zip(jobs, results, strict=True):
         print(f"{d:18s} {drift} {base}: {secs:7.1f} s -> {path.name}", flush=True)
 

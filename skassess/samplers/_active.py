@@ -241,7 +241,10 @@ class ActiveAssessor(_AssessorAnswers, _AssessorSteps, AnytimeAnswersMixin, Acti
         Parameters
         ----------
         X : array-like of shape (n_pool, n_classes) or (n_pool,)
-            Black-box scores of every pool row.
+            Black-box scores of every pool row. A Dask Array or DataFrame
+            is a pool in partitions (with ``y``, ``group_by`` and ``y_pred``
+            as Dask collections partitioned alike): the rows stay where they
+            live (:ref:`ug_bigger_than_one_machine`).
         y : array-like of shape (n_pool,), default=None
             Labels of rows labeled already, the estimator's ``missing_label``
             elsewhere. None: no row is labeled.
