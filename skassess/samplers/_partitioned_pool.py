@@ -236,13 +236,14 @@ class PartitionedPool:
             held = 0 if walk is None else walk["row"].size
             if held > position or held >= self.arm_sizes[arm]:
                 return walk
-            self._extend([arm], max(ROWS_PER_GROUP, position + 1 - held))
-
-    def prefetch(self, arms):
-        """The first rows of every arm's walk, in one pass."""
-        missing = [a for a in arms if a not in self._walks and self.arm_sizes[a] > 0]
-        if missing:
-            self._extend(missing, ROWS_PER_GROUP)
+            arms = [arm]
+            if walk is None:  # the first rows of every arm: a pass costs the same
+                arms += [
+                    a
+                    for a in np.flatnonzero(self.arm_sizes).tolist()
+                    if a != arm and a not in self._walks
+                ]
+            self._extend(arms, max(ROWS_PER_GROUP, position + 1 - held))
 
     def walked(self, arm, labels, skipped):
         """The arm's walk up to its first open row (unlabeled, not skipped):
