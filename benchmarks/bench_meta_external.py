@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _tabular import EXTERNAL_DATASETS, load_tabular, split_rows  # noqa: E402
 
 from skassess.meta import PerformanceIntervalRegressor, PerformancePredictor  # noqa: E402
+from skassess.meta._error_levels import error_quantiles  # noqa: E402
 from skassess.meta._scenarios import BASE_MODELS  # noqa: E402
 from skassess.meta.drift import LinearSkewSplit, NearestNeighborsSplit  # noqa: E402
 
@@ -62,10 +63,10 @@ def run(name, base, method, seed=0):
             if batch.size < 20:
                 continue
             truth = float(np.mean(model.predict(Xr[batch]) == yr[batch]))
-            rows, q, _ = pir._batch(Xr[batch], None)  # one pass for both levels
-            acc = float(np.mean(rows["p"]))
+            b = pir.predict_batch(Xr[batch])  # one pass for both levels
+            acc = b.accuracy
             for level in LEVELS:
-                u = pir._half_width(q, level)
+                u = float(error_quantiles(b.error_quantiles, level))
                 out.append((name, base, drift, level, acc - truth, abs(acc - truth) <= u, u))
     return out, fit_s, pir, X
 

@@ -8,12 +8,15 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._dask import is_dask_collection
 from ..utils._deprecation import warn_deprecated
 from ..utils._params import atomic, reset_fitted, validated
 from ..utils._random import seed_int
 from ..utils._sklearn_compat import HasMethods, Hidden, Interval, StrOptions
 from ..utils._threads import single_threaded
 from ..utils._validation import check_labels
+from ._batch_partitions import partition_rows, summarize_partitions
+from ._batch_summary import ReferenceFrame, summarize
 from ._error_levels import check_levels, error_quantiles
 from ._predictor import PerformancePredictor
 from ._pretrained import load_pretrained
@@ -29,8 +32,8 @@ from ._quantile_model import (
     interval_cost,
 )
 from ._reference_drift import simulate_reference_drift
-from ._scenarios import fit_peers, peer_accuracies
-from ._um_features import UM_FEATURES, batch_features
+from ._scenarios import fit_peers
+from ._um_features import UM_FEATURES, summary_features
 
 __all__ = ["PerformanceIntervalRegressor", "beta_prior_from"]
 
@@ -92,6 +95,14 @@ class PerformanceIntervalRegressor(BaseEstimator):
     on the library's scenarios, whose batches come from regions the
     reference lacks; a deployment whose reference covers its batches better
     gets narrower intervals, one whose black box errs more gets wider ones.
+
+    A batch may be held in Dask collections (:meth:`predict`,
+    :meth:`predict_batch`, :meth:`beta_prior`, :meth:`score`): each
+    partition's histograms, sums and drift-classifier rows are computed
+    where it lives and merged, so the features and
+    the interval are the in-memory batch's up to the order of summation. The
+    partitions are read twice: for their row counts (which fix the at most
+    1,500 rows the drift classifiers read), then for their summaries.
 
     Parameters
     ----------
@@ -300,34 +311,40 @@ class PerformanceIntervalRegressor(BaseEstimator):
         self.drift_edges_ = np.empty(0)
         return self
 
+    def _models(self):
+        """``(predictor, shared, peers)`` as :func:`summarize` takes them."""
+        shared = None if self.shared_ is self.predictor_ else self.shared_
+        return self.predictor_, shared, self.peers_
+
     def _batch(self, X, scores):
+        """The batch's summary, the predictor's rows (None for a batch in Dask
+        collections), the calibrated error quantiles and the UM's inputs."""
         check_is_fitted(self, "uncertainty_model_")
-        rows = self.predictor_.predict_rows(X, scores=scores)
-        if self.shared_ is self.predictor_:
-            srows = rows
-        else:
-            srows = self.shared_.predict_rows(X, scores=scores)
         ref = self.shared_.reference_rows_
         imp = (
             self.shared_.features_.models_[1].feature_importances_
             if self.shared_.features_.use_proxies_
             else None
         )
-        feats = batch_features(
+        frame = ReferenceFrame(ref, imp, self._seed)
+        if is_dask_collection(X) or is_dask_collection(scores):
+            rows = None
+            summary = summarize_partitions(self._models(), X, scores, frame=frame, seed=self._seed)
+        else:
+            rows, summary = summarize(self._models(), X, scores, frame=frame, seed=self._seed)
+        feats = summary_features(
             ref,
-            {"Z": srows["Z"], "F": srows["features"], "pred": srows["pred"]},
-            rows,
+            summary,
             self.predictor_.reference_accuracy_,
-            importances=imp,
+            frame=frame,
             seed=self._seed,
-            peers=peer_accuracies(
-                self.peers_, srows["Z"], known={"meta_model": float(np.mean(srows["p"]))}
-            ),
+            peers={m: summary.mean(f"peer_{m}") for m in self.peers_},
         )
+        accuracy = float(summary.mean("p"))
         q = self.uncertainty_model_.predict(np.array([[feats[k] for k in UM_FEATURES]]))[0]
-        q = q * error_unit(np.mean(rows["p"]), rows["p"].size)
+        q = q * error_unit(accuracy, summary.n)
         q = calibrate_quantiles(q, drift_strength(feats), self.scales_, self.drift_edges_)
-        return rows, q, feats
+        return accuracy, rows, q, feats
 
     def predict_batch(self, X, *, scores=None):
         """Everything the batch's prediction rests on, computed once for every level.
@@ -335,7 +352,7 @@ class PerformanceIntervalRegressor(BaseEstimator):
         Parameters
         ----------
         X, scores
-            The batch, as in :meth:`predict`.
+            The batch, as in :meth:`predict` (Dask collections too).
 
         Returns
         -------
@@ -344,15 +361,21 @@ class PerformanceIntervalRegressor(BaseEstimator):
             calibrated quantiles of its absolute error at ``LEVELS``),
             ``features`` (the uncertainty model's inputs, by name),
             ``correctness`` (each row's predicted probability that the black
-            box is right) and ``y_pred`` (its predicted class index per row).
+            box is right) and ``y_pred`` (its predicted class index per row);
+            for a batch in Dask collections these two are lazy Dask Arrays.
         """
-        rows, q, feats = self._batch(X, scores)
+        accuracy, rows, q, feats = self._batch(X, scores)
+        if rows is None:  # a batch in Dask collections: its rows stay lazy
+            correctness = partition_rows(self._models(), X, scores, "p")
+            y_pred = partition_rows(self._models(), X, scores, "pred")
+        else:
+            correctness, y_pred = rows["p"], rows["pred"]
         return Bunch(
-            accuracy=float(np.mean(rows["p"])),
+            accuracy=accuracy,
             error_quantiles=q,
             features=feats,
-            correctness=rows["p"],
-            y_pred=rows["pred"],
+            correctness=correctness,
+            y_pred=y_pred,
         )
 
     def _half_width(self, q, level):
@@ -403,8 +426,7 @@ class PerformanceIntervalRegressor(BaseEstimator):
                 level = coverage
         level = self._level() if level is None else level
         levels = check_levels(level)
-        rows, q, _ = self._batch(X, scores)
-        acc = float(np.mean(rows["p"]))
+        acc, _, q, _ = self._batch(X, scores)
         u = error_quantiles(q, levels)
         out = pd.DataFrame(
             {
@@ -432,7 +454,7 @@ class PerformanceIntervalRegressor(BaseEstimator):
         Parameters
         ----------
         X, scores
-            The batch.
+            The batch, as in :meth:`predict` (Dask collections too).
         level : float in [0.5, 0.95], default=0.8
             The UM level whose half-width sets the spread.
 
@@ -443,8 +465,8 @@ class PerformanceIntervalRegressor(BaseEstimator):
         """
         if not (isinstance(level, Real) and LEVELS[0] <= level <= LEVELS[-1]):
             raise ValueError(f"level must be in [{LEVELS[0]}, {LEVELS[-1]}]; got {level!r}.")
-        rows, q, _ = self._batch(X, scores)
-        return beta_prior_from(float(np.mean(rows["p"])), q, level)
+        accuracy, _, q, _ = self._batch(X, scores)
+        return beta_prior_from(accuracy, q, level)
 
     def bayesian_accuracy(
         self, X, y, *, scores=None, level=PRIOR_LEVEL, prior_weight=PRIOR_WEIGHT, **params
@@ -488,6 +510,12 @@ class PerformanceIntervalRegressor(BaseEstimator):
 
         if not (isinstance(prior_weight, Real) and 0.0 <= prior_weight <= 1.0):
             raise ValueError(f"prior_weight must be a number in [0, 1]; got {prior_weight!r}.")
+        if is_dask_collection(X) or is_dask_collection(scores):
+            raise TypeError(
+                "bayesian_accuracy takes a batch in memory (its labeled rows are few); for a "
+                "batch in Dask collections, pass its labeled rows, or compute beta_prior(X) "
+                "on the partitions and fit BayesianAccuracy(prior=...) on the labeled rows."
+            )
         prior = self.beta_prior(X, scores=scores, level=level)
         pp = self.predictor_
         S = pp.predict_rows(X, scores=scores).scores
@@ -506,16 +534,21 @@ class PerformanceIntervalRegressor(BaseEstimator):
     def score(self, X, y, *, scores=None):
         """Minus the interval cost C_alpha on a labeled batch (alpha = ``level``).
 
+        Parameters
+        ----------
+        X, scores
+            The batch, as in :meth:`predict` (Dask collections too).
+        y : array-like of shape (n_samples,)
+            Its true labels (a Dask collection partitioned as the batch, for one).
+
         Returns
         -------
         score : float
             ``-C_alpha(|predicted - true accuracy|, half-width)``; higher is better.
         """
-        rows, q, _ = self._batch(X, scores)
-        pp = self.predictor_
-        classes = pp.estimator.classes_ if pp.estimator is not None else pp.classes
-        codes = check_labels(y, rows["pred"].size, pp.n_classes_, classes, missing_label=None)
-        error = float(np.mean(rows["p"])) - float(np.mean(rows["pred"] == codes))
+        accuracy, _, q, _ = self._batch(X, scores)
+        truth = self.predictor_.true_accuracy(X, y, scores=scores)
+        error = accuracy - truth
         level = self._level()
         return -interval_cost(error, self._half_width(q, level), level)
 

@@ -532,18 +532,48 @@ class PerformancePredictor(BaseEstimator):
         Parameters
         ----------
         X, scores
-            The batch, as in :meth:`fit`.
+            The batch, as in :meth:`predict` (Dask collections too).
         y : array-like of shape (n_samples,)
-            Its true labels.
+            Its true labels (a Dask collection partitioned as the batch, for one).
 
         Returns
         -------
         score : float
             ``-|predicted accuracy - true accuracy|`` (higher is better).
         """
-        rows = self.predict_rows(X, scores=scores)
+        return -abs(self.predict(X, scores=scores) - self.true_accuracy(X, y, scores=scores))
+
+    def _codes(self, y, rows):
         classes = self.estimator.classes_ if self.estimator is not None else self.classes
-        codes = check_labels(
+        return check_labels(
             y, rows["scores"].shape[0], self.n_classes_, classes, missing_label=None
         )
-        return -abs(float(np.mean(rows["p"])) - float(np.mean(rows["pred"] == codes)))
+
+    def true_accuracy(self, X, y, *, scores=None):
+        """The black box's accuracy on a labeled batch: the truth :meth:`predict` estimates.
+
+        Parameters
+        ----------
+        X, scores
+            The batch, as in :meth:`predict` (Dask collections too).
+        y : array-like of shape (n_samples,)
+            Its true labels (a Dask collection partitioned as the batch, for one).
+
+        Returns
+        -------
+        accuracy : float
+        """
+        check_is_fitted(self, "method_")
+        if is_dask_collection(X) or is_dask_collection(scores):
+            if X is None:
+                return partition_mean(self._correct_of_scores, scores, {"y": y})
+            return partition_mean(self._correct, X, {"scores": scores, "y": y})
+        rows = self.predict_rows(X, scores=scores)
+        return float(np.mean(rows["pred"] == self._codes(y, rows)))
+
+    def _correct(self, X, scores, y):
+        rows = self.predict_rows(X, scores=scores)
+        return rows["pred"] == self._codes(y, rows)
+
+    def _correct_of_scores(self, scores, y):
+        return self._correct(None, scores, y)

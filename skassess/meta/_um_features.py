@@ -38,24 +38,30 @@ family below Distance and Drift.
 """
 
 import numpy as np
-from sklearn.decomposition import PCA
 from sklearn.ensemble import RandomForestClassifier
-from sklearn.impute import SimpleImputer
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 
-__all__ = ["PEERS", "SHARED_FEATURES", "UM_FEATURES", "batch_features", "peer_features"]
+from ._batch_summary import (
+    UNIT_BINS,
+    BatchSummary,
+    ReferenceFrame,
+    drift_positions,
+)
+
+__all__ = [
+    "PEERS",
+    "SHARED_FEATURES",
+    "UM_FEATURES",
+    "batch_features",
+    "peer_features",
+    "summary_features",
+]
 
 #: The predictors whose batch accuracies the Peers family compares (all cheap once the
 #: meta-model's row features exist).
 PEERS = ("confidence", "atc", "doc", "meta_model")
 
-_CONF_BINS = np.concatenate([np.arange(0.0, 0.9, 0.1), np.arange(0.9, 1.0001, 0.01)])
-_UNIT_BINS = np.linspace(0.0, 1.0, 11)
-_ENTROPY_BINS = np.concatenate([np.arange(0.0, 0.1, 0.01), np.arange(0.1, 3.0001, 0.1), [np.inf]])
 _DRIFT_FOLDS = 3
-_DRIFT_ROWS = 1500
 
 
 def _distances(p, q):
@@ -65,47 +71,36 @@ def _distances(p, q):
     return ks, over.sum(), np.square(over).sum()
 
 
-def _hist(values, bins):
-    h = np.histogram(np.clip(values, bins[0], bins[-1]), bins=bins)[0].astype(np.float64)
+def _normalized(h):
     return h / max(h.sum(), 1.0)
 
 
-def _hist_distances(ref, batch, bins):
-    return _distances(_hist(ref, bins), _hist(batch, bins))
-
-
-def _quantile_bins(ref):
-    """Ten equal bins over the 10th-90th percentiles of the reference (outliers left out)."""
-    lo, hi = np.nanquantile(ref, [0.1, 0.9])
-    if not hi > lo:
-        lo, hi = np.nanmin(ref), np.nanmax(ref) + 1e-12
-    return np.linspace(lo, hi, 11)
-
-
-def _in_range(values, bins):
-    values = values[~np.isnan(values)]
-    return values[(values >= bins[0]) & (values <= bins[-1])]
+def _count_distances(a, b):
+    """The distances between two histograms given as counts (padded to one length)."""
+    n = max(a.size, b.size)
+    a, b = (np.pad(h, (0, n - h.size)) for h in (a, b))
+    return _distances(_normalized(a), _normalized(b))
 
 
 def _drift_classifier(A, B, seed):
     """Out-of-fold P(batch) of a forest telling batch rows from reference rows, and its accuracy.
 
-    Each side is subsampled to at most ``_DRIFT_ROWS`` rows (seeded), which
-    bounds the cost on large batches; the third output is the indices of the
-    reference rows kept (the first of the probabilities).
+    Each side is subsampled to at most ``DRIFT_ROWS`` rows
+    (:func:`drift_positions`), which bounds the cost on large batches; the
+    third output is the indices of the reference rows kept (the first of the
+    probabilities).
     """
-    rng = np.random.default_rng(seed)
-    kept = np.arange(A.shape[0])
-    if A.shape[0] > _DRIFT_ROWS:
-        kept = rng.choice(A.shape[0], _DRIFT_ROWS, replace=False)
-        A = A[kept]
-    if B.shape[0] > _DRIFT_ROWS:
-        B = B[rng.choice(B.shape[0], _DRIFT_ROWS, replace=False)]
+    kept, taken = drift_positions(A.shape[0], B.shape[0], seed)
+    return (*_drift_forest(A[kept], B[taken], seed), kept)
+
+
+def _drift_forest(A, B, seed):
+    """Out-of-fold P(batch) of a forest telling the rows ``B`` from ``A``, and its accuracy."""
     X = np.vstack([A, B])
     t = np.r_[np.zeros(A.shape[0], int), np.ones(B.shape[0], int)]
     n_folds = int(min(_DRIFT_FOLDS, A.shape[0], B.shape[0]))
     if n_folds < 2:
-        return None, np.nan, kept
+        return None, np.nan
     forest = RandomForestClassifier(
         n_estimators=30, min_samples_leaf=5, max_features="sqrt", n_jobs=1, random_state=seed
     )
@@ -118,7 +113,7 @@ def _drift_classifier(A, B, seed):
     )[:, 1]
     # balanced accuracy: 0.5 is "cannot tell them apart" whatever the sizes
     acc = 0.5 * ((proba[t == 0] < 0.5).mean() + (proba[t == 1] >= 0.5).mean())
-    return proba, acc, kept
+    return proba, acc
 
 
 def _importance_weighted(proba_ref, correct):
@@ -171,7 +166,7 @@ def peer_features(prediction, peers):
 def batch_features(
     ref, batch, rows, reference_accuracy, *, seed, importances=None, shared=None, peers=None
 ):
-    """The uncertainty model's inputs for one batch.
+    """The uncertainty model's inputs for one batch held in memory.
 
     Parameters
     ----------
@@ -201,73 +196,80 @@ def batch_features(
     dict
         Feature name to value (NaN where a source is missing).
     """
-    Zr, Zb = ref["Z"], batch["Z"]
-    out = dict(shared) if shared is not None else _shared_features(ref, batch, importances, seed)
-    _predictor_features(out, Zr, Zb, rows, reference_accuracy)
+    frame = None
+    taken = None
+    if shared is None:
+        frame = ReferenceFrame(ref, importances, seed)
+        taken = drift_positions(ref["Z"].shape[0], batch["Z"].shape[0], seed)[1]
+    summary = BatchSummary.of_rows(batch, rows, frame=frame, taken=taken)
+    return summary_features(
+        ref, summary, reference_accuracy, frame=frame, seed=seed, shared=shared, peers=peers
+    )
+
+
+def summary_features(ref, summary, reference_accuracy, *, frame, seed, shared=None, peers=None):
+    """The uncertainty model's inputs from a batch's :class:`BatchSummary`.
+
+    Parameters
+    ----------
+    ref : dict
+        The reference rows, as in :func:`batch_features`.
+    summary : BatchSummary
+        The batch's, with its histograms and drift rows unless ``shared`` is given.
+    reference_accuracy : float
+        The black box's accuracy on the reference rows.
+    frame : ReferenceFrame or None
+        The reference's bins and scaling (None with ``shared``).
+    seed : int
+        Seed of the drift classifiers.
+    shared, peers : dict or None
+        As in :func:`batch_features`.
+
+    Returns
+    -------
+    dict
+    """
+    out = dict(shared) if shared is not None else _shared_features(ref, frame, summary, seed)
+    _predictor_features(out, ref["Z"], summary, reference_accuracy)
     out.update(peer_features(out["predicted_accuracy"], peers))
     return out
 
 
-def _shared_features(ref, batch, importances, seed):
+def _shared_features(ref, frame, summary, seed):
     out = {}
-    Zr, Zb = ref["Z"], batch["Z"]
 
-    def dist(name, a, b, bins):
-        for k, v in zip(("ks", "io", "sio"), _hist_distances(a, b, bins), strict=True):
-            out[f"{name}_{k}"] = v
+    def dist(name):
+        if name in summary.counts:
+            values = _count_distances(frame.counts[name], summary.counts[name])
+        else:
+            values = (np.nan,) * 3
+        out.update({f"{name}_{k}": v for k, v in zip(("ks", "io", "sio"), values, strict=True)})
 
-    # Distance: the black box
-    dist("base_top", Zr[:, 0], Zb[:, 0], _CONF_BINS)
-    dist("base_margin", Zr[:, 1], Zb[:, 1], _UNIT_BINS)
-    dist("base_entropy", Zr[:, 2], Zb[:, 2], _ENTROPY_BINS)
-    n_cls = int(max(ref["pred"].max(), batch["pred"].max())) + 1
-    for k, v in zip(
-        ("ks", "io", "sio"),
-        _distances(
-            np.bincount(ref["pred"], minlength=n_cls) / ref["pred"].size,
-            np.bincount(batch["pred"], minlength=n_cls) / batch["pred"].size,
-        ),
-        strict=True,
-    ):
-        out[f"class_frequency_{k}"] = v
-    # Distance: the proxies (NaN without features)
-    for j, proxy in enumerate(("lr", "rf", "gbm")):
-        for s, (col, bins) in enumerate((("top", _CONF_BINS), ("margin", _UNIT_BINS))):
-            c = 4 + 2 * j + s
-            if Zr.shape[1] > c:
-                dist(f"{proxy}_{col}", Zr[:, c], Zb[:, c], bins)
-            else:
-                out.update({f"{proxy}_{col}_{k}": np.nan for k in ("ks", "io", "sio")})
-    Fr, Fb = ref.get("F"), batch.get("F")
-    has_f = Fr is not None and Fr.shape[1] > 0
+    # Distance: the black box, the proxies (NaN without features)
+    for name in ("base_top", "base_margin", "base_entropy", "class_frequency"):
+        dist(name)
+    for proxy in ("lr", "rf", "gbm"):
+        dist(f"{proxy}_top")
+        dist(f"{proxy}_margin")
     # Distance: the most important feature and the first principal component
-    if has_f and importances is not None:
-        best = int(np.argmax(importances))
-        bins = _quantile_bins(Fr[:, best])
-        dist("best_feature", _in_range(Fr[:, best], bins), _in_range(Fb[:, best], bins), bins)
-        order = np.sort(importances)[::-1]
+    dist("best_feature")
+    if frame.best is not None:
+        order = np.sort(frame.importances)[::-1]
         share = np.cumsum(order) / max(order.sum(), 1e-12)
         out["n_important_features"] = float(np.searchsorted(share, 0.9) + 1) / share.size
     else:
-        out.update({f"best_feature_{k}": np.nan for k in ("ks", "io", "sio")})
         out["n_important_features"] = np.nan
-    if has_f:
-        scaler = make_pipeline(SimpleImputer(), StandardScaler()).fit(Fr)
-        Gr, Gb = scaler.transform(Fr), scaler.transform(Fb)
-        if Gr.shape[1] > 1 and Gr.shape[0] > 2:
-            pca = PCA(n_components=1, random_state=seed).fit(Gr)
-            pr, pb = pca.transform(Gr)[:, 0], pca.transform(Gb)[:, 0]
-        else:
-            pr, pb = Gr[:, 0], Gb[:, 0]
-        bins = _quantile_bins(pr)
-        dist("pca", _in_range(pr, bins), _in_range(pb, bins), bins)
-    else:
-        out.update({f"pca_{k}": np.nan for k in ("ks", "io", "sio")})
+    dist("pca")
     # Drift classifiers: on the features, and on the predictor's per-row inputs
-    sources = [("drift_x", (Gr, Gb) if has_f else None), ("drift_z", (Zr, Zb))]
+    Gb, Zb = summary.drift_rows()
+    kept = drift_positions(frame.n_ref, summary.n, seed)[0]
+    sources = [
+        ("drift_x", (frame.G, Gb) if frame.has_features else None),
+        ("drift_z", (ref["Z"], Zb)),
+    ]
     correct = ref.get("correct")
     for name, pair in sources:
-        proba, acc, kept = (None, np.nan, None) if pair is None else _drift_classifier(*pair, seed)
+        proba, acc = (None, np.nan) if pair is None else _drift_forest(pair[0][kept], pair[1], seed)
         out[f"{name}_accuracy"] = acc
         if proba is None:
             out.update({f"{name}_{k}": np.nan for k in ("ks", "io", "sio")})
@@ -275,7 +277,8 @@ def _shared_features(ref, batch, importances, seed):
             continue
         n_r = kept.size
         conf = np.maximum(proba, 1 - proba)
-        dist(name, conf[:n_r], conf[n_r:], _UNIT_BINS)
+        values = _distances(_hist(conf[:n_r]), _hist(conf[n_r:]))
+        out.update({f"{name}_{k}": v for k, v in zip(("ks", "io", "sio"), values, strict=True)})
         iw = (np.nan,) * 3 if correct is None else _importance_weighted(proba[:n_r], correct[kept])
         out.update(
             dict(zip((f"{name}_iw_{k}" for k in ("accuracy", "se", "ess")), iw, strict=True))
@@ -283,30 +286,36 @@ def _shared_features(ref, batch, importances, seed):
     return out
 
 
-def _predictor_features(out, Zr, Zb, rows, reference_accuracy):
+def _hist(values):
+    """The normalized histogram of values in [0, 1] on ten equal bins."""
+    return _normalized(np.histogram(np.clip(values, 0.0, 1.0), bins=UNIT_BINS)[0].astype(float))
+
+
+def _predictor_features(out, Zr, summary, reference_accuracy):
     # Prediction
-    p = np.asarray(rows["p"], dtype=np.float64)
-    n = p.size
-    out["entropy_ratio"] = float(Zb[:, 2].mean() / max(Zr[:, 2].mean(), 1e-12))
-    out["predicted_change"] = float(p.mean() - reference_accuracy)
-    out["predicted_accuracy"] = float(p.mean())
+    n = summary.n
+    p_mean = summary.mean("p")
+    out["entropy_ratio"] = float(summary.mean("entropy") / max(Zr[:, 2].mean(), 1e-12))
+    out["predicted_change"] = float(p_mean - reference_accuracy)
+    out["predicted_accuracy"] = float(p_mean)
     out["reference_accuracy"] = float(reference_accuracy)
-    out["prediction_sd"] = float(p.std())
-    out["prediction_entropy"] = _entropy(_hist(p, _UNIT_BINS))
-    out["mean_confidence_change"] = float(Zb[:, 0].mean() - Zr[:, 0].mean())
+    out["prediction_sd"] = summary.std("p")
+    out["prediction_entropy"] = _entropy(_normalized(summary.p_counts))
+    out["mean_confidence_change"] = float(summary.mean("top") - Zr[:, 0].mean())
     # Noise
-    out["confidence_halfwidth"] = float(1.96 * Zb[:, 0].std() / np.sqrt(n))
-    out["prediction_halfwidth"] = float(1.96 * p.std() / np.sqrt(n))
+    out["confidence_halfwidth"] = float(1.96 * summary.std("top") / np.sqrt(n))
+    out["prediction_halfwidth"] = float(1.96 * summary.std("p") / np.sqrt(n))
     out["inverse_sqrt_n"] = 1.0 / np.sqrt(n)
     # Internal
-    out["intrinsic"] = np.nan if rows.get("u") is None else float(np.mean(rows["u"]))
-    members = rows.get("members")
+    u = summary.mean("u")
+    out["intrinsic"] = np.nan if u is None else float(u)
+    members = summary.sums["members"]
     if members is not None and members.shape[0] > 1:
-        out["members_sd_of_means"] = float(members.mean(axis=1).std())
-        out["members_mean_of_sd"] = float(members.std(axis=0).mean())
+        out["members_sd_of_means"] = float((members / n).std())
+        out["members_mean_of_sd"] = float(summary.mean("member_sd"))
     else:
         out["members_sd_of_means"] = out["members_mean_of_sd"] = np.nan
-    diff = float(p.mean() - np.mean(rows["raw"]))
+    diff = float(p_mean - summary.mean("raw"))
     out["calibration_change"] = diff
     out["calibration_change_abs"] = abs(diff)
     # Peers: the importance-weighted reference accuracies (from the shared features)

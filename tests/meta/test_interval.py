@@ -338,7 +338,7 @@ def test_pretrained_uncertainty_model(method):
     assert not hasattr(pir, "scenarios_")
     out = pir.predict(X[450:])
     assert 0 <= out["lower"] <= out["accuracy"] <= out["upper"] <= 1
-    q = pir._batch(X[450:], None)[1]
+    q = pir.predict_batch(X[450:]).error_quantiles
     assert np.all(np.diff(q) >= 0) and q[0] > 0
 
 

@@ -1,0 +1,121 @@
+"""A batch held in Dask partitions, summarized where each partition lives.
+
+The uncertainty model's inputs need the batch's row count before its drift
+rows can be chosen (:func:`drift_positions`), so a batch in partitions is
+read twice: once for the partitions' row counts (none when a Dask Array's
+chunks are known), once for their :class:`BatchSummary` objects, which are
+merged in a tree. Only the summaries travel, of a size set by the bins and
+the at most ``DRIFT_ROWS`` drift rows, not by the batch.
+"""
+
+import numpy as np
+
+from ..utils._dask import aligned_blocks, import_dask, merge_tree, values
+from ._batch_summary import drift_positions, summarize
+
+__all__ = ["partition_rows", "summarize_partitions"]
+
+
+def _blocks(X, scores):
+    """The batch's partitions, as ``(X block or None, scores block or None)``."""
+    if X is None:
+        return [(None, s) for s, _ in aligned_blocks(scores, {})]
+    return [(x, r["scores"]) for x, r in aligned_blocks(X, {"scores": scores})]
+
+
+def _local(X, scores):
+    """A partition's blocks as the predictor takes them (pandas keeps its columns)."""
+    if X is not None and not hasattr(X, "iloc"):
+        X = values(X)
+    return X, None if scores is None else values(scores)
+
+
+def _length(X, scores):
+    X, scores = _local(X, scores)
+    return int((scores if X is None else X).shape[0])
+
+
+def _lengths(X, scores, blocks):
+    """Each partition's row count: from a Dask Array's chunks when they are known."""
+    lead = scores if X is None else X
+    chunks = getattr(lead, "chunks", None)
+    if chunks is not None and not np.isnan(np.sum(chunks[0])):
+        return [int(c) for c in chunks[0]]
+    dask = import_dask()
+    length = dask.delayed(_length, pure=True)
+    (lengths,) = dask.compute([length(x, s) for x, s in blocks])
+    return lengths
+
+
+def _summarize_partition(models, frame, taken, index, start, X, scores):
+    X, scores = _local(X, scores)
+    if (scores if X is None else X).shape[0] == 0:
+        return None
+    try:
+        return summarize(models, X, scores, frame=frame, taken=taken, start=start)[1]
+    except (ValueError, TypeError) as exc:
+        raise type(exc)(f"partition {index}: {exc}") from exc
+
+
+def _merged(a, b):
+    if a is None or b is None:
+        return b if a is None else a
+    return a.merge(b)
+
+
+def summarize_partitions(models, X, scores, *, frame, seed):
+    """The :class:`BatchSummary` of a batch in Dask collections, merged over partitions.
+
+    Parameters
+    ----------
+    models : tuple
+        As in :func:`summarize`.
+    X, scores : Dask collections or None
+        The batch's features and scores, partitioned alike.
+    frame : ReferenceFrame
+        The reference.
+    seed : int
+        Seed of the drift positions.
+
+    Returns
+    -------
+    BatchSummary
+    """
+    dask = import_dask()
+    blocks = _blocks(X, scores)
+    lengths = _lengths(X, scores, blocks)
+    n = int(sum(lengths))
+    if n == 0:
+        raise ValueError("X, a Dask collection, holds no rows.")
+    starts = np.r_[0, np.cumsum(lengths)]
+    taken = drift_positions(frame.n_ref, n, seed)[1]
+    shared = dask.delayed((models, frame, taken), pure=True, traverse=False)
+    part = dask.delayed(_summarize_partition, pure=True)
+    parts = [
+        part(shared[0], shared[1], shared[2], i, int(starts[i]), x, s)
+        for i, (x, s) in enumerate(blocks)
+    ]
+    return merge_tree(parts, dask.delayed(_merged, pure=True))
+
+
+def _rows_partition(models, key, X, scores):
+    X, scores = _local(X, scores)
+    return np.asarray(models[0].predict_rows(X, scores=scores)[key])
+
+
+def partition_rows(models, X, scores, key):
+    """The predictor's per-row output ``key`` as a lazy Dask Array over the partitions."""
+    dask = import_dask()
+    import dask.array as da
+
+    blocks = _blocks(X, scores)
+    lengths = _lengths(X, scores, blocks)
+    held = dask.delayed(models, pure=True, traverse=False)
+    part = dask.delayed(_rows_partition, pure=True)
+    dtype = np.float64 if key == "p" else np.intp
+    return da.concatenate(
+        [
+            da.from_delayed(part(held, key, x, s), shape=(m,), dtype=dtype)
+            for (x, s), m in zip(blocks, lengths, strict=True)
+        ]
+    )
