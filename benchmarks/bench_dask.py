@@ -8,8 +8,11 @@ in ``--folder`` (kept: a second run reuses them), then times
 - in this process, the files one after the other (the streaming path);
 - on a ``distributed.LocalCluster`` of 1 and of 2 worker processes (one
   thread each), one task per file;
-- and a labeling session on the files as one pool in Dask partitions (2
-  workers): the time to open it, the first query, and each label after.
+- a labeling session on the files as one pool in Dask partitions (2
+  workers): the time to open it, the first query, and each label after;
+- and the interval model (``PerformanceIntervalRegressor``) predicting the
+  accuracy of the unlabeled rows: the first 5 files in memory, then the same
+  files and all of them as a Dask DataFrame on 2 workers.
 
 Each run is a fresh Python process (this script with ``--only``), so that a
 run's memory is its own. Printed: seconds, rows per second, the client's
@@ -183,19 +186,78 @@ def run_labeling(paths, out, n_labels=50):
     )
 
 
+def _interval_model(paths):
+    """The interval model of the scores alone, fitted on the first file's labeled rows."""
+    from skassess.meta import PerformanceIntervalRegressor, PerformancePredictor
+
+    frame = pd.read_parquet(paths[0])
+    columns = [c for c in frame.columns if c.startswith("score_")]
+    labeled = frame["label"].notna().to_numpy()
+    pir = PerformanceIntervalRegressor(
+        PerformancePredictor(classes=np.arange(len(columns))), random_state=0
+    ).fit(None, frame["label"][labeled].astype(int), scores=frame.loc[labeled, columns])
+    return pir, columns
+
+
+def run_meta(paths, mode, out, n_small=5):
+    """The interval model's prediction for the unlabeled rows of the files, in
+    this process (the first ``n_small`` files, in memory) or on 2 workers (the
+    same files, then all of them)."""
+    import dask.dataframe as dd
+
+    pir, columns = _interval_model(paths)
+    runs = {}
+
+    def record(name, batch, mem, wmem, seconds):
+        runs[name] = {
+            "seconds": seconds,
+            "rows": batch.correctness.shape[0],
+            "client_peak": mem.peak,
+            "worker_peak": None if wmem is None else wmem.peak,
+            "accuracy": batch.accuracy,
+            "quantiles": batch.error_quantiles.tolist(),
+            "features": {k: float(v) for k, v in batch.features.items()},
+        }
+
+    if mode == "meta-one":
+        with PeakMemory([psutil.Process().pid]) as mem:
+            t0 = time.perf_counter()
+            frame = pd.concat([pd.read_parquet(p) for p in paths[:n_small]], ignore_index=True)
+            scores = frame.loc[frame["label"].isna(), columns].to_numpy()
+            del frame
+            batch = pir.predict_batch(None, scores=scores)
+            record("small", batch, mem, None, time.perf_counter() - t0)
+    else:
+        with local_cluster(2) as client:
+            pids = [w.process.pid for w in client.cluster.workers.values()]
+            for name, files in (("small", paths[:n_small]), ("all", paths)):
+                frame = dd.read_parquet([str(p) for p in files], columns=[*columns, "label"])
+                scores = frame[frame["label"].isna()][columns]
+                with PeakMemory([psutil.Process().pid]) as mem, PeakMemory(pids) as wmem:
+                    t0 = time.perf_counter()
+                    batch = pir.predict_batch(None, scores=scores)
+                    record(name, batch, mem, wmem, time.perf_counter() - t0)
+    Path(out).write_text(json.dumps(runs))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=100_000_000)
     ap.add_argument("--partitions", type=int, default=50)
     ap.add_argument("--classes", type=int, default=10)
     ap.add_argument("--folder", default="/tmp/skassess-dask")
-    ap.add_argument("--only", choices=["one", "1", "2", "label"], help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--only", choices=["one", "1", "2", "label", "meta-one", "meta-2"], help=argparse.SUPPRESS
+    )
     ap.add_argument("--out", help=argparse.SUPPRESS)
     add_save_argument(ap)
     args = ap.parse_args()
     folder = Path(args.folder) / f"{args.rows}x{args.classes}-{args.partitions}"
     if args.only == "label":
         run_labeling(sorted(folder.glob("part-*.parquet")), args.out)
+        return
+    if args.only in ("meta-one", "meta-2"):
+        run_meta(sorted(folder.glob("part-*.parquet")), args.only, args.out)
         return
     if args.only:
         run_one(sorted(folder.glob("part-*.parquet")), args.only, args.out)
@@ -235,6 +297,14 @@ def main():
         command += ["--classes", str(args.classes), "--folder", args.folder]
         subprocess.run(command, check=True)
         labeling = json.loads(Path(out).read_text())
+        meta = {}
+        for mode in ("meta-one", "meta-2"):
+            out = f"{tmp}/{mode}.json"
+            command = [sys.executable, __file__, "--only", mode, "--out", out]
+            command += ["--rows", str(args.rows), "--partitions", str(args.partitions)]
+            command += ["--classes", str(args.classes), "--folder", args.folder]
+            subprocess.run(command, check=True)
+            meta[mode] = json.loads(Path(out).read_text())
     with saving_printed_tables(args.save):
         print(
             f"\nskassess assess on {args.rows:,} rows x {args.classes} classes in "
@@ -266,6 +336,42 @@ def main():
         print(
             f"| client peak / worker peak memory | {labeling['client_peak'] / 1e6:.0f} MB / "
             f"{labeling['worker_peak'] / 1e6:.0f} MB |"
+        )
+        print_meta(meta)
+
+
+def print_meta(meta, n_small=5):
+    """The interval model's runs: in memory, and on 2 workers."""
+    base = meta["meta-one"]["small"]
+    print(
+        "\nThe interval model (PerformanceIntervalRegressor, meta-model of the scores alone, "
+        "the shipped uncertainty model, fitted on the first file's labeled rows) predicting "
+        "the accuracy of the unlabeled rows; the batch in memory, or as a Dask DataFrame read "
+        "from the files (2 worker processes)"
+    )
+    print(
+        "| run | rows | seconds | rows per second | client peak (MB) | worker peak (MB) "
+        "| predicted accuracy | 95 % half-width | largest feature difference |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    runs = [
+        (f"one process, {n_small} files in memory", base),
+        (f"Dask, 2 workers, the same {n_small} files", meta["meta-2"]["small"]),
+        ("Dask, 2 workers, all the files", meta["meta-2"]["all"]),
+    ]
+    for name, run in runs:
+        if run["rows"] == base["rows"]:
+            diff = max(
+                abs(run["features"][k] - v) for k, v in base["features"].items() if not np.isnan(v)
+            )
+            diff = f"{diff:.1e}"
+        else:
+            diff = ""
+        w = "" if run["worker_peak"] is None else f"{run['worker_peak'] / 1e6:.0f}"
+        print(
+            f"| {name} | {run['rows']:,} | {run['seconds']:.1f} | "
+            f"{run['rows'] / run['seconds']:,.0f} | {run['client_peak'] / 1e6:.0f} | {w} | "
+            f"{run['accuracy']:.4f} | {run['quantiles'][-1]:.4f} | {diff} |"
         )
 
 

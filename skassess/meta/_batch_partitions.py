@@ -9,11 +9,12 @@ the at most ``DRIFT_ROWS`` drift rows, not by the batch.
 """
 
 import numpy as np
+from sklearn.utils import Bunch
 
 from ..utils._dask import aligned_blocks, import_dask, merge_tree, values
 from ._batch_summary import drift_positions, summarize
 
-__all__ = ["partition_rows", "summarize_partitions"]
+__all__ = ["summarize_partitions"]
 
 
 def _blocks(X, scores):
@@ -79,7 +80,9 @@ def summarize_partitions(models, X, scores, *, frame, seed):
 
     Returns
     -------
-    BatchSummary
+    summary : BatchSummary
+    rows : Bunch
+        The predictor's ``p`` and ``pred`` as lazy Dask Arrays over the partitions.
     """
     dask = import_dask()
     blocks = _blocks(X, scores)
@@ -95,27 +98,32 @@ def summarize_partitions(models, X, scores, *, frame, seed):
         part(shared[0], shared[1], shared[2], i, int(starts[i]), x, s)
         for i, (x, s) in enumerate(blocks)
     ]
-    return merge_tree(parts, dask.delayed(_merged, pure=True))
+    summary = merge_tree(parts, dask.delayed(_merged, pure=True))
+    return summary, _lazy_rows(shared[0], blocks, lengths)
 
 
-def _rows_partition(models, key, X, scores):
+def _rows_partition(models, X, scores):
     X, scores = _local(X, scores)
-    return np.asarray(models[0].predict_rows(X, scores=scores)[key])
+    rows = models[0].predict_rows(X, scores=scores)
+    return np.asarray(rows["p"], dtype=np.float64), np.asarray(rows["pred"], dtype=np.intp)
 
 
-def partition_rows(models, X, scores, key):
-    """The predictor's per-row output ``key`` as a lazy Dask Array over the partitions."""
-    dask = import_dask()
+def _lazy_rows(models, blocks, lengths):
+    """The predictor's ``p`` and ``pred`` as lazy Dask Arrays: one task per
+    partition gives both, so computing them together reads it once."""
     import dask.array as da
 
-    blocks = _blocks(X, scores)
-    lengths = _lengths(X, scores, blocks)
-    held = dask.delayed(models, pure=True, traverse=False)
+    dask = import_dask()
     part = dask.delayed(_rows_partition, pure=True)
-    dtype = np.float64 if key == "p" else np.intp
-    return da.concatenate(
-        [
-            da.from_delayed(part(held, key, x, s), shape=(m,), dtype=dtype)
-            for (x, s), m in zip(blocks, lengths, strict=True)
-        ]
+    tasks = [part(models, x, s) for x, s in blocks]
+    return Bunch(
+        **{
+            key: da.concatenate(
+                [
+                    da.from_delayed(t[j], shape=(m,), dtype=dtype)
+                    for t, m in zip(tasks, lengths, strict=True)
+                ]
+            )
+            for j, (key, dtype) in enumerate((("p", np.float64), ("pred", np.intp)))
+        }
     )

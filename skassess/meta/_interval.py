@@ -15,7 +15,7 @@ from ..utils._random import seed_int
 from ..utils._sklearn_compat import HasMethods, Hidden, Interval, StrOptions
 from ..utils._threads import single_threaded
 from ..utils._validation import check_labels
-from ._batch_partitions import partition_rows, summarize_partitions
+from ._batch_partitions import summarize_partitions
 from ._batch_summary import ReferenceFrame, summarize
 from ._error_levels import check_levels, error_quantiles
 from ._predictor import PerformancePredictor
@@ -317,8 +317,9 @@ class PerformanceIntervalRegressor(BaseEstimator):
         return self.predictor_, shared, self.peers_
 
     def _batch(self, X, scores):
-        """The batch's summary, the predictor's rows (None for a batch in Dask
-        collections), the calibrated error quantiles and the UM's inputs."""
+        """The batch's predicted accuracy, the predictor's rows (``p`` and
+        ``pred`` lazy for a batch in Dask collections), the calibrated error
+        quantiles and the UM's inputs."""
         check_is_fitted(self, "uncertainty_model_")
         ref = self.shared_.reference_rows_
         imp = (
@@ -328,8 +329,9 @@ class PerformanceIntervalRegressor(BaseEstimator):
         )
         frame = ReferenceFrame(ref, imp, self._seed)
         if is_dask_collection(X) or is_dask_collection(scores):
-            rows = None
-            summary = summarize_partitions(self._models(), X, scores, frame=frame, seed=self._seed)
+            summary, rows = summarize_partitions(
+                self._models(), X, scores, frame=frame, seed=self._seed
+            )
         else:
             rows, summary = summarize(self._models(), X, scores, frame=frame, seed=self._seed)
         feats = summary_features(
@@ -365,17 +367,12 @@ class PerformanceIntervalRegressor(BaseEstimator):
             for a batch in Dask collections these two are lazy Dask Arrays.
         """
         accuracy, rows, q, feats = self._batch(X, scores)
-        if rows is None:  # a batch in Dask collections: its rows stay lazy
-            correctness = partition_rows(self._models(), X, scores, "p")
-            y_pred = partition_rows(self._models(), X, scores, "pred")
-        else:
-            correctness, y_pred = rows["p"], rows["pred"]
         return Bunch(
             accuracy=accuracy,
             error_quantiles=q,
             features=feats,
-            correctness=correctness,
-            y_pred=y_pred,
+            correctness=rows["p"],
+            y_pred=rows["pred"],
         )
 
     def _half_width(self, q, level):
