@@ -10,6 +10,7 @@ group, and ``"rest"``), or None for a method without a posterior.
 the units and reports; the model lives here.
 """
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -209,18 +210,25 @@ class BayesianCalibration(GroupMethod):
     needs_rows = True
 
     def sums(self, metrics, rows, rng, index):
-        s, y, codes, groups, index = rows.s, rows.y, rows.codes, rows.groups, rows.index
-        labeled = rows.labeled
+        """As :meth:`GroupMethod.sums`; ``rows`` is :class:`GroupRows`, or the
+        rows of Dask partitions (``PartitionedRows``, ``unlabeled="expected"``)."""
+        if hasattr(rows, "add_up"):  # in partitions: their labeled and first rows
+            fitted = rows.key_rows(index)
+            keep = np.arange(len(fitted.s))
+        else:
+            # Unlabeled rows only define the groups: the labeled rows and the first row
+            # of each group give the same posterior with memory O(labels), not O(rows).
+            fitted = rows
+            first = np.full(len(index), len(rows.s))
+            np.minimum.at(first, rows.codes, np.arange(len(rows.s)))
+            keep = np.union1d(np.flatnonzero(rows.labeled), first)
+        s, y, codes, groups = fitted.s, fitted.y, fitted.codes, fitted.groups
+        labeled = fitted.labeled
         cal = HierarchicalBetaCalibrator() if self.calibrator is None else self.calibrator
         # y is coded 0 / 1 with -1 for unlabeled rows by now
         cal = clone(cal).set_params(classes=[0, 1], missing_label=-1)
         if cal.random_state is None:
             cal.set_params(random_state=int(rng.integers(np.iinfo(np.int32).max)))
-        # Unlabeled rows only define the groups: the labeled rows and the first row
-        # of each group give the same posterior with memory O(labels), not O(rows).
-        first = np.full(len(index), len(s))
-        np.minimum.at(first, codes, np.arange(len(s)))
-        keep = np.union1d(np.flatnonzero(labeled), first)
         self.calibrator_ = clone(cal).fit(s[keep], y[keep], group_by=groups[keep])
         check = (s[labeled], y[labeled], groups[labeled], codes[labeled], index)
         self.label_check_, log_bf = self.label_check(*check, rng)
@@ -240,7 +248,7 @@ class BayesianCalibration(GroupMethod):
                 self.calibrator_ = clone(cal).fit(s[keep], y_in, group_by=groups[keep])
                 self.label_check_, log_bf = self.label_check(*check, rng, left_out=out)
         warn_misfit(self.label_check_)
-        return self.unlabeled_sums(metrics, rows, log_bf, rng)
+        return self.unlabeled_sums(metrics, rows, fitted, log_bf, rng)
 
     def draws(self, name, sums, member, rng):
         return self.ratio(sums[2], sums[3], member)
@@ -313,33 +321,26 @@ class BayesianCalibration(GroupMethod):
         )[n_labeled > 0]
         return frame, log_bf
 
-    def unlabeled_sums(self, metrics, rows, log_bf, rng):
-        """Per metric and group: the labeled numerator and denominator, and their
-        posterior draws with the unlabeled rows' terms added.
+    def unlabeled_terms(self, metrics, index, s, y, groups, *, codes=None, rng=None):
+        """The unlabeled rows' terms per metric and group, sums that add over rows.
 
-        Rows are taken a block at a time, so the extra memory is O(n_draws x block),
-        not O(n_draws x n_rows): the calibrator's draws are fixed (equally spaced
-        along its chain), so every block sees the same maps. With
-        ``unlabeled="expected"`` the calibrator's ``sample_sums`` adds up a
-        block's calibrated probabilities without drawing them row by row.
-
-        With ``p_pooled < 1`` each draw's configuration ``z`` is drawn from
-        its posterior (the class docstring): group ``g`` takes the pooled
-        (calibration) model's draw with probability ``P(z_g = 1 | y)``, else
-        the free model's, whose rows are right with probability theta_g ~
-        Beta(1 + labeled right, 1 + labeled wrong) whatever their scores
-        (beta-binomial), so an unlabeled row predicted 1 has P(y = 1) =
-        theta_g and one predicted 0 has 1 - theta_g. The draw's every metric
-        and group share the configuration.
+        ``"sums"``: per metric, the numerator's and denominator's label-free
+        terms plus, per draw of the maps, the calibrated terms; and the free
+        model's counts: ``"free_a"`` and ``"free_b"`` (the terms per group and
+        per (group, predicted class)), ``"n_unl"``, ``"n_right"`` and
+        ``"n_wrong"``. Rows are taken a block at a time, so the extra memory
+        is O(n_draws x block), not O(n_draws x n_rows): the calibrator's draws
+        are fixed (equally spaced along its chain), so every block sees the
+        same maps. With ``unlabeled="expected"`` the calibrator's
+        ``sample_sums`` adds up a block's calibrated probabilities without
+        drawing them row by row; ``"sampled"`` draws each row's label (``rng``).
         """
-        s, y, codes, groups, index = rows.s, rows.y, rows.codes, rows.groups, rows.index
+        if codes is None:
+            codes = index.get_indexer(pd.Index(groups, dtype=object))
         G, D = len(index), self.n_draws
         sampled = self.unlabeled == "sampled"
         free = self.p_pooled < 1
-        sums = {
-            name: [*pair, np.zeros((D, G)), np.zeros((D, G))]
-            for name, pair in labeled_sums(metrics, rows, self.threshold).items()
-        }
+        sums = {name: [np.zeros((D, G)), np.zeros((D, G))] for name in metrics}
         # free model: unlabeled a-sums per group, b-sums per (group, predicted class)
         free_a = {name: np.zeros((2, G)) for name in metrics}
         free_b = {name: np.zeros((2, G, 2)) for name in metrics}
@@ -381,15 +382,58 @@ class BayesianCalibration(GroupMethod):
             for i, (name, (a_n, b_n, a_d, b_d)) in enumerate(coefficients.items()):
                 for j, (a, b) in enumerate(((a_n, b_n), (a_d, b_d))):
                     a_sum = a[unl] @ oh
-                    sums[name][2 + j] += a_sum
+                    sums[name][j] += a_sum
                     if free:
                         free_a[name][j] += a_sum
                         for k in (0, 1):
                             free_b[name][j, :, k] += b[unl] @ by_class[k][unl]
                     if sampled:
-                        sums[name][2 + j] += prob @ (b[unl, None] * oh)
+                        sums[name][j] += prob @ (b[unl, None] * oh)
                     else:
-                        sums[name][2 + j] += expected[:, :, 2 * i + j]
+                        sums[name][j] += expected[:, :, 2 * i + j]
+        return {
+            "sums": sums,
+            "free_a": free_a,
+            "free_b": free_b,
+            "n_unl": n_unl,
+            "n_right": n_right,
+            "n_wrong": n_wrong,
+        }
+
+    def unlabeled_sums(self, metrics, rows, fitted, log_bf, rng):
+        """Per metric and group: the labeled numerator and denominator, and their
+        posterior draws with the unlabeled rows' terms added.
+
+        ``rows`` are every row (:class:`GroupRows`, or the rows of Dask
+        partitions, whose terms :meth:`unlabeled_terms` adds up where they
+        live), ``fitted`` the rows the maps were fitted on (the labeled ones
+        among them).
+
+        With ``p_pooled < 1`` each draw's configuration ``z`` is drawn from
+        its posterior (the class docstring): group ``g`` takes the pooled
+        (calibration) model's draw with probability ``P(z_g = 1 | y)``, else
+        the free model's, whose rows are right with probability theta_g ~
+        Beta(1 + labeled right, 1 + labeled wrong) whatever their scores
+        (beta-binomial), so an unlabeled row predicted 1 has P(y = 1) =
+        theta_g and one predicted 0 has 1 - theta_g. The draw's every metric
+        and group share the configuration.
+        """
+        index = fitted.index
+        G, D = len(index), self.n_draws
+        sampled = self.unlabeled == "sampled"
+        free = self.p_pooled < 1
+        if hasattr(rows, "add_up"):
+            terms = rows.add_up(functools.partial(self.unlabeled_terms, metrics, index))
+        else:
+            terms = self.unlabeled_terms(
+                metrics, index, rows.s, rows.y, rows.groups, codes=rows.codes, rng=rng
+            )
+        sums = {
+            name: [*pair, *terms["sums"][name]]
+            for name, pair in labeled_sums(metrics, fitted, self.threshold).items()
+        }
+        free_a, free_b, n_unl = terms["free_a"], terms["free_b"], terms["n_unl"]
+        n_right, n_wrong = terms["n_right"], terms["n_wrong"]
         if free:
             # P(the group follows the pooled model | its labels), then one choice per draw
             pooled = rng.random((D, G)) < expit(prior_logit(self.p_pooled) + log_bf)

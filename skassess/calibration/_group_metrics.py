@@ -19,6 +19,7 @@ from ..utils._sklearn_compat import Hidden, Interval, MissingValues, StrOptions
 from ..utils._validation import as_scalar
 from ..utils._warnings import warn
 from ._group_methods import GROUP_METHODS, GroupRows, group_method
+from ._group_partitions import PartitionedRows
 from ._group_totals import GroupTotals, calibrated_models, checked_rows, fit_partitions_totals
 from ._hierarchical import HierarchicalBetaCalibrator
 
@@ -280,7 +281,13 @@ default="calibrated"
         Parameters
         ----------
         X : array-like of shape (n_samples,) or (n_samples, 2)
-            The black box's P(y = 1).
+            The black box's P(y = 1); or a Dask Array, DataFrame or Series,
+            with ``y`` and ``group_by`` partitioned alike: each partition's
+            per-group sums are computed where it lives and merged, and the
+            fit is the in-memory one up to summation order. BC takes them with
+            ``unlabeled="expected"`` (its labeled rows and each group's first
+            row are collected for the maps; a second pass adds the unlabeled
+            rows' sums under the maps' fixed draws).
         y : array-like of shape (n_samples,)
             True labels (0/1, or the two ``classes``), ``missing_label`` for
             unlabeled rows. Required.
@@ -315,12 +322,16 @@ default="calibrated"
         group_by = group_by if sensitive_features is None else sensitive_features
         method = self._strategy()
         if any(is_dask_collection(v) for v in (X, y, group_by)):
-            if method.needs_rows:
+            if method.needs_rows and self.unlabeled == "sampled":
                 raise ValueError(
-                    f"method={self.method!r} needs every row in memory; on Dask collections "
-                    "use method='calibrated', 'beta_binomial' or 'frequentist'."
+                    f"method={self.method!r} with unlabeled='sampled' draws every unlabeled "
+                    "row's label in turn; on Dask collections use unlabeled='expected' (sums "
+                    "that add over partitions), or method='calibrated'."
                 )
-            data = fit_partitions_totals(self, X, y, group_by, metrics, name)
+            if method.needs_rows:
+                data = PartitionedRows(self, X, y, group_by, name)
+            else:
+                data = fit_partitions_totals(self, X, y, group_by, metrics, name)
             labels = data.labels
         else:
             s, y, groups = checked_rows(X, y, group_by, name, self.classes, self.missing_label)
@@ -339,7 +350,10 @@ default="calibrated"
             labels = pd.unique(pd.Series(groups, dtype=object)).tolist()
         encoder = GroupEncoder("group").fit(labels)
         index = encoder.categories_
-        if method.needs_rows:
+        if isinstance(data, PartitionedRows):
+            n_rows = np.array([data.n_rows[g] for g in index], dtype=np.float64)
+            labeled_rows = data.key_rows(index)
+        elif method.needs_rows:
             data = GroupRows(data.s, data.y, encoder.transform(data.groups), data.groups, index)
             n_rows, labeled_rows = np.bincount(data.codes, minlength=len(index)), data
         else:

@@ -20,7 +20,13 @@ from ..utils._groups import check_group_by
 from ..utils._validation import as_scalar, check_classes, check_labels, check_scores
 from ._group_calibrated import metric_coefficients
 
-__all__ = ["GroupTotals", "calibrated_models", "checked_rows", "fit_partitions_totals"]
+__all__ = [
+    "GroupTotals",
+    "calibrated_models",
+    "checked_partition",
+    "checked_rows",
+    "fit_partitions_totals",
+]
 
 
 GROUP_BY_REQUIRED = (
@@ -223,13 +229,11 @@ def checked_rows(X, y, group_by, name, classes, missing_label):
     return s, y, check_group_by(group_by, len(s), name=name)
 
 
-def _partition_totals(estimator, index, metrics, name, X, y, group_by):
-    """The totals of one partition (None for an empty one); errors name it."""
+def checked_partition(estimator, index, name, X, y, group_by):
+    """One partition's :func:`checked_rows`; errors name the partition."""
     from ..utils._dask import values
 
     X, y, group_by = values(X), values(y), values(group_by)
-    if X.shape[0] == 0:
-        return None
     for arg, value in (("y", y), (name, group_by)):
         if value.shape[0] != X.shape[0]:
             raise ValueError(
@@ -237,9 +241,19 @@ def _partition_totals(estimator, index, metrics, name, X, y, group_by):
                 "partition them alike."
             )
     try:
-        s, y, groups = checked_rows(
-            X, y, group_by, name, estimator.classes, estimator.missing_label
-        )
+        return checked_rows(X, y, group_by, name, estimator.classes, estimator.missing_label)
+    except (ValueError, TypeError) as exc:
+        raise type(exc)(f"partition {index}: {exc}") from exc
+
+
+def _partition_totals(estimator, index, metrics, name, X, y, group_by):
+    """The totals of one partition (None for an empty one); errors name it."""
+    from ..utils._dask import values
+
+    if values(X).shape[0] == 0:
+        return None
+    s, y, groups = checked_partition(estimator, index, name, X, y, group_by)
+    try:
         return GroupTotals.of_rows(
             metrics,
             s,

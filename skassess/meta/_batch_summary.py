@@ -37,12 +37,12 @@ def drift_positions(n_ref, n_batch, seed):
     row counts, so a batch held in partitions reads the same rows.
     """
     rng = np.random.default_rng(seed)
-    kept = np.arange(n_ref)
-    if n_ref > DRIFT_ROWS:
-        kept = rng.choice(n_ref, DRIFT_ROWS, replace=False)
-    taken = np.arange(n_batch)
-    if n_batch > DRIFT_ROWS:
-        taken = rng.choice(n_batch, DRIFT_ROWS, replace=False)
+    # memory O(DRIFT_ROWS) whatever the counts: Generator.choice without replacement
+    # draws a few rows of many without a permutation of them all
+    kept, taken = (
+        rng.choice(n, DRIFT_ROWS, replace=False) if n > DRIFT_ROWS else np.arange(n)
+        for n in (n_ref, n_batch)
+    )
     return kept, taken
 
 

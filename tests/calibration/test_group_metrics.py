@@ -862,7 +862,7 @@ def test_bayesian_calibration_draws_each_configuration_from_its_posterior():
     posterior = np.array([0.3, 0.6, 0.85])  # P(z_g = pooled | y); prior odds 1 at p_pooled 0.5
 
     def run(log_bf):  # the same stream of random numbers whatever the Bayes factors
-        return method.unlabeled_sums(metrics, rows, log_bf, np.random.default_rng(7))
+        return method.unlabeled_sums(metrics, rows, rows, log_bf, np.random.default_rng(7))
 
     mixed, pooled, free = run(logit(posterior)), run(np.full(3, 60.0)), run(np.full(3, -60.0))
     chosen = {}

@@ -3,8 +3,11 @@
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skassess.calibration import BayesianGroupMetrics
+from skassess.calibration._group_partitions import KeyRows
 from skassess.calibration._group_totals import GroupTotals, calibrated_models
 
 dask = pytest.importorskip("dask")
@@ -81,9 +84,53 @@ def test_a_partition_with_bad_labels_is_named():
         BayesianGroupMetrics(n_draws=50).fit(ddf.s, ddf.y, group_by=ddf.g)
 
 
-def test_bayesian_calibration_is_refused_on_dask():
+@pytest.mark.filterwarnings("ignore::skassess.exceptions.SkassessWarning")
+@pytest.mark.parametrize("p_pooled", ["auto", 1.0])
+def test_bayesian_calibration_expected_on_dask_is_the_in_memory_fit(p_pooled):
+    frame = _pool(seed=3)
+    frame.loc[frame.index[:700], "g"] = "a"  # group "b" and "c" first met in later partitions
+    da = pytest.importorskip("dask.array")
+    chunks = ((700, 0, 1800, 1500),)  # uneven partitions, one of them empty
+
+    def parted(column):
+        return da.from_array(frame[column].to_numpy(), chunks=chunks)
+
+    kw = {"metrics": METRICS, "p_pooled": p_pooled, "n_draws": 200, "random_state": 0}
+    kw.update(method="bayesian_calibration", unlabeled="expected")
+    whole = BayesianGroupMetrics(**kw).fit(frame.s, frame.y, group_by=frame.g)
+    with dask.config.set(scheduler="sync"):
+        parts = BayesianGroupMetrics(**kw).fit(parted("s"), parted("y"), group_by=parted("g"))
+    _same(parts, whole)
+    pd.testing.assert_frame_equal(parts.label_check_, whole.label_check_, rtol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.lists(st.integers(0, 300), max_size=4))
+def test_key_rows_merged_over_any_cut_are_the_whole_files(seed, cuts):
+    rng = np.random.default_rng(seed)
+    n = 300
+    s = rng.random(n)
+    y = np.where(rng.random(n) < 0.1, rng.integers(0, 2, n), -1)
+    g = rng.choice(np.array(["a", "b", "c", "d"], dtype=object), n)
+    bounds = np.unique(np.array([0, *cuts, n], dtype=int))
+    parts = [
+        KeyRows.of_rows(s[a:b], y[a:b], g[a:b], i)
+        for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:], strict=True))
+    ]
+    rng.shuffle(parts)  # merged in any order: the keys put the rows back in the file's
+    merged = parts[0]
+    for part in parts[1:]:
+        merged = merged.merge(part)
+    first = ~pd.Series(g, dtype=object).duplicated().to_numpy()
+    keep = (y >= 0) | first
+    for got, want in zip(merged.rows(), (s[keep], y[keep], g[keep]), strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert merged.counts == pd.Series(g).value_counts().to_dict()
+
+
+def test_bayesian_calibration_sampled_is_refused_on_dask():
     ddf = dd.from_pandas(_pool(n=500), npartitions=2)
-    with pytest.raises(ValueError, match="needs every row in memory"):
+    with pytest.raises(ValueError, match="use unlabeled='expected'"):
         BayesianGroupMetrics("bayesian_calibration").fit(ddf.s, ddf.y, group_by=ddf.g)
 
 
@@ -100,5 +147,8 @@ def test_on_a_cluster_of_worker_processes(dask_client):
     frame = _pool(seed=2)
     ddf = dd.from_pandas(frame, npartitions=4)
     kw = {"metrics": ("accuracy", "tpr"), "n_draws": 200, "random_state": 0}
+    whole = BayesianGroupMetrics(**kw).fit(frame.s, frame.y, group_by=frame.g)
+    _same(BayesianGroupMetrics(**kw).fit(ddf.s, ddf.y, group_by=ddf.g), whole)
+    kw.update(method="bayesian_calibration", unlabeled="expected", p_pooled=1.0)
     whole = BayesianGroupMetrics(**kw).fit(frame.s, frame.y, group_by=frame.g)
     _same(BayesianGroupMetrics(**kw).fit(ddf.s, ddf.y, group_by=ddf.g), whole)
