@@ -37,6 +37,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import psutil
+import pyarrow.dataset
+import pyarrow.parquet
 from _results import add_save_argument, saving_printed_tables
 
 from skassess.session import ScoresFile, assess_partitions
@@ -158,7 +160,7 @@ def run_labeling(paths, out, n_labels=50):
     from skassess import ActiveAssessor
     from skassess.session import LabelingSession
 
-    columns = [c for c in pd.read_parquet(paths[0]).columns if c.startswith("score_")]
+    columns = score_columns(paths[0])
     times = {}
     with local_cluster(2) as client, tempfile.TemporaryDirectory() as tmp:
         pids = [w.process.pid for w in client.cluster.workers.values()]
@@ -190,13 +192,21 @@ def _interval_model(paths):
     """The interval model of the scores alone, fitted on the first file's labeled rows."""
     from skassess.meta import PerformanceIntervalRegressor, PerformancePredictor
 
-    frame = pd.read_parquet(paths[0])
-    columns = [c for c in frame.columns if c.startswith("score_")]
-    labeled = frame["label"].notna().to_numpy()
+    columns = score_columns(paths[0])
+    # the labeled rows only: a whole file read here would stay in the client's memory
+    table = pyarrow.dataset.dataset(paths[0]).to_table(
+        columns=[*columns, "label"], filter=pyarrow.dataset.field("label").is_valid()
+    )
+    frame = table.to_pandas()
     pir = PerformanceIntervalRegressor(
         PerformancePredictor(classes=np.arange(len(columns))), random_state=0
-    ).fit(None, frame["label"][labeled].astype(int), scores=frame.loc[labeled, columns])
+    ).fit(None, frame["label"].astype(int), scores=frame[columns])
     return pir, columns
+
+
+def score_columns(path):
+    """The score columns of a file, from its schema (no row read)."""
+    return [c for c in pyarrow.parquet.read_schema(path).names if c.startswith("score_")]
 
 
 def run_meta(paths, mode, out, n_small=5):

@@ -14,7 +14,7 @@ so the maps see the rows of the in-memory fit in the same order.
 import numpy as np
 import pandas as pd
 
-from ..utils._dask import aligned_blocks, import_dask, merge_tree, values
+from ..utils._dask import aligned_blocks, import_dask, merge_tree, shared, values
 from ._group_methods import GroupRows
 from ._group_totals import GROUP_BY_REQUIRED, checked_partition
 
@@ -143,7 +143,7 @@ class PartitionedRows:
         """``function(s, y, groups)`` of every partition's rows, added over the partitions."""
         dask = import_dask()
         part = dask.delayed(_partition_sums, pure=True)
-        held = dask.delayed(function, pure=True, traverse=False)
+        held = shared(function)  # with the calibration maps' chains: megabytes
         parts = [
             part(self._estimator, i, self._name, held, x, r["y"], r[self._name])
             for i, (x, r) in enumerate(self._blocks)

@@ -76,6 +76,22 @@ def aligned_blocks(X, rows):
     return [(x, {name: aligned[name][i] for name in rows}) for i, x in enumerate(blocks)]
 
 
+def shared(obj):
+    """``obj`` for every partition's task: scattered to every worker once when the
+    current scheduler is a ``distributed.Client`` (a large object then stays out of
+    the task graph), else one delayed key of the graph."""
+    dask = import_dask()
+    try:
+        from distributed import default_client
+
+        client = default_client()
+    except (ImportError, ValueError):
+        client = None
+    if client is not None and dask.base.get_scheduler() == client.get:
+        return client.scatter(obj, broadcast=True, hash=False)
+    return dask.delayed(obj, pure=True, traverse=False)
+
+
 def merge_tree(parts, merge):
     """The delayed ``parts`` merged pairwise in a tree (``merge``, delayed), computed."""
     dask = import_dask()
