@@ -11,7 +11,7 @@ the at most ``DRIFT_ROWS`` drift rows, not by the batch.
 import numpy as np
 from sklearn.utils import Bunch
 
-from ..utils._dask import aligned_blocks, import_dask, merge_tree, values
+from ..utils._dask import aligned_blocks, import_dask, merge_tree, shared, values
 from ._batch_summary import drift_positions, summarize
 
 __all__ = ["summarize_partitions"]
@@ -48,7 +48,8 @@ def _lengths(X, scores, blocks):
     return lengths
 
 
-def _summarize_partition(models, frame, taken, index, start, X, scores):
+def _summarize_partition(held, index, start, X, scores):
+    models, frame, taken = held
     X, scores = _local(X, scores)
     if (scores if X is None else X).shape[0] == 0:
         return None
@@ -92,14 +93,14 @@ def summarize_partitions(models, X, scores, *, frame, seed):
         raise ValueError("X, a Dask collection, holds no rows.")
     starts = np.r_[0, np.cumsum(lengths)]
     taken = drift_positions(frame.n_ref, n, seed)[1]
-    shared = dask.delayed((models, frame, taken), pure=True, traverse=False)
+    # the reference's rows travel with the frame: scattered once on a cluster
+    held = shared((models, frame, taken))
     part = dask.delayed(_summarize_partition, pure=True)
-    parts = [
-        part(shared[0], shared[1], shared[2], i, int(starts[i]), x, s)
-        for i, (x, s) in enumerate(blocks)
-    ]
+    parts = [part(held, i, int(starts[i]), x, s) for i, (x, s) in enumerate(blocks)]
     summary = merge_tree(parts, dask.delayed(_merged, pure=True))
-    return summary, _lazy_rows(shared[0], blocks, lengths)
+    # the lazy rows keep a delayed copy of the models, whatever scheduler computes them
+    models = dask.delayed(models, pure=True, traverse=False)
+    return summary, _lazy_rows(models, blocks, lengths)
 
 
 def _rows_partition(models, X, scores):

@@ -541,7 +541,11 @@ class PerformancePredictor(BaseEstimator):
         score : float
             ``-|predicted accuracy - true accuracy|`` (higher is better).
         """
-        return -abs(self.predict(X, scores=scores) - self.true_accuracy(X, y, scores=scores))
+        if is_dask_collection(X) or is_dask_collection(scores):
+            return -abs(self.predict(X, scores=scores) - self.true_accuracy(X, y, scores=scores))
+        rows = self.predict_rows(X, scores=scores)  # one pass for both
+        truth = float(np.mean(rows["pred"] == self._codes(y, rows)))
+        return -abs(float(np.mean(rows["p"])) - truth)
 
     def _codes(self, y, rows):
         classes = self.estimator.classes_ if self.estimator is not None else self.classes
