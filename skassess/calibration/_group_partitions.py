@@ -14,7 +14,7 @@ so the maps see the rows of the in-memory fit in the same order.
 import numpy as np
 import pandas as pd
 
-from ..utils._dask import aligned_blocks, import_dask, merge_tree, shared, values
+from ..utils._dask import aligned_blocks, import_dask, merge_pair, merge_tree, shared, values
 from ._group_methods import GroupRows
 from ._group_totals import GROUP_BY_REQUIRED, checked_partition
 
@@ -81,12 +81,6 @@ def _key_rows(estimator, index, name, X, y, group_by):
     return KeyRows.of_rows(*checked_partition(estimator, index, name, X, y, group_by), index)
 
 
-def _merged(a, b):
-    if a is None or b is None:
-        return b if a is None else a
-    return a.merge(b)
-
-
 def _partition_sums(estimator, index, name, function, X, y, group_by):
     if values(X).shape[0] == 0:
         return None
@@ -127,7 +121,7 @@ class PartitionedRows:
             part(self._estimator, i, name, x, r["y"], r[name])
             for i, (x, r) in enumerate(self._blocks)
         ]
-        keyed = merge_tree(parts, dask.delayed(_merged, pure=True))
+        keyed = merge_tree(parts, dask.delayed(merge_pair, pure=True))
         if keyed is None:
             raise ValueError("X, a Dask collection, holds no rows.")
         self._s, self._y, self._groups = keyed.rows()

@@ -11,7 +11,7 @@ the at most ``DRIFT_ROWS`` drift rows, not by the batch.
 import numpy as np
 from sklearn.utils import Bunch
 
-from ..utils._dask import aligned_blocks, import_dask, merge_tree, shared, values
+from ..utils._dask import aligned_blocks, import_dask, merge_pair, merge_tree, shared, values
 from ._batch_summary import drift_positions, summarize
 
 __all__ = ["summarize_partitions"]
@@ -59,12 +59,6 @@ def _summarize_partition(held, index, start, X, scores):
         raise type(exc)(f"partition {index}: {exc}") from exc
 
 
-def _merged(a, b):
-    if a is None or b is None:
-        return b if a is None else a
-    return a.merge(b)
-
-
 def summarize_partitions(models, X, scores, *, frame, seed):
     """The :class:`BatchSummary` of a batch in Dask collections, merged over partitions.
 
@@ -97,7 +91,7 @@ def summarize_partitions(models, X, scores, *, frame, seed):
     held = shared((models, frame, taken))
     part = dask.delayed(_summarize_partition, pure=True)
     parts = [part(held, i, int(starts[i]), x, s) for i, (x, s) in enumerate(blocks)]
-    summary = merge_tree(parts, dask.delayed(_merged, pure=True))
+    summary = merge_tree(parts, dask.delayed(merge_pair, pure=True))
     # the lazy rows keep a delayed copy of the models, whatever scheduler computes them
     models = dask.delayed(models, pure=True, traverse=False)
     return summary, _lazy_rows(models, blocks, lengths)
