@@ -278,8 +278,10 @@ def test_label_with_oracle_resumes_and_exports(example, tmp_path, capsys):
     assert "changed since the session started" in capsys.readouterr().err
     assert len(LabelingSession.read_events(session)[0]) == 50
     capsys.readouterr()
-    # export needs the original file: its checksum is checked
+    # export reads only the files named; the one named is checked against the session
     assert main(["export", str(session), "--posterior", "-"]) == 2
+    assert "the posterior needs the scores file" in capsys.readouterr().err
+    assert main(["export", str(session), "--scores", str(scores), "--posterior", "-"]) == 2
     assert "is not the file the session labeled" in capsys.readouterr().err
     assert main(["example", "--directory", str(tmp_path)]) == 0
     capsys.readouterr()
@@ -288,6 +290,8 @@ def test_label_with_oracle_resumes_and_exports(example, tmp_path, capsys):
             [
                 "export",
                 str(session),
+                "--scores",
+                str(scores),
                 "--labels",
                 str(tmp_path / "l.csv"),
                 "--posterior",
@@ -303,6 +307,11 @@ def test_label_with_oracle_resumes_and_exports(example, tmp_path, capsys):
     post = json.loads((tmp_path / "p.json").read_text())
     assert post["n_labeled_in_session"] == 50 and len(post["posterior"]) == 10
     assert post["answer"]["text"].startswith("least accurate: ")
+    # the overall block of assess --json, with the same schema
+    (overall,) = post["overall"]
+    assert set(overall) == {"metric", "mean", "lower", "upper"}
+    assert overall["metric"] == "accuracy" and overall["lower"] < overall["mean"]
+    assert overall["mean"] < overall["upper"]
 
 
 def test_label_stop_probability_uses_lucb_and_anytime_levels(example, tmp_path, capsys):
@@ -581,7 +590,7 @@ def test_report_and_export_of_a_confidence_bins_session(tmp_path, capsys):
     html = tmp_path / "bb.html"
     assert main(["report", str(scores), "--session", session, "-o", str(html)]) == 0
     assert html.stat().st_size > 0
-    assert main(["export", session, "--posterior", "-"]) == 0
+    assert main(["export", session, "--scores", str(scores), "--posterior", "-"]) == 0
     out = capsys.readouterr().out
     posterior = json.loads(out[out.index("{") :])["posterior"]
     assert len(posterior) == 10 and posterior[-1]["top-1 confidence"].endswith("1.000]")
@@ -905,9 +914,11 @@ def test_label_compare_models_resumes_and_exports(two_models, tmp_path, capsys):
     assert info["models"] == ["vendor", "ours"] and len(info["sha256"]) == 2
     assert (events["kind"] == "label").sum() == 40  # the budget counts the session's labels
     post = tmp_path / "post.json"
-    assert main(["export", str(session), "--posterior", str(post)]) == 0
+    argv = ["export", str(session), "--posterior", str(post)]
+    assert main([*argv, "--scores", str(vendor), str(ours)]) == 0
     exported = json.loads(post.read_text())
     assert [r["model"] for r in exported["posterior"]] == ["vendor", "ours"]
+    assert [r["model"] for r in exported["overall"]] == ["vendor", "ours"]
     assert exported["answer"]["text"].startswith("best: ")
     # the report assesses one model: refused with the way out
     capsys.readouterr()

@@ -150,7 +150,8 @@ def test_every_report_route_takes_hostile_names(files, capsys):
         if "region" in argv:
             assert html.escape("<script>alert(1)</script>") in text
             assert "\\x1b[31mred" in out or html.escape("\x1b[31mred") in text
-    assert main(["export", str(f / "s.sqlite"), "--posterior", str(f / "p.json")]) == 0
+    argv = ["export", str(f / "s.sqlite"), "--scores", str(f / "scores.csv")]
+    assert main([*argv, "--posterior", str(f / "p.json")]) == 0
     exported = pd.read_csv(f / "s.sqlite.labels.csv")
     assert set(exported["label"]) <= set(CLASSES)
 

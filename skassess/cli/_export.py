@@ -2,11 +2,13 @@
 
 from pathlib import Path
 
+from ..exceptions import SessionError
 from ..session import LabelingSession
 from ._common import dump_json
+from ._csv_out import write_csv
 from ._label import open_pool
 from ._names import named_groups, session_group_names
-from ._stored import check_classes, checked_scores_paths, read_session
+from ._stored import check_classes, checked_scores_paths, read_session, scores_hint
 
 
 def add_parser(sub):
@@ -14,22 +16,29 @@ def add_parser(sub):
         "export",
         help="write a labeling session's labels (CSV) and posterior (JSON)",
         description="Write the labels of a session file as CSV (id, label, time, ...) and, "
-        "re-reading the session's scores file (checked against its stored SHA-256), the "
-        "posterior and the task's answer as JSON.",
+        "given its scores file with --scores (checked against the SHA-256 the session "
+        "stores), the posterior and the task's answer as JSON. The command reads only the "
+        "files named on its command line.",
     )
     p.add_argument("session", metavar="SESSION", help="the session file")
     p.add_argument("--labels", metavar="CSV", help="labels CSV (default: SESSION.labels.csv)")
     p.add_argument(
+        "--raw-csv",
+        action="store_true",
+        help="write the labels CSV's cells as they are: by default a text cell that a "
+        "spreadsheet would run as a formula (=, +, -, @, tab, CR first) gets a ' before it",
+    )
+    p.add_argument(
         "--posterior",
         metavar="JSON",
-        help="posterior JSON (default: SESSION.posterior.json; '-': stdout)",
+        help="posterior JSON (default: SESSION.posterior.json; '-': stdout); needs --scores",
     )
     p.add_argument(
         "--scores",
         metavar="FILE",
         nargs="+",
-        help="the scores file, if it moved since the session started (a model "
-        "comparison's: each model's file, in the session's order)",
+        help="the session's scores file, for the posterior (a model comparison's: each "
+        "model's file, in the session's order)",
     )
     p.set_defaults(func=run)
 
@@ -37,13 +46,21 @@ def add_parser(sub):
 def run(args):
     path = Path(args.session)
     events, info = read_session(path)
-    # the files are checked before anything is written
-    paths = checked_scores_paths(path, info, args.scores)
+    # the files are checked before anything is written; a stored path is never opened
+    if args.posterior is not None and not args.scores:
+        raise SessionError(f"{path}: the posterior needs the scores file: {scores_hint(info)}.")
+    paths = checked_scores_paths(path, info, args.scores) if args.scores else None
     classes = info.get("classes")
     labels = events[events["kind"] == "label"].copy()
     if classes is not None:
         labels["label"] = [classes[int(k)] for k in labels["label"]]
     labels = labels.rename(columns={"item_id": "id"})[["id", "label", "time", "step", "row"]]
+    out_labels = args.labels or f"{path}.labels.csv"
+    if paths is None:
+        write_csv(labels, out_labels, index=False, raw=args.raw_csv)
+        print(f"wrote {len(labels)} labels to {out_labels}")
+        print(f"no posterior written: {scores_hint(info)}.")
+        return 0
     models = info.get("settings", {}).get("task") == "compare_models"
     sf = open_pool(paths, info.get("options", {}), models=models)
     check_classes(path, info, sf.classes)
@@ -58,8 +75,7 @@ def run(args):
         group_names=session_group_names(info.get("settings", {}), group, sf),
         read_only=True,
     ) as session:
-        out_labels = args.labels or f"{path}.labels.csv"
-        labels.to_csv(out_labels, index=False)
+        write_csv(labels, out_labels, index=False, raw=args.raw_csv)
         print(f"wrote {len(labels)} labels to {out_labels}")
         summary = named_groups(session.summary(), session.assessor_, sf)
         answer = session.answer()
@@ -70,6 +86,7 @@ def run(args):
             "settings": info.get("settings"),
             "n_labeled_in_session": session.n_labeled,
             "n_labeled_in_file": int((table.labels >= 0).sum()),
+            "overall": overall_records(session.assessor_),
             "answer": answer,
             "posterior": summary.reset_index().to_dict(orient="records"),
             "skipped": [str(table.ids[r]) for r in session.assessor_.skipped_],
@@ -79,3 +96,41 @@ def run(args):
     if out_post != "-":
         print(f"wrote the posterior to {out_post}")
     return 0
+
+
+def overall_records(assessor, level=0.95):
+    """The session's overall estimates as ``skassess assess --json`` gives them.
+
+    Records of ``metric``, ``mean``, ``lower`` and ``upper`` (the ``level``
+    interval): the working estimator's overall metric, each model's accuracy in
+    a comparison of models (with ``model``), or each metric of a test.
+    """
+    from ..metrics import BayesianCalibrationError, BayesianMisclassificationCost
+    from ..samplers import ActiveModelSelector
+
+    est = getattr(assessor, "estimator_", None)
+    if hasattr(est, "overall_interval") and not isinstance(assessor, ActiveModelSelector):
+        lower, upper = est.overall_interval(level)
+        if isinstance(est, BayesianCalibrationError):
+            name = "ECE"  # the names of skassess assess's overall table
+        elif isinstance(est, BayesianMisclassificationCost):
+            name = "expected cost"
+        else:
+            name = getattr(est, "metric", "accuracy")
+        return [{"metric": name, "mean": est.overall_mean(), "lower": lower, "upper": upper}]
+    try:
+        table = assessor.summary(level)
+    except ValueError:  # a test with no drawn label yet
+        return []
+    if isinstance(assessor, ActiveModelSelector):
+        return [
+            {"metric": "accuracy", "model": str(key), **_interval(row["mean"], row)}
+            for key, row in table.iterrows()
+        ]
+    return [
+        {"metric": str(key), **_interval(row["estimate"], row)} for key, row in table.iterrows()
+    ]
+
+
+def _interval(mean, row):
+    return {"mean": mean, "lower": row["lower"], "upper": row["upper"]}

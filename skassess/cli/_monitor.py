@@ -12,6 +12,7 @@ from ..session import (
     stream_result,
 )
 from ._common import add_file_arguments, dump_json, file_options, print_table
+from ._csv_out import write_csv
 from ._keyboard import interactive, status_line
 from ._oracle import read_oracle
 
@@ -118,6 +119,12 @@ def add_parser(sub):
     )
     out = p.add_argument_group("output")
     out.add_argument("--csv", metavar="FILE", help="write the per-chunk table as CSV")
+    out.add_argument(
+        "--raw-csv",
+        action="store_true",
+        help="with --csv: write the cells as they are: by default a text cell that a "
+        "spreadsheet would run as a formula (=, +, -, @, tab, CR first) gets a ' before it",
+    )
     out.add_argument("--plot", metavar="PNG", help="draw the timeline (needs matplotlib)")
     out.add_argument("--json", metavar="FILE", help="write the results as JSON ('-': stdout)")
     out.add_argument(
@@ -281,7 +288,7 @@ def run(args):
         if args.query:
             print_table("Rows to label next", result.to_label)
     if args.csv:
-        table.to_csv(args.csv)
+        write_csv(table, args.csv, raw=args.raw_csv)
     if args.json:
         dump_json(result.to_dict(), args.json)
     if args.report:

@@ -2,8 +2,9 @@
 
 A session file may come from someone else: its ``info`` (the scores file's path
 and SHA-256, the column options, the fixed settings, the class names) is data
-to check, never an instruction. The command reads a stored path only after its
-SHA-256 matches, and a file a user names is checked against it.
+to check, never an instruction. A command reads only the files named on its
+command line: a stored path is shown, never opened, and a stored SHA-256 is a
+fingerprint that a named file is compared against.
 """
 
 from numbers import Integral, Real
@@ -13,7 +14,7 @@ from ..exceptions import SessionError
 from ..session import LabelingSession, file_checksum
 from ..utils._validation import is_sha256
 
-__all__ = ["check_classes", "checked_scores_paths", "read_session"]
+__all__ = ["check_classes", "checked_scores_paths", "read_session", "scores_hint"]
 
 #: The type of each column option a session stores (None: not given).
 _OPTION_KINDS = {
@@ -128,36 +129,46 @@ def check_classes(path, info, classes):
 
 
 def checked_scores_paths(path, info, given):
-    """The scores files to read: those the user named, else the stored ones if they match.
+    """The scores files the user named, checked against the session's fingerprints.
 
-    A stored path is read only to compare its SHA-256 with the stored one, and
-    then only if the session stores one; nothing of a file that does not match
-    is shown.
+    Parameters
+    ----------
+    path : path-like
+        The session file (for messages).
+    info : dict
+        The session's checked ``info``.
+    given : list of str
+        The files named on the command line; the stored ``info["input"]`` is
+        never opened, so a session file cannot make the command read another file.
+
+    Raises
+    ------
+    SessionError
+        If no file is named, a named file is missing, or its SHA-256 is not the
+        one the session stores.
     """
     stored = info.get("sha256")
     stored = [stored] if isinstance(stored, str) else stored
-    if given:
-        paths = list(given)
-    else:
-        paths = info.get("input")
-        if paths is None:
-            raise SessionError(f"{path}: the session stores no scores file; pass --scores.")
-        paths = [paths] if isinstance(paths, str) else list(paths)
-        if not stored:
-            raise SessionError(
-                f"{path}: the session stores no SHA-256 of its scores file, so the path it "
-                "stores is not read; name the scores file with --scores."
-            )
+    if not given:
+        raise SessionError(f"{path}: {scores_hint(info)}")
+    paths = list(given)
     if stored and len(stored) != len(paths):
         raise SessionError(
             f"{path}: the session labeled {len(stored)} scores file(s); {len(paths)} were given."
         )
     for i, file in enumerate(paths):
         if not Path(file).is_file():
-            raise SessionError(f"{file}: the session's scores file is not there; pass --scores.")
+            raise SessionError(f"{file}: the session's scores file is not there.")
         if stored and file_checksum(file) != stored[i]:
             raise SessionError(
                 f"{file} is not the file the session labeled (its SHA-256 differs); name the "
                 "right one with --scores."
             )
     return paths
+
+
+def scores_hint(info):
+    """Which file to name with ``--scores``: the stored path, shown escaped, never opened."""
+    stored = info.get("input")
+    named = "" if stored is None else f" (the session labeled {stored!r})"
+    return f"name the session's scores file with --scores{named}"

@@ -8,10 +8,12 @@ import json
 import os
 import sqlite3
 import subprocess
+from unittest import mock
 
 import pytest
 
 from skassess.cli import main
+from skassess.session import file_checksum
 from skassess.session._store import event_hash, settings_hash
 
 SECRET = "top-secret-first-line"
@@ -136,13 +138,25 @@ CASES = {
 COMMANDS = {
     "label": lambda m, p: ["label", str(m[1]), "--session", str(p), "--oracle", str(m[2])],
     "export": lambda m, p: ["export", str(p), "--posterior", str(p) + ".json"],
+    "export --scores": lambda m, p: [
+        "export",
+        str(p),
+        "--scores",
+        str(m[1]),
+        "--posterior",
+        str(p) + ".json",
+    ],
     "report": lambda m, p: ["report", str(m[1]), "--session", str(p), "-o", str(p) + ".html"],
 }
 
 
 #: Edits that change nothing a command relies on: the command may go on (the file it is
-#: given is checked against the pool's fingerprint, which the store holds).
-HARMLESS = {("info.input another file", "report")}
+#: given is checked against the pool's fingerprint, which the store holds, and a stored
+#: path is never opened).
+HARMLESS = {
+    ("info.input another file", "report"),
+    ("info.input another file", "export --scores"),
+}
 
 
 def _run(command, made, path, capsys):
@@ -163,19 +177,40 @@ def test_a_hostile_session_file_ends_in_one_line(made, tmp_path, capsys, case, c
         assert SECRET not in err and path.read_bytes() == before
         return
     assert code == 2, (case, command, code, err)
-    assert err.startswith(f"skassess {command}: error: ") and err.count("\n") == 1, err
+    name = command.split()[0]
+    assert err.startswith(f"skassess {name}: error: ") and err.count("\n") == 1, err
     assert SECRET not in err
     assert path.read_bytes() == before
 
 
-def test_export_reads_a_stored_path_only_when_its_sha256_matches(made, tmp_path, capsys):
-    path = forge(made[3], tmp_path / "f.sqlite", **CASES["info.input another file"](made))
-    assert main(["export", str(path)]) == 2
-    err = capsys.readouterr().err
-    assert "stores no SHA-256" in err and "--scores" in err and SECRET not in err
-    # the user names the file: it is read (and checked against the pool)
+def test_export_never_opens_a_stored_path(made, tmp_path, capsys):
+    """A session that stores another file's path beside that file's true SHA-256 (easy
+    to know for /etc/passwd) makes export read nothing of it: a stored path is shown,
+    never opened, and export without --scores writes the labels only."""
+    secret = made[4]
+    forged = _info(made, input=str(secret), sha256=file_checksum(secret))
+    path = forge(made[3], tmp_path / "f.sqlite", meta=forged)
+    opened = []
+    real_open = open
+
+    def spy(file, *args, **kwargs):
+        opened.append(str(file))
+        return real_open(file, *args, **kwargs)
+
+    capsys.readouterr()
+    with mock.patch("builtins.open", spy), mock.patch("io.open", spy):
+        assert main(["export", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert str(secret) not in opened and SECRET not in out + err
+    assert "no posterior written" in out and "--scores" in out and err == ""
+    assert (tmp_path / "f.sqlite.labels.csv").exists()
+    assert main(["export", str(path), "--posterior", "-"]) == 2
+    out, err = capsys.readouterr()
+    assert "the posterior needs the scores file" in err and SECRET not in out + err
+    # a file the user names is read, and checked against the session's fingerprint
     argv = ["export", str(path), "--scores", str(made[1]), "--posterior", str(path) + ".json"]
-    assert main(argv) == 0
+    assert main(argv) == 2  # not the file whose SHA-256 the session stores
+    assert "is not the file the session labeled" in capsys.readouterr().err
 
 
 def test_an_edited_assessor_says_what_differs(made, tmp_path, capsys):
@@ -207,7 +242,7 @@ def test_a_read_only_session_is_read_and_refused_for_labeling(made, tmp_path, ca
     if undo is None:
         pytest.skip("this machine cannot make a file read-only for root (chattr)")
     try:
-        for command in ("export", "report"):
+        for command in ("export --scores", "report"):
             code, err = _run(command, made, path, capsys)
             assert code == 0, err
         code, err = _run("label", made, path, capsys)
