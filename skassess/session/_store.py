@@ -20,6 +20,7 @@ import json
 import os
 import re
 import sqlite3
+import stat
 import time
 from pathlib import Path
 
@@ -141,6 +142,7 @@ class SessionStore:
     def __init__(self, path, *, create=True, read_only=False):
         self.path = Path(path)
         self.read_only = read_only
+        _check_kind(self.path)
         existed = self.path.is_file() and self.path.stat().st_size > 0
         #: Whether this open made the file (a session that then fails to start removes it).
         self.made_file = not self.path.exists()
@@ -316,7 +318,8 @@ class SessionStore:
             raise self._damaged("its head record is not readable")
         values = {k: self._json(meta[k], f"the settings' {k}") for k in SETTINGS_KEYS}
         shapes = {
-            "created": isinstance(values["created"], int | float),
+            "created": isinstance(values["created"], int | float)
+            and 0 <= values["created"] <= LATEST_TIME,
             "settings": isinstance(values["settings"], dict)
             and all(isinstance(v, str) for v in values["settings"].values()),
             "data_sha256": is_sha256(values["data_sha256"]),
@@ -352,6 +355,8 @@ class SessionStore:
                 raise self._damaged(f"event {seq}'s cursor is not a record")
             if row < 0:
                 raise self._damaged(f"event {seq} names row {row}")
+            if not 0 <= when <= LATEST_TIME:  # NaN too
+                raise self._damaged(f"event {seq}'s time, {when!r}, is not a time")
             digest = event_hash(previous, seq, kind, row, item_id, label, step, when, cursor)
             if digest != stored:
                 raise self._damaged(
@@ -397,7 +402,7 @@ class SessionStore:
         if missing:
             raise ValueError(f"A new session needs {missing}.")
         meta["head"] = _canonical([0, settings_hash(meta)])
-        with self._transaction():
+        with self._transaction("the session's settings"):
             self._db.executemany("INSERT INTO meta VALUES (?, ?)", list(meta.items()))
         self._meta = meta
 
@@ -420,7 +425,7 @@ class SessionStore:
         digest = event_hash(
             previous, seq, kind, int(row), str(item_id), label_text, int(step), when, cursor_text
         )
-        with self._transaction():
+        with self._transaction(f"this {kind}"):
             self._db.execute(
                 f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -444,7 +449,7 @@ class SessionStore:
         n, _ = self._head()
         if n == 0:
             return None
-        with self._transaction():
+        with self._transaction("the undo"):
             last = self._db.execute(
                 "SELECT seq, kind, row, item_id, label FROM events WHERE seq = ?", (n,)
             ).fetchone()
@@ -483,8 +488,23 @@ class SessionStore:
             for s, k, r, i, lab, st, t, c in rows
         ]
 
-    def _transaction(self):
-        return _Transaction(self._db)
+    def _transaction(self, what):
+        return _Transaction(self, what)
+
+    def write_error(self, exc, what):
+        """The one-line error of a write SQLite refused (a full disk, a size limit)."""
+        n = self._head()[0] if "head" in self._meta else 0
+        reason = str(exc)
+        if "full" in reason:
+            why = "the disk is full"
+        elif "I/O" in reason:
+            why = "the disk refused the write (full, or the file at a size limit)"
+        else:
+            why = f"the write failed ({_printable(exc, 80)})"
+        return SessionError(
+            f"{self.path}: {why}: {what} was not recorded; the {n} events before it are "
+            "kept. Free some space and run the same command to resume."
+        )
 
     def close(self):
         self._db.close()
@@ -497,14 +517,61 @@ class SessionStore:
                 Path(f"{self.path}{suffix}").unlink(missing_ok=True)
 
 
+#: The latest time a session records, in seconds since 1970 (the end of the year 9999).
+LATEST_TIME = 253402300799.0
+
+_SPECIAL_FILES = {
+    stat.S_ISDIR: "a folder",
+    stat.S_ISFIFO: "a FIFO (named pipe)",
+    stat.S_ISCHR: "a character device",
+    stat.S_ISBLK: "a block device",
+    stat.S_ISSOCK: "a socket",
+}
+
+
+def _check_kind(path):
+    """Refuse a session path that is not a regular file (or a link to one), or missing."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        if path.is_symlink():
+            raise SessionError(
+                f"{path}: a symbolic link to {_printable(os.readlink(path), 200)!r}, which "
+                "does not exist; a session file is a regular file."
+            ) from None
+        return
+    except OSError as exc:
+        raise SessionError(f"{path}: cannot read the session file ({_printable(exc)}).") from exc
+    for test, kind in _SPECIAL_FILES.items():
+        if test(mode):
+            link = " (through a symbolic link)" if path.is_symlink() else ""
+            raise SessionError(f"{path}: {kind}{link}, not a session file; name a regular file.")
+
+
 class _Transaction:
-    def __init__(self, db):
-        self.db = db
+    """One write transaction; a write SQLite refuses is rolled back and named."""
+
+    def __init__(self, store, what):
+        self.store, self.db, self.what = store, store._db, what
 
     def __enter__(self):
-        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise
+            raise self.store.write_error(exc, self.what) from exc
         return self.db
 
     def __exit__(self, exc_type, exc, tb):
-        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+        if exc_type is None:
+            try:
+                self.db.execute("COMMIT")
+                return False
+            except sqlite3.Error as error:
+                exc = error
+        if self.db.in_transaction:
+            self.db.execute("ROLLBACK")
+        if isinstance(exc, sqlite3.OperationalError) and "locked" not in str(exc):
+            raise self.store.write_error(exc, self.what) from exc
         return False

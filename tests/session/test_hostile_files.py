@@ -56,8 +56,8 @@ def forge(src, dst, *, meta=None, event=None):
     for seq, kind, row, item_id, label, step, when, cursor in events:
         previous = event_hash(previous, seq, kind, row, item_id, label, step, when, cursor)
         db.execute(
-            "UPDATE events SET row=?, item_id=?, label=?, cursor=?, hash=? WHERE seq=?",
-            (row, item_id, label, cursor, previous, seq),
+            "UPDATE events SET row=?, item_id=?, label=?, time=?, cursor=?, hash=? WHERE seq=?",
+            (row, item_id, label, when, cursor, previous, seq),
         )
     head = json.dumps([len(events), previous], separators=(",", ":"))
     db.execute("UPDATE meta SET value=? WHERE key='head'", (head,))
@@ -126,6 +126,8 @@ CASES = {
     "a label that is a string": lambda m: {"event": (2, {"label": '"Shirt"'})},
     "a row past the pool": lambda m: {"event": (2, {"row": 10**6})},
     "a forged item id": lambda m: {"event": (2, {"item_id": "x\x1b[31m\x07"})},
+    "an event time past the year 9999": lambda m: {"event": (2, {"time": 1e20})},
+    "an event time before 1970": lambda m: {"event": (3, {"time": -5.0})},
     "unknown info.options": lambda m: {"meta": _info(m, options={"evil": 1})},
     "a short info.classes": lambda m: {"meta": _info(m, classes=["a", "b"])},
     "info.classes not strings": lambda m: {"meta": _info(m, classes=[{"a": 1}] * 10)},
@@ -180,6 +182,8 @@ def test_a_hostile_session_file_ends_in_one_line(made, tmp_path, capsys, case, c
     name = command.split()[0]
     assert err.startswith(f"skassess {name}: error: ") and err.count("\n") == 1, err
     assert SECRET not in err
+    if "event time" in case:
+        assert "is not a time" in err, err
     assert path.read_bytes() == before
 
 
