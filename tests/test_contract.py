@@ -99,8 +99,16 @@ def test_missing_label_nan_and_strings():
     as_str = np.where(y < 0, "?", names[np.maximum(y, 0)]).astype(object)
     strings = BayesianAccuracy(classes=names, missing_label="?").fit(scores, as_str)
     np.testing.assert_array_equal(strings.n_success_, ref.n_success_)
-    with pytest.raises(ValueError, match="pass missing_label=np.nan"):
-        BayesianAccuracy().fit(scores, as_nan)
+    # NaN marks an unlabeled row whatever the marker, as the README says
+    default = BayesianAccuracy(random_state=0).fit(scores, as_nan)
+    pd.testing.assert_frame_equal(default.summary(), ref.summary())
+    # string labels read by pandas, blanks as NaN
+    from_pandas = pd.Series(as_str).replace("?", np.nan)
+    read = BayesianAccuracy(classes=names, random_state=0).fit(scores, from_pandas)
+    np.testing.assert_array_equal(read.n_success_, ref.n_success_)
+    np.testing.assert_array_equal(read.n_labeled_, ref.n_labeled_)
+    with pytest.raises(ValueError, match="missing_label=None says that every row is labeled"):
+        BayesianAccuracy(missing_label=None).fit(scores, as_nan)
 
 
 def test_plus_minus_one_labels_are_refused_not_dropped():

@@ -73,7 +73,7 @@ def test_scores_width_must_match_classes():
         (np.array([0, 1, 3, -1]), r"class indices 0..2 or the unlabeled marker -1; row 2 is 3"),
         (np.array([0, 1, -2, -1]), r"row 2 is"),
         (np.array([0.0, 1.5, 2.0, -1.0]), r"row 1 is 1.5"),
-        (np.array([0.0, np.nan, 2.0, -1.0]), r"y contains NaN at row 1"),
+        (np.array([0.0, 0.5, 2.0, np.nan]), r"y must hold class indices 0..2 or the unlabeled"),
         (np.array(["a", "b", "c", "a"]), r"pass classes=\[...\]"),
         (np.array([0, 1, 2]), r"y has 3 entries, but X has 4 rows"),
         (np.array([[0], [1], [2], [0]]), r"y must be 1-D"),
@@ -119,8 +119,15 @@ def test_labels_for_chosen_rows_name_the_entry_and_its_pool_row(labels, classes,
 def test_label_not_in_classes():
     with pytest.raises(ValueError, match=r"label 'fox' at row 1, which is not in classes"):
         BayesianAccuracy(classes=["cat", "dog", "eel"]).fit(S, ["cat", "fox", -1, "eel"])
+    # a missing value is an unlabeled row, beside the marker; refused only where none may be
+    est = BayesianAccuracy(classes=["cat", "dog", "eel"]).fit(S, ["cat", np.nan, -1, "eel"])
+    assert est.n_labeled_.sum() == 2
     with pytest.raises(ValueError, match="label nan at row 1"):
-        BayesianAccuracy(classes=["cat", "dog", "eel"]).fit(S, ["cat", np.nan, -1, "eel"])
+        BayesianAccuracy(classes=["cat", "dog", "eel"], missing_label=None).fit(
+            S, ["cat", np.nan, "dog", "eel"]
+        )
+    with pytest.raises(ValueError, match="y contains NaN at row 1, but missing_label=None"):
+        BayesianAccuracy(missing_label=None).fit(S, np.array([0.0, np.nan, 2.0, 1.0]))
     with pytest.raises(ValueError, match="the marker is -1, not the string '-1'"):
         BayesianAccuracy(classes=["cat", "dog", "eel"]).fit(S, np.array(["cat", "dog", "-1", "x"]))
     est = BayesianAccuracy(classes=["cat", "dog", "eel"]).fit(S, ["cat", "dog", -1, "eel"])

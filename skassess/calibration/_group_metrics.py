@@ -138,7 +138,8 @@ default="calibrated"
         The negative and the positive class as ``y`` holds them (e.g.
         ``["no", "yes"]`` or ``[-1, 1]``); None: 0 and 1.
     missing_label : int, float, str or None, default=-1
-        The value of ``y`` that marks an unlabeled row.
+        The value of ``y`` that marks an unlabeled row, besides NaN, None and
+        ``pd.NA``, which always mark one.
     random_state : int, RandomState instance or None, default=None
 
     Attributes

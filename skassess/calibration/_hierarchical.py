@@ -70,7 +70,8 @@ class HierarchicalBetaCalibrator(_BetaCalibrationModel, TransformerMixin, BaseEs
     classes : array-like of shape (n_classes,), default=None
         Label of each score column, when ``y`` holds labels.
     missing_label : int, float, str or None, default=-1
-        The value of ``y`` that marks an unlabeled row.
+        The value of ``y`` that marks an unlabeled row, besides NaN, None and
+        ``pd.NA``, which always mark one.
     random_state : int, RandomState instance or None, default=None
     sampler : EmceeSampler or NUTSSampler, default=None
         How the posterior is drawn, and for how long. None:

@@ -117,7 +117,8 @@ def compare_models(
         True labels (the estimators' classes); ``missing_label`` marks an
         unlabeled item.
     missing_label : int, float, str or None, default=-1
-        The marker of an unlabeled item (``np.nan`` for NaN / None).
+        The marker of an unlabeled item, besides NaN, None and ``pd.NA``,
+        which always mark one.
     response_method : {"auto", "predict_proba", "decision_function", "predict"}, default="auto"
         How an estimator scores the items; "auto" takes the first it has.
         Margins go through a logistic (binary) or softmax; ``predict`` gives

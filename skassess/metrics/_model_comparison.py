@@ -107,7 +107,8 @@ class BayesianModelComparison(PatternMerging, _ComparisonDraws, BaseEstimator):
         The label of each score column; ``y`` then holds these labels.
         None: ``y`` holds class indices.
     missing_label : int, float, str or None, default=-1
-        The marker of an unlabeled item in ``y`` (``np.nan`` for NaN / None).
+        The marker of an unlabeled item in ``y``, besides NaN, None and
+        ``pd.NA``, which always mark one.
     rope : float, default=0.01
         Half-width of the region of practical equivalence of an accuracy
         difference (one point: models are usually compared more finely than

@@ -177,7 +177,8 @@ def plan_labels(
     y_pred : array-like of shape (n_samples,), default=None
         The black box's predictions; None: the argmax of ``X``.
     missing_label : int, float, str or None, default=-1
-        The value of ``y`` that marks an unlabeled row.
+        The value of ``y`` that marks an unlabeled row, besides NaN, None and
+        ``pd.NA``, which always mark one.
 
     Returns
     -------

@@ -133,7 +133,8 @@ class CalibratedPrior(BaseEstimator):
     classes : array-like of shape (n_classes,), default=None
         Label of each score column, when ``y`` holds labels.
     missing_label : int, float, str or None, default=-1
-        The value of ``y`` that marks an unlabeled row.
+        The value of ``y`` that marks an unlabeled row, besides NaN, None and
+        ``pd.NA``, which always mark one.
 
     Attributes
     ----------

@@ -19,8 +19,8 @@ classes : array-like of shape (n_classes,), default=None
     column indices.""",
     "missing_label": """\
 missing_label : int, float, str or None, default=-1
-    The value of ``y`` that marks an unlabeled row; ``np.nan`` for NaN,
-    None when every row is labeled.""",
+    The value of ``y`` that marks an unlabeled row, besides NaN, None and
+    ``pd.NA``, which always mark one; None when every row is labeled.""",
     "random_state": """\
 random_state : int, RandomState instance or None, default=None
     Seed of the Monte Carlo draws.""",

@@ -191,18 +191,23 @@ def _is_nan(value):
 
 
 def _missing_mask(y, missing_label):
-    """Rows of ``y`` equal to the marker (NaN matches NaN and None; None: no marker)."""
+    """Rows of ``y`` that are unlabeled: equal to the marker, or missing (NaN, None, NA).
+
+    A missing value always marks an unlabeled row, whatever the marker; with
+    ``missing_label=None`` (every row labeled) no row is unlabeled.
+    """
     if missing_label is None:
         return np.zeros(len(y), dtype=bool)
+    missing = np.asarray(pd.isna(y), dtype=bool)
     if _is_nan(missing_label) or missing_label is pd.NA:
-        return np.asarray(pd.isna(y), dtype=bool)
+        return missing
     if y.dtype.kind in "iufb" and not isinstance(missing_label, numbers.Number):
-        return np.zeros(len(y), dtype=bool)  # a string marker never equals a number
+        return missing  # a string marker never equals a number
     with np.errstate(invalid="ignore"):
         mask = np.asarray(y == missing_label)
     if mask.shape != y.shape:  # comparison of incompatible types
-        return np.zeros(len(y), dtype=bool)
-    return mask.astype(bool)
+        return missing
+    return mask.astype(bool) | missing
 
 
 def _as_1d(y, name, n_samples):
@@ -235,7 +240,8 @@ def check_labels(y, n_samples, n_classes, classes=None, *, missing_label=-1, nam
     Parameters
     ----------
     y : array-like of shape (n_samples,) or None
-        True labels. Rows equal to ``missing_label`` are unlabeled. Without
+        True labels. Rows equal to ``missing_label``, and missing values
+        (NaN, None, ``pd.NA``), are unlabeled. Without
         ``classes`` the labels are class indices ``0..n_classes-1``; with
         ``classes`` they are entries of ``classes``. None means that no row
         is labeled.
@@ -246,8 +252,9 @@ def check_labels(y, n_samples, n_classes, classes=None, *, missing_label=-1, nam
     classes : array-like of shape (n_classes,), default=None
         The label of each score column.
     missing_label : int, float, str or None, default=-1
-        The marker of an unlabeled row; ``np.nan`` marks them with NaN (and
-        None values); None means that every row must be labeled.
+        The marker of an unlabeled row, besides a missing value (NaN, None,
+        ``pd.NA``), which always marks one; None means that every row must be
+        labeled (a missing value is then refused).
     name : str, default="y"
         Name of the argument, used in error messages.
     rows : array-like of int of shape (n_samples,), default=None
@@ -356,9 +363,9 @@ def _check_indices(y, missing, n_classes, name, missing_label, where):
                     f"{name} must hold class indices 0..{n_classes - 1}; {where(row)} is NaN."
                 )
             raise ValueError(
-                f"{name} contains NaN at {where(row)}, but the unlabeled marker is "
-                f"missing_label={as_scalar(missing_label)!r}; pass missing_label=np.nan to "
-                "mark unlabeled rows with NaN."
+                f"{name} contains NaN at {where(row)}, but missing_label=None says that "
+                "every row is labeled; pass missing_label=-1 (the default) to take NaN rows "
+                "as unlabeled."
             )
         frac = labeled != np.round(labeled)
         if frac.any():
