@@ -105,6 +105,12 @@ def test_assess_prints_tables_and_writes_json(example, tmp_path, capsys):
     true_acc = float((predicted == truth).mean())
     assert acc["lower"] < true_acc < acc["upper"] and acc["upper"] - acc["lower"] < 0.15
     assert result["settings"]["prior"] == "calibrated"
+    # decisions in words: the group's accuracy minus the best group's
+    decisions = {r["decision"] for r in result["differences"]["predicted class"]}
+    assert decisions <= {"worse", "equivalent", "better", "undecided"} and "worse" in decisions
+    for r in result["differences"]["predicted class"]:
+        if r["decision"] == "worse":
+            assert r["p_left"] >= 0.95 and r["mean"] < 0
 
 
 def test_assess_groups_and_cost(tmp_path, capsys):

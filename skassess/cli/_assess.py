@@ -45,7 +45,7 @@ def add_parser(sub):
         type=float,
         default=0.95,
         metavar="P",
-        help="a difference's decision (left, rope, right) needs this posterior "
+        help="a difference's decision (worse, equivalent, better) needs this posterior "
         "probability, else it is 'undecided' (0.95)",
     )
     opts.add_argument("--n-bins", type=int, default=10, help="confidence bins of the ECE (10)")

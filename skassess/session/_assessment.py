@@ -85,6 +85,10 @@ class FileAssessment:
         }
 
 
+#: A difference's decision (the group minus the best group) in words.
+DECISION_WORDS = {"left": "worse", "rope": "equivalent", "right": "better"}
+
+
 def _differences(estimator, names, rope, level, seed, decision_probability):
     summary = estimator.summary(level)
     if len(summary) < 2:
@@ -117,7 +121,7 @@ def _differences(estimator, names, rope, level, seed, decision_probability):
                 "p_left": p_left,
                 "p_rope": p_rope,
                 "p_right": p_right,
-                "decision": comp.decision,
+                "decision": DECISION_WORDS.get(comp.decision, comp.decision),
             }
         )
     return pd.DataFrame(rows).set_index("group")

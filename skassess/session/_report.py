@@ -37,7 +37,7 @@ figcaption { color: #5b6670; font-size: .85em; }
 .scroll { max-width: 100%; overflow-x: auto; }
 td.none { color: #5b6670; text-align: center; }
 code { font-size: .9em; background: #f3f5f7; padding: 1px 4px; border-radius: 3px; }
-.left { color: #b3261e; } .right { color: #1b6e3a; } .rope { color: #5b6670; }
+.worse { color: #b3261e; } .better { color: #1b6e3a; } .equivalent { color: #5b6670; }
 @media print {
   body { max-width: none; padding: 0; font-size: 11pt; }
   h2 { break-after: avoid; }
@@ -117,7 +117,7 @@ def html_table(frame, digits=4, percent=()):
                 )
             )
     body = frame.to_html(border=0, escape=True, na_rep="")
-    for word in ("left", "right", "rope"):
+    for word in ("worse", "better", "equivalent"):
         body = body.replace(f"<td>{word}</td>", f'<td class="{word}">{word}</td>')
     body = body.replace(f"<td>{_NO_ROWS}</td>", f'<td class="none">{_NO_ROWS}</td>')
     return f'<div class="scroll">{body}</div>'
@@ -360,7 +360,8 @@ def render_report(assessment, *, title=None, progress=False, started=None):
         f"<p>Each group's accuracy minus the group with the highest posterior mean; "
         f"<code>p_greater</code> = P(Δ &gt; 0); ROPE ±{settings['rope']:g}: "
         "<code>p_left</code> = P(Δ &lt; −ROPE), <code>p_rope</code> = P(|Δ| ≤ ROPE), "
-        "<code>p_right</code> = P(Δ &gt; ROPE); the decision is the region whose "
+        "<code>p_right</code> = P(Δ &gt; ROPE); the decision (<em>worse</em>, "
+        "<em>equivalent</em> or <em>better</em>) is the region whose "
         f"probability is at least {settings.get('decision_probability', 0.95):g}, else "
         "<em>undecided</em>.</p>"
     )
