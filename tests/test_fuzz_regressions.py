@@ -198,3 +198,30 @@ def test_a_refused_query_of_an_exhausted_pool_changes_nothing(make):
     with pytest.raises(ValueError, match="The pool is exhausted: 1 unlabeled"):
         sampler.query(2)
     assert pickle.dumps(sampler) == before
+
+
+@pytest.mark.parametrize("value", [np.inf, -np.inf])
+def test_infinite_draws_are_refused_like_nan(value):
+    import pandas as pd
+
+    from skassess.metrics import worst_group
+
+    draws = pd.DataFrame({"a": [0.9, value, 0.8], "b": [0.7, 0.6, 0.65]})
+    for call in (lambda: worst_group(draws), lambda: top_m_groups(draws, 1)):
+        with pytest.raises(ValueError, match="the draws of group 'a' hold an infinite value"):
+            call()
+
+
+def test_frequentist_summary_names_a_group_without_labels():
+    from skassess.calibration import BayesianGroupMetrics
+    from skassess.exceptions import SkassessWarning
+
+    p = rng.random(200)
+    y = (rng.random(200) < p).astype(int)
+    y[20:] = -1
+    groups = np.where(np.arange(200) < 100, "a", "b")
+    est = BayesianGroupMetrics(method="frequentist", random_state=0).fit(p, y, group_by=groups)
+    with pytest.warns(SkassessWarning, match=r"frequentist estimate is NaN for the accuracy of b, tpr of b"):
+        table = est.summary()
+    assert np.isnan(table.loc[("accuracy", "b"), "median"])
+    assert np.isfinite(table.loc[("accuracy", "a"), "median"])

@@ -427,12 +427,19 @@ default="calibrated"
 
     @validate_args({"level": [LEVEL]})
     def summary(self, level=0.95):
-        """Per metric and group: rows, labeled rows, mean, median and interval."""
+        """Per metric and group: rows, labeled rows, mean, median and interval.
+
+        The frequentist method gives the labeled rows' rate as ``mean`` and
+        ``median`` and no interval (``lower``, ``upper`` NaN); where a group
+        has no labeled row the metric is defined on (no labels; for TPR no
+        labeled positive), its rate is NaN and a SkassessWarning names it.
+        """
         check_is_fitted(self, "point_")
-        frames = []
+        frames, undefined = [], []
         for name, point in self.point_.items():
             table = pd.DataFrame({"n": self.n_rows_, "n_labeled": self.n_labeled_})
             if name not in self.draws_:  # no posterior (frequentist)
+                undefined += [f"{name} of {g}" for g in self.groups_[np.isnan(point)]]
                 table["mean"], table["median"] = point, point
                 table["lower"], table["upper"] = np.nan, np.nan
             else:
@@ -443,6 +450,12 @@ default="calibrated"
                 table["upper"] = d.quantile((1 + level) / 2)
             table.insert(0, "metric", name)
             frames.append(table.reset_index())
+        if undefined:
+            warn(
+                f"The frequentist estimate is NaN for the {', '.join(undefined)}: no labeled "
+                "row there is one the rate is defined on. method='calibrated' estimates it "
+                "from the scores as well."
+            )
         return pd.concat(frames).set_index(["metric", "group"])
 
     @validate_args({"level": [LEVEL], "rope": [ROPE, None]})

@@ -49,6 +49,12 @@ def _draws(source, n_draws, random_state):
                 f"the draws of group {column!r} hold NaN (a rate with no defined value); "
                 "drop the group or the draws before comparing."
             )
+        if np.isinf(draws).any():
+            column = source.columns[int(np.flatnonzero(np.isinf(draws).any(axis=0))[0])]
+            raise ValueError(
+                f"the draws of group {column!r} hold an infinite value; posterior draws of "
+                "a metric are finite."
+            )
         return draws, source.columns
     if hasattr(source, "held_samples"):
         # a group whose labels depart from the shared map: its labels alone
