@@ -221,7 +221,8 @@ def test_frequentist_summary_names_a_group_without_labels():
     y[20:] = -1
     groups = np.where(np.arange(200) < 100, "a", "b")
     est = BayesianGroupMetrics(method="frequentist", random_state=0).fit(p, y, group_by=groups)
-    with pytest.warns(SkassessWarning, match=r"frequentist estimate is NaN for the accuracy of b, tpr of b"):
+    message = r"frequentist estimate is NaN for the accuracy of b, tpr of b"
+    with pytest.warns(SkassessWarning, match=message):
         table = est.summary()
     assert np.isnan(table.loc[("accuracy", "b"), "median"])
     assert np.isfinite(table.loc[("accuracy", "a"), "median"])
