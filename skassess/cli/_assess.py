@@ -168,11 +168,52 @@ def dask_client(workers, scheduler):
             'A Dask cluster (--workers, --scheduler) needs: pip install "skassess[dask]".'
         ) from exc
     if scheduler is not None:
-        with distributed.Client(scheduler) as client:
+        check_scheduler(scheduler)
+        with distributed.Client(scheduler, timeout=SCHEDULER_TIMEOUT) as client:
             yield client
         return
     with local_cluster(workers) as client:
         yield client
+
+
+#: Seconds to wait for a Dask scheduler's first answer at the address of --scheduler.
+SCHEDULER_TIMEOUT = 10.0
+
+
+def check_scheduler(address):
+    """Refuse, in at most ``SCHEDULER_TIMEOUT`` seconds, a TCP address where no Dask
+    scheduler answers.
+
+    A Dask scheduler sends its handshake as soon as a connection opens; Dask's
+    own client waits for it without a deadline, so a port where something else
+    listens (a web server, the scheduler's dashboard) would hang the command.
+    Addresses of other protocols (``tls://``, ...) are left to Dask.
+    """
+    import socket
+
+    protocol, _, location = address.rpartition("://")
+    if protocol not in ("", "tcp"):
+        return
+    host, _, port = location.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"--scheduler: {address!r} is not an address like tcp://host:8786.")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), SCHEDULER_TIMEOUT) as conn:
+            conn.settimeout(SCHEDULER_TIMEOUT)
+            first = conn.recv(512)
+    except TimeoutError:
+        raise ValueError(
+            f"--scheduler: nothing answered at {address} within {SCHEDULER_TIMEOUT:g} s as a "
+            "Dask scheduler does; something else listens there (a web server, the "
+            "scheduler's dashboard?). Give the scheduler's address, e.g. tcp://host:8786."
+        ) from None
+    except OSError as exc:
+        raise ValueError(f"--scheduler: cannot connect to {address} ({exc}).") from None
+    if b"pickle-protocol" not in first:
+        raise ValueError(
+            f"--scheduler: what answers at {address} is not a Dask scheduler; give the "
+            "scheduler's address, e.g. tcp://host:8786."
+        )
 
 
 def settings(args, classes):

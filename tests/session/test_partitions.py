@@ -126,3 +126,65 @@ def test_the_command_refuses_partition_options_it_cannot_honour(partitions, extr
 def test_a_glob_that_matches_nothing_is_refused(tmp_path, capsys):
     assert main(["assess", str(tmp_path / "none-*.parquet")]) != 0
     assert "no file matches" in capsys.readouterr().err
+
+
+def test_the_command_joins_a_scheduler_by_its_address(partitions, dask_client, capsys, tmp_path):
+    paths, whole = partitions
+    pattern = str(paths[0].parent / "part-*.parquet")
+    args = ["--label-column", "label", "--id-column", "id", "--quiet"]
+    address = dask_client.scheduler.address
+    assert main(["assess", pattern, *args, "--scheduler", address]) == 0
+    assert capsys.readouterr().err == ""
+
+
+class _Listener:
+    """A TCP server on localhost that accepts and sends ``banner`` (None: nothing)."""
+
+    def __init__(self, banner):
+        import socket
+        import threading
+
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.banner, self.held = banner, []
+        self.address = f"tcp://127.0.0.1:{self.server.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            self.held.append(conn)
+            if self.banner is not None:
+                conn.sendall(self.banner)
+
+    def close(self):
+        self.server.close()
+        for conn in self.held:
+            conn.close()
+
+
+@pytest.mark.parametrize(
+    "banner, message",
+    [
+        (None, "nothing answered at {} within 0.5 s as a Dask scheduler does"),
+        (b"SSH-2.0-OpenSSH_9.2\r\n", "what answers at {} is not a Dask scheduler"),
+    ],
+)
+def test_a_scheduler_address_where_something_else_listens_ends_in_bounded_time(
+    partitions, capsys, monkeypatch, banner, message
+):
+    """An HTTP server (it waits for a request) or another protocol at --scheduler's
+    address: one clear line within the timeout, not a hang."""
+    pytest.importorskip("distributed")
+    monkeypatch.setattr("skassess.cli._assess.SCHEDULER_TIMEOUT", 0.5)
+    paths, _ = partitions
+    listener = _Listener(banner)
+    try:
+        argv = ["assess", str(paths[0].parent / "part-*.parquet"), "--label-column", "label"]
+        assert main([*argv, "--scheduler", listener.address]) == 2
+    finally:
+        listener.close()
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message.format(listener.address) in err, err
