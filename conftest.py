@@ -13,3 +13,23 @@ threadpool_limits(1)
 settings.register_profile("default", derandomize=True, print_blob=True)
 settings.register_profile("explore", max_examples=500, print_blob=True)
 settings.load_profile("default")
+
+
+#: Examples in docstrings that run a whole labeling loop or fit a large model: their
+#: doctests are long, and run with the other slow tests (``pytest -m slow``).
+SLOW_DOCTESTS = {
+    "skassess.meta._interval.PerformanceIntervalRegressor",
+    "skassess.samplers._active.ActiveAssessor",
+    "skassess.samplers._variance.VarianceSampling",
+    "skassess.samplers._lucb.LUCBSampling",
+    "skassess.samplers._anytime.AnytimeAnswersMixin.anytime_intervals",
+    "skassess.calibration._hierarchical.HierarchicalBetaCalibrator",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    import pytest
+
+    for item in items:
+        if item.name in SLOW_DOCTESTS:
+            item.add_marker(pytest.mark.slow)

@@ -21,6 +21,7 @@ def _cases():
                 yield pytest.param(cls, method, id=f"{name}.{cls.__name__}.{method}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls, method", list(_cases()))
 def test_benchmark_runs(cls, method, monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT))

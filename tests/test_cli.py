@@ -68,6 +68,7 @@ def test_demo_bad_n_labels(tmp_path):
         main(["demo", "--n-labels", "-3", "--output", str(tmp_path / "x.png")])
 
 
+@pytest.mark.slow
 def test_python_dash_m(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "skassess", "demo", "--output", str(tmp_path / "m.png")],
@@ -231,6 +232,7 @@ def test_plan_refuses_a_bad_width(example, capsys):
     assert "--width must be in (0, 1); got 2.0" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_label_with_oracle_resumes_and_exports(example, tmp_path, capsys):
     scores, labels = example
     session = tmp_path / "s.sqlite"
@@ -320,6 +322,7 @@ def test_label_with_oracle_resumes_and_exports(example, tmp_path, capsys):
     assert overall["mean"] < overall["upper"]
 
 
+@pytest.mark.slow
 def test_label_stop_probability_uses_lucb_and_anytime_levels(example, tmp_path, capsys):
     scores, labels = example
     base = [
@@ -393,6 +396,7 @@ def test_label_with_the_variance_design(example, tmp_path, capsys):
     assert "task estimate, strategy variance" in out and "overall" in out
 
 
+@pytest.mark.slow
 def test_label_metrics_with_active_testing(example, tmp_path, capsys):
     scores, labels = example
     session = str(tmp_path / "m.sqlite")
@@ -436,6 +440,7 @@ def _binary_pool(tmp_path, n=600, seed=0):
     return tmp_path / "b.csv", tmp_path / "o.csv", frame, y
 
 
+@pytest.mark.slow
 def test_label_a_binary_rate_per_group(tmp_path, capsys):
     """--metric tpr: the estimate task's posterior is the groups' TPR, the one a
     BayesianAccuracy(metric="tpr") fitted on the session's labels gives; the metric is
@@ -559,6 +564,7 @@ def test_label_confidence_bins(example, tmp_path, capsys):
     assert "started with confidence_bins=5; --confidence-bins gives 4" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_label_a_binary_rate_over_confidence_bins(tmp_path, capsys):
     """--confidence-bins with --metric ppv: the groups are bins and the overall PPV is
     the one a BayesianAccuracy(metric="ppv", grouping="score_bins") fitted on the
@@ -585,6 +591,7 @@ def test_label_a_binary_rate_over_confidence_bins(tmp_path, capsys):
     assert printed == pytest.approx(est.overall_mean(), abs=0.005)  # Monte Carlo error
 
 
+@pytest.mark.slow
 def test_report_and_export_of_a_confidence_bins_session(tmp_path, capsys):
     """The groups of a --confidence-bins session are bins, not classes: the report's
     history keeps the bin numbers (with ten bins of a binary file, naming them by class
@@ -620,6 +627,7 @@ def test_label_confidence_bins_refuses(example, tmp_path, capsys, extra, message
     assert not session.exists()
 
 
+@pytest.mark.slow
 def test_label_anytime_interval(example, tmp_path, capsys):
     """--anytime draws uniformly and prints a confidence sequence of all items' accuracy,
     with the file's own labels entering as they are."""
@@ -737,6 +745,7 @@ for line in sys.stdin:
 """
 
 
+@pytest.mark.slow
 def test_label_with_oracle_command(example, tmp_path, capsys):
     """--oracle-command gives the same labels as the CSV oracle, skips, quits, resumes."""
     scores, labels = example
@@ -842,6 +851,7 @@ def test_label_oracle_command_not_found(example, tmp_path, capsys):
     assert "--oracle-command: the command is empty" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_readme_commands_run(tmp_path, monkeypatch, capsys):
     """Every `skassess ...` line of the README's shell blocks runs as written."""
     import re

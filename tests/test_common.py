@@ -313,6 +313,7 @@ def _behind_black_box(estimator):
     return _BehindBlackBox(estimator)
 
 
+@pytest.mark.slow
 @parametrize_with_checks([_behind_black_box(est) for est in ESTIMATORS])
 def test_sklearn_checks_behind_black_box(estimator, check):
     check(estimator)

@@ -327,6 +327,7 @@ ARGS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(ESTIMATORS))
 @FUZZ
 @given(data=st.data())
@@ -848,6 +849,7 @@ _COMMANDS = {
 }
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.data())
 def test_fuzz_commands(data, tmp_path_factory):

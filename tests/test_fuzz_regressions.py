@@ -177,6 +177,7 @@ def test_draws_that_cannot_fit_are_refused_up_front(monkeypatch, tmp_path, capsy
     assert "draws of 500 groups need" in err and err.count("\n") == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "make",
     [

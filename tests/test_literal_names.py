@@ -75,6 +75,7 @@ def test_terminal_text_escapes_controls():
     assert terminal_text("שלום עולם\nnext") == "שלום עולם\nnext"
 
 
+@pytest.mark.slow
 def test_every_report_route_takes_hostile_names(files, capsys):
     f = files
     routes = [

@@ -74,6 +74,7 @@ def test_beta_binomial_is_beta_one_one_on_the_labeled_rows():
             assert draws.mean() == pytest.approx((1 + k) / (2 + n), abs=0.005)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["calibrated", BC])
 def test_every_row_labeled_is_the_observed_value(method):
     s, y, g = _data(n=300)
@@ -84,6 +85,7 @@ def test_every_row_labeled_is_the_observed_value(method):
             np.testing.assert_allclose(draws[group], _rates(s, y, g == group)[metric])
 
 
+@pytest.mark.slow
 def test_bayesian_calibration_beats_the_labeled_rows_alone():
     """With 30 labels, BC's accuracy gap is closer to the truth than BB's (seeded)."""
     s, y, g = _data(n=3000, seed=1)
@@ -215,6 +217,7 @@ def test_bad_input():
         est.sample("ppv")
 
 
+@pytest.mark.slow
 def test_sampled_unlabeled_outcomes_widen_the_posterior():
     s, y, g = _data(n=400)
     y_obs = np.where(np.arange(len(y)) < 80, y, -1)
@@ -234,6 +237,7 @@ def test_sampled_unlabeled_outcomes_widen_the_posterior():
     assert np.all(fits["sampled"].std() > fits["expected"].std())
 
 
+@pytest.mark.slow
 def test_many_rows_are_summed_without_a_draw_per_row():
     """BC on 40,000 rows (the node path of sample_sums) gives the metric draws of the
     row-by-row formula, within the stated interpolation bound; the calibrator sees
@@ -272,6 +276,7 @@ def test_many_rows_are_summed_without_a_draw_per_row():
         np.testing.assert_allclose(est.sample("tpr")[name], tp / pos, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_sample_sums_nodes_agree_with_rows_and_refuse_bad_weights():
     s, y, g = _data(n=30_000, seed=4)
     y_obs = np.where(np.arange(len(s)) < 300, y, -1)
@@ -300,6 +305,7 @@ def _labeled(y, n_labeled, seed):
     return out
 
 
+@pytest.mark.slow
 def test_flipped_scores_fail_the_posterior_predictive_check():
     s, y, groups = _data(n=400, seed=3)
     y_obs = _labeled(y, 60, 3)
@@ -327,6 +333,7 @@ def test_flipped_scores_fail_the_posterior_predictive_check():
         assert table.loc[g, "lower"] <= right[groups == g].mean() <= table.loc[g, "upper"]
 
 
+@pytest.mark.slow
 def test_scores_that_fit_their_labels_pass_the_posterior_predictive_check():
     s, y, groups = _data(n=400, seed=4)
     with warnings.catch_warnings():
@@ -353,6 +360,7 @@ def _contradicting_group(seed=0):
     return s, y, groups
 
 
+@pytest.mark.slow
 def test_a_contradicting_group_falls_back_on_its_own_labels():
     """B's labels contradict the calibration A's labels imply: B's pooled weight
     is tiny, B is left out of the pooled fit, its Bayes factor is the predictive
@@ -398,6 +406,7 @@ def test_a_contradicting_group_falls_back_on_its_own_labels():
     assert pooled.summary().loc[("accuracy", "B"), "lower"] > true_b
 
 
+@pytest.mark.slow
 def test_pooled_weight_is_the_prior_without_labels_and_one_at_p_pooled_one():
     """A group without labels keeps the prior weight; p_pooled=1 draws BC alone."""
     s, y, g = _data(n=300, seed=2)
@@ -466,6 +475,7 @@ def _accuracy_gap_runs(make, n_labeled, fits, runs=40):
     return {name: np.mean(v, axis=0) for name, v in out.items()}
 
 
+@pytest.mark.slow
 def test_calibrated_gains_where_the_groups_share_a_calibration():
     """40 seeded runs of 20 labels (measured: MAE 0.63 x BB's, coverage 0.975).
 
@@ -479,6 +489,7 @@ def test_calibrated_gains_where_the_groups_share_a_calibration():
     assert result["calibrated"][1] >= 0.85
 
 
+@pytest.mark.slow
 def test_calibrated_covers_a_group_whose_labels_ignore_its_scores():
     """The free alternative (``p_pooled``) keeps the interval honest with 10 labels.
 
@@ -513,6 +524,7 @@ def test_calibrated_metrics_share_one_model_of_the_class():
         assert (est.sample("selection_rate")[group] == np.mean(s[g == group] > 0.5)).all()
 
 
+@pytest.mark.slow
 def test_calibrated_refuses_a_metric_whose_slope_differs_within_a_predicted_class():
     s, y, g = _data(n=200)
     weights = np.linspace(1.0, 2.0, len(y))
@@ -559,6 +571,7 @@ def test_calibrated_label_check_reports_each_models_pooled_weight():
     assert est.label_check_ is None
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None)
 @given(
     seed=st.integers(0, 2**31 - 1),
@@ -748,6 +761,7 @@ def test_calibrated_free_alternative_of_the_class_is_each_predicted_classs_label
     assert est.sample("npv")["B"].mean() > 0.75
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["calibrated", "beta_binomial", "bayesian_calibration"])
 def test_groups_with_only_labeled_or_only_unlabeled_rows_fit(method):
     """Many groups, four of them all labeled and four without a label: a valid fit."""
@@ -843,6 +857,7 @@ def test_calibrated_draws_take_the_pooled_model_without_a_free_groups_labels():
     assert abs(drawn.mean() - without_b) < 4 * sd / np.sqrt(4000) + 1e-3
 
 
+@pytest.mark.slow
 def test_bayesian_calibration_draws_each_configuration_from_its_posterior():
     """A draw's configuration (each group pooled or free) is a draw of its factorized
     posterior: each group pooled with its posterior probability, the groups' choices

@@ -36,6 +36,7 @@ def _same(a, b):
         np.testing.assert_allclose(a.draws_[name], b.draws_[name], rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["calibrated", "beta_binomial", "frequentist"])
 @pytest.mark.parametrize("p_pooled", ["auto", 1.0])
 def test_a_dask_fit_is_the_in_memory_fit(method, p_pooled):
@@ -84,6 +85,7 @@ def test_a_partition_with_bad_labels_is_named():
         BayesianGroupMetrics(n_draws=50).fit(ddf.s, ddf.y, group_by=ddf.g)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::skassess.exceptions.SkassessWarning")
 @pytest.mark.parametrize("p_pooled", ["auto", 1.0])
 def test_bayesian_calibration_expected_on_dask_is_the_in_memory_fit(p_pooled):
@@ -143,6 +145,7 @@ def test_labels_in_memory_with_dask_scores_are_refused():
         BayesianGroupMetrics().fit(ddf.s, frame.y, group_by=ddf.g)
 
 
+@pytest.mark.slow
 def test_on_a_cluster_of_worker_processes(dask_client):
     frame = _pool(seed=2)
     ddf = dd.from_pandas(frame, npartitions=4)

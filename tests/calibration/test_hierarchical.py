@@ -32,6 +32,7 @@ def fitted():
     return HierarchicalBetaCalibrator(random_state=0).fit(s, y, group_by=g), (s, y, g)
 
 
+@pytest.mark.slow
 def test_recovers_known_parameters_within_credible_intervals(fitted):
     cal, _ = fitted
     table = cal.summary(level=0.99)
@@ -51,6 +52,7 @@ def test_diagnostics_meet_the_defaults(fitted):
     np.testing.assert_array_equal(cal.n_labeled_, [600, 600])
 
 
+@pytest.mark.slow
 def test_draws_kept_across_checks_are_those_of_the_whole_chain(monkeypatch):
     """Each convergence check after more steps computes only the new steps' draws; the
     joined draws are those of the whole chain, in its order, and each mu draw belongs
@@ -103,6 +105,7 @@ def test_transform_and_sample_shapes(fitted):
     assert np.abs(p - truth).max() < 0.08
 
 
+@pytest.mark.slow
 def test_restricted_maps_are_the_stated_restrictions():
     s, y, g = _simulate(300)
     llo = HierarchicalBetaCalibrator("llo", random_state=0).fit(s, y, group_by=g)
@@ -113,6 +116,7 @@ def test_restricted_maps_are_the_stated_restrictions():
     assert "c[A]" not in temp.rhat_.index and "b[A]" not in llo.rhat_.index
 
 
+@pytest.mark.slow
 def test_a_group_without_labels_takes_the_population_level():
     s, y, g = _simulate(400)
     s = np.concatenate([s, np.linspace(0.05, 0.95, 50)])
@@ -137,6 +141,7 @@ def _top_label_data():
     return X, pred, y_obs
 
 
+@pytest.mark.slow
 def test_top_label_output_is_explicit_and_the_prediction_travels_as_y_pred():
     X, pred, y_obs = _top_label_data()
     cal = HierarchicalBetaCalibrator(random_state=0)
@@ -261,6 +266,7 @@ def test_bad_groups(fitted):
         cal.transform(s[:2], group_by=["A", "Z"])
 
 
+@pytest.mark.slow
 def test_grid_search_over_the_calibrator_in_a_pipeline():
     from sklearn.base import clone
     from sklearn.model_selection import GridSearchCV, KFold
@@ -306,6 +312,7 @@ def test_nuts_gradient_matches_finite_differences(map_, hierarchical):
     assert np.isfinite(value)
 
 
+@pytest.mark.slow
 def test_nuts_agrees_with_emcee_and_is_reproducible():
     pytest.importorskip("mici")
     s, y, g = _simulate(n_per_group=150, seed=2)

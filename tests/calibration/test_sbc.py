@@ -13,6 +13,7 @@ import os
 import warnings
 
 import numpy as np
+import pytest
 from scipy.special import expit, ndtri
 from scipy.stats import chisquare
 
@@ -70,6 +71,7 @@ def rank_histograms(ranks):
     return counts, chisquare(counts, axis=0).pvalue
 
 
+@pytest.mark.slow
 def test_the_ranks_of_the_true_parameters_are_uniform():
     ranks = sbc_ranks(N_REPS)
     counts, p = rank_histograms(ranks)

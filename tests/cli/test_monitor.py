@@ -60,6 +60,7 @@ def test_monitor_by_day_with_alerts_labels_and_outputs(files, tmp_path, capsys):
     assert "Rows to label next" in text
 
 
+@pytest.mark.slow
 def test_recalibrated_intervals_scale_the_shipped_ones(files, tmp_path):
     tables = {}
     for um in ("pretrained", "recalibrated"):
@@ -156,6 +157,7 @@ def _oracle(files, tmp_path):
     return path
 
 
+@pytest.mark.slow
 def test_a_labeling_session_from_an_oracle_resumes(files, tmp_path, capsys):
     oracle, session, out = _oracle(files, tmp_path), tmp_path / "s.sqlite", tmp_path / "t.csv"
     assert main(_session_args(files, session, "--budget", "20", "--oracle", str(oracle))) == 0
@@ -222,6 +224,7 @@ def test_the_html_report_holds_the_timeline_chunks_and_alerts(files, tmp_path, c
     assert "Rows to label next" in text and "Alerts, where" not in text
 
 
+@pytest.mark.slow
 def test_a_binary_rate_per_chunk(files, capsys):
     args = ["monitor", str(files / "reference.csv"), str(files / "stream"), "--metric", "NPV",
             "--threshold", "0.7", "--json", "-", "--quiet"]  # fmt: skip

@@ -88,6 +88,7 @@ def test_known_labels_skips_and_exhaustion(data):
         sampler.query(801)
 
 
+@pytest.mark.slow
 def test_a_seeded_sampler_repeats_itself_and_undo_goes_back(data):
     _, _, _, y, _ = data
     a = _fit(data, random_state=3)
@@ -160,6 +161,7 @@ def test_a_rate_asks_only_for_the_rows_of_its_prediction(data):
     assert table["n_labeled"].sum() == 40 and "n_predicted" in table
 
 
+@pytest.mark.slow
 def test_a_black_box_with_named_classes():
     from sklearn.datasets import make_classification
     from sklearn.linear_model import LogisticRegression

@@ -190,6 +190,7 @@ def fitted():
     return pir.fit(X[800:2000], y[800:2000]), X, y, model
 
 
+@pytest.mark.slow
 def test_interval_regressor_predicts_an_interval(fitted):
     pir, X, y, model = fitted
     out = pir.predict(X[2000:2400])
@@ -205,6 +206,7 @@ def test_interval_regressor_predicts_an_interval(fitted):
     assert pir.predictor_.estimator is model
 
 
+@pytest.mark.slow
 def test_interval_regressor_on_scores_only():
     rng = np.random.default_rng(0)
     top = rng.beta(6, 2, size=1500)
@@ -221,6 +223,7 @@ def test_interval_regressor_on_scores_only():
     assert 0 <= out["lower"] <= out["upper"] <= 1
 
 
+@pytest.mark.slow
 def test_beta_prior_matches_the_interval(fitted):
     from scipy.stats import beta as beta_dist
 
@@ -290,6 +293,7 @@ def test_no_pretrained_model_for_a_method(fitted):
         pir.fit(X[800:1200], y[800:1200])
 
 
+@pytest.mark.slow
 def test_many_levels_in_one_call(fitted):
     pir, X, _, _ = fitted
     levels = [0.3, 0.5, 0.8, 0.95, 0.99, 0.997]
@@ -325,6 +329,7 @@ def test_interval_regressor_bad_input(fitted):
         pir.predict(X[2000:2100, :5])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["meta_model", "confidence"])
 def test_pretrained_uncertainty_model(method):
     from sklearn.datasets import load_breast_cancer
@@ -342,6 +347,7 @@ def test_pretrained_uncertainty_model(method):
     assert np.all(np.diff(q) >= 0) and q[0] > 0
 
 
+@pytest.mark.slow
 def test_recalibrated_scales_the_shipped_model():
     from sklearn.datasets import load_breast_cancer
 
@@ -375,6 +381,7 @@ def test_recalibrated_scales_the_shipped_model():
     assert np.isclose(ratio, f, rtol=1e-9).sum() >= 1
 
 
+@pytest.mark.slow
 def test_recalibrated_skips_scenarios_where_the_black_box_never_errs():
     # 4 wrong predictions among 300 rows: many scenario references (random halves) hold none,
     # and the meta-model cannot learn from them; those scenarios are skipped, not fatal

@@ -47,6 +47,7 @@ def _assert_same(a, b):
         assert a[k] == pytest.approx(b[k], rel=1e-12, abs=1e-12, nan_ok=True), k
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(
     st.integers(0, 2**31 - 1),
@@ -112,6 +113,7 @@ def fitted():
     return out, X[2500:], y[2500:], S[2500:], shifted
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["meta_model", "confidence"])
 @pytest.mark.parametrize("layout", ["array", "uneven", "frame"])
 def test_predict_batch_on_partitions_is_the_in_memory_one(fitted, method, layout):
@@ -136,6 +138,7 @@ def test_predict_batch_on_partitions_is_the_in_memory_one(fitted, method, layout
             np.testing.assert_allclose(there.correctness.compute(), here.correctness, rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_predict_score_and_prior_on_partitions(fitted):
     models, X, y, S, _ = fitted
     pir = models["meta_model"]
@@ -188,6 +191,7 @@ def test_an_empty_batch_and_bayesian_accuracy_are_refused(fitted):
             pir.bayesian_accuracy(da.from_array(X, chunks=(900, -1)), y)
 
 
+@pytest.mark.slow
 def test_predict_on_a_cluster(fitted, dask_client):
     models, X, _, _, _ = fitted
     pir = models["meta_model"]

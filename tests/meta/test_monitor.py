@@ -60,6 +60,7 @@ def test_chunks_by_key_are_sorted_and_may_interleave(stream):
     np.testing.assert_allclose(again["predicted"], table["predicted"])
 
 
+@pytest.mark.slow
 def test_labels_update_their_chunk_only(stream):
     monitor, S, y = stream
     labels = np.full(2000, -1)
@@ -90,6 +91,7 @@ def test_late_labels_for_an_old_chunk(stream):
     assert after["mean"].iloc[3] == before["mean"].iloc[3]
 
 
+@pytest.mark.slow
 def test_labeled_chunks_cover_at_least_their_level():
     # Chunks without drift, 40 labels on top of the label-free prior: the posterior's 90 %
     # interval holds the chunk's accuracy in at least 84 % of 100 runs (3 SE below 90 %). It
@@ -111,6 +113,7 @@ def test_labeled_chunks_cover_at_least_their_level():
     assert np.mean(hits) >= 0.84
 
 
+@pytest.mark.slow
 def test_query_spends_labels_where_the_alert_is_uncertain(stream):
     monitor, S, y = stream
     picked = monitor.query(S, n=40)
@@ -161,6 +164,7 @@ def test_bad_input(stream):
         PerformanceMonitor(level=(0.9, 1.0)).fit(S[:100], np.zeros(100, dtype=int))
 
 
+@pytest.mark.slow
 def test_a_black_box_with_features():
     from sklearn.datasets import make_classification
     from sklearn.linear_model import LogisticRegression
@@ -208,6 +212,7 @@ def rated():
     return S_ref, y_ref, S, y
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("metric, cls", [("ppv", 1), ("npv", 0)])
 def test_a_rate_is_the_accuracy_of_the_rows_of_its_prediction(rated, metric, cls):
     S_ref, y_ref, S, y = rated

@@ -18,6 +18,7 @@ def task():
     return X, y, model
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", sorted(METHODS))
 def test_each_method_predicts_the_accuracy_without_drift(task, method):
     X, y, model = task
@@ -78,6 +79,7 @@ def test_partial_fit_only_where_the_method_allows():
     assert hasattr(PerformancePredictor(method="doc"), "partial_fit")
 
 
+@pytest.mark.slow
 def test_intrinsic_uncertainty(task):
     X, y, model = task
     for method in ("confidence", "crossval", "dropout"):
@@ -110,6 +112,7 @@ def test_one_row_batch(task):
     assert 0 <= pp.predict(X[2000:2001]) <= 1
 
 
+@pytest.mark.slow
 def test_nan_features_are_the_black_boxs_business(task):
     X, y, _ = task
     X = X.copy()

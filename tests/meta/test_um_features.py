@@ -62,6 +62,7 @@ def _shifted(seed, n=3000):
     return X, correct, in_batch
 
 
+@pytest.mark.slow
 def test_importance_weighting_follows_covariate_shift():
     # Ten seeded covariate shifts: the reference accuracy is off by 43 points on average,
     # the reweighted one by 4 (asserted: at least three times closer).

@@ -73,6 +73,7 @@ def test_everything_labeled_gives_the_accuracy_exactly():
     assert est.overall_mean() == pytest.approx(truth)
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None)
 @given(st.lists(st.integers(1, 299), min_size=1, max_size=3, unique=True))
 def test_batches_give_the_same_posterior_as_one_fit(cuts):
@@ -141,6 +142,7 @@ def test_useful_scores_narrow_the_interval_below_wilson():
     assert (hi - lo) < 0.9 * (ci.high - ci.low)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "kind",
     [
@@ -210,6 +212,7 @@ def test_external_groups_may_grow_between_batches():
     )
 
 
+@pytest.mark.slow
 def test_anytime_interval_holds_at_every_step_and_narrows():
     """15 sequences of 300 random labels: each must hold the accuracy at all 300 steps.
 

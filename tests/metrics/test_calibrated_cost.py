@@ -67,6 +67,7 @@ def test_batches_are_fitted_once_and_agree_with_one_fit():
     assert many.overall_interval() == pytest.approx(one.overall_interval())
 
 
+@pytest.mark.slow
 def test_cost_intervals_cover_and_are_narrower_than_the_hierarchical_priors():
     """Seeded coverage: 40 runs of 100 random labels on an over-confident 6-class pool.
 
@@ -132,6 +133,7 @@ def split_pool(n, seed):
     return S, t
 
 
+@pytest.mark.slow
 def test_the_split_of_the_errors_is_design_weighted():
     """Drawn by uncertainty, the labeled errors over-represent the classes of the
     uncertain rows' errors; weighted, each predicted class's split of its errors

@@ -111,6 +111,7 @@ def test_useful_scores_narrow_the_interval_below_the_hierarchical_prior():
     assert widths["calibrated"] < 0.8 * widths["hierarchical"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("metric", "kind"),
     [
@@ -147,6 +148,7 @@ def test_intervals_cover_on_miscalibrated_pools(metric, kind):
     assert delta_hits / 60 >= 0.85
 
 
+@pytest.mark.slow
 def test_each_predicted_class_keeps_its_own_level_where_one_map_cannot_fit_both():
     """Scores whose calibration bends where no logistic map follows it.
 
@@ -178,6 +180,7 @@ def test_each_predicted_class_keeps_its_own_level_where_one_map_cannot_fit_both(
     assert hits["ppv"] / 40 >= 0.85 and hits["npv"] / 40 >= 0.85, hits
 
 
+@pytest.mark.slow
 def test_a_predicted_class_with_saturated_scores_and_few_labels_follows_its_labels():
     """Scores within 1e-3 of 0 and 1 (as naive Bayes gives), the PPV 0.45.
 
@@ -333,6 +336,7 @@ def test_design_weights_move_each_predicted_classs_map_not_the_labeled_groups(me
     np.testing.assert_allclose(one.summary().loc[0, "mean"], observed, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_the_weighted_tpr_covers_under_an_unequal_design():
     """Seeded coverage of TPR on a pool whose map no shift or slope follows, when
     150 labels are drawn with probability 0.8 sqrt(p (1 - p)) / sum + 0.2 / N and

@@ -37,6 +37,7 @@ def coverage(kind, budget, runs, **params):
     return np.mean(hits)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["calibrated", "overconfident"])
 @pytest.mark.parametrize("budget", [50, 400])
 def test_ece_interval_covers_on_calibrated_and_miscalibrated_scores(kind, budget):

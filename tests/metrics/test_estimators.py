@@ -51,6 +51,7 @@ def _state(est):
     return frame.sort_index()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("est", ESTIMATORS, ids=lambda e: repr(e))
 @given(data=st.data())
 @settings(max_examples=15, deadline=None)

@@ -39,6 +39,7 @@ def brute_force(successes, trials, n_mu=3000, n_kappa=600):
     return mean, second - mean**2, float(logsumexp(log_w))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [0, 2, 30, 1000])
 def test_adaptive_grid_matches_a_dense_grid(n):
     # The adaptive grid (a coarse pass, then 81 nodes of logit mu per kappa
@@ -63,6 +64,7 @@ def draw_from_hyperprior(rng, n_groups):
     return rng.beta(mu * kappa, (1 - mu) * kappa, n_groups)
 
 
+@pytest.mark.slow
 def test_coverage_when_the_rates_are_drawn_from_the_prior():
     # 400 seeded data sets of 8 groups with 0-30 labels each, the rates drawn
     # from the hyperprior: the Bayesian intervals then cover at their level,
@@ -157,6 +159,7 @@ def make_pool(n_groups=30, n=6000, seed=0):
     return scores, y, group
 
 
+@pytest.mark.slow
 def test_overall_interval_covers_where_the_uniform_prior_fails():
     # 30 groups, 60 random labels (two per group on average), 100 seeded runs.
     # The uniform prior pulls every group toward 1/2: its overall interval
@@ -299,6 +302,7 @@ def test_confusion_matrix_and_cost_share_the_accuracy_hierarchy():
     )
 
 
+@pytest.mark.slow
 def test_cost_interval_covers_on_the_bundled_scores():
     # Fashion-MNIST scores, a cost matrix uniform on [0, 10] off the diagonal,
     # 50 random labels, 100 seeded runs: the uniform prior's interval of the

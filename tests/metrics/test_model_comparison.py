@@ -126,6 +126,7 @@ def _prior_predictive_pit(tie_prior, n_runs, n_labels, seed=5):
     return np.array(pits), np.array(ties), np.array(tie_post)
 
 
+@pytest.mark.slow
 def test_posterior_is_calibrated_when_the_truth_comes_from_the_prior():
     """The mixture posterior of Δ accuracy is exact: with truths from the prior, the
     posterior CDF at the truth (randomized for ties) is uniform.
@@ -178,6 +179,7 @@ def _delta_coverage(X, y, delta, *, runs, n_labels, seed, **params):
     return hits / runs
 
 
+@pytest.mark.slow
 def test_difference_intervals_cover():
     """95 % intervals of a pool's accuracy difference, random labels, 400 seeded runs.
 
@@ -302,6 +304,7 @@ def test_rates_with_every_item_labeled_are_exact(metric):
     assert len(comp.patterns_) == 2 * len(np.unique(comp.patterns_, axis=0))
 
 
+@pytest.mark.slow
 def test_rate_difference_intervals_cover():
     """95 % intervals of the pool's TPR difference of two binary models, 300 seeded runs
     of 200 random labels each (without the tie component, as for accuracy above).

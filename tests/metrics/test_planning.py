@@ -158,6 +158,7 @@ def _binary_pool(n=8000, slope=1.0, seed=0):
     return np.column_stack([1 - p1, p1]), y
 
 
+@pytest.mark.slow
 def test_a_rate_plan_from_calibrated_scores_is_within_a_fifth_of_the_realised_width():
     """TPR at 300 labels: the plan from the scores against 20 realised intervals."""
     X, y_true = _binary_pool(seed=5)
@@ -176,6 +177,7 @@ def test_a_rate_plan_from_calibrated_scores_is_within_a_fifth_of_the_realised_wi
     assert plan.table["width"].iloc[0] == pytest.approx(np.mean(widths), rel=0.2)
 
 
+@pytest.mark.slow
 def test_a_rate_plan_from_labels_uses_the_rates_map():
     """Scores under-confident: a pilot's plan moves from the scores-only one toward the truth."""
     X, y_true = _binary_pool(slope=2.5, seed=7)
@@ -190,6 +192,7 @@ def test_a_rate_plan_from_labels_uses_the_rates_map():
     np.testing.assert_array_equal(from_labels.table["width"], again.table["width"])
 
 
+@pytest.mark.slow
 def test_a_rate_plans_budget_for_a_width_interpolates_its_simulations():
     X, _ = _binary_pool(seed=8)
     kw = dict(metric="fpr", n_simulations=4, random_state=0, progress=False)
@@ -215,6 +218,7 @@ def test_a_rate_plan_refuses_what_it_cannot_plan():
         plan_labels(X, metric="selection_rate_typo")
 
 
+@pytest.mark.slow
 def test_a_rate_plan_starts_at_the_labels_given_with_the_width_they_give_now():
     X, y_true = _binary_pool(n=3000, seed=9)
     y = np.full(3000, -1)

@@ -61,6 +61,7 @@ def _brute_force_mi(proba, i, name, c, others_true, others_pred, a):
     return group_entropy(members.mean(0)) - np.mean([group_entropy(p) for p in members])
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 10_000))
 def test_metric_utility_matches_the_metrics_definitions(seed):

@@ -24,6 +24,7 @@ def _pool(n=600, K=3, seed=0):
     return X, y
 
 
+@pytest.mark.slow
 def test_query_never_returns_a_labeled_row_and_tell_records():
     X, y = _pool()
     y0 = np.full(len(y), -1)
@@ -43,6 +44,7 @@ def test_query_never_returns_a_labeled_row_and_tell_records():
     assert a.estimator_.n_labeled_.sum() == 250
 
 
+@pytest.mark.slow
 def test_exhausted_groups_are_never_chosen_and_pool_exhaustion_is_an_error():
     X, y = _pool(n=60)
     a = ActiveAssessor(task="least_accurate", random_state=0).fit(X)
@@ -155,6 +157,7 @@ def test_task_and_estimator_must_fit(task, estimator, match):
         ActiveAssessor(estimator, task=task).fit(X)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "task, estimator",
     [
@@ -187,6 +190,7 @@ def test_every_task_runs_with_every_strategy(task, estimator, strategy):
         assert set(a.history_["group"]) <= {0, 2}
 
 
+@pytest.mark.slow
 def test_same_random_state_same_queries():
     X, y = _pool()
     runs = [
@@ -195,6 +199,7 @@ def test_same_random_state_same_queries():
     assert runs[0].history_["index"].tolist() == runs[1].history_["index"].tolist()
 
 
+@pytest.mark.slow
 def test_pickle_resumes_the_same_sequence():
     X, y = _pool()
     a = (
@@ -233,6 +238,7 @@ def test_string_labels_and_external_groups():
     assert np.isclose(sum(probs), 1.0)
 
 
+@pytest.mark.slow
 def test_stop_rule_and_callback_stop_the_run():
     X, y = _pool(n=2000)
     # Predicted class 1 mostly wrong: the comparison is settled (and certified by the
@@ -360,6 +366,7 @@ def test_calibrated_prior_needs_a_per_group_accuracy_estimator():
         ActiveAssessor(prior_update=CalibratedPrior(prior_strength=-1)).fit(X)
 
 
+@pytest.mark.slow
 def test_skip_takes_rows_out_of_the_candidates():
     rng = np.random.default_rng(0)
     scores = rng.dirichlet(np.ones(3), size=60)
@@ -417,6 +424,7 @@ def _confidence_pool(n=3000, seed=0):
     return X, np.where(rng.random(n) < conf, pred, wrong)
 
 
+@pytest.mark.slow
 def test_thompson_over_confidence_bins_labels_the_uncertain_bins_and_covers():
     """Grouped by equal-count confidence bins, the estimate task's reward sends the
     labels where the outcome is uncertain: over 8 runs of 60 labels, the three least

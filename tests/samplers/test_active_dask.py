@@ -34,6 +34,7 @@ def test_row_keys_are_one_sequence_however_cut(start, n, seed):
     np.testing.assert_array_equal(row_keys(seed, start, n), whole[start % 8 : start % 8 + n])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "params",
     [
@@ -67,6 +68,7 @@ def test_the_partitions_do_not_change_the_queries(params):
     assert runs[0].n_labeled_ == (labeled >= 0).sum() + 40
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["estimate", "least_accurate", "compare"])
 def test_exchangeable_rows_give_the_in_memory_run(task):
     # Every row of a predicted class has the same scores and label: the rows a walk

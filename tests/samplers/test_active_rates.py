@@ -21,6 +21,7 @@ def _pool(n, seed):
     return scores, np.where(right, pred, 1 - pred), rng.choice(["a", "b"], n)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["thompson", "random"])
 @pytest.mark.parametrize("metric", ["tpr", "precision"])
 def test_the_estimate_task_takes_a_binary_rate(metric, strategy):
@@ -82,6 +83,7 @@ def test_other_tasks_refuse_a_binary_rate():
         ActiveAssessor(estimator, task="least_accurate").fit(scores, group_by=g)
 
 
+@pytest.mark.slow
 def test_the_calibrated_posterior_of_a_rate_covers_under_thompson_sampling():
     """Seeded coverage of the pool's PPV and TPR: 8 runs each of 40 labels chosen by
     Thompson sampling (tolerance: at least 6 of 8 per rate; at a true 0.95 fewer happen

@@ -73,6 +73,7 @@ def _pool(seed=0, n=40, K=3):
     return scores, y
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["variance", "random"])
 def test_each_draw_is_unbiased_for_its_row(strategy):
     # E[Z | row] is the row's total whatever g and q are: the mean of 1500 runs'
@@ -104,6 +105,7 @@ def test_each_draw_is_unbiased_for_its_row(strategy):
     assert np.all(np.abs(pooled.mean(axis=0) - truth) <= 4.5 * se + 1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spread_errors", [False, True])
 def test_intervals_cover_the_pool_metrics(spread_errors):
     # 300 runs of 80 drawn labels on a 1000-item pool whose scores are
@@ -264,6 +266,7 @@ def test_errors():
         bald.summary()
 
 
+@pytest.mark.slow
 def test_many_classes_of_overconfident_scores_do_not_bias_the_accuracy():
     # 40 predicted classes of ~30 items, top-1 confidence ~14 points above the
     # accuracy, 40 drawn labels: most rows get no draw, so a row left to g (the

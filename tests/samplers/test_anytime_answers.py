@@ -33,6 +33,7 @@ def test_intervals_of_a_fully_labeled_pool_are_its_accuracies():
     assert a.certified_level() == a.certified_level(0) > 0.999
 
 
+@pytest.mark.slow
 def test_intervals_follow_the_walk_and_skips_widen_them():
     X, y = _classes_pool([0.6, 0.8, 0.9])
     a = ActiveAssessor(task="least_accurate", random_state=1).fit(X)
@@ -118,6 +119,7 @@ def test_an_item_strategy_has_no_anytime_intervals():
     assert a.answer()["certified"] is None
 
 
+@pytest.mark.slow
 def test_lucb_confirms_the_answer_with_fewer_labels_than_thompson_sampling():
     """Confident scores on the accurate classes: TS seldom labels them, and waits for them.
 
@@ -145,6 +147,7 @@ def test_lucb_confirms_the_answer_with_fewer_labels_than_thompson_sampling():
     assert labels["lucb"] < 0.8 * labels["thompson"]
 
 
+@pytest.mark.slow
 def test_lucb_compare_labels_only_the_two_groups_and_cannot_run_in_simulate():
     X, y = _classes_pool([0.6, 0.9, 0.7])
     a = ActiveAssessor(
@@ -176,6 +179,7 @@ def test_the_probability_stop_rule_waits_for_the_anytime_level():
     assert rule({**answer, "probability": 0.8, "certified": 0.99}) is None
 
 
+@pytest.mark.slow
 def test_stopped_answers_are_wrong_no_more_often_than_promised():
     """Two close classes (0.70 / 0.74) that the scores rank the wrong way round.
 

@@ -142,6 +142,7 @@ def test_simulate_and_prior_for_give_the_same_prior():
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["random", "thompson"])
 def test_calibrated_prior_intervals_cover(strategy):
     # Seeded coverage: 200 runs x 10 groups at 20 / 50 / 100 labels on a pool

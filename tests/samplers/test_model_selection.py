@@ -100,6 +100,7 @@ def test_deprecated_stop_arguments_still_stop_the_run():
     )
 
 
+@pytest.mark.slow
 def test_rope_stop_rule_decides_equivalence():
     # two models with the same accuracy: P(best) stays near 1/2, the ROPE decides
     X, y, pred = _pair(3000, accs=(0.85, 0.85), seed=2)

@@ -15,6 +15,7 @@ def fm():
     return data.scores, data.target
 
 
+@pytest.mark.slow
 def test_results_do_not_depend_on_n_jobs(fm):
     X, y = fm
     one = simulate(X, y, budget=30, n_runs=150, random_state=0)

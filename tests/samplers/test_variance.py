@@ -166,6 +166,7 @@ def test_other_priors_keep_a_groups_predictive_for_each_row():
     np.testing.assert_allclose(est.predict_proba(scores)[:, 1], m[est.apply(scores)])
 
 
+@pytest.mark.slow
 def test_the_calibrated_posterior_covers_under_variance_sampling():
     """Seeded coverage of the pool's accuracy: 20 runs of 30 labels, the last 20 drawn by
     VarianceSampling

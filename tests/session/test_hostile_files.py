@@ -169,6 +169,7 @@ def _run(command, made, path, capsys):
     return code, capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_hostile_session_file_ends_in_one_line(made, tmp_path, capsys, case, command):
@@ -239,6 +240,7 @@ def _read_only(path):
     return lambda: (subprocess.run(["chattr", "-i", str(path)], check=True), os.chmod(path, 0o644))
 
 
+@pytest.mark.slow
 def test_a_read_only_session_is_read_and_refused_for_labeling(made, tmp_path, capsys):
     path = tmp_path / "ro.sqlite"
     path.write_bytes(made[3].read_bytes())

@@ -106,6 +106,7 @@ for line in sys.stdin:
 """
 
 
+@pytest.mark.slow
 @settings(
     max_examples=25,
     deadline=None,
@@ -215,6 +216,7 @@ def _check_stars(path, ids, names, n):
     assert all(got[i] == truth[i] for i in got), "a label was recorded as another class"
 
 
+@pytest.mark.slow
 def test_star_ratings_through_the_oracle_file(stars):
     tmp, ids, names = stars
     written = [f"{float(n):.1f}" if i % 2 else n for i, n in enumerate(names)]  # 1.0 and 1
@@ -225,6 +227,7 @@ def test_star_ratings_through_the_oracle_file(stars):
     _check_stars(tmp / "f.sqlite", ids, names, 60)
 
 
+@pytest.mark.slow
 def test_star_ratings_through_the_oracle_command(stars):
     tmp, ids, names = stars
     (tmp / "answers.json").write_text(json.dumps(dict(zip(ids, names, strict=True))))

@@ -140,6 +140,7 @@ def test_not_a_session_file(tmp_path, data):
         LabelingSession.read_events(tmp_path / "missing.sqlite")
 
 
+@pytest.mark.slow
 def test_second_process_is_refused(tmp_path, data):
     path = tmp_path / "s.sqlite"
     with LabelingSession(path, data.scores, assessor=_assessor()) as s:
@@ -180,6 +181,7 @@ def test_bad_labels_leave_the_file_unchanged(tmp_path, data):
         assert s.n_labeled == 1
 
 
+@pytest.mark.slow
 def test_run_with_stop_rules(tmp_path, data):
     # Two classes of Fashion-MNIST far apart (0.746 and 0.984): confirmed within the budget.
     pred = data.scores.argmax(axis=1)
@@ -210,6 +212,7 @@ def test_run_with_stop_rules(tmp_path, data):
             s.run(data.target, 5, stop=0.3)
 
 
+@pytest.mark.slow
 def test_deprecated_stop_arguments_and_functions(tmp_path, data):
     est = _assessor(task="estimate")
     with LabelingSession(tmp_path / "b.sqlite", data.scores, assessor=est) as s:
@@ -234,6 +237,7 @@ def test_deprecated_stop_arguments_and_functions(tmp_path, data):
             s.run(data.target, 5, stop_width=2)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the SIGKILL test forks (POSIX only)")
 def test_sigkill_loses_no_label_and_keeps_the_query_sequence(tmp_path, data):
     """Kill a labeling process 50+ times at random moments; resume each time.

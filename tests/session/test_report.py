@@ -45,6 +45,7 @@ def report_files(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_report_is_self_contained(report_files):
     text = (report_files / "session.html").read_text(encoding="utf-8")
     for section in (

@@ -158,6 +158,7 @@ def test_gzip_and_parquet_read_the_same(tmp_path):
         ScoresFile(tmp_path / "bad.parquet").read()
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(chunk=st.integers(1, 60), n_labeled=st.integers(0, 40))
 def test_batched_assessment_equals_one_batch(tmp_path_factory, chunk, n_labeled):

@@ -226,6 +226,7 @@ def test_rewritten_settings_are_refused(tmp_path, data, capsys):
     _damage_and_check(tmp_path, data, damage, "event 1 .* does not match", capsys)
 
 
+@pytest.mark.slow
 def test_random_bytes_are_refused_or_harmless(tmp_path, data, capsys):
     """Random bytes anywhere: the file is refused with one line, or reads exactly as before.
 
@@ -259,6 +260,7 @@ def test_random_bytes_are_refused_or_harmless(tmp_path, data, capsys):
     assert refused >= len(original) // 512 // 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cut", [0.3, 0.7])
 def test_truncated_file_is_refused(tmp_path, data, cut):
     path = tmp_path / "s.sqlite"

@@ -50,6 +50,7 @@ def example_truth():
     return float((predicted == truth[scores["id"]].to_numpy())[unlabeled].mean())
 
 
+@pytest.mark.slow
 def test_meta_predicts_the_unlabeled_rows(example_truth):
     result = assess_file(
         example_scores_path("scores"), meta=["confidence", "atc", "doc", "meta_model"]

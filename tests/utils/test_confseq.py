@@ -17,6 +17,7 @@ def _bounds_table(seq, size, alpha):
     return lo, hi
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "size, share, guess",
     [

@@ -111,6 +111,7 @@ def _die_once(part, marker):
     return part
 
 
+@pytest.mark.slow
 def test_a_cluster_of_worker_processes_gives_the_same_fit(dask_client):
     X, y, g = _pool()
     frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=y, region=g)
