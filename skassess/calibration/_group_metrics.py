@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import SkassessWarning
 from ..metrics import RATES, GroupComparison, compare_groups, rope_probabilities
-from ..utils._dask import is_dask_collection
+from ..utils._dask import check_signed_labels, is_dask_collection
 from ..utils._deprecation import warn_deprecated
 from ..utils._groups import GroupEncoder
 from ..utils._params import LEVEL, ROPE, atomic, reset_fitted, validate_args, validated
@@ -329,6 +329,7 @@ default="calibrated"
                     "row's label in turn; on Dask collections use unlabeled='expected' (sums "
                     "that add over partitions), or method='calibrated'."
                 )
+            check_signed_labels(y, 2, self.classes, self.missing_label)
             if method.needs_rows:
                 data = PartitionedRows(self, X, y, group_by, name)
             else:

@@ -17,7 +17,13 @@ import pandas as pd
 
 from ..metrics import BayesianAccuracy
 from ..utils._groups import check_group_by
-from ..utils._validation import as_scalar, check_classes, check_labels, check_scores
+from ..utils._validation import (
+    as_scalar,
+    check_classes,
+    check_labels,
+    check_scores,
+    checked_codes,
+)
 from ._group_calibrated import metric_coefficients
 
 __all__ = [
@@ -241,7 +247,8 @@ def checked_partition(estimator, index, name, X, y, group_by):
                 "partition them alike."
             )
     try:
-        return checked_rows(X, y, group_by, name, estimator.classes, estimator.missing_label)
+        with checked_codes():  # the {-1, +1} check ran on the whole collection
+            return checked_rows(X, y, group_by, name, estimator.classes, estimator.missing_label)
     except (ValueError, TypeError) as exc:
         raise type(exc)(f"partition {index}: {exc}") from exc
 

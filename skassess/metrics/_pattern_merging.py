@@ -12,8 +12,16 @@ import copy
 
 import numpy as np
 
-from ..utils._dask import aligned_blocks, import_dask, is_dask_collection, merge_pair, merge_tree
+from ..utils._dask import (
+    aligned_blocks,
+    check_signed_labels,
+    import_dask,
+    is_dask_collection,
+    merge_pair,
+    merge_tree,
+)
 from ..utils._dask import values as block_values
+from ..utils._validation import checked_codes
 from ._merging import check_mergeable
 
 #: Per-pattern sums (first axis: the pattern).
@@ -33,7 +41,8 @@ def _fit_partition(estimator, index, X, y):
         )
     est = copy.deepcopy(estimator)
     try:
-        est.fit(X, y)
+        with checked_codes():  # the {-1, +1} check ran on the whole collection
+            est.fit(X, y)
     except (ValueError, TypeError) as exc:
         raise type(exc)(f"partition {index}: {exc}") from exc
     est.pattern_ = None  # the items stay where they are
@@ -104,6 +113,8 @@ class PatternMerging:
                 f"{type(y).__name__}."
             )
         blocks = aligned_blocks(X, {"y": y})
+        n_classes = X.shape[2] if X.ndim == 3 else 2
+        check_signed_labels(y, n_classes, self.classes, self.missing_label)
         fit_one = dask.delayed(_fit_partition, pure=True)
         parts = [fit_one(self, i, x, rows["y"]) for i, (x, rows) in enumerate(blocks)]
         merged = merge_tree(parts, dask.delayed(merge_pair, pure=True))

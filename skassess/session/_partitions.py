@@ -2,7 +2,8 @@
 
 Each partition is read where it lives, in batches, by the same
 :class:`ScoresFile` checks as one file (an error names the partition's file,
-row and column), and fits the assessment's estimators from scratch; the fits
+row and column; a partition with a header and no rows, as Spark writes, adds
+nothing), and fits the assessment's estimators from scratch; the fits
 travel back, merged pairwise (``merge``): their size is the number of groups,
 so no row reaches the client. On a Dask ``distributed.Client`` the partitions
 run on its workers; without one, one after the other in this process.
@@ -34,7 +35,7 @@ def _assess_partition(path, columns, expected, estimators, chunk_rows, checksum)
         )
     est = {k: None for k in estimators}
     n_rows = n_labeled = 0
-    for chunk in sf.iter_chunks(chunk_rows):
+    for chunk in sf.iter_chunks(chunk_rows, allow_empty=True):
         for key, e in estimators.items():
             group = chunk.groups[key[6:]].to_numpy() if key.startswith("group:") else None
             if est[key] is None:
@@ -53,10 +54,17 @@ def _assess_partition(path, columns, expected, estimators, chunk_rows, checksum)
 
 
 def _merge(a, b):
-    est = {k: a["estimators"][k].merge(b["estimators"][k]) for k in a["estimators"]}
+    est = {k: _merged(a["estimators"][k], b["estimators"][k]) for k in a["estimators"]}
     out = {"estimators": est, "sha256": a["sha256"] + b["sha256"]}
     out.update({k: a[k] + b[k] for k in ("rows", "labeled", "bytes")})
     return out
+
+
+def _merged(a, b):
+    """``a`` merged with ``b``; an empty partition's fit is None."""
+    if a is None or b is None:
+        return b if a is None else a
+    return a.merge(b)
 
 
 def assess_partitions(
@@ -133,6 +141,10 @@ def assess_partitions(
             else:
                 parts = client.map(_merge, *zip(*pairs, strict=True)) + tail
         merged = parts[0] if client is None else parts[0].result()
+        if merged["rows"] == 0:
+            raise ScoresFileError(
+                f"{name or paths[0]}: the {len(paths)} partition(s) have a header but no rows."
+            )
         digests = merged["sha256"]
         sha = None
         if checksum:

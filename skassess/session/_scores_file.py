@@ -274,8 +274,11 @@ class ScoresFile(_TextReading):
             line = f" (line {row + 2})"
         return f"row {row + 1}{line}, column {column!r}"
 
-    def iter_chunks(self, chunk_rows=CHUNK_ROWS):
+    def iter_chunks(self, chunk_rows=CHUNK_ROWS, *, allow_empty=False):
         """Checked :class:`ScoresTable` batches of at most ``chunk_rows`` rows.
+
+        A file with a header and no rows is refused, or with ``allow_empty``
+        (a partition of a data set) gives no batch.
 
         Duplicate ids are found across batches: the error comes when the
         second copy is read.
@@ -294,7 +297,7 @@ class ScoresFile(_TextReading):
                 hashes.append(pd.util.hash_array(table.ids))
             offset += len(frame)
             yield table
-        if offset == 0:
+        if offset == 0 and not allow_empty:
             self._fail("the file has a header but no rows.")
         if len(hashes) > 1:
             # Across batches, by sorting every hash once; a 64-bit collision among

@@ -491,6 +491,11 @@ class SessionStore:
     def _transaction(self, what):
         return _Transaction(self, what)
 
+    @property
+    def connection(self):
+        """The SQLite connection to the file."""
+        return self._db
+
     def write_error(self, exc, what):
         """The one-line error of a write SQLite refused (a full disk, a size limit)."""
         n = self._head()[0] if "head" in self._meta else 0
@@ -552,7 +557,7 @@ class _Transaction:
     """One write transaction; a write SQLite refuses is rolled back and named."""
 
     def __init__(self, store, what):
-        self.store, self.db, self.what = store, store._db, what
+        self.store, self.db, self.what = store, store.connection, what
 
     def __enter__(self):
         try:

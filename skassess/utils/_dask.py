@@ -12,6 +12,8 @@ import copy
 
 import numpy as np
 
+from ._validation import checked_codes
+
 #: The keyword arguments that are per-row data, partitioned like the scores.
 ROW_ARGUMENTS = ("y", "group_by", "y_pred", "sample_weight")
 
@@ -104,6 +106,54 @@ def merge_tree(parts, merge):
     return merged
 
 
+def _sign_flags(block):
+    """Whether one partition's labels hold -1, a label other than -1 and 1, and 1."""
+    import pandas as pd
+
+    y = values(block)
+    if y.dtype.kind not in "iufb":
+        y = pd.to_numeric(pd.Series(y, dtype=object), errors="coerce").to_numpy(dtype=float)
+    minus = y == -1
+    labeled = ~minus & ~pd.isna(y)
+    return bool(minus.any()), bool((y[labeled] != 1).any()), bool((y[labeled] == 1).any())
+
+
+def _any_flags(a, b):
+    return tuple(x or y for x, y in zip(a, b, strict=True))
+
+
+def n_score_columns(X):
+    """The classes of Dask scores: 2 for P(class 1), else the number of columns."""
+    if getattr(X, "ndim", 2) == 1:
+        return 2
+    if hasattr(X, "columns"):
+        return len(X.columns)
+    return int(X.shape[1])
+
+
+def check_signed_labels(y, n_classes, classes, missing_label, name="y"):
+    """:func:`~skassess.utils.check_labels`' {-1, +1} check over a whole Dask
+    collection of labels.
+
+    A partition's few labels may all be 1 where the collection's are not; so the
+    partitions' own checks skip it (:func:`checked_codes`) and this pass reads
+    the labels of every partition once, three flags each.
+    """
+    from ._validation import signed_labels_error, signs_marker
+
+    if not is_dask_collection(y) or classes is not None or n_classes != 2:
+        return
+    if not signs_marker(missing_label):
+        return
+    dask = import_dask()
+    flags = dask.delayed(_sign_flags, pure=True)
+    minus, other, one = merge_tree(
+        [flags(block) for block in row_blocks(name, y)], dask.delayed(_any_flags, pure=True)
+    )
+    if minus and one and not other:
+        raise signed_labels_error(name)
+
+
 def _fit_partition(estimator, index, first, X, rows):
     """The estimator fitted on one partition (None for an empty one); a pandas
     partition keeps its column names."""
@@ -121,7 +171,8 @@ def _fit_partition(estimator, index, first, X, rows):
             )
     est = copy.deepcopy(estimator)
     try:
-        (est.fit if first else est.partial_fit)(X, **rows)
+        with checked_codes():  # the {-1, +1} check ran on the whole collection
+            (est.fit if first else est.partial_fit)(X, **rows)
     except (ValueError, TypeError) as exc:
         raise type(exc)(f"partition {index}: {exc}") from exc
     return est
@@ -166,6 +217,12 @@ def fit_partitions(estimator, X, rows, *, template):
     """
     dask = import_dask()
     blocks = aligned_blocks(X, rows)
+    check_signed_labels(
+        rows.get("y"),
+        n_score_columns(X),
+        getattr(estimator, "classes", None),
+        getattr(estimator, "missing_label", None),
+    )
     fit_one = dask.delayed(_fit_partition, pure=True)
     merge = dask.delayed(merge_pair, pure=True)
 
@@ -183,7 +240,10 @@ def fit_partitions(estimator, X, rows, *, template):
 
 
 def _partition_sum(function, index, block, rows):
-    """``(sum, count)`` of ``function(block, **rows)`` over one partition's rows."""
+    """``(sum, count)`` of ``function(block, **rows)`` over one partition's rows
+    (``(0.0, 0)`` for an empty partition, e.g. of a filtered DataFrame)."""
+    if len(block) == 0:
+        return 0.0, 0
     try:
         values_ = np.asarray(function(block, **rows), dtype=np.float64)
     except (ValueError, TypeError) as exc:

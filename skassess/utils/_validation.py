@@ -401,23 +401,32 @@ def _check_indices(y, missing, n_classes, name, missing_label, where):
     if (
         n_classes == 2
         and not _CHECKED_CODES.get()
-        and isinstance(missing_label, numbers.Integral)
-        and missing_label == -1
-        and missing.any()
+        and signs_marker(missing_label)
+        and (missing & ~np.asarray(pd.isna(y), dtype=bool)).any()  # a -1, not only NaN
         and labeled.size
         and (labeled == 1).all()
     ):
-        raise ValueError(
-            f"{name} holds only the values -1 and 1 for binary scores. -1 is the unlabeled "
-            "marker (missing_label=-1), so every -1 row would be treated as unlabeled, but "
-            "{-1, +1} is also a common encoding of binary labels. If -1 is the negative "
-            "class, pass classes=[-1, 1] and mark unlabeled rows with another "
-            "missing_label (e.g. np.nan); if the -1 rows are unlabeled and every labeled "
-            "row is class 1, pass classes=[0, 1] to say so."
-        )
+        raise signed_labels_error(name)
     out = np.full(len(y), -1, dtype=np.int64)
     out[~missing] = labeled
     return out
+
+
+def signs_marker(missing_label):
+    """Whether ``missing_label`` is -1, which {-1, +1} binary labels would be read as."""
+    return isinstance(missing_label, numbers.Integral) and missing_label == -1
+
+
+def signed_labels_error(name):
+    """The error of binary labels that hold only -1 (the marker) and 1."""
+    return ValueError(
+        f"{name} holds only the values -1 and 1 for binary scores. -1 is the unlabeled "
+        "marker (missing_label=-1), so every -1 row would be treated as unlabeled, but "
+        "{-1, +1} is also a common encoding of binary labels. If -1 is the negative "
+        "class, pass classes=[-1, 1] and mark unlabeled rows with another "
+        "missing_label (e.g. np.nan); if the -1 rows are unlabeled and every labeled "
+        "row is class 1, pass classes=[0, 1] to say so."
+    )
 
 
 def _map_classes(values, classes, name, missing_label, rows, where):

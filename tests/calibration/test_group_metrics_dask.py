@@ -155,3 +155,36 @@ def test_on_a_cluster_of_worker_processes(dask_client):
     kw.update(method="bayesian_calibration", unlabeled="expected", p_pooled=1.0)
     whole = BayesianGroupMetrics(**kw).fit(frame.s, frame.y, group_by=frame.g)
     _same(BayesianGroupMetrics(**kw).fit(ddf.s, ddf.y, group_by=ddf.g), whole)
+
+
+@pytest.mark.filterwarnings("ignore::skassess.exceptions.SkassessWarning")
+@pytest.mark.parametrize(
+    "method",
+    ["calibrated", "beta_binomial", "frequentist", pytest.param("bc", marks=pytest.mark.slow)],
+)
+def test_the_label_check_reads_the_whole_collection_not_a_partition(method):
+    """1 % labeled: a partition whose few labels are all 1 is fitted as in memory; labels
+    that are only -1 and 1 over the whole collection are refused as in memory."""
+    frame = _pool(seed=3, n=3000)
+    frame["y"] = np.where(np.arange(3000) % 100 == 0, frame.y.where(frame.y >= 0, 1), -1)
+    first = np.arange(3000) < 600  # the first partition's labels: all 1
+    frame.loc[first & (frame.y == 0), "y"] = 1
+    assert set(frame.y[first]) == {-1, 1} and set(frame.y) == {-1, 0, 1}
+    name = "bayesian_calibration" if method == "bc" else method
+    kw = {"metrics": ("accuracy",), "n_draws": 100, "random_state": 0}
+    if method == "bc":
+        kw.update(unlabeled="expected")
+    ddf = dd.from_pandas(frame, npartitions=5)
+    assert set(ddf.partitions[0].y.compute()) == {-1, 1}
+    with dask.config.set(scheduler="sync"):
+        parts = BayesianGroupMetrics(name, **kw).fit(ddf.s, ddf.y, group_by=ddf.g)
+    labeled = (frame.y >= 0).groupby(frame.g).sum()
+    np.testing.assert_array_equal(parts.n_labeled_.to_numpy(), labeled.to_numpy())
+    signed = frame.assign(y=frame.y.replace(0, 1))
+    with pytest.raises(ValueError, match="y holds only the values -1 and 1") as memory:
+        BayesianGroupMetrics(name, **kw).fit(signed.s, signed.y, group_by=signed.g)
+    ddf = dd.from_pandas(signed, npartitions=5)
+    with dask.config.set(scheduler="sync"):
+        with pytest.raises(ValueError, match="y holds only the values -1 and 1") as parted:
+            BayesianGroupMetrics(name, **kw).fit(ddf.s, ddf.y, group_by=ddf.g)
+    assert str(parted.value) == str(memory.value)

@@ -239,6 +239,7 @@ def test_beta_prior_matches_the_interval(fitted):
         pir.beta_prior(X[2000:2400], level=0.99)
 
 
+@pytest.mark.slow
 def test_bayesian_accuracy_on_top(fitted):
     pir, X, y, model = fitted
     batch = slice(2000, 2600)
@@ -262,6 +263,7 @@ def test_bayesian_accuracy_on_top(fitted):
     assert est.summary()["n_labeled"].iloc[0] == 30
 
 
+@pytest.mark.slow
 def test_bayesian_accuracy_falls_back_to_the_labels(fitted):
     # labels that contradict the label-free prediction (every labeled row wrong) move the
     # estimate to the labels alone instead of being outweighed by the prior
@@ -279,6 +281,7 @@ def test_bayesian_accuracy_falls_back_to_the_labels(fitted):
     assert fixed.summary()["mean"].iloc[0] > 0.15  # the prior alone holds it far above
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("weight", [-0.1, 1.5, "high", None])
 def test_bayesian_accuracy_rejects_a_bad_prior_weight(fitted, weight):
     pir, X, _, _ = fitted
@@ -286,6 +289,7 @@ def test_bayesian_accuracy_rejects_a_bad_prior_weight(fitted, weight):
         pir.bayesian_accuracy(X[2000:2100], np.full(100, -1), prior_weight=weight)
 
 
+@pytest.mark.slow
 def test_no_pretrained_model_for_a_method(fitted):
     _, X, y, model = fitted
     pir = PerformanceIntervalRegressor(PerformancePredictor(model, method="atc"))
@@ -312,12 +316,14 @@ def test_many_levels_in_one_call(fitted):
         assert one["upper"] == pytest.approx(row["upper"])
 
 
+@pytest.mark.slow
 def test_one_row_batch_gets_an_interval(fitted):
     pir, X, _, _ = fitted
     out = pir.predict(X[2000:2001])
     assert 0 <= out["lower"] <= out["accuracy"] <= out["upper"] <= 1
 
 
+@pytest.mark.slow
 def test_interval_regressor_bad_input(fitted):
     pir, X, y, _ = fitted
     for bad in (1.0, 0.0, [0.8, 1.2], [], "0.9", ["0.9"], True, [[0.9]]):
@@ -442,6 +448,7 @@ def test_pretrained_models_check_their_reference_predictions(monkeypatch):
         monkeypatch.undo()
 
 
+@pytest.mark.slow
 def test_coverage_is_a_deprecated_alias_of_level(fitted):
     pir, X, _, _ = fitted
     with pytest.warns(FutureWarning, match=r"predict\(coverage=\.\.\.\) is deprecated"):

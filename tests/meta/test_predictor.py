@@ -212,3 +212,28 @@ def test_predict_on_dask_partitions_is_the_in_memory_prediction(method):
         else:
             with pytest.raises(ValueError, match="has no intrinsic uncertainty"):
                 pp.intrinsic_uncertainty(parts)
+
+
+def test_empty_partitions_of_a_filtered_frame_add_nothing():
+    """frame[frame.label.isna()] leaves empty partitions: predict and score skip them."""
+    dd = pytest.importorskip("dask.dataframe")
+    dask = pytest.importorskip("dask")
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    model = LogisticRegression(max_iter=5000).fit(X[:200], y[:200])
+    pp = PerformancePredictor(model, method="confidence", random_state=0).fit(
+        X[200:350], y[200:350]
+    )
+    frame = X[350:].assign(label=y[350:].astype(float))
+    frame.loc[frame.index[:60], "label"] = np.nan  # the first partition: all unlabeled
+    parts = dd.from_pandas(frame, npartitions=4)
+    kept = parts[~parts.label.isna()]
+    assert (kept.map_partitions(len).compute() == 0).any()
+    features = kept.drop(columns="label")
+    memory = frame[frame.label.notna()]
+    with dask.config.set(scheduler="sync"):
+        got = pp.predict(features)
+        assert got == pytest.approx(pp.predict(memory.drop(columns="label")), rel=1e-12)
+        expected = pp.score(memory.drop(columns="label"), memory.label.astype(int))
+        assert pp.score(features, kept.label.astype(int)) == pytest.approx(expected, rel=1e-12)

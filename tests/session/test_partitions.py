@@ -188,3 +188,37 @@ def test_a_scheduler_address_where_something_else_listens_ends_in_bounded_time(
         listener.close()
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message.format(listener.address) in err, err
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_a_partition_with_a_header_and_no_rows_adds_nothing(partitions, tmp_path, capsys, suffix):
+    """Spark and other writers leave 0-row files among the partitions."""
+    paths, whole = partitions
+    folder = tmp_path / f"with-empty-{suffix}"
+    folder.mkdir()
+
+    def write(frame, path):
+        if suffix == "csv":
+            frame.to_csv(path, index=False)
+        else:
+            frame.to_parquet(path, index=False)
+
+    frames = [pd.read_parquet(p) for p in paths]
+    frames.insert(1, frames[0].iloc[:0])
+    for i, f in enumerate(frames):
+        write(f, folder / f"part-{i}.{suffix}")
+    args = ["--label-column", "label", "--id-column", "id", "--group", "region", "--quiet"]
+    out = tmp_path / f"{suffix}.json"
+    assert main(["assess", str(folder / f"part-*.{suffix}"), *args, "--json", str(out)]) == 0
+    assert main(["assess", str(whole), *args, "--json", str(tmp_path / "w.json")]) == 0
+    import json
+
+    p, w = (json.loads(f.read_text()) for f in (out, tmp_path / "w.json"))
+    assert p["source"]["rows"] == 950 and p["source"]["partitions"] == 4
+    pd.testing.assert_frame_equal(pd.DataFrame(p["overall"]), pd.DataFrame(w["overall"]), rtol=1e-8)
+    # every partition empty: one line that says so
+    for f in folder.iterdir():
+        write(frames[0].iloc[:0], f)
+    capsys.readouterr()
+    assert main(["assess", str(folder / f"part-*.{suffix}"), *args]) == 2
+    assert "have a header but no rows" in capsys.readouterr().err

@@ -65,6 +65,7 @@ def test_report_is_self_contained(report_files):
     assert "Labeling history" not in (report_files / "plain.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_report_counts_session_labels(report_files):
     result = assess_file(example_scores_path())
     assert result.source["labeled"] == 100
@@ -72,6 +73,7 @@ def test_report_counts_session_labels(report_files):
     assert ">100<" in html.replace(",", "")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     browser() is None, reason="no Chromium or Chrome on this machine (Debian: apt install chromium)"
 )
@@ -136,6 +138,7 @@ document.getElementById("r").onload = function () {
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     browser() is None, reason="no Chromium or Chrome on this machine (Debian: apt install chromium)"
 )
@@ -172,6 +175,7 @@ def test_report_layout_has_no_overlap_or_overflow(report_files, tmp_path, width)
         assert min(layout["svgs"]) >= 420, layout["svgs"]
 
 
+@pytest.mark.slow
 def test_report_plots_keep_their_legends_off_the_data(report_files):
     """The forest plot's and the reliability diagram's legends sit outside their axes."""
     import matplotlib.pyplot as plt
@@ -219,6 +223,7 @@ def test_long_steps_show_progress_and_the_report_gives_the_whole_run(
     assert capsys.readouterr().err == ""  # --quiet: no progress either
 
 
+@pytest.mark.slow
 def test_report_words_match_the_model(report_files):
     text = (report_files / "session.html").read_text(encoding="utf-8")
     assert "prior mean (from the scores)" not in text

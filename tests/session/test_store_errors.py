@@ -69,6 +69,7 @@ def _limit(size):
     return apply
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_FSIZE as on Linux")
 def test_a_full_disk_ends_in_one_line_and_keeps_the_labels(example, tmp_path, capsys):
     """A write past the file-size limit (``ulimit -f``, as a full disk) is one line (exit 2),
