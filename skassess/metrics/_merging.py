@@ -77,7 +77,15 @@ class MergeStats:
         from ..utils._dask import fit_partitions
 
         quantile = self._binning() == "quantile"
-        merged = fit_partitions(self, X, rows, template=not first or quantile)
+        if first and quantile:
+            raise ValueError(
+                "binning='quantile' takes its bin edges from the rows of one fit; over Dask "
+                "partitions they would come from the first partition alone, and the fit "
+                "would differ from a fit on all rows. Use binning='uniform', or fit a "
+                "sample of the rows in memory first (its edges are then shared: "
+                "est.fit(sample_X, sample_y); est.partial_fit(X, y))."
+            )
+        merged = fit_partitions(self, X, rows, template=not first)
         if merged is None:
             raise ValueError("X, a Dask collection, holds no rows.")
         if first:

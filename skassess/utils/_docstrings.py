@@ -37,7 +37,8 @@ n_features_in_ : int
 binning : {"uniform", "quantile"}, default="uniform"
     Bins of equal width on [0, 1], or with equal numbers of rows (edges
     from the first batch seen), as ``strategy`` in
-    :func:`sklearn.calibration.calibration_curve`.
+    :func:`sklearn.calibration.calibration_curve`. A fit on Dask collections
+    refuses ``"quantile"`` (its edges would come from one partition).
 strategy : {"uniform", "quantile"}
     Deprecated alias of ``binning``.
 

@@ -68,11 +68,17 @@ def test_a_dask_dataframe_fit_and_partial_fit():
     _assert_same(est, twice)
 
 
-def test_quantile_bins_come_from_the_first_partition():
+def test_quantile_bins_over_partitions_are_refused_and_shared_after_a_fit():
+    """Edges from one partition would make the fit differ from the in-memory one: fit
+    is refused; after a fit in memory, partial_fit shares its edges over partitions."""
     X, y, _ = _pool()
     est = BayesianCalibrationError(binning="quantile", prior="informative", random_state=0)
+    parts = da.from_array(X[1000:], chunks=(1000, 3)), da.from_array(y[1000:], chunks=1000)
     with dask.config.set(scheduler="sync"):
-        est.fit(da.from_array(X, chunks=(1000, 3)), da.from_array(y, chunks=1000))
+        for call in (est.fit, est.partial_fit):
+            with pytest.raises(ValueError, match="binning='quantile' takes its bin edges"):
+                call(*parts)
+        est.fit(X[:1000], y[:1000]).partial_fit(*parts)
     seq = BayesianCalibrationError(binning="quantile", prior="informative", random_state=0)
     for s in range(0, 3000, 1000):
         seq.partial_fit(X[s : s + 1000], y[s : s + 1000])
