@@ -209,11 +209,13 @@ def bench_step(n_pool, n_labels=10_000, bands=(100, 500, 1000, 2000, 5000, 10_00
             Path(tmp) / "s.sqlite", scores, assessor=assessor, classes=classes
         )
         record(f"open a new session on {n_pool:,} items", f"{time.perf_counter() - t:.2f} s")
-        waits, shown = [], io.StringIO()
+        waits, cpus, shown = [], [], io.StringIO()
         last = [time.perf_counter()]
+        last_cpu = [time.process_time()]
 
         def read(prompt):
             waits.append(time.perf_counter() - last[0])
+            cpus.append(time.process_time() - last_cpu[0])
             if len(waits) > n_labels:
                 raise EOFError
             if len(waits) in bands:
@@ -229,29 +231,33 @@ def bench_step(n_pool, n_labels=10_000, bands=(100, 500, 1000, 2000, 5000, 10_00
             shown.truncate()
             answer = classes[truth[int(item)]]
             last[0] = time.perf_counter()
+            last_cpu[0] = time.process_time()
             return answer
 
         with contextlib.redirect_stdout(shown):
             interactive(session, Pool, classes, None, None, None, read=read)
         session.close()
     ms = np.array(waits[1:]) * 1e3  # the first wait is the session's start
+    cpu = np.array(cpus[1:]) * 1e3
     what = (
-        f"`skassess label`'s wait between two items (its defaults) on {n_pool:,} items, "
-        f"fsync floor {floor * 1e3:.1f} ms"
+        f"`skassess label`'s step (process CPU; wall) between two items (its defaults) on "
+        f"{n_pool:,} items, fsync floor {floor * 1e3:.1f} ms, load {os.getloadavg()[0]:.1f}"
     )
     lo = 0
     for hi in bands:
-        part = ms[lo:hi]
+        part, busy = ms[lo:hi], cpu[lo:hi]
         if len(part):
             record(
                 f"{what}: labels {lo:,}-{hi:,}",
-                f"median {np.median(part):.1f} ms, p99 {np.percentile(part, 99):.1f} ms, "
+                f"CPU median {np.median(busy):.1f} ms, p99 {np.percentile(busy, 99):.1f} ms; "
+                f"wall median {np.median(part):.1f} ms, p99 {np.percentile(part, 99):.1f} ms, "
                 f"max {part.max():.1f} ms",
             )
         lo = hi
     record(
         f"{what}: all {len(ms):,} labels",
-        f"median {np.median(ms):.1f} ms, p99 {np.percentile(ms, 99):.1f} ms",
+        f"CPU median {np.median(cpu):.1f} ms, p99 {np.percentile(cpu, 99):.1f} ms; "
+        f"wall median {np.median(ms):.1f} ms, p99 {np.percentile(ms, 99):.1f} ms",
     )
 
 

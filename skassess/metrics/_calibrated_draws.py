@@ -11,6 +11,7 @@ from ._calibrated_model import (
     DEVIATION_VAR,
     RATIO_PRIOR_DOF,
     deviation_draws,
+    sigmoid,
 )
 
 
@@ -200,7 +201,7 @@ class _PosteriorDraws:
             p = b[sl, None] * x[None, :]
             p += level[sl, None]
             p += u[sl][:, g]
-            expit(p, out=p)
+            sigmoid(p, out=p)
             if g.size:
                 pc = p * count
                 mean[sl][:, g[starts]] = np.add.reduceat(pc, starts, axis=1)
@@ -282,15 +283,10 @@ class _PosteriorDraws:
         step = max(1, BLOCK_FLOATS // max(groups.size, 1))
         for start in range(0, node.size, step):
             sl = slice(start, start + step)
-            yield (
-                sl,
-                expit(
-                    self.center
-                    + self.a[node[sl], None]
-                    + self.b[node[sl], None] * x[None, :]
-                    + u[sl][:, groups]
-                ),
-            )
+            p = self.b[node[sl], None] * x[None, :]
+            p += self.center + self.a[node[sl], None]
+            p += u[sl][:, groups]
+            yield sl, sigmoid(p, out=p)
 
     def _proba_at(self, groups, bins):
         """Posterior mean probability of success at cells ``(groups, bins)``.

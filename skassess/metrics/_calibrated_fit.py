@@ -5,7 +5,7 @@ integration of its ``(a, b, tau)`` and of each group's deviation.
 """
 
 import numpy as np
-from scipy.special import expit, log_expit, logsumexp
+from scipy.special import logsumexp
 
 from ._calibrated_model import (
     BLOCK_FLOATS,
@@ -20,7 +20,9 @@ from ._calibrated_model import (
     PRIOR_SCALE_TAU,
     TAU_MAX,
     log_deviation_density,
+    log_sigmoid,
     logsumexp_axis1,
+    sigmoid,
 )
 
 
@@ -49,90 +51,119 @@ class _MapGrid:
         """Prior variance of the pool's level plus the unlabeled groups' part of it."""
         return self._level_sd**2 + DEVIATION_VAR * tau**2 * self._share2_free
 
-    def _joint_mode(self, tau, start):
-        """Joint mode of ``(a, b, u)`` at one ``tau`` and the Laplace terms around it.
+    def _joint_modes(self, taus):
+        """Joint mode of ``(a, b, u)`` at each ``tau`` and the Laplace terms around it.
 
-        Newton's method on the joint log posterior; its Hessian is an arrow
-        (each ``u_g`` couples only to ``a`` and ``b``), solved through the
-        Schur complement in O(groups). Returns a dict with the mode, the
-        covariance of ``(a, b)`` with ``u`` integrated out (Laplace), each
-        group's ``u`` at the mode, its slope in ``(a, b)`` and its standard
-        deviation, and the Laplace log evidence at this ``tau``.
+        Newton's method on the joint log posterior, at every ``tau`` at once;
+        its Hessian is an arrow (each ``u_g`` couples only to ``a`` and ``b``),
+        solved through the Schur complement in O(groups). Returns one dict per
+        ``tau`` with the mode, the covariance of ``(a, b)`` with ``u``
+        integrated out (Laplace), each group's ``u`` at the mode, its slope in
+        ``(a, b)`` and its standard deviation, and the Laplace log evidence at
+        that ``tau``.
         """
-        G = self._lab_group.size
-        x, n, s, cg = self._cell_x, self._cell_n, self._cell_s, self._cell_group
+        G, T = self._lab_group.size, taus.size
+        x, n, s = self._cell_x, self._cell_n, self._cell_s
+        onehot = np.zeros((x.size, G))
+        onehot[np.arange(x.size), self._cell_group] = 1.0
         nu = DEVIATION_DF
-        share, V = self._share_lab, self._level_var(tau)
-        theta, u = np.array(start[0], dtype=np.float64), np.array(start[1], dtype=np.float64)
+        share = self._share_lab
+        V = self._level_var(taus)  # (T,)
+        tau = taus[:, None]
+        theta = np.tile([self._level_mean, self._slope_mean], (T, 1)).astype(np.float64)
+        u = np.zeros((T, G))
 
         def log_post(theta, u):
-            eta = self.center + theta[0] + theta[1] * x + u[cg]
-            ll = s * log_expit(eta) + (n - s) * log_expit(-eta)
+            eta = self.center + theta[:, :1] + theta[:, 1:] * x + u @ onehot.T
+            ll = s * log_sigmoid(eta) + (n - s) * log_sigmoid(-eta)
             return (
-                ll.sum()
-                + log_deviation_density(u, tau).sum()
-                + self._log_normal(theta[0] + share @ u - self._level_mean, V)
-                + self._log_prior_slope(theta[1])
+                ll.sum(axis=1)
+                + log_deviation_density(u, tau).sum(axis=1)
+                + self._log_normal(theta[:, 0] + u @ share - self._level_mean, V)
+                + self._log_prior_slope(theta[:, 1])
             )
 
         def solve_uu(h_uu, rhs):
-            """``(diag(h_uu) + share share' / V)^-1 rhs`` (Sherman-Morrison)."""
-            d = rhs / (h_uu[:, None] if rhs.ndim == 2 else h_uu)
+            """``(diag(h_uu) + share share' / V)^-1 rhs`` per ``tau`` (Sherman-Morrison);
+            ``rhs`` of shape ``(T, G)`` or ``(T, G, k)``."""
             ds = share / h_uu
-            return d - np.multiply.outer(ds, share @ d) / (V + share @ ds)
+            denominator = V + ds @ share
+            if rhs.ndim == 2:
+                d = rhs / h_uu
+                return d - ds * ((d @ share) / denominator)[:, None]
+            d = rhs / h_uu[:, :, None]
+            coef = np.einsum("tgk,g->tk", d, share) / denominator[:, None]
+            return d - ds[:, :, None] * coef[:, None, :]
 
         def terms(theta, u):
-            eta = self.center + theta[0] + theta[1] * x + u[cg]
-            p = expit(eta)
+            eta = self.center + theta[:, :1] + theta[:, 1:] * x + u @ onehot.T
+            p = sigmoid(eta)
             r, w = s - n * p, n * p * (1.0 - p)
-            level = (theta[0] + share @ u - self._level_mean) / V
+            level = (theta[:, 0] + u @ share - self._level_mean) / V
             # The t prior's gradient, and its IRLS weight as a positive curvature
             # (the t density is not log-concave; the grid integrates it exactly).
             prec = (nu + 1.0) / (nu * tau**2 + u**2)
-            g_u = np.bincount(cg, r, G) - prec * u - share * level
-            slope = (theta[1] - self._slope_mean) / self._slope_sd**2
-            g_t = np.array([r.sum() - level, (x * r).sum() - slope])
-            h_uu = np.bincount(cg, w, G) + prec
+            g_u = r @ onehot - prec * u - share * level[:, None]
+            slope = (theta[:, 1] - self._slope_mean) / self._slope_sd**2
+            g_t = np.column_stack([r.sum(axis=1) - level, (r * x).sum(axis=1) - slope])
+            w_g = w @ onehot
+            h_uu = w_g + prec
             # The level's prior ties a to every u (a rank-one term).
-            cross = np.column_stack([np.bincount(cg, w, G) + share / V, np.bincount(cg, w * x, G)])
-            wx = (w * x).sum()
-            h_tt = np.array(
-                [[w.sum() + 1.0 / V, wx], [wx, (w * x * x).sum() + 1.0 / self._slope_sd**2]]
-            )
-            schur = h_tt - cross.T @ solve_uu(h_uu, cross)
+            cross = np.stack([w_g + share / V[:, None], (w * x) @ onehot], axis=-1)
+            wx = (w * x).sum(axis=1)
+            h_tt = np.empty((T, 2, 2))
+            h_tt[:, 0, 0] = w.sum(axis=1) + 1.0 / V
+            h_tt[:, 0, 1] = h_tt[:, 1, 0] = wx
+            h_tt[:, 1, 1] = (w * x * x).sum(axis=1) + 1.0 / self._slope_sd**2
+            schur = h_tt - np.einsum("tgi,tgj->tij", cross, solve_uu(h_uu, cross))
             return g_u, g_t, h_uu, cross, schur
 
         value = log_post(theta, u)
+        moving = np.ones(T, dtype=bool)
         for _ in range(100):
             g_u, g_t, h_uu, cross, schur = terms(theta, u)
-            d_t = np.linalg.solve(schur, g_t - cross.T @ solve_uu(h_uu, g_u))
-            d_u = solve_uu(h_uu, g_u - cross @ d_t)
-            step = 1.0
-            while True:
-                new = log_post(theta + step * d_t, u + step * d_u)
-                if new >= value - 1e-10 or step < 1e-6:
-                    break
-                step /= 2.0
-            theta, u, value = theta + step * d_t, u + step * d_u, new
-            size = max(np.abs(step * d_t).max(), np.abs(step * d_u).max() if G else 0.0)
-            if size < 1e-8:
+            rhs = g_t - np.einsum("tgi,tg->ti", cross, solve_uu(h_uu, g_u))
+            d_t = np.linalg.solve(schur, rhs[:, :, None])[:, :, 0]
+            d_u = solve_uu(h_uu, g_u - np.einsum("tgi,ti->tg", cross, d_t))
+            step = np.where(moving, 1.0, 0.0)
+            new = value.copy()
+            searching = moving.copy()
+            while searching.any():  # halve each tau's step until its value does not drop
+                trial = log_post(theta + step[:, None] * d_t, u + step[:, None] * d_u)
+                new = np.where(searching, trial, new)
+                searching &= (new < value - 1e-10) & (step >= 1e-6)
+                step = np.where(searching, step / 2.0, step)
+            theta, u = theta + step[:, None] * d_t, u + step[:, None] * d_u
+            value = np.where(moving, new, value)
+            size = np.abs(step[:, None] * d_t).max(axis=1)
+            if G:
+                size = np.maximum(size, np.abs(step[:, None] * d_u).max(axis=1))
+            moving &= size >= 1e-8
+            if not moving.any():
                 break
         _, _, h_uu, cross, schur = terms(theta, u)
-        log_det_uu = np.log(h_uu).sum() + np.log1p(share @ (share / h_uu) / V)
+        log_det_uu = np.log(h_uu).sum(axis=1) + np.log1p((share / h_uu) @ share / V)
         laplace = (
             value
             + 0.5 * (G + 2) * np.log(2 * np.pi)
             - 0.5 * log_det_uu
             - 0.5 * np.linalg.slogdet(schur)[1]
         )
-        return {
-            "theta": theta,
-            "cov": np.linalg.inv(schur),
-            "u": u,
-            "slope": (cross - np.outer(share, [1.0 / V, 0.0])) / h_uu[:, None],
-            "sd": 1.0 / np.sqrt(h_uu),
-            "laplace": laplace,
-        }
+        cov = np.linalg.inv(schur)
+        level_part = np.zeros((T, G, 2))
+        level_part[:, :, 0] = share / V[:, None]
+        slope = (cross - level_part) / h_uu[:, :, None]
+        return [
+            {
+                "theta": theta[t],
+                "cov": cov[t],
+                "u": u[t],
+                "slope": slope[t],
+                "sd": 1.0 / np.sqrt(h_uu[t]),
+                "laplace": laplace[t],
+            }
+            for t in range(T)
+        ]
 
     def _group_loglik(self, a, b, tau, mode):
         """Each labeled group's log likelihood at nodes ``(a, b)`` of one ``tau``.
@@ -166,7 +197,7 @@ class _MapGrid:
             # s log sigmoid(eta) + (n - s) log sigmoid(-eta), with log sigmoid(-eta) =
             # log sigmoid(eta) - eta: one transcendental evaluation, not two (the
             # fit's largest cost)
-            ll = log_expit(eta)
+            ll = log_sigmoid(eta)
             ll *= self._cell_n
             eta *= self._cell_n - self._cell_s
             ll -= eta
@@ -216,11 +247,7 @@ class _MapGrid:
         # Half-normal prior mass of each cell (renormalised over the grid).
         log_tau_prior = -0.5 * (taus / PRIOR_SCALE_TAU) ** 2
         log_tau_prior -= logsumexp(log_tau_prior)
-        modes, start = [], ((self._level_mean, self._slope_mean), np.zeros(self._lab_group.size))
-        for tau in taus:
-            mode = self._joint_mode(tau, start)
-            start = (mode["theta"], mode["u"])
-            modes.append(mode)
+        modes = self._joint_modes(taus)
         laplace = np.array([m["laplace"] for m in modes]) + log_tau_prior
         z = np.linspace(-1.0, 1.0, N_GRID)
         za, zb = (v.ravel() for v in np.meshgrid(z, z, indexing="ij"))

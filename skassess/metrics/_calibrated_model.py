@@ -164,6 +164,35 @@ def log_deviation_density(u, tau):
     )
 
 
+def sigmoid(x, out=None):
+    """``1 / (1 + exp(-x))`` elementwise (into ``out``, which may be ``x``).
+
+    Equal to :func:`scipy.special.expit` to a unit in the last place, at a third
+    of its cost: NumPy's ``exp`` is vectorised. ``exp(-x)`` overflows to
+    infinity below ``x = -709``, where the value is 0 as it should be.
+    """
+    out = np.negative(x, out=out)
+    with np.errstate(over="ignore"):
+        np.exp(out, out=out)
+    out += 1.0
+    return np.reciprocal(out, out=out)
+
+
+def log_sigmoid(x):
+    """``log(1 / (1 + exp(-x)))`` elementwise, as ``min(x, 0) - log1p(exp(-|x|))``.
+
+    Equal to :func:`scipy.special.log_expit` to a few units in the last place,
+    at less than half its cost (the quadrature's largest cost).
+    """
+    out = np.abs(x)
+    np.negative(out, out=out)
+    np.exp(out, out=out)
+    np.log1p(out, out=out)
+    low = np.minimum(x, 0.0)
+    low -= out
+    return low
+
+
 def logsumexp_axis1(x):
     """``log(sum(exp(x), axis=1))`` of a finite 3-D array, by scipy's formula.
 
