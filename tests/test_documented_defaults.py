@@ -9,7 +9,7 @@ import pytest
 
 from skassess import ActiveAssessor, BayesianAccuracy
 from skassess.calibration import BayesianGroupMetrics
-from skassess.cli import _parser
+from skassess.cli._arguments import build_parser
 from skassess.cli._label import DEFAULTS as LABEL_DEFAULTS
 from skassess.cli._label import MODEL_STRATEGIES
 from skassess.metrics import BayesianConfusionMatrix, BayesianMisclassificationCost
@@ -71,7 +71,7 @@ def test_command_defaults_match_the_docs():
     assert "``--task estimate`` (the default)" in guide
     assert LABEL_DEFAULTS["task"] == "estimate"
     assert "``--prior calibrated`` by default" in guide
-    args = _parser().parse_args(["assess", "scores.csv"])
+    args = build_parser().parse_args(["assess", "scores.csv"])
     assert args.prior == "calibrated"
     assert "(``--strategy top_two``, the default," in guide
     assert MODEL_STRATEGIES[0] == "top_two"

@@ -1,25 +1,12 @@
 """The ``skassess`` command and its subcommands (one module each)."""
 
-import argparse
 import contextlib
+import importlib
 import sys
 
 from .. import __version__
 
 __all__ = ["main"]
-
-
-def _parser():
-    from . import _assess, _demo, _example, _export, _label, _migrate, _monitor, _plan, _report
-
-    parser = argparse.ArgumentParser(
-        prog="skassess", description="Bayesian assessment of black-box classifiers."
-    )
-    parser.add_argument("--version", action="version", version=f"skassess {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    for module in (_demo, _example, _assess, _plan, _label, _monitor, _export, _report, _migrate):
-        module.add_parser(sub)
-    return parser
 
 
 def main(argv=None):
@@ -28,14 +15,19 @@ def main(argv=None):
     if argv == ["--version"]:  # answered before the estimators are imported
         print(f"skassess {__version__}")
         return 0
+    from ._arguments import build_parser
+
+    # The arguments are checked before the estimators are imported: a mistyped flag
+    # is answered at once.
+    args = build_parser().parse_args(argv)
     from ..exceptions import ScoresFileError, SessionError
     from ..utils._text import terminal_text
 
-    args = _parser().parse_args(argv)
     try:
         # Names from the user's files are printed as text, never as terminal controls.
         with contextlib.redirect_stdout(_TerminalWriter(sys.stdout)):
-            return args.func(args)
+            command = importlib.import_module(f"{__name__}._{args.command}")
+            return command.run(args)
     except BrokenPipeError:  # e.g. piped into head
         return 0
     except (ScoresFileError, SessionError, ValueError, ImportError, OSError) as exc:

@@ -8,84 +8,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..session import META_METHODS, assess_file, assess_partitions
+from ..session import assess_file, assess_partitions
 from ..utils._dask import local_cluster
 from ._common import (
-    PRIOR_CHOICES,
-    PRIOR_HELP,
-    add_file_arguments,
     dump_json,
     file_options,
     open_scores,
     print_table,
 )
-
-
-def add_parser(sub):
-    p = sub.add_parser(
-        "assess",
-        help="posterior accuracy, calibration and group differences of a scores file",
-        description="Read a scores file (labeled and unlabeled rows), print the posterior "
-        "accuracy per predicted class and per group, the overall accuracy, ECE and cost "
-        "with credible intervals, and each group's difference from the best group with "
-        "P(delta > 0) and the ROPE probabilities. The file is read in batches.",
-    )
-    add_file_arguments(p)
-    opts = p.add_argument_group("assessment")
-    opts.add_argument("--prior", choices=PRIOR_CHOICES, default="calibrated", help=PRIOR_HELP)
-    opts.add_argument("--level", type=float, default=0.95, help="credible level (0.95)")
-    opts.add_argument(
-        "--rope",
-        type=float,
-        default=0.05,
-        help="half-width of the region of practical equivalence (0.05)",
-    )
-    opts.add_argument(
-        "--decision-probability",
-        type=float,
-        default=0.95,
-        metavar="P",
-        help="a difference's decision (worse, equivalent, better) needs this posterior "
-        "probability, else it is 'undecided' (0.95)",
-    )
-    opts.add_argument("--n-bins", type=int, default=10, help="confidence bins of the ECE (10)")
-    opts.add_argument(
-        "--cost-matrix",
-        metavar="CSV",
-        help="K x K costs C[true, predicted], no header: adds the expected cost",
-    )
-    opts.add_argument("--seed", type=int, default=0, help="seed of the posterior draws (0)")
-    opts.add_argument(
-        "--meta",
-        nargs="+",
-        choices=META_METHODS,
-        metavar="METHOD",
-        help="also predict the accuracy of the unlabeled rows from the labeled "
-        "ones, allowing for drift between them (skassess.meta; methods: "
-        f"{', '.join(META_METHODS)}; confidence and meta_model with a "
-        "prediction interval)",
-    )
-    parts = p.add_argument_group(
-        "partitions (SCORES may be a quoted glob, e.g. 'scores/day=*/part-*.parquet': one "
-        "data set split into files with the same columns)"
-    )
-    parts.add_argument(
-        "--workers",
-        type=int,
-        metavar="N",
-        help="read the files on a local Dask cluster of N worker processes "
-        '(pip install "skassess[dask]")',
-    )
-    parts.add_argument(
-        "--scheduler",
-        metavar="ADDRESS",
-        help="read the files on the Dask cluster of this scheduler (e.g. tcp://host:8786)",
-    )
-    out = p.add_argument_group("output")
-    out.add_argument("--report", metavar="HTML", help="write the HTML report here")
-    out.add_argument("--json", metavar="FILE", help="write the results as JSON ('-': stdout)")
-    out.add_argument("--quiet", action="store_true", help="print no tables")
-    p.set_defaults(func=run)
 
 
 def read_cost_matrix(path, n_classes):

@@ -26,39 +26,6 @@ PRIORS = {
 }
 
 
-def add_parser(sub):
-    demo = sub.add_parser(
-        "demo",
-        help="assess a real model from a few labels (bundled data)",
-        description=(
-            "Label a random few rows of a bundled real data set, treat the rest as "
-            "unlabeled, print the posterior of the model's accuracy and calibration, "
-            "and write a Bayesian reliability diagram."
-        ),
-    )
-    demo.add_argument(
-        "--dataset",
-        choices=("fashion-mnist", "adult"),
-        default="fashion-mnist",
-        help="fashion-mnist: an MLP on 10,000 test images, grouped by predicted class; "
-        "adult: a scikit-learn MLP on 10,054 people, grouped by race (White vs other)",
-    )
-    demo.add_argument("--n-labels", type=int, default=200, help="labels to reveal (200)")
-    demo.add_argument(
-        "--prior",
-        choices=tuple(PRIORS),
-        default="calibrated",
-        help="prior of the group accuracies: calibrated (default; the scores through a "
-        "calibration map learned from the labels), hierarchical (the groups share a "
-        "Beta learned from the labels), informative (the scores as they are) or uniform",
-    )
-    demo.add_argument("--seed", type=int, default=0, help="seed of the labeled rows (0)")
-    demo.add_argument(
-        "--output", default="skassess_reliability.png", help="PNG of the reliability diagram"
-    )
-    demo.set_defaults(func=demo_command)
-
-
 def _reveal(target, n_labels, seed):
     n = len(target)
     if not 0 <= n_labels <= n:
@@ -78,7 +45,7 @@ def _interval(est, truth, name):
     )
 
 
-def demo_command(args):
+def run(args):
     pd.set_option("display.width", 120)
     if args.dataset == "fashion-mnist":
         data = load_fashion_mnist_scores()

@@ -11,38 +11,6 @@ from ._names import named_groups, session_group_names
 from ._stored import check_classes, checked_scores_paths, read_session, scores_hint
 
 
-def add_parser(sub):
-    p = sub.add_parser(
-        "export",
-        help="write a labeling session's labels (CSV) and posterior (JSON)",
-        description="Write the labels of a session file as CSV (id, label, time, ...) and, "
-        "given its scores file with --scores (checked against the SHA-256 the session "
-        "stores), the posterior and the task's answer as JSON. The command reads only the "
-        "files named on its command line.",
-    )
-    p.add_argument("session", metavar="SESSION", help="the session file")
-    p.add_argument("--labels", metavar="CSV", help="labels CSV (default: SESSION.labels.csv)")
-    p.add_argument(
-        "--raw-csv",
-        action="store_true",
-        help="write the labels CSV's cells as they are: by default a text cell that a "
-        "spreadsheet would run as a formula (=, +, -, @, tab, CR first) gets a ' before it",
-    )
-    p.add_argument(
-        "--posterior",
-        metavar="JSON",
-        help="posterior JSON (default: SESSION.posterior.json; '-': stdout); needs --scores",
-    )
-    p.add_argument(
-        "--scores",
-        metavar="FILE",
-        nargs="+",
-        help="the session's scores file, for the posterior (a model comparison's: each "
-        "model's file, in the session's order)",
-    )
-    p.set_defaults(func=run)
-
-
 def run(args):
     path = Path(args.session)
     events, info = read_session(path)

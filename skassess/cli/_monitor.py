@@ -4,137 +4,16 @@ import sys
 from pathlib import Path
 
 from ..session import (
-    META_METHODS,
     LabelingSession,
     monitor_files,
     read_stream,
     stream_monitor,
     stream_result,
 )
-from ._common import add_file_arguments, dump_json, file_options, print_table
+from ._common import dump_json, file_options, print_table
 from ._csv_out import write_csv
 from ._keyboard import interactive, status_line
 from ._oracle import read_oracle
-
-
-def add_parser(sub):
-    p = sub.add_parser(
-        "monitor",
-        help="accuracy over time of a deployed model, per chunk, with alerts",
-        description="Learn from a labeled reference scores file how the black box's "
-        "scores relate to its accuracy, then predict the accuracy of every chunk of a "
-        "stream of scores files (a day, an hour, a batch, or N rows) without labels, "
-        "with intervals that allow for drift; the stream's labels, where given, update "
-        "their chunk. With --threshold, a chunk raises an alert when its accuracy is "
-        "below the threshold with probability >= --alert-probability.",
-    )
-    add_file_arguments(p, groups=False)
-    p.add_argument(
-        "stream",
-        metavar="STREAM",
-        nargs="+",
-        help="scores files of the monitored period, or directories of them (read in "
-        "name order); the same columns as SCORES, which is the labeled reference",
-    )
-    chunks = p.add_argument_group("chunks")
-    chunks.add_argument(
-        "--chunk-column",
-        metavar="COL",
-        help="the column that names each row's chunk (a batch, or a time with --period)",
-    )
-    chunks.add_argument(
-        "--period",
-        metavar="FREQ",
-        help="cut the times of --chunk-column into periods: D (day), h (hour), W, M",
-    )
-    chunks.add_argument(
-        "--chunk-size", type=int, metavar="N", help="chunks of N rows (default: one per file)"
-    )
-    opts = p.add_argument_group("monitoring")
-    opts.add_argument(
-        "--level",
-        type=float,
-        nargs="+",
-        default=[0.8, 0.95],
-        help="interval levels, any in (0, 1) (0.8 0.95)",
-    )
-    opts.add_argument(
-        "--metric",
-        choices=["accuracy", "ppv", "npv"],
-        type=str.lower,
-        default="accuracy",
-        help="what is monitored: the accuracy, or for a binary model the precision of its "
-        "positive predictions (ppv) or of its negative ones (npv); the positive class is "
-        "the second score column (accuracy)",
-    )
-    opts.add_argument("--threshold", type=float, help="alert when the metric falls below this")
-    opts.add_argument(
-        "--alert-probability",
-        type=float,
-        default=0.9,
-        metavar="P",
-        help="an alert needs P(metric < threshold) >= P (0.9)",
-    )
-    opts.add_argument(
-        "--method",
-        choices=[m for m in META_METHODS if m in ("meta_model", "confidence")],
-        default="meta_model",
-        help="the label-free predictor (meta_model)",
-    )
-    opts.add_argument(
-        "--uncertainty-model",
-        choices=["pretrained", "recalibrated"],
-        default="pretrained",
-        help="the shipped interval model, or the same refitted to drift simulated inside "
-        "the reference (about a minute longer) (pretrained)",
-    )
-    opts.add_argument(
-        "--query",
-        type=int,
-        default=0,
-        metavar="N",
-        help="list N rows to label next, where a label moves the answer most",
-    )
-    opts.add_argument("--seed", type=int, default=0, help="seed (0)")
-    lab = p.add_argument_group("labeling")
-    lab.add_argument(
-        "--session",
-        metavar="FILE",
-        help="label stream rows where they move the answer most, one by one at the "
-        "keyboard (or from --oracle), each committed to FILE before the next (created, "
-        "or resumed with the same reference, stream and options); its labels update "
-        "their chunks. The file holds data only",
-    )
-    lab.add_argument(
-        "--budget",
-        type=int,
-        metavar="N",
-        help="with --session: stop when the session holds N labels (default: no limit)",
-    )
-    lab.add_argument(
-        "--oracle",
-        metavar="CSV",
-        help="with --session: take the labels from this CSV (an id column and a label "
-        "column) instead of the keyboard; a row it does not label is skipped",
-    )
-    out = p.add_argument_group("output")
-    out.add_argument("--csv", metavar="FILE", help="write the per-chunk table as CSV")
-    out.add_argument(
-        "--raw-csv",
-        action="store_true",
-        help="with --csv: write the cells as they are: by default a text cell that a "
-        "spreadsheet would run as a formula (=, +, -, @, tab, CR first) gets a ' before it",
-    )
-    out.add_argument("--plot", metavar="PNG", help="draw the timeline (needs matplotlib)")
-    out.add_argument("--json", metavar="FILE", help="write the results as JSON ('-': stdout)")
-    out.add_argument(
-        "--report",
-        metavar="HTML",
-        help="write a self-contained HTML report: the timeline, the chunks, the alerts, "
-        "the labels (needs matplotlib)",
-    )
-    out.add_argument("--quiet", action="store_true", help="print no tables")
-    p.set_defaults(func=run)
 
 
 def _check(args):

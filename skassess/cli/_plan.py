@@ -3,51 +3,7 @@
 import numpy as np
 
 from ..metrics import plan_labels
-from ._common import add_file_arguments, dump_json, file_options, open_scores, print_table
-from ._label import GROUP_METRICS
-
-
-def add_parser(sub):
-    p = sub.add_parser(
-        "plan",
-        help="how many labels an interval of a given width needs",
-        description=(
-            "The expected width of the overall interval of the accuracy or a binary rate "
-            "(the calibrated prior's) at several label budgets, and the budget for a target "
-            "width: from the scores alone, or from the labels already in the file. A rate's "
-            "widths are simulated (--simulations labelings per budget)."
-        ),
-    )
-    add_file_arguments(p, groups=False)
-    opts = p.add_argument_group("plan")
-    opts.add_argument("--width", type=float, help="target width of the interval, e.g. 0.02")
-    opts.add_argument(
-        "--n-labels",
-        type=int,
-        nargs="+",
-        metavar="N",
-        help="budgets to show, labels in the file included (default: 20, 50, ..., 5000; "
-        "a rate's from the labels in the file on)",
-    )
-    opts.add_argument("--level", type=float, default=0.95, help="credible level (0.95)")
-    opts.add_argument(
-        "--metric",
-        choices=GROUP_METRICS,
-        type=str.lower,
-        default="accuracy",
-        help="the overall metric planned for (default accuracy); a binary rate (tpr, fnr, "
-        "tnr, fpr, ppv, npv: class 1 positive) needs a binary scores file",
-    )
-    opts.add_argument(
-        "--simulations",
-        type=int,
-        default=20,
-        metavar="N",
-        help="simulated labelings per budget of a binary rate (20)",
-    )
-    opts.add_argument("--seed", type=int, default=0, help="seed of a rate's simulations (0)")
-    opts.add_argument("--json", metavar="FILE", help="write the plan as JSON ('-': stdout)")
-    p.set_defaults(func=run)
+from ._common import dump_json, file_options, open_scores, print_table
 
 
 def run(args):

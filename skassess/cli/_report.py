@@ -5,37 +5,9 @@ from pathlib import Path
 
 from ..exceptions import SessionError
 from ..session import LabelingSession, assess_file, write_report
-from ._common import PRIOR_CHOICES, add_file_arguments, file_options, open_scores
+from ._common import file_options, open_scores
 from ._names import session_group_names
 from ._stored import check_classes, checked_scores_paths, read_session
-
-
-def add_parser(sub):
-    p = sub.add_parser(
-        "report",
-        help="write the HTML report of a scores file (and of a labeling session)",
-        description="Assess a scores file and write one self-contained HTML file: forest "
-        "plots per group, group differences, the reliability diagram, the settings and the "
-        "data's SHA-256; with --session, the session's labels count too and the labeling "
-        "history shows how the answer converged.",
-    )
-    add_file_arguments(p)
-    p.add_argument("--session", metavar="FILE", help="a labeling session of this file")
-    p.add_argument(
-        "-o",
-        "--output",
-        default="skassess_report.html",
-        metavar="HTML",
-        help="the report (skassess_report.html)",
-    )
-    p.add_argument(
-        "--prior",
-        choices=PRIOR_CHOICES,
-        default="calibrated",
-        help="prior of the accuracies (as in assess)",
-    )
-    p.add_argument("--seed", type=int, default=0, help="seed of the posterior draws (0)")
-    p.set_defaults(func=run)
 
 
 def session_report(session, sf, output, *, seed, prior="calibrated", started=None):

@@ -29,6 +29,9 @@ from ._conjugate import BetaPosterior
 #: The departure check draws a group's replicated successes while its labels hold
 #: fewer than this many successes or failures; beyond, a normal of their sum.
 EXACT_TAIL = 20
+#: The departure check's cells of at most this many labels replicate their successes
+#: as Bernoulli draws, larger cells by a binomial draw (about as costly as this many).
+BERNOULLI_TRIALS = 8
 
 
 def fit_calibrated_rates(rows, logit_sum, labeled, success, *, fit=None, random_state=None):
@@ -269,17 +272,25 @@ class CalibratedRates(_MapGrid, _PosteriorDraws, _DrawSummaries):
         normal = ~exact[lab].all()
         below, above = np.zeros(self.n_groups), np.zeros(self.n_groups)
         half = 0.5 if whole else 0.0  # continuity correction of whole counts
-        # A drawn cell's Binomial(n_c, p) successes as the sum of its n_c labels'
-        # Bernoulli draws: the cells are few labels each, where NumPy's binomial
-        # sampler costs many times a uniform draw.
-        trial_cell = np.repeat(np.flatnonzero(drawn), np.round(n[drawn]).astype(np.int64))
+        # A drawn cell of few labels replicates its Binomial(n_c, p) successes as the
+        # sum of n_c Bernoulli draws (NumPy's binomial sampler costs many uniform
+        # draws); a cell of more labels by the binomial sampler.
+        trials = np.round(n).astype(np.int64)
+        few = drawn & (trials <= BERNOULLI_TRIALS)
+        many = drawn & ~few
+        trial_cell = np.repeat(np.flatnonzero(few), trials[few])
         trial_group = g[trial_cell]  # sorted: the cells are in group order
         starts = np.flatnonzero(np.r_[True, trial_group[1:] != trial_group[:-1]])
         for _, p in self._cell_blocks(node, u, g, self._cell_x):
-            if trial_cell.size:
-                hit = rng.random((p.shape[0], trial_cell.size)) < p[:, trial_cell]
+            if drawn.any():
                 rep = np.zeros((p.shape[0], self.n_groups))
-                rep[:, trial_group[starts]] = np.add.reduceat(hit, starts, axis=1, dtype=np.int64)
+                if trial_cell.size:
+                    hit = rng.random((p.shape[0], trial_cell.size)) < p[:, trial_cell]
+                    rep[:, trial_group[starts]] = np.add.reduceat(
+                        hit, starts, axis=1, dtype=np.int64
+                    )
+                if many.any():
+                    rep += rng.binomial(trials[many], p[:, many]) @ in_group[many]
                 below += np.where(exact, (rep < observed - 1e-9).sum(axis=0), 0.0)
                 above += np.where(exact, (rep > observed + 1e-9).sum(axis=0), 0.0)
             if normal:
