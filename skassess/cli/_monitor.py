@@ -200,7 +200,7 @@ def run(args):
         disp.plot(name=f"{name} over time")
         disp.figure_.set_size_inches(9, 4.5)
         disp.figure_.tight_layout()
-        disp.figure_.savefig(args.plot, dpi=120)
+        disp.figure_.savefig(args.plot, dpi=120, bbox_inches="tight")
         if not args.quiet:
             print(f"Wrote the timeline to {args.plot}")
     return 0

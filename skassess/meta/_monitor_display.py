@@ -134,7 +134,8 @@ class MonitorDisplay:
         )
         if name is not None:
             ax.set_title(plot_text(name))
-        ax.legend(fontsize="small")
+        # beside the axes, where it hides no band, line or point
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
         self.ax_, self.figure_ = ax, ax.figure
         return self
 

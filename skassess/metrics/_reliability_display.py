@@ -12,8 +12,9 @@ class ReliabilityDisplay:
 
     Read more in the :ref:`User Guide <ug_calibration_error>`.
 
-    Each bin shows the posterior mean accuracy and its credible interval at
-    the bin's mean confidence; the diagonal is perfect calibration; bars show
+    Each bin with labels shows the posterior mean accuracy and its credible
+    interval at the bin's mean confidence (a bin without labels holds its prior
+    alone and gets no point); the diagonal is perfect calibration; bars show
     how many rows fall in each bin. Create it with :meth:`from_estimator` or
     :meth:`from_predictions`.
 
@@ -96,6 +97,10 @@ class ReliabilityDisplay:
             ax.set_zorder(self.hist_ax_.get_zorder() + 1)
             ax.patch.set_visible(False)
         ax.plot([0, 1], [0, 1], ls="--", color="0.4", label="perfect calibration")
+        # A bin without labels holds its prior alone, not evidence of calibration: its
+        # rows show in the histogram, and no point is drawn for it.
+        if "n_labeled" in table:
+            seen &= table["n_labeled"] > 0
         t = table[seen]
         label = plot_text(name) if name else f"posterior mean, {self.level:.0%} interval"
         if self.ece is not None:

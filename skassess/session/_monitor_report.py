@@ -61,7 +61,7 @@ def render_monitor_report(result, *, title=None, settings=None):
     levels_text = ", ".join(f"{a:.3g}" for a in levels)
     subtitle = f"{name} per chunk, label-free prediction intervals at {levels_text}"
     parts = [
-        *page_head(title, subtitle, cards),
+        *page_head(title, subtitle, cards, wide=True),
         "<h2>Timeline</h2>",
         "<figure>",
         _timeline(result, None),

@@ -38,6 +38,25 @@ figcaption { color: #5b6670; font-size: .85em; }
 td.none { color: #5b6670; text-align: center; }
 code { font-size: .9em; background: #f3f5f7; padding: 1px 4px; border-radius: 3px; }
 .worse { color: #b3261e; } .better { color: #1b6e3a; } .equivalent { color: #5b6670; }
+tbody th { font-weight: 600; text-align: left; white-space: nowrap; }
+body.wide { max-width: none; }
+body.wide table { font-size: .82em; }
+body.wide th, body.wide td { padding: 4px 7px; }
+/* A narrow screen shows each row of a table as a card of "column: value" lines, so no
+   column is lost off the right-hand side. */
+@media (max-width: 640px) {
+  body { padding: 16px 12px 40px; }
+  .scroll table, .scroll tbody, .scroll tr, .scroll th, .scroll td { display: block; }
+  .scroll thead { display: none; }
+  .scroll tr { border: 1px solid #d7dde3; border-radius: 6px; margin: 0 0 8px;
+               padding: 4px 10px; }
+  .scroll tbody th, .scroll td { display: flex; justify-content: space-between; gap: 12px;
+                                 border: 0; padding: 2px 0; text-align: right;
+                                 white-space: normal; overflow-wrap: anywhere; }
+  .scroll tbody th::before, .scroll td::before { content: attr(data-label);
+                                                 color: #5b6670; font-weight: 400;
+                                                 text-align: left; }
+}
 @media print {
   body { max-width: none; padding: 0; font-size: 11pt; }
   h2 { break-after: avoid; }
@@ -68,16 +87,18 @@ def use_agg():
         ) from exc
 
 
-def page_head(title, subtitle, cards):
-    """The page's first lines: head and style, the title, the subtitle and the cards."""
+def page_head(title, subtitle, cards, *, wide=False):
+    """The page's first lines: head and style, the title, the subtitle and the cards;
+    ``wide``: the page takes the window's width (for a table of many columns)."""
     from .. import __version__
 
     esc = html.escape
+    body = '<body class="wide">' if wide else "<body>"
     return [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>",
+        f"<title>{esc(title)}</title><style>{_CSS}</style></head>{body}",
         f"<h1>{esc(title)}</h1>",
         f'<p class="sub">skassess {esc(__version__)} · {time.strftime("%Y-%m-%d %H:%M")} · '
         f"{subtitle}</p>",
@@ -116,11 +137,44 @@ def html_table(frame, digits=4, percent=()):
                     else v
                 )
             )
-    body = frame.to_html(border=0, escape=True, na_rep="")
-    for word in ("worse", "better", "equivalent"):
-        body = body.replace(f"<td>{word}</td>", f'<td class="{word}">{word}</td>')
-    body = body.replace(f"<td>{_NO_ROWS}</td>", f'<td class="none">{_NO_ROWS}</td>')
-    return f'<div class="scroll">{body}</div>'
+    return f'<div class="scroll">{_table(frame)}</div>'
+
+
+#: Cells that get a class of their own (a colour, or centred).
+_CELL_CLASSES = {"worse": "worse", "better": "better", "equivalent": "equivalent"}
+
+
+def esc(text):
+    return html.escape(text, quote=True)
+
+
+def _cell(value):
+    return "" if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
+
+
+def _table(frame):
+    """An HTML table of ``frame`` (index first), every value escaped; each cell carries
+    its column's name (``data-label``), which a narrow screen shows beside it."""
+    names = [n for n in frame.index.names]
+    index_label = " / ".join("" if n is None else str(n) for n in names)
+    head = [f"<th>{esc(index_label)}</th>"] + [f"<th>{esc(str(c))}</th>" for c in frame.columns]
+    rows = []
+    for key, values in zip(frame.index, frame.itertuples(index=False), strict=True):
+        key = " / ".join(map(str, key)) if isinstance(key, tuple) else str(key)
+        cells = [f'<th data-label="{esc(index_label)}">{esc(key)}</th>']
+        for col, value in zip(frame.columns, values, strict=True):
+            text = _cell(value)
+            kind = _CELL_CLASSES.get(text, "none" if text == _NO_ROWS else None)
+            cls = f' class="{kind}"' if kind else ""
+            cells.append(f'<td data-label="{esc(str(col))}"{cls}>{esc(text)}</td>')
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return (
+        "<table><thead><tr>"
+        + "".join(head)
+        + "</tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
 
 
 #: What a reliability bin without rows shows instead of its prior.

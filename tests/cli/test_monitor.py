@@ -216,8 +216,8 @@ def test_the_html_report_holds_the_timeline_chunks_and_alerts(files, tmp_path, c
     assert text.count("<svg") == 1 and "<script" not in text
     assert "<h2>Timeline</h2>" in text and "<h2>Chunks</h2>" in text
     assert "Alerts, where P(accuracy &lt; 0.78) &ge; 0.9: 2026-01-0" in text
-    assert all(f"<th>2026-01-0{d}</th>" in text for d in (2, 3, 4, 5))
-    assert "<th>labeling session</th>" in text and "column time, period D" in text
+    assert all(f'data-label="chunk">2026-01-0{d}</th>' in text for d in (2, 3, 4, 5))
+    assert '">labeling session</th>' in text and "column time, period D" in text
     assert main(["monitor", str(files / "reference.csv"), str(files / "stream"), "--query",
                  "4", "--report", str(report), "--quiet"]) == 0  # fmt: skip
     text = report.read_text(encoding="utf-8")
@@ -242,3 +242,21 @@ def test_a_binary_rate_per_chunk(files, capsys):
     assert main(args[:-3]) == 0
     text = capsys.readouterr().out
     assert "NPV per chunk" in text and "Alerts (P(NPV < 0.7) >= 0.9)" in text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_html_report_shows_every_column(files, tmp_path, capsys, width):
+    from tests.helpers import browser
+    from tests.session.test_report import page_layout
+
+    if browser() is None:
+        pytest.skip("no Chromium or Chrome on this machine (Debian: apt install chromium)")
+    report = tmp_path / "m.html"
+    args = [
+        "monitor", str(files / "reference.csv"), str(files / "stream"),
+        "--chunk-column", "time", "--period", "D", "--threshold", "0.78",
+        "--level", "0.8", "0.95", "--quiet", "--report", str(report),
+    ]  # fmt: skip
+    assert main(args) == 0
+    page_layout(report, width)

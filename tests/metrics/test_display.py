@@ -37,6 +37,19 @@ def test_reliability_display(data):
     plt.close("all")
 
 
+def test_reliability_display_draws_no_point_for_a_bin_without_labels(data):
+    scores, y = data
+    y = np.where(scores.max(axis=1) < 0.7, -1, y)  # only the confident bins labeled
+    est = BayesianCalibrationError(n_bins=10, random_state=0).fit(scores, y)
+    table = est.summary()
+    labeled = table["n_labeled"] > 0
+    assert (~labeled & (table["weight"] > 0)).any()  # bins of rows without labels
+    disp = ReliabilityDisplay.from_estimator(est)
+    drawn = np.asarray(disp.line_.get_xdata(), dtype=float)
+    np.testing.assert_allclose(drawn, table.loc[labeled, "confidence"].to_numpy(dtype=float))
+    plt.close("all")
+
+
 def test_posterior_display(data):
     scores, y = data
     acc = BayesianAccuracy(random_state=0).fit(scores, y)
