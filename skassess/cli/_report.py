@@ -9,6 +9,15 @@ from ._common import file_options, open_scores
 from ._names import session_group_names
 from ._stored import check_classes, checked_scores_paths, read_session
 
+#: Why a session's report shows no calibration error.
+ACTIVE_CALIBRATION_NOTE = (
+    "The session chose its items with unequal chances (by group, where the posterior "
+    "asked for them), so the labels in a confidence bin are not a random sample of the "
+    "bin, and a bin's accuracy from them would be biased. The ECE and the reliability "
+    "diagram are not shown; skassess assess on the scores file with labels drawn at "
+    "random gives them."
+)
+
 
 def session_report(session, sf, output, *, seed, prior="calibrated", started=None):
     """Assessment of ``sf`` with the labels of an open ``session``, and its history."""
@@ -24,6 +33,9 @@ def session_report(session, sf, output, *, seed, prior="calibrated", started=Non
         extra_labels=(rows, labels.astype(int)),
         progress=True,
     )
+    # The session chose its items by group (unequal chances across groups), so a
+    # confidence bin's labels are not a random sample of the bin.
+    result.without_calibration(ACTIVE_CALIBRATION_NOTE)
     info = session.info
     result.history = history
     result.session = {

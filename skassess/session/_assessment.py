@@ -43,8 +43,9 @@ class FileAssessment:
         Per grouping (``"predicted class"`` and each group column): each
         group minus the group with the highest posterior mean accuracy, with
         P(delta > 0) and the ROPE probabilities.
-    reliability : pandas.DataFrame
-        The Bayesian reliability diagram's bins.
+    reliability : pandas.DataFrame or None
+        The Bayesian reliability diagram's bins; None where the labels cannot
+        give them (``calibration_note`` says why).
     unlabeled : pandas.DataFrame or None
         With ``meta``: each method's predicted accuracy of the unlabeled rows
         (see :func:`assess_file`).
@@ -64,6 +65,15 @@ class FileAssessment:
     history: pd.DataFrame | None = None
     session: dict | None = None
     unlabeled: pd.DataFrame | None = None
+    calibration_note: str | None = None
+
+    def without_calibration(self, note):
+        """This assessment without its ECE and reliability bins, ``note`` saying why."""
+        self.overall = self.overall.drop(index="ECE", errors="ignore")
+        self.reliability = None
+        self.estimators.pop("ece", None)
+        self.calibration_note = note
+        return self
 
     def to_dict(self):
         """Plain JSON-ready dict (tables as lists of records)."""
@@ -78,7 +88,8 @@ class FileAssessment:
             "by_class": records(self.by_class),
             "by_group": {k: records(v) for k, v in self.by_group.items()},
             "differences": {k: records(v) for k, v in self.differences.items()},
-            "reliability": records(self.reliability),
+            "reliability": None if self.reliability is None else records(self.reliability),
+            "calibration_note": self.calibration_note,
             "history": None if self.history is None else records(self.history),
             "session": self.session,
             "unlabeled": None if self.unlabeled is None else records(self.unlabeled),

@@ -344,7 +344,8 @@ def _plots(assessment, progress):
             steps.step(f"drawing the plot per {name}")
             plots[name] = _forest(table, f"Accuracy per {name}", "accuracy", prior)
         steps.step("drawing the reliability diagram")
-        plots["reliability"] = _reliability(assessment)
+        if assessment.reliability is not None:
+            plots["reliability"] = _reliability(assessment)
         if history:
             steps.step("drawing the labeling history")
             task = (assessment.session or {}).get("settings", {}).get("task", "")
@@ -432,14 +433,17 @@ def render_report(assessment, *, title=None, progress=False, started=None):
             "the shipped uncertainty model (prediction intervals, not posteriors).</p>",
             html_table(u[["accuracy", "lower", "upper", "level", "sampled"]]),
         ]
-    parts += [
-        "<h2>Calibration</h2>",
-        '<div class="grid"><figure>',
-        plots["reliability"],
-        "</figure>",
-        html_table(_bins(assessment.reliability), digits=3, percent=("weight",)),
-        "</div>",
-    ]
+    if assessment.reliability is None:
+        parts += ["<h2>Calibration</h2>", f"<p>{esc(assessment.calibration_note)}</p>"]
+    else:
+        parts += [
+            "<h2>Calibration</h2>",
+            '<div class="grid"><figure>',
+            plots["reliability"],
+            "</figure>",
+            html_table(_bins(assessment.reliability), digits=3, percent=("weight",)),
+            "</div>",
+        ]
     if assessment.history is not None and len(assessment.history):
         parts += [
             "<h2>Labeling history</h2>",

@@ -57,7 +57,13 @@ def test_report_is_self_contained(report_files):
         "SHA-256",
     ):
         assert section in text
-    assert text.count("<svg") == 3  # forest, reliability, history (2 panels in one figure)
+    # forest and history (2 panels in one figure); an active session's labels give no
+    # reliability diagram: its bins' labels are not random samples of the bins
+    assert text.count("<svg") == 2
+    assert "not a random sample of the bin" in text and "Bayesian reliability" not in text
+    assert ">ECE<" not in text
+    plain = (report_files / "plain.html").read_text(encoding="utf-8")
+    assert plain.count("<svg") == 2 and ">ECE<" in plain  # forest and reliability
     # nothing is fetched at view time: no scripts, links, or remote URLs outside xmlns
     assert "<script" not in text and "<link" not in text
     remote = re.findall(r'(?:src|href)\s*=\s*["\']?(https?:[^"\' >]+)', text)
