@@ -1,9 +1,7 @@
 """``skassess assess``: the posterior assessment of a scores file."""
 
 import contextlib
-import glob
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -72,10 +70,11 @@ def print_assessment(result):
 
 
 def partition_paths(pattern):
-    """The files of SCORES: the glob's matches, sorted, or the one path."""
-    if not glob.has_magic(pattern):
-        return [pattern]
-    paths = sorted(p for p in glob.glob(pattern) if Path(p).is_file())
+    """The files of SCORES: the glob's matches, sorted, or the one path; a URL's glob
+    (``s3://bucket/scores/*.parquet``) is expanded by its fsspec filesystem."""
+    from ..session._locations import expand_glob
+
+    paths = expand_glob(pattern)
     if not paths:
         raise ValueError(f"SCORES: no file matches {pattern!r}.")
     return paths

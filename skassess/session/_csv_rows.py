@@ -9,10 +9,11 @@ line break is never cut. Bytes that are not UTF-8 are found here too.
 """
 
 import csv
-import gzip
 import io
 
 import numpy as np
+
+from ._locations import as_location, open_binary
 
 __all__ = ["not_utf8_message", "record_blocks", "row_lines"]
 
@@ -47,8 +48,7 @@ def row_lines(path, sep, width, chunk_rows, *, fail, not_utf8):
 
 def not_utf8_message(path):
     """Which line of the file is not UTF-8 (a scan of its bytes), as a message."""
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rb") as f:
+    with open_binary(as_location(path), decompress=True) as f:
         for number, line in enumerate(f, start=1):
             try:
                 line.decode("utf-8-sig" if number == 1 else "utf-8")
@@ -66,8 +66,7 @@ def record_blocks(path, sep, *, fail, not_utf8, block_bytes=1 << 24):
     ``fail(message)`` and ``not_utf8()`` raise the caller's error.
     """
     sep_bytes = sep.encode("utf-8")
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rb") as f:
+    with open_binary(as_location(path), decompress=True) as f:
         header = f.readline()
         while header.count(b'"') % 2:  # a quoted header cell with a line break
             more = f.readline()

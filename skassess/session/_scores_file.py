@@ -2,9 +2,7 @@
 
 import csv
 import hashlib
-import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,6 +11,7 @@ from ..exceptions import ScoresFileError
 from ..utils._validation import ROW_SUM_TOL
 from ._columns import ItemIds, concat_categories, stack
 from ._label_parser import LabelParser
+from ._locations import as_location, file_size, is_file, open_binary
 from ._scores_reading import _TextReading, is_parquet, sniff_separator
 
 __all__ = ["ScoresFile", "ScoresTable", "file_checksum"]
@@ -28,7 +27,7 @@ CHUNK_ROWS = 500_000
 def file_checksum(path, block=1 << 22):
     """SHA-256 of a file's bytes, read in blocks (the data fingerprint of a session)."""
     digest = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_binary(as_location(path)) as f:
         while chunk := f.read(block):
             digest.update(chunk)
     return digest.hexdigest()
@@ -96,6 +95,8 @@ class ScoresFile(_TextReading):
     Parameters
     ----------
     path : str or path-like
+        A local path, or a URL (``s3://``, ``gs://``, ``file://``, ...) read
+        through fsspec with its filesystem's package.
     id_column : str, default=None
         The item id column. None: a column named ``id``, ``item_id``,
         ``row_id``, ``key`` or ``uid`` (any case), else the row number from 1.
@@ -142,13 +143,13 @@ class ScoresFile(_TextReading):
         sep=None,
         sum_tolerance=ROW_SUM_TOL,
     ):
-        self.path = Path(path)
-        if not self.path.is_file():
+        self.path = as_location(path)
+        if not is_file(self.path):
             raise ScoresFileError(f"{path}: no such file.")
         if not 0 <= sum_tolerance < 1:
             raise ValueError(f"sum_tolerance must be in [0, 1); got {sum_tolerance!r}.")
         self.sum_tolerance = sum_tolerance
-        self.size = os.path.getsize(self.path)
+        self.size = file_size(self.path)
         if self.size == 0:
             raise ScoresFileError(f"{path}: the file is empty (0 bytes).")
         self.parquet = is_parquet(self.path)

@@ -6,25 +6,22 @@ around it (a row with the wrong number of fields, bytes that are not UTF-8),
 so the message names the file's line.
 """
 
-import gzip
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
 from ..exceptions import ScoresFileError
 from ._csv_rows import not_utf8_message, record_blocks, row_lines
+from ._locations import UrlPath, as_location, open_binary
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 
 
 def is_parquet(path):
-    return Path(path).suffix.lower() in PARQUET_SUFFIXES
+    return as_location(path).suffix.lower() in PARQUET_SUFFIXES
 
 
 def sniff_separator(path):
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rb") as f:
+    with open_binary(as_location(path), decompress=True) as f:
         raw = f.readline()
     try:  # the header line alone: later lines are checked as they are read
         header = raw.decode("utf-8-sig")
@@ -53,11 +50,17 @@ def pyarrow_parquet():
 class _TextReading:
     """Reading a scores file's rows: Parquet row groups, or CSV/TSV text in chunks."""
 
+    @property
+    def _source(self):
+        """What pandas reads: the path, or the URL (pandas reads it through fsspec)."""
+        return str(self.path) if isinstance(self.path, UrlPath) else self.path
+
     # ----------------------------------------------------------------- columns
     def _parquet_columns(self):
         pq = pyarrow_parquet()
         try:
-            return list(pq.ParquetFile(self.path).schema_arrow.names)
+            with open_binary(self.path) as f:
+                return list(pq.ParquetFile(f).schema_arrow.names)
         except Exception as exc:  # pyarrow raises its own error types
             raise ScoresFileError(f"{self.path}: not a readable Parquet file ({exc}).") from exc
 
@@ -80,9 +83,10 @@ class _TextReading:
             try:
                 # Buffered page reads without pre-buffering: pyarrow otherwise keeps
                 # whole column chunks alive and the memory grows with the file.
-                reader = pq.ParquetFile(self.path, buffer_size=1 << 20, pre_buffer=False)
-                for batch in reader.iter_batches(chunk_rows, columns=usecols):
-                    yield batch.to_pandas()
+                with open_binary(self.path) as f:
+                    reader = pq.ParquetFile(f, buffer_size=1 << 20, pre_buffer=False)
+                    for batch in reader.iter_batches(chunk_rows, columns=usecols):
+                        yield batch.to_pandas()
             except Exception as exc:
                 raise ScoresFileError(
                     f"{self.path}: cannot read the Parquet file ({exc})."
@@ -98,7 +102,7 @@ class _TextReading:
         shape = self._row_shapes(chunk_rows)
         try:
             reader = pd.read_csv(
-                self.path,
+                self._source,
                 sep=self.sep,
                 usecols=usecols,
                 dtype=dtype,
@@ -155,7 +159,7 @@ class _TextReading:
         """Re-read a failing CSV chunk as text to name the bad row and column."""
         try:
             frame = pd.read_csv(
-                self.path,
+                self._source,
                 sep=self.sep,
                 dtype=str,
                 skiprows=range(1, offset + 1),

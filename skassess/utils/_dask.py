@@ -9,6 +9,7 @@ on Dask's current scheduler: a ``distributed.Client`` when one is active.
 
 import contextlib
 import copy
+import logging
 
 import numpy as np
 
@@ -289,7 +290,13 @@ def local_cluster(n_workers):
     with (
         dask.config.set({"distributed.nanny.pre-spawn-environ": environ}),
         distributed.LocalCluster(
-            n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+            n_workers=n_workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            # a failed partition is reported once, by the caller's error; Dask's own
+            # "Compute Failed" and shutdown messages would repeat it
+            silence_logs=logging.CRITICAL,
         ) as cluster,
         distributed.Client(cluster) as client,
     ):

@@ -222,3 +222,78 @@ def test_a_partition_with_a_header_and_no_rows_adds_nothing(partitions, tmp_path
     capsys.readouterr()
     assert main(["assess", str(folder / f"part-*.{suffix}"), *args]) == 2
     assert "have a header but no rows" in capsys.readouterr().err
+
+
+def _to_memory(paths, folder):
+    fsspec = pytest.importorskip("fsspec")
+    fs = fsspec.filesystem("memory")
+    for p in paths:
+        fs.pipe(f"/{folder}/{p.name}", p.read_bytes())
+    return f"memory://{folder}"
+
+
+def test_the_command_reads_urls_through_fsspec(partitions, tmp_path, capsys):
+    """memory:// (an fsspec filesystem in this process) and file:// URLs, one file or a glob,
+    give the assessment of the local files."""
+    import json
+
+    paths, whole = partitions
+    args = ["--label-column", "label", "--id-column", "id", "--group", "region", "--quiet"]
+    root = _to_memory([*paths, whole], "skassess-test")
+    runs = {
+        "local": str(whole),
+        "memory file": f"{root}/whole.parquet",
+        "memory glob": f"{root}/part-*.parquet",
+        "file glob": paths[0].parent.resolve().as_uri() + "/part-*.parquet",
+    }
+    found = {}
+    for name, scores in runs.items():
+        out = tmp_path / f"{name}.json"
+        assert main(["assess", scores, *args, "--json", str(out)]) == 0, capsys.readouterr().err
+        found[name] = json.loads(out.read_text())
+        assert found[name]["source"]["rows"] == 950
+    for name in runs:
+        pd.testing.assert_frame_equal(
+            pd.DataFrame(found[name]["overall"]),
+            pd.DataFrame(found["local"]["overall"]),
+            rtol=1e-8,
+        )
+    assert main(["assess", f"{root}/none-*.parquet", *args]) == 2
+    assert "no file matches" in capsys.readouterr().err
+    assert main(["assess", "nosuchprotocol://bucket/x.parquet", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nosuchprotocol://bucket/x.parquet" in err
+
+
+def test_urls_on_a_cluster(partitions, dask_client, capsys):
+    """The workers open the files themselves, through the URL's filesystem."""
+    paths, whole = partitions
+    url = paths[0].parent.resolve().as_uri() + "/part-*.parquet"
+    from skassess.session._locations import expand_glob
+
+    urls = expand_glob(url)
+    assert [u.rsplit("/", 1)[1] for u in urls] == [p.name for p in paths]
+    parts = assess_partitions(urls, client=dask_client, **OPTIONS)
+    _assert_same(parts, assess_file(whole, **OPTIONS))
+
+
+@pytest.mark.slow
+def test_a_failed_partition_on_local_workers_is_one_line(partitions, tmp_path):
+    """No Dask "Compute Failed" log before the error, no shutdown warnings after it."""
+    import subprocess
+    import sys
+
+    paths, _ = partitions
+    f = pd.read_parquet(paths[1])
+    f.loc[3, "score_a"] = np.nan
+    f.to_parquet(paths[1], index=False)
+    pattern = str(paths[0].parent / "part-*.parquet")
+    done = subprocess.run(
+        [sys.executable, "-m", "skassess", "assess", pattern, "--quiet", "--workers", "2"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "part-1.parquet: row 4" in done.stderr, done.stderr
