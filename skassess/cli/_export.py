@@ -45,7 +45,7 @@ def run(args):
     ) as session:
         write_csv(labels, out_labels, index=False, raw=args.raw_csv)
         print(f"wrote {len(labels)} labels to {out_labels}")
-        summary = named_groups(session.summary(), session.assessor_, sf)
+        summary = named_groups(session.assessor_.summary(), session.assessor_, sf)
         answer = session.answer()
         out = {
             "session": str(path),

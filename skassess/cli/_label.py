@@ -306,7 +306,7 @@ def run(args):
             )
             return 130
         print("\n" + status_line(session, budget, final=True))
-        summary = named_groups(session.summary(), session.assessor_, sf)
+        summary = named_groups(session.assessor_.summary(), session.assessor_, sf)
         metric = fixed.get("metric", "accuracy")
         title = (
             "Posterior per group" + ("" if metric == "accuracy" else f" ({metric.upper()})")

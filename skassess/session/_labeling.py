@@ -368,10 +368,25 @@ class LabelingSession(_SessionLoop):
 
     def answer(self, level=0.95):
         """The sampler's current answer (:meth:`ActiveSampler.answer
-        <skassess.samplers.ActiveSampler.answer>`), its groups named by ``group_names``."""
+        <skassess.samplers.ActiveSampler.answer>`), its groups named by ``group_names``,
+        or groups by predicted class by the session's ``classes``."""
         if isinstance(self.assessor_, ActiveAssessor):
-            return self.assessor_.answer(level, group_names=self.group_names)
+            return self.assessor_.answer(level, group_names=self._group_names())
         return self.assessor_.answer(level)
+
+    def _group_names(self):
+        """``group_names``, else the class names where the groups are predicted classes
+        that the assessor numbers (its estimator has no ``classes``); else None."""
+        if self.group_names is not None:
+            return self.group_names
+        est = getattr(self.assessor_, "estimator_", None)
+        if (
+            self._parser is not None
+            and self._own_classes is None
+            and getattr(est, "grouping", None) == "predicted_class"
+        ):
+            return list(self._parser.classes)
+        return None
 
     # --------------------------------------------------------------- labeling
     def query(self):
@@ -487,8 +502,15 @@ class LabelingSession(_SessionLoop):
         return _events_frame(self._store.events())
 
     def summary(self, level=0.95):
-        """The posterior summary of :attr:`assessor_`."""
-        return self.assessor_.summary(level)
+        """The posterior summary of :attr:`assessor_`, its groups named as in :meth:`answer`."""
+        table = self.assessor_.summary(level)
+        names = self._group_names() if isinstance(self.assessor_, ActiveAssessor) else None
+        if names is not None and len(names) == len(table):
+            groups = list(self.assessor_.groups_)
+            table.index = pd.Index(
+                [names[groups.index(g)] for g in table.index], name=table.index.name
+            )
+        return table
 
     def close(self):
         """Release the session file."""

@@ -449,3 +449,16 @@ def test_a_tester_session_refuses_to_skip_and_takes_no_groups(tmp_path, data):
     assert not (tmp_path / "g.sqlite").exists()
     with pytest.raises(ValueError, match="assessor must be an ActiveSampler"):
         LabelingSession(tmp_path / "h.sqlite", X, assessor=BayesianAccuracy())
+
+
+def test_a_session_names_its_predicted_classes_by_its_classes(data, tmp_path):
+    """A session given class names answers and summarizes with them, not class numbers."""
+    names = [f"class {k}" for k in range(10)]
+    assessor = ActiveAssessor(task="least_accurate", random_state=0)
+    scores, truth = data.scores[:2000], data.target[:2000]
+    with LabelingSession(tmp_path / "s.sqlite", scores, assessor=assessor, classes=names) as s:
+        for _ in range(10):
+            row = s.query()
+            s.tell(row, names[truth[row]])
+        assert s.answer()["text"].startswith("least accurate: class ")
+        assert list(s.summary().index) == names
