@@ -72,7 +72,7 @@ def print_assessment(result):
 def partition_paths(pattern):
     """The files of SCORES: the glob's matches, sorted, or the one path; a URL's glob
     (``s3://bucket/scores/*.parquet``) is expanded by its fsspec filesystem."""
-    from ..session._locations import expand_glob
+    from ..utils._locations import expand_glob
 
     paths = expand_glob(pattern)
     if not paths:

@@ -13,7 +13,7 @@ import io
 
 import numpy as np
 
-from ._locations import as_location, open_binary
+from ..utils._locations import as_location, open_binary
 
 __all__ = ["not_utf8_message", "record_blocks", "row_lines"]
 

@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ScoresFileError
+from ..utils._locations import as_location, file_size, is_file, open_binary
 from ..utils._validation import ROW_SUM_TOL
 from ._columns import ItemIds, concat_categories, stack
 from ._label_parser import LabelParser
-from ._locations import as_location, file_size, is_file, open_binary
 from ._scores_reading import _TextReading, is_parquet, sniff_separator
 
 __all__ = ["ScoresFile", "ScoresTable", "file_checksum"]

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ScoresFileError
+from ..utils._locations import UrlPath, as_location, open_binary
 from ._csv_rows import not_utf8_message, record_blocks, row_lines
-from ._locations import UrlPath, as_location, open_binary
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 

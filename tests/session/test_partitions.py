@@ -269,7 +269,7 @@ def test_urls_on_a_cluster(partitions, dask_client, capsys):
     """The workers open the files themselves, through the URL's filesystem."""
     paths, whole = partitions
     url = paths[0].parent.resolve().as_uri() + "/part-*.parquet"
-    from skassess.session._locations import expand_glob
+    from skassess.utils._locations import expand_glob
 
     urls = expand_glob(url)
     assert [u.rsplit("/", 1)[1] for u in urls] == [p.name for p in paths]
