@@ -25,8 +25,7 @@ def run(args):
     labels = labels.rename(columns={"item_id": "id"})[["id", "label", "time", "step", "row"]]
     out_labels = args.labels or f"{path}.labels.csv"
     if paths is None:
-        write_csv(labels, out_labels, index=False, raw=args.raw_csv)
-        print(f"wrote {len(labels)} labels to {out_labels}")
+        _write_labels(labels, out_labels, args.raw_csv)
         print(f"no posterior written: {scores_hint(info)}.")
         return 0
     models = info.get("settings", {}).get("task") == "compare_models"
@@ -43,8 +42,7 @@ def run(args):
         group_names=session_group_names(info.get("settings", {}), group, sf),
         read_only=True,
     ) as session:
-        write_csv(labels, out_labels, index=False, raw=args.raw_csv)
-        print(f"wrote {len(labels)} labels to {out_labels}")
+        _write_labels(labels, out_labels, args.raw_csv)
         summary = named_groups(session.assessor_.summary(), session.assessor_, sf)
         answer = session.answer()
         out = {
@@ -64,6 +62,11 @@ def run(args):
     if out_post != "-":
         print(f"wrote the posterior to {out_post}")
     return 0
+
+
+def _write_labels(labels, path, raw):
+    write_csv(labels, path, index=False, raw=raw)
+    print(f"wrote {len(labels)} labels to {path}")
 
 
 def overall_records(assessor, level=0.95):
