@@ -227,3 +227,18 @@ def test_frequentist_summary_names_a_group_without_labels():
         table = est.summary()
     assert np.isnan(table.loc[("accuracy", "b"), "median"])
     assert np.isfinite(table.loc[("accuracy", "a"), "median"])
+
+
+@pytest.mark.parametrize("classes", [None, [0, 1]])
+def test_complex_labels_are_refused_not_cast(classes):
+    from skassess.calibration import HierarchicalBetaCalibrator
+
+    p = rng.random(40)
+    y = (rng.random(40) < p).astype(complex)
+    for fit in (
+        lambda: HierarchicalBetaCalibrator(classes=classes).fit(p, y, group_by=np.arange(40) % 2),
+        lambda: BayesianAccuracy(classes=classes).fit(p, y),
+        lambda: BayesianAccuracy(classes=classes).fit(p, y.astype(object)),
+    ):
+        with pytest.raises(ValueError, match=r"y holds a complex number, .*j\)? at row 0"):
+            fit()

@@ -295,8 +295,21 @@ def check_labels(y, n_samples, n_classes, classes=None, *, missing_label=-1, nam
             )
         return np.full(n_samples, -1, dtype=np.int64)
     y = _as_1d(y, name, n_samples)
-    missing = _missing_mask(y, missing_label)
     where = _Where(name, rows, missing_label)
+    complex_ = (
+        np.ones(len(y), bool)
+        if y.dtype.kind == "c"
+        else np.array([isinstance(v, complex | np.complexfloating) for v in y.tolist()])
+        if y.dtype == object
+        else np.zeros(len(y), bool)
+    )
+    if complex_.any():
+        i = int(np.argmax(complex_))
+        raise ValueError(
+            f"{name} holds a complex number, {as_scalar(y[i])!r} at {where(i)}; labels are "
+            "class indices or the entries of classes, never complex."
+        )
+    missing = _missing_mask(y, missing_label)
     if classes is not None:
         classes = check_classes(classes, n_classes)
         if missing_label is not None and any(
