@@ -296,18 +296,11 @@ def check_labels(y, n_samples, n_classes, classes=None, *, missing_label=-1, nam
         return np.full(n_samples, -1, dtype=np.int64)
     y = _as_1d(y, name, n_samples)
     where = _Where(name, rows, missing_label)
-    complex_ = (
-        np.ones(len(y), bool)
-        if y.dtype.kind == "c"
-        else np.array([isinstance(v, complex | np.complexfloating) for v in y.tolist()])
-        if y.dtype == object
-        else np.zeros(len(y), bool)
-    )
-    if complex_.any():
-        i = int(np.argmax(complex_))
+    row = _first_complex(y)
+    if row is not None:
         raise ValueError(
-            f"{name} holds a complex number, {as_scalar(y[i])!r} at {where(i)}; labels are "
-            "class indices or the entries of classes, never complex."
+            f"{name} holds a complex number, {as_scalar(y[row])!r} at {where(row)}; labels "
+            "are class indices or the entries of classes, never complex."
         )
     missing = _missing_mask(y, missing_label)
     if classes is not None:
@@ -326,6 +319,23 @@ def check_labels(y, n_samples, n_classes, classes=None, *, missing_label=-1, nam
         )
         return codes
     return _check_indices(y, missing, n_classes, name, missing_label, where)
+
+
+def _first_complex(y):
+    """The first row of ``y`` holding a complex number, or None.
+
+    An object array is scanned row by row only where pandas' type inference
+    (one C pass) leaves room for a complex value: all strings, say, cannot.
+    """
+    if y.dtype.kind == "c":
+        return 0 if len(y) else None
+    if y.dtype != object:
+        return None
+    kind = pd.api.types.infer_dtype(y, skipna=True)
+    if kind != "complex" and not kind.startswith("mixed"):
+        return None
+    hits = [isinstance(v, complex | np.complexfloating) for v in y.tolist()]
+    return hits.index(True) if any(hits) else None
 
 
 def _same_label(a, b):
