@@ -11,11 +11,17 @@ from ._stored import check_classes, checked_scores_paths, read_session
 
 #: Why a session's report shows no calibration error.
 ACTIVE_CALIBRATION_NOTE = (
-    "The session chose its items with unequal chances (by group, where the posterior "
-    "asked for them), so the labels in a confidence bin are not a random sample of the "
-    "bin, and a bin's accuracy from them would be biased. The ECE and the reliability "
-    "diagram are not shown; skassess assess on the scores file with labels drawn at "
-    "random gives them."
+    "The session chose its items with unequal chances within a group, so the labels in "
+    "a confidence bin are not a random sample of the bin, and a bin's accuracy from "
+    "them would be biased. The ECE and the reliability diagram are not shown; skassess "
+    "assess on the scores file with labels drawn at random gives them."
+)
+#: How a session's report estimates the calibration error.
+STRATIFIED_CALIBRATION_NOTE = (
+    "The session labeled its groups at unequal rates, each group's items at random. "
+    "Each confidence bin is therefore estimated within every group and the groups are "
+    "weighted by their rows, so the bins and the ECE are not biased towards the groups "
+    "labeled most."
 )
 
 
@@ -25,17 +31,20 @@ def session_report(session, sf, output, *, seed, prior="calibrated", started=Non
     history = session.history()
     if session.group_names is not None:
         history["group"] = [session.group_names[int(g)] for g in history["group"]]
+    design_groups = session.design_groups()
     result = assess_file(
         None,
         scores_file=sf,
         prior=prior,
         random_state=seed,
         extra_labels=(rows, labels.astype(int)),
+        design_groups=design_groups,
         progress=True,
     )
-    # The session chose its items by group (unequal chances across groups), so a
-    # confidence bin's labels are not a random sample of the bin.
-    result.without_calibration(ACTIVE_CALIBRATION_NOTE)
+    if design_groups is None:
+        result.without_calibration(ACTIVE_CALIBRATION_NOTE)
+    else:
+        result.calibration_note = STRATIFIED_CALIBRATION_NOTE
     info = session.info
     result.history = history
     result.session = {

@@ -271,7 +271,7 @@ class _BaseAssessor(MergeStats, BaseEstimator):
     def _checked_group_by(self, group_by, n):
         """Validate ``group_by``: required with external groups, refused otherwise."""
         kind = self._grouping_kind_of()
-        if kind == "external":
+        if kind in ("external", "external_bin"):
             if group_by is None:
                 raise ValueError(
                     "group_by is required with grouping='external'; pass one group label per row."

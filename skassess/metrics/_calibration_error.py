@@ -156,6 +156,15 @@ class BayesianCalibrationError(_RateAssessor):
     classwise : bool, default=False
         Bin within each predicted class (groups = predicted class x bin), as
         needed for the classwise ECE of :meth:`classwise_ece_samples`.
+    grouping : {"score_bins", "external"}, default="score_bins"
+        ``"external"``: :meth:`fit` takes ``group_by``, the strata of a design
+        that labeled its groups at unequal rates (such as a labeling
+        session's groups); rows are binned within their group (groups =
+        group x bin cells), and a bin's accuracy is its cells' accuracies
+        weighted by their rows. The bins, the ECE and :meth:`summary` (one
+        row per bin) then stay unbiased when a group's labels are over- or
+        under-sampled, as long as the labels within a group are a random
+        sample of it.
     prior : {"uniform", "informative"} or array-like, default="uniform"
         ``"uniform"``: ``Beta(N0/2, N0/2)`` per bin; ``"informative"``:
         ``Beta(N0 s_b, N0 (1 - s_b))``, i.e. the prior belief that the model is
@@ -168,7 +177,8 @@ class BayesianCalibrationError(_RateAssessor):
         accuracies scatter (concentration ``kappa``) around an LLO map of
         their confidence, which is the identity (a calibrated model) with
         probability ``p_calibrated``; map and ``kappa`` are integrated over a
-        grid (see the user guide). ``"independent"``: each bin's own Beta
+        grid (see the user guide); with ``grouping="external"``, one such
+        model per group. ``"independent"``: each bin's own Beta
         posterior under ``prior`` (Ji et al.), whose ECE is biased upward for
         a well calibrated model.
     p_calibrated : float in (0, 1), default=0.5
@@ -241,6 +251,7 @@ class BayesianCalibrationError(_RateAssessor):
         "binning": [StrOptions(set(STRATEGIES))],
         "strategy": [StrOptions(set(STRATEGIES)), Hidden(StrOptions({"deprecated"}))],
         "classwise": ["boolean"],
+        "grouping": [StrOptions({"score_bins", "external"})],
         "ece_model": [StrOptions({"hierarchical", "independent"})],
         "p_calibrated": [Interval(Real, 0, 1, closed="neither")],
         "unlabeled": [StrOptions({"sampled", "expected"})],
@@ -253,6 +264,7 @@ class BayesianCalibrationError(_RateAssessor):
         binning="uniform",
         strategy="deprecated",
         classwise=False,
+        grouping="score_bins",
         prior="uniform",
         prior_strength=DEFAULT_PRIOR_STRENGTH,
         ece_model="hierarchical",
@@ -266,6 +278,7 @@ class BayesianCalibrationError(_RateAssessor):
         self.binning = binning
         self.strategy = strategy
         self.classwise = classwise
+        self.grouping = grouping
         self.prior = prior
         self.prior_strength = prior_strength
         self.ece_model = ece_model
@@ -276,7 +289,38 @@ class BayesianCalibrationError(_RateAssessor):
         self.random_state = random_state
 
     def _grouping_kind_of(self):
+        if self.grouping == "external":
+            return "external_bin"
         return "class_bin" if self.classwise else "score_bins"
+
+    def _check_params_vs_input(self, n_classes):
+        if self.classwise and self.grouping == "external":
+            raise ValueError(
+                "classwise=True bins within each predicted class, grouping='external' "
+                "within each group of group_by; choose one."
+            )
+        super()._check_params_vs_input(n_classes)
+
+    def _within_bins(self, values):
+        """Per-bin values of per-cell ``values`` (..., n_cells) under
+        ``grouping="external"``: the cells' mean weighted by their rows (equal
+        weights in a bin without rows)."""
+        n_bins = self.grouping_.n_bins_fitted
+        rows = self.n_rows_.reshape(-1, n_bins)
+        total = rows.sum(axis=0)
+        share = np.where(total > 0, rows / np.where(total > 0, total, 1.0), 1.0 / len(rows))
+        values = np.asarray(values)
+        return (values.reshape(values.shape[:-1] + rows.shape) * share).sum(axis=-2)
+
+    def _bin_totals(self):
+        """Rows and expected successes per bin (summed over groups, if external)."""
+        if self.grouping != "external":
+            return self.n_rows_, self.expected_success_
+        n_bins = self.grouping_.n_bins_fitted
+        return (
+            self.n_rows_.reshape(-1, n_bins).sum(axis=0),
+            self.expected_success_.reshape(-1, n_bins).sum(axis=0),
+        )
 
     @property
     def bin_edges_(self):
@@ -301,16 +345,23 @@ class BayesianCalibrationError(_RateAssessor):
         Parameters
         ----------
         accuracy : array-like of shape (..., n_groups)
-            Accuracy per bin (or class x bin cell), e.g. posterior draws.
+            Accuracy per bin (or class x bin, or group x bin cell), e.g.
+            posterior draws. Group x bin cells are first averaged into their
+            bin, weighted by their rows.
 
         Returns
         -------
         ece : ndarray of shape (...)
         """
         check_is_fitted(self)
-        return np.abs(np.asarray(accuracy) - np.nan_to_num(self.confidence_)) @ (
-            self.group_weights_
-        )
+        if self.grouping != "external":
+            return np.abs(np.asarray(accuracy) - np.nan_to_num(self.confidence_)) @ (
+                self.group_weights_
+            )
+        rows, expected = self._bin_totals()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            confidence = np.where(rows > 0, expected / rows, 0.0)
+        return np.abs(self._within_bins(accuracy) - confidence) @ (rows / rows.sum())
 
     def _accuracy_draws(self, n_draws, rng, pool):
         """Draws of each bin's accuracy (of its rows at hand when ``pool``)."""
@@ -318,8 +369,12 @@ class BayesianCalibrationError(_RateAssessor):
         if self.ece_model == "independent":
             theta = self.posterior_.rvs(n_draws, rng)
         else:
-            theta = _hierarchical_draws(
-                conf, self.n_success_, self.n_labeled_, self.p_calibrated, n_draws, rng
+            theta = np.concatenate(
+                [
+                    _hierarchical_draws(c, S, n, self.p_calibrated, n_draws, rng)
+                    for c, S, n in self._hierarchies(conf)
+                ],
+                axis=1,
             )
         if not pool:
             return theta
@@ -352,7 +407,19 @@ class BayesianCalibrationError(_RateAssessor):
         conf = np.nan_to_num(self.confidence_)
         if self.ece_model == "independent":
             return self.posterior_.expected_abs_deviation(conf)
-        return _expected_gap(conf, self.n_success_, self.n_labeled_, self.p_calibrated)
+        return np.concatenate(
+            [_expected_gap(c, S, n, self.p_calibrated) for c, S, n in self._hierarchies(conf)]
+        )
+
+    def _hierarchies(self, conf):
+        """(confidence, successes, labeled) of each hierarchical model's cells: one
+        model of all cells, or one per group with ``grouping="external"`` (a
+        design's groups may be calibrated differently)."""
+        arrays = (conf, self.n_success_, self.n_labeled_)
+        if self.grouping != "external":
+            return [arrays]
+        n_bins = self.grouping_.n_bins_fitted
+        return list(zip(*(a.reshape(-1, n_bins) for a in arrays), strict=True))
 
     @validated
     @validate_args(
@@ -396,15 +463,44 @@ class BayesianCalibrationError(_RateAssessor):
             (mean top-1 score ``s_b``; NaN for a bin without rows, which has
             none), ``n_labeled``, ``weight`` (``p_b``),
             ``prior_mean``, ``mean``, ``lower`` and ``upper`` of the accuracy.
+            With ``grouping="external"`` the rows are the bins, each the
+            row-weighted mean of its group x bin cells (its interval from
+            Monte Carlo draws of the cells' posteriors).
         """
         table = super().summary(level)
         edges = self.bin_edges_
         n_bins = len(edges) - 1
+        if self.grouping == "external":
+            return self._bin_summary(table, level)
         reps = len(table) // n_bins
         table.insert(0, "confidence", self.confidence_)
         table.insert(0, "bin_upper", np.tile(edges[1:], reps))
         table.insert(0, "bin_lower", np.tile(edges[:-1], reps))
         return table
+
+    def _bin_summary(self, cells, level):
+        """One row per bin of the per-cell ``cells`` summary (``grouping="external"``)."""
+        edges = self.bin_edges_
+        n_bins = len(edges) - 1
+        rows, expected = self._bin_totals()
+        draws = self._within_bins(self.posterior_.rvs(DEFAULT_N_DRAWS, self._rng(None)))
+        tail = (1.0 - level) / 2.0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            confidence = np.where(rows > 0, expected / rows, np.nan)
+        return pd.DataFrame(
+            {
+                "bin_lower": edges[:-1],
+                "bin_upper": edges[1:],
+                "confidence": confidence,
+                "n_labeled": cells["n_labeled"].to_numpy().reshape(-1, n_bins).sum(axis=0),
+                "weight": rows / rows.sum(),
+                "prior_mean": self._within_bins(cells["prior_mean"].to_numpy()),
+                "mean": self._within_bins(self.posterior_.mean()),
+                "lower": np.quantile(draws, tail, axis=0),
+                "upper": np.quantile(draws, 1.0 - tail, axis=0),
+            },
+            index=pd.RangeIndex(n_bins, name="bin"),
+        )
 
 
 @validate_params(

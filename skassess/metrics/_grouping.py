@@ -1,4 +1,5 @@
-"""How rows map to groups: predicted class, score bins, class x bin, external labels.
+"""How rows map to groups: predicted class, score bins, class x bin, external labels,
+external labels x bin.
 
 A grouping is fitted once, on the first batch an estimator sees, and then maps
 any batch (its predicted classes, top-1 confidences and, for external groups,
@@ -14,7 +15,7 @@ from ..exceptions import SkassessWarning
 from ..utils._groups import GroupEncoder
 from ..utils._warnings import warn
 
-GROUPINGS = ("predicted_class", "score_bins", "class_bin", "external")
+GROUPINGS = ("predicted_class", "score_bins", "class_bin", "external", "external_bin")
 STRATEGIES = ("uniform", "quantile")
 
 
@@ -26,6 +27,8 @@ def make_grouping(kind, *, class_labels, n_bins=10, strategy="uniform"):
         return ScoreBinGrouping(n_bins, strategy)
     if kind == "class_bin":
         return ClassBinGrouping(class_labels, n_bins, strategy)
+    if kind == "external_bin":
+        return ExternalBinGrouping(n_bins, strategy)
     return ExternalGrouping()
 
 
@@ -170,3 +173,45 @@ class ExternalGrouping:
 
     def index(self):
         return self.encoder.categories_
+
+
+class ExternalBinGrouping(ScoreBinGrouping):
+    """Groups given per row x confidence bin; cell ``g * n_bins + b``.
+
+    As :class:`ExternalGrouping`, a later ``partial_fit`` may bring new
+    groups; :meth:`extend` then returns where each old cell moved.
+    """
+
+    name = "group_bin"
+    uses_group_by = True
+
+    def __init__(self, n_bins, strategy):
+        super().__init__(n_bins, strategy)
+        self.encoder = GroupEncoder("group")
+
+    @property
+    def n_groups(self):
+        return self.encoder.n_groups * self.n_bins_fitted
+
+    def fit(self, confidence, group_by=None):
+        super().fit(confidence)
+        self.encoder.fit(group_by)
+        return self
+
+    def extend(self, group_by):
+        """Add unseen groups; return the new position of each old cell."""
+        moved = self.encoder.extend(group_by)
+        n_bins = self.n_bins_fitted
+        return (moved[:, None] * n_bins + np.arange(n_bins)).ravel()
+
+    def transform(self, pred, confidence, group_by=None):
+        return self.encoder.transform(group_by) * self.n_bins_fitted + self.bins(confidence)
+
+    @property
+    def labels(self):
+        return self.encoder.categories_.to_numpy()
+
+    def index(self):
+        return pd.MultiIndex.from_product(
+            [self.encoder.categories_, range(self.n_bins_fitted)], names=["group", "bin"]
+        )

@@ -9,10 +9,11 @@ them, and the refit of the estimator under a prior update.
 import numpy as np
 import pandas as pd
 from sklearn.base import clone
+from sklearn.utils.validation import check_is_fitted
 
 from ..utils._validation import checked_codes
 from ._base import QueryContext
-from ._setup import initial_state
+from ._setup import initial_state, is_group_strategy
 
 
 class _AssessorSteps:
@@ -116,6 +117,27 @@ class _AssessorSteps:
         )
 
     # ---------------------------------------------------------------- designs
+    def design_groups(self):
+        """The group of every pool row, when the strategy draws within a group at random.
+
+        A group strategy chooses a group, then one of its unlabeled rows
+        uniformly at random: the labels within each group are a random sample
+        of it, and the groups are labeled at unequal rates. Estimates that
+        group rows otherwise (confidence bins, other group columns) must weight
+        these groups by their rows.
+
+        Returns
+        -------
+        groups : ndarray of shape (n_pool,) or None
+            Each row's group index (in the order of ``groups_``); None for a
+            strategy that scores items (unequal chances within a group) or a
+            pool in Dask partitions.
+        """
+        check_is_fitted(self)
+        if not is_group_strategy(self.strategy_) or self._pool is not None:
+            return None
+        return self._arm.copy()
+
     def _design_weighted(self):
         """Whether told rows carry design weights: a strategy with known draw
         probabilities and an estimator whose likelihood takes them (the

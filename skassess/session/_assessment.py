@@ -138,12 +138,14 @@ def _differences(estimator, names, rope, level, seed, decision_probability):
     return pd.DataFrame(rows).set_index("group")
 
 
-def assessors(group_columns, prior, n_bins, cost_matrix, seed):
-    """The unfitted estimators of an assessment, by key (``"by_class"``, ``"ece"``, ...)."""
+def assessors(group_columns, prior, n_bins, cost_matrix, seed, design=False):
+    """The unfitted estimators of an assessment, by key (``"by_class"``, ``"ece"``, ...);
+    with ``design``, the ECE's bins are split by the design's groups."""
     est = {
         "by_class": BayesianAccuracy(prior=prior, random_state=seed),
         "ece": BayesianCalibrationError(
             n_bins=n_bins,
+            grouping="external" if design else "score_bins",
             prior="informative" if prior in ("hierarchical", "calibrated") else prior,
             random_state=seed,
         ),
@@ -171,6 +173,7 @@ def assess_file(
     chunk_rows=CHUNK_ROWS,
     checksum=True,
     extra_labels=None,
+    design_groups=None,
     meta=None,
     meta_rows=100_000,
     progress=False,
@@ -218,6 +221,14 @@ def assess_file(
     extra_labels : tuple of two arrays (rows, codes), default=None
         Labels recorded elsewhere (a labeling session): 0-based rows of the
         file and class indices. A row labeled in the file too must agree.
+    design_groups : array-like of shape (n_rows,), default=None
+        The group of every row of the file, when the labels were drawn at
+        unequal rates across these groups but at random within each (a
+        labeling session's groups: :meth:`LabelingSession.design_groups`).
+        The ECE and the reliability bins are then estimated within each group
+        and weighted by the groups' rows
+        (``BayesianCalibrationError(grouping="external")``), which keeps them
+        unbiased under the design.
     meta : list of str, default=None
         Also predict the accuracy of the *unlabeled* rows from the labeled
         ones with these :mod:`skassess.meta` methods (``"confidence"``,
@@ -246,7 +257,11 @@ def assess_file(
     meta = check_meta(meta)
     sf = scores_file if scores_file is not None else ScoresFile(path, **columns)
     seed = int(random_state)
-    est = assessors(sf.group_columns, prior, n_bins, cost_matrix, seed)
+    if design_groups is not None:
+        design_groups = np.asarray(design_groups)
+    est = assessors(
+        sf.group_columns, prior, n_bins, cost_matrix, seed, design=design_groups is not None
+    )
     steps = Steps(5 + len(sf.group_columns) + bool(meta) + bool(checksum), progress)
     try:
         n_rows = n_labeled = 0
@@ -269,6 +284,8 @@ def assess_file(
                 chunk.labels[rows] = codes
             for key, e in est.items():
                 group = chunk.groups[key[6:]].to_numpy() if key.startswith("group:") else None
+                if key == "ece" and design_groups is not None:
+                    group = _design_rows(design_groups, chunk.offset, len(chunk))
                 e.partial_fit(chunk.scores, chunk.labels, group_by=group)
             n_rows += len(chunk)
             n_labeled += int((chunk.labels >= 0).sum())
@@ -277,6 +294,8 @@ def assess_file(
                 known = chunk.labels >= 0
                 samples[0].add(chunk.scores[known], chunk.labels[known])
                 samples[1].add(chunk.scores[~known], chunk.labels[~known])
+        if design_groups is not None and len(design_groups) != n_rows:
+            raise ValueError(f"design_groups has {len(design_groups)} rows; the file has {n_rows}.")
         unlabeled = None
         if meta:
             steps.step("the unlabeled rows (skassess.meta)")
@@ -302,6 +321,17 @@ def assess_file(
         return out
     finally:
         steps.close()
+
+
+def _design_rows(design_groups, offset, n):
+    """The design groups of the ``n`` file rows from ``offset``."""
+    rows = design_groups[offset : offset + n]
+    if len(rows) != n:
+        raise ValueError(
+            f"design_groups has {len(design_groups)} rows; the file has more "
+            f"(at least {offset + n})."
+        )
+    return rows
 
 
 def assessment_settings(prior, level, rope, decision_probability, n_bins, seed, cost, meta):

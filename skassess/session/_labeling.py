@@ -487,6 +487,26 @@ class LabelingSession(_SessionLoop):
             np.array([e["label"] for e in labels], dtype=object),
         )
 
+    def design_groups(self):
+        """The group of every pool row, when the sampler draws within a group at random.
+
+        A group strategy of :class:`~skassess.samplers.ActiveAssessor` chooses
+        a group, then one of its unlabeled rows uniformly at random, so the
+        labels within each group are a random sample of it, while the groups
+        are labeled at unequal rates. Estimates that do not group rows this way
+        (the calibration bins, other group columns) must weight the groups by
+        their rows.
+
+        Returns
+        -------
+        groups : ndarray of shape (n_rows,) or None
+            The sampler's group index of each row; None for a design that
+            draws items with unequal chances within a group.
+        """
+        if isinstance(self.assessor_, ActiveAssessor):
+            return self.assessor_.design_groups()
+        return None
+
     @property
     def n_labeled(self):
         """Labels recorded in this session (labels known before it are not counted)."""

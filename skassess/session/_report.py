@@ -436,8 +436,10 @@ def render_report(assessment, *, title=None, progress=False, started=None):
     if assessment.reliability is None:
         parts += ["<h2>Calibration</h2>", f"<p>{esc(assessment.calibration_note)}</p>"]
     else:
+        parts += ["<h2>Calibration</h2>"]
+        if assessment.calibration_note:
+            parts += [f"<p>{esc(assessment.calibration_note)}</p>"]
         parts += [
-            "<h2>Calibration</h2>",
             '<div class="grid"><figure>',
             plots["reliability"],
             "</figure>",

@@ -237,6 +237,8 @@ def test_list_input_and_binary_columns():
         (np.full((5, 1, 2), 0.5), "at least two models; got 1"),
         (np.zeros((5,)), "X must be \\(n_samples, n_models, n_classes\\)"),
         ([np.full((5, 2), 0.5), np.full((4, 2), 0.5)], "differ in shape"),
+        ([[0.1, 0.2], [0.3]], "differ in shape"),
+        ([[0.2, [0.1]], [0.3, 0.4]], "X\\[0\\]: setting an array element with a sequence"),
         (np.full((0, 2, 2), 0.5), "X: Found array with 0 sample"),
         (np.full((4, 2, 2), -0.5), "Negative values in data passed to X"),
         (np.full((4, 0), 0.5), "0 feature"),

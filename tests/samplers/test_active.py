@@ -444,3 +444,14 @@ def test_thompson_over_confidence_bins_labels_the_uncertain_bins_and_covers():
         covered += lo <= truth <= hi
     assert n_labeled[:3].sum() > n_labeled[-3:].sum(), n_labeled
     assert covered >= 6, covered
+
+
+def test_design_groups_of_a_group_strategy_and_none_for_an_item_strategy():
+    from skassess.datasets import load_fashion_mnist_scores
+    from skassess.samplers import VarianceSampling
+
+    X = load_fashion_mnist_scores().scores[:800]
+    groups = ActiveAssessor(random_state=0).fit(X).design_groups()
+    np.testing.assert_array_equal(groups, X.argmax(axis=1))
+    item = ActiveAssessor(BayesianAccuracy(), strategy=VarianceSampling(), random_state=0)
+    assert item.fit(X).design_groups() is None

@@ -462,3 +462,19 @@ def test_a_session_names_its_predicted_classes_by_its_classes(data, tmp_path):
             s.tell(row, names[truth[row]])
         assert s.answer()["text"].startswith("least accurate: class ")
         assert list(s.summary().index) == names
+
+
+def test_design_groups_are_the_groups_a_group_strategy_draws_within(tmp_path, data):
+    X = data.scores[:1500]
+    with LabelingSession(tmp_path / "g.sqlite", X, assessor=_assessor()) as s:
+        np.testing.assert_array_equal(s.design_groups(), X.argmax(axis=1))
+    group = np.repeat(["a", "b", "c"], 500)
+    by_column = _assessor(estimator=BayesianAccuracy(grouping="external"))
+    with LabelingSession(tmp_path / "c.sqlite", X, group_by=group, assessor=by_column) as s:
+        np.testing.assert_array_equal(s.design_groups(), np.repeat([0, 1, 2], 500))
+    # unequal chances within a group: no groups make the labels random samples
+    variance = ActiveAssessor(BayesianAccuracy(), strategy=VarianceSampling(), random_state=0)
+    with LabelingSession(tmp_path / "v.sqlite", X, assessor=variance) as s:
+        assert s.design_groups() is None
+    with LabelingSession(tmp_path / "t.sqlite", X, assessor=ActiveTester(random_state=0)) as s:
+        assert s.design_groups() is None

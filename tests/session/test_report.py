@@ -57,11 +57,10 @@ def test_report_is_self_contained(report_files):
         "SHA-256",
     ):
         assert section in text
-    # forest and history (2 panels in one figure); an active session's labels give no
-    # reliability diagram: its bins' labels are not random samples of the bins
-    assert text.count("<svg") == 2
-    assert "not a random sample of the bin" in text and "Bayesian reliability" not in text
-    assert ">ECE<" not in text
+    # forest, reliability and history (2 panels in one figure); the session labeled its
+    # groups at unequal rates, so its bins are estimated within each group
+    assert text.count("<svg") == 3
+    assert "weighted by their rows" in text and ">ECE<" in text
     plain = (report_files / "plain.html").read_text(encoding="utf-8")
     assert plain.count("<svg") == 2 and ">ECE<" in plain  # forest and reliability
     # nothing is fetched at view time: no scripts, links, or remote URLs outside xmlns
@@ -273,3 +272,11 @@ def test_the_forest_plot_shows_a_flagged_group_s_labels_alone_interval():
     assert "labels alone" in _forest(table, "Accuracy", "accuracy", "calibrated")
     table["flagged"] = False
     assert "labels alone" not in _forest(table, "Accuracy", "accuracy", "calibrated")
+
+
+def test_design_groups_must_have_a_row_per_file_row():
+    with pytest.raises(ValueError, match="design_groups has 3 rows; the file has more"):
+        assess_file(example_scores_path(), design_groups=np.zeros(3, dtype=int))
+    rows = len(pd.read_csv(example_scores_path()))
+    with pytest.raises(ValueError, match=f"design_groups has {rows + 1} rows; the file has {rows}"):
+        assess_file(example_scores_path(), design_groups=np.zeros(rows + 1, dtype=int))
