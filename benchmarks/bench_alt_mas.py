@@ -39,6 +39,7 @@ refit + acquisition step of ``ActiveTester`` (21 metrics, M = 10) on the
 import argparse
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -46,10 +47,12 @@ import pandas as pd
 from _parallel import add_parallel_arguments, use_parallel_backend
 from _results import add_save_argument, saving_printed_tables
 from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator
 from sklearn.decomposition import PCA
+from sklearn.neural_network import MLPClassifier
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _mnist import load_mnist_models  # noqa: E402
+from _mnist import load_mnist, load_mnist_models  # noqa: E402
 
 from skassess.metrics import BayesianConfusionMatrix  # noqa: E402
 from skassess.samplers import ActiveTester, MLPEnsembleSurrogate  # noqa: E402
@@ -63,9 +66,53 @@ BATCH = 20
 
 
 def _surrogate(seed):
+    if PRETRAINED["members"] is not None:
+        return PretrainedSurrogate(members=_Fitted(PRETRAINED["members"]))
     return MLPEnsembleSurrogate(
         n_members=10, hidden_layer_sizes=(64,), max_iter=100, refit_epochs=10, random_state=seed
     )
+
+
+#: ``--surrogate pretrained``: the members, fitted once on MNIST training images.
+PRETRAINED = {"members": None}
+
+
+class _Fitted:
+    """Holds fitted members so that ``clone`` copies them instead of unfitting them."""
+
+    def __init__(self, members):
+        self.members = members
+
+
+class PretrainedSurrogate(BaseEstimator):
+    """A surrogate fitted beforehand on labels outside the pool, never refitted: the
+    error of the estimates when the surrogate is as good as a model of that many
+    labels (a bound on what a better surrogate could give)."""
+
+    def __init__(self, members=None):
+        self.members = members
+
+    def fit(self, X, y, *, classes=None, sample_weight=None):
+        return self
+
+    def partial_fit(self, X, y, *, classes=None, sample_weight=None):
+        return self
+
+    def predict_proba_members(self, X):
+        return np.stack([m.predict_proba(X) for m in self.members.members])
+
+
+def _pretrain(features_of, n_rows, seed=0):
+    """Five MLPs on ``n_rows`` MNIST training images (not the pool's test images)."""
+    (Xtr, ytr), _ = load_mnist()
+    rows = np.random.default_rng(seed).choice(len(ytr), n_rows, replace=False)
+    Ftr = features_of(Xtr[rows])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [
+            MLPClassifier((64,), max_iter=300, random_state=seed + m).fit(Ftr, ytr[rows])
+            for m in range(5)
+        ]
 
 
 def _totals(pred, y, K):
@@ -180,6 +227,21 @@ def main():
     )
     parser.add_argument("--models", nargs="+", default=["mlp", "svc", "weak", "shifted"])
     parser.add_argument("--methods", nargs="+", default=list(METHODS))
+    parser.add_argument(
+        "--features",
+        default="pca30",
+        choices=["pca30", "pca50", "pixels"],
+        help="the surrogate's input beside the model's scores (default pca30)",
+    )
+    parser.add_argument(
+        "--surrogate",
+        default="ensemble",
+        choices=["ensemble", "pretrained"],
+        help="ensemble: MLPEnsembleSurrogate refitted on the labels (the default); "
+        "pretrained: five MLPs fitted once on --pretrained-rows MNIST training images, "
+        "never refitted (how far a better surrogate could take the estimates)",
+    )
+    parser.add_argument("--pretrained-rows", type=int, default=5000)
     add_parallel_arguments(parser, n_jobs=2, backend="multiprocessing")
     parser.add_argument(
         "--out",
@@ -202,14 +264,37 @@ def main():
         if len(args.out) != 1:
             parser.error(f"--out: one file to save to, got {len(args.out)}")
         X, y, all_scores = load_mnist_models()
-        Z = PCA(30, random_state=0).fit_transform(X)
-        Z /= Z.std()
+        if args.features == "pixels":
+            features_of = np.asarray
+        else:
+            pca = PCA(int(args.features[3:]), random_state=0).fit(X)
+            spread = pca.transform(X).std()
+
+            def features_of(images):
+                return pca.transform(images) / spread
+
+        Z = features_of(X)
+        if args.surrogate == "pretrained":
+            # features of the training images without the model's scores
+            PRETRAINED["members"] = _pretrain(features_of, args.pretrained_rows)
+            Z_only = True
+        else:
+            Z_only = False
         metrics = parse_metrics(METRICS, range(10))
         tasks = []
         methods = sorted({"random" if m in ("tradition", "dirichlet") else m for m in args.methods})
         for model in args.models:
             scores = all_scores[model]
-            features = np.hstack([Z, scores])
+            features = Z if Z_only else np.hstack([Z, scores])
+            if Z_only:
+                accuracy = (
+                    PretrainedSurrogate(_Fitted(PRETRAINED["members"]))
+                    .predict_proba_members(Z)
+                    .mean(0)
+                    .argmax(1)
+                    == y
+                ).mean()
+                print(f"pretrained surrogate: accuracy {accuracy:.3f} on the pool")
             for method in methods:
                 for seed in range(args.first_seed, args.first_seed + args.seeds):
                     tasks.append(delayed(_task)(model, method, seed, scores, features, y, metrics))
@@ -230,7 +315,7 @@ def main():
         report(df)
         for model in args.models:
             scores = all_scores[model]
-            step = _step_time(scores, np.hstack([Z, scores]), y)
+            step = _step_time(scores, Z if Z_only else np.hstack([Z, scores]), y)
             print(
                 f"step time ({model}): {step:.3f} s (refit + acquisition, 10,000 pool, "
                 "21 metrics, M = 10)"

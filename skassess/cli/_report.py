@@ -19,9 +19,9 @@ ACTIVE_CALIBRATION_NOTE = (
 #: How a session's report estimates the calibration error.
 STRATIFIED_CALIBRATION_NOTE = (
     "The session labeled its groups at unequal rates, each group's items at random. "
-    "Each confidence bin is therefore estimated within every group and the groups are "
-    "weighted by their rows, so the bins and the ECE are not biased towards the groups "
-    "labeled most."
+    "Each label is therefore weighted by its group's rows over its group's labels, so "
+    "the bins and the ECE are not biased towards the groups labeled most; a bin's "
+    "interval is as wide as its effective number of labels allows."
 )
 
 

@@ -56,6 +56,7 @@ from ..utils._params import N_DRAWS, validate_args, validate_params, validated
 from ..utils._sklearn_compat import Hidden, Interval, StrOptions
 from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
 from ._conjugate import BetaPosterior
+from ._design_bins import DesignBins
 from ._grouping import STRATEGIES
 from ._rates import _RateAssessor
 
@@ -157,14 +158,14 @@ class BayesianCalibrationError(_RateAssessor):
         Bin within each predicted class (groups = predicted class x bin), as
         needed for the classwise ECE of :meth:`classwise_ece_samples`.
     grouping : {"score_bins", "external"}, default="score_bins"
-        ``"external"``: :meth:`fit` takes ``group_by``, the strata of a design
-        that labeled its groups at unequal rates (such as a labeling
-        session's groups); rows are binned within their group (groups =
-        group x bin cells), and a bin's accuracy is its cells' accuracies
-        weighted by their rows. The bins, the ECE and :meth:`summary` (one
-        row per bin) then stay unbiased when a group's labels are over- or
-        under-sampled, as long as the labels within a group are a random
-        sample of it.
+        ``"external"``: :meth:`fit` takes ``group_by``, the groups of a design
+        that labeled them at unequal rates, each at random (such as a labeling
+        session's groups). Each labeled row is weighted by its group's rows
+        over its group's labels; a bin's labels enter as their effective
+        number with the weighted share of successes (see
+        :mod:`skassess.metrics._design_bins`), so the bins, the ECE and
+        :meth:`summary` (one row per bin) are not biased towards the groups
+        labeled most. ``groups_`` are then the group x bin cells.
     prior : {"uniform", "informative"} or array-like, default="uniform"
         ``"uniform"``: ``Beta(N0/2, N0/2)`` per bin; ``"informative"``:
         ``Beta(N0 s_b, N0 (1 - s_b))``, i.e. the prior belief that the model is
@@ -177,8 +178,7 @@ class BayesianCalibrationError(_RateAssessor):
         accuracies scatter (concentration ``kappa``) around an LLO map of
         their confidence, which is the identity (a calibrated model) with
         probability ``p_calibrated``; map and ``kappa`` are integrated over a
-        grid (see the user guide); with ``grouping="external"``, one such
-        model per group. ``"independent"``: each bin's own Beta
+        grid (see the user guide). ``"independent"``: each bin's own Beta
         posterior under ``prior`` (Ji et al.), whose ECE is biased upward for
         a well calibrated model.
     p_calibrated : float in (0, 1), default=0.5
@@ -301,26 +301,27 @@ class BayesianCalibrationError(_RateAssessor):
             )
         super()._check_params_vs_input(n_classes)
 
-    def _within_bins(self, values):
-        """Per-bin values of per-cell ``values`` (..., n_cells) under
-        ``grouping="external"``: the cells' mean weighted by their rows (equal
-        weights in a bin without rows)."""
+    def _design_bins(self):
+        """The bins' totals and effective labels under ``grouping="external"``."""
+        return DesignBins.of_cells(
+            self.n_rows_,
+            self.expected_success_,
+            self.n_labeled_,
+            self.n_success_,
+            self.grouping_.n_bins_fitted,
+        )
+
+    def _bin_prior(self, bins):
+        """The Beta prior of each design bin: the cells' pseudo-counts, row-weighted."""
         n_bins = self.grouping_.n_bins_fitted
         rows = self.n_rows_.reshape(-1, n_bins)
         total = rows.sum(axis=0)
         share = np.where(total > 0, rows / np.where(total > 0, total, 1.0), 1.0 / len(rows))
-        values = np.asarray(values)
-        return (values.reshape(values.shape[:-1] + rows.shape) * share).sum(axis=-2)
-
-    def _bin_totals(self):
-        """Rows and expected successes per bin (summed over groups, if external)."""
-        if self.grouping != "external":
-            return self.n_rows_, self.expected_success_
-        n_bins = self.grouping_.n_bins_fitted
-        return (
-            self.n_rows_.reshape(-1, n_bins).sum(axis=0),
-            self.expected_success_.reshape(-1, n_bins).sum(axis=0),
+        alpha, beta = (
+            (np.broadcast_to(v, self.n_rows_.shape).reshape(-1, n_bins) * share).sum(axis=0)
+            for v in (self.prior_.alpha, self.prior_.beta)
         )
+        return BetaPosterior(alpha, beta)
 
     @property
     def bin_edges_(self):
@@ -345,9 +346,8 @@ class BayesianCalibrationError(_RateAssessor):
         Parameters
         ----------
         accuracy : array-like of shape (..., n_groups)
-            Accuracy per bin (or class x bin, or group x bin cell), e.g.
-            posterior draws. Group x bin cells are first averaged into their
-            bin, weighted by their rows.
+            Accuracy per bin (or class x bin cell; per bin with
+            ``grouping="external"``), e.g. posterior draws.
 
         Returns
         -------
@@ -358,23 +358,19 @@ class BayesianCalibrationError(_RateAssessor):
             return np.abs(np.asarray(accuracy) - np.nan_to_num(self.confidence_)) @ (
                 self.group_weights_
             )
-        rows, expected = self._bin_totals()
-        with np.errstate(invalid="ignore", divide="ignore"):
-            confidence = np.where(rows > 0, expected / rows, 0.0)
-        return np.abs(self._within_bins(accuracy) - confidence) @ (rows / rows.sum())
+        bins = self._design_bins()
+        return np.abs(np.asarray(accuracy) - np.nan_to_num(bins.confidence)) @ bins.weights
 
     def _accuracy_draws(self, n_draws, rng, pool):
         """Draws of each bin's accuracy (of its rows at hand when ``pool``)."""
+        if self.grouping == "external":
+            return self._design_accuracy_draws(n_draws, rng, pool)
         conf = np.nan_to_num(self.confidence_)
         if self.ece_model == "independent":
             theta = self.posterior_.rvs(n_draws, rng)
         else:
-            theta = np.concatenate(
-                [
-                    _hierarchical_draws(c, S, n, self.p_calibrated, n_draws, rng)
-                    for c, S, n in self._hierarchies(conf)
-                ],
-                axis=1,
+            theta = _hierarchical_draws(
+                conf, self.n_success_, self.n_labeled_, self.p_calibrated, n_draws, rng
             )
         if not pool:
             return theta
@@ -385,6 +381,26 @@ class BayesianCalibrationError(_RateAssessor):
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(rows > 0, (self.n_success_ + successes) / rows, conf)
 
+    def _design_accuracy_draws(self, n_draws, rng, pool):
+        """Draws of each bin's accuracy from its effective labels (``grouping="external"``)."""
+        bins = self._design_bins()
+        if self.ece_model == "independent":
+            prior = self._bin_prior(bins)
+            theta = BetaPosterior(
+                prior.alpha + bins.effective_success,
+                prior.beta + bins.effective_labeled - bins.effective_success,
+            ).rvs(n_draws, rng)
+        else:
+            theta = _hierarchical_draws(
+                np.nan_to_num(bins.confidence),
+                bins.effective_success,
+                bins.effective_labeled,
+                self.p_calibrated,
+                n_draws,
+                rng,
+            )
+        return bins.pool_accuracy(theta, rng) if pool else theta
+
     def _gap_draws(self, n_draws, rng, pool):
         """Draws of each bin's calibration gap ``|accuracy_b - s_b|``."""
         return np.abs(self._accuracy_draws(n_draws, rng, pool) - np.nan_to_num(self.confidence_))
@@ -393,7 +409,11 @@ class BayesianCalibrationError(_RateAssessor):
         return None  # the ECE is not a weighted mean of the bins' accuracies
 
     def _groupwise_samples(self, n_draws, rng):
-        """Calibration gap ``|theta_b - s_b|`` per bin."""
+        """Calibration gap ``|theta_b - s_b|`` per bin (per cell, by its own Beta,
+        with ``grouping="external"``)."""
+        if self.grouping == "external":
+            conf = np.nan_to_num(self.confidence_)
+            return np.abs(self.posterior_.rvs(n_draws, rng) - conf)
         return self._gap_draws(n_draws, rng, pool=False)
 
     def _overall_samples(self, n_draws, rng):
@@ -405,21 +425,9 @@ class BayesianCalibrationError(_RateAssessor):
 
     def _group_metric_mean(self):
         conf = np.nan_to_num(self.confidence_)
-        if self.ece_model == "independent":
+        if self.ece_model == "independent" or self.grouping == "external":
             return self.posterior_.expected_abs_deviation(conf)
-        return np.concatenate(
-            [_expected_gap(c, S, n, self.p_calibrated) for c, S, n in self._hierarchies(conf)]
-        )
-
-    def _hierarchies(self, conf):
-        """(confidence, successes, labeled) of each hierarchical model's cells: one
-        model of all cells, or one per group with ``grouping="external"`` (a
-        design's groups may be calibrated differently)."""
-        arrays = (conf, self.n_success_, self.n_labeled_)
-        if self.grouping != "external":
-            return [arrays]
-        n_bins = self.grouping_.n_bins_fitted
-        return list(zip(*(a.reshape(-1, n_bins) for a in arrays), strict=True))
+        return _expected_gap(conf, self.n_success_, self.n_labeled_, self.p_calibrated)
 
     @validated
     @validate_args(
@@ -463,9 +471,8 @@ class BayesianCalibrationError(_RateAssessor):
             (mean top-1 score ``s_b``; NaN for a bin without rows, which has
             none), ``n_labeled``, ``weight`` (``p_b``),
             ``prior_mean``, ``mean``, ``lower`` and ``upper`` of the accuracy.
-            With ``grouping="external"`` the rows are the bins, each the
-            row-weighted mean of its group x bin cells (its interval from
-            Monte Carlo draws of the cells' posteriors).
+            With ``grouping="external"`` the rows are the bins, each the Beta
+            posterior of its effective labels (also in ``effective_labels``).
         """
         table = super().summary(level)
         edges = self.bin_edges_
@@ -481,25 +488,27 @@ class BayesianCalibrationError(_RateAssessor):
     def _bin_summary(self, cells, level):
         """One row per bin of the per-cell ``cells`` summary (``grouping="external"``)."""
         edges = self.bin_edges_
-        n_bins = len(edges) - 1
-        rows, expected = self._bin_totals()
-        draws = self._within_bins(self.posterior_.rvs(DEFAULT_N_DRAWS, self._rng(None)))
-        tail = (1.0 - level) / 2.0
-        with np.errstate(invalid="ignore", divide="ignore"):
-            confidence = np.where(rows > 0, expected / rows, np.nan)
+        bins = self._design_bins()
+        prior = self._bin_prior(bins)
+        posterior = BetaPosterior(
+            prior.alpha + bins.effective_success,
+            prior.beta + bins.effective_labeled - bins.effective_success,
+        )
+        lower, upper = posterior.interval(level)
         return pd.DataFrame(
             {
                 "bin_lower": edges[:-1],
                 "bin_upper": edges[1:],
-                "confidence": confidence,
-                "n_labeled": cells["n_labeled"].to_numpy().reshape(-1, n_bins).sum(axis=0),
-                "weight": rows / rows.sum(),
-                "prior_mean": self._within_bins(cells["prior_mean"].to_numpy()),
-                "mean": self._within_bins(self.posterior_.mean()),
-                "lower": np.quantile(draws, tail, axis=0),
-                "upper": np.quantile(draws, 1.0 - tail, axis=0),
+                "confidence": bins.confidence,
+                "n_labeled": bins.labeled,
+                "effective_labels": bins.effective_labeled,
+                "weight": bins.weights,
+                "prior_mean": prior.mean(),
+                "mean": posterior.mean(),
+                "lower": lower,
+                "upper": upper,
             },
-            index=pd.RangeIndex(n_bins, name="bin"),
+            index=pd.RangeIndex(len(edges) - 1, name="bin"),
         )
 
 

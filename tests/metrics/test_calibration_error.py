@@ -157,11 +157,56 @@ def test_one_external_group_is_the_plain_binning():
     )
     np.testing.assert_allclose(one.overall_samples(300), plain.overall_samples(300))
     a, b = one.summary(), plain.summary()
-    for column in ("bin_lower", "bin_upper", "confidence", "n_labeled", "weight", "mean"):
+    for column in b.columns:
         np.testing.assert_allclose(a[column], b[column], err_msg=column)
-    # the interval of one group's bin is the Beta's, by Monte Carlo
-    np.testing.assert_allclose(a["lower"], b["lower"], atol=0.02)
-    np.testing.assert_allclose(a["upper"], b["upper"], atol=0.02)
+    np.testing.assert_allclose(a["effective_labels"], b["n_labeled"])
+
+
+def test_an_equal_design_gives_the_plain_bins():
+    # every group labeled at the same rate: weights 1, effective labels = labels
+    X, y = pool("overconfident", n_rows=1000)
+    group = np.repeat([0, 1], 500)
+    y = y.copy()
+    y[np.r_[100:500, 600:1000]] = -1
+    plain = BayesianCalibrationError(random_state=0).fit(X, y)
+    equal = BayesianCalibrationError(grouping="external", random_state=0).fit(X, y, group_by=group)
+    np.testing.assert_allclose(equal.overall_samples(300), plain.overall_samples(300))
+    np.testing.assert_allclose(equal.summary()["upper"], plain.summary()["upper"])
+
+
+@settings(deadline=None, max_examples=30)
+@given(
+    counts=st.lists(st.integers(1, 40), min_size=2, max_size=4),
+    rates=st.lists(st.floats(0.05, 1.0), min_size=4, max_size=4),
+    seed=st.integers(0, 2**16),
+)
+def test_design_bins_weight_each_label_by_its_groups_inverse_rate(counts, rates, seed):
+    from skassess.metrics._design_bins import DesignBins
+
+    rng = np.random.default_rng(seed)
+    G, n_bins = len(counts), 3
+    rows = rng.integers(0, 50, (G, n_bins)).astype(float)
+    rows[:, 0] += counts  # every group has rows
+    labeled = np.floor(rows * np.array(rates[:G])[:, None])
+    success = np.floor(labeled * rng.random((G, n_bins)))
+    bins = DesignBins.of_cells(rows, rows * 0.7, labeled, success, n_bins)
+    # by hand, one labeled row at a time
+    w = np.where(labeled.sum(1) > 0, rows.sum(1) / np.maximum(labeled.sum(1), 1), 0)
+    for b in range(n_bins):
+        weights = np.concatenate([np.full(int(labeled[g, b]), w[g]) for g in range(G)])
+        outcomes = np.concatenate(
+            [
+                np.r_[np.ones(int(success[g, b])), np.zeros(int(labeled[g, b] - success[g, b]))]
+                for g in range(G)
+            ]
+        )
+        if weights.sum() == 0:
+            assert bins.effective_labeled[b] == 0
+            continue
+        n_eff = weights.sum() ** 2 / (weights**2).sum()
+        assert np.isclose(bins.effective_labeled[b], n_eff)
+        assert np.isclose(bins.effective_success[b], n_eff * (weights @ outcomes) / weights.sum())
+        assert bins.effective_labeled[b] <= labeled[:, b].sum() + 1e-9
 
 
 def test_external_bins_take_new_groups_in_partial_fit_and_merge():

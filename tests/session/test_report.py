@@ -60,7 +60,7 @@ def test_report_is_self_contained(report_files):
     # forest, reliability and history (2 panels in one figure); the session labeled its
     # groups at unequal rates, so its bins are estimated within each group
     assert text.count("<svg") == 3
-    assert "weighted by their rows" in text and ">ECE<" in text
+    assert "weighted by its group" in text and ">ECE<" in text
     plain = (report_files / "plain.html").read_text(encoding="utf-8")
     assert plain.count("<svg") == 2 and ">ECE<" in plain  # forest and reliability
     # nothing is fetched at view time: no scripts, links, or remote URLs outside xmlns
