@@ -33,7 +33,7 @@ recalibrated ones:
 - the same by tercile of the true accuracy change ``|acc - reference|``;
 - MAE of the label-free prediction, overall and where ``|Δacc| > 5`` points,
   beside CBPE's when ``peer_cbpe.py`` has been run;
-- 20 labels per batch on top (the monitor's robust-mixture update): MAE ratio
+- 20 labels per batch on top (the monitor's posterior): MAE ratio
   to the label-free MAE, and the coverage of its intervals;
 - on the streams: streams detected, the delay from the drop to the first
   alert, and false alarms per 100 chunks whose accuracy is above the
@@ -55,7 +55,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from _results import add_save_argument, saving_printed_tables
-from scipy.stats import beta as beta_dist
 from scipy.stats import norm
 from sklearn.base import clone
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
@@ -69,8 +68,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _tabular import EXTERNAL_DATASETS, load_tabular, split_rows  # noqa: E402
 
 from skassess.meta import PerformanceIntervalRegressor, PerformancePredictor  # noqa: E402
+from skassess.meta._chunk_posterior import ChunkPosterior  # noqa: E402
 from skassess.meta._error_levels import error_quantiles, probability_below  # noqa: E402
-from skassess.meta._interval import beta_prior_from  # noqa: E402
 from skassess.meta._pretrained import _read  # noqa: E402
 from skassess.meta._quantile_model import (  # noqa: E402
     calibrate_quantiles,
@@ -82,7 +81,6 @@ from skassess.meta._quantile_model import (  # noqa: E402
 from skassess.meta._scenarios import BASE_MODELS  # noqa: E402
 from skassess.meta._um_features import UM_FEATURES  # noqa: E402
 from skassess.meta.drift import LinearSkewSplit, NearestNeighborsSplit  # noqa: E402
-from skassess.metrics import robust_mixture_posterior  # noqa: E402
 
 LEVELS = (0.8, 0.9, 0.95, 0.99)
 N_LABELS = 20
@@ -366,17 +364,16 @@ def calibrated(df, pir):
     )
 
 
-def labeled_posterior(m, q, k, n, prior_weight=0.9):
-    """``(alpha, beta)`` after ``k`` right of ``n`` labels: the monitor's robust-mixture update."""
-    a0, b0 = beta_prior_from(m, q)
-    post, _ = robust_mixture_posterior(a0, b0, k, n - k, prior_weight=prior_weight)
-    return float(post.alpha[0]), float(post.beta[0])
+def labeled_posterior(m, q, k, n, n_batch):
+    """The monitor's posterior of a batch of ``n_batch`` rows after ``k`` right of ``n``
+    labels: the label-free prediction as the prior (``PerformanceMonitor``'s update)."""
+    return ChunkPosterior(m, q, n_batch, k, n - k)
 
 
-def labeled_interval(m, q, k, n, level, prior_weight=0.9):
-    a, b = labeled_posterior(m, q, k, n, prior_weight)
-    lo, hi = beta_dist.interval(level, a, b)
-    return a / (a + b), lo, hi
+def labeled_interval(m, q, k, n, n_batch, level):
+    post = labeled_posterior(m, q, k, n, n_batch)
+    lo, hi = post.interval(level)
+    return post.mean(), lo, hi
 
 
 def evaluate(df, Q):
@@ -400,15 +397,16 @@ def evaluate(df, Q):
         h = np.array([float(error_quantiles(q, a)) for q in Q])
         out[f"half_{a}"] = h
         out[f"cov_{a}"] = np.abs(out["error"]) <= h
+    sizes = df["n_batch"].to_numpy()
     out["lp_below"] = [
-        float(beta_dist.cdf(r - DROP, *labeled_posterior(m, q, k, N_LABELS)))
-        for m, q, k, r in zip(
-            df["predicted"], Q, df["k_labels"], df["reference_accuracy"], strict=True
+        labeled_posterior(m, q, k, N_LABELS, size).cdf(r - DROP)
+        for m, q, k, r, size in zip(
+            df["predicted"], Q, df["k_labels"], df["reference_accuracy"], sizes, strict=True
         )
     ]
     lab = [
-        [labeled_interval(m, q, k, N_LABELS, a) for a in LEVELS]
-        for m, q, k in zip(df["predicted"], Q, df["k_labels"], strict=True)
+        [labeled_interval(m, q, k, N_LABELS, size, a) for a in LEVELS]
+        for m, q, k, size in zip(df["predicted"], Q, df["k_labels"], sizes, strict=True)
     ]
     out["labeled_error"] = [r[0][0] for r in lab] - df["truth"]
     for j, a in enumerate(LEVELS):

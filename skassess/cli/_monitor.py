@@ -152,7 +152,7 @@ def run(args):
             f"{len(table)} chunks, {int(table['n_labeled'].sum()):,} labeled.\n"
         )
         shown = [c for c in table.columns if not c.startswith("predicted_")]
-        shown = [c for c in shown if c not in ("drift_features", "prior_weight")]
+        shown = [c for c in shown if c != "drift_features"]
         print_table(
             f"{name[0].upper()}{name[1:]} per chunk (label-free, or with the chunk's labels)",
             table[shown],

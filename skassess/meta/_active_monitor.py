@@ -37,7 +37,7 @@ class ActiveMonitor(ActiveSampler):
     ----------
     monitor : PerformanceMonitor, default=None
         The (unfitted) monitor: its levels, threshold, alert probability,
-        prior weight and uncertainty model. None: ``PerformanceMonitor()``.
+        and uncertainty model. None: ``PerformanceMonitor()``.
         Its ``random_state``, when None, is this sampler's seed.
     random_state : int or None, default=None
         Seed of the rows drawn inside the chunks (and of the monitor, as

@@ -4,19 +4,18 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from scipy.stats import beta as beta_dist
 from scipy.stats import norm
 from sklearn.base import BaseEstimator
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
-from ..metrics import robust_mixture_posterior
 from ..utils._params import atomic, reset_fitted, validated
 from ..utils._random import check_generator
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
 from ..utils._validation import check_labels, check_scores
-from ._error_levels import check_levels, error_quantiles, probability_below
-from ._interval import PerformanceIntervalRegressor, beta_prior_from
+from ._chunk_posterior import ChunkPosterior
+from ._error_levels import check_levels, error_quantiles
+from ._interval import PerformanceIntervalRegressor
 
 __all__ = [
     "DRIFT_COLUMNS",
@@ -57,11 +56,11 @@ class PerformanceMonitor(BaseEstimator):
 
     - the **label-free** predicted accuracy and its intervals at every level
       of ``level`` (the batch features are computed once a chunk);
-    - with labels from the chunk, the **posterior** of its accuracy: the
-      label-free prediction is the prior (a robust mixture, as in
-      :meth:`~skassess.meta.PerformanceIntervalRegressor.bayesian_accuracy`),
-      the labels update it; labels that arrive late for an old chunk update
-      that chunk the next time :meth:`predict` is called;
+    - the **posterior** of its accuracy: the label-free prediction is the
+      prior, and the chunk's labels, if any, update it (with none, the
+      posterior is the label-free prediction); labels that arrive late for
+      an old chunk update that chunk the next time :meth:`predict` is
+      called;
     - ``p_below``, the probability that the chunk's accuracy is below
       ``threshold``, and an ``alert`` where it is at least
       ``alert_probability``.
@@ -95,9 +94,6 @@ class PerformanceMonitor(BaseEstimator):
     chunk_size : int, default=None
         Rows per chunk when :meth:`predict` is given no ``chunk_by`` (the last
         chunk may be shorter); None: the whole stream is one chunk.
-    prior_weight : float in [0, 1], default=0.9
-        Prior probability that the label-free prediction holds, in the
-        posterior of a labeled chunk.
     uncertainty_model : {"pretrained", "recalibrated", "fit"}, default="pretrained"
         As in :class:`~skassess.meta.PerformanceIntervalRegressor`.
     random_state : int or None, default=None
@@ -127,10 +123,14 @@ class PerformanceMonitor(BaseEstimator):
     predicted accuracy and ``Q`` the uncertainty model's quantile of the
     absolute error, extended beyond its levels 0.5-0.95 as in
     :meth:`~skassess.meta.PerformanceIntervalRegressor.predict`; the error's
-    sign is taken as symmetric, so ``p_below = P(e > m - threshold)``. A
-    labeled chunk's posterior is a Beta (the mixture's mean and variance)
-    for its rate of correct predictions; its intervals and ``p_below`` come
-    from that Beta.
+    sign is taken as symmetric, so ``P(accuracy < t) = P(e > m - t)``. That
+    distribution is the prior of the chunk's accuracy ``K / N`` (``K`` of its
+    ``N`` rows right), and its labels, a random sample of its rows, have the
+    hypergeometric likelihood: the posterior, its equal-tailed intervals and
+    ``p_below`` are computed on every ``K`` (on a grid of [0, 1] above 5,000
+    rows; :mod:`skassess.meta._chunk_posterior`). A chunk without labels
+    keeps the label-free values (to a cell of ``1 / N``); a correct label
+    never raises ``p_below``.
 
     Examples
     --------
@@ -159,7 +159,6 @@ class PerformanceMonitor(BaseEstimator):
         "threshold": [Interval(Real, 0, 1, closed="both"), None],
         "alert_probability": [Interval(Real, 0, 1, closed="neither")],
         "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
-        "prior_weight": [Interval(Real, 0, 1, closed="both")],
         "uncertainty_model": [StrOptions({"pretrained", "recalibrated", "fit"})],
         "random_state": [Interval(Integral, 0, 2**31 - 1, closed="left"), None],
         "progress": ["boolean"],
@@ -174,7 +173,6 @@ class PerformanceMonitor(BaseEstimator):
         threshold=None,
         alert_probability=0.9,
         chunk_size=None,
-        prior_weight=0.9,
         uncertainty_model="pretrained",
         random_state=None,
         progress=True,
@@ -185,7 +183,6 @@ class PerformanceMonitor(BaseEstimator):
         self.threshold = threshold
         self.alert_probability = alert_probability
         self.chunk_size = chunk_size
-        self.prior_weight = prior_weight
         self.uncertainty_model = uncertainty_model
         self.random_state = random_state
         self.progress = progress
@@ -323,11 +320,9 @@ class PerformanceMonitor(BaseEstimator):
             (with a rate: the rows of its prediction), ``n_labeled`` (of those),
             ``predicted`` (label-free), ``predicted_lower_*``,
             ``predicted_upper_*``, then the estimate to read -- ``mean``,
-            ``lower_*``, ``upper_*`` (with the chunk's labels, or the
-            label-free values where it has none) --, ``p_below`` and
-            ``alert`` (with a ``threshold``), ``prior_weight`` (the posterior
-            probability that the label-free prediction holds; NaN without
-            labels) and the drift columns ``drift_scores``,
+            ``lower_*``, ``upper_*`` (the posterior with the chunk's labels;
+            the label-free values where it has none) --, ``p_below`` and
+            ``alert`` (with a ``threshold``) and the drift columns ``drift_scores``,
             ``drift_features`` (NaN without features), ``confidence_ks``.
         """
         check_is_fitted(self, "interval_regressor_")
@@ -392,33 +387,13 @@ class PerformanceMonitor(BaseEstimator):
             s = level_suffix(a)
             row[f"predicted_lower_{s}"] = max(0.0, m - h)
             row[f"predicted_upper_{s}"] = min(1.0, m + h)
-        if row["n_labeled"]:
-            correct = batch.y_pred[labeled] == codes[labeled]
-            a0, b0 = beta_prior_from(m, q)
-            post, weight = robust_mixture_posterior(
-                a0, b0, int(correct.sum()), int((~correct).sum()), prior_weight=self.prior_weight
-            )
-            alpha, beta = float(post.alpha[0]), float(post.beta[0])
-            row["mean"] = alpha / (alpha + beta)
-            for a in levels:
-                s = level_suffix(a)
-                lo, hi = beta_dist.interval(a, alpha, beta)
-                row[f"lower_{s}"], row[f"upper_{s}"] = float(lo), float(hi)
-            t = self.threshold
-            p_below = None if t is None else float(beta_dist.cdf(t, alpha, beta))
-            row["prior_weight"] = float(weight[0])
-        else:
-            row["mean"] = m
-            for a in levels:
-                s = level_suffix(a)
-                row[f"lower_{s}"] = row[f"predicted_lower_{s}"]
-                row[f"upper_{s}"] = row[f"predicted_upper_{s}"]
-            p_below = (
-                None
-                if self.threshold is None
-                else float(probability_below(m, q, self.threshold)[0])
-            )
-            row["prior_weight"] = np.nan
+        correct = batch.y_pred[labeled] == codes[labeled] if row["n_labeled"] else np.empty(0, bool)
+        post = ChunkPosterior(m, q, size, int(correct.sum()), int((~correct).sum()))
+        row["mean"] = post.mean()
+        for a in levels:
+            s = level_suffix(a)
+            row[f"lower_{s}"], row[f"upper_{s}"] = post.interval(a)
+        p_below = None if self.threshold is None else post.cdf(self.threshold)
         if self.threshold is not None:
             row["p_below"] = p_below
             row["alert"] = bool(p_below >= self.alert_probability)

@@ -85,8 +85,8 @@ def render_monitor_report(result, *, title=None, settings=None):
         "<h2>Chunks</h2>",
         "<p><code>predicted</code>: label-free; <code>mean</code>, <code>lower_*</code>, "
         "<code>upper_*</code>: the estimate to read (with the chunk's labels where it has "
-        "some); <code>prior_weight</code>: the posterior probability that the label-free "
-        "prediction holds; <code>drift_scores</code>: how well a classifier tells the "
+        "some: the label-free prediction is its prior); <code>drift_scores</code>: how "
+        "well a classifier tells the "
         "chunk's scores from the reference's (0.5: not at all); <code>confidence_ks</code>: "
         "the Kolmogorov-Smirnov distance of the top confidence.</p>",
         html_table(table[shown]),
@@ -104,7 +104,6 @@ def render_monitor_report(result, *, title=None, settings=None):
         "levels": ", ".join(f"{a:g}" for a in levels),
         "threshold": "—" if monitor.threshold is None else monitor.threshold,
         "alert probability": monitor.alert_probability,
-        "prior weight": monitor.prior_weight,
     }
     if monitor.uncertainty_model == "recalibrated":
         factors = monitor.interval_regressor_.recalibration_factor_

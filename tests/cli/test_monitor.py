@@ -74,7 +74,7 @@ def test_recalibrated_intervals_scale_the_shipped_ones(files, tmp_path):
     a, b = tables["recalibrated"], tables["pretrained"]
     np.testing.assert_allclose(a["predicted"], b["predicted"])
     free = a["n_labeled"] == 0  # label-free chunks: the same prediction, a rescaled width
-    ratio = (a["predicted"] - a["lower_80"]) / (b["predicted"] - b["lower_80"])
+    ratio = (a["predicted"] - a["predicted_lower_80"]) / (b["predicted"] - b["predicted_lower_80"])
     assert free.sum() == 3 and np.ptp(ratio[free]) < 1e-9 and 0.1 <= ratio[free].iloc[0] <= 10
 
 

@@ -4,6 +4,7 @@ import pytest
 from sklearn.exceptions import NotFittedError
 
 from skassess.meta import PerformanceMonitor, PerformancePredictor
+from skassess.meta._chunk_posterior import GRID_CELLS
 
 from ..helpers import beta_scores
 
@@ -28,7 +29,10 @@ def test_one_row_a_chunk_with_every_level(stream):
     assert list(table["n_rows"]) == [500] * 4 and list(table["n_labeled"]) == [0] * 4
     for s in ("50", "95", "99"):
         assert np.all(table[f"predicted_lower_{s}"] <= table["predicted"])
-        np.testing.assert_array_equal(table[f"lower_{s}"], table[f"predicted_lower_{s}"])
+        # no label: the posterior is the label-free prediction (on cells of 1 / GRID_CELLS)
+        np.testing.assert_allclose(
+            table[f"lower_{s}"], table[f"predicted_lower_{s}"], atol=1 / GRID_CELLS
+        )
     assert np.all(table["lower_99"] <= table["lower_95"])
     assert np.all(table["lower_95"] <= table["lower_50"])
     # the drifted chunks: lower predicted accuracy, more drift, more probably below 0.7
@@ -44,7 +48,8 @@ def test_the_same_as_the_interval_regressor_on_each_chunk(stream):
     table = monitor.predict(S)
     one = monitor.interval_regressor_.predict(S[500:1000], level=[0.5, 0.95])
     assert table.loc[1, "predicted"] == pytest.approx(one["accuracy"].iloc[0])
-    assert table.loc[1, "lower_95"] == pytest.approx(one["lower"].iloc[1])
+    assert table.loc[1, "predicted_lower_95"] == pytest.approx(one["lower"].iloc[1])
+    assert table.loc[1, "lower_95"] == pytest.approx(one["lower"].iloc[1], abs=1 / GRID_CELLS)
 
 
 def test_chunks_by_key_are_sorted_and_may_interleave(stream):
@@ -69,15 +74,15 @@ def test_labels_update_their_chunk_only(stream):
     free = monitor.predict(S)
     assert list(table["n_labeled"]) == [0, 0, 0, 30]
     pd.testing.assert_series_equal(table["mean"].iloc[:3], free["mean"].iloc[:3])
-    assert table["prior_weight"].iloc[:3].isna().all() and 0 < table["prior_weight"].iloc[3] < 1
+    assert "prior_weight" not in table
     w_free = free["upper_95"].iloc[3] - free["lower_95"].iloc[3]
     assert table["upper_95"].iloc[3] - table["lower_95"].iloc[3] < w_free
-    # every row labeled: the posterior sits on the observed accuracy
+    # every row labeled: the posterior is the observed accuracy, exactly
     y_pred = S.argmax(axis=1)
-    full = monitor.set_params(prior_weight=0.0).predict(S, y)
-    monitor.set_params(prior_weight=0.9)
+    full = monitor.predict(S, y)
     observed = [np.mean(y_pred[i : i + 500] == y[i : i + 500]) for i in range(0, 2000, 500)]
-    np.testing.assert_allclose(full["mean"], observed, atol=0.002)
+    np.testing.assert_allclose(full["mean"], observed, atol=1e-9)
+    assert np.all(full["upper_95"] - full["lower_95"] <= 1 / 500)  # within its one cell
 
 
 def test_late_labels_for_an_old_chunk(stream):
