@@ -54,12 +54,28 @@ def dump_json(obj, path):
 
     if isinstance(obj, dict):
         obj = {"skassess_version": __version__, **obj}
-    text = json.dumps(obj, indent=2, default=_json_default)
+    # NaN and infinities are not JSON: a value that does not exist is null
+    text = json.dumps(_finite(obj), indent=2, default=_json_default, allow_nan=False)
     if path == "-":
         print(text)
     else:
         with open(path, "w", encoding="utf-8") as f:
             f.write(text + "\n")
+
+
+def _finite(value):
+    """``value`` with every NaN or infinite number (also NumPy's) replaced by None."""
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _finite(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
 
 
 def _json_default(value):

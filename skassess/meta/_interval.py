@@ -228,6 +228,8 @@ class PerformanceIntervalRegressor(BaseEstimator):
             pp = clone(self.predictor).set_params(estimator=self.predictor.estimator)
         if self.random_state is not None and pp.get_params().get("random_state") is None:
             pp.set_params(random_state=self.random_state)
+        if not self.progress:  # no bar of any part
+            pp.set_params(progress=False)
         return pp
 
     @validated
@@ -255,7 +257,11 @@ class PerformanceIntervalRegressor(BaseEstimator):
             pp
             if pp.method == "meta_model" and pp.proxies
             else PerformancePredictor(
-                pp.estimator, method="meta_model", classes=pp.classes, random_state=seed
+                pp.estimator,
+                method="meta_model",
+                classes=pp.classes,
+                random_state=seed,
+                progress=self.progress,
             ).fit(X, y, scores=scores)
         )
         S = pp.predict_rows(X, scores=scores).scores

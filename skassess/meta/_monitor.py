@@ -13,6 +13,7 @@ from ..utils._params import atomic, reset_fitted, validated
 from ..utils._random import check_generator
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
 from ..utils._validation import check_labels, check_scores
+from ..utils._warnings import warn
 from ._chunk_posterior import ChunkPosterior
 from ._error_levels import check_levels, error_quantiles
 from ._interval import PerformanceIntervalRegressor
@@ -35,6 +36,10 @@ DRIFT_COLUMNS = {
     "confidence_ks": "base_top_ks",
 }
 
+
+#: Chunks with fewer rows (of the metric) than this get a warning: their drift
+#: features rest on a handful of rows.
+MIN_CHUNK_ROWS = 30
 
 #: The predicted class whose rows a rate is the accuracy of.
 _RATE_CLASS = {"ppv": 1, "npv": 0}
@@ -262,6 +267,17 @@ class PerformanceMonitor(BaseEstimator):
         from tqdm.auto import tqdm
 
         out = self._stream_chunks(X, scores, chunk_by)
+        small = [(k, r.size) for k, r in zip(out.chunk_keys, out.rows, strict=True) if r.size]
+        small = [(k, n) for k, n in small if n < MIN_CHUNK_ROWS]
+        if small:
+            shown = ", ".join(f"{k!s} ({n} rows)" for k, n in small[:3])
+            more = f" and {len(small) - 3} more" if len(small) > 3 else ""
+            warn(
+                f"{len(small)} chunk(s) hold fewer than {MIN_CHUNK_ROWS} rows of the metric: "
+                f"{shown}{more}. Their label-free intervals rest on drift features of a "
+                "handful of rows and have not been checked there; use larger chunks "
+                "(chunk_size, or a coarser chunk_by)."
+            )
         pir = self.interval_regressor_
         out.batches = [
             pir.predict_batch(_take(X, idx), scores=_take(scores, idx)) if idx.size else None
@@ -283,6 +299,9 @@ class PerformanceMonitor(BaseEstimator):
             S = _black_box_scores(self.interval_regressor_.predictor_, X, scores)
             keep = S.argmax(axis=1) == _RATE_CLASS[self.metric]
             rows = [idx[keep[idx]] for idx in chunks]
+        # each chunk's rows in an order of their own values: its answer does not depend
+        # on the order they came in (its drift features cut the rows into folds)
+        rows = [idx[_value_order(_take(X, idx), _take(scores, idx))] for idx in rows]
         return Bunch(chunk_keys=list(keys), chunks=chunks, rows=rows, n_rows=len(data))
 
     def label_codes(self, y, n_rows):
@@ -445,6 +464,22 @@ class PerformanceMonitor(BaseEstimator):
         open_rows = [c if codes is None else c[codes[c] < 0] for c in free.rows]
         taken = allocate_labels(table, [len(f) for f in open_rows], n, self.level, self.threshold)
         return draw_rows(open_rows, taken, check_generator(self.random_state))
+
+
+def _value_order(*parts):
+    """An order of rows by their values alone (a hash of each row, ties kept in place)."""
+    key = None
+    for part in parts:
+        if part is None:
+            continue
+        frame = (
+            part if isinstance(part, pd.DataFrame | pd.Series) else pd.DataFrame(np.asarray(part))
+        )
+        h = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+        key = h if key is None else key * np.uint64(1_000_003) ^ h
+    if key is None:
+        return slice(None)
+    return np.argsort(key, kind="stable")
 
 
 def _take(data, idx):

@@ -143,7 +143,20 @@ def read_stream(
     files = stream_paths(stream)
     parts, keys, rows = [], [], []
     for path in files:
-        table = ScoresFile(path, **options, group_columns=groups).read()
+        try:
+            table = ScoresFile(path, **options, group_columns=groups).read()
+        except ScoresFileError as exc:
+            # the chunk column is read as a group column: name it as the chunk's key
+            text = str(exc)
+            if chunk_column is not None and text.endswith(f"'{chunk_column}': the group is empty."):
+                raise ScoresFileError(
+                    text.replace(
+                        "the group is empty.",
+                        "the chunk key is empty; every row of the stream needs one "
+                        "(--chunk-column).",
+                    )
+                ) from None
+            raise
         if list(table.classes) != list(ref.classes):
             raise ValueError(
                 f"{path}: its classes {list(table.classes)} differ from the reference's "

@@ -24,6 +24,10 @@ def _frame(rng, n, shift, day, labeled):
     )
 
 
+def _not_json(constant):
+    raise ValueError(f"{constant} is not JSON")
+
+
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     rng = np.random.default_rng(0)
@@ -54,8 +58,9 @@ def test_monitor_by_day_with_alerts_labels_and_outputs(files, tmp_path, capsys):
     assert list(table.index) == ["2026-01-02", "2026-01-03", "2026-01-04", "2026-01-05"]
     assert list(table["n_labeled"]) == [0, 0, 0, 15]
     assert {"lower_80", "upper_99", "predicted_lower_99", "p_below"} <= set(table.columns)
-    result = json.loads(out_json.read_text())
+    result = json.loads(out_json.read_text(), parse_constant=_not_json)
     assert len(result["chunks"]) == 4 and len(result["to_label"]) == 5
+    assert result["chunks"][0]["drift_features"] is None  # no features: null, not NaN
     assert png.stat().st_size > 10_000
     assert "Rows to label next" in text
 
@@ -99,7 +104,7 @@ def test_one_chunk_per_file_or_by_size(files, capsys):
         (["--period", "D"], "give --chunk-column too"),
         (["--chunk-column", "time", "--chunk-size", "9"], "not both"),
         (["--chunk-column", "time", "--period", "fortnight"], "is not a pandas period"),
-        (["--chunk-column", "label"], "column 'label': the group is empty"),
+        (["--chunk-column", "label"], "column 'label': the chunk key is empty; every row"),
         (["--chunk-size", "0"], "--chunk-size must be a positive integer"),
         (["--budget", "5"], "--budget labels through a session: give --session FILE too"),
         (["--oracle", "x.csv"], "--oracle labels through a session"),

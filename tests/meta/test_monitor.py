@@ -3,6 +3,7 @@ import pandas as pd
 import pytest
 from sklearn.exceptions import NotFittedError
 
+from skassess.exceptions import SkassessWarning
 from skassess.meta import PerformanceMonitor, PerformancePredictor
 from skassess.meta._chunk_posterior import GRID_CELLS
 
@@ -255,7 +256,8 @@ def test_a_rate_needs_a_binary_black_box_and_rows_of_its_prediction(rated):
     monitor = PerformanceMonitor(metric="ppv", threshold=0.6, chunk_size=100, progress=False)
     monitor.fit(S_ref, y_ref)
     negatives = np.column_stack([np.full(100, 0.8), np.full(100, 0.2)])
-    table = monitor.predict(np.vstack([S[:100], negatives]))
+    with pytest.warns(SkassessWarning, match=r"fewer than 30 rows of the metric: 0 \(\d+ rows\)"):
+        table = monitor.predict(np.vstack([S[:100], negatives]))
     assert table["n_predicted"].iloc[1] == 0 and np.isnan(table["predicted"].iloc[1])
     assert table["alert"].tolist() == [table["alert"].iloc[0], False]
     assert table["alert"].dtype == bool
@@ -273,3 +275,42 @@ def test_label_free_once_then_any_labels_and_levels(stream):
     assert {"lower_99.7", "upper_99.7"} <= set(wider.columns) and "lower_95" not in wider
     with pytest.raises(ValueError, match="one class index per stream row"):
         monitor.predict_from(free, np.zeros(3, dtype=int))
+
+
+def test_a_chunk_of_few_rows_is_predicted_with_a_warning(stream):
+    monitor, S, _ = stream
+    days = np.r_[np.zeros(1000, dtype=int), 1]
+    with pytest.warns(
+        SkassessWarning, match=r"1 chunk\(s\) hold fewer than 30 rows.*: 1 \(1 rows\)"
+    ):
+        table = monitor.predict(S[:1001], chunk_by=days)
+    assert list(table["n_rows"]) == [1000, 1]  # still predicted
+
+
+def test_progress_false_shows_no_bar_of_any_part(monkeypatch):
+    import tqdm.auto
+
+    made = []
+    real = tqdm.auto.tqdm
+
+    def recording(*args, **kwargs):
+        made.append(kwargs.get("disable", False))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", recording)
+    rng = np.random.default_rng(0)
+    S, y = beta_scores(rng, 3000, 0), None
+    y = (rng.random(3000) > S[:, 0]).astype(int)
+    monitor = PerformanceMonitor(chunk_size=500, progress=False, random_state=0)
+    monitor.fit(S[:2000], y[:2000]).predict(S[2000:])
+    assert made and all(made)  # every bar made was disabled
+
+
+def test_a_chunk_in_any_row_order_gives_the_same_answer(stream):
+    monitor, S, y = stream
+    labels = np.full(2000, -1)
+    labels[1500:1520] = y[1500:1520]
+    table = monitor.predict(S, labels)
+    order = np.concatenate([np.random.default_rng(k).permutation(500) + 500 * k for k in range(4)])
+    shuffled = monitor.predict(S[order], labels[order])
+    pd.testing.assert_frame_equal(shuffled, table)
