@@ -16,6 +16,10 @@ def _levels(table):
     return sorted(levels, reverse=True)
 
 
+#: The most chunk labels the time axis shows.
+MAX_TICKS = 12
+
+
 def _positions(index):
     """x positions of the chunks and whether they are the chunks' own values."""
     if isinstance(index, pd.PeriodIndex):
@@ -127,7 +131,21 @@ class MonitorDisplay:
                 label="alert",
             )  # fmt: skip
         if not own:
-            ax.set_xticks(x, [plot_text(str(k)) for k in t.index], rotation=45, ha="right")
+            # at most MAX_TICKS labels, evenly spaced: long chunk names do not overlap
+            step = max(1, int(np.ceil(len(t) / MAX_TICKS)))
+            shown = np.arange(0, len(t), step)
+            ax.set_xticks(
+                np.asarray(x)[shown],
+                [plot_text(str(t.index[i])) for i in shown],
+                rotation=45,
+                ha="right",
+            )
+        elif isinstance(x, pd.DatetimeIndex):
+            import matplotlib.dates as mdates
+
+            locator = mdates.AutoDateLocator(maxticks=MAX_TICKS)
+            ax.xaxis.set_major_locator(locator)
+            ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
         ax.set(
             xlabel=plot_text(str(t.index.name or "chunk")),
             ylabel=plot_text(self.metric or "accuracy"),

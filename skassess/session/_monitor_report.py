@@ -26,6 +26,17 @@ def _timeline(result, title):
     return svg_figure(fig)
 
 
+def _stream_name(files):
+    """The stream's name: its one file, its folder, or its first file and how many more."""
+    paths = [Path(f) for f in dict.fromkeys(files)]
+    if len(paths) == 1:
+        return paths[0].name
+    parents = {p.parent for p in paths}
+    if len(parents) == 1:
+        return f"{paths[0].parent.name or paths[0].parent}/ ({len(paths)} files)"
+    return f"{paths[0].name} and {len(paths) - 1} more files"
+
+
 def render_monitor_report(result, *, title=None, settings=None):
     """The report of a :class:`MonitoredStream` as one self-contained HTML string.
 
@@ -33,7 +44,7 @@ def render_monitor_report(result, *, title=None, settings=None):
     ----------
     result : MonitoredStream
     title : str, default=None
-        The page's title; None: "Monitoring of" the reference file's name.
+        The page's title; None: "Monitoring of" the stream's file (or folder).
     settings : dict, default=None
         Facts shown under "Data and settings" (the command's options).
     """
@@ -41,7 +52,7 @@ def render_monitor_report(result, *, title=None, settings=None):
     esc = html.escape
     table, monitor, ref = result.table, result.monitor, result.reference
     name = "accuracy" if monitor.metric == "accuracy" else monitor.metric.upper()
-    title = title or f"Monitoring of {Path(ref['file']).name}"
+    title = title or f"Monitoring of {_stream_name(result.rows['file'])}"
     levels = sorted(float(a) for a in pd.Series(monitor.level).tolist())
     s = f"{100 * levels[-1]:.10g}"  # the table's column suffix of the widest level
     last = table.iloc[-1]

@@ -218,6 +218,7 @@ def test_the_html_report_holds_the_timeline_chunks_and_alerts(files, tmp_path, c
     args = _session_args(files, tmp_path / "s.sqlite", "--budget", "10", "--oracle", str(oracle))
     assert main([*args, "--report", str(report), "--quiet"]) == 0
     text = report.read_text(encoding="utf-8")
+    assert "<title>Monitoring of stream/ (4 files)</title>" in text  # the stream, not reference
     assert text.count("<svg") == 1 and "<script" not in text
     assert "<h2>Timeline</h2>" in text and "<h2>Chunks</h2>" in text
     assert "Alerts, where P(accuracy &lt; 0.78) &ge; 0.9: 2026-01-0" in text

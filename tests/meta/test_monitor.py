@@ -314,3 +314,47 @@ def test_a_chunk_in_any_row_order_gives_the_same_answer(stream):
     order = np.concatenate([np.random.default_rng(k).permutation(500) + 500 * k for k in range(4)])
     shuffled = monitor.predict(S[order], labels[order])
     pd.testing.assert_frame_equal(shuffled, table)
+
+
+@pytest.mark.parametrize("kind", ["dates", "names"])
+def test_the_timeline_labels_of_many_chunks_do_not_overlap(kind):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from skassess.meta import MonitorDisplay
+
+    n = 60
+    index = (
+        pd.period_range("2026-01-01", periods=n, freq="D")
+        if kind == "dates"
+        else pd.Index([f"batch-2026-01-{k:03d}" for k in range(n)])
+    )
+    table = pd.DataFrame(
+        {
+            "n_labeled": 0,
+            "predicted": 0.8,
+            "predicted_lower_80": 0.75,
+            "predicted_upper_80": 0.85,
+            "mean": 0.8,
+            "lower_80": 0.75,
+            "upper_80": 0.85,
+        },
+        index=pd.Index(index, name="chunk"),
+    )
+    fig, ax = plt.subplots(figsize=(8, 4))
+    MonitorDisplay(table).plot(ax=ax)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    labels = [t for t in ax.get_xticklabels() if t.get_text()]
+    assert 2 <= len(labels) <= 12
+    for a, b in zip(labels, labels[1:], strict=False):
+        box_a, box_b = a.get_window_extent(renderer), b.get_window_extent(renderer)
+        angle = np.deg2rad(a.get_rotation())
+        if angle == 0:
+            assert not box_a.overlaps(box_b)
+        else:  # parallel slanted strips: apart when their spacing across them beats the height
+            height = a.get_fontsize() * fig.dpi / 72
+            assert (box_b.x1 - box_a.x1) * np.sin(angle) >= height
+    plt.close(fig)
