@@ -13,6 +13,7 @@ from ..utils._params import atomic, reset_fitted, validated
 from ..utils._random import check_generator
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
 from ..utils._validation import check_labels, check_scores
+from ..utils._threads import one_native_thread
 from ..utils._warnings import warn
 from ._chunk_posterior import ChunkPosterior
 from ._error_levels import check_levels, error_quantiles
@@ -279,12 +280,14 @@ class PerformanceMonitor(BaseEstimator):
                 "(chunk_size, or a coarser chunk_by)."
             )
         pir = self.interval_regressor_
-        out.batches = [
-            pir.predict_batch(_take(X, idx), scores=_take(scores, idx)) if idx.size else None
-            for idx in tqdm(
-                out.rows, desc="chunks", delay=2, leave=False, disable=not self.progress
-            )
-        ]
+        # a chunk's models are small: native threads would only wait on each other
+        with one_native_thread():
+            out.batches = [
+                pir.predict_batch(_take(X, idx), scores=_take(scores, idx)) if idx.size else None
+                for idx in tqdm(
+                    out.rows, desc="chunks", delay=2, leave=False, disable=not self.progress
+                )
+            ]
         return out
 
     def _stream_chunks(self, X, scores, chunk_by):
