@@ -4,7 +4,6 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 from sklearn.base import BaseEstimator
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
@@ -12,10 +11,11 @@ from sklearn.utils.validation import check_is_fitted
 from ..utils._params import atomic, reset_fitted, validated
 from ..utils._random import check_generator
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
-from ..utils._validation import check_labels, check_scores
 from ..utils._threads import one_native_thread
+from ..utils._validation import check_labels, check_scores
 from ..utils._warnings import warn
 from ._chunk_posterior import ChunkPosterior
+from ._chunks import allocate_labels, chunk_rows, draw_rows, level_suffix, value_order
 from ._error_levels import check_levels, error_quantiles
 from ._interval import PerformanceIntervalRegressor
 
@@ -44,11 +44,6 @@ MIN_CHUNK_ROWS = 30
 
 #: The predicted class whose rows a rate is the accuracy of.
 _RATE_CLASS = {"ppv": 1, "npv": 0}
-
-
-def level_suffix(level):
-    """The column suffix of a level: 0.8 -> ``"80"``, 0.997 -> ``"99.7"``."""
-    return f"{100 * float(level):.10g}"
 
 
 class PerformanceMonitor(BaseEstimator):
@@ -268,17 +263,7 @@ class PerformanceMonitor(BaseEstimator):
         from tqdm.auto import tqdm
 
         out = self._stream_chunks(X, scores, chunk_by)
-        small = [(k, r.size) for k, r in zip(out.chunk_keys, out.rows, strict=True) if r.size]
-        small = [(k, n) for k, n in small if n < MIN_CHUNK_ROWS]
-        if small:
-            shown = ", ".join(f"{k!s} ({n} rows)" for k, n in small[:3])
-            more = f" and {len(small) - 3} more" if len(small) > 3 else ""
-            warn(
-                f"{len(small)} chunk(s) hold fewer than {MIN_CHUNK_ROWS} rows of the metric: "
-                f"{shown}{more}. Their label-free intervals rest on drift features of a "
-                "handful of rows and have not been checked there; use larger chunks "
-                "(chunk_size, or a coarser chunk_by)."
-            )
+        _warn_small(zip(out.chunk_keys, (r.size for r in out.rows), strict=True))
         pir = self.interval_regressor_
         # a chunk's models are small: native threads would only wait on each other
         with one_native_thread():
@@ -304,7 +289,7 @@ class PerformanceMonitor(BaseEstimator):
             rows = [idx[keep[idx]] for idx in chunks]
         # each chunk's rows in an order of their own values: its answer does not depend
         # on the order they came in (its drift features cut the rows into folds)
-        rows = [idx[_value_order(_take(X, idx), _take(scores, idx))] for idx in rows]
+        rows = [idx[value_order(_take(X, idx), _take(scores, idx))] for idx in rows]
         return Bunch(chunk_keys=list(keys), chunks=chunks, rows=rows, n_rows=len(data))
 
     def label_codes(self, y, n_rows):
@@ -379,22 +364,74 @@ class PerformanceMonitor(BaseEstimator):
                 f"codes must hold one class index per stream row ({free.n_rows}); got shape "
                 f"{np.shape(codes)}."
             )
-        records = []
-        for key, idx, own, batch in zip(
-            free.chunk_keys, free.chunks, free.rows, free.batches, strict=True
-        ):
-            row = {"chunk": key, "n_rows": int(idx.size)}
-            if self.metric != "accuracy":
-                row["n_predicted"] = int(own.size)
-            if batch is None:  # no row of the rate's prediction: nothing to say
-                row["n_labeled"] = 0
-                if self.threshold is not None:
-                    row["alert"] = False
-            else:
-                row.update(self._estimates(batch, None if codes is None else codes[own], levels))
-            records.append(row)
-        columns = max(records, key=len).keys()
-        return pd.DataFrame.from_records(records, columns=list(columns)).set_index("chunk")
+        records = [
+            self._record(key, idx.size, batch, None if codes is None else codes[own], levels)
+            for key, idx, own, batch in zip(
+                free.chunk_keys, free.chunks, free.rows, free.batches, strict=True
+            )
+        ]
+        return _table(records)
+
+    def predict_chunks(self, chunks, *, level=None):
+        """The :meth:`predict` table of a stream given one chunk at a time.
+
+        Only one chunk's rows are held at a time, so a stream of any length
+        (a backfill of thousands of chunks, files bigger than the memory) is
+        monitored in the memory of its largest chunk and of the table.
+
+        Parameters
+        ----------
+        chunks : iterable of tuples ``(key, X, y)`` or ``(key, X, y, scores)``
+            Each chunk's key, rows and labels (as :meth:`predict`'s ``X``,
+            ``y`` and ``scores``; ``y`` None: no labels), in the table's order.
+        level : float or sequence of floats, default=None
+            The intervals' levels; None: ``level``.
+
+        Returns
+        -------
+        DataFrame
+            As :meth:`predict` (its rows in the order of ``chunks``).
+        """
+        from tqdm.auto import tqdm
+
+        check_is_fitted(self, "interval_regressor_")
+        levels = check_levels(self.level if level is None else level)
+        records, sizes = [], []
+        pir = self.interval_regressor_
+        with one_native_thread():
+            for item in tqdm(
+                chunks, desc="chunks", delay=2, leave=False, disable=not self.progress
+            ):
+                key, X, y, scores = (*item, None)[:4]
+                n_rows = len(X if X is not None else scores)
+                own = self._stream_chunks(X, scores, np.zeros(n_rows, dtype=np.int8)).rows[0]
+                codes = self.label_codes(y, n_rows)
+                batch = (
+                    pir.predict_batch(_take(X, own), scores=_take(scores, own))
+                    if own.size
+                    else None
+                )
+                sizes.append((key, own.size))
+                records.append(
+                    self._record(key, n_rows, batch, None if codes is None else codes[own], levels)
+                )
+        if not records:
+            raise ValueError("chunks is empty; give at least one chunk of rows.")
+        _warn_small(sizes)
+        return _table(records)
+
+    def _record(self, key, n_rows, batch, codes, levels):
+        """A chunk's row of the table; ``codes`` are its metric's rows' labels, or None."""
+        row = {"chunk": key, "n_rows": int(n_rows)}
+        if self.metric != "accuracy":
+            row["n_predicted"] = 0 if batch is None else int(batch.y_pred.size)
+        if batch is None:  # no row of the rate's prediction: nothing to say
+            row["n_labeled"] = 0
+            if self.threshold is not None:
+                row["alert"] = False
+        else:
+            row.update(self._estimates(batch, codes, levels))
+        return row
 
     def _estimates(self, batch, codes, levels):
         """A chunk's estimates; ``codes`` are its metric's rows' labels (-1: none) or None."""
@@ -469,20 +506,24 @@ class PerformanceMonitor(BaseEstimator):
         return draw_rows(open_rows, taken, check_generator(self.random_state))
 
 
-def _value_order(*parts):
-    """An order of rows by their values alone (a hash of each row, ties kept in place)."""
-    key = None
-    for part in parts:
-        if part is None:
-            continue
-        frame = (
-            part if isinstance(part, pd.DataFrame | pd.Series) else pd.DataFrame(np.asarray(part))
+def _table(records):
+    """The table of the chunks' records, indexed by chunk."""
+    columns = max(records, key=len).keys()
+    return pd.DataFrame.from_records(records, columns=list(columns)).set_index("chunk")
+
+
+def _warn_small(sizes):
+    """Warn of the chunks (``(key, rows of the metric)`` pairs) too small to be checked."""
+    small = [(k, n) for k, n in sizes if 0 < n < MIN_CHUNK_ROWS]
+    if small:
+        shown = ", ".join(f"{k!s} ({n} rows)" for k, n in small[:3])
+        more = f" and {len(small) - 3} more" if len(small) > 3 else ""
+        warn(
+            f"{len(small)} chunk(s) hold fewer than {MIN_CHUNK_ROWS} rows of the metric: "
+            f"{shown}{more}. Their label-free intervals rest on drift features of a "
+            "handful of rows and have not been checked there; use larger chunks "
+            "(chunk_size, or a coarser chunk_by)."
         )
-        h = pd.util.hash_pandas_object(frame, index=False).to_numpy()
-        key = h if key is None else key * np.uint64(1_000_003) ^ h
-    if key is None:
-        return slice(None)
-    return np.argsort(key, kind="stable")
 
 
 def _take(data, idx):
@@ -501,65 +542,3 @@ def _black_box_scores(predictor, X, scores):
     if predictor is not None and predictor.estimator is not None:
         return check_scores(predictor.estimator.predict_proba(X), input_name="predict_proba(X)")
     return check_scores(X)
-
-
-def allocate_labels(table, left, n, level, threshold):
-    """How many of ``n`` labels each chunk of a :meth:`PerformanceMonitor.predict` table gets.
-
-    Greedy, one label at a time, to the chunk whose normal approximation
-    (sd read off its widest ``level`` interval) narrows most, weighted by the
-    density at ``threshold`` when one is set; a chunk gets at most ``left``
-    of its rows.
-    """
-    a = max(check_levels(level))
-    s = level_suffix(a)
-    z = norm.ppf((1 + a) / 2)
-    sd0 = np.maximum((table[f"upper_{s}"] - table[f"lower_{s}"]).to_numpy() / (2 * z), 1e-6)
-    m = np.clip(table["mean"].to_numpy(), 0.01, 0.99)
-    unit = m * (1 - m)
-    left = np.asarray(left, dtype=int)
-    taken = np.zeros(left.size, dtype=int)
-
-    def sd_after(k):
-        return 1.0 / np.sqrt(1.0 / sd0**2 + k / unit)
-
-    for _ in range(min(n, int(left.sum()))):
-        gain = sd_after(taken) - sd_after(taken + 1)
-        if threshold is not None:
-            gain = gain * norm.pdf((threshold - m) / sd_after(taken)) / sd_after(taken)
-        gain = np.where(taken < left, gain, -np.inf)
-        taken[int(np.argmax(gain))] += 1
-    return taken
-
-
-def draw_rows(free, taken, rng):
-    """``taken[i]`` rows drawn uniformly without replacement from each ``free[i]``, joined."""
-    picked = [rng.choice(f, k, replace=False) for f, k in zip(free, taken, strict=True) if k]
-    return np.concatenate(picked) if picked else np.empty(0, dtype=np.int64)
-
-
-def chunk_rows(n, chunk_by, chunk_size):
-    """``(keys, list of row-index arrays)`` of ``n`` rows, in the keys' sorted order.
-
-    ``chunk_by`` gives each row's key; None cuts the rows into ``chunk_size``
-    rows (None: one chunk).
-    """
-    if chunk_by is None:
-        size = n if chunk_size is None else chunk_size
-        starts = np.arange(0, n, max(size, 1))
-        return list(range(len(starts))), [np.arange(s, min(s + size, n)) for s in starts]
-    keys = chunk_by if isinstance(chunk_by, pd.Series) else pd.Series(chunk_by)
-    keys = keys.reset_index(drop=True)
-    if len(keys) != n:
-        raise ValueError(
-            f"chunk_by has {len(keys)} values for {n} rows; give one chunk key per row."
-        )
-    missing = keys.isna().to_numpy()
-    if missing.any():
-        raise ValueError(
-            f"chunk_by has no key at row {int(np.flatnonzero(missing)[0])}; give every row a chunk."
-        )
-    codes, uniques = pd.factorize(keys, sort=True)
-    order = np.argsort(codes, kind="stable")
-    bounds = np.flatnonzero(np.diff(codes[order])) + 1
-    return list(uniques), np.split(order, bounds)

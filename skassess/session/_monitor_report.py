@@ -52,7 +52,7 @@ def render_monitor_report(result, *, title=None, settings=None):
     esc = html.escape
     table, monitor, ref = result.table, result.monitor, result.reference
     name = "accuracy" if monitor.metric == "accuracy" else monitor.metric.upper()
-    title = title or f"Monitoring of {_stream_name(result.rows['file'])}"
+    title = title or f"Monitoring of {_stream_name(result.files)}"
     levels = sorted(float(a) for a in pd.Series(monitor.level).tolist())
     s = f"{100 * levels[-1]:.10g}"  # the table's column suffix of the widest level
     last = table.iloc[-1]

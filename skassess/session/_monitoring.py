@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from ..exceptions import ScoresFileError
 from ..meta import PerformanceMonitor, PerformancePredictor
 from ._scores_file import ScoresFile
+from ._stream_chunks import iter_stream_chunks, stream_batches, two_columns
 
 __all__ = [
     "MonitoredStream",
@@ -34,8 +34,10 @@ class MonitoredStream:
     ----------
     table : DataFrame
         :meth:`~skassess.meta.PerformanceMonitor.predict`'s table.
-    rows : DataFrame
-        One row per stream row: ``file``, ``id``, ``chunk``, ``labeled``.
+    rows : DataFrame or None
+        One row per stream row: ``file``, ``id``, ``chunk``, ``labeled``;
+        None where the stream was read chunk by chunk (no rows were asked
+        for: it is not kept).
     monitor : PerformanceMonitor
         Fitted on the reference.
     reference : dict
@@ -44,13 +46,16 @@ class MonitoredStream:
     to_label : DataFrame
         The rows :meth:`~skassess.meta.PerformanceMonitor.query` picked
         (``file``, ``id``, ``chunk``); empty unless asked for.
+    files : list of str
+        The stream's files, in order.
     """
 
     table: pd.DataFrame
-    rows: pd.DataFrame
+    rows: pd.DataFrame | None
     monitor: PerformanceMonitor
     reference: dict
     to_label: pd.DataFrame = field(default_factory=pd.DataFrame)
+    files: list = field(default_factory=list)
 
     def to_dict(self):
         table = self.table.reset_index()
@@ -84,30 +89,22 @@ def stream_paths(paths):
     return out
 
 
-def _two_columns(scores):
-    return np.column_stack([1 - scores, scores]) if scores.ndim == 1 else scores
-
-
-def _chunk_keys(values, path, offset, column, period):
-    """The chunk of each row: the column's text, or the period of its time."""
-    # ScoresFile has refused empty values of a group column
-    values = pd.Series(np.asarray(values, dtype=object))
-    if period is None:
-        return values.astype(str).to_numpy(dtype=object)
-    times = pd.to_datetime(values, errors="coerce", format="mixed")
-    bad = times.isna().to_numpy()
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        raise ScoresFileError(
-            f"{path}: row {offset + row + 1}, column {column!r}: {values.iloc[row]!r} is not "
-            "a date or time."
-        )
-    try:
-        return times.dt.to_period(period).to_numpy()
-    except ValueError as exc:
+def _reference(reference, file_options, chunk_column, period, chunk_size):
+    """The stream's file options, the reference file's table and its labeled rows."""
+    options = {k: v for k, v in (file_options or {}).items() if v is not None}
+    options.pop("group_columns", None)
+    if period is not None and chunk_column is None:
+        raise ValueError("--period cuts the times of --chunk-column; give --chunk-column too.")
+    if chunk_column is not None and chunk_size is not None:
+        raise ValueError("Give --chunk-column or --chunk-size, not both.")
+    ref = ScoresFile(reference, **options).read()
+    labeled = ref.labels >= 0
+    if labeled.sum() < 20 or np.unique(ref.labels[labeled]).size < 2:
         raise ValueError(
-            f"--period: {period!r} is not a pandas period (D, h, W, M): {exc}"
-        ) from exc
+            f"{reference}: the reference needs at least 20 labeled rows of two or more classes; "
+            f"it has {int(labeled.sum())} labeled rows."
+        )
+    return options, ref, labeled
 
 
 def read_stream(
@@ -126,45 +123,16 @@ def read_stream(
         and ``rows`` (``file``, ``id``, ``labeled``, ``chunk``) of the
         stream; ``classes`` and ``files`` (the stream's files, in order).
     """
-    options = {k: v for k, v in (file_options or {}).items() if v is not None}
-    options.pop("group_columns", None)
-    if period is not None and chunk_column is None:
-        raise ValueError("--period cuts the times of --chunk-column; give --chunk-column too.")
-    if chunk_column is not None and chunk_size is not None:
-        raise ValueError("Give --chunk-column or --chunk-size, not both.")
-    ref = ScoresFile(reference, **options).read()
-    labeled = ref.labels >= 0
-    if labeled.sum() < 20 or np.unique(ref.labels[labeled]).size < 2:
-        raise ValueError(
-            f"{reference}: the reference needs at least 20 labeled rows of two or more classes; "
-            f"it has {int(labeled.sum())} labeled rows."
-        )
-    groups = [chunk_column] if chunk_column is not None else []
+    options, ref, labeled = _reference(reference, file_options, chunk_column, period, chunk_size)
     files = stream_paths(stream)
     parts, keys, rows = [], [], []
     for path in files:
-        try:
-            table = ScoresFile(path, **options, group_columns=groups).read()
-        except ScoresFileError as exc:
-            # the chunk column is read as a group column: name it as the chunk's key
-            text = str(exc)
-            if chunk_column is not None and text.endswith(f"'{chunk_column}': the group is empty."):
-                raise ScoresFileError(
-                    text.replace(
-                        "the group is empty.",
-                        "the chunk key is empty; every row of the stream needs one "
-                        "(--chunk-column).",
-                    )
-                ) from None
-            raise
-        if list(table.classes) != list(ref.classes):
-            raise ValueError(
-                f"{path}: its classes {list(table.classes)} differ from the reference's "
-                f"{list(ref.classes)}."
-            )
+        ((table, path_keys),) = stream_batches(
+            path, options, ref.classes, chunk_column, period, whole=True
+        )
         parts.append(table)
         if chunk_column is not None:
-            keys.append(_chunk_keys(table.groups[chunk_column], path, 0, chunk_column, period))
+            keys.append(path_keys)
         elif chunk_size is None:
             keys.append(np.full(len(table), path, dtype=object))
         rows.append(
@@ -174,7 +142,7 @@ def read_stream(
         )
     if not parts:
         raise ValueError("The stream has no file.")
-    S = np.concatenate([_two_columns(p.scores) for p in parts])
+    S = np.concatenate([two_columns(p.scores) for p in parts])
     chunk_by = np.concatenate(keys) if keys else None
     if chunk_by is not None and chunk_column is None:  # one chunk per file, in the given order
         chunk_by = pd.Categorical(chunk_by, categories=list(dict.fromkeys(chunk_by)), ordered=True)
@@ -186,7 +154,7 @@ def read_stream(
     else:
         frame["chunk"] = np.asarray(chunk_by, dtype=object).astype(str)
     return Bunch(
-        reference_scores=_two_columns(ref.scores[labeled]),
+        reference_scores=two_columns(ref.scores[labeled]),
         reference_labels=ref.labels[labeled],
         reference_file=str(reference),
         scores=S,
@@ -259,6 +227,42 @@ def monitor_files(
     -------
     MonitoredStream
     """
+    params = dict(
+        chunk_size=chunk_size,
+        level=level,
+        metric=metric,
+        threshold=threshold,
+        alert_probability=alert_probability,
+        method=method,
+        uncertainty_model=uncertainty_model,
+        random_state=random_state,
+        progress=progress,
+    )
+    if not query:  # chunk by chunk: the memory of the chunks being read, not of the stream
+        options, ref, labeled = _reference(
+            reference, file_options, chunk_column, period, chunk_size
+        )
+        S_ref = two_columns(ref.scores[labeled])
+        monitor = stream_monitor(S_ref.shape[1], **params).fit(S_ref, ref.labels[labeled])
+        files = stream_paths(stream)
+        chunks = iter_stream_chunks(
+            files,
+            options,
+            ref.classes,
+            chunk_column=chunk_column,
+            period=period,
+            chunk_size=chunk_size,
+        )
+        table = monitor.predict_chunks(chunks)
+        if chunk_column is not None:  # as PerformanceMonitor.predict, in the keys' order
+            table = table.sort_index()
+        return MonitoredStream(
+            table=table,
+            rows=None,
+            monitor=monitor,
+            reference=_reference_facts(str(reference), int(labeled.sum()), monitor),
+            files=files,
+        )
     data = read_stream(
         reference,
         stream,
@@ -285,6 +289,15 @@ def monitor_files(
     return stream_result(data, monitor, table, picked)
 
 
+def _reference_facts(path, n_labeled, monitor):
+    return {
+        "file": path,
+        "labeled": int(n_labeled),
+        "metric": monitor.metric,
+        "accuracy": monitor.reference_accuracy_,
+    }
+
+
 def stream_result(data, monitor, table, picked):
     """The :class:`MonitoredStream` of a stream read by :func:`read_stream`."""
     frame = data.rows
@@ -292,12 +305,8 @@ def stream_result(data, monitor, table, picked):
         table=table,
         rows=frame,
         monitor=monitor,
-        reference={
-            "file": data.reference_file,
-            "labeled": int(len(data.reference_labels)),
-            "metric": monitor.metric,
-            "accuracy": monitor.reference_accuracy_,
-        },
+        reference=_reference_facts(data.reference_file, len(data.reference_labels), monitor),
+        files=list(data.files),
         to_label=frame.loc[
             np.sort(np.asarray(picked, dtype=np.int64)), ["file", "id", "chunk"]
         ].reset_index(drop=True),

@@ -266,3 +266,30 @@ def test_the_html_report_shows_every_column(files, tmp_path, capsys, width):
     ]  # fmt: skip
     assert main(args) == 0
     page_layout(report, width)
+
+
+@pytest.mark.parametrize(
+    "chunking",
+    [{"chunk_column": "time", "period": "D"}, {"chunk_size": 700}, {}],
+    ids=["by day", "by size", "by file"],
+)
+def test_chunk_by_chunk_reading_gives_the_in_memory_table(files, tmp_path, chunking):
+    from skassess.session import monitor_files
+
+    # day 2026-01-03 runs over two files
+    stream = tmp_path / "split"
+    stream.mkdir()
+    frames = [pd.read_csv(p) for p in sorted((files / "stream").iterdir())]
+    both = pd.concat(frames[1:3], ignore_index=True)
+    frames = [frames[0], both.iloc[:900], both.iloc[900:], frames[3]]
+    for i, frame in enumerate(frames):
+        frame.to_csv(stream / f"part{i}.csv", index=False)
+    args = dict(threshold=0.78, random_state=0, progress=False, **chunking)
+    read_by_chunk = monitor_files(str(files / "reference.csv"), [str(stream)], **args)
+    in_memory = monitor_files(str(files / "reference.csv"), [str(stream)], query=1, **args)
+    assert read_by_chunk.rows is None and len(in_memory.rows) == 2400
+    assert read_by_chunk.files == in_memory.files
+    pd.testing.assert_frame_equal(
+        read_by_chunk.table.reset_index(drop=True), in_memory.table.reset_index(drop=True)
+    )
+    assert [str(k) for k in read_by_chunk.table.index] == [str(k) for k in in_memory.table.index]

@@ -358,3 +358,16 @@ def test_the_timeline_labels_of_many_chunks_do_not_overlap(kind):
             height = a.get_fontsize() * fig.dpi / 72
             assert (box_b.x1 - box_a.x1) * np.sin(angle) >= height
     plt.close(fig)
+
+
+def test_chunks_one_at_a_time_give_the_predict_table(stream):
+    monitor, S, y = stream
+    labels = np.full(2000, -1)
+    labels[1500:1530] = y[1500:1530]
+    table = monitor.predict(S, labels)
+    one_by_one = monitor.predict_chunks(
+        (k, S[500 * k : 500 * (k + 1)], labels[500 * k : 500 * (k + 1)]) for k in range(4)
+    )
+    pd.testing.assert_frame_equal(one_by_one, table)
+    with pytest.raises(ValueError, match="chunks is empty"):
+        monitor.predict_chunks([])
