@@ -271,21 +271,11 @@ def monitor_files(
         period=period,
         chunk_size=chunk_size,
     )
-    monitor = stream_monitor(
-        data.scores.shape[1],
-        chunk_size=chunk_size,
-        level=level,
-        metric=metric,
-        threshold=threshold,
-        alert_probability=alert_probability,
-        method=method,
-        uncertainty_model=uncertainty_model,
-        random_state=random_state,
-        progress=progress,
-    ).fit(data.reference_scores, data.reference_labels)
+    monitor = stream_monitor(data.scores.shape[1], **params)
+    monitor.fit(data.reference_scores, data.reference_labels)
     S, y, chunk_by = data.scores, data.labels, data.chunk_by
     table = monitor.predict(S, y, chunk_by=chunk_by)
-    picked = monitor.query(S, y, n=query, chunk_by=chunk_by, table=table) if query else []
+    picked = monitor.query(S, y, n=query, chunk_by=chunk_by, table=table)
     return stream_result(data, monitor, table, picked)
 
 
