@@ -52,7 +52,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils._deprecation import warn_deprecated
 from ..utils._docstrings import fill_doc
-from ..utils._params import N_DRAWS, validate_args, validate_params, validated
+from ..utils._params import LEVEL, N_DRAWS, validate_args, validate_params, validated
 from ..utils._sklearn_compat import Hidden, Interval, StrOptions
 from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
 from ._conjugate import BetaPosterior
@@ -311,7 +311,15 @@ class BayesianCalibrationError(_RateAssessor):
             self.grouping_.n_bins_fitted,
         )
 
-    def _bin_prior(self, bins):
+    def _bin_posterior(self, bins):
+        """Each design bin's Beta posterior: its prior and its effective labels."""
+        prior = self._bin_prior()
+        return BetaPosterior(
+            prior.alpha + bins.effective_success,
+            prior.beta + bins.effective_labeled - bins.effective_success,
+        )
+
+    def _bin_prior(self):
         """The Beta prior of each design bin: the cells' pseudo-counts, row-weighted."""
         n_bins = self.grouping_.n_bins_fitted
         rows = self.n_rows_.reshape(-1, n_bins)
@@ -385,11 +393,7 @@ class BayesianCalibrationError(_RateAssessor):
         """Draws of each bin's accuracy from its effective labels (``grouping="external"``)."""
         bins = self._design_bins()
         if self.ece_model == "independent":
-            prior = self._bin_prior(bins)
-            theta = BetaPosterior(
-                prior.alpha + bins.effective_success,
-                prior.beta + bins.effective_labeled - bins.effective_success,
-            ).rvs(n_draws, rng)
+            theta = self._bin_posterior(bins).rvs(n_draws, rng)
         else:
             theta = _hierarchical_draws(
                 np.nan_to_num(bins.confidence),
@@ -456,6 +460,7 @@ class BayesianCalibrationError(_RateAssessor):
         ece = (gaps.reshape(n_draws, self.n_classes_, n_bins) * within).sum(axis=2)
         return pd.DataFrame(ece, columns=pd.Index(self.classes_, name="predicted_class"))
 
+    @validate_args({"level": [LEVEL]})
     def summary(self, level=0.95):
         """Posterior per bin: the data of a Bayesian reliability diagram.
 
@@ -474,26 +479,23 @@ class BayesianCalibrationError(_RateAssessor):
             With ``grouping="external"`` the rows are the bins, each the Beta
             posterior of its effective labels (also in ``effective_labels``).
         """
+        if self.grouping == "external":
+            return self._bin_summary(level)
         table = super().summary(level)
         edges = self.bin_edges_
         n_bins = len(edges) - 1
-        if self.grouping == "external":
-            return self._bin_summary(table, level)
         reps = len(table) // n_bins
         table.insert(0, "confidence", self.confidence_)
         table.insert(0, "bin_upper", np.tile(edges[1:], reps))
         table.insert(0, "bin_lower", np.tile(edges[:-1], reps))
         return table
 
-    def _bin_summary(self, cells, level):
-        """One row per bin of the per-cell ``cells`` summary (``grouping="external"``)."""
+    def _bin_summary(self, level):
+        """:meth:`summary` under ``grouping="external"``: one row per bin."""
+        check_is_fitted(self)
         edges = self.bin_edges_
         bins = self._design_bins()
-        prior = self._bin_prior(bins)
-        posterior = BetaPosterior(
-            prior.alpha + bins.effective_success,
-            prior.beta + bins.effective_labeled - bins.effective_success,
-        )
+        prior, posterior = self._bin_prior(), self._bin_posterior(bins)
         lower, upper = posterior.interval(level)
         return pd.DataFrame(
             {

@@ -258,3 +258,10 @@ def test_external_bins_cover_the_ece_under_a_group_design():
             hits[grouping] += lower <= truth <= upper
     assert hits["external"] >= 25
     assert hits["score_bins"] <= 10
+
+
+def test_external_bins_summary_checks_its_level():
+    X, y = pool("calibrated", n_rows=50)
+    est = BayesianCalibrationError(grouping="external").fit(X, y, group_by=np.zeros(50))
+    with pytest.raises(ValueError, match="'level' parameter of BayesianCalibrationError.summary"):
+        est.summary(level=2)
