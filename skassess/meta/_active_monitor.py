@@ -74,7 +74,7 @@ class ActiveMonitor(ActiveSampler):
     >>> sampler = sampler.fit(S, reference=S_ref, reference_labels=y_ref)
     >>> sampler = sampler.run(y_true, budget=40, progress=False)
     >>> sampler.summary()["n_labeled"].tolist()
-    [20, 20]
+    [9, 31]
     """
 
     _history_columns = ("step", "index", "label", "chunk", "time")

@@ -29,7 +29,7 @@ is the observed accuracy.
 import numpy as np
 from scipy.special import gammaln
 
-from ._error_levels import _GRID, error_quantiles
+from ._error_levels import abs_error_cdf
 
 __all__ = ["ChunkPosterior"]
 
@@ -41,11 +41,8 @@ TAIL = 1e-7
 
 def _prior_cdf(m, q, x):
     """``P(accuracy <= x)`` under the label-free prediction ``m`` with quantiles ``q``."""
-    table = np.maximum.accumulate(error_quantiles(q, _GRID))
     d = m - np.asarray(x, dtype=np.float64)
-    xp, fp = np.concatenate([[0.0], table]), np.concatenate([[0.0], _GRID])
-    cdf_abs = np.where(np.abs(d) > table[-1], 1.0, np.interp(np.abs(d), xp, fp))
-    above = (1.0 - cdf_abs) / 2.0  # P(e > |d|)
+    above = (1.0 - abs_error_cdf(q, d)) / 2.0  # P(e > |d|)
     return np.where(d >= 0, above, 1.0 - above)
 
 

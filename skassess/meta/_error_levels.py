@@ -28,7 +28,7 @@ from scipy.stats import t as t_dist
 
 from ._quantile_model import LEVELS
 
-__all__ = ["check_levels", "error_quantiles", "probability_below"]
+__all__ = ["abs_error_cdf", "check_levels", "error_quantiles", "probability_below"]
 
 # The t tail's degrees of freedom, tabulated against t_nu(0.95) / t_nu(0.8) (decreasing in nu)
 _NU = np.geomspace(1.0, 1e4, 400)
@@ -105,6 +105,19 @@ def error_quantiles(q, level):
     return out if a.ndim else out[..., 0]
 
 
+def abs_error_cdf(q, d):
+    """``P(|e| <= d)`` of one batch's error, at the absolute errors ``d`` (array-like).
+
+    The distribution of ``|e|`` whose quantiles :func:`error_quantiles` gives,
+    tabulated on levels up to ``1 - 1e-7`` and linear between them; 1 beyond
+    the last.
+    """
+    table = np.maximum.accumulate(error_quantiles(q, _GRID))
+    d = np.abs(np.asarray(d, dtype=np.float64))
+    xp, fp = np.concatenate([[0.0], table]), np.concatenate([[0.0], _GRID])
+    return np.where(d > table[-1], 1.0, np.interp(d, xp, fp))
+
+
 def probability_below(prediction, q, threshold):
     """``P(true accuracy < threshold)`` for each batch.
 
@@ -122,15 +135,7 @@ def probability_below(prediction, q, threshold):
     """
     m = np.atleast_1d(np.asarray(prediction, dtype=np.float64))
     Q = np.atleast_2d(np.asarray(q, dtype=np.float64))
-    table = np.maximum.accumulate(error_quantiles(Q, _GRID), axis=1)
     d = m - float(threshold)
-    out = np.empty(m.size)
-    for i in range(m.size):
-        # the CDF of |e| at |d|: the level whose half-width is |d|
-        xp, fp = np.concatenate([[0.0], table[i]]), np.concatenate([[0.0], _GRID])
-        cdf = np.interp(abs(d[i]), xp, fp)
-        if table[i, -1] < abs(d[i]):
-            cdf = 1.0
-        tail = (1.0 - cdf) / 2.0  # P(e > |d|)
-        out[i] = tail if d[i] >= 0 else 1.0 - tail
-    return out
+    # the CDF of |e| at |d|: the level whose half-width is |d|
+    tail = np.array([(1.0 - float(abs_error_cdf(Q[i], d[i]))) / 2.0 for i in range(m.size)])
+    return np.where(d >= 0, tail, 1.0 - tail)  # P(e > |d|), or its complement
