@@ -9,6 +9,9 @@ from ._scores_file import ScoresFile
 
 __all__ = ["chunk_keys", "iter_stream_chunks", "stream_batches", "two_columns"]
 
+#: Rows read from a stream file at a time (each batch's text columns are Python objects).
+BATCH_ROWS = 200_000
+
 
 def two_columns(scores):
     """Binary scores of one column as two (``1 - p, p``); others as they are."""
@@ -49,7 +52,7 @@ def stream_batches(path, options, classes, chunk_column=None, period=None, whole
             f"{path}: its classes {list(sf.classes)} differ from the reference's {list(classes)}."
         )
     try:
-        tables = [sf.read()] if whole else sf.iter_chunks()
+        tables = [sf.read()] if whole else sf.iter_chunks(BATCH_ROWS)
         for table in tables:
             keys = None
             if chunk_column is not None:
