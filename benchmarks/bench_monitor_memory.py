@@ -25,6 +25,7 @@ import time
 
 import numpy as np
 import pandas as pd
+from _results import Table
 
 
 def write_stream(folder, n_rows, n_days, seed=0):
@@ -78,6 +79,7 @@ def main():
     parser.add_argument("--rows", type=int, default=14_000_000)
     parser.add_argument("--days", type=int, default=14)
     parser.add_argument("--in-memory", action="store_true")
+    parser.add_argument("--save", metavar="NAME", help="save the table as benchmarks/results/NAME")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = pathlib.Path(tmp)
@@ -95,12 +97,16 @@ def main():
         modes = [("chunk by chunk", base)]
         if args.in_memory:
             modes.append(("in memory (--query 1)", [*base, "--query", "1"]))
-        print("| reading | peak memory (MB) | CPU s | wall s | load (1 min) |")
-        print("|---|---|---|---|---|")
+        table = Table(
+            ["stream", "reading", "peak memory (MB)", "CPU s", "wall s", "load (1 min)"],
+            formats={"peak memory (MB)": ",.0f", "CPU s": ".0f", "wall s": ".0f"},
+        )
+        stream = f"{args.rows:,} rows, {args.days} files, {size / 2**30:.2f} GiB"
         for name, command in modes:
             peak, cpu, wall = run(command)
-            print(f"| {name} | {peak:,.0f} | {cpu:.0f} | {wall:.0f} | {os.getloadavg()[0]:.1f} |")
             # RUSAGE_CHILDREN's peak is the largest child's so far: in-memory runs last
+            table.add([stream, name, peak, cpu, wall, f"{os.getloadavg()[0]:.1f}"])
+        table.save(args.save, caption="Peak resident memory of the skassess monitor process.")
 
 
 if __name__ == "__main__":
