@@ -306,7 +306,16 @@ def with_cbpe(df, kind=""):
     return pd.concat(frames, ignore_index=True)
 
 
-ALERT_COLUMNS = ("method", "unit", "delay", "detected", "false alarms", "chunks above")
+ALERT_COLUMNS = (
+    "method",
+    "unit",
+    "delay",
+    "detected",
+    "below alerted",
+    "chunks below",
+    "false alarms",
+    "chunks above",
+)
 
 
 def alerts(evs, probability=0.9):
@@ -314,8 +323,9 @@ def alerts(evs, probability=0.9):
 
     The threshold is the reference accuracy minus ``DROP``. Per method and
     unit: the delay (chunks from the drop to the first alert at or after
-    it), whether it alerted after the drop at all, and the alerts on chunks
-    whose true accuracy is at or above the threshold (false alarms).
+    it), whether it alerted after the drop at all, the alerts on chunks whose
+    true accuracy is below the threshold, and on chunks whose true accuracy
+    is at or above it (false alarms).
     """
     rows = []
     ev = evs["pretrained"]
@@ -326,6 +336,9 @@ def alerts(evs, probability=0.9):
             evs["recalibrated"].loc[g.index, "p_below"] >= probability
         )
         fired["skassess + 20 labels a chunk"] = g["lp_below"] >= probability
+        # the point estimate below the threshold (P(below) >= 0.5), as CBPE's estimate
+        fired["skassess (estimate below threshold)"] = g["p_below"] >= 0.5
+        fired["skassess + 20 labels (estimate below threshold)"] = g["lp_below"] >= 0.5
         if "cbpe" in g and g["cbpe"].notna().all():
             fired["CBPE (its alert)"] = g["cbpe_alert"].astype(bool)
             fired["CBPE (estimate below threshold)"] = g["cbpe"] < t
@@ -339,6 +352,8 @@ def alerts(evs, probability=0.9):
                     "unit": f"{name}/{family}",
                     "delay": int(np.argmax(post)) if post.any() else np.nan,
                     "detected": bool(post.any()),
+                    "below alerted": int(f[~above].sum()),
+                    "chunks below": int((~above).sum()),
                     "false alarms": int(f[above].sum()),
                     "chunks above": int(above.sum()),
                 }
@@ -645,15 +660,16 @@ def main():
             f"{100 * DROP:.0f} points; skassess alerts at P(below) ≥ 0.9."
         )
         print(
-            "| method | streams detected | median delay (chunks) | false alarms per 100 "
-            "chunks above the threshold |"
+            "| method | streams detected | median delay (chunks) | chunks below the "
+            "threshold alerted | false alarms per 100 chunks above the threshold |"
         )
-        print("|---|---|---|---|")
+        print("|---|---|---|---|---|")
         for method, g in al.groupby("method", sort=False):
             fa = 100 * g["false alarms"].sum() / max(g["chunks above"].sum(), 1)
             print(
                 f"| {method} | {int(g['detected'].sum())} of {len(g)} | "
-                f"{g['delay'].median():.0f} | {fa:.1f} |"
+                f"{g['delay'].median():.0f} | {int(g['below alerted'].sum())} of "
+                f"{int(g['chunks below'].sum())} | {fa:.1f} |"
             )
         print(f"\nSeconds per batch (median; batches of {int(df['n_batch'].median())} rows)")
         print("| method | seconds per batch |")
