@@ -19,7 +19,7 @@ def named_groups(summary, assessor, sf):
     summary = summary.copy()
     if not isinstance(assessor, ActiveAssessor):  # indexed by metric, or by model name
         return summary
-    if getattr(assessor.estimator_, "grouping", None) == "score_bins":  # --confidence-bins
+    if assessor.estimator_.grouping_.name == "bin":  # confidence bins (--confidence-bins)
         edges = assessor.estimator_.grouping_.edges
         # as few decimals as tell the edges apart (saturated scores need many)
         d = next((d for d in range(3, 10) if len(set(np.round(edges, d))) == len(edges)), 10)
