@@ -56,7 +56,7 @@ from ..utils._params import LEVEL, N_DRAWS, validate_args, validate_params, vali
 from ..utils._sklearn_compat import Hidden, Interval, StrOptions
 from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
 from ._conjugate import BetaPosterior
-from ._design_bins import DesignBins
+from ._design_bins import DesignBinsMixin
 from ._grouping import STRATEGIES
 from ._rates import _RateAssessor
 
@@ -133,7 +133,7 @@ def _expected_gap(conf, S, n, p_calibrated):
 
 
 @fill_doc
-class BayesianCalibrationError(_RateAssessor):
+class BayesianCalibrationError(DesignBinsMixin, _RateAssessor):
     """Bayesian estimate of the expected calibration error of a black-box classifier.
 
     Read more in the :ref:`User Guide <ug_calibration_error>`.
@@ -301,36 +301,6 @@ class BayesianCalibrationError(_RateAssessor):
             )
         super()._check_params_vs_input(n_classes)
 
-    def _design_bins(self):
-        """The bins' totals and effective labels under ``grouping="external"``."""
-        return DesignBins.of_cells(
-            self.n_rows_,
-            self.expected_success_,
-            self.n_labeled_,
-            self.n_success_,
-            self.grouping_.n_bins_fitted,
-        )
-
-    def _bin_posterior(self, bins):
-        """Each design bin's Beta posterior: its prior and its effective labels."""
-        prior = self._bin_prior()
-        return BetaPosterior(
-            prior.alpha + bins.effective_success,
-            prior.beta + bins.effective_labeled - bins.effective_success,
-        )
-
-    def _bin_prior(self):
-        """The Beta prior of each design bin: the cells' pseudo-counts, row-weighted."""
-        n_bins = self.grouping_.n_bins_fitted
-        rows = self.n_rows_.reshape(-1, n_bins)
-        total = rows.sum(axis=0)
-        share = np.where(total > 0, rows / np.where(total > 0, total, 1.0), 1.0 / len(rows))
-        alpha, beta = (
-            (np.broadcast_to(v, self.n_rows_.shape).reshape(-1, n_bins) * share).sum(axis=0)
-            for v in (self.prior_.alpha, self.prior_.beta)
-        )
-        return BetaPosterior(alpha, beta)
-
     @property
     def bin_edges_(self):
         """Confidence bin edges."""
@@ -377,9 +347,7 @@ class BayesianCalibrationError(_RateAssessor):
         if self.ece_model == "independent":
             theta = self.posterior_.rvs(n_draws, rng)
         else:
-            theta = _hierarchical_draws(
-                conf, self.n_success_, self.n_labeled_, self.p_calibrated, n_draws, rng
-            )
+            theta = self._bin_model_draws(conf, self.n_success_, self.n_labeled_, n_draws, rng)
         if not pool:
             return theta
         # Row weights are taken as counts: the unlabeled mass, rounded.
@@ -389,21 +357,9 @@ class BayesianCalibrationError(_RateAssessor):
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(rows > 0, (self.n_success_ + successes) / rows, conf)
 
-    def _design_accuracy_draws(self, n_draws, rng, pool):
-        """Draws of each bin's accuracy from its effective labels (``grouping="external"``)."""
-        bins = self._design_bins()
-        if self.ece_model == "independent":
-            theta = self._bin_posterior(bins).rvs(n_draws, rng)
-        else:
-            theta = _hierarchical_draws(
-                np.nan_to_num(bins.confidence),
-                bins.effective_success,
-                bins.effective_labeled,
-                self.p_calibrated,
-                n_draws,
-                rng,
-            )
-        return bins.pool_accuracy(theta, rng) if pool else theta
+    def _bin_model_draws(self, conf, S, n, n_draws, rng):
+        """Draws of bins' accuracies under the hierarchical model, from their labels."""
+        return _hierarchical_draws(conf, S, n, self.p_calibrated, n_draws, rng)
 
     def _gap_draws(self, n_draws, rng, pool):
         """Draws of each bin's calibration gap ``|accuracy_b - s_b|``."""
@@ -489,29 +445,6 @@ class BayesianCalibrationError(_RateAssessor):
         table.insert(0, "bin_upper", np.tile(edges[1:], reps))
         table.insert(0, "bin_lower", np.tile(edges[:-1], reps))
         return table
-
-    def _bin_summary(self, level):
-        """:meth:`summary` under ``grouping="external"``: one row per bin."""
-        check_is_fitted(self)
-        edges = self.bin_edges_
-        bins = self._design_bins()
-        prior, posterior = self._bin_prior(), self._bin_posterior(bins)
-        lower, upper = posterior.interval(level)
-        return pd.DataFrame(
-            {
-                "bin_lower": edges[:-1],
-                "bin_upper": edges[1:],
-                "confidence": bins.confidence,
-                "n_labeled": bins.labeled,
-                "effective_labels": bins.effective_labeled,
-                "weight": bins.weights,
-                "prior_mean": prior.mean(),
-                "mean": posterior.mean(),
-                "lower": lower,
-                "upper": upper,
-            },
-            index=pd.RangeIndex(len(edges) - 1, name="bin"),
-        )
 
 
 @validate_params(

@@ -16,6 +16,10 @@ weight: its rows are represented by the other groups of their bins.
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
+from sklearn.utils.validation import check_is_fitted
+
+from ._conjugate import BetaPosterior
 
 
 @dataclass
@@ -76,3 +80,77 @@ class DesignBins:
             return np.where(
                 total > 0, (self.success + drawn) / total, np.nan_to_num(self.confidence)
             )
+
+
+class DesignBinsMixin:
+    """:class:`~skassess.metrics.BayesianCalibrationError`'s bins under
+    ``grouping="external"``: the estimator's group x bin cells, as bins of
+    effective labels."""
+
+    def _design_bins(self):
+        """The bins' totals and effective labels under ``grouping="external"``."""
+        return DesignBins.of_cells(
+            self.n_rows_,
+            self.expected_success_,
+            self.n_labeled_,
+            self.n_success_,
+            self.grouping_.n_bins_fitted,
+        )
+
+    def _bin_posterior(self, bins):
+        """Each design bin's Beta posterior: its prior and its effective labels."""
+        prior = self._bin_prior()
+        return BetaPosterior(
+            prior.alpha + bins.effective_success,
+            prior.beta + bins.effective_labeled - bins.effective_success,
+        )
+
+    def _bin_prior(self):
+        """The Beta prior of each design bin: the cells' pseudo-counts, row-weighted."""
+        n_bins = self.grouping_.n_bins_fitted
+        rows = self.n_rows_.reshape(-1, n_bins)
+        total = rows.sum(axis=0)
+        share = np.where(total > 0, rows / np.where(total > 0, total, 1.0), 1.0 / len(rows))
+        alpha, beta = (
+            (np.broadcast_to(v, self.n_rows_.shape).reshape(-1, n_bins) * share).sum(axis=0)
+            for v in (self.prior_.alpha, self.prior_.beta)
+        )
+        return BetaPosterior(alpha, beta)
+
+    def _design_accuracy_draws(self, n_draws, rng, pool):
+        """Draws of each bin's accuracy from its effective labels (``grouping="external"``)."""
+        bins = self._design_bins()
+        if self.ece_model == "independent":
+            theta = self._bin_posterior(bins).rvs(n_draws, rng)
+        else:
+            theta = self._bin_model_draws(
+                np.nan_to_num(bins.confidence),
+                bins.effective_success,
+                bins.effective_labeled,
+                n_draws,
+                rng,
+            )
+        return bins.pool_accuracy(theta, rng) if pool else theta
+
+    def _bin_summary(self, level):
+        """:meth:`summary` under ``grouping="external"``: one row per bin."""
+        check_is_fitted(self)
+        edges = self.bin_edges_
+        bins = self._design_bins()
+        prior, posterior = self._bin_prior(), self._bin_posterior(bins)
+        lower, upper = posterior.interval(level)
+        return pd.DataFrame(
+            {
+                "bin_lower": edges[:-1],
+                "bin_upper": edges[1:],
+                "confidence": bins.confidence,
+                "n_labeled": bins.labeled,
+                "effective_labels": bins.effective_labeled,
+                "weight": bins.weights,
+                "prior_mean": prior.mean(),
+                "mean": posterior.mean(),
+                "lower": lower,
+                "upper": upper,
+            },
+            index=pd.RangeIndex(len(edges) - 1, name="bin"),
+        )
