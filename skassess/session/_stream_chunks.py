@@ -3,6 +3,7 @@
 from collections import Counter
 
 import numpy as np
+import pandas as pd
 
 from ..exceptions import ScoresFileError
 from ._scores_file import ScoresFile
@@ -20,8 +21,6 @@ def two_columns(scores):
 
 def chunk_keys(values, path, offset, column, period):
     """The chunk of each row: the column's text, or the period of its time."""
-    import pandas as pd
-
     # ScoresFile has refused empty values of a group column
     values = pd.Series(np.asarray(values, dtype=object))
     if period is None:
@@ -123,8 +122,6 @@ def iter_stream_chunks(files, options, classes, *, chunk_column=None, period=Non
 
 
 def _codes(keys):
-    import pandas as pd
-
     return pd.factorize(keys)[0]
 
 
