@@ -7,7 +7,7 @@ The model, its priors and its inference are stated in
 """
 
 import numpy as np
-from scipy.special import expit, ndtr, roots_hermite
+from scipy.special import expit, roots_hermite
 
 from ._calibrated_draws import _DrawSummaries, _PosteriorDraws
 from ._calibrated_fit import _MapGrid
@@ -25,13 +25,7 @@ from ._calibrated_model import (
     score_center,
 )
 from ._conjugate import BetaPosterior
-
-#: The departure check draws a group's replicated successes while its labels hold
-#: fewer than this many successes or failures; beyond, a normal of their sum.
-EXACT_TAIL = 20
-#: The departure check's cells of at most this many labels replicate their successes
-#: as Bernoulli draws, larger cells by a binomial draw (about as costly as this many).
-BERNOULLI_TRIALS = 8
+from ._count_tails import count_tails
 
 
 def fit_calibrated_rates(rows, logit_sum, labeled, success, *, fit=None, random_state=None):
@@ -229,17 +223,17 @@ class CalibratedRates(_MapGrid, _PosteriorDraws, _DrawSummaries):
 
         Could the group's labels have come from a new group of the population?
         Per draw of ``(a, b, tau)`` from the grid and a new deviation ``u ~
-        tau t_4``, the group's labeled successes are replicated, ``S_rep ~
-        sum_c Binomial(n_c, sigmoid(m + a + b (l_c - m) + u))`` over its
-        labeled cells, and compared with the observed ``S`` by the two-sided
+        tau t_4``, the group's replicated successes are ``S_rep ~ sum_c
+        Binomial(n_c, sigmoid(m + a + b (l_c - m) + u))`` over its labeled
+        cells; their probabilities below and above the observed ``S`` are
+        computed at each draw (:func:`~skassess.metrics._count_tails.count_tails`:
+        exact on the side of few labels, a skewness-corrected normal
+        elsewhere) and averaged over the draws, and compared by the two-sided
         mid-p-value
 
             min(1, 2 min(P(S_rep < S), P(S_rep > S)) + P(S_rep = S)),
 
-        a posterior predictive check (Gelman, Meng and Stern 1996). Where a
-        group's labels hold ``EXACT_TAIL`` successes and failures or more,
-        ``S_rep`` is not drawn: per draw its probabilities are those of the
-        normal of its exact mean and variance (continuity-corrected). Small
+        a posterior predictive check (Gelman, Meng and Stern 1996). Small
         values say the labels disagree with the map more than the groups'
         spread allows. A group without labels has nothing to depart with: 1
         (the formula's value at ``S = S_rep = 0``). ``size`` None: the
@@ -257,47 +251,13 @@ class CalibratedRates(_MapGrid, _PosteriorDraws, _DrawSummaries):
         u = deviation_draws(rng, (size, self.n_groups), self.tau[node][:, None])
         g, b = self._cell_index
         n = self.labeled[g, b]
-        observed = np.minimum(self.success, self.labeled).sum(axis=1)
-        # cells to groups: a sum over a group's cells is a product with this
-        in_group = np.zeros((g.size, self.n_groups))
-        in_group[np.arange(g.size), g] = 1.0
-        # A group's replicated successes are drawn where they are few on either
-        # side; where both sides hold many, per draw their sum is about normal
-        # (its mean and variance are exact), and its tail probabilities are read
-        # off it: a binomial draw of many trials costs tens of times more.
-        total = self.labeled.sum(axis=1)
-        whole = np.allclose(n, np.round(n))
-        exact = whole & (np.minimum(observed, total - observed) < EXACT_TAIL)
-        drawn = exact[g]
-        normal = ~exact[lab].all()
-        below, above = np.zeros(self.n_groups), np.zeros(self.n_groups)
-        half = 0.5 if whole else 0.0  # continuity correction of whole counts
-        # A drawn cell of few labels replicates its Binomial(n_c, p) successes as the
-        # sum of n_c Bernoulli draws (NumPy's binomial sampler costs many uniform
-        # draws); a cell of more labels by the binomial sampler.
-        trials = np.round(n).astype(np.int64)
-        few = drawn & (trials <= BERNOULLI_TRIALS)
-        many = drawn & ~few
-        trial_cell = np.repeat(np.flatnonzero(few), trials[few])
-        trial_group = g[trial_cell]  # sorted: the cells are in group order
-        starts = np.flatnonzero(np.r_[True, trial_group[1:] != trial_group[:-1]])
+        observed = np.minimum(self.success, self.labeled).sum(axis=1)[lab]
+        whole = np.allclose(n, np.round(n)) and np.allclose(observed, np.round(observed))
+        below, above = np.zeros(lab.size), np.zeros(lab.size)
         for _, p in self._cell_blocks(node, u, g, self._cell_x):
-            if drawn.any():
-                rep = np.zeros((p.shape[0], self.n_groups))
-                if trial_cell.size:
-                    hit = rng.random((p.shape[0], trial_cell.size)) < p[:, trial_cell]
-                    rep[:, trial_group[starts]] = np.add.reduceat(
-                        hit, starts, axis=1, dtype=np.int64
-                    )
-                if many.any():
-                    rep += rng.binomial(trials[many], p[:, many]) @ in_group[many]
-                below += np.where(exact, (rep < observed - 1e-9).sum(axis=0), 0.0)
-                above += np.where(exact, (rep > observed + 1e-9).sum(axis=0), 0.0)
-            if normal:
-                mean = (p * n) @ in_group
-                sd = np.sqrt(np.maximum((p * (1.0 - p) * n) @ in_group, 1e-300))
-                below += np.where(exact, 0.0, ndtr((observed - half - mean) / sd).sum(axis=0))
-                above += np.where(exact, 0.0, ndtr((mean - observed - half) / sd).sum(axis=0))
-        below, above = below[lab] / size, above[lab] / size
+            lo, hi = count_tails(p, n, self._cell_group, observed, whole=whole, rng=rng)
+            below += lo.sum(axis=0)
+            above += hi.sum(axis=0)
+        below, above = below / size, above / size
         out[lab] = np.minimum(1.0, 2.0 * np.minimum(below, above) + (1.0 - below - above))
         return out

@@ -193,14 +193,13 @@ class _PosteriorDraws:
         mean = np.zeros((size, G))
         var = np.zeros((size, G))
         step = max(1, BLOCK_FLOATS // max(g.size, 1))
-        a, b = self.a[node], self.b[node]
-        level = self.center + a
+        b = self.b[node]
+        level = self.center + self.a[node][:, None] + u  # per draw and group
         for s in range(0, size, step):
             sl = slice(s, s + step)
-            # expit(center + a + b x + u), built in one buffer
+            # sigmoid(center + a + u + b x), built in one buffer
             p = b[sl, None] * x[None, :]
-            p += level[sl, None]
-            p += u[sl][:, g]
+            p += level[sl][:, g]
             sigmoid(p, out=p)
             if g.size:
                 pc = p * count
@@ -284,8 +283,8 @@ class _PosteriorDraws:
         for start in range(0, node.size, step):
             sl = slice(start, start + step)
             p = self.b[node[sl], None] * x[None, :]
-            p += self.center + self.a[node[sl], None]
-            p += u[sl][:, groups]
+            # the map's level and the deviation per group, then per cell
+            p += (self.center + self.a[node[sl], None] + u[sl])[:, groups]
             yield sl, sigmoid(p, out=p)
 
     def _proba_at(self, groups, bins):
@@ -296,13 +295,16 @@ class _PosteriorDraws:
         and the deviations, a block of cells at a time.
         """
         node, u = self._parameter_draws
-        a, b = self.a[node][:, None], self.b[node][:, None]
+        level = self.center + self.a[node][:, None] + u  # per draw and group
+        b = self.b[node][:, None]
         x = self.ell[groups, bins] - self.center
         out = np.empty(x.size)
         step = max(1, BLOCK_FLOATS // node.size)
         for start in range(0, x.size, step):
             sl = slice(start, start + step)
-            out[sl] = expit(self.center + a + b * x[None, sl] + u[:, groups[sl]]).mean(axis=0)
+            p = b * x[None, sl]
+            p += level[:, groups[sl]]
+            out[sl] = sigmoid(p, out=p).mean(axis=0)
         return out
 
     def cell_proba(self):

@@ -21,7 +21,6 @@ from ._calibrated_model import (
     TAU_MAX,
     log_deviation_density,
     log_sigmoid,
-    logsumexp_axis1,
     sigmoid,
 )
 
@@ -188,12 +187,9 @@ class _MapGrid:
             slope = mode["slope"]
             centre = mode["u"] - da[:, None] * slope[:, 0] - db[:, None] * slope[:, 1]
             u = centre[:, None, :] + scale[None, None, :] * self._gh_x[None, :, None]  # (n, K, G)
-            eta = (
-                self.center
-                + a[sl, None, None]
-                + b[sl, None, None] * self._cell_x
-                + u[:, :, self._cell_group]
-            )  # (n, K, m)
+            base = self.center + a[sl, None] + b[sl, None] * self._cell_x  # (n, m)
+            eta = u[:, :, self._cell_group]
+            eta += base[:, None, :]  # (n, K, m)
             # s log sigmoid(eta) + (n - s) log sigmoid(-eta), with log sigmoid(-eta) =
             # log sigmoid(eta) - eta: one transcendental evaluation, not two (the
             # fit's largest cost)
@@ -202,8 +198,12 @@ class _MapGrid:
             eta *= self._cell_n - self._cell_s
             ll -= eta
             log_f = ll @ onehot + log_deviation_density(u, tau) + log_norm
-            total = logsumexp_axis1(log_f)
-            post = np.exp(log_f - total[:, None, :])
+            # log of the sum over the nodes, the largest term taken out
+            top = log_f.max(axis=1, keepdims=True)
+            post = np.exp(log_f - top)
+            mass = post.sum(axis=1)
+            total = np.log(mass) + top[:, 0]
+            post /= mass[:, None, :]
             mean = (post * u).sum(axis=1)
             second = (post * u**2).sum(axis=1)
             out[0][sl], out[1][sl], out[2][sl] = total, mean, np.maximum(second - mean**2, 0.0)

@@ -631,21 +631,3 @@ def test_the_fits_labeled_cell_probabilities_are_the_tables_own():
     at_labeled = model._proba_at(*cells)
     assert model.__dict__.get("_cell_proba") is None  # the fit did not build the table
     np.testing.assert_array_equal(at_labeled, model.cell_proba()[cells])
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    shape=st.tuples(st.integers(1, 30), st.integers(1, 9), st.integers(1, 12)),
-    scale=st.sampled_from([1e-3, 1.0, 40.0, 700.0]),
-    ties=st.booleans(),
-    seed=st.integers(0, 2**32 - 1),
-)
-def test_the_quadratures_logsumexp_is_scipys_to_the_bit(shape, scale, ties, seed):
-    from scipy.special import logsumexp
-
-    from skassess.metrics._calibrated_model import logsumexp_axis1
-
-    x = np.random.default_rng(seed).normal(scale=scale, size=shape)
-    if ties:  # maxima shared by several nodes
-        x = np.round(x / scale) * scale
-    np.testing.assert_array_equal(logsumexp_axis1(x), logsumexp(x, axis=1))
