@@ -165,12 +165,15 @@ class _MapGrid:
         ]
 
     def _group_loglik(self, a, b, tau, mode):
-        """Each labeled group's log likelihood at nodes ``(a, b)`` of one ``tau``.
+        """Each labeled group's log likelihood at nodes ``(a, b, tau)``.
 
         The deviation ``u_g`` is integrated by adaptive Gauss-Hermite
-        quadrature, centred where the joint mode puts it given ``(a, b)``
-        and scaled by its Laplace standard deviation. Returns ``(loglik,
-        u_mean, u_var)`` of shape ``(n_nodes, n_labeled_groups)``.
+        quadrature, centred where the joint mode of the node's ``tau`` puts
+        it given ``(a, b)`` and scaled by its Laplace standard deviation.
+        ``mode`` holds, per node, that mode's ``theta`` ``(n, 2)``, ``u`` and
+        ``sd`` ``(n, G)`` and ``slope`` ``(n, G, 2)`` (:meth:`_joint_modes`).
+        Returns ``(loglik, u_mean, u_var)`` of shape ``(n_nodes, G)``, ``G``
+        the labeled groups.
         """
         n_nodes, m, G = a.size, self._cell_x.size, self._lab_group.size
         if G == 0:
@@ -178,15 +181,15 @@ class _MapGrid:
         out = [np.empty((n_nodes, G)) for _ in range(3)]
         onehot = np.zeros((m, G))
         onehot[np.arange(m), self._cell_group] = 1.0
-        scale = np.sqrt(2.0) * mode["sd"]
-        log_norm = (self._gh_logw + self._gh_x**2)[None, :, None] + np.log(scale)[None, None, :]
+        gh_x = self._gh_x[None, :, None]
         step = max(1, BLOCK_FLOATS // (N_HERMITE * max(m, G)))
         for start in range(0, n_nodes, step):
             sl = slice(start, start + step)
-            da, db = a[sl] - mode["theta"][0], b[sl] - mode["theta"][1]
-            slope = mode["slope"]
-            centre = mode["u"] - da[:, None] * slope[:, 0] - db[:, None] * slope[:, 1]
-            u = centre[:, None, :] + scale[None, None, :] * self._gh_x[None, :, None]  # (n, K, G)
+            theta, slope = mode["theta"][sl], mode["slope"][sl]
+            da, db = a[sl] - theta[:, 0], b[sl] - theta[:, 1]
+            centre = mode["u"][sl] - da[:, None] * slope[:, :, 0] - db[:, None] * slope[:, :, 1]
+            scale = np.sqrt(2.0) * mode["sd"][sl]  # (n, G)
+            u = centre[:, None, :] + scale[:, None, :] * gh_x  # (n, K, G)
             base = self.center + a[sl, None] + b[sl, None] * self._cell_x  # (n, m)
             eta = u[:, :, self._cell_group]
             eta += base[:, None, :]  # (n, K, m)
@@ -197,7 +200,9 @@ class _MapGrid:
             ll *= self._cell_n
             eta *= self._cell_n - self._cell_s
             ll -= eta
-            log_f = ll @ onehot + log_deviation_density(u, tau) + log_norm
+            log_f = ll @ onehot + log_deviation_density(u, tau[sl, None, None])
+            log_f += (self._gh_logw + self._gh_x**2)[None, :, None]
+            log_f += np.log(scale)[:, None, :]
             # log of the sum over the nodes, the largest term taken out
             top = log_f.max(axis=1, keepdims=True)
             post = np.exp(log_f - top)
@@ -249,27 +254,46 @@ class _MapGrid:
         log_tau_prior -= logsumexp(log_tau_prior)
         modes = self._joint_modes(taus)
         laplace = np.array([m["laplace"] for m in modes]) + log_tau_prior
+        kept = np.flatnonzero(laplace >= laplace.max() - LOG_TOLERANCE)
+        stacked = {k: np.stack([modes[t][k] for t in kept]) for k in ("theta", "u", "slope", "sd")}
+        chol = np.linalg.cholesky(np.stack([modes[t]["cov"] for t in kept]) + 1e-12 * np.eye(2))
         z = np.linspace(-1.0, 1.0, N_GRID)
-        za, zb = (v.ravel() for v in np.meshgrid(z, z, indexing="ij"))
-        edge = (np.abs(za) == 1.0) | (np.abs(zb) == 1.0)
-        parts = []
-        for tau, lp, mode, lap in zip(taus, log_tau_prior, modes, laplace, strict=True):
-            if lap < laplace.max() - LOG_TOLERANCE:
-                continue
-            chol = np.linalg.cholesky(mode["cov"] + 1e-12 * np.eye(2))
-            half = GRID_HALF_WIDTH
-            for _ in range(6):
-                a, b = mode["theta"][:, None] + chol @ (half * np.vstack([za, zb]))
-                loglik, u_mean, u_var = self._group_loglik(a, b, tau, mode)
-                cell = np.log(abs(np.linalg.det(chol)) * (2 * half / (N_GRID - 1)) ** 2)
-                # The pool level's prior, over the groups' posteriors at the node.
-                level = self._log_normal(
-                    a + u_mean @ self._share_lab - self._level_mean,
-                    self._level_var(tau) + u_var @ self._share_lab**2,
-                )
-                w = loglik.sum(axis=1) + level + self._log_prior_slope(b) + lp + cell
-                if w[edge].max() < w.max() - EDGE_TOLERANCE:
-                    break
-                half *= 1.6
-            parts.append((a, b, np.full(a.size, tau), w, u_mean, u_var))
+        grid = np.vstack([v.ravel() for v in np.meshgrid(z, z, indexing="ij")])  # (2, N)
+        edge = (np.abs(grid) == 1.0).any(axis=0)
+        n = grid.shape[1]
+        half = np.full(kept.size, GRID_HALF_WIDTH)
+        parts = [None] * kept.size
+        pending = np.arange(kept.size)
+        # Every kept tau's grid at once; a grid whose edges hold mass is widened
+        # x 1.6 and computed again (at most six times).
+        for attempt in range(6):
+            ab = stacked["theta"][pending][:, :, None] + chol[pending] @ (
+                half[pending, None, None] * grid
+            )  # (P, 2, N)
+            a, b = ab[:, 0].ravel(), ab[:, 1].ravel()
+            node = np.repeat(pending, n)
+            tau = taus[kept][node]
+            loglik, u_mean, u_var = self._group_loglik(
+                a, b, tau, {k: v[node] for k, v in stacked.items()}
+            )
+            cell = np.log(
+                np.abs(np.linalg.det(chol[pending])) * (2 * half[pending] / (N_GRID - 1)) ** 2
+            )
+            # The pool level's prior, over the groups' posteriors at the node.
+            level = self._log_normal(
+                a + u_mean @ self._share_lab - self._level_mean,
+                self._level_var(tau) + u_var @ self._share_lab**2,
+            )
+            w = loglik.sum(axis=1) + level + self._log_prior_slope(b)
+            w = w.reshape(pending.size, n) + (log_tau_prior[kept][pending] + cell)[:, None]
+            wider = []
+            for j, t in enumerate(pending):
+                rows = slice(j * n, (j + 1) * n)
+                parts[t] = (a[rows], b[rows], tau[rows], w[j], u_mean[rows], u_var[rows])
+                if w[j][edge].max() >= w[j].max() - EDGE_TOLERANCE and attempt < 5:
+                    wider.append(t)
+            pending = np.array(wider, dtype=int)
+            if not pending.size:
+                break
+            half[pending] *= 1.6
         return parts
