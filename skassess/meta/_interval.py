@@ -74,10 +74,12 @@ class PerformanceIntervalRegressor(BaseEstimator):
     With ``uncertainty_model="pretrained"`` (the default), the UM shipped
     with skassess is used: trained on linear-skew scenarios of a library of
     real tabular data sets with logistic-regression and random-forest base
-    models, its scales fitted on nearest-neighbour scenarios that the
-    boosters never saw (``pretrained_info_`` says which), so :meth:`fit`
-    only fits the predictor, in seconds. It exists for the ``"meta_model"`` and
-    ``"confidence"`` predictors. With ``uncertainty_model="fit"``,
+    models. Its scales are fitted on batches the boosters never saw
+    (``pretrained_info_`` says which): for ``"meta_model"``, the batches a
+    monitor sees on the library's data sets, chunks drawn at random and
+    nearest-neighbour scenarios, with four black-box families. So
+    :meth:`fit` only fits the predictor, in seconds. It exists for the
+    ``"meta_model"`` and ``"confidence"`` predictors. With ``uncertainty_model="fit"``,
     :meth:`fit` simulates linear-skew
     drift inside the labeled reference set (the black box fixed, the
     predictor refitted on each scenario's reference part, skewed along the
@@ -91,10 +93,9 @@ class PerformanceIntervalRegressor(BaseEstimator):
     narrower than on the library the errors are for this black box on this
     data. A stratum's factor is its scenarios' one averaged on the log scale
     with all scenarios' one, which weighs as much as 20 scenarios (a
-    reference often simulates little strong drift). The shipped scales hold
-    on the library's scenarios, whose batches come from regions the
-    reference lacks; a deployment whose reference covers its batches better
-    gets narrower intervals, one whose black box errs more gets wider ones.
+    reference often simulates little strong drift): a deployment whose
+    black box errs less off its reference than the library's gets narrower
+    intervals, one whose black box errs more gets wider ones.
 
     A batch may be held in Dask collections (:meth:`predict`,
     :meth:`predict_batch`, :meth:`beta_prior`, :meth:`score`): each
