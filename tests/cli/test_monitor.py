@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from skassess.cli import main
+from skassess.meta._pretrained import load_pretrained
 
 
 def _frame(rng, n, shift, day, labeled):
@@ -80,7 +81,14 @@ def test_recalibrated_intervals_scale_the_shipped_ones(files, tmp_path):
     np.testing.assert_allclose(a["predicted"], b["predicted"])
     free = a["n_labeled"] == 0  # label-free chunks: the same prediction, a rescaled width
     ratio = (a["predicted"] - a["predicted_lower_80"]) / (b["predicted"] - b["predicted_lower_80"])
-    assert free.sum() == 3 and np.ptp(ratio[free]) < 1e-9 and 0.1 <= ratio[free].iloc[0] <= 10
+    # one factor per drift stratum: chunks of a stratum share it
+    _, _, edges, _ = load_pretrained("meta_model")
+    strength = np.fmax(a["drift_scores"], a["drift_features"]).fillna(0.5)
+    stratum = np.searchsorted(edges, strength, side="right")[free.to_numpy()]
+    assert free.sum() == 3
+    for s in np.unique(stratum):
+        assert np.ptp(ratio[free][stratum == s]) < 1e-9
+    assert ((0.1 <= ratio[free]) & (ratio[free] <= 10)).all()
 
 
 def test_one_chunk_per_file_or_by_size(files, capsys):
