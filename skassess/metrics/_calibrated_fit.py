@@ -8,7 +8,6 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ._calibrated_model import (
-    BLOCK_FLOATS,
     DEVIATION_DF,
     DEVIATION_VAR,
     EDGE_TOLERANCE,
@@ -18,6 +17,7 @@ from ._calibrated_model import (
     N_HERMITE,
     N_TAU,
     PRIOR_SCALE_TAU,
+    QUADRATURE_BLOCK,
     TAU_MAX,
     log_deviation_density,
     log_sigmoid,
@@ -184,7 +184,7 @@ class _MapGrid:
         n_cell = self._cell_n.astype(np.float32)
         n_fail = (self._cell_n - self._cell_s).astype(np.float32)
         gh_x = self._gh_x[None, :, None]
-        step = max(1, BLOCK_FLOATS // (N_HERMITE * max(m, G)))
+        step = max(1, QUADRATURE_BLOCK // (N_HERMITE * max(m, G)))
         for start in range(0, n_nodes, step):
             sl = slice(start, start + step)
             theta, slope = mode["theta"][sl], mode["slope"][sl]

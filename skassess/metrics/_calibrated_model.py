@@ -149,8 +149,11 @@ LOGIT_CLIP = 8.0
 #: Bins of ``l``: ``N_BINS`` cells of width ``BIN_WIDTH`` over the clipped range.
 N_BINS = 32
 BIN_WIDTH = 2 * LOGIT_CLIP / N_BINS
-#: Floats of one temporary block of node x quadrature x cell evaluations.
+#: Floats of one temporary block of draw x cell evaluations.
 BLOCK_FLOATS = 2**21
+#: Floats of one block of the grid's node x quadrature x cell evaluations: small
+#: enough that its temporaries stay in a core's cache.
+QUADRATURE_BLOCK = 2**15
 
 
 def log_deviation_density(u, tau):
