@@ -2,11 +2,13 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.stats import binom
 
 from skassess.metrics._count_tails import EXACT_MINORITY, count_tails
+
+RNG = np.random.default_rng(0)
 
 
 def _exact_pmf(p, n):
@@ -37,7 +39,7 @@ def test_few_labels_of_one_outcome_give_the_exact_tails(cells, fraction, low):
     s = minority if low else total - minority
     if not low:
         p = 1.0 - p
-    below, above = count_tails(p[None, :], n, np.zeros(n.size, int), np.array([float(s)]))
+    below, above = count_tails(p[None, :], n, np.zeros(n.size, int), np.array([float(s)]), rng=RNG)
     want_below, want_above = _exact_tails(p, n, s)
     assert below[0, 0] == pytest.approx(want_below, abs=1e-12)
     assert above[0, 0] == pytest.approx(want_above, abs=1e-12)
@@ -71,14 +73,15 @@ def test_the_normal_approximation_is_close_where_both_outcomes_are_many(p, per_c
     n = np.full(p.size, per_cell)
     total = int(n.sum())
     s = EXACT_MINORITY + int(fraction * (total - 2 * EXACT_MINORITY))
-    below, above = count_tails(p[None, :], n, np.zeros(n.size, int), np.array([float(s)]))
+    assume((n * p * (1 - p)).sum() >= 2)
+    below, above = count_tails(p[None, :], n, np.zeros(n.size, int), np.array([float(s)]), rng=RNG)
     want_below, want_above = _exact_tails(p, n, s)
-    # the skewness-corrected normal: within 0.025 of the exact tails (its worst,
-    # found by a targeted search, 0.022: few labels of cells far apart, a
-    # count of variance about 1; over 20,000 random groups of up to 6 cells and
-    # 40 labels per cell, 0.011)
-    assert below[0, 0] == pytest.approx(want_below, abs=0.025)
-    assert above[0, 0] == pytest.approx(want_above, abs=0.025)
+    # the skewness-corrected normal: within 0.02 of the exact tails where the
+    # count's variance is at least 2 (its worst, found by a targeted search,
+    # 0.014); where it is about 1 (few labels of cells far apart) its error
+    # reaches about 0.04, see the module
+    assert below[0, 0] == pytest.approx(want_below, abs=0.02)
+    assert above[0, 0] == pytest.approx(want_above, abs=0.02)
 
 
 def test_groups_are_separate_and_sets_are_rows():
@@ -87,7 +90,7 @@ def test_groups_are_separate_and_sets_are_rows():
     n = np.array([3, 4, 20, 25, 2])
     group = np.array([0, 0, 1, 1, 2])
     observed = np.array([5.0, 30.0, 1.0])
-    below, above = count_tails(p, n, group, observed)
+    below, above = count_tails(p, n, group, observed, rng=RNG)
     assert below.shape == above.shape == (3, 3)
     for row in range(3):
         for k, cols in enumerate(([0, 1], [2, 3], [4])):
@@ -99,11 +102,11 @@ def test_groups_are_separate_and_sets_are_rows():
 def test_certain_cells_give_a_step():
     n = np.array([5, 5])
     below, above = count_tails(
-        np.array([[1.0, 1.0], [0.0, 0.0]]), n, np.zeros(2, int), np.array([10.0])
+        np.array([[1.0, 1.0], [0.0, 0.0]]), n, np.zeros(2, int), np.array([10.0]), rng=RNG
     )
     assert below[:, 0] == pytest.approx([0.0, 1.0])
     assert above[:, 0] == pytest.approx([0.0, 0.0])
     below, above = count_tails(
-        np.array([[1.0, 1.0]]), n, np.zeros(2, int), np.array([3.0]), whole=False
+        np.array([[1.0, 1.0]]), n, np.zeros(2, int), np.array([3.0]), whole=False, rng=RNG
     )
     assert (below[0, 0], above[0, 0]) == pytest.approx((0.0, 1.0))
