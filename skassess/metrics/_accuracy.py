@@ -6,11 +6,12 @@ from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import Hidden, Interval, StrOptions
 from ._base import DEFAULT_PRIOR_STRENGTH
 from ._grouping import GROUPINGS, STRATEGIES
+from ._noisy_labels import DEFAULT_ANNOTATOR_PRIOR, NoisyLabelMixture
 from ._rates import METRICS, _RateAssessor
 
 
 @fill_doc
-class BayesianAccuracy(_RateAssessor):
+class BayesianAccuracy(NoisyLabelMixture, _RateAssessor):
     """Bayesian estimate of a black-box classifier's accuracy per group.
 
     Read more in the :ref:`User Guide <ug_calibrated_prior>`.
@@ -80,6 +81,27 @@ class BayesianAccuracy(_RateAssessor):
         interval is widened to hold the interval of its labels alone too
         (partial pooling pulls a group far from the map toward it; its own
         labels do not). None: no check.
+    label_noise : {"auto", "none", "one_coin"}, default="auto"
+        How far a label is the truth. ``"none"``: every label is. ``"one_coin"``:
+        each annotator gives the true class with its own probability (its
+        accuracy) and otherwise any other class alike; the true classes of
+        the labeled rows are drawn from their posterior (given every label,
+        the black box's predictions and the annotators' priors) and the
+        estimator is fitted once per draw, its posterior the mixture of the
+        fits (user guide, *When labels are noisy*). ``"auto"``:
+        ``"one_coin"`` when :meth:`fit` is told who labeled (``annotator``,
+        or ``y`` with a column per annotator), ``"none"`` otherwise.
+    annotator_prior : (float, float), float or dict, default=(0.85, 0.999)
+        What is known of an annotator's accuracy before the labels: a pair is
+        the central 95 % interval of a Beta prior; a float is the accuracy,
+        known (1.0: a gold standard, whose labels are the truth). A dict gives
+        one of these per annotator name (the others take the default).
+        Repeated labels and a gold standard narrow it; with one annotator and
+        no repeats, the labels cannot tell its slips from the black box's
+        errors, and the interval of the metric spans this prior.
+    n_imputations : int, default=20
+        Draws of the true labels, each a fit of the estimator, under
+        ``label_noise``.
     random_state : int, RandomState instance or None, default=None
         Seed of the Monte Carlo draws of overall quantities.
 
@@ -118,6 +140,14 @@ class BayesianAccuracy(_RateAssessor):
     {{fitted_rows}}
     feature_names_in_ : ndarray of str
         Column names, when ``X`` was a DataFrame with string column names.
+    imputations_ : list of BayesianAccuracy
+        Under ``label_noise``: the fits to the draws of the true labels
+        after the first (the estimator's own state is the first's); the
+        summaries, draws and predictions mix all of them. The other
+        attributes are the first fit's.
+    annotator_names_ : ndarray of object
+        Under ``label_noise``: the annotators, in the order of
+        :meth:`annotator_summary`.
 
     See Also
     --------
@@ -216,6 +246,7 @@ class BayesianAccuracy(_RateAssessor):
         "binning": [StrOptions(set(STRATEGIES))],
         "strategy": [StrOptions(set(STRATEGIES)), Hidden(StrOptions({"deprecated"}))],
         "departure_threshold": [Interval(Real, 0, 1, closed="neither"), None],
+        **NoisyLabelMixture._noise_constraints,
     }
 
     def __init__(
@@ -231,6 +262,9 @@ class BayesianAccuracy(_RateAssessor):
         classes=None,
         missing_label=-1,
         departure_threshold=0.05,
+        label_noise="auto",
+        annotator_prior=DEFAULT_ANNOTATOR_PRIOR,
+        n_imputations=20,
         random_state=None,
     ):
         self.metric = metric
@@ -243,4 +277,7 @@ class BayesianAccuracy(_RateAssessor):
         self.classes = classes
         self.missing_label = missing_label
         self.departure_threshold = departure_threshold
+        self.label_noise = label_noise
+        self.annotator_prior = annotator_prior
+        self.n_imputations = n_imputations
         self.random_state = random_state

@@ -1,0 +1,364 @@
+"""Labels from annotators who slip: an estimator's posterior mixed over draws of the true labels.
+
+With ``label_noise="one_coin"`` (or ``"auto"`` and labels that name their
+annotators) ``fit`` draws the true labels of the labeled rows from the
+one-coin model of :mod:`skassess.metrics._annotators` and fits the estimator
+once per draw, with the drawn labels as its labels. Its posterior is the
+mixture of those fits: every overall or per-group draw, mean and interval
+comes from all of them, so the uncertainty about who slipped is in every
+answer.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+from sklearn.utils.validation import check_is_fitted
+
+from ..utils._params import LEVEL, N_DRAWS, atomic, reset_fitted, validate_args, validated
+from ..utils._random import check_generator
+from ..utils._sklearn_compat import Interval, StrOptions
+from ..utils._validation import check_labels, validate_scores
+from ._annotators import OneCoinAnnotators, beta_from_interval
+from ._base import DEFAULT_N_DRAWS
+
+#: The default prior of every annotator's accuracy: its central 95 % interval.
+DEFAULT_ANNOTATOR_PRIOR = (0.85, 0.999)
+
+
+def _check_accuracy_prior(value, where):
+    """A float in (0, 1] (known accuracy) or a pair ``low < high`` in (0, 1)."""
+    if isinstance(value, Real) and not isinstance(value, bool):
+        if not 0 < value <= 1:
+            raise ValueError(f"{where} must be in (0, 1]; got {value!r}.")
+        return float(value)
+    try:
+        low, high = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{where} must be a known accuracy in (0, 1] or a pair (low, high), the central "
+            f"95 % interval of the annotator's accuracy; got {value!r}."
+        ) from None
+    if not 0 < low < high < 1:
+        raise ValueError(f"{where} must satisfy 0 < low < high < 1; got {value!r}.")
+    return beta_from_interval(low, high)
+
+
+class NoisyLabelMixture:
+    """Mixin: ``fit`` with labels from annotators, the posterior mixed over true-label draws.
+
+    Put first among an estimator's bases; it adds the parameters
+    ``label_noise``, ``annotator_prior`` and ``n_imputations``.
+    """
+
+    _noise_constraints = {
+        "label_noise": [StrOptions({"auto", "none", "one_coin"})],
+        "annotator_prior": ["array-like", Interval(Real, 0, 1, closed="right"), dict],
+        "n_imputations": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # An override without its own docstring reads as the method it mixes.
+        for name, value in list(vars(NoisyLabelMixture).items()):
+            if callable(value) and not name.startswith("_") and value.__doc__ is None:
+                for base in cls.__mro__[cls.__mro__.index(NoisyLabelMixture) + 1 :]:
+                    doc = getattr(getattr(base, name, None), "__doc__", None)
+                    if doc:
+                        value.__doc__ = doc
+                        break
+
+    # -------------------------------------------------------------- fitting
+    def _noisy(self, y, annotator):
+        mode = self.label_noise
+        several = y is not None and np.ndim(y) == 2
+        if mode == "none":
+            if several or annotator is not None:
+                raise ValueError(
+                    "label_noise='none' treats every label as the truth, so it takes one label "
+                    "per row and no annotator; set label_noise='one_coin' (or 'auto') to fit "
+                    "labels from several annotators."
+                )
+            return False
+        return mode == "one_coin" or several or annotator is not None
+
+    @validated
+    @atomic(deep=False)
+    def fit(self, X, y=None, *, group_by=None, y_pred=None, sample_weight=None, annotator=None):
+        """Fit the posterior from scratch; labels may come from annotators who slip.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_classes) or (n_samples,)
+            Black-box scores.
+        y : array-like of shape (n_samples,) or (n_samples, n_annotators), default=None
+            True labels (``missing_label`` for none). Two-dimensional: one
+            column per annotator (a DataFrame's column names name them), each
+            row holding the labels its annotators gave.
+        group_by, y_pred, sample_weight
+            As in the estimators' ``fit``.
+        annotator : array-like of shape (n_samples,), default=None
+            With one-dimensional ``y``: who gave each row's label.
+
+        Returns
+        -------
+        self : object
+        """
+        if not self._noisy(y, annotator):
+            self.__dict__.pop("imputations_", None)
+            return super().fit(X, y, group_by=group_by, y_pred=y_pred, sample_weight=sample_weight)
+        reset_fitted(self)
+        scores, pred, _ = validate_scores(self, X, y_pred=y_pred, reset=True)
+        n, K = scores.shape
+        labels, names = self._annotated_labels(y, annotator, n, K)
+        prior = self._annotator_priors(names)
+        rng = check_generator(self.random_state)
+        # The grouping, from the rows alone: the true labels are drawn per group.
+        super().fit(X, None, group_by=group_by, y_pred=y_pred, sample_weight=sample_weight)
+        rows = np.flatnonzero((labels >= 0).any(axis=1))
+        group = self.apply(X, group_by=group_by, y_pred=y_pred)[rows]
+        model = OneCoinAnnotators(pred[rows], group, labels[rows], K, prior, rng)
+        slips, drawn = model.draw(self.n_imputations)
+        fits = []
+        classes = self.classes_
+        for m in range(self.n_imputations):
+            y_m = np.full(n, self.missing_label, dtype=object)
+            y_m[rows] = classes[drawn[m]]
+            y_m = self._as_label_array(y_m, classes)
+            # Every fit draws with the same random_state: common random numbers.
+            est = self if m == 0 else clone(self).set_params(label_noise="none")
+            fitter = super().fit if m == 0 else est.fit
+            fitter(X, y_m, group_by=group_by, y_pred=y_pred, sample_weight=sample_weight)
+            if m > 0:
+                fits.append(est)
+        self.imputations_ = fits
+        self.annotator_names_ = np.asarray(names, dtype=object)
+        self.annotator_labels_ = labels
+        self._annotators = model
+        self.n_label_rows_ = int(rows.size)
+        return self
+
+    def _as_label_array(self, y_m, classes):
+        """The drawn labels in the classes' own dtype, ``missing_label`` where unlabeled."""
+        if self.missing_label is None or (
+            isinstance(self.missing_label, float) and np.isnan(self.missing_label)
+        ):
+            return pd.array(y_m, dtype="object")
+        try:
+            return np.asarray(
+                y_m.tolist(), dtype=np.result_type(classes, np.asarray(self.missing_label))
+            )
+        except (TypeError, ValueError):
+            return y_m
+
+    def _annotated_labels(self, y, annotator, n, K):
+        """Class codes of shape ``(n, A)`` (-1 where none) and the annotators' names."""
+        classes = self._classes(K)
+        missing = self.missing_label
+        if y is None:
+            raise ValueError("label_noise needs labels: y is None.")
+        if np.ndim(y) == 2:
+            if annotator is not None:
+                raise ValueError(
+                    "annotator is for one-dimensional y; a two-dimensional y names its "
+                    "annotators by its columns."
+                )
+            frame = pd.DataFrame(y)
+            if frame.shape[0] != n:
+                raise ValueError(f"y has {frame.shape[0]} rows; X has {n}.")
+            names = [str(c) for c in frame.columns]
+            if len(set(names)) != len(names):
+                raise ValueError(f"y's columns must name distinct annotators; got {names}.")
+            codes = np.column_stack(
+                [
+                    check_labels(
+                        frame.iloc[:, j].to_numpy(),
+                        n,
+                        K,
+                        classes,
+                        missing_label=missing,
+                        name=f"y[:, {names[j]!r}]",
+                    )
+                    for j in range(frame.shape[1])
+                ]
+            )
+            return codes, names
+        codes1 = check_labels(y, n, K, classes, missing_label=missing)
+        if annotator is None:
+            return codes1[:, None], ["annotator"]
+        who = pd.Series(np.asarray(annotator, dtype=object).ravel())
+        if who.size != n:
+            raise ValueError(f"annotator has {who.size} entries; X has {n} rows.")
+        labeled = codes1 >= 0
+        unnamed = labeled & who.isna().to_numpy()
+        if unnamed.any():
+            i = int(np.flatnonzero(unnamed)[0])
+            raise ValueError(f"annotator[{i}] is missing, but row {i} is labeled.")
+        names = list(dict.fromkeys(who[labeled].astype(str)))
+        col = pd.Index(names).get_indexer(who.astype(str))
+        codes = np.full((n, len(names)), -1, dtype=np.int64)
+        codes[np.flatnonzero(labeled), col[labeled]] = codes1[labeled]
+        return codes, names
+
+    def _annotator_priors(self, names):
+        spec = self.annotator_prior
+        if isinstance(spec, dict):
+            unknown = sorted(set(map(str, spec)) - set(names))
+            if unknown:
+                raise ValueError(
+                    f"annotator_prior names {unknown}, who labeled nothing; the annotators are "
+                    f"{names}."
+                )
+            spec = {str(k): v for k, v in spec.items()}
+            return [
+                _check_accuracy_prior(
+                    spec.get(a, DEFAULT_ANNOTATOR_PRIOR), f"annotator_prior[{a!r}]"
+                )
+                for a in names
+            ]
+        value = _check_accuracy_prior(spec, "annotator_prior")
+        return [value] * len(names)
+
+    def partial_fit(self, X, y=None, *, group_by=None, y_pred=None, sample_weight=None):
+        self._refuse_after_noise("partial_fit")
+        return super().partial_fit(
+            X, y, group_by=group_by, y_pred=y_pred, sample_weight=sample_weight
+        )
+
+    def add_labels(
+        self, X, y, *, group_by=None, y_pred=None, sample_weight=None, design_weight=None
+    ):
+        self._refuse_after_noise("add_labels")
+        return super().add_labels(
+            X,
+            y,
+            group_by=group_by,
+            y_pred=y_pred,
+            sample_weight=sample_weight,
+            design_weight=design_weight,
+        )
+
+    def _refuse_after_noise(self, method):
+        if self._mixed() or hasattr(self, "annotator_names_"):
+            raise ValueError(
+                f"{method} adds labels as the truth; this {type(self).__name__} was fitted "
+                "with label_noise, which needs every label at once: call fit with all of them."
+            )
+
+    # -------------------------------------------------------------- pooled outputs
+    def _fits(self):
+        return [super()] + list(getattr(self, "imputations_", ()) or ())
+
+    def _mixed(self):
+        return bool(getattr(self, "imputations_", None))
+
+    @validated
+    @validate_args({"n_draws": [N_DRAWS], "random_state": ["random_state"]})
+    def overall_samples(self, n_draws=DEFAULT_N_DRAWS, random_state=None):
+        if not self._mixed():
+            return super().overall_samples(n_draws, random_state)
+        draws = [f.overall_samples(n_draws, random_state) for f in self._fits()]
+        return _interleave(draws)
+
+    def overall_mean(self, n_draws=DEFAULT_N_DRAWS, random_state=None):
+        if not self._mixed():
+            return super().overall_mean(n_draws, random_state)
+        return float(np.mean([f.overall_mean(n_draws, random_state) for f in self._fits()]))
+
+    @validated
+    @validate_args({"n_draws": [N_DRAWS], "random_state": ["random_state"]})
+    def groupwise_samples(self, n_draws=DEFAULT_N_DRAWS, random_state=None):
+        if not self._mixed():
+            return super().groupwise_samples(n_draws, random_state)
+        return _interleave([f.groupwise_samples(n_draws, random_state) for f in self._fits()])
+
+    def predict(self, X, *, group_by=None, y_pred=None):
+        if not self._mixed():
+            return super().predict(X, group_by=group_by, y_pred=y_pred)
+        return np.mean([f.predict(X, group_by=group_by, y_pred=y_pred) for f in self._fits()], 0)
+
+    def predict_proba(self, X, *, group_by=None, y_pred=None):
+        if not self._mixed():
+            return super().predict_proba(X, group_by=group_by, y_pred=y_pred)
+        return np.mean(
+            [f.predict_proba(X, group_by=group_by, y_pred=y_pred) for f in self._fits()], 0
+        )
+
+    @validate_args({"level": [LEVEL]})
+    def groupwise_interval(self, level=0.95):
+        if not self._mixed():
+            return super().groupwise_interval(level)
+        return self._mixed_interval(level)[1:]
+
+    def _mixed_interval(self, level):
+        """Each group's mean, lower and upper from the fits' draws, mixed."""
+        fits = self._fits()
+        per = -(-DEFAULT_N_DRAWS // len(fits))
+        draws = np.concatenate([f.groupwise_samples(per) for f in fits])
+        tail = (1.0 - level) / 2.0
+        lower, upper = np.quantile(draws, [tail, 1 - tail], axis=0)
+        if getattr(self, "_checks_departure", lambda: False)():
+            # A group whose labels stray from the shared map holds their own interval too.
+            flagged = self._flagged_groups()
+            labels_lower, labels_upper = self._labels_interval(level)
+            lower = np.where(flagged, np.minimum(lower, labels_lower), lower)
+            upper = np.where(flagged, np.maximum(upper, labels_upper), upper)
+        return np.clip(draws.mean(0), lower, upper), lower, upper
+
+    @validate_args({"level": [LEVEL]})
+    def summary(self, level=0.95):
+        frame = super().summary(level)
+        if self._mixed():
+            frame["mean"], frame["lower"], frame["upper"] = self._mixed_interval(level)
+        return frame
+
+    @validate_args({"level": [LEVEL]})
+    def annotator_summary(self, level=0.95):
+        """Each annotator's labels and estimated accuracy (the one-coin model).
+
+        Parameters
+        ----------
+        level : float, default=0.95
+            Credible level of the accuracy's interval.
+
+        Returns
+        -------
+        summary : pandas.DataFrame
+            One row per annotator: ``n_labeled`` (rows it labeled),
+            ``n_repeated`` (of them, rows someone else labeled too),
+            ``agreement`` (share of its repeated rows where another label
+            agrees with its own), ``mean``, ``lower`` and ``upper`` of its
+            accuracy (a known accuracy has no spread).
+        """
+        check_is_fitted(self, "imputations_")
+        labels = self.annotator_labels_
+        given = labels >= 0
+        repeated = given & (given.sum(1, keepdims=True) > 1)
+        agree = np.zeros(labels.shape[1])
+        for a in range(labels.shape[1]):
+            rows = repeated[:, a]
+            others = np.delete(labels[rows], a, axis=1)
+            agree[a] = (
+                np.mean((others == labels[rows, a][:, None]).any(1)) if rows.any() else np.nan
+            )
+        acc = self._annotators.accuracy_summary(level)
+        return pd.DataFrame(
+            {
+                "n_labeled": given.sum(0),
+                "n_repeated": repeated.sum(0),
+                "agreement": agree,
+                "mean": acc[:, 0],
+                "lower": acc[:, 1],
+                "upper": acc[:, 2],
+            },
+            index=pd.Index(self.annotator_names_, name="annotator"),
+        )
+
+
+def _interleave(draws):
+    """Draw ``j`` from fit ``j mod M``: the mixture's draws, as many as each fit gave."""
+    stack = np.stack(draws)  # (M, n_draws, ...)
+    m = stack.shape[0]
+    pick = np.arange(stack.shape[1]) % m
+    return stack[pick, np.arange(stack.shape[1])]

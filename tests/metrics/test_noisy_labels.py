@@ -1,0 +1,209 @@
+"""The one-coin noise model of annotators, and BayesianAccuracy fitted through it."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skassess import BayesianAccuracy
+from skassess.metrics._annotators import OneCoinAnnotators, beta_from_interval, label_patterns
+
+
+def pool(n=3000, K=5, seed=0, labeled=600):
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(size=(n, K)) * 2.0
+    X = np.exp(logits)
+    X /= X.sum(1, keepdims=True)
+    y = np.array([rng.choice(K, p=p) for p in X])
+    rows = rng.choice(n, labeled, replace=False)
+    return X, y, rows, rng
+
+
+def slipped(y, eps, rng, K):
+    slip = rng.random(y.size) < eps
+    return np.where(slip, (y + rng.integers(1, K, y.size)) % K, y)
+
+
+def test_label_patterns_codes_classes_by_first_appearance():
+    pred = np.array([0, 1, 2])
+    labels = np.array([[0, 3, -1], [2, 2, 1], [4, 5, 4]])
+    codes, others = label_patterns(pred, labels)
+    np.testing.assert_array_equal(codes, [[0, 1, -1], [1, 1, 0], [1, 2, 1]])
+    np.testing.assert_array_equal(others[:, :2], [[3, -1], [2, -1], [4, 5]])
+
+
+def test_beta_from_interval_holds_its_quantiles():
+    from scipy import stats
+
+    a, b = beta_from_interval(0.85, 0.999)
+    np.testing.assert_allclose(stats.beta.ppf([0.025, 0.975], a, b), [0.85, 0.999], atol=1e-6)
+
+
+def test_without_annotators_the_fit_is_the_plain_one():
+    X, y, rows, _ = pool()
+    labels = np.full(y.size, -1)
+    labels[rows] = y[rows]
+    auto = BayesianAccuracy(random_state=0).fit(X, labels)
+    plain = BayesianAccuracy(label_noise="none", random_state=0).fit(X, labels)
+    assert not hasattr(auto, "imputations_")
+    pd.testing.assert_frame_equal(auto.summary(), plain.summary())
+    assert auto.overall_interval() == plain.overall_interval()
+
+
+def test_a_gold_annotator_leaves_the_labels_as_they_are():
+    X, y, rows, _ = pool()
+    labels = np.full(y.size, -1)
+    labels[rows] = y[rows]
+    gold = BayesianAccuracy(
+        annotator_prior=1.0, label_noise="one_coin", n_imputations=3, random_state=0
+    ).fit(X, labels)
+    plain = BayesianAccuracy(random_state=0).fit(X, labels)
+    assert gold.overall_mean() == pytest.approx(plain.overall_mean(), abs=1e-12)
+    summary = gold.annotator_summary()
+    assert summary.loc["annotator", "mean"] == 1.0
+
+
+def test_repeats_recover_the_slip_rates_and_the_accuracy():
+    X, y, rows, rng = pool(n=6000, labeled=3000, seed=1)
+    K = X.shape[1]
+    twice = rows[: rows.size // 3]
+    first, second = rows[: rows.size // 2], rows[rows.size // 2 :]
+    labels = np.full((y.size, 2), -1)
+    labels[first, 0] = slipped(y[first], 0.04, rng, K)
+    labels[second, 1] = slipped(y[second], 0.12, rng, K)
+    labels[twice, 1] = slipped(y[twice], 0.12, rng, K)
+    frame = pd.DataFrame(labels, columns=["ann", "bob"])
+    est = BayesianAccuracy(random_state=0).fit(X, frame)
+    truth = np.mean(X.argmax(1) == y)
+    lo, hi = est.overall_interval()
+    assert lo <= truth <= hi
+    acc = est.annotator_summary()
+    assert acc.loc["ann", "lower"] <= 0.96 <= acc.loc["ann", "upper"]
+    assert acc.loc["bob", "lower"] <= 0.88 <= acc.loc["bob", "upper"]
+    assert acc.loc["ann", "n_repeated"] == twice.size
+    # Labels taken as the truth miss: the slips read as the black box's errors.
+    first_label = np.where(labels[:, 0] >= 0, labels[:, 0], labels[:, 1])
+    naive = BayesianAccuracy(random_state=0).fit(X, first_label).overall_interval()
+    assert naive[1] < truth
+
+
+def test_one_annotator_without_repeats_spans_its_prior():
+    X, y, rows, rng = pool(seed=2)
+    labels = np.full(y.size, -1)
+    labels[rows] = slipped(y[rows], 0.05, rng, X.shape[1])
+    wide = BayesianAccuracy(annotator_prior=(0.7, 0.999), label_noise="one_coin", random_state=0)
+    narrow = BayesianAccuracy(annotator_prior=(0.94, 0.96), label_noise="one_coin", random_state=0)
+    w = np.diff(wide.fit(X, labels).overall_interval())[0]
+    n = np.diff(narrow.fit(X, labels).overall_interval())[0]
+    plain = np.diff(BayesianAccuracy(random_state=0).fit(X, labels).overall_interval())[0]
+    assert w > n > 0.8 * plain
+
+
+def test_annotator_per_row_equals_one_column_each():
+    X, y, rows, rng = pool(seed=3)
+    labels = np.full(y.size, -1)
+    labels[rows] = slipped(y[rows], 0.05, rng, X.shape[1])
+    who = np.where(np.arange(y.size) % 2, "x", "y").astype(object)
+    wide = np.full((y.size, 2), -1)
+    wide[(labels >= 0) & (who == "y"), 0] = labels[(labels >= 0) & (who == "y")]
+    wide[(labels >= 0) & (who == "x"), 1] = labels[(labels >= 0) & (who == "x")]
+    a = BayesianAccuracy(random_state=0, n_imputations=4).fit(X, labels, annotator=who)
+    b = BayesianAccuracy(random_state=0, n_imputations=4).fit(
+        X, pd.DataFrame(wide, columns=["y", "x"])
+    )
+    assert a.overall_mean() == pytest.approx(b.overall_mean())
+    assert list(a.annotator_names_) == ["y", "x"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "fit", "match"),
+    [
+        ({"label_noise": "none"}, {"annotator": "two"}, "label_noise='none'"),
+        ({"label_noise": "none"}, {"y": "wide"}, "label_noise='none'"),
+        ({}, {"y": "wide", "annotator": "one"}, "annotator is for one-dimensional y"),
+        ({"annotator_prior": {"zed": 0.9}}, {"y": "wide"}, "zed"),
+        ({"annotator_prior": (0.99, 0.9)}, {"y": "wide"}, "0 < low < high < 1"),
+        ({"annotator_prior": (0.5, "x")}, {"y": "wide"}, "central 95 % interval"),
+        ({"annotator_prior": 1.0}, {"y": "clash"}, "disagree on labeled item"),
+        ({}, {"annotator": "gap"}, r"annotator\[0\] is missing"),
+    ],
+)
+def test_bad_annotator_input_is_refused(kwargs, fit, match):
+    X = np.array([[0.8, 0.2], [0.3, 0.7], [0.6, 0.4], [0.1, 0.9]])
+    y = np.array([0, 1, 1, -1])
+    wide = pd.DataFrame({"a": [0, 1, -1, -1], "b": [1, -1, 0, -1]})
+    args = {"y": y}
+    if fit.get("y") == "wide":
+        args["y"] = wide
+    if fit.get("y") == "clash":
+        args["y"] = wide
+    if fit.get("annotator") == "two":
+        args["annotator"] = ["a", "b", "a", "b"]
+    if fit.get("annotator") == "one":
+        args["annotator"] = ["a"] * 4
+    if fit.get("annotator") == "gap":
+        args["annotator"] = [None, "b", "a", "b"]
+    with pytest.raises(ValueError, match=match):
+        BayesianAccuracy(random_state=0, n_imputations=2, **kwargs).fit(X, **args)
+
+
+def test_partial_fit_after_a_noisy_fit_is_refused():
+    X, y, rows, _ = pool()
+    labels = np.full(y.size, -1)
+    labels[rows] = y[rows]
+    est = BayesianAccuracy(label_noise="one_coin", n_imputations=2, random_state=0).fit(X, labels)
+    with pytest.raises(ValueError, match="needs every label at once"):
+        est.partial_fit(X, labels)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.integers(2, 6),
+    st.integers(1, 3),
+    st.integers(0, 2**31 - 1),
+)
+def test_drawn_true_labels_are_classes_and_respect_a_gold_standard(K, A, seed):
+    rng = np.random.default_rng(seed)
+    n = 60
+    pred = rng.integers(0, K, n)
+    labels = np.where(rng.random((n, A)) < 0.6, rng.integers(0, K, (n, A)), -1)
+    labels[:, 0] = np.where(labels[:, 0] < 0, rng.integers(0, K, n), labels[:, 0])
+    prior = [1.0] + [beta_from_interval(0.8, 0.99)] * (A - 1)  # the first is gold
+    model = OneCoinAnnotators(pred, rng.integers(0, 3, n), labels, K, prior, rng)
+    eps, drawn = model.draw(5)
+    assert drawn.shape == (5, n)
+    assert ((drawn >= 0) & (drawn < K)).all()
+    np.testing.assert_array_equal(drawn, np.broadcast_to(labels[:, 0], drawn.shape))
+    assert (eps[:, 0] == 0).all() and ((eps >= 0) & (eps < 1)).all()
+
+
+@pytest.mark.slow
+def test_coverage_with_two_annotators_and_repeats():
+    """Seeded: 40 pools, slips of 2.5 % and 7.5 %, 30 % of 1,500 items labeled twice.
+
+    The 95 % interval of the overall accuracy holds the truth in at least 34
+    of 40 (a binomial 95 % lower bound at 0.95 is 35; one less for Monte Carlo
+    error); taking the labels as the truth, in at most half.
+    """
+    hits, naive_hits = 0, 0
+    for seed in range(40):
+        X, y, rows, rng = pool(n=5000, labeled=1500, seed=100 + seed)
+        K = X.shape[1]
+        labels = np.full((y.size, 2), -1)
+        first = rng.integers(0, 2, rows.size)
+        for a, eps in enumerate((0.025, 0.075)):
+            mine = rows[first == a]
+            labels[mine, a] = slipped(y[mine], eps, rng, K)
+        again = rows[rng.random(rows.size) < 0.3]
+        for i in again:
+            a = 1 - int(labels[i, 0] >= 0)
+            labels[i, a] = slipped(y[[i]], (0.025, 0.075)[a], rng, K)[0]
+        truth = np.mean(X.argmax(1) == y)
+        lo, hi = BayesianAccuracy(random_state=seed).fit(X, labels).overall_interval()
+        hits += lo <= truth <= hi
+        first_label = np.where(labels[:, 0] >= 0, labels[:, 0], labels[:, 1])
+        lo, hi = BayesianAccuracy(random_state=seed).fit(X, first_label).overall_interval()
+        naive_hits += lo <= truth <= hi
+    assert hits >= 34, hits
+    assert naive_hits <= 20, naive_hits
