@@ -28,7 +28,9 @@ from ._conjugate import BetaPosterior
 from ._count_tails import count_tails
 
 
-def fit_calibrated_rates(rows, logit_sum, labeled, success, *, fit=None, random_state=None):
+def fit_calibrated_rates(
+    rows, logit_sum, labeled, success, *, fit=None, n_draws=4000, random_state=None
+):
     """The calibrated model of each group's rate from its counts per group and bin.
 
     What the estimators fit (accuracy, the confusion matrix's accuracies) and
@@ -44,6 +46,7 @@ def fit_calibrated_rates(rows, logit_sum, labeled, success, *, fit=None, random_
         labeled,
         success,
         score_center(rows, logit_sum),
+        n_draws=n_draws,
         random_state=random_state,
         **(fit or {}),
     )

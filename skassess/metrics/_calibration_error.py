@@ -58,6 +58,7 @@ from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
 from ._conjugate import BetaPosterior
 from ._design_bins import DesignBinsMixin
 from ._grouping import STRATEGIES
+from ._noisy_labels import DEFAULT_ANNOTATOR_PRIOR, NoisyLabelMixture
 from ._rates import _RateAssessor
 
 #: Grids of the hierarchical model's map (slope, intercept) and bin concentration.
@@ -133,7 +134,7 @@ def _expected_gap(conf, S, n, p_calibrated):
 
 
 @fill_doc
-class BayesianCalibrationError(DesignBinsMixin, _RateAssessor):
+class BayesianCalibrationError(NoisyLabelMixture, DesignBinsMixin, _RateAssessor):
     """Bayesian estimate of the expected calibration error of a black-box classifier.
 
     Read more in the :ref:`User Guide <ug_calibration_error>`.
@@ -190,6 +191,7 @@ class BayesianCalibrationError(DesignBinsMixin, _RateAssessor):
         ``theta_b`` (the model's, on an infinite pool like this one).
     {{classes}}
     {{missing_label}}
+    {{label_noise}}
     {{random_state}}
 
     Attributes
@@ -209,6 +211,7 @@ class BayesianCalibrationError(DesignBinsMixin, _RateAssessor):
     n_rows_ : ndarray of shape (n_groups,)
         All rows per bin.
     {{fitted_rows}}
+    {{label_noise_fitted}}
 
     See Also
     --------
@@ -247,6 +250,7 @@ class BayesianCalibrationError(DesignBinsMixin, _RateAssessor):
 
     _parameter_constraints = {
         **_RateAssessor._parameter_constraints,
+        **NoisyLabelMixture._noise_constraints,
         "n_bins": [Interval(Integral, 1, None, closed="left")],
         "binning": [StrOptions(set(STRATEGIES))],
         "strategy": [StrOptions(set(STRATEGIES)), Hidden(StrOptions({"deprecated"}))],
@@ -272,6 +276,9 @@ class BayesianCalibrationError(DesignBinsMixin, _RateAssessor):
         unlabeled="sampled",
         classes=None,
         missing_label=-1,
+        label_noise="auto",
+        annotator_prior=DEFAULT_ANNOTATOR_PRIOR,
+        n_imputations=20,
         random_state=None,
     ):
         self.n_bins = n_bins
@@ -286,6 +293,9 @@ class BayesianCalibrationError(DesignBinsMixin, _RateAssessor):
         self.unlabeled = unlabeled
         self.classes = classes
         self.missing_label = missing_label
+        self.label_noise = label_noise
+        self.annotator_prior = annotator_prior
+        self.n_imputations = n_imputations
         self.random_state = random_state
 
     def _grouping_kind_of(self):
@@ -375,6 +385,10 @@ class BayesianCalibrationError(DesignBinsMixin, _RateAssessor):
             conf = np.nan_to_num(self.confidence_)
             return np.abs(self.posterior_.rvs(n_draws, rng) - conf)
         return self._gap_draws(n_draws, rng, pool=False)
+
+    def _summary_draws(self, n_draws):
+        # The summary's rows: each bin's accuracy, its Beta posterior.
+        return self.posterior_.rvs(n_draws, self._rng(None))
 
     def _overall_samples(self, n_draws, rng):
         pool = self.unlabeled == "sampled"

@@ -22,11 +22,14 @@ from ._error_split import ErrorSplit
 from ._hierarchical import HierarchicalBeta
 from ._lazy_fit import LazyCalibratedFit
 from ._nested_dirichlet import NestedDirichletPosterior
+from ._noisy_labels import DEFAULT_ANNOTATOR_PRIOR, NoisyConfusionMixture
 from ._prior_checks import prior_pull
 
 
 @fill_doc
-class BayesianConfusionMatrix(DesignCounts, DesignErrorSplit, LazyCalibratedFit, _BaseAssessor):
+class BayesianConfusionMatrix(
+    NoisyConfusionMixture, DesignCounts, DesignErrorSplit, LazyCalibratedFit, _BaseAssessor
+):
     """Bayesian estimate of a black-box classifier's confusion matrix.
 
     Read more in the :ref:`User Guide <ug_confusion>`.
@@ -65,6 +68,7 @@ class BayesianConfusionMatrix(DesignCounts, DesignErrorSplit, LazyCalibratedFit,
         for every conjugate estimator).
     {{classes}}
     {{missing_label}}
+    {{label_noise}}
     {{random_state}}
 
     Attributes
@@ -81,6 +85,7 @@ class BayesianConfusionMatrix(DesignCounts, DesignErrorSplit, LazyCalibratedFit,
         Labeled rows per (predicted class, true class), weighted.
     {{predicted_class_groups}}
     {{fitted_rows}}
+    {{label_noise_fitted}}
 
     See Also
     --------
@@ -132,6 +137,7 @@ class BayesianConfusionMatrix(DesignCounts, DesignErrorSplit, LazyCalibratedFit,
             StrOptions({"uniform", "informative", "hierarchical", "calibrated"}),
             "array-like",
         ],
+        **NoisyConfusionMixture._noise_constraints,
     }
     _group_arrays = ("n_rows_", "expected_counts_", "counts_")
     _extra_stat_arrays = ("_design_confusion", "_design_confusion_square")
@@ -153,12 +159,18 @@ class BayesianConfusionMatrix(DesignCounts, DesignErrorSplit, LazyCalibratedFit,
         prior_strength=DEFAULT_PRIOR_STRENGTH,
         classes=None,
         missing_label=-1,
+        label_noise="auto",
+        annotator_prior=DEFAULT_ANNOTATOR_PRIOR,
+        n_imputations=20,
         random_state=None,
     ):
         self.prior = prior
         self.prior_strength = prior_strength
         self.classes = classes
         self.missing_label = missing_label
+        self.label_noise = label_noise
+        self.annotator_prior = annotator_prior
+        self.n_imputations = n_imputations
         self.random_state = random_state
 
     def _init_stats(self, n_groups):

@@ -10,6 +10,7 @@ from ..utils._params import LEVEL, N_DRAWS, validate_args, validated
 from ._base import DEFAULT_PRIOR_STRENGTH, DRAW_CHUNK
 from ._confusion import BayesianConfusionMatrix
 from ._conjugate import MIN_PSEUDO_COUNT, dirichlet_draws
+from ._noisy_labels import DEFAULT_ANNOTATOR_PRIOR
 
 
 @fill_doc
@@ -43,6 +44,7 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         ``N0``, the prior's weight in pseudo-labels.
     {{classes}}
     {{missing_label}}
+    {{label_noise}}
     {{random_state}}
 
     Attributes
@@ -57,6 +59,7 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         Labeled rows per (predicted class, true class).
     {{predicted_class_groups}}
     {{fitted_rows}}
+    {{label_noise_fitted}}
 
     See Also
     --------
@@ -92,6 +95,9 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         prior_strength=DEFAULT_PRIOR_STRENGTH,
         classes=None,
         missing_label=-1,
+        label_noise="auto",
+        annotator_prior=DEFAULT_ANNOTATOR_PRIOR,
+        n_imputations=20,
         random_state=None,
     ):
         super().__init__(
@@ -99,6 +105,9 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
             prior_strength=prior_strength,
             classes=classes,
             missing_label=missing_label,
+            label_noise=label_noise,
+            annotator_prior=annotator_prior,
+            n_imputations=n_imputations,
             random_state=random_state,
         )
         self.cost_matrix = cost_matrix
@@ -245,6 +254,8 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
 
     def _overall_exact_mean(self):
         mean = self._pool_cost_mean() if self._calibrated() else self._cost(self.posterior_.mean())
+        if self._mixed():  # the mean of the mixture over the draws of the true labels
+            mean = np.clip(draws.mean(axis=0), lower, upper)
         return float(mean @ self.group_weights_)
 
     _overall_name = "expected cost"
@@ -296,6 +307,8 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         draws = self.groupwise_samples(n_draws, random_state)
         lower, upper = np.quantile(draws, [tail, 1.0 - tail], axis=0)
         mean = self._pool_cost_mean() if self._calibrated() else self._cost(self.posterior_.mean())
+        if self._mixed():  # the mean of the mixture over the draws of the true labels
+            mean = np.clip(draws.mean(axis=0), lower, upper)
         return pd.DataFrame(
             {
                 "n_labeled": self.counts_.sum(axis=1),

@@ -9,6 +9,10 @@ from sklearn.utils.validation import check_is_fitted
 from ._calibrated import fit_calibrated_rates
 from ._calibrated_model import score_center
 
+#: The calibrated model's own posterior draws (each fit of an estimator under
+#: ``label_noise`` makes its share of them).
+DEFAULT_MODEL_DRAWS = 4000
+
 
 class LazyCalibratedFit:
     """Mixin of estimators whose calibrated model is fitted when first read.
@@ -45,6 +49,7 @@ class LazyCalibratedFit:
             self.score_labeled_,
             self.score_success_,
             fit=self._design_fit(),
+            n_draws=getattr(self, "_model_n_draws", DEFAULT_MODEL_DRAWS),
             random_state=self._model_random_state(),
         )
 

@@ -9,6 +9,7 @@ comes from all of them, so the uncertainty about who slipped is in every
 answer.
 """
 
+import types
 from numbers import Integral, Real
 
 import numpy as np
@@ -60,14 +61,18 @@ class NoisyLabelMixture:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        # An override without its own docstring reads as the method it mixes.
-        for name, value in list(vars(NoisyLabelMixture).items()):
-            if callable(value) and not name.startswith("_") and value.__doc__ is None:
-                for base in cls.__mro__[cls.__mro__.index(NoisyLabelMixture) + 1 :]:
-                    doc = getattr(getattr(base, name, None), "__doc__", None)
-                    if doc:
-                        value.__doc__ = doc
-                        break
+        # An override without a docstring of its own reads, in each estimator,
+        # as the method it mixes: a copy of it with that method's docstring.
+        mro = cls.__mro__
+        after = mro[mro.index(NoisyLabelMixture) + 1 :]
+        for name, value in vars(NoisyLabelMixture).items():
+            if name.startswith("_") or not callable(value) or value.__doc__ is not None:
+                continue
+            if getattr(cls, name) is not value:
+                continue
+            doc = next((getattr(b, name).__doc__ for b in after if hasattr(b, name)), None)
+            if doc:
+                setattr(cls, name, _with_doc(value, doc))
 
     # -------------------------------------------------------------- fitting
     def _noisy(self, y, annotator):
@@ -106,7 +111,7 @@ class NoisyLabelMixture:
         self : object
         """
         if not self._noisy(y, annotator):
-            self.__dict__.pop("imputations_", None)
+            self.__dict__.pop("_model_n_draws", None)
             return super().fit(X, y, group_by=group_by, y_pred=y_pred, sample_weight=sample_weight)
         reset_fitted(self)
         scores, pred, _ = validate_scores(self, X, y_pred=y_pred, reset=True)
@@ -114,6 +119,9 @@ class NoisyLabelMixture:
         labels, names = self._annotated_labels(y, annotator, n, K)
         prior = self._annotator_priors(names)
         rng = check_generator(self.random_state)
+        # Each fit makes its share of the mixture's draws.
+        per = max(2, -(-DEFAULT_N_DRAWS // self.n_imputations))
+        self._model_n_draws = per
         # The grouping, from the rows alone: the true labels are drawn per group.
         super().fit(X, None, group_by=group_by, y_pred=y_pred, sample_weight=sample_weight)
         rows = np.flatnonzero((labels >= 0).any(axis=1))
@@ -128,6 +136,7 @@ class NoisyLabelMixture:
             y_m = self._as_label_array(y_m, classes)
             # Every fit draws with the same random_state: common random numbers.
             est = self if m == 0 else clone(self).set_params(label_noise="none")
+            est._model_n_draws = per
             fitter = super().fit if m == 0 else est.fit
             fitter(X, y_m, group_by=group_by, y_pred=y_pred, sample_weight=sample_weight)
             if m > 0:
@@ -247,43 +256,51 @@ class NoisyLabelMixture:
             )
 
     # -------------------------------------------------------------- pooled outputs
-    def _fits(self):
-        return [super()] + list(getattr(self, "imputations_", ()) or ())
+    def _each(self, name, *args, **kwargs):
+        """``name(*args, **kwargs)`` of every fit: the estimator's own first, unmixed."""
+        self.__dict__["_unmixed"] = True
+        try:
+            first = getattr(self, name)(*args, **kwargs)
+        finally:
+            del self.__dict__["_unmixed"]
+        return [first] + [getattr(f, name)(*args, **kwargs) for f in self.imputations_]
+
+    def _n_fits(self):
+        return 1 + len(self.imputations_)
 
     def _mixed(self):
-        return bool(getattr(self, "imputations_", None))
+        return bool(getattr(self, "imputations_", None)) and not self.__dict__.get("_unmixed")
 
     @validated
     @validate_args({"n_draws": [N_DRAWS], "random_state": ["random_state"]})
     def overall_samples(self, n_draws=DEFAULT_N_DRAWS, random_state=None):
         if not self._mixed():
             return super().overall_samples(n_draws, random_state)
-        draws = [f.overall_samples(n_draws, random_state) for f in self._fits()]
-        return _interleave(draws)
+        per = -(-n_draws // self._n_fits())
+        return _interleave(self._each("overall_samples", per, random_state), n_draws)
 
     def overall_mean(self, n_draws=DEFAULT_N_DRAWS, random_state=None):
         if not self._mixed():
             return super().overall_mean(n_draws, random_state)
-        return float(np.mean([f.overall_mean(n_draws, random_state) for f in self._fits()]))
+        return float(np.mean(self._each("overall_mean", n_draws, random_state)))
 
     @validated
     @validate_args({"n_draws": [N_DRAWS], "random_state": ["random_state"]})
     def groupwise_samples(self, n_draws=DEFAULT_N_DRAWS, random_state=None):
         if not self._mixed():
             return super().groupwise_samples(n_draws, random_state)
-        return _interleave([f.groupwise_samples(n_draws, random_state) for f in self._fits()])
+        per = -(-n_draws // self._n_fits())
+        return _interleave(self._each("groupwise_samples", per, random_state), n_draws)
 
     def predict(self, X, *, group_by=None, y_pred=None):
         if not self._mixed():
             return super().predict(X, group_by=group_by, y_pred=y_pred)
-        return np.mean([f.predict(X, group_by=group_by, y_pred=y_pred) for f in self._fits()], 0)
+        return np.mean(self._each("predict", X, group_by=group_by, y_pred=y_pred), 0)
 
     def predict_proba(self, X, *, group_by=None, y_pred=None):
         if not self._mixed():
             return super().predict_proba(X, group_by=group_by, y_pred=y_pred)
-        return np.mean(
-            [f.predict_proba(X, group_by=group_by, y_pred=y_pred) for f in self._fits()], 0
-        )
+        return np.mean(self._each("predict_proba", X, group_by=group_by, y_pred=y_pred), 0)
 
     @validate_args({"level": [LEVEL]})
     def groupwise_interval(self, level=0.95):
@@ -293,9 +310,8 @@ class NoisyLabelMixture:
 
     def _mixed_interval(self, level):
         """Each group's mean, lower and upper from the fits' draws, mixed."""
-        fits = self._fits()
-        per = -(-DEFAULT_N_DRAWS // len(fits))
-        draws = np.concatenate([f.groupwise_samples(per) for f in fits])
+        per = -(-DEFAULT_N_DRAWS // self._n_fits())
+        draws = np.concatenate(self._each("groupwise_samples", per))
         tail = (1.0 - level) / 2.0
         lower, upper = np.quantile(draws, [tail, 1 - tail], axis=0)
         if getattr(self, "_checks_departure", lambda: False)():
@@ -306,12 +322,28 @@ class NoisyLabelMixture:
             upper = np.where(flagged, np.maximum(upper, labels_upper), upper)
         return np.clip(draws.mean(0), lower, upper), lower, upper
 
-    @validate_args({"level": [LEVEL]})
-    def summary(self, level=0.95):
-        frame = super().summary(level)
+    def summary(self, *args, **kwargs):
+        frame = super().summary(*args, **kwargs)
         if self._mixed():
-            frame["mean"], frame["lower"], frame["upper"] = self._mixed_interval(level)
+            level = args[0] if args else kwargs.get("level", 0.95)
+            frame["mean"], frame["lower"], frame["upper"] = self._mixed_columns(frame, level)
         return frame
+
+    def _mixed_columns(self, frame, level):
+        """``mean``, ``lower`` and ``upper`` of a summary's rows, mixed over the fits."""
+        if len(frame) == len(self.groups_) and type(self)._summary_draws is (
+            NoisyLabelMixture._summary_draws
+        ):
+            return self._mixed_interval(level)
+        per = -(-DEFAULT_N_DRAWS // self._n_fits())
+        draws = np.concatenate(self._each("_summary_draws", per))
+        tail = (1.0 - level) / 2.0
+        lower, upper = np.quantile(draws, [tail, 1 - tail], axis=0)
+        return np.clip(draws.mean(0), lower, upper), lower, upper
+
+    def _summary_draws(self, n_draws):
+        """Draws of what each row of :meth:`summary` describes (hook; per group here)."""
+        return self.groupwise_samples(n_draws)
 
     @validate_args({"level": [LEVEL]})
     def annotator_summary(self, level=0.95):
@@ -356,9 +388,45 @@ class NoisyLabelMixture:
         )
 
 
-def _interleave(draws):
-    """Draw ``j`` from fit ``j mod M``: the mixture's draws, as many as each fit gave."""
-    stack = np.stack(draws)  # (M, n_draws, ...)
-    m = stack.shape[0]
-    pick = np.arange(stack.shape[1]) % m
-    return stack[pick, np.arange(stack.shape[1])]
+class NoisyConfusionMixture(NoisyLabelMixture):
+    """:class:`NoisyLabelMixture` with the confusion matrix's own outputs mixed too."""
+
+    def _summary_draws(self, n_draws):
+        # The summary's rows: cells (predicted class, true class) of P(y | pred).
+        draws = self.confusion_matrix_samples(n_draws, normalize="pred").transpose(0, 2, 1)
+        return draws.reshape(n_draws, -1)
+
+    def confusion_matrix_samples(self, n_draws=DEFAULT_N_DRAWS, normalize="all", random_state=None):
+        if not self._mixed():
+            return super().confusion_matrix_samples(n_draws, normalize, random_state)
+        per = -(-n_draws // self._n_fits())
+        draws = self._each("confusion_matrix_samples", per, normalize, random_state)
+        return _interleave(draws, n_draws)
+
+    def confusion_matrix(self, normalize="all", n_draws=DEFAULT_N_DRAWS, random_state=None):
+        if not self._mixed():
+            return super().confusion_matrix(normalize, n_draws, random_state)
+        frames = self._each("confusion_matrix", normalize, n_draws, random_state)
+        return sum(frames[1:], frames[0]) / len(frames)
+
+
+def _with_doc(function, doc):
+    """A copy of ``function`` with the docstring ``doc``."""
+    copy = types.FunctionType(
+        function.__code__,
+        function.__globals__,
+        function.__name__,
+        function.__defaults__,
+        function.__closure__,
+    )
+    copy.__kwdefaults__ = function.__kwdefaults__
+    copy.__dict__.update(function.__dict__)
+    copy.__qualname__ = function.__qualname__
+    copy.__doc__ = doc
+    return copy
+
+
+def _interleave(draws, n_draws):
+    """The mixture's first ``n_draws`` draws, draw ``j`` from fit ``j mod M``."""
+    stack = np.stack(draws)  # (M, per, ...)
+    return np.swapaxes(stack, 0, 1).reshape(-1, *stack.shape[2:])[:n_draws]

@@ -33,6 +33,37 @@ n_samples_seen_ : int
     Rows seen by :meth:`fit` and :meth:`partial_fit`.
 n_features_in_ : int
     Number of score columns seen in :meth:`fit`.""",
+    "label_noise": """\
+label_noise : {"auto", "none", "one_coin"}, default="auto"
+    How far a label is the truth. ``"none"``: every label is. ``"one_coin"``:
+    each annotator gives the true class with its own probability (its
+    accuracy) and otherwise any other class alike; the true classes of the
+    labeled rows are drawn from their posterior (given every label, the
+    black box's predictions and the annotators' priors) and the estimator is
+    fitted once per draw, its posterior the mixture of the fits (user guide,
+    *When labels are noisy*). ``"auto"``: ``"one_coin"`` when :meth:`fit` is
+    told who labeled (``annotator``, or ``y`` with a column per annotator),
+    ``"none"`` otherwise.
+annotator_prior : (float, float), float or dict, default=(0.85, 0.999)
+    What is known of an annotator's accuracy before the labels: a pair is the
+    central 95 % interval of a Beta prior; a float is the accuracy, known
+    (1.0: a gold standard, whose labels are the truth). A dict gives one of
+    these per annotator name (the others take the default). Repeated labels
+    and a gold standard narrow it; with one annotator and no repeats, the
+    labels cannot tell its slips from the black box's errors, and the
+    interval of the metric spans this prior.
+n_imputations : int, default=20
+    Draws of the true labels, each a fit of the estimator, under
+    ``label_noise``.""",
+    "label_noise_fitted": """\
+imputations_ : list of estimators
+    Under ``label_noise``: the fits to the draws of the true labels after
+    the first (the estimator's own state is the first's); the summaries,
+    draws and predictions mix all of them. The other attributes are the
+    first fit's.
+annotator_names_ : ndarray of object
+    Under ``label_noise``: the annotators, in the order of
+    ``annotator_summary``.""",
     "binning": """\
 binning : {"uniform", "quantile"}, default="uniform"
     Bins of equal width on [0, 1], or with equal numbers of rows (edges
