@@ -254,8 +254,6 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
 
     def _overall_exact_mean(self):
         mean = self._pool_cost_mean() if self._calibrated() else self._cost(self.posterior_.mean())
-        if self._mixed():  # the mean of the mixture over the draws of the true labels
-            mean = np.clip(draws.mean(axis=0), lower, upper)
         return float(mean @ self.group_weights_)
 
     _overall_name = "expected cost"
@@ -307,6 +305,8 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         draws = self.groupwise_samples(n_draws, random_state)
         lower, upper = np.quantile(draws, [tail, 1.0 - tail], axis=0)
         mean = self._pool_cost_mean() if self._calibrated() else self._cost(self.posterior_.mean())
+        if self._mixed():  # the mean of the mixture over the draws of the true labels
+            mean = np.clip(draws.mean(axis=0), lower, upper)
         if self._mixed():  # the mean of the mixture over the draws of the true labels
             mean = np.clip(draws.mean(axis=0), lower, upper)
         return pd.DataFrame(
