@@ -146,6 +146,8 @@ class NoisyLabelMixture:
         self.annotator_labels_ = labels
         self._annotators = model
         self.n_label_rows_ = int(rows.size)
+        self._label_rows = rows
+        self._right_proba = (drawn == pred[rows]).mean(axis=0)
         return self
 
     def _as_label_array(self, y_m, classes):
@@ -345,6 +347,57 @@ class NoisyLabelMixture:
         """Draws of what each row of :meth:`summary` describes (hook; per group here)."""
         return self.groupwise_samples(n_draws)
 
+    def annotator_agreement(self):
+        """Agreement on the rows labeled more than once: Cohen's kappa per pair, Fleiss' overall.
+
+        Returns
+        -------
+        agreement : pandas.DataFrame
+            One row per pair of annotators who labeled rows in common
+            (``n_common``, ``agreement``: their share of equal labels, and
+            Cohen's ``kappa``), then a row ``("all", "")`` with Fleiss' kappa
+            over every row with two labels or more (``n_common``: those rows).
+            Empty but for that row when no row has two labels.
+        """
+        from sklearn.metrics import cohen_kappa_score
+
+        check_is_fitted(self, "annotator_names_")
+        labels, names = self.annotator_labels_, list(self.annotator_names_)
+        rows = []
+        for a in range(len(names)):
+            for b in range(a + 1, len(names)):
+                both = (labels[:, a] >= 0) & (labels[:, b] >= 0)
+                if not both.any():
+                    continue
+                la, lb = labels[both, a], labels[both, b]
+                same = bool(np.all(la == lb)) and np.unique(la).size == 1
+                kappa = 1.0 if same else cohen_kappa_score(la, lb)
+                rows.append((names[a], names[b], int(both.sum()), float(np.mean(la == lb)), kappa))
+        several = int(((labels >= 0).sum(axis=1) >= 2).sum())
+        rows.append(("all", "", several, float("nan"), fleiss_kappa(labels)))
+        return pd.DataFrame(
+            rows, columns=["annotator", "other", "n_common", "agreement", "kappa"]
+        ).set_index(["annotator", "other"])
+
+    def repeat_utilities(self):
+        """Where a second label is worth most: the doubt on each labeled row.
+
+        The posterior variance ``p (1 - p)`` of whether the black box is right
+        on the row, ``p`` its share among the draws of the true labels. It is
+        largest where an annotator and the black box disagree (a slip, or an
+        error of the black box) and where annotators disagree; a second label
+        from another annotator settles it, and tells of the slip rates.
+
+        Returns
+        -------
+        utilities : pandas.Series
+            Indexed by the labeled rows' positions in ``X``, largest first.
+        """
+        check_is_fitted(self, "annotator_names_")
+        p = self._right_proba
+        series = pd.Series(p * (1 - p), index=pd.Index(self._label_rows, name="row"))
+        return series.sort_values(ascending=False, kind="stable")
+
     @validate_args({"level": [LEVEL]})
     def annotator_summary(self, level=0.95):
         """Each annotator's labels and estimated accuracy (the one-coin model).
@@ -408,6 +461,27 @@ class NoisyConfusionMixture(NoisyLabelMixture):
             return super().confusion_matrix(normalize, n_draws, random_state)
         frames = self._each("confusion_matrix", normalize, n_draws, random_state)
         return sum(frames[1:], frames[0]) / len(frames)
+
+
+def fleiss_kappa(labels):
+    """Fleiss' kappa of the rows with two labels or more (any number of raters per row).
+
+    ``labels`` of shape (n, A), -1 where none. ``(P - P_e) / (1 - P_e)``, with
+    ``P`` the mean share of agreeing pairs among each row's labels and
+    ``P_e`` the sum of the squared shares of the classes among all those
+    labels. NaN without such rows, or when every label is the same class.
+    """
+    labels = np.asarray(labels)
+    rows = labels[(labels >= 0).sum(axis=1) >= 2]
+    if rows.size == 0:
+        return float("nan")
+    classes = np.unique(rows[rows >= 0])
+    counts = np.stack([(rows == c).sum(axis=1) for c in classes], axis=1).astype(float)
+    n = counts.sum(axis=1)
+    agree = ((counts * (counts - 1)).sum(axis=1) / (n * (n - 1))).mean()
+    share = counts.sum(axis=0) / counts.sum()
+    chance = float(share @ share)
+    return float("nan") if chance >= 1 else float((agree - chance) / (1 - chance))
 
 
 def _with_doc(function, doc):

@@ -250,3 +250,44 @@ def test_the_confusion_matrix_mixes_its_draws():
     assert draws.shape == (300, X.shape[1], X.shape[1])
     np.testing.assert_allclose(draws.sum(axis=(1, 2)), 1.0)
     np.testing.assert_allclose(est.confusion_matrix().to_numpy().sum(), 1.0)
+
+
+def test_fleiss_kappa_of_two_raters_is_scotts_pi():
+    from skassess.metrics._noisy_labels import fleiss_kappa
+
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 3, 200)
+    b = np.where(rng.random(200) < 0.7, a, rng.integers(0, 3, 200))
+    observed = np.mean(a == b)
+    share = np.bincount(np.concatenate([a, b]), minlength=3) / 400
+    pi = (observed - share @ share) / (1 - share @ share)
+    labels = np.column_stack([a, b, np.full(200, -1)])
+    assert fleiss_kappa(labels) == pytest.approx(pi)
+    assert np.isnan(fleiss_kappa(np.column_stack([a, np.full(200, -1)])))
+
+
+def test_agreement_and_repeat_utilities():
+    X, y, rows, rng = pool(seed=6)
+    K = X.shape[1]
+    labels = np.full((y.size, 2), -1)
+    labels[rows, 0] = slipped(y[rows], 0.05, rng, K)
+    labels[rows[:300], 1] = slipped(y[rows[:300]], 0.05, rng, K)
+    est = BayesianAccuracy(random_state=0, n_imputations=6).fit(
+        X, pd.DataFrame(labels, columns=["a", "b"])
+    )
+    agreement = est.annotator_agreement()
+    from sklearn.metrics import cohen_kappa_score
+
+    common = rows[:300]
+    assert agreement.loc[("a", "b"), "n_common"] == 300
+    assert agreement.loc[("a", "b"), "kappa"] == pytest.approx(
+        cohen_kappa_score(labels[common, 0], labels[common, 1])
+    )
+    doubt = est.repeat_utilities()
+    assert set(doubt.index) == set(rows)
+    assert doubt.is_monotonic_decreasing and ((doubt >= 0) & (doubt <= 0.25)).all()
+    # Where the annotator and the black box disagree, the doubt is largest.
+    once = rows[300:]
+    disagree = once[labels[once, 0] != X[once].argmax(1)]
+    agree = once[labels[once, 0] == X[once].argmax(1)]
+    assert doubt[disagree].mean() > 5 * doubt[agree].mean()
