@@ -17,7 +17,10 @@ Three estimates of the pool's accuracy (and of each predicted class's), each
   models the slips; the default prior of every annotator's accuracy, 95 % in
   [0.85, 0.999]);
 * ``labels as truth``: each item's first label, as if it were the truth;
-* ``oracle``: the noise model told each annotator's true accuracy.
+* ``oracle``: the noise model told each annotator's true accuracy;
+* with ``crowd-kit`` installed (``pip install crowd-kit``), the peers: each
+  item's label aggregated by its majority vote (``majority vote``) or by
+  Dawid and Skene's model (``Dawid-Skene``), then taken as the truth.
 
 Prints, per pool, slip kind, annotators and slip rate: the coverage of the
 95 % interval of the overall accuracy, its bias and median width (points),
@@ -35,6 +38,7 @@ import pathlib
 import time
 
 import numpy as np
+import pandas as pd
 from _parallel import add_parallel_arguments, use_parallel_backend
 from _results import Table, add_save_argument
 from joblib import Parallel, delayed
@@ -97,6 +101,7 @@ def rates(n_annotators, eps):
 
 
 def one_run(X, y, n_labels, setup, eps, kind, confusable, seed):
+    aggregators = peer_aggregators()
     rng = np.random.default_rng(seed)
     n_annotators, repeat = setup
     pred = X.argmax(1)
@@ -129,6 +134,17 @@ def one_run(X, y, n_labels, setup, eps, kind, confusable, seed):
             random_state=seed,
         ).fit(X, _frame(labels, names)),
     }
+    if aggregators:
+        long = pd.DataFrame(
+            [(i, names[a], labels[i, a]) for i in items for a in range(n_annotators)],
+            columns=["task", "worker", "label"],
+        )
+        long = long[long["label"] >= 0]
+        for method, aggregator in aggregators.items():
+            agg = aggregator().fit_predict(long)
+            y_agg = np.full(y.size, -1)
+            y_agg[agg.index.to_numpy(dtype=int)] = agg.to_numpy(dtype=int)
+            fits[method] = lambda y_agg=y_agg: BayesianAccuracy(random_state=seed).fit(X, y_agg)
     for method, fit in fits.items():
         start = time.process_time()
         est = fit()
@@ -149,9 +165,19 @@ def one_run(X, y, n_labels, setup, eps, kind, confusable, seed):
 
 
 def _frame(labels, names):
-    import pandas as pd
-
     return pd.DataFrame(labels, columns=names)
+
+
+def peer_aggregators():
+    """crowd-kit's label aggregators, when it is installed (none otherwise)."""
+    try:
+        from crowdkit.aggregation import DawidSkene, MajorityVote
+    except ImportError:
+        return {}
+    return {
+        "majority vote": MajorityVote,
+        "Dawid-Skene": lambda: DawidSkene(n_iter=100),
+    }
 
 
 def main():
