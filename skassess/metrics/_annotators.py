@@ -23,11 +23,11 @@ import numpy as np
 from scipy import optimize, special, stats
 
 #: Gauss-Hermite nodes of the integral over each group's logit(theta).
-QUADRATURE_NODES = 24
+QUADRATURE_NODES = 16
 #: Grid points of each group's theta when it is drawn (inverse CDF on a grid).
 THETA_GRID = 96
-#: Proposals of the importance sampler per imputation drawn (at least 512).
-PROPOSALS_PER_DRAW = 64
+#: Proposals of the importance sampler per imputation drawn (at least 256).
+PROPOSALS_PER_DRAW = 16
 #: Degrees of freedom of the Student t proposal, and the inflation of its scale.
 PROPOSAL_DF, PROPOSAL_SCALE = 5.0, 1.5
 
@@ -125,9 +125,16 @@ class OneCoinAnnotators:
         keys, self.item_pattern = np.unique(codes, axis=0, return_inverse=True)
         self.item_pattern = self.item_pattern.ravel()
         self.codes = keys  # (P, A)
+        # The groups that hold labeled items, numbered 0..G-1.
+        _, self.group = np.unique(self.group, return_inverse=True)
+        self.group = self.group.ravel()
         self.n_groups = int(self.group.max()) + 1 if self.group.size else 0
         self.counts = np.zeros((self.n_groups, len(keys)))
         np.add.at(self.counts, (self.group, self.item_pattern), 1.0)
+        # The (group, pattern) cells that hold items, by group: sums over them.
+        self._cell_group, self._cell_pattern = np.nonzero(self.counts)
+        self._cell_count = self.counts[self._cell_group, self._cell_pattern]
+        self._cell_start = np.searchsorted(self._cell_group, np.arange(self.n_groups))
         self.n_distinct = keys.max(axis=1).clip(min=0)  # d_p
         self._fit_rates()
 
@@ -176,48 +183,48 @@ class OneCoinAnnotators:
         scale = np.maximum(log_a, log_b)
         return scale, np.exp(log_a - scale), np.exp(log_b - scale)
 
+    def _group_sum(self, values):
+        """Sum of per-cell values (axis 1) within each group: (S, cells, ...) to (S, G, ...)."""
+        return np.add.reduceat(values, self._cell_start, axis=1)
+
     def _log_theta_density(self, t, a, b):
         """``sum_p c_gp log(b + theta (a - b)) + log theta (1 - theta)`` at logit ``t``.
 
         ``t`` has shape (S, G, Q); ``a``, ``b`` (S, P). Returns (S, G, Q).
         """
-        theta = special.expit(t)[..., None]  # (S, G, Q, 1)
-        v = b[:, None, None, :] + theta * (a - b)[:, None, None, :]
+        g, p, c = self._cell_group, self._cell_pattern, self._cell_count
+        theta = special.expit(t)[:, g, :]  # (S, cells, Q)
+        v = b[:, p, None] + theta * (a - b)[:, p, None]
         with np.errstate(divide="ignore"):
-            logv = np.log(v)
-        logv = np.where(self.counts[None, :, None, :] > 0, logv, 0.0)
-        return (
-            (self.counts[None, :, None, :] * logv).sum(-1)
-            + special.log_expit(t)
-            + special.log_expit(-t)
-        )
+            logv = c[None, :, None] * np.log(v)
+        return self._group_sum(logv) + special.log_expit(t) + special.log_expit(-t)
 
     def _theta_modes(self, a, b):
         """Mode of each group's logit(theta) and the curvature there, shape (S, G)."""
-        c = self.counts[None]  # (1, G, P)
-        n = c.sum(-1)
-        agree = (c * (a > b)[:, None, :]).sum(-1)
-        t = special.logit(np.clip((agree + 1) / (n + 2), 0.01, 0.99))
-        d = (a - b)[:, None, :]
+        p, c = self._cell_pattern, self._cell_count
+        agree = self._group_sum(c * (a > b)[:, p])
+        t = special.logit(np.clip((agree + 1) / (self.counts.sum(-1) + 2), 0.01, 0.99))
+        d, bp = (a - b)[:, p], b[:, p]
         for _ in range(30):
-            theta = special.expit(t)
-            v = b[:, None, :] + theta[..., None] * d
-            g1 = (c * d / v).sum(-1)
-            g2 = -(c * d**2 / v**2).sum(-1)
-            j = theta * (1 - theta)
-            grad = j * g1 + (1 - 2 * theta)
-            hess = j**2 * g2 + j * (1 - 2 * theta) * g1 - 2 * j
+            grad, hess = self._logit_derivatives(t, bp, d)
             step = np.clip(grad / hess, -2.0, 2.0)
             t = t - step
             if np.max(np.abs(step)) < 1e-8:
                 break
-        theta = special.expit(t)
-        v = b[:, None, :] + theta[..., None] * d
-        g1 = (c * d / v).sum(-1)
-        g2 = -(c * d**2 / v**2).sum(-1)
-        j = theta * (1 - theta)
-        hess = j**2 * g2 + j * (1 - 2 * theta) * g1 - 2 * j
+        hess = self._logit_derivatives(t, bp, d)[1]
         return t, np.sqrt(1.0 / np.maximum(-hess, 1e-12))
+
+    def _logit_derivatives(self, t, bp, d):
+        """First and second derivatives of the log density in logit(theta), (S, G) each."""
+        g, c = self._cell_group, self._cell_count
+        theta = special.expit(t)
+        v = bp + theta[:, g] * d
+        g1 = self._group_sum(c * d / v)
+        g2 = -self._group_sum(c * d**2 / v**2)
+        j = theta * (1 - theta)
+        grad = j * g1 + (1 - 2 * theta)
+        hess = j**2 * g2 + j * (1 - 2 * theta) * g1 - 2 * j
+        return grad, hess
 
     def log_evidence(self, eps):
         """``log p(labels | eps)`` with every group's theta integrated, shape (S,)."""
@@ -277,7 +284,7 @@ class OneCoinAnnotators:
         """Draws of the slip rates ``(n_draws, A)`` and the true labels ``(n_draws, n)``."""
         rng = self.rng
         if self.free.any():
-            u, logw = self._importance(max(512, PROPOSALS_PER_DRAW * n_draws))
+            u, logw = self._importance(max(256, PROPOSALS_PER_DRAW * n_draws))
             w = np.exp(logw - logw.max())
             w /= w.sum()
             self.ess_ = float(1.0 / np.sum(w**2))

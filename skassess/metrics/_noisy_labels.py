@@ -9,12 +9,13 @@ comes from all of them, so the uncertainty about who slipped is in every
 answer.
 """
 
+import copy
 import types
 from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from sklearn.base import clone
+from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._params import LEVEL, N_DRAWS, atomic, reset_fitted, validate_args, validated
@@ -114,54 +115,65 @@ class NoisyLabelMixture:
             self.__dict__.pop("_model_n_draws", None)
             return super().fit(X, y, group_by=group_by, y_pred=y_pred, sample_weight=sample_weight)
         reset_fitted(self)
-        scores, pred, _ = validate_scores(self, X, y_pred=y_pred, reset=True)
+        scores, _, _ = validate_scores(self, X, y_pred=y_pred, reset=True)
         n, K = scores.shape
         labels, names = self._annotated_labels(y, annotator, n, K)
-        prior = self._annotator_priors(names)
-        rng = check_generator(self.random_state)
-        # Each fit makes its share of the mixture's draws.
-        per = max(2, -(-DEFAULT_N_DRAWS // self.n_imputations))
-        self._model_n_draws = per
-        # The grouping, from the rows alone: the true labels are drawn per group.
+        # Every row counted once, unlabeled; then each draw of the true labels
+        # adds the labeled rows alone.
+        self._model_n_draws = max(2, -(-DEFAULT_N_DRAWS // self.n_imputations))
         super().fit(X, None, group_by=group_by, y_pred=y_pred, sample_weight=sample_weight)
         rows = np.flatnonzero((labels >= 0).any(axis=1))
-        group = self.apply(X, group_by=group_by, y_pred=y_pred)[rows]
-        model = OneCoinAnnotators(pred[rows], group, labels[rows], K, prior, rng)
-        slips, drawn = model.draw(self.n_imputations)
+
+        def take(values):
+            return None if values is None else _safe_indexing(values, rows)
+
+        return self._add_annotations(
+            _safe_indexing(X, rows),
+            labels[rows],
+            names,
+            rows,
+            group_by=take(group_by),
+            y_pred=take(y_pred),
+            sample_weight=take(sample_weight),
+        )
+
+    def _add_annotations(
+        self, X, labels, names, rows, *, group_by=None, y_pred=None, sample_weight=None
+    ):
+        """The mixture, from this estimator fitted on the pool unlabeled and the labeled rows.
+
+        ``X`` the labeled rows' scores, ``labels`` their class codes per
+        annotator (-1 where none), ``rows`` their positions in the pool.
+        """
+        _, pred, _ = validate_scores(self, X, y_pred=y_pred, reset=False)
+        group = self.apply(X, group_by=group_by, y_pred=y_pred)
+        prior = self._annotator_priors(names)
+        model = OneCoinAnnotators(
+            pred, group, labels, self.n_classes_, prior, check_generator(self.random_state)
+        )
+        _, drawn = model.draw(self.n_imputations)
+        unlabeled = copy.deepcopy(self)
         fits = []
-        classes = self.classes_
         for m in range(self.n_imputations):
-            y_m = np.full(n, self.missing_label, dtype=object)
-            y_m[rows] = classes[drawn[m]]
-            y_m = self._as_label_array(y_m, classes)
             # Every fit draws with the same random_state: common random numbers.
-            est = self if m == 0 else clone(self).set_params(label_noise="none")
-            est._model_n_draws = per
-            fitter = super().fit if m == 0 else est.fit
-            fitter(X, y_m, group_by=group_by, y_pred=y_pred, sample_weight=sample_weight)
+            est = self if m == 0 else copy.deepcopy(unlabeled).set_params(label_noise="none")
+            est.add_labels(
+                X,
+                self.classes_[drawn[m]],
+                group_by=group_by,
+                y_pred=y_pred,
+                sample_weight=sample_weight,
+            )
             if m > 0:
                 fits.append(est)
         self.imputations_ = fits
         self.annotator_names_ = np.asarray(names, dtype=object)
         self.annotator_labels_ = labels
         self._annotators = model
-        self.n_label_rows_ = int(rows.size)
-        self._label_rows = rows
-        self._right_proba = (drawn == pred[rows]).mean(axis=0)
+        self.n_label_rows_ = int(len(rows))
+        self._label_rows = np.asarray(rows)
+        self._right_proba = (drawn == pred).mean(axis=0)
         return self
-
-    def _as_label_array(self, y_m, classes):
-        """The drawn labels in the classes' own dtype, ``missing_label`` where unlabeled."""
-        if self.missing_label is None or (
-            isinstance(self.missing_label, float) and np.isnan(self.missing_label)
-        ):
-            return pd.array(y_m, dtype="object")
-        try:
-            return np.asarray(
-                y_m.tolist(), dtype=np.result_type(classes, np.asarray(self.missing_label))
-            )
-        except (TypeError, ValueError):
-            return y_m
 
     def _annotated_labels(self, y, annotator, n, K):
         """Class codes of shape ``(n, A)`` (-1 where none) and the annotators' names."""
