@@ -120,7 +120,6 @@ class NoisyLabelMixture:
         labels, names = self._annotated_labels(y, annotator, n, K)
         # Every row counted once, unlabeled; then each draw of the true labels
         # adds the labeled rows alone.
-        self._model_n_draws = max(2, -(-DEFAULT_N_DRAWS // self.n_imputations))
         super().fit(X, None, group_by=group_by, y_pred=y_pred, sample_weight=sample_weight)
         rows = np.flatnonzero((labels >= 0).any(axis=1))
 
@@ -152,6 +151,9 @@ class NoisyLabelMixture:
             pred, group, labels, self.n_classes_, prior, check_generator(self.random_state)
         )
         _, drawn = model.draw(self.n_imputations)
+        # Each fit makes its share of the mixture's draws (its model is built when
+        # first read, after its labels).
+        self._model_n_draws = max(2, -(-DEFAULT_N_DRAWS // self.n_imputations))
         unlabeled = copy.deepcopy(self)
         fits = []
         for m in range(self.n_imputations):

@@ -14,6 +14,7 @@ from ..utils._params import LEVEL, atomic, reset_fitted, validate_args, validate
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, validate_estimator_params
 from ..utils._validation import as_scalar, check_classes, check_labels
 from ._active_answers import _AssessorAnswers
+from ._annotated_labels import AnnotatedLabels
 from ._anytime import AnytimeAnswersMixin, has_anytime_answers
 from ._assessor_steps import _AssessorSteps
 from ._base import QueryStrategy, pick_arms
@@ -34,7 +35,9 @@ from ._setup import (
 HISTORY_COLUMNS = ["step", "index", "label", "group", "time"]
 
 
-class ActiveAssessor(_AssessorAnswers, _AssessorSteps, AnytimeAnswersMixin, ActiveSampler):
+class ActiveAssessor(
+    AnnotatedLabels, _AssessorAnswers, _AssessorSteps, AnytimeAnswersMixin, ActiveSampler
+):
     """Choose which pool item to label next so that an assessment converges fast.
 
     Read more in the :ref:`User Guide <ug_active_assessment>`.
@@ -459,7 +462,7 @@ class ActiveAssessor(_AssessorAnswers, _AssessorSteps, AnytimeAnswersMixin, Acti
                 utilities[i] = u
         return (out, utilities) if return_utilities else out
 
-    def tell(self, indices, labels, *, time=None):
+    def tell(self, indices, labels, *, annotator=None, time=None):
         """Record labels of pool rows and update the posterior.
 
         Parameters
@@ -469,6 +472,14 @@ class ActiveAssessor(_AssessorAnswers, _AssessorSteps, AnytimeAnswersMixin, Acti
         labels : array-like of shape (n,)
             Their true labels (class indices, or names with the estimator's
             ``classes``).
+        annotator : str or array-like of shape (n,), default=None
+            Who gave the labels. Named from the first label on, the labels
+            may slip: a row may then be labeled again by another annotator
+            (a repeat, in :attr:`annotations_`), and the estimate is the
+            estimator's under ``label_noise`` (user guide, *When labels are
+            noisy*), refitted from every annotated label after each call;
+            :meth:`undo` is then not available. None: the labels are the
+            truth.
         time : float or array-like of shape (n,), default=None
             When the labels were given (POSIX seconds), for :attr:`history_`;
             None: now.
@@ -482,8 +493,19 @@ class ActiveAssessor(_AssessorAnswers, _AssessorSteps, AnytimeAnswersMixin, Acti
         ValueError
             If an index is outside the pool, a label is not a class, or a row
             gets a label different from the one it already has (a repeated
-            identical label is ignored).
+            identical label is ignored); with ``annotator``, if an annotator
+            gives a row a label different from the one it gave it, or if
+            labels were told before without annotators.
         """
+        if annotator is not None:
+            return self._tell_annotated(indices, labels, annotator, time)
+        if getattr(self, "_annotations", None):
+            raise ValueError(
+                "This assessor's labels name their annotators; pass annotator= to tell."
+            )
+        return self._tell_labels(indices, labels, time)
+
+    def _tell_labels(self, indices, labels, time):
         check_is_fitted(self)
         rows, y_new, given_new, when = self._new_labels(indices, labels, time, self._n_classes)
         if len(rows) == 0:

@@ -455,3 +455,46 @@ def test_design_groups_of_a_group_strategy_and_none_for_an_item_strategy():
     np.testing.assert_array_equal(groups, X.argmax(axis=1))
     item = ActiveAssessor(BayesianAccuracy(), strategy=VarianceSampling(), random_state=0)
     assert item.fit(X).design_groups() is None
+
+
+def test_tell_with_annotators_records_repeats_and_models_the_slips():
+    import pandas as pd
+
+    from skassess import BayesianAccuracy
+
+    rng = np.random.default_rng(0)
+    X = rng.dirichlet(np.ones(4), 2000)
+    y = np.array([rng.choice(4, p=p) for p in X])
+    assessor = ActiveAssessor(BayesianAccuracy(n_imputations=4), random_state=0).fit(X)
+    rows = assessor.query(40)
+    assessor.tell(rows, y[rows], annotator="ana")
+    assessor.tell(rows[:10], (y[rows[:10]] + 1) % 4, annotator="ben")  # ben slips
+    assert assessor.n_labeled_ == 40
+    table = assessor.annotations_
+    assert list(table.columns) == ["index", "annotator", "label"] and len(table) == 50
+    assert set(assessor.estimator_.annotator_names_) == {"ana", "ben"}
+    summary = assessor.estimator_.annotator_summary()
+    assert summary.loc["ben", "agreement"] == 0.0
+    # The same labels fitted at once give the same estimate.
+    wide = pd.DataFrame({"ana": np.full(2000, -1), "ben": np.full(2000, -1)})
+    wide.loc[rows, "ana"] = y[rows]
+    wide.loc[rows[:10], "ben"] = (y[rows[:10]] + 1) % 4
+    direct = BayesianAccuracy(n_imputations=4, random_state=assessor.estimator_.random_state)
+    direct.fit(X, wide)
+    assert assessor.estimator_.overall_mean() == pytest.approx(direct.overall_mean(), abs=1e-9)
+    # A repeated identical label is ignored; a changed one, a label without its
+    # annotator and undo are refused.
+    assessor.tell(rows[:1], y[rows[:1]], annotator="ana")
+    with pytest.raises(ValueError, match="gave pool row"):
+        assessor.tell(rows[:1], (y[rows[:1]] + 1) % 4, annotator="ana")
+    with pytest.raises(ValueError, match="pass annotator="):
+        assessor.tell(rows[:1], y[rows[:1]])
+    with pytest.raises(ValueError, match="undo is not available"):
+        assessor.undo()
+    plain = ActiveAssessor(random_state=0).fit(X)
+    plain.tell(rows[:1], y[rows[:1]])
+    with pytest.raises(ValueError, match="told without annotators"):
+        plain.tell(rows[1:2], y[rows[1:2]], annotator="ana")
+    truth = ActiveAssessor(BayesianAccuracy(label_noise="none"), random_state=0).fit(X)
+    with pytest.raises(ValueError, match="label_noise='none'"):
+        truth.tell(rows[:1], y[rows[:1]], annotator="ana")

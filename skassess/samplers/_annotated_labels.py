@@ -1,0 +1,163 @@
+"""An assessor's labels with their annotators: repeats, and the estimate under their slips.
+
+``tell(..., annotator=NAME)`` records who gave each label. A row's first label
+is told as any label is (the queries' state, :attr:`history_`); a later label
+of the row from another annotator is a repeat. After each such ``tell`` the
+estimate is the estimator's mixture over draws of the true labels under the
+one-coin model of the annotators (the estimators' ``label_noise``), fitted
+from the pool counted once and every annotated label.
+"""
+
+import copy
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+from sklearn.utils.validation import check_is_fitted
+
+from ..utils._validation import check_labels
+from ._assessor_steps import take_rows
+from ._sampler import ActiveSampler, as_label_array
+
+
+class AnnotatedLabels:
+    """Mixin of :class:`ActiveAssessor`: ``tell`` with ``annotator``."""
+
+    def _tell_annotated(self, indices, labels, annotator, time):
+        """Record labels with their annotators, then refit the estimate under their slips."""
+        check_is_fitted(self)
+        rows = self._check_indices(indices)
+        given = as_label_array(labels, self._classes)
+        if given.ndim != 1 or len(given) != len(rows):
+            raise ValueError(
+                f"labels must be one label per index: got {len(rows)} indices and labels "
+                f"of shape {given.shape}."
+            )
+        codes = check_labels(
+            given,
+            len(rows),
+            self._n_classes,
+            self._classes,
+            missing_label=None,
+            name="labels",
+            rows=rows,
+        )
+        names = self._annotator_names(annotator, len(rows))
+        self._check_can_annotate()
+        known = dict(((r, a), c) for r, a, c in getattr(self, "_annotations", []))
+        new = []
+        for r, a, c in zip(rows.tolist(), names, codes.tolist(), strict=True):
+            if (r, a) in known:
+                if known[r, a] != c:
+                    raise ValueError(
+                        f"annotator {a!r} gave pool row {r} the label "
+                        f"{self._label_name(known[r, a])!r} already; got "
+                        f"{self._label_name(c)!r}. An annotator labels a row once."
+                    )
+                continue
+            known[r, a] = c
+            new.append((r, a, c))
+        if not new:
+            return self
+        # A row's first label: told as any label is (queries, history, counts).
+        first = {}
+        for r, _, c in new:
+            if self.labels_[r] < 0 and r not in first:
+                first[r] = c
+        estimate = self._annotated_estimate(getattr(self, "_annotations", []) + new)
+        if first:
+            idx = np.fromiter(first, dtype=np.intp)
+            pick = [int(np.flatnonzero(rows == r)[0]) for r in idx]
+            when = None if time is None else np.broadcast_to(np.asarray(time), rows.shape)[pick]
+            # The first labels update the queries' state on a plain copy of the pool's
+            # fit (the mixture takes no label as the truth); the estimate follows.
+            before = self.estimator_
+            self.estimator_ = copy.deepcopy(self._unlabeled_pool)
+            try:
+                self._tell_labels(idx, given[pick], when)
+            except BaseException:
+                self.estimator_ = before
+                raise
+        self._annotations = getattr(self, "_annotations", []) + new
+        self.estimator_ = estimate
+        self._setup.refresh(self.estimator_)
+        return self
+
+    def undo(self):
+        if getattr(self, "_annotations", None):
+            raise ValueError(
+                "undo is not available once labels name their annotators: the repeats "
+                "are not in history_."
+            )
+        return super().undo()
+
+    undo.__doc__ = ActiveSampler.undo.__doc__
+
+    @property
+    def annotations_(self):
+        """Every label told with an annotator: pool row, annotator and label, in order."""
+        check_is_fitted(self)
+        entries = getattr(self, "_annotations", [])
+        return pd.DataFrame(
+            [(r, a, self._label_name(c)) for r, a, c in entries],
+            columns=["index", "annotator", "label"],
+        )
+
+    def _annotator_names(self, annotator, n):
+        if isinstance(annotator, str):
+            return [annotator] * n
+        names = pd.Series(np.asarray(annotator, dtype=object).ravel())
+        if names.size != n:
+            raise ValueError(f"annotator must be a name or one name per index; got {names.size}.")
+        if names.isna().any():
+            raise ValueError(f"annotator[{int(np.flatnonzero(names.isna())[0])}] is missing.")
+        return names.astype(str).tolist()
+
+    def _check_can_annotate(self):
+        if self._pool is not None:
+            raise ValueError(
+                "tell(annotator=...) needs the pool in memory; this assessor's pool is in "
+                "partitions."
+            )
+        if self.prior_update_ is not None:
+            raise ValueError("tell(annotator=...) does not combine with prior_update.")
+        if self._base_estimator.get_params().get("label_noise") == "none":
+            raise ValueError(
+                "tell(annotator=...) models the annotators' slips; the estimator has "
+                "label_noise='none', which takes every label as the truth."
+            )
+        if not hasattr(self.estimator_, "_add_annotations"):
+            raise ValueError(
+                f"tell(annotator=...) needs an estimator with label_noise; "
+                f"{type(self.estimator_).__name__} has none."
+            )
+        if not getattr(self, "_annotations", None) and (self.labels_ >= 0).any():
+            raise ValueError(
+                "This assessor holds labels told without annotators; name the annotator of "
+                "every label (tell(..., annotator=...) from the first label on) or of none."
+            )
+
+    def _annotated_estimate(self, entries):
+        """The estimator's mixture from every annotated label (a new object)."""
+        if getattr(self, "_unlabeled_pool", None) is None:
+            base = clone(self._base_estimator).set_params(label_noise="none")
+            self._unlabeled_pool = base.fit(
+                self._X, None, group_by=self._group_by, y_pred=self._y_pred
+            )
+        names = list(dict.fromkeys(a for _, a, _ in entries))
+        rows = np.array(sorted({r for r, _, _ in entries}), dtype=np.intp)
+        wide = np.full((rows.size, len(names)), -1, dtype=np.int64)
+        position = {r: i for i, r in enumerate(rows.tolist())}
+        column = {a: j for j, a in enumerate(names)}
+        for r, a, c in entries:
+            wide[position[r], column[a]] = c
+        estimate = copy.deepcopy(self._unlabeled_pool)
+        estimate.set_params(label_noise=self._base_estimator.get_params()["label_noise"])
+        return estimate._add_annotations(
+            take_rows(self._X, rows),
+            wide,
+            names,
+            rows,
+            group_by=take_rows(self._group_by, rows),
+            y_pred=take_rows(self._y_pred, rows),
+        )
