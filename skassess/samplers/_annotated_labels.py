@@ -15,9 +15,8 @@ import pandas as pd
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils._validation import check_labels
 from ._assessor_steps import take_rows
-from ._sampler import ActiveSampler, as_label_array
+from ._sampler import ActiveSampler
 
 
 class AnnotatedLabels:
@@ -27,21 +26,7 @@ class AnnotatedLabels:
         """Record labels with their annotators, then refit the estimate under their slips."""
         check_is_fitted(self)
         rows = self._check_indices(indices)
-        given = as_label_array(labels, self._classes)
-        if given.ndim != 1 or len(given) != len(rows):
-            raise ValueError(
-                f"labels must be one label per index: got {len(rows)} indices and labels "
-                f"of shape {given.shape}."
-            )
-        codes = check_labels(
-            given,
-            len(rows),
-            self._n_classes,
-            self._classes,
-            missing_label=None,
-            name="labels",
-            rows=rows,
-        )
+        given, codes = self._checked_labels(rows, labels, self._n_classes)
         names = self._annotator_names(annotator, len(rows))
         self._check_can_annotate()
         known = dict(((r, a), c) for r, a, c in getattr(self, "_annotations", []))

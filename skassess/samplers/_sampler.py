@@ -422,6 +422,25 @@ class ActiveSampler(BaseEstimator):
         """The label of class index ``code`` as a user gives it: a class name, or the index."""
         return code if self._classes is None else self._classes[code]
 
+    def _checked_labels(self, indices, labels, n_classes):
+        """``(given, codes)``: the labels as given and their class indices, one per index."""
+        given = as_label_array(labels, self._classes)
+        if given.ndim != 1 or len(given) != len(indices):
+            raise ValueError(
+                f"labels must be one label per index: got {len(indices)} indices and labels "
+                f"of shape {given.shape}."
+            )
+        codes = check_labels(
+            given,
+            len(indices),
+            n_classes,
+            self._classes,
+            missing_label=None,
+            name="labels",
+            rows=indices,
+        )
+        return given, codes
+
     def _new_labels(self, indices, labels, time, n_classes):
         """A ``tell``'s arguments checked, and its entries that are new.
 
@@ -434,21 +453,7 @@ class ActiveSampler(BaseEstimator):
         """
         indices = self._check_indices(indices)
         times = self._check_time(time, len(indices))
-        given = as_label_array(labels, self._classes)
-        if given.ndim != 1 or len(given) != len(indices):
-            raise ValueError(
-                f"labels must be one label per index: got {len(indices)} indices and labels "
-                f"of shape {given.shape}."
-            )
-        y = check_labels(
-            given,
-            len(indices),
-            n_classes,
-            self._classes,
-            missing_label=None,
-            name="labels",
-            rows=indices,
-        )
+        given, y = self._checked_labels(indices, labels, n_classes)
         # The label a row had before this entry: its recorded label, or the one given
         # first for it in this call. Vectorized: a replayed history of thousands of
         # labels is one call.
