@@ -18,6 +18,7 @@ import pandas as pd
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._dask import is_dask_collection
 from ..utils._params import LEVEL, N_DRAWS, atomic, reset_fitted, validate_args, validated
 from ..utils._random import check_generator
 from ..utils._sklearn_compat import Interval, StrOptions
@@ -76,7 +77,7 @@ class NoisyLabelMixture:
                 setattr(cls, name, _with_doc(value, doc))
 
     # -------------------------------------------------------------- fitting
-    def _noisy(self, y, annotator):
+    def _noisy(self, X, y, annotator):
         mode = self.label_noise
         several = y is not None and np.ndim(y) == 2
         if mode == "none":
@@ -87,7 +88,13 @@ class NoisyLabelMixture:
                     "labels from several annotators."
                 )
             return False
-        return mode == "one_coin" or several or annotator is not None
+        noisy = mode == "one_coin" or several or annotator is not None
+        if noisy and is_dask_collection(X):
+            raise ValueError(
+                "label_noise draws the true labels of the labeled rows, in memory: fit it on "
+                "arrays or DataFrames, not on Dask collections."
+            )
+        return noisy and y is not None
 
     @validated
     @atomic(deep=False)
@@ -111,7 +118,7 @@ class NoisyLabelMixture:
         -------
         self : object
         """
-        if not self._noisy(y, annotator):
+        if not self._noisy(X, y, annotator):
             self.__dict__.pop("_model_n_draws", None)
             return super().fit(X, y, group_by=group_by, y_pred=y_pred, sample_weight=sample_weight)
         reset_fitted(self)
@@ -144,9 +151,14 @@ class NoisyLabelMixture:
         ``X`` the labeled rows' scores, ``labels`` their class codes per
         annotator (-1 where none), ``rows`` their positions in the pool.
         """
+        prior = self._annotator_priors(names)
+        if len(rows) == 0:
+            raise ValueError(
+                "label_noise needs labeled rows: no annotator labeled any row. Fit without "
+                "annotators (or with label_noise='none') to see the prior alone."
+            )
         _, pred, _ = validate_scores(self, X, y_pred=y_pred, reset=False)
         group = self.apply(X, group_by=group_by, y_pred=y_pred)
-        prior = self._annotator_priors(names)
         model = OneCoinAnnotators(
             pred, group, labels, self.n_classes_, prior, check_generator(self.random_state)
         )
@@ -181,8 +193,6 @@ class NoisyLabelMixture:
         """Class codes of shape ``(n, A)`` (-1 where none) and the annotators' names."""
         classes = self._classes(K)
         missing = self.missing_label
-        if y is None:
-            raise ValueError("label_noise needs labels: y is None.")
         if np.ndim(y) == 2:
             if annotator is not None:
                 raise ValueError(

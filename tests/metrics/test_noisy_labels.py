@@ -291,3 +291,20 @@ def test_agreement_and_repeat_utilities():
     disagree = once[labels[once, 0] != X[once].argmax(1)]
     agree = once[labels[once, 0] == X[once].argmax(1)]
     assert doubt[disagree].mean() > 5 * doubt[agree].mean()
+
+
+def test_no_labels_under_label_noise():
+    X, y, _, _ = pool()
+    est = BayesianAccuracy(label_noise="one_coin", random_state=0).fit(X)
+    assert not hasattr(est, "imputations_")  # nothing to model: the prior
+    with pytest.raises(ValueError, match="no annotator labeled any row"):
+        BayesianAccuracy(random_state=0).fit(X, np.full((y.size, 2), -1))
+
+
+def test_dask_collections_are_refused_under_label_noise():
+    da = pytest.importorskip("dask.array")
+    X, y, rows, _ = pool()
+    labels = np.full(y.size, -1)
+    labels[rows] = y[rows]
+    with pytest.raises(ValueError, match="not on Dask collections"):
+        BayesianAccuracy(label_noise="one_coin").fit(da.from_array(X, chunks=1000), labels)
