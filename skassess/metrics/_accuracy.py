@@ -6,7 +6,7 @@ from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import Hidden, Interval, StrOptions
 from ._base import DEFAULT_PRIOR_STRENGTH
 from ._grouping import GROUPINGS, STRATEGIES
-from ._noisy_labels import DEFAULT_ANNOTATOR_PRIOR, NoisyLabelMixture
+from ._noisy_labels import DEFAULT_ANNOTATOR_PRIOR, NOISE_CONSTRAINTS, NoisyLabelMixture
 from ._rates import METRICS, _RateAssessor
 
 
@@ -219,7 +219,7 @@ class BayesianAccuracy(NoisyLabelMixture, _RateAssessor):
         "binning": [StrOptions(set(STRATEGIES))],
         "strategy": [StrOptions(set(STRATEGIES)), Hidden(StrOptions({"deprecated"}))],
         "departure_threshold": [Interval(Real, 0, 1, closed="neither"), None],
-        **NoisyLabelMixture._noise_constraints,
+        **NOISE_CONSTRAINTS,
     }
 
     def __init__(

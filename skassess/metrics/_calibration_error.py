@@ -58,7 +58,7 @@ from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
 from ._conjugate import BetaPosterior
 from ._design_bins import DesignBinsMixin
 from ._grouping import STRATEGIES
-from ._noisy_labels import DEFAULT_ANNOTATOR_PRIOR, NoisyLabelMixture
+from ._noisy_labels import DEFAULT_ANNOTATOR_PRIOR, NOISE_CONSTRAINTS, NoisyLabelMixture
 from ._rates import _RateAssessor
 
 #: Grids of the hierarchical model's map (slope, intercept) and bin concentration.
@@ -250,7 +250,7 @@ class BayesianCalibrationError(NoisyLabelMixture, DesignBinsMixin, _RateAssessor
 
     _parameter_constraints = {
         **_RateAssessor._parameter_constraints,
-        **NoisyLabelMixture._noise_constraints,
+        **NOISE_CONSTRAINTS,
         "n_bins": [Interval(Integral, 1, None, closed="left")],
         "binning": [StrOptions(set(STRATEGIES))],
         "strategy": [StrOptions(set(STRATEGIES)), Hidden(StrOptions({"deprecated"}))],

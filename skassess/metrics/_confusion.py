@@ -22,7 +22,7 @@ from ._error_split import ErrorSplit
 from ._hierarchical import HierarchicalBeta
 from ._lazy_fit import LazyCalibratedFit
 from ._nested_dirichlet import NestedDirichletPosterior
-from ._noisy_labels import DEFAULT_ANNOTATOR_PRIOR, NoisyConfusionMixture
+from ._noisy_labels import DEFAULT_ANNOTATOR_PRIOR, NOISE_CONSTRAINTS, NoisyConfusionMixture
 from ._prior_checks import prior_pull
 
 
@@ -137,7 +137,7 @@ class BayesianConfusionMatrix(
             StrOptions({"uniform", "informative", "hierarchical", "calibrated"}),
             "array-like",
         ],
-        **NoisyConfusionMixture._noise_constraints,
+        **NOISE_CONSTRAINTS,
     }
     _group_arrays = ("n_rows_", "expected_counts_", "counts_")
     _extra_stat_arrays = ("_design_confusion", "_design_confusion_square")

@@ -15,19 +15,26 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._dask import is_dask_collection
 from ..utils._params import LEVEL, N_DRAWS, atomic, reset_fitted, validate_args, validated
 from ..utils._random import check_generator
-from ..utils._sklearn_compat import Interval, StrOptions
+from ..utils._sklearn_compat import Interval, StrOptions, safe_indexing
 from ..utils._validation import check_labels, validate_scores
 from ._annotators import OneCoinAnnotators, beta_from_interval
 from ._base import DEFAULT_N_DRAWS
 
 #: The default prior of every annotator's accuracy: its central 95 % interval.
 DEFAULT_ANNOTATOR_PRIOR = (0.85, 0.999)
+
+
+#: The parameters the label-noise estimators add, and their constraints.
+NOISE_CONSTRAINTS = {
+    "label_noise": [StrOptions({"auto", "none", "one_coin"})],
+    "annotator_prior": ["array-like", Interval(Real, 0, 1, closed="right"), dict],
+    "n_imputations": [Interval(Integral, 1, None, closed="left")],
+}
 
 
 def _check_accuracy_prior(value, where):
@@ -54,12 +61,6 @@ class NoisyLabelMixture:
     Put first among an estimator's bases; it adds the parameters
     ``label_noise``, ``annotator_prior`` and ``n_imputations``.
     """
-
-    _noise_constraints = {
-        "label_noise": [StrOptions({"auto", "none", "one_coin"})],
-        "annotator_prior": ["array-like", Interval(Real, 0, 1, closed="right"), dict],
-        "n_imputations": [Interval(Integral, 1, None, closed="left")],
-    }
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -131,10 +132,10 @@ class NoisyLabelMixture:
         rows = np.flatnonzero((labels >= 0).any(axis=1))
 
         def take(values):
-            return None if values is None else _safe_indexing(values, rows)
+            return None if values is None else safe_indexing(values, rows)
 
-        return self._add_annotations(
-            _safe_indexing(X, rows),
+        return self._mix_annotations(
+            safe_indexing(X, rows),
             labels[rows],
             names,
             rows,
@@ -143,7 +144,61 @@ class NoisyLabelMixture:
             sample_weight=take(sample_weight),
         )
 
-    def _add_annotations(
+    @validated
+    @atomic
+    def add_annotations(self, X, y, *, rows=None, group_by=None, y_pred=None, sample_weight=None):
+        """Add the labels of annotators to a fit of the pool without labels.
+
+        For a pool fitted in parts (:meth:`partial_fit`, or on Dask
+        collections) or by an active assessor: the pool's rows are counted
+        first, unlabeled; here its labeled rows arrive with every label their
+        annotators gave, and the estimator becomes the mixture that
+        :meth:`fit` makes from the same labels (``label_noise``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_labeled, n_classes) or (n_labeled,)
+            Scores of the labeled rows, counted already by the fit.
+        y : array-like of shape (n_labeled, n_annotators)
+            One column per annotator (a DataFrame's column names name them),
+            ``missing_label`` where an annotator gave no label.
+        rows : array-like of int of shape (n_labeled,), default=None
+            The rows' positions in the pool (the index of
+            :meth:`repeat_utilities`); None: 0, 1, ...
+        group_by, y_pred, sample_weight
+            Of the labeled rows, as in :meth:`fit`.
+
+        Returns
+        -------
+        self : object
+
+        Raises
+        ------
+        ValueError
+            If the fit holds labels already, or holds annotators' labels.
+        """
+        check_is_fitted(self)
+        if self._mixed() or hasattr(self, "annotator_names_") or np.any(self.n_labeled_):
+            raise ValueError(
+                "add_annotations adds the labels of an unlabeled fit; this "
+                f"{type(self).__name__} holds labels already. Fit the pool without labels "
+                "first (fit(X) or partial_fit), then add every annotator's labels at once."
+            )
+        n = np.shape(X)[0]
+        if np.ndim(y) != 2:
+            raise ValueError(
+                "y must hold one column per annotator (n_labeled, n_annotators); got shape "
+                f"{np.shape(y)}."
+            )
+        labels, names = self._annotated_labels(y, None, n, self.n_classes_)
+        rows = np.arange(n) if rows is None else np.asarray(rows)
+        if rows.shape != (n,):
+            raise ValueError(f"rows must hold one position per row of X ({n}); got {rows.shape}.")
+        return self._mix_annotations(
+            X, labels, names, rows, group_by=group_by, y_pred=y_pred, sample_weight=sample_weight
+        )
+
+    def _mix_annotations(
         self, X, labels, names, rows, *, group_by=None, y_pred=None, sample_weight=None
     ):
         """The mixture, from this estimator fitted on the pool unlabeled and the labeled rows.
@@ -151,6 +206,15 @@ class NoisyLabelMixture:
         ``X`` the labeled rows' scores, ``labels`` their class codes per
         annotator (-1 where none), ``rows`` their positions in the pool.
         """
+        given = (labels >= 0).any(axis=1)
+        if not given.all():
+            labels, rows = labels[given], np.asarray(rows)[given]
+            X = safe_indexing(X, np.flatnonzero(given))
+
+            def keep(values):
+                return None if values is None else safe_indexing(values, np.flatnonzero(given))
+
+            group_by, y_pred, sample_weight = keep(group_by), keep(y_pred), keep(sample_weight)
         prior = self._annotator_priors(names)
         if len(rows) == 0:
             raise ValueError(

@@ -111,7 +111,7 @@ class AnnotatedLabels:
                 "tell(annotator=...) models the annotators' slips; the estimator has "
                 "label_noise='none', which takes every label as the truth."
             )
-        if not hasattr(self.estimator_, "_add_annotations"):
+        if not hasattr(self.estimator_, "add_annotations"):
             raise ValueError(
                 f"tell(annotator=...) needs an estimator with label_noise; "
                 f"{type(self.estimator_).__name__} has none."
@@ -136,13 +136,13 @@ class AnnotatedLabels:
         column = {a: j for j, a in enumerate(names)}
         for r, a, c in entries:
             wide[position[r], column[a]] = c
+        labels = pd.DataFrame({a: self._decoded(wide[:, j]) for j, a in enumerate(names)})
         estimate = copy.deepcopy(self._unlabeled_pool)
         estimate.set_params(label_noise=self._base_estimator.get_params()["label_noise"])
-        return estimate._add_annotations(
+        return estimate.add_annotations(
             take_rows(self._X, rows),
-            wide,
-            names,
-            rows,
+            labels,
+            rows=rows,
             group_by=take_rows(self._group_by, rows),
             y_pred=take_rows(self._y_pred, rows),
         )

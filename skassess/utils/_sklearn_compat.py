@@ -3,13 +3,15 @@
 scikit-learn keeps its parameter-constraint objects (``Interval``,
 ``StrOptions``, ...) and ``_check_sample_weight`` in private modules; they
 are what its own estimators and every scikit-learn-contrib project use to
-declare ``_parameter_constraints``, and no public equivalent exists. They are
+declare ``_parameter_constraints``, and no public equivalent exists (nor
+for ``_safe_indexing``, rows of an array, a list or a DataFrame alike). They are
 imported here only, so that a change of their location in a future
 scikit-learn release is fixed in this file. The supported versions are the
 package's (``scikit-learn>=1.6``); ``tests/utils/test_sklearn_compat.py``
 checks that every name resolves.
 """
 
+from sklearn.utils import _safe_indexing as safe_indexing
 from sklearn.utils._param_validation import (
     HasMethods,
     Hidden,
@@ -47,6 +49,7 @@ __all__ = [
     "StrOptions",
     "check_sample_weight",
     "make_constraint",
+    "safe_indexing",
     "sklearn_validate_params",
     "validate_estimator_params",
     "validate_parameter_constraints",

@@ -308,3 +308,27 @@ def test_dask_collections_are_refused_under_label_noise():
     labels[rows] = y[rows]
     with pytest.raises(ValueError, match="not on Dask collections"):
         BayesianAccuracy(label_noise="one_coin").fit(da.from_array(X, chunks=1000), labels)
+
+
+def test_add_annotations_after_a_fit_in_parts_equals_the_fit():
+    X, y, rows, rng = pool(seed=7)
+    K = X.shape[1]
+    labels = np.full((y.size, 2), -1)
+    labels[rows, 0] = slipped(y[rows], 0.05, rng, K)
+    labels[rows[:150], 1] = slipped(y[rows[:150]], 0.1, rng, K)
+    frame = pd.DataFrame(labels, columns=["a", "b"])
+    whole = BayesianAccuracy(random_state=0, n_imputations=5).fit(X, frame)
+    parts = BayesianAccuracy(random_state=0, n_imputations=5)
+    parts.partial_fit(X[:1000]).partial_fit(X[1000:])
+    order = np.sort(rows)
+    parts.add_annotations(X[order], frame.iloc[order], rows=order)
+    assert parts.overall_mean() == pytest.approx(whole.overall_mean(), abs=1e-12)
+    pd.testing.assert_frame_equal(parts.annotator_summary(), whole.annotator_summary())
+    assert set(parts.repeat_utilities().index) == set(rows)
+    with pytest.raises(ValueError, match="holds labels already"):
+        parts.add_annotations(X[order], frame.iloc[order])
+    plain = BayesianAccuracy().fit(X, labels[:, 0])
+    with pytest.raises(ValueError, match="holds labels already"):
+        plain.add_annotations(X[order], frame.iloc[order])
+    with pytest.raises(ValueError, match="one column per annotator"):
+        BayesianAccuracy().fit(X).add_annotations(X[order], labels[order, 0])
