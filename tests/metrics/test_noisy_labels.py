@@ -25,6 +25,17 @@ def pool(n=3000, K=5, seed=0, labeled=600):
     return X, y, rows, rng
 
 
+def two_annotators(seed, first=0.05, second=0.05, repeats=300):
+    """A pool, its labeled rows, and their labels: all by the first annotator, the
+    first ``repeats`` rows by the second too."""
+    X, y, rows, rng = pool(seed=seed)
+    K = X.shape[1]
+    labels = np.full((y.size, 2), -1)
+    labels[rows, 0] = slipped(y[rows], first, rng, K)
+    labels[rows[:repeats], 1] = slipped(y[rows[:repeats]], second, rng, K)
+    return X, y, rows, labels
+
+
 def slipped(y, eps, rng, K):
     slip = rng.random(y.size) < eps
     return np.where(slip, (y + rng.integers(1, K, y.size)) % K, y)
@@ -241,10 +252,7 @@ def test_every_label_estimator_takes_annotators(cls):
 
 
 def test_the_confusion_matrix_mixes_its_draws():
-    X, y, rows, rng = pool(seed=5)
-    labels = np.full((y.size, 2), -1)
-    labels[rows, 0] = slipped(y[rows], 0.05, rng, X.shape[1])
-    labels[rows[:200], 1] = slipped(y[rows[:200]], 0.05, rng, X.shape[1])
+    X, y, rows, labels = two_annotators(seed=5, repeats=200)
     est = BayesianConfusionMatrix(random_state=0, n_imputations=3).fit(X, labels)
     draws = est.confusion_matrix_samples(300)
     assert draws.shape == (300, X.shape[1], X.shape[1])
@@ -267,11 +275,7 @@ def test_fleiss_kappa_of_two_raters_is_scotts_pi():
 
 
 def test_agreement_and_repeat_utilities():
-    X, y, rows, rng = pool(seed=6)
-    K = X.shape[1]
-    labels = np.full((y.size, 2), -1)
-    labels[rows, 0] = slipped(y[rows], 0.05, rng, K)
-    labels[rows[:300], 1] = slipped(y[rows[:300]], 0.05, rng, K)
+    X, y, rows, labels = two_annotators(seed=6)
     est = BayesianAccuracy(random_state=0, n_imputations=6).fit(
         X, pd.DataFrame(labels, columns=["a", "b"])
     )
@@ -311,11 +315,7 @@ def test_dask_collections_are_refused_under_label_noise():
 
 
 def test_add_annotations_after_a_fit_in_parts_equals_the_fit():
-    X, y, rows, rng = pool(seed=7)
-    K = X.shape[1]
-    labels = np.full((y.size, 2), -1)
-    labels[rows, 0] = slipped(y[rows], 0.05, rng, K)
-    labels[rows[:150], 1] = slipped(y[rows[:150]], 0.1, rng, K)
+    X, y, rows, labels = two_annotators(seed=7, second=0.1, repeats=150)
     frame = pd.DataFrame(labels, columns=["a", "b"])
     whole = BayesianAccuracy(random_state=0, n_imputations=5).fit(X, frame)
     parts = BayesianAccuracy(random_state=0, n_imputations=5)
