@@ -6,12 +6,12 @@ from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import Hidden, Interval, StrOptions
 from ._base import DEFAULT_PRIOR_STRENGTH
 from ._grouping import GROUPINGS, STRATEGIES
-from ._noisy_labels import DEFAULT_ANNOTATOR_PRIOR, NOISE_CONSTRAINTS, NoisyLabelMixture
+from ._noisy_labels import DEFAULT_ANNOTATOR_PRIOR, NOISE_CONSTRAINTS, NoisyRateMixture
 from ._rates import METRICS, _RateAssessor
 
 
 @fill_doc
-class BayesianAccuracy(NoisyLabelMixture, _RateAssessor):
+class BayesianAccuracy(NoisyRateMixture, _RateAssessor):
     """Bayesian estimate of a black-box classifier's accuracy per group.
 
     Read more in the :ref:`User Guide <ug_calibrated_prior>`.

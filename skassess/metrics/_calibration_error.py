@@ -58,7 +58,7 @@ from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
 from ._conjugate import BetaPosterior
 from ._design_bins import DesignBinsMixin
 from ._grouping import STRATEGIES
-from ._noisy_labels import DEFAULT_ANNOTATOR_PRIOR, NOISE_CONSTRAINTS, NoisyLabelMixture
+from ._noisy_labels import DEFAULT_ANNOTATOR_PRIOR, NOISE_CONSTRAINTS, NoisyRateMixture
 from ._rates import _RateAssessor
 
 #: Grids of the hierarchical model's map (slope, intercept) and bin concentration.
@@ -134,7 +134,7 @@ def _expected_gap(conf, S, n, p_calibrated):
 
 
 @fill_doc
-class BayesianCalibrationError(NoisyLabelMixture, DesignBinsMixin, _RateAssessor):
+class BayesianCalibrationError(NoisyRateMixture, DesignBinsMixin, _RateAssessor):
     """Bayesian estimate of the expected calibration error of a black-box classifier.
 
     Read more in the :ref:`User Guide <ug_calibration_error>`.

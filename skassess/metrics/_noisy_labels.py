@@ -66,16 +66,20 @@ class NoisyLabelMixture:
         super().__init_subclass__(**kwargs)
         # An override without a docstring of its own reads, in each estimator,
         # as the method it mixes: a copy of it with that method's docstring.
+        if cls.__module__ == __name__:  # a mixin of this module, not an estimator
+            return
         mro = cls.__mro__
         after = mro[mro.index(NoisyLabelMixture) + 1 :]
-        for name, value in vars(NoisyLabelMixture).items():
-            if name.startswith("_") or not callable(value) or value.__doc__ is not None:
-                continue
-            if getattr(cls, name) is not value:
-                continue
-            doc = next((getattr(b, name).__doc__ for b in after if hasattr(b, name)), None)
-            if doc:
-                setattr(cls, name, _with_doc(value, doc))
+        mixins = [m for m in mro if m.__module__ == __name__ and issubclass(m, NoisyLabelMixture)]
+        for mixin in mixins:
+            for name, value in vars(mixin).items():
+                if name.startswith("_") or not callable(value) or value.__doc__ is not None:
+                    continue
+                if getattr(cls, name) is not value:
+                    continue
+                doc = next((getattr(b, name).__doc__ for b in after if hasattr(b, name)), None)
+                if doc:
+                    setattr(cls, name, _with_doc(value, doc))
 
     # -------------------------------------------------------------- fitting
     def _noisy(self, X, y, annotator):
@@ -392,12 +396,6 @@ class NoisyLabelMixture:
             return super().predict_proba(X, group_by=group_by, y_pred=y_pred)
         return np.mean(self._each("predict_proba", X, group_by=group_by, y_pred=y_pred), 0)
 
-    @validate_args({"level": [LEVEL]})
-    def groupwise_interval(self, level=0.95):
-        if not self._mixed():
-            return super().groupwise_interval(level)
-        return self._mixed_interval(level)[1:]
-
     def _mixed_interval(self, level):
         """Each group's mean, lower and upper from the fits' draws, mixed."""
         per = -(-DEFAULT_N_DRAWS // self._n_fits())
@@ -527,6 +525,16 @@ class NoisyLabelMixture:
             },
             index=pd.Index(self.annotator_names_, name="annotator"),
         )
+
+
+class NoisyRateMixture(NoisyLabelMixture):
+    """:class:`NoisyLabelMixture` with each group's interval (of the rate estimators) mixed too."""
+
+    @validate_args({"level": [LEVEL]})
+    def groupwise_interval(self, level=0.95):
+        if not self._mixed():
+            return super().groupwise_interval(level)
+        return self._mixed_interval(level)[1:]
 
 
 class NoisyConfusionMixture(NoisyLabelMixture):
