@@ -84,7 +84,13 @@ class NoisyLabelMixture:
     # -------------------------------------------------------------- fitting
     def _noisy(self, X, y, annotator):
         mode = self.label_noise
-        several = y is not None and np.ndim(y) == 2
+        # A column per annotator: a DataFrame, or an array of two columns or more
+        # (a one-column array is the column vector scikit-learn refuses).
+        several = (
+            y is not None
+            and np.ndim(y) == 2
+            and (isinstance(y, pd.DataFrame) or np.shape(y)[1] > 1)
+        )
         if mode == "none":
             if several or annotator is not None:
                 raise ValueError(
@@ -113,7 +119,8 @@ class NoisyLabelMixture:
         y : array-like of shape (n_samples,) or (n_samples, n_annotators), default=None
             True labels (``missing_label`` for none). Two-dimensional: one
             column per annotator (a DataFrame's column names name them), each
-            row holding the labels its annotators gave.
+            row holding the labels its annotators gave; an array needs two
+            columns or more (or ``label_noise="one_coin"``), a DataFrame one.
         group_by, y_pred, sample_weight
             As in the estimators' ``fit``.
         annotator : array-like of shape (n_samples,), default=None

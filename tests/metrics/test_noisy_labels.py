@@ -246,7 +246,8 @@ def test_every_label_estimator_takes_annotators(cls):
     assert est.overall_samples(1000).shape == (1000,)
     assert list(est.annotator_summary().index) == ["0", "1"]
     # A gold standard: the labels as they are, to the Monte Carlo error of the draws.
-    gold = cls(random_state=0, n_imputations=2, annotator_prior=1.0).fit(X, labels[:, :1])
+    gold = cls(random_state=0, n_imputations=2, annotator_prior=1.0, label_noise="one_coin")
+    gold.fit(X, labels[:, :1])
     alone = cls(random_state=0).fit(X, labels[:, 0])
     assert gold.overall_mean() == pytest.approx(alone.overall_mean(), abs=0.01)
 
@@ -332,3 +333,15 @@ def test_add_annotations_after_a_fit_in_parts_equals_the_fit():
         plain.add_annotations(X[order], frame.iloc[order])
     with pytest.raises(ValueError, match="one column per annotator"):
         BayesianAccuracy().fit(X).add_annotations(X[order], labels[order, 0])
+
+
+def test_a_column_vector_is_not_an_annotator():
+    X, y, rows, _ = pool()
+    labels = np.full(y.size, -1)
+    labels[rows] = y[rows]
+    with pytest.raises(ValueError, match="y must be 1-D"):
+        BayesianAccuracy().fit(X, labels[:, None])
+    one = BayesianAccuracy(n_imputations=2, random_state=0)
+    assert one.fit(X, pd.DataFrame({"ana": labels})).annotator_names_.tolist() == ["ana"]
+    explicit = BayesianAccuracy(label_noise="one_coin", n_imputations=2, random_state=0)
+    assert explicit.fit(X, labels[:, None]).annotator_names_.tolist() == ["0"]
