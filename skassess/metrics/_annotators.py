@@ -151,8 +151,9 @@ class OneCoinAnnotators:
         if clash.any():
             i = int(np.flatnonzero(clash)[0])
             raise ValueError(
-                f"Annotators of known accuracy 1 disagree on labeled item {i} ({lab[i].tolist()}): "
-                "no true class fits both; give one of them a prior interval instead."
+                f"Annotators of known accuracy 1 (annotator_prior) disagree on labeled item "
+                f"{i} ({lab[i].tolist()}): no true class fits both; give one of them a prior "
+                "interval instead."
             )
 
     def _pattern_likelihoods(self, eps):

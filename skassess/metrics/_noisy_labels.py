@@ -52,7 +52,10 @@ def _check_accuracy_prior(value, where):
         ) from None
     if not 0 < low < high < 1:
         raise ValueError(f"{where} must satisfy 0 < low < high < 1; got {value!r}.")
-    return beta_from_interval(low, high)
+    try:
+        return beta_from_interval(low, high)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
 
 
 class NoisyLabelMixture:
@@ -229,8 +232,9 @@ class NoisyLabelMixture:
         prior = self._annotator_priors(names)
         if len(rows) == 0:
             raise ValueError(
-                "label_noise needs labeled rows: no annotator labeled any row. Fit without "
-                "annotators (or with label_noise='none') to see the prior alone."
+                "y holds no label: no annotator labeled any row, and label_noise needs "
+                "labeled rows. Fit without annotators (or with label_noise='none') to see "
+                "the prior alone."
             )
         _, pred, _ = validate_scores(self, X, y_pred=y_pred, reset=False)
         group = self.apply(X, group_by=group_by, y_pred=y_pred)
