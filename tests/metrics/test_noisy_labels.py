@@ -262,7 +262,7 @@ def test_the_confusion_matrix_mixes_its_draws():
 
 
 def test_fleiss_kappa_of_two_raters_is_scotts_pi():
-    from skassess.metrics._noisy_labels import fleiss_kappa
+    from skassess.metrics._annotator_reports import fleiss_kappa
 
     rng = np.random.default_rng(0)
     a = rng.integers(0, 3, 200)
