@@ -345,3 +345,17 @@ def test_a_column_vector_is_not_an_annotator():
     assert one.fit(X, pd.DataFrame({"ana": labels})).annotator_names_.tolist() == ["ana"]
     explicit = BayesianAccuracy(label_noise="one_coin", n_imputations=2, random_state=0)
     assert explicit.fit(X, labels[:, None]).annotator_names_.tolist() == ["0"]
+
+
+def test_add_annotations_after_a_fit_on_dask_equals_the_fit():
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    X, y, rows, labels = two_annotators(seed=8, repeats=100)
+    order = np.sort(rows)
+    frame = pd.DataFrame(labels, columns=["a", "b"])
+    with dask.config.set(scheduler="synchronous"):
+        parts = BayesianAccuracy(random_state=0, n_imputations=4).fit(da.from_array(X, chunks=1000))
+    parts.add_annotations(X[order], frame.iloc[order], rows=order)
+    whole = BayesianAccuracy(random_state=0, n_imputations=4).fit(X, frame)
+    assert parts.overall_mean() == pytest.approx(whole.overall_mean(), abs=1e-12)
