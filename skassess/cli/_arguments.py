@@ -9,6 +9,8 @@ choices the library defines elsewhere are repeated here as literals
 
 import argparse
 
+from ._label_arguments import label_arguments
+
 __all__ = ["COMMANDS", "build_parser"]
 
 #: The subcommands, in the order of the help, each run by ``skassess.cli._<name>.run``.
@@ -48,6 +50,10 @@ LABEL_TASKS = (
 GROUP_METRICS = ("accuracy", "tpr", "fnr", "tnr", "fpr", "ppv", "npv")
 #: ``ActiveModelSelector``'s strategies; the first is the default.
 MODEL_STRATEGIES = ("top_two", "disagreement", "random")
+
+
+def _label(sub):
+    label_arguments(sub, LABEL_TASKS, STRATEGY_NAMES, MODEL_STRATEGIES, GROUP_METRICS)
 
 
 def build_parser():
@@ -213,6 +219,23 @@ def _assess(sub):
     )
     opts.add_argument("--seed", type=int, default=0, help="seed of the posterior draws (0)")
     opts.add_argument(
+        "--annotations",
+        metavar="CSV",
+        help="labels that name their annotators, who may slip: one row per item and "
+        "annotator, with id, annotator and label columns (an item labeled by several "
+        "annotators has several rows); the estimates then model the slips, and tables "
+        "of the annotators' accuracy and agreement are added. The scores file must "
+        "then label no row",
+    )
+    opts.add_argument(
+        "--annotator-prior",
+        nargs=2,
+        type=float,
+        metavar=("LOW", "HIGH"),
+        help="with --annotations: a 95%% prior interval of each annotator's accuracy "
+        "(default 0.85 0.999)",
+    )
+    opts.add_argument(
         "--meta",
         nargs="+",
         choices=META_METHODS,
@@ -284,122 +307,6 @@ def _plan(sub):
     )
     opts.add_argument("--seed", type=int, default=0, help="seed of a rate's simulations (0)")
     opts.add_argument("--json", metavar="FILE", help="write the plan as JSON ('-': stdout)")
-
-
-def _label(sub):
-    p = sub.add_parser(
-        "label",
-        help="label items one by one, chosen to answer a question fast (resumable)",
-        description="An active labeling session. Each answer is committed to the session "
-        "file (SQLite) before the next item is shown; running the same command again "
-        "resumes where it stopped, with the same next item. With --oracle the labels come "
-        "from a file instead of the keyboard.",
-    )
-    add_file_arguments(p, display=True, several=True)
-    s = p.add_argument_group("session")
-    s.add_argument(
-        "--session",
-        required=True,
-        metavar="FILE",
-        help="the session file (created, or resumed if it exists); it holds data "
-        "only and is checked whole on opening, so a colleague's file is safe",
-    )
-    s.add_argument(
-        "--task",
-        choices=LABEL_TASKS,
-        type=lambda text: text.replace("-", "_"),
-        help="what the labels are for (default estimate); least_accurate: find "
-        "the least accurate group; compare: compare --compare A B; compare_models: "
-        "find the most accurate of several models, one SCORES file per model "
-        "(ActiveModelSelector)",
-    )
-    s.add_argument(
-        "--strategy",
-        choices=sorted({*STRATEGY_NAMES, *MODEL_STRATEGIES}),
-        help="how the next item is chosen (default thompson; lucb for "
-        "least_accurate, most_accurate and compare sessions started with "
-        "--stop-probability; compare_models: top_two, disagreement or random, "
-        "default top_two)",
-    )
-    s.add_argument("--compare", nargs=2, metavar=("A", "B"), help="the two groups to compare")
-    s.add_argument(
-        "--metrics",
-        nargs="+",
-        metavar="NAME",
-        help="estimate these metrics instead of a group task (accuracy, macro_f1; "
-        "precision, recall, f1 for every class) with ActiveTester: each item is "
-        "drawn with a probability by its expected effect on the estimates and "
-        "weighted by it, so the estimates stay unbiased; no skipping, no --group",
-    )
-    s.add_argument(
-        "--metric",
-        choices=GROUP_METRICS,
-        type=str.lower,
-        help="what the estimate task estimates per group and overall (default "
-        "accuracy); a binary rate (tpr, fnr, tnr, fpr, ppv, npv: class 1 positive) "
-        "needs a binary scores file and --task estimate, and takes any --strategy "
-        "of that task but variance",
-    )
-    s.add_argument(
-        "--confidence-bins",
-        type=int,
-        metavar="N",
-        help="estimate task without --group: group the items by N equal-count bins "
-        "of their top-1 confidence instead of by predicted class, so the labels go "
-        "where the model's answer is uncertain and the interval of the accuracy (or "
-        "of --metric's rate) of all items narrows faster (the table then shows the "
-        "bins; e.g. 10)",
-    )
-    s.add_argument("--rope", type=float, help="ROPE half-width of --compare (0.05)")
-    s.add_argument("--seed", type=int, help="seed of the query sequence (default: drawn, stored)")
-    s.add_argument(
-        "--budget",
-        type=int,
-        metavar="N",
-        help="stop when the session holds N labels (default: no limit)",
-    )
-    s.add_argument(
-        "--stop-probability",
-        type=float,
-        metavar="P",
-        help="stop when the answer has probability >= P (e.g. 0.95: P(least "
-        "accurate group) or P(comparison region)) and, for least_accurate, "
-        "most_accurate and compare, anytime-valid intervals at level P confirm "
-        "it: a stopped answer is then wrong with probability <= 1 - P",
-    )
-    s.add_argument(
-        "--stop-width",
-        type=float,
-        metavar="W",
-        help="stop when every group's 95%% interval is at most W wide",
-    )
-    s.add_argument(
-        "--anytime",
-        action="store_true",
-        help="also print an anytime-valid 95%% interval of the accuracy of all "
-        "items, from this session's labels in the order they were drawn: it "
-        "holds however and whenever the session is stopped. Needs items drawn "
-        "uniformly at random (--strategy random, the default with --anytime) "
-        "and skips unrelated to whether the model is right",
-    )
-    oracle = s.add_mutually_exclusive_group()
-    oracle.add_argument(
-        "--oracle",
-        metavar="CSV",
-        help="non-interactive: labels from a CSV with the id and label "
-        "columns (ids it lacks are skipped)",
-    )
-    oracle.add_argument(
-        "--oracle-command",
-        metavar="CMD",
-        help="non-interactive: a program that reads one JSON item per line "
-        "on its standard input and writes one line per item: a class name or "
-        "number, an empty line or 'skip', or 'quit'",
-    )
-    s.add_argument(
-        "--no-progress", action="store_true", help="no progress line (--oracle, --oracle-command)"
-    )
-    s.add_argument("--report", metavar="HTML", help="write the HTML report when the run ends")
 
 
 def _monitor(sub):
@@ -582,15 +489,17 @@ def _report(sub):
 def _migrate(sub):
     p = sub.add_parser(
         "migrate",
-        help="convert a format-1 session file (it held a pickle) to the current format",
-        description="Session files of format 1 stored the assessor as a Python pickle, which "
-        "runs code when loaded, so skassess refuses to open them. If you made the file "
-        "yourself, this converts it once (the old file is kept as SESSION.format1). Never "
-        "convert a session file you received from someone else.",
+        help="convert an older session file (format 1 or 2) to the current format",
+        description="Format 2 session files record no annotators; this converts one to "
+        "format 3, whose labels may name their annotator (the old file is kept as "
+        "SESSION.format2). Format 1 files stored the assessor as a Python pickle, which "
+        "runs code when loaded, so skassess refuses to open them; if you made the file "
+        "yourself, --trust-pickle converts it once (kept as SESSION.format1). Never "
+        "convert a format-1 file you received from someone else.",
     )
-    p.add_argument("session", metavar="SESSION", help="the format-1 session file")
+    p.add_argument("session", metavar="SESSION", help="the session file of format 1 or 2")
     p.add_argument(
         "--trust-pickle",
         action="store_true",
-        help="required: you vouch that the file is yours and safe to load",
+        help="format 1 only: you vouch that the file is yours and safe to load",
     )

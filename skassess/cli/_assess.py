@@ -60,6 +60,12 @@ def print_assessment(result):
                 f"at probability >= {decide:g}, else undecided)",
                 table[cols],
             )
+    if result.annotators is not None:
+        print_table(
+            "Annotators (estimated accuracy under the one-coin model of their slips)",
+            result.annotators,
+        )
+        print_table("Agreement on items labeled more than once (kappa)", result.agreement)
     if result.unlabeled is not None:
         u = result.unlabeled
         print_table(
@@ -175,10 +181,39 @@ def run(args):
     started = time.perf_counter()
     paths = partition_paths(args.scores)
     if len(paths) > 1 or args.workers is not None or args.scheduler is not None:
+        if args.annotations is not None:
+            raise ValueError("--annotations reads one scores file; not with partitions.")
         return report(args, run_partitions(args, paths), started)
     sf = open_scores(args.scores, file_options(args))
-    result = assess_file(None, scores_file=sf, meta=args.meta, **settings(args, sf.classes))
+    result = assess_file(
+        None,
+        scores_file=sf,
+        meta=args.meta,
+        **annotated(args, sf),
+        **settings(args, sf.classes),
+    )
     return report(args, result, started)
+
+
+def annotated(args, sf):
+    """``annotations`` and ``annotator_prior`` of assess_file from the command line."""
+    if args.annotations is None:
+        if args.annotator_prior is not None:
+            raise ValueError("--annotator-prior needs --annotations.")
+        return {}
+    if args.meta:
+        raise ValueError("--meta cannot be used with --annotations.")
+    low, high = args.annotator_prior or (None, None)
+    if low is not None and not 0 < low < high < 1:
+        raise ValueError(
+            f"--annotator-prior must be two accuracies 0 < LOW < HIGH < 1; got {low} {high}."
+        )
+    from ..session import read_annotations
+
+    return {
+        "annotations": read_annotations(args.annotations, sf.classes, sf.id_column),
+        "annotator_prior": None if low is None else (low, high),
+    }
 
 
 def report(args, result, started):

@@ -22,7 +22,10 @@ def run(args):
     labels = events[events["kind"] == "label"].copy()
     if classes is not None:
         labels["label"] = [classes[int(k)] for k in labels["label"]]
-    labels = labels.rename(columns={"item_id": "id"})[["id", "label", "time", "step", "row"]]
+    columns = ["id", "label", "time", "step", "row"]
+    if labels["annotator"].notna().any():  # labels with their annotators, repeats included
+        columns.insert(2, "annotator")
+    labels = labels.rename(columns={"item_id": "id"})[columns]
     out_labels = args.labels or f"{path}.labels.csv"
     if paths is None:
         _write_labels(labels, out_labels, args.raw_csv)

@@ -71,8 +71,10 @@ def status_line(session, budget, answer=None, *, final=False):
     if answer is None:
         answer = session.answer()
     held = f"{session.n_labeled}{left} labeled"
+    if session.n_repeats:
+        held += f" ({session.n_repeats} second labels)"
     # n_labeled_ counts the pool: on the last line only, not between two items
-    before = session.assessor_.n_labeled_ - session.n_labeled if final else 0
+    before = session.assessor_.n_labeled_ - session.n_labeled + session.n_repeats if final else 0
     if before > 0:
         held += (
             f" in this session; {session.assessor_.n_labeled_:,} in all, with the "
@@ -96,7 +98,18 @@ def _stop_reason(session, answer, budget, stop_p, stop_w):
     return None
 
 
-def interactive(session, table, classes, budget, stop_p, stop_w, read=input):
+def interactive(
+    session,
+    table,
+    classes,
+    budget,
+    stop_p,
+    stop_w,
+    read=input,
+    *,
+    annotator=None,
+    repeat_share=0.0,
+):
     print(_help(classes))
     while True:
         # One answer per item: the stop rules and the status line share it.
@@ -105,8 +118,10 @@ def interactive(session, table, classes, budget, stop_p, stop_w, read=input):
         if reason:
             print(f"Stopping: {reason}.")
             return
-        row = session.query()
+        row, repeat = session.next_item(annotator, repeat_share)
         print("\n" + status_line(session, budget, answer))
+        if repeat:
+            print("A second label: this item was labeled before by someone else.")
         print(_describe(row, table, classes))
         try:
             answer = read("label> ")
@@ -115,7 +130,7 @@ def interactive(session, table, classes, budget, stop_p, stop_w, read=input):
             return
         kind, code = _parse(answer, classes)
         if kind == "label":
-            session.tell(row, code)
+            session.tell(row, code, annotator=annotator)
         elif kind == "skip":
             session.skip(row)
         elif kind == "undo":

@@ -241,6 +241,7 @@ def run(args):
     if fixed.get("metrics") and (args.stop_probability is not None or args.anytime):
         flag = "--stop-probability" if args.stop_probability is not None else "--anytime"
         raise ValueError(f"--metrics estimates metrics with ActiveTester, which takes no {flag}.")
+    _check_annotator(args, fixed)
     if args.anytime and fixed["strategy"] != "random":
         raise ValueError(
             f"--anytime needs items drawn uniformly at random (--strategy random); this "
@@ -349,9 +350,35 @@ def run(args):
     return 0
 
 
+def _check_annotator(args, fixed):
+    """--annotator needs a session that estimates with an ActiveAssessor; --repeat-share
+    needs --annotator."""
+    if not 0 <= args.repeat_share < 1:
+        raise ValueError(f"--repeat-share must be in [0, 1); got {args.repeat_share}.")
+    if args.repeat_share > 0 and args.annotator is None:
+        raise ValueError("--repeat-share needs --annotator: who labels the repeats.")
+    if args.annotator is None:
+        return
+    if args.anytime:
+        raise ValueError(
+            "--anytime takes every label as the truth; it cannot be used with --annotator."
+        )
+    if fixed.get("metrics") or fixed["task"] == "compare_models":
+        flag = "--metrics" if fixed.get("metrics") else "--task compare_models"
+        raise ValueError(
+            f"--annotator: {flag} takes every label as the truth; labels with their "
+            "annotators need a group task (estimate, least_accurate, ...)."
+        )
+    if not args.annotator.strip() or len(args.annotator) > 200:
+        raise ValueError(
+            f"--annotator must be a name of 1 to 200 characters; got {args.annotator!r}."
+        )
+
+
 def _label_items(args, session, table, sf, oracle, left, stop_p, stop_w):
     """Label until the budget, a stop rule, the oracle's end or the user's quit."""
     budget = args.budget
+    who = {"annotator": args.annotator, "repeat_share": args.repeat_share}
     if args.oracle:
         codes = read_oracle(args.oracle, table.ids, sf.classes, sf.id_column)
         session.run(
@@ -359,6 +386,7 @@ def _label_items(args, session, table, sf, oracle, left, stop_p, stop_w):
             left,
             stop=StopRule(probability=stop_p, width=stop_w),
             progress=not args.no_progress,
+            **who,
         )
         skipped = len(session.assessor_.skipped_)
         if skipped:
@@ -370,11 +398,12 @@ def _label_items(args, session, table, sf, oracle, left, stop_p, stop_w):
                 left,
                 stop=StopRule(probability=stop_p, width=stop_w),
                 progress=not args.no_progress,
+                **who,
             )
         except OracleQuit:
             print("The oracle command answered quit.")
     else:
-        interactive(session, table, sf.classes, budget, stop_p, stop_w)
+        interactive(session, table, sf.classes, budget, stop_p, stop_w, **who)
 
 
 def open_pool(paths, options, *, models=False):

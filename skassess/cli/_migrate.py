@@ -1,4 +1,4 @@
-"""``skassess migrate``: convert an old (format 1) session file into the data-only format."""
+"""``skassess migrate``: convert an older session file (format 1 or 2) to the current format."""
 
 from ..session import migrate_session
 

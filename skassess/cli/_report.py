@@ -28,6 +28,11 @@ STRATIFIED_CALIBRATION_NOTE = (
 def session_report(session, sf, output, *, seed, prior="calibrated", started=None):
     """Assessment of ``sf`` with the labels of an open ``session``, and its history."""
     rows, labels = session.labeled_rows()
+    labels_given = (
+        {"annotations": session.annotations()[["row", "annotator", "label"]].astype({"label": int})}
+        if session.annotated
+        else {"extra_labels": (rows, labels.astype(int))}
+    )
     history = session.history()
     if session.group_names is not None:
         history["group"] = [session.group_names[int(g)] for g in history["group"]]
@@ -37,7 +42,7 @@ def session_report(session, sf, output, *, seed, prior="calibrated", started=Non
         scores_file=sf,
         prior=prior,
         random_state=seed,
-        extra_labels=(rows, labels.astype(int)),
+        **labels_given,
         design_groups=design_groups,
         progress=True,
     )

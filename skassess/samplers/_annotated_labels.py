@@ -68,6 +68,33 @@ class AnnotatedLabels:
         self._setup.refresh(self.estimator_)
         return self
 
+    def replay(self, history, *, skipped=(), cursor=None):
+        history = pd.DataFrame(history)
+        if "annotator" not in history.columns or history["annotator"].isna().all():
+            return super().replay(history, skipped=skipped, cursor=cursor)
+        check_is_fitted(self)
+        missing = [c for c in ("index", "label") if c not in history.columns]
+        if missing:
+            raise ValueError(
+                f"history must have the columns 'index' and 'label'; it lacks {missing}."
+            )
+        super().replay(history.iloc[:0], cursor=cursor)  # checks the cursor
+        rows = history["index"].to_numpy().astype(np.intp)
+        times = history["time"].tolist() if "time" in history.columns else None
+        start = len(self._history)
+        first = history[self.labels_[rows] < 0].drop_duplicates("index")
+        # One refit from every annotated label: the estimate depends on the labels and
+        # their annotators alone, and the queries' counts on each row's first label.
+        self._tell_annotated(rows, history["label"].tolist(), history["annotator"], times)
+        if "step" in history.columns:
+            self._history[start:] = [
+                (int(step), *entry[1:])
+                for step, entry in zip(first["step"], self._history[start:], strict=True)
+            ]
+        return super().replay(history.iloc[:0], skipped=skipped, cursor=cursor)
+
+    replay.__doc__ = ActiveSampler.replay.__doc__
+
     def undo(self):
         if getattr(self, "_annotations", None):
             raise ValueError(
@@ -77,6 +104,70 @@ class AnnotatedLabels:
         return super().undo()
 
     undo.__doc__ = ActiveSampler.undo.__doc__
+
+    def query_repeat(self, n=1, *, annotator=None):
+        """Labeled rows to ask another annotator about: where a second label is worth most.
+
+        A repeat settles a row where the black box and an annotator disagree
+        (an error of the black box, or a slip) and tells of the slip rates.
+        Rows are ranked by the estimator's ``repeat_utilities()`` (the
+        posterior doubt on whether the black box is right on the row), largest
+        first; the ranking is deterministic, so a resumed session asks for the
+        same rows.
+
+        Parameters
+        ----------
+        n : int, default=1
+            Rows to propose.
+        annotator : str, default=None
+            Who will label them: rows this annotator labeled already are left
+            out. None: any annotator other than those in :attr:`annotations_`
+            for the row.
+
+        Returns
+        -------
+        rows : ndarray of shape (n,)
+            Pool rows, most useful first.
+
+        Raises
+        ------
+        ValueError
+            If no label names its annotator yet, or fewer than ``n`` rows are
+            left to repeat (for ``annotator``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skassess import ActiveAssessor
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.dirichlet(np.ones(3), 300)
+        >>> sampler = ActiveAssessor(random_state=0).fit(X)
+        >>> rows = sampler.query(20)
+        >>> _ = sampler.tell(rows, X[rows].argmax(1), annotator="ann")
+        >>> again = sampler.query_repeat(2, annotator="bob")
+        >>> bool(np.isin(again, rows).all())
+        True
+        """
+        check_is_fitted(self)
+        if not isinstance(n, int | np.integer) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"n must be a positive int; got {n!r}.")
+        if annotator is not None and not isinstance(annotator, str):
+            raise ValueError(f"annotator must be a name (str) or None; got {annotator!r}.")
+        entries = getattr(self, "_annotations", [])
+        if not entries:
+            raise ValueError(
+                "query_repeat proposes rows labeled already; no label names its annotator "
+                "yet (tell(..., annotator=...))."
+            )
+        done = {r for r, a, _ in entries if a == annotator}
+        ranked = self.estimator_.repeat_utilities().index.to_numpy()
+        left = ranked[~np.isin(ranked, list(done))] if done else ranked
+        if left.size < n:
+            who = "any annotator" if annotator is None else f"annotator {annotator!r}"
+            raise ValueError(
+                f"n={n} repeats asked for, but {left.size} labeled rows are left for {who}."
+            )
+        return left[:n].astype(np.intp)
 
     @property
     def annotations_(self):

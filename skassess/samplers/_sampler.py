@@ -310,7 +310,10 @@ class ActiveSampler(BaseEstimator):
             depends on how the items were drawn
             (:class:`~skassess.samplers.ActiveTester`), each step's items are
             drawn again by ``query`` from a sampler fitted as the one that
-            recorded them, and must be the same.
+            recorded them, and must be the same. An
+            :class:`~skassess.samplers.ActiveAssessor` also reads
+            ``annotator``: labels told with their annotators, repeats
+            included, are one ``tell(..., annotator=...)``.
         skipped : array-like of int, default=()
             Rows to :meth:`skip`.
         cursor : dict, default=None

@@ -5,6 +5,7 @@ are committed to an SQLite file one by one (the ``skassess label`` command's
 format); :class:`ScoresFile` reads and checks a black box's scores file.
 """
 
+from ._annotated_assessment import read_annotations
 from ._assessment import FileAssessment, assess_file
 from ._label_parser import LabelParser
 from ._labeling import LabelingSession, task_answer  # noqa: F401 (deprecated; warns when called)
@@ -36,6 +37,7 @@ __all__ = [
     "ScoresFile",
     "ScoresTable",
     "migrate_session",
+    "read_annotations",
     "render_report",
     "write_report",
     "render_monitor_report",

@@ -14,6 +14,7 @@ from ..metrics import (
     BayesianMisclassificationCost,
     GroupComparison,
 )
+from ._annotated_assessment import AnnotatedRows
 from ._progress import Steps
 from ._scores_file import CHUNK_ROWS, ScoresFile
 from ._unlabeled import RowSample, check_meta, predict_unlabeled
@@ -49,6 +50,10 @@ class FileAssessment:
     unlabeled : pandas.DataFrame or None
         With ``meta``: each method's predicted accuracy of the unlabeled rows
         (see :func:`assess_file`).
+    annotators, agreement : pandas.DataFrame or None
+        With ``annotations``: each annotator's labels and estimated accuracy
+        (``annotator_summary``), and the agreement on items labeled twice
+        (``annotator_agreement``: Cohen's kappa per pair, Fleiss' overall).
     estimators : dict
         The fitted estimators (``"by_class"``, ``"ece"``, ``"group:<col>"``,
         ``"cost"``).
@@ -66,6 +71,8 @@ class FileAssessment:
     session: dict | None = None
     unlabeled: pd.DataFrame | None = None
     calibration_note: str | None = None
+    annotators: pd.DataFrame | None = None
+    agreement: pd.DataFrame | None = None
 
     def without_calibration(self, note):
         """This assessment without its ECE and reliability bins, ``note`` saying why."""
@@ -93,6 +100,8 @@ class FileAssessment:
             "history": None if self.history is None else records(self.history),
             "session": self.session,
             "unlabeled": None if self.unlabeled is None else records(self.unlabeled),
+            "annotators": None if self.annotators is None else records(self.annotators),
+            "agreement": None if self.agreement is None else records(self.agreement),
         }
 
 
@@ -176,6 +185,8 @@ def assess_file(
     design_groups=None,
     meta=None,
     meta_rows=100_000,
+    annotations=None,
+    annotator_prior=None,
     progress=False,
     **columns,
 ):
@@ -241,6 +252,19 @@ def assess_file(
     meta_rows : int, default=100_000
         ``meta`` uses a uniform sample (seeded) of at most this many labeled
         and this many unlabeled rows.
+    annotations : pandas.DataFrame, default=None
+        Labels that name their annotators, who may slip: columns ``row``
+        (0-based row of the file) or ``id`` (the file's item id),
+        ``annotator`` and ``label`` (class index), an item labeled by
+        several annotators once by each (:func:`read_annotations` reads them
+        from a CSV). Every estimate is
+        then the mixture over the true labels under the annotators' one-coin
+        model (user guide, *When labels are noisy*), and the assessment holds
+        ``annotators`` and ``agreement``. The file itself must label no row.
+        Not with ``meta``.
+    annotator_prior : tuple of two floats, float or dict, default=None
+        The estimators' ``annotator_prior`` with ``annotations``; None: their
+        default (each annotator 85 to 99.9 % right, 95 % prior interval).
     progress : bool, default=False
         A progress line of the run's steps on standard error (tqdm), shown
         once the run takes more than 2 s.
@@ -255,6 +279,16 @@ def assess_file(
             f"decision_probability must be a number in [0.5, 1]; got {decision_probability!r}."
         )
     meta = check_meta(meta)
+    if annotations is not None and (meta or extra_labels is not None):
+        raise ValueError(
+            "annotations: the labels with their annotators are the assessment's only labels; "
+            "pass neither meta nor extra_labels with them."
+        )
+    annotated = (
+        None
+        if annotations is None
+        else AnnotatedRows(annotations, annotations.attrs.get("where", "annotations"))
+    )
     sf = scores_file if scores_file is not None else ScoresFile(path, **columns)
     seed = int(random_state)
     if design_groups is not None:
@@ -282,6 +316,13 @@ def assess_file(
                     i = int(rows[np.argmax(clash)]) + chunk.offset
                     raise ValueError(f"extra_labels: row {i + 1} has another label in the file.")
                 chunk.labels[rows] = codes
+            if annotated is not None:
+                annotated.add(
+                    chunk,
+                    None
+                    if design_groups is None
+                    else _design_rows(design_groups, chunk.offset, len(chunk)),
+                )
             for key, e in est.items():
                 group = chunk.groups[key[6:]].to_numpy() if key.startswith("group:") else None
                 if key == "ece" and design_groups is not None:
@@ -296,6 +337,10 @@ def assess_file(
                 samples[1].add(chunk.scores[~known], chunk.labels[~known])
         if design_groups is not None and len(design_groups) != n_rows:
             raise ValueError(f"design_groups has {len(design_groups)} rows; the file has {n_rows}.")
+        if annotated is not None:
+            steps.note("the annotators' slips")
+            est = {k: annotated.mix(e, k, annotator_prior) for k, e in est.items()}
+            n_labeled = int(annotated.rows.size)
         unlabeled = None
         if meta:
             steps.step("the unlabeled rows (skassess.meta)")
@@ -317,6 +362,9 @@ def assess_file(
             prior, level, rope, decision_probability, n_bins, seed, cost_matrix, meta
         )
         out = summarize(est, source, settings, steps, unlabeled=unlabeled)
+        if annotated is not None:
+            out.annotators = est["by_class"].annotator_summary(level)
+            out.agreement = est["by_class"].annotator_agreement()
         source["seconds"] = round(time.perf_counter() - start, 3)
         return out
     finally:

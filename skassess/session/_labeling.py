@@ -18,6 +18,7 @@ from ..utils._validation import as_scalar
 from ._columns import ItemIds
 from ._fingerprint import RowNumbers, pool_fingerprint, pool_size
 from ._label_parser import LabelParser
+from ._session_annotators import AnnotatedSession
 from ._session_loop import _SessionLoop
 from ._spec import (
     SpecError,
@@ -46,7 +47,7 @@ def task_answer(assessor, level=0.95, group_names=None):
     return assessor.answer(level, group_names=group_names)
 
 
-class LabelingSession(_SessionLoop):
+class LabelingSession(AnnotatedSession, _SessionLoop):
     """An active-labeling session stored in a file, resumable after a crash.
 
     Read more in the :ref:`User Guide <ug_command_line>`.
@@ -319,6 +320,7 @@ class LabelingSession(_SessionLoop):
                     "index": [e["row"] for e in labels],
                     "label": pd.Series([e["label"] for e in labels], dtype=object),
                     "time": [e["time"] for e in labels],
+                    "annotator": pd.Series([e["annotator"] for e in labels], dtype=object),
                 }
             )
             try:
@@ -333,6 +335,7 @@ class LabelingSession(_SessionLoop):
                     f"were recorded with ({exc})."
                 ) from exc
         self.assessor_ = assessor
+        self._annotated = {(e["row"], e["annotator"]): e["label"] for e in labels}
         self._pending = None
 
     def _check_items(self, events):
@@ -399,22 +402,39 @@ class LabelingSession(_SessionLoop):
         """The id of pool row ``row``."""
         return str(self._ids[row])
 
-    def tell(self, row, label):
+    def tell(self, row, label, *, annotator=None):
         """Record the label of one pool row, committed to the file before returning.
 
         ``label`` is a class index (or an entry of the assessor's ``classes``),
         or a class name as text, read by :meth:`read_label`.
 
+        Parameters
+        ----------
+        row : int
+        label : int, str or a class
+        annotator : str, default=None
+            Who gave the label. Named, a row already labeled by another
+            annotator may be labeled again (a repeat), and the estimate models
+            the annotators' slips (see :meth:`ActiveAssessor.tell
+            <skassess.samplers.ActiveAssessor.tell>`). A session names the
+            annotator of every label or of none.
+
         Raises
         ------
         ValueError
-            If ``row`` is not an int index of the pool, or ``label`` is not one
+            If ``row`` is not an int index of the pool, ``label`` is not one
             of the pool's classes (:class:`~skassess.exceptions.LabelError`
-            for a text); nothing is recorded.
+            for a text), ``annotator`` is not a name, or it gave this row
+            another label; nothing is recorded.
+        SessionError
+            If ``annotator`` is named in a session file of format 2 (convert
+            it with :func:`migrate_session`).
         """
         self._writable()
         row = self._row(row)
         label = self.read_label(as_scalar(label))
+        if annotator is not None:
+            return self._tell_annotated(row, label, annotator)
         known = self.assessor_.labels_[row] >= 0  # O(1): n_labeled_ counts the pool
         when = time.time()  # the history's time and the file's are the same
         try:  # the assessor validates first and raises leaving all as it was
@@ -469,10 +489,19 @@ class LabelingSession(_SessionLoop):
         if self.read_only:
             raise SessionError(f"{self.path}: the session was opened read-only (read_only=True).")
 
-    def _commit(self, kind, row, label, when):
+    def _commit(self, kind, row, label, when, annotator=None):
         cursor = self.assessor_.cursor_
         try:
-            self._store.add(kind, row, self._ids[row], label, cursor["n_steps"], cursor, when=when)
+            self._store.add(
+                kind,
+                row,
+                self._ids[row],
+                label,
+                cursor["n_steps"],
+                cursor,
+                when=when,
+                annotator=annotator,
+            )
         except BaseException:
             # Not on disk, so not recorded: go back to what the file holds.
             self._rebuild()
@@ -480,8 +509,16 @@ class LabelingSession(_SessionLoop):
         self._pending = None
 
     def labeled_rows(self):
-        """``(rows, labels)`` recorded in this session, as the assessor took them."""
-        labels = [e for e in self._store.events() if e["kind"] == "label"]
+        """``(rows, labels)`` recorded in this session, as the assessor took them.
+
+        Where labels name their annotators, each row's first label (every label
+        is in :meth:`annotations`).
+        """
+        labels, seen = [], set()
+        for e in self._store.events():
+            if e["kind"] == "label" and e["row"] not in seen:
+                seen.add(e["row"])
+                labels.append(e)
         return (
             np.array([e["row"] for e in labels], dtype=np.int64),
             np.array([e["label"] for e in labels], dtype=object),
@@ -554,7 +591,7 @@ class LabelingSession(_SessionLoop):
 
 
 def _events_frame(events):
-    columns = ["seq", "kind", "row", "item_id", "label", "step", "time"]
+    columns = ["seq", "kind", "row", "item_id", "label", "step", "time", "annotator"]
     frame = pd.DataFrame([{k: e[k] for k in columns} for e in events], columns=columns)
     frame["time"] = pd.to_datetime(frame["time"], unit="s", utc=True)
     return frame

@@ -1,4 +1,4 @@
-"""Convert a format-1 session file (which held a pickle) into the data-only format."""
+"""Convert an older session file (format 1 held a pickle; format 2 no annotators)."""
 
 import base64
 import io
@@ -10,29 +10,35 @@ from pathlib import Path
 
 from ..exceptions import SessionError
 from ._spec import SpecError, encode_estimator, estimator_registry
-from ._store import FORMAT_VERSION, SessionStore, load_json
+from ._store import FORMAT_VERSION, SETTINGS_KEYS, SessionStore
+from ._stored_json import load_json
 
 __all__ = ["migrate_session"]
 
 
 def migrate_session(path, *, trust_pickle=False):
-    """Rewrite a format-1 session file in the current, data-only format.
+    """Rewrite an older session file in the current format.
 
-    Format 1 stored the assessor as a Python pickle, and loading a pickle
-    runs whatever code it holds. Convert only a file you made yourself (or
-    otherwise trust): this is the one place skassess reads such a file, and
-    only with ``trust_pickle=True``. Even then the pickle is read with a
-    restricted unpickler that builds nothing but skassess's estimator classes
-    and numpy arrays, so a pickle naming anything else (``os.system``, ...)
-    is refused. The old file is kept beside the new one as
-    ``<path>.format1``.
+    - Format 2 (labels without annotators) becomes format 3, where a label
+      may name its annotator. Its settings and events are copied as they
+      are, after the whole file is checked.
+    - Format 1 stored the assessor as a Python pickle, and loading a pickle
+      runs whatever code it holds. Convert only a file you made yourself (or
+      otherwise trust): this is the one place skassess reads such a file,
+      and only with ``trust_pickle=True``. Even then the pickle is read with
+      a restricted unpickler that builds nothing but skassess's estimator
+      classes and numpy arrays, so a pickle naming anything else
+      (``os.system``, ...) is refused.
+
+    The old file is kept beside the new one as ``<path>.format<N>``.
 
     Parameters
     ----------
     path : path-like
-        A format-1 session file (closed: no process may have it open).
+        A session file of format 1 or 2 (closed: no process may have it open).
     trust_pickle : bool, default=False
-        Must be True: you vouch that the file's pickle is safe to load.
+        For a format-1 file, must be True: you vouch that the file's pickle
+        is safe to load. Ignored for format 2, which holds data only.
 
     Returns
     -------
@@ -42,18 +48,65 @@ def migrate_session(path, *, trust_pickle=False):
     Raises
     ------
     SessionError
-        Without ``trust_pickle=True``; if the file is not a format-1 session;
-        if its assessor cannot be stored as data.
+        If the file is not a session of format 1 or 2, or is damaged; for
+        format 1, without ``trust_pickle=True`` or if its assessor cannot be
+        stored as data.
     """
     path = Path(path)
+    if not path.is_file():
+        raise SessionError(f"{path}: no such session file.")
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=0)
+        try:
+            fmt = load_json(
+                dict(db.execute("SELECT key, value FROM meta").fetchall()).get("format", "null"),
+                "the format",
+            )
+        finally:
+            db.close()
+    except (sqlite3.Error, ValueError) as exc:
+        raise SessionError(f"{path}: not a readable session file ({exc}).") from exc
+    if fmt == 1:
+        settings, events = _format1(path, trust_pickle)
+    elif fmt == 2:
+        store = SessionStore(path, create=False, read_only=True)
+        try:
+            settings = {k: store.get(k) for k in SETTINGS_KEYS if k != "format"}
+            events = [
+                (e["kind"], e["row"], e["item_id"], e["label"], e["step"], e["time"], e["cursor"])
+                for e in store.events()
+            ]
+        finally:
+            store.close()
+    else:
+        raise SessionError(
+            f"{path}: session format {fmt!r}, not 1 or 2; nothing to convert "
+            f"(this skassess writes format {FORMAT_VERSION})."
+        )
+    new = path.with_name(path.name + ".converting")
+    for leftover in (new, Path(f"{new}-wal"), Path(f"{new}-shm")):
+        leftover.unlink(missing_ok=True)
+    store = SessionStore(new)
+    try:
+        store.create(**settings)
+        for kind, row, item_id, label, step, when, cursor in events:
+            store.add(kind, row, item_id, label, step, cursor, when=when)
+    finally:
+        store.close()
+    backup = path.with_name(f"{path.name}.format{fmt}")
+    os.replace(path, backup)
+    os.replace(new, path)
+    return backup
+
+
+def _format1(path, trust_pickle):
+    """The settings and events of a format-1 file, its pickled assessor stored as data."""
     if trust_pickle is not True:
         raise SessionError(
             f"{path}: converting a format-1 session loads the pickle it holds, which can run "
             "any code; pass trust_pickle=True (the command: --trust-pickle) only for a file "
             "you made yourself."
         )
-    if not path.is_file():
-        raise SessionError(f"{path}: no such session file.")
     try:
         db = sqlite3.connect(path, timeout=0)
         try:
@@ -65,12 +118,6 @@ def migrate_session(path, *, trust_pickle=False):
             db.close()
     except sqlite3.Error as exc:
         raise SessionError(f"{path}: not a readable format-1 session file ({exc}).") from exc
-    fmt = json.loads(meta.get("format", "null"))
-    if fmt != 1:
-        raise SessionError(
-            f"{path}: session format {fmt!r}, not 1; nothing to convert "
-            f"(this skassess reads format {FORMAT_VERSION})."
-        )
     from ..samplers import ActiveAssessor
 
     try:
@@ -92,34 +139,18 @@ def migrate_session(path, *, trust_pickle=False):
         spec = encode_estimator(assessor)
     except SpecError as exc:
         raise SessionError(f"{path}: {exc}") from exc
-    new = path.with_name(path.name + ".converting")
-    for leftover in (new, Path(f"{new}-wal"), Path(f"{new}-shm")):
-        leftover.unlink(missing_ok=True)
-    store = SessionStore(new)
-    try:
-        store.create(
-            created=json.loads(meta["created"]),
-            settings=json.loads(meta["settings"]),
-            data_sha256=json.loads(meta["data_sha256"]),
-            assessor=spec,
-            info=json.loads(meta.get("info", "{}")),
-        )
-        for kind, row, item_id, label, step, when, cursor in events:
-            store.add(
-                kind,
-                row,
-                item_id,
-                None if label is None else json.loads(label),
-                step,
-                json.loads(cursor),
-                when=when,
-            )
-    finally:
-        store.close()
-    backup = path.with_name(path.name + ".format1")
-    os.replace(path, backup)
-    os.replace(new, path)
-    return backup
+    settings = {
+        "created": json.loads(meta["created"]),
+        "settings": json.loads(meta["settings"]),
+        "data_sha256": json.loads(meta["data_sha256"]),
+        "assessor": spec,
+        "info": json.loads(meta.get("info", "{}")),
+    }
+    events = [
+        (kind, row, item_id, None if lab is None else json.loads(lab), step, t, json.loads(c))
+        for kind, row, item_id, lab, step, t, c in events
+    ]
+    return settings, events
 
 
 #: What a format-1 assessor's pickle may build besides skassess's own classes: numpy

@@ -423,6 +423,16 @@ def render_report(assessment, *, title=None, progress=False, started=None):
     for name, table in assessment.differences.items():
         if not table.empty:
             parts += [f"<h3>per {esc(name)}</h3>", html_table(table)]
+    if assessment.annotators is not None:
+        parts += [
+            "<h2>Annotators</h2>",
+            "<p>The labels name their annotators, who may slip: every estimate above is "
+            "the mixture over the true labels under the annotators' one-coin model. Each "
+            "annotator's estimated accuracy, and the agreement on the items labeled more "
+            "than once (Cohen's kappa per pair, Fleiss' kappa over all).</p>",
+            html_table(assessment.annotators, percent=("agreement",)),
+            html_table(assessment.agreement, percent=("agreement",)),
+        ]
     if assessment.unlabeled is not None:
         u = assessment.unlabeled
         parts += [

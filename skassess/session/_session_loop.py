@@ -15,7 +15,16 @@ class _SessionLoop:
     to a budget or a stop rule, and replay its :meth:`history`."""
 
     def run(
-        self, oracle, budget, *, stop=None, progress=True, stop_probability=None, stop_width=None
+        self,
+        oracle,
+        budget,
+        *,
+        stop=None,
+        progress=True,
+        annotator=None,
+        repeat_share=0.0,
+        stop_probability=None,
+        stop_width=None,
     ):
         """Label until ``budget`` more labels are recorded or a stop rule holds.
 
@@ -37,6 +46,12 @@ class _SessionLoop:
             when every group's 95 % interval is at most ``w`` wide.
         progress : bool, default=True
             A tqdm line with the labels and the current answer.
+        annotator : str, default=None
+            The name every label of this call is told with (see :meth:`tell`).
+        repeat_share : float, default=0.0
+            The share of the session's labels that are second labels of rows
+            labeled before, chosen where they are worth most (see
+            :meth:`next_item`); needs ``annotator``.
         stop_probability, stop_width : float, default=None
             .. deprecated:: 0.1
                Use ``stop=StopRule(probability=..., width=...)``; removed in
@@ -65,12 +80,14 @@ class _SessionLoop:
             while done < budget and not (rules and stop(answer)):
                 if self.exhausted:
                     break
-                row = self.query()
+                row, repeat = self.next_item(annotator, repeat_share)
                 label = oracle(row)
                 if label is None:
+                    if repeat:  # an item labeled before is not skipped: ask no more
+                        break
                     self.skip(row)  # the posterior, hence the answer, is unchanged
                     continue
-                self.tell(row, label)
+                self.tell(row, label, annotator=annotator)
                 done += 1
                 bar.update(1)
                 if rules or progress:
@@ -145,6 +162,7 @@ class _SessionLoop:
                             "step": [e["step"] for e in chunk],
                             "index": [e["row"] for e in chunk],
                             "label": pd.Series([e["label"] for e in chunk], dtype=object),
+                            "annotator": pd.Series([e["annotator"] for e in chunk], dtype=object),
                         }
                     )
                 )

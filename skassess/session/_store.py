@@ -18,20 +18,21 @@ still holds every committed label.
 import hashlib
 import json
 import os
-import re
 import sqlite3
 import stat
 import time
 from pathlib import Path
 
-import numpy as np
-
 from ..exceptions import SessionError, SessionLockedError
 from ..utils._validation import is_sha256
+from ._stored_json import load_json
 
 __all__ = ["FORMAT_VERSION", "SessionStore"]
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+#: Format 2 is format 3 without annotators: read, and written, as it is (a label that
+#: names its annotator needs format 3: ``migrate_session``).
+FORMATS = (2, 3)
 #: The keys of ``meta`` that fix a session; their hash starts the event chain.
 SETTINGS_KEYS = ("format", "created", "settings", "data_sha256", "assessor", "info")
 EVENT_KINDS = ("label", "skip")
@@ -50,42 +51,14 @@ CREATE TABLE IF NOT EXISTS events (
     step INTEGER NOT NULL,
     time REAL NOT NULL,
     cursor TEXT NOT NULL,
-    hash TEXT NOT NULL
+    hash TEXT NOT NULL,
+    annotator TEXT
 );
 """
 
 _EVENT_COLUMNS = "seq, kind, row, item_id, label, step, time, cursor, hash"
-
-#: The deepest nesting of arrays and objects a stored JSON value may have, and its
-#: longest text: a crafted file is refused before it is parsed (Python's parser
-#: recurses, and a size carried by a value is bounded where it is used).
-MAX_JSON_DEPTH = 32
-MAX_JSON_CHARS = 1 << 24
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_OPEN, _CLOSE = np.frombuffer(b"[{", dtype=np.uint8), np.frombuffer(b"]}", dtype=np.uint8)
-
-
-def json_depth(text):
-    """The deepest nesting of ``[`` and ``{`` in a JSON text, outside its strings."""
-    # Counted, not parsed: json.loads itself would recurse once per level first.
-    bare = _JSON_STRING.sub("", text).encode("utf-8", "replace")
-    codes = np.frombuffer(bare, dtype=np.uint8)
-    steps = np.isin(codes, _OPEN).astype(np.int64) - np.isin(codes, _CLOSE)
-    return int(np.cumsum(steps).max(initial=0))
-
-
-def load_json(text, what):
-    """A stored JSON value, or ValueError naming ``what`` (too deep, too long, not JSON)."""
-    if not isinstance(text, str):
-        raise ValueError(f"{what} is not text")
-    if len(text) > MAX_JSON_CHARS:
-        raise ValueError(f"{what} is longer than {MAX_JSON_CHARS:,} characters")
-    if json_depth(text) > MAX_JSON_DEPTH:
-        raise ValueError(f"{what} is nested deeper than {MAX_JSON_DEPTH} levels")
-    try:
-        return json.loads(text)
-    except ValueError as exc:
-        raise ValueError(f"{what} is not readable JSON") from exc
+#: The longest annotator name a session stores.
+MAX_ANNOTATOR_CHARS = 200
 
 
 def _canonical(value):
@@ -97,9 +70,13 @@ def settings_hash(meta):
     return hashlib.sha256(_canonical([[k, meta[k]] for k in SETTINGS_KEYS]).encode()).hexdigest()
 
 
-def event_hash(previous, seq, kind, row, item_id, label, step, when, cursor):
-    """``sha256(previous + event)``; ``label`` and ``cursor`` as their stored JSON texts."""
-    body = _canonical([seq, kind, row, item_id, label, step, repr(float(when)), cursor])
+def event_hash(previous, seq, kind, row, item_id, label, step, when, cursor, annotator=None):
+    """``sha256(previous + event)``; ``label`` and ``cursor`` as their stored JSON texts.
+
+    An event without an annotator hashes as format 2 wrote it.
+    """
+    fields = [seq, kind, row, item_id, label, step, repr(float(when)), cursor]
+    body = _canonical(fields if annotator is None else [*fields, annotator])
     return hashlib.sha256((previous + body).encode()).hexdigest()
 
 
@@ -306,10 +283,14 @@ class SessionStore:
                 "skassess.session.migrate_session(path, trust_pickle=True)); otherwise start "
                 "a new session file."
             )
-        if fmt != FORMAT_VERSION:
+        if fmt not in FORMATS:
             raise SessionError(
-                f"{self.path}: session format {fmt!r}; this skassess reads format {FORMAT_VERSION}."
+                f"{self.path}: session format {fmt!r}; this skassess reads formats "
+                f"{FORMATS[0]} to {FORMATS[-1]}."
             )
+        columns = {r[1] for r in db.execute("PRAGMA table_info(events)")}
+        if ("annotator" in columns) != (fmt >= 3):
+            raise self._damaged(f"its events table is not the one of format {fmt}")
         missing = [k for k in (*SETTINGS_KEYS, "head") if k not in meta]
         if missing:
             raise self._damaged(f"the settings lack {', '.join(missing)}")
@@ -330,9 +311,9 @@ class SessionStore:
         if wrong:
             raise self._damaged(f"the settings' {wrong[0]} is not of its kind")
         previous = settings_hash(meta)
-        expected_seq, labeled = 1, set()
-        for seq, kind, row, item_id, label, step, when, cursor, stored in db.execute(
-            f"SELECT {_EVENT_COLUMNS} FROM events ORDER BY seq"
+        expected_seq, labeled = 1, {}
+        for seq, kind, row, item_id, label, step, when, cursor, stored, annotator in db.execute(
+            f"SELECT {_EVENT_COLUMNS}, {self._annotator_column(fmt)} FROM events ORDER BY seq"
         ):
             if seq != expected_seq:
                 raise self._damaged(
@@ -357,16 +338,26 @@ class SessionStore:
                 raise self._damaged(f"event {seq} names row {row}")
             if not 0 <= when <= LATEST_TIME:  # NaN too
                 raise self._damaged(f"event {seq}'s time, {when!r}, is not a time")
-            digest = event_hash(previous, seq, kind, row, item_id, label, step, when, cursor)
+            if annotator is not None and (
+                kind != "label"
+                or not isinstance(annotator, str)
+                or not 0 < len(annotator) <= MAX_ANNOTATOR_CHARS
+            ):
+                raise self._damaged(f"event {seq}'s annotator is not a name")
+            digest = event_hash(
+                previous, seq, kind, row, item_id, label, step, when, cursor, annotator
+            )
             if digest != stored:
                 raise self._damaged(
                     f"event {seq} (a {kind} of item {_printable(item_id, 40)!r}) does not match "
                     "its checksum: it was changed, copied or inserted after it was written"
                 )
             if kind == "label":
-                if row in labeled:
+                # A row is labeled once, or once by each annotator (repeats).
+                names = labeled.setdefault(row, set())
+                if names and (annotator is None or None in names or annotator in names):
                     raise self._damaged(f"event {seq} labels row {row} a second time")
-                labeled.add(row)
+                names.add(annotator)
             previous, expected_seq = digest, expected_seq + 1
         if head != [expected_seq - 1, previous]:
             raise self._damaged(
@@ -374,6 +365,15 @@ class SessionStore:
                 "(events were deleted, or the file is an older copy)"
             )
         return False
+
+    @staticmethod
+    def _annotator_column(fmt):
+        return "annotator" if fmt >= 3 else "NULL"
+
+    @property
+    def format(self):
+        """The file's format (2: no annotators; 3: labels may name their annotator)."""
+        return json.loads(self._meta["format"]) if "format" in self._meta else FORMAT_VERSION
 
     def _json(self, text, what):
         try:
@@ -415,31 +415,27 @@ class SessionStore:
         self._db.execute("UPDATE meta SET value = ? WHERE key = 'head'", (text,))
         return text
 
-    def add(self, kind, row, item_id, label, step, cursor, when=None):
-        """Commit one event; returns its time."""
+    def add(self, kind, row, item_id, label, step, cursor, when=None, annotator=None):
+        """Commit one event (a label may name its annotator); returns its time."""
+        if annotator is not None and self.format < 3:
+            raise SessionError(
+                f"{self.path}: a session file of format {self.format}, which records no "
+                f"annotators; convert it once with `skassess migrate {self.path}` (or "
+                "skassess.session.migrate_session(path)) to label with annotators."
+            )
         when = float(time.time() if when is None else when)
         n, previous = self._head()
         seq = n + 1
         label_text = None if label is None else _canonical(label)
         cursor_text = _canonical(cursor)
-        digest = event_hash(
-            previous, seq, kind, int(row), str(item_id), label_text, int(step), when, cursor_text
-        )
+        values = [seq, kind, int(row), str(item_id), label_text, int(step), when, cursor_text]
+        digest = event_hash(previous, *values, annotator)
+        columns, values = f"{_EVENT_COLUMNS}", [*values, digest]
+        if annotator is not None:
+            columns, values = f"{columns}, annotator", [*values, annotator]
         with self._transaction(f"this {kind}"):
-            self._db.execute(
-                f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    seq,
-                    kind,
-                    int(row),
-                    str(item_id),
-                    label_text,
-                    int(step),
-                    when,
-                    cursor_text,
-                    digest,
-                ),
-            )
+            marks = ", ".join("?" * len(values))
+            self._db.execute(f"INSERT INTO events ({columns}) VALUES ({marks})", values)
             head = self._set_head(seq, digest)
         self._meta["head"] = head
         return when
@@ -451,7 +447,9 @@ class SessionStore:
             return None
         with self._transaction("the undo"):
             last = self._db.execute(
-                "SELECT seq, kind, row, item_id, label FROM events WHERE seq = ?", (n,)
+                "SELECT seq, kind, row, item_id, label, "
+                f"{self._annotator_column(self.format)} FROM events WHERE seq = ?",
+                (n,),
             ).fetchone()
             before = self._db.execute("SELECT hash FROM events WHERE seq = ?", (n - 1,)).fetchone()
             previous = before[0] if before else settings_hash(self._meta)
@@ -463,6 +461,7 @@ class SessionStore:
             "row": last[2],
             "item_id": last[3],
             "label": None if last[4] is None else json.loads(last[4]),
+            "annotator": last[5],
         }
 
     def count(self, kind):
@@ -470,9 +469,11 @@ class SessionStore:
         return self._db.execute("SELECT COUNT(*) FROM events WHERE kind = ?", (kind,)).fetchone()[0]
 
     def events(self):
-        """Every event in order: dicts with kind, row, item_id, label, step, time, cursor."""
+        """Every event in order: dicts with kind, row, item_id, label, step, time, cursor
+        and annotator (None: not named)."""
         rows = self._db.execute(
-            "SELECT seq, kind, row, item_id, label, step, time, cursor FROM events ORDER BY seq"
+            "SELECT seq, kind, row, item_id, label, step, time, cursor, "
+            f"{self._annotator_column(self.format)} FROM events ORDER BY seq"
         ).fetchall()
         return [
             {
@@ -484,8 +485,9 @@ class SessionStore:
                 "step": st,
                 "time": t,
                 "cursor": json.loads(c),
+                "annotator": a,
             }
-            for s, k, r, i, lab, st, t, c in rows
+            for s, k, r, i, lab, st, t, c, a in rows
         ]
 
     def _transaction(self, what):

@@ -143,7 +143,7 @@ def test_migrating_a_trusted_format1_file_keeps_every_label(tmp_path, data):
     with LabelingSession(path, data.scores) as s:
         assert s.n_labeled == 5 and s.info == {"note": "x"}
         assert s.query() == int(ref.query()[0])  # the same query sequence
-    with pytest.raises(SessionError, match="format 2, not 1"):
+    with pytest.raises(SessionError, match="format 3, not 1 or 2"):
         migrate_session(path, trust_pickle=True)
 
 
