@@ -12,7 +12,9 @@ from ..exceptions import SkassessWarning
 from ..metrics import RATES, GroupComparison, compare_groups, rope_probabilities
 from ..utils._dask import check_signed_labels, is_dask_collection
 from ..utils._deprecation import warn_deprecated
+from ..utils._docstrings import fill_doc
 from ..utils._groups import GroupEncoder
+from ..utils._label_noise import NOISE_CONSTRAINTS
 from ..utils._params import LEVEL, ROPE, atomic, reset_fitted, validate_args, validated
 from ..utils._random import check_generator
 from ..utils._sklearn_compat import Hidden, Interval, MissingValues, StrOptions
@@ -22,9 +24,11 @@ from ._group_methods import GROUP_METHODS, GroupRows, group_method
 from ._group_partitions import PartitionedRows
 from ._group_totals import GroupTotals, calibrated_models, checked_rows, fit_partitions_totals
 from ._hierarchical import HierarchicalBetaCalibrator
+from ._noisy_group_metrics import NoisyGroupMetrics
 
 
-class BayesianGroupMetrics(BaseEstimator):
+@fill_doc
+class BayesianGroupMetrics(NoisyGroupMetrics, BaseEstimator):
     """Posteriors of group metrics (accuracy, TPR, FPR, ...) and of their differences.
 
     Read more in the :ref:`User Guide <ug_fairness>`.
@@ -140,6 +144,11 @@ default="calibrated"
     missing_label : int, float, str or None, default=-1
         The value of ``y`` that marks an unlabeled row, besides NaN, None and
         ``pd.NA``, which always mark one.
+    {{label_noise}}
+        Under ``label_noise`` the true classes are drawn with the sensitive
+        groups crossed with the predicted class as the noise model's groups,
+        and each of the ``n_imputations`` fits makes ``n_draws /
+        n_imputations`` of the draws.
     random_state : int, RandomState instance or None, default=None
 
     Attributes
@@ -174,7 +183,12 @@ default="calibrated"
         for ``"frequentist"``); :meth:`sample` returns a copy.
     point_ : dict of ndarray
         Each metric's empirical rate on the labeled rows, per reported group
-        (NaN where its denominator is zero); the frequentist estimate.
+        (NaN where its denominator is zero); the frequentist estimate. Under
+        ``label_noise``, its mean over the draws of the true labels.
+    annotators_ : BayesianAccuracy
+        Under ``label_noise``: the noise model, whose ``imputed_labels_`` are
+        the draws of the true labels; :meth:`annotator_summary` and
+        :meth:`annotator_agreement` read it.
 
     Examples
     --------
@@ -207,6 +221,9 @@ default="calibrated"
         p_pooled="auto",
         classes=None,
         missing_label=-1,
+        label_noise="auto",
+        annotator_prior=(0.85, 0.999),
+        n_imputations=20,
         random_state=None,
     ):
         self.method = method
@@ -220,6 +237,9 @@ default="calibrated"
         self.p_pooled = p_pooled
         self.classes = classes
         self.missing_label = missing_label
+        self.label_noise = label_noise
+        self.annotator_prior = annotator_prior
+        self.n_imputations = n_imputations
         self.random_state = random_state
 
     _parameter_constraints = {
@@ -237,6 +257,7 @@ default="calibrated"
         "p_pooled": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
         "classes": ["array-like", None],
         "missing_label": [MissingValues()],
+        **NOISE_CONSTRAINTS,
         "random_state": ["random_state"],
     }
 
@@ -276,7 +297,7 @@ default="calibrated"
 
     @validated
     @atomic(deep=False)
-    def fit(self, X, y=None, *, group_by=None, sensitive_features=None):
+    def fit(self, X, y=None, *, group_by=None, sensitive_features=None, annotator=None):
         """Posterior draws of every metric in every group.
 
         Parameters
@@ -289,14 +310,19 @@ default="calibrated"
             ``unlabeled="expected"`` (its labeled rows and each group's first
             row are collected for the maps; a second pass adds the unlabeled
             rows' sums under the maps' fixed draws).
-        y : array-like of shape (n_samples,)
+        y : array-like of shape (n_samples,) or (n_samples, n_annotators)
             True labels (0/1, or the two ``classes``), ``missing_label`` for
-            unlabeled rows. Required.
+            unlabeled rows. Required. Two-dimensional: one column per
+            annotator (a DataFrame's column names name them), the labels of
+            annotators who may slip (``label_noise``).
         group_by : array-like of shape (n_samples,)
             The group (sensitive attribute) of each row. Required (or as
             ``sensitive_features``).
         sensitive_features : array-like of shape (n_samples,)
             Alias of ``group_by``, as fairlearn names it.
+        annotator : array-like of shape (n_samples,), default=None
+            With one-dimensional ``y``: who gave each row's label
+            (``label_noise``).
 
         Returns
         -------
@@ -321,6 +347,8 @@ default="calibrated"
             )
         name = "group_by" if sensitive_features is None else "sensitive_features"
         group_by = group_by if sensitive_features is None else sensitive_features
+        if self._noisy(X, y, annotator):
+            return self._fit_noisy(X, y, group_by, name, annotator)
         method = self._strategy()
         if any(is_dask_collection(v) for v in (X, y, group_by)):
             if method.needs_rows and self.unlabeled == "sampled":

@@ -3,10 +3,11 @@
 from numbers import Integral, Real
 
 from ..utils._docstrings import fill_doc
+from ..utils._label_noise import NOISE_CONSTRAINTS
 from ..utils._sklearn_compat import Hidden, Interval, StrOptions
 from ._base import DEFAULT_PRIOR_STRENGTH
 from ._grouping import GROUPINGS, STRATEGIES
-from ._noisy_labels import DEFAULT_ANNOTATOR_PRIOR, NOISE_CONSTRAINTS, NoisyRateMixture
+from ._noisy_labels import DEFAULT_ANNOTATOR_PRIOR, NoisyRateMixture
 from ._rates import METRICS, _RateAssessor
 
 

@@ -52,13 +52,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils._deprecation import warn_deprecated
 from ..utils._docstrings import fill_doc
+from ..utils._label_noise import NOISE_CONSTRAINTS
 from ..utils._params import LEVEL, N_DRAWS, validate_args, validate_params, validated
 from ..utils._sklearn_compat import Hidden, Interval, StrOptions
 from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
 from ._conjugate import BetaPosterior
 from ._design_bins import DesignBinsMixin
 from ._grouping import STRATEGIES
-from ._noisy_labels import DEFAULT_ANNOTATOR_PRIOR, NOISE_CONSTRAINTS, NoisyRateMixture
+from ._noisy_labels import DEFAULT_ANNOTATOR_PRIOR, NoisyRateMixture
 from ._rates import _RateAssessor
 
 #: Grids of the hierarchical model's map (slope, intercept) and bin concentration.

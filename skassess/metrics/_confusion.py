@@ -7,6 +7,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._docstrings import fill_doc
+from ..utils._label_noise import NOISE_CONSTRAINTS
 from ..utils._params import LEVEL, N_DRAWS, validate_args, validated
 from ..utils._sklearn_compat import StrOptions
 from ._base import (
@@ -22,7 +23,7 @@ from ._error_split import ErrorSplit
 from ._hierarchical import HierarchicalBeta
 from ._lazy_fit import LazyCalibratedFit
 from ._nested_dirichlet import NestedDirichletPosterior
-from ._noisy_labels import DEFAULT_ANNOTATOR_PRIOR, NOISE_CONSTRAINTS, NoisyConfusionMixture
+from ._noisy_labels import DEFAULT_ANNOTATOR_PRIOR, NoisyConfusionMixture
 from ._prior_checks import prior_pull
 
 

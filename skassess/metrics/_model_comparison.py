@@ -10,6 +10,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils._dask import is_dask_collection
 from ..utils._deprecation import warn_deprecated
+from ..utils._docstrings import fill_doc
+from ..utils._label_noise import NOISE_CONSTRAINTS
 from ..utils._params import LEVEL, N_DRAWS, atomic, reset_fitted, validate_args, validated
 from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
 from ..utils._validation import check_classes, check_labels
@@ -21,6 +23,7 @@ from ._group_comparison import (
     compare_groups,
 )
 from ._model_comparison_draws import _ComparisonDraws, best_shares
+from ._noisy_model_comparison import NoisyModelComparison
 from ._pattern_merging import PatternMerging
 from ._rate_table import RATES
 
@@ -30,7 +33,8 @@ __all__ = ["BayesianModelComparison"]
 MIN_PRIOR_MEAN = 1e-3
 
 
-class BayesianModelComparison(PatternMerging, _ComparisonDraws, BaseEstimator):
+@fill_doc
+class _ModelComparison(PatternMerging, _ComparisonDraws, BaseEstimator):
     """Posterior accuracy of M black boxes scored on the same items, and which is best.
 
     Read more in the :ref:`User Guide <ug_model_comparison>`.
@@ -115,6 +119,11 @@ class BayesianModelComparison(PatternMerging, _ComparisonDraws, BaseEstimator):
         groups).
     n_draws : int, default=4000
         Posterior draws behind the intervals and P(best).
+    {{label_noise}}
+        Under ``label_noise`` the true classes are drawn with the agreement
+        patterns as the noise model's groups and the models' averaged scores
+        as its black box; the draws, P(best) and the differences mix the
+        fits.
     random_state : int, RandomState or None, default=None
         Seed of the draws.
 
@@ -136,6 +145,14 @@ class BayesianModelComparison(PatternMerging, _ComparisonDraws, BaseEstimator):
         Unlabeled items per pattern.
     n_correct_labeled_ : ndarray of shape (n_models,)
         Labeled items each model gets right.
+    imputations_ : list of BayesianModelComparison
+        Under ``label_noise``: the fits to the draws of the true labels after
+        the first (the estimator's own state is the first's, and so are the
+        attributes above).
+    annotators_ : BayesianAccuracy
+        Under ``label_noise``: the noise model, whose ``imputed_labels_`` are
+        the draws of the true labels; :meth:`annotator_summary` and
+        :meth:`annotator_agreement` read it.
 
     Examples
     --------
@@ -167,6 +184,7 @@ class BayesianModelComparison(PatternMerging, _ComparisonDraws, BaseEstimator):
         "missing_label": [MissingValues()],
         "rope": [Interval(Real, 0, None, closed="left")],
         "n_draws": [N_DRAWS],
+        **NOISE_CONSTRAINTS,
         "random_state": ["random_state"],
     }
 
@@ -183,6 +201,9 @@ class BayesianModelComparison(PatternMerging, _ComparisonDraws, BaseEstimator):
         missing_label=-1,
         rope=0.01,
         n_draws=DEFAULT_N_DRAWS,
+        label_noise="auto",
+        annotator_prior=(0.85, 0.999),
+        n_imputations=20,
         random_state=None,
     ):
         self.prior = prior
@@ -195,6 +216,9 @@ class BayesianModelComparison(PatternMerging, _ComparisonDraws, BaseEstimator):
         self.missing_label = missing_label
         self.rope = rope
         self.n_draws = n_draws
+        self.label_noise = label_noise
+        self.annotator_prior = annotator_prior
+        self.n_imputations = n_imputations
         self.random_state = random_state
 
     def __sklearn_tags__(self):
@@ -577,3 +601,12 @@ class BayesianModelComparison(PatternMerging, _ComparisonDraws, BaseEstimator):
             else:
                 out.append(np.log(theta[i, c]))
         return float(np.mean(out))
+
+
+class BayesianModelComparison(NoisyModelComparison, _ModelComparison):
+    __doc__ = _ModelComparison.__doc__
+
+
+# The mixin's overrides read as the methods they guard.
+for _name in ("partial_fit", "add_pattern_labels"):
+    getattr(BayesianModelComparison, _name).__doc__ = getattr(_ModelComparison, _name).__doc__

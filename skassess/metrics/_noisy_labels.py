@@ -11,16 +11,16 @@ answer.
 
 import copy
 import types
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils._dask import is_dask_collection
+from ..utils._label_noise import uses_label_noise
 from ..utils._params import LEVEL, N_DRAWS, atomic, reset_fitted, validate_args, validated
 from ..utils._random import check_generator
-from ..utils._sklearn_compat import Interval, StrOptions, safe_indexing
+from ..utils._sklearn_compat import safe_indexing
 from ..utils._validation import check_labels, validate_scores
 from ._annotator_reports import AnnotatorReports
 from ._annotators import OneCoinAnnotators, beta_from_interval
@@ -28,14 +28,6 @@ from ._base import DEFAULT_N_DRAWS
 
 #: The default prior of every annotator's accuracy: its central 95 % interval.
 DEFAULT_ANNOTATOR_PRIOR = (0.85, 0.999)
-
-
-#: The parameters the label-noise estimators add, and their constraints.
-NOISE_CONSTRAINTS = {
-    "label_noise": [StrOptions({"auto", "none", "one_coin"})],
-    "annotator_prior": ["array-like", Interval(Real, 0, 1, closed="right"), dict],
-    "n_imputations": [Interval(Integral, 1, None, closed="left")],
-}
 
 
 def _check_accuracy_prior(value, where):
@@ -87,29 +79,7 @@ class NoisyLabelMixture(AnnotatorReports):
 
     # -------------------------------------------------------------- fitting
     def _noisy(self, X, y, annotator):
-        mode = self.label_noise
-        # A column per annotator: a DataFrame, or an array of two columns or more
-        # (a one-column array is the column vector scikit-learn refuses).
-        several = (
-            y is not None
-            and np.ndim(y) == 2
-            and (isinstance(y, pd.DataFrame) or np.shape(y)[1] > 1)
-        )
-        if mode == "none":
-            if several or annotator is not None:
-                raise ValueError(
-                    "label_noise='none' treats every label as the truth, so it takes one label "
-                    "per row and no annotator; set label_noise='one_coin' (or 'auto') to fit "
-                    "labels from several annotators."
-                )
-            return False
-        noisy = mode == "one_coin" or several or annotator is not None
-        if noisy and is_dask_collection(X):
-            raise ValueError(
-                "label_noise draws the true labels of the labeled rows, in memory: fit it on "
-                "arrays or DataFrames, not on Dask collections."
-            )
-        return noisy and y is not None
+        return uses_label_noise(self.label_noise, X, y, annotator)
 
     @validated
     @atomic(deep=False)
@@ -266,6 +236,8 @@ class NoisyLabelMixture(AnnotatorReports):
         self._annotators = model
         self.n_label_rows_ = int(len(rows))
         self._label_rows = np.asarray(rows)
+        self.label_rows_ = self._label_rows.copy()
+        self.imputed_labels_ = np.asarray(drawn, dtype=np.int64)
         self._right_proba = (drawn == pred).mean(axis=0)
         return self
 

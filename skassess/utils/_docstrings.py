@@ -63,7 +63,13 @@ imputations_ : list of estimators
     first fit's.
 annotator_names_ : ndarray of object
     Under ``label_noise``: the annotators, in the order of
-    ``annotator_summary``.""",
+    ``annotator_summary``.
+label_rows_ : ndarray of shape (n_label_rows,)
+    Under ``label_noise``: the labeled rows' positions in the pool.
+imputed_labels_ : ndarray of shape (n_imputations, n_label_rows)
+    Under ``label_noise``: each draw of the labeled rows' true classes, as
+    class indices (an estimator that takes labels as the truth, fitted on
+    each draw, makes the same mixture).""",
     "binning": """\
 binning : {"uniform", "quantile"}, default="uniform"
     Bins of equal width on [0, 1], or with equal numbers of rows (edges

@@ -1,0 +1,119 @@
+"""The comparison of models from labels whose annotators may slip.
+
+The true classes of the labeled items are drawn under the one-coin model of
+the annotators (:class:`BayesianAccuracy` with ``label_noise="one_coin"`` on
+the models' averaged scores, its groups the agreement patterns), and the
+comparison is fitted once per draw with those classes as its labels; its
+draws (of each model's metric, P(best), the differences) are the mixture of
+the fits' draws.
+"""
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+
+from ..utils._label_noise import AnnotatorsOfNoiseModel, noise_model, uses_label_noise
+from ..utils._params import atomic, reset_fitted, validated
+from ..utils._random import check_generator
+from ._agreement_patterns import agreement_patterns, check_model_scores
+
+
+class NoisyModelComparison(AnnotatorsOfNoiseModel):
+    """Mixin of :class:`BayesianModelComparison`: ``fit`` with labels from annotators."""
+
+    def _noisy(self, X, y, annotator):
+        return uses_label_noise(self.label_noise, X, y, annotator)
+
+    @validated
+    @atomic(deep=False)
+    def fit(self, X, y=None, *, annotator=None):
+        """Fit on the models' scores of the pool; ``y`` labels some items (-1: unlabeled).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_models, n_classes), (n_samples, n_models) or list
+            The models' scores on the same items (see :func:`check_model_scores`),
+            or a Dask Array of them: each partition is fitted where it lives and
+            the fits are merged (:meth:`merge`).
+        y : array-like of shape (n_samples,) or (n_samples, n_annotators), default=None
+            True labels (class indices, or entries of ``classes``), a Dask
+            collection partitioned as ``X`` when ``X`` is one;
+            ``missing_label`` marks an unlabeled item. None: no item is
+            labeled. Two-dimensional: one column per annotator (a
+            DataFrame's column names name them), labels of annotators who may
+            slip (``label_noise``).
+        annotator : array-like of shape (n_samples,), default=None
+            With one-dimensional ``y``: who gave each item's label.
+
+        Returns
+        -------
+        self : BayesianModelComparison
+        """
+        if not self._noisy(X, y, annotator):
+            self.__dict__.pop("imputations_", None)
+            self.__dict__.pop("annotators_", None)
+            return super().fit(X, y)
+        reset_fitted(self)
+        S = check_model_scores(X)
+        blocks = agreement_patterns(S.argmax(axis=2))
+        patterns = pd.Series(["-".join(map(str, b)) for b in blocks.tolist()], dtype=object)
+        rng = check_generator(self.random_state)
+        noise = noise_model(self, int(rng.integers(2**31 - 1)))
+        noise.fit(S.mean(axis=1), y, group_by=patterns.to_numpy(), annotator=annotator)
+        fits = []
+        for m in range(self.n_imputations):
+            codes = np.full(S.shape[0], -1, dtype=np.int64)
+            codes[noise.label_rows_] = noise.imputed_labels_[m]
+            est = clone(self).set_params(label_noise="none", classes=None, missing_label=-1)
+            fits.append(est.fit(S, codes))
+        params = self.get_params(deep=False)
+        vars(self).update({k: v for k, v in vars(fits[0]).items() if k not in params})
+        self.imputations_ = fits[1:]
+        self.annotators_ = noise
+        return self
+
+    def _mixed(self):
+        return bool(getattr(self, "imputations_", None)) and not self.__dict__.get("_unmixed")
+
+    def _each(self, name, *args, **kwargs):
+        """``name(*args, **kwargs)`` of every fit: the estimator's own first, unmixed."""
+        self.__dict__["_unmixed"] = True
+        try:
+            first = getattr(self, name)(*args, **kwargs)
+        finally:
+            del self.__dict__["_unmixed"]
+        return [first] + [getattr(f, name)(*args, **kwargs) for f in self.imputations_]
+
+    def _draws(self, n_draws=None, random_state=None, sceptical=True):
+        if not self._mixed():
+            return super()._draws(n_draws, random_state, sceptical)
+        n_draws = self.n_draws if n_draws is None else n_draws
+        per = -(-n_draws // (1 + len(self.imputations_)))
+        # Every fit draws with the same random_state: common random numbers.
+        stack = np.stack(self._each("_draws", per, random_state, sceptical))
+        return np.swapaxes(stack, 0, 1).reshape(-1, stack.shape[2])[:n_draws]
+
+    def _mean_accuracy(self, sceptical=True):
+        if not self._mixed():
+            return super()._mean_accuracy(sceptical)
+        return np.mean(self._each("_mean_accuracy", sceptical), axis=0)
+
+    def _outcome_probabilities(self, sceptical=True):
+        if not self._mixed():
+            return super()._outcome_probabilities(sceptical)
+        return np.mean(self._each("_outcome_probabilities", sceptical), axis=0)
+
+    def partial_fit(self, X, y=None):
+        self._refuse_after_noise("partial_fit")
+        return super().partial_fit(X, y)
+
+    def add_pattern_labels(self, pattern, category):
+        self._refuse_after_noise("add_pattern_labels")
+        return super().add_pattern_labels(pattern, category)
+
+    def _refuse_after_noise(self, method):
+        if getattr(self, "annotators_", None) is not None:
+            raise ValueError(
+                f"{method} adds labels as the truth; this {type(self).__name__} was fitted "
+                "with label_noise, which needs every label at once: call fit with all of them."
+            )

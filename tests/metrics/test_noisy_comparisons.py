@@ -1,0 +1,122 @@
+"""Group metrics and the comparison of models from labels whose annotators slip."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from skassess.calibration import BayesianGroupMetrics
+from skassess.metrics import BayesianModelComparison
+
+
+def _slipped(labels, rate, n_classes, rng):
+    out = labels.copy()
+    slip = rng.random(len(out)) < rate
+    out[slip] = (out[slip] + rng.integers(1, n_classes, slip.sum())) % n_classes
+    return out
+
+
+@pytest.fixture(scope="module")
+def binary_pool():
+    """2,000 rows of calibrated binary scores in two groups, 400 labeled by "a" (8 %
+    slips), 120 of them again by "b" (5 %)."""
+    rng = np.random.default_rng(0)
+    n = 2000
+    s = rng.beta(2, 2, n)
+    y = (rng.random(n) < s).astype(int)
+    group = np.where(rng.random(n) < 0.4, "F", "M")
+    labels = pd.DataFrame({"a": -1, "b": -1}, index=range(n))
+    rows = rng.choice(n, 400, replace=False)
+    labels.loc[rows, "a"] = _slipped(y[rows], 0.08, 2, rng)
+    labels.loc[rows[:120], "b"] = _slipped(y[rows[:120]], 0.05, 2, rng)
+    return s, y, group, labels, rows
+
+
+def test_group_metrics_under_label_noise(binary_pool):
+    s, _, group, labels, rows = binary_pool
+    est = BayesianGroupMetrics(n_draws=400, n_imputations=8, random_state=0)
+    est.fit(s, labels, group_by=group)
+    assert est.annotators_.imputed_labels_.shape == (8, 400)
+    summary = est.summary()
+    assert summary["n_labeled"].groupby("group").first().sum() == 400
+    assert all(d.shape == (400, 2) for d in est.draws_.values())
+    assert list(est.annotator_summary()["n_repeated"]) == [120, 120]
+    assert est.annotator_agreement().loc[("all", ""), "n_common"] == 120
+    assert not est.differences()[["mean", "lower", "upper"]].isna().any().any()
+    # the plain fit names no annotator
+    plain = BayesianGroupMetrics(n_draws=400, random_state=0)
+    plain.fit(s, labels["a"].to_numpy(), group_by=group)
+    with pytest.raises(ValueError, match="No annotator was named"):
+        plain.annotator_summary()
+
+
+def test_group_metrics_with_a_gold_annotator_is_the_plain_fit(binary_pool):
+    s, y, group, _, rows = binary_pool
+    gold = np.full(len(y), -1)
+    gold[rows] = y[rows]
+    plain = BayesianGroupMetrics(n_draws=2000, random_state=0).fit(s, gold, group_by=group)
+    noisy = BayesianGroupMetrics(
+        n_draws=2000, n_imputations=4, annotator_prior=1.0, random_state=0
+    ).fit(s, gold, group_by=group, annotator=np.where(gold >= 0, "expert", None))
+    a, b = plain.summary(), noisy.summary()
+    np.testing.assert_allclose(a["mean"], b["mean"], atol=0.01)
+    np.testing.assert_allclose(a["upper"] - a["lower"], b["upper"] - b["lower"], rtol=0.15)
+
+
+def test_group_metrics_refuse_annotators_without_label_noise(binary_pool):
+    s, _, group, labels, _ = binary_pool
+    with pytest.raises(ValueError, match="label_noise='none' treats every label"):
+        BayesianGroupMetrics(label_noise="none").fit(s, labels, group_by=group)
+
+
+@pytest.fixture(scope="module")
+def model_pool():
+    """Two models of accuracy 0.9 and 0.85 on 3,000 items of 3 classes; 400 labeled by
+    "a" (8 % slips), 120 of them again by "b" (5 %)."""
+    rng = np.random.default_rng(1)
+    n = 3000
+    y = rng.integers(0, 3, n)
+
+    def model(accuracy):
+        pred = np.where(rng.random(n) < accuracy, y, (y + rng.integers(1, 3, n)) % 3)
+        conf = rng.uniform(0.5, 0.95, n)
+        S = np.tile(((1 - conf) / 2)[:, None], (1, 3))
+        S[np.arange(n), pred] = conf
+        return S
+
+    X = np.stack([model(0.9), model(0.85)], axis=1)
+    labels = pd.DataFrame({"a": -1, "b": -1}, index=range(n))
+    rows = rng.choice(n, 400, replace=False)
+    labels.loc[rows, "a"] = _slipped(y[rows], 0.08, 3, rng)
+    labels.loc[rows[:120], "b"] = _slipped(y[rows[:120]], 0.05, 3, rng)
+    return X, y, labels, rows
+
+
+def test_model_comparison_under_label_noise(model_pool):
+    X, y, labels, _ = model_pool
+    est = BayesianModelComparison(n_imputations=6, random_state=0).fit(X, labels)
+    assert len(est.imputations_) == 5 and est.label_noise == "auto"
+    assert est.annotator_summary().index.tolist() == ["a", "b"]
+    truth = (X.argmax(axis=2) == y[:, None]).mean(axis=0)
+    plain = BayesianModelComparison(random_state=0).fit(X, labels["a"].to_numpy())
+    # the slips pull the labels-as-truth estimate down; the mixture's mean is nearer
+    assert np.all(np.abs(est.mean_accuracy() - truth) < np.abs(plain.mean_accuracy() - truth))
+    draws = est.groupwise_samples(1000)
+    assert draws.shape == (1000, 2)
+    assert est.summary()["p_best"].sum() == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="needs every label at once"):
+        est.partial_fit(X[:10])
+    with pytest.raises(ValueError, match="No annotator was named"):
+        plain.annotator_summary()
+    # a refit without annotators is the plain fit again
+    again = est.fit(X, labels["a"].to_numpy())
+    assert not hasattr(again, "imputations_")
+    np.testing.assert_array_equal(again.summary().to_numpy(), plain.summary().to_numpy())
+
+
+def test_model_comparison_keeps_its_parameters_under_label_noise(model_pool):
+    X, _, labels, _ = model_pool
+    classes = ["x", "y", "z"]
+    named = labels.replace({0: "x", 1: "y", 2: "z", -1: "?"})
+    est = BayesianModelComparison(classes=classes, missing_label="?", n_imputations=3)
+    est.fit(X, named)
+    assert est.classes == classes and est.missing_label == "?" and est.label_noise == "auto"
