@@ -28,3 +28,10 @@ def beta_scores(rng, n, shift):
     """Two-class scores whose top column is Beta(8 - shift, 2 + shift): drift as ``shift`` grows."""
     p = rng.beta(8 - shift, 2 + shift, n)
     return np.column_stack([p, 1 - p])
+
+
+#: A 1 x 1 PNG image (an item's picture in the labeling server's tests).
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000100e221bc330000000049454e44ae426082"
+)

@@ -26,7 +26,7 @@ def main(argv=None):
     try:
         # Names from the user's files are printed as text, never as terminal controls.
         with contextlib.redirect_stdout(_TerminalWriter(sys.stdout)):
-            command = importlib.import_module(f"{__name__}._{args.command}")
+            command = importlib.import_module(f"{__name__}._{args.command.replace('-', '_')}")
             return command.run(args)
     except BrokenPipeError:  # e.g. piped into head
         return 0

@@ -14,7 +14,19 @@ from ._label_arguments import label_arguments
 __all__ = ["COMMANDS", "build_parser"]
 
 #: The subcommands, in the order of the help, each run by ``skassess.cli._<name>.run``.
-COMMANDS = ("demo", "example", "assess", "plan", "label", "monitor", "export", "report", "migrate")
+COMMANDS = (
+    "demo",
+    "example",
+    "assess",
+    "plan",
+    "label",
+    "serve",
+    "label-studio",
+    "monitor",
+    "export",
+    "report",
+    "migrate",
+)
 
 PRIOR_CHOICES = ("calibrated", "hierarchical", "informative", "uniform")
 PRIOR_HELP = (
@@ -53,7 +65,15 @@ MODEL_STRATEGIES = ("top_two", "disagreement", "random")
 
 
 def _label(sub):
+    # ``label`` and ``serve``: one session's settings, two ways of labeling
     label_arguments(sub, LABEL_TASKS, STRATEGY_NAMES, MODEL_STRATEGIES, GROUP_METRICS)
+
+
+def _serve(sub):
+    pass  # built with ``label`` (its parser holds the same session settings)
+
+
+_label_studio = _serve  # built with ``label`` too
 
 
 def build_parser():
@@ -66,7 +86,7 @@ def build_parser():
     parser.add_argument("--version", action="version", version=f"skassess {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS:
-        globals()[f"_{name}"](sub)
+        globals()[f"_{name.replace('-', '_')}"](sub)
     return parser
 
 

@@ -219,17 +219,22 @@ def _assessor(fixed, sf, group):
     )
 
 
-def run(args):
+def prepare(args, path, check=None):
+    """What ``skassess label`` (and ``serve``) opens a session with, every check first.
+
+    ``check(args, fixed)`` runs the command's own checks of its flags against the
+    session's settings before the scores file is read.
+
+    Returns
+    -------
+    sf, table, group, assessor, info, fixed
+    """
     from pathlib import Path
 
-    path = Path(args.session)
     options, fixed, stored = _settings(args, path)
     models = fixed["task"] == "compare_models"
-    if models and args.report:
-        raise ValueError(
-            "--report: the HTML report assesses one model; for --task compare_models use "
-            "skassess export, whose JSON holds each model's posterior."
-        )
+    if check is not None:
+        check(args, fixed)
     sf = open_pool(args.scores, options, models=models)
     checksum = sf.checksum()
     if stored is not None and stored.get("sha256") != checksum:
@@ -237,16 +242,7 @@ def run(args):
     if stored is not None:
         check_classes(path, stored, sf.classes)
     if len(sf.group_columns) > 1:
-        raise ValueError("label takes at most one --group column.")
-    if fixed.get("metrics") and (args.stop_probability is not None or args.anytime):
-        flag = "--stop-probability" if args.stop_probability is not None else "--anytime"
-        raise ValueError(f"--metrics estimates metrics with ActiveTester, which takes no {flag}.")
-    _check_annotator(args, fixed)
-    if args.anytime and fixed["strategy"] != "random":
-        raise ValueError(
-            f"--anytime needs items drawn uniformly at random (--strategy random); this "
-            f"session uses --strategy {fixed['strategy']}."
-        )
+        raise ValueError(f"{args.command} takes at most one --group column.")
     table = sf.read()
     group = table.groups[sf.group_columns[0]].to_numpy() if sf.group_columns else None
     assessor = _assessor(fixed, sf, group)
@@ -260,6 +256,48 @@ def run(args):
     }
     if models:
         info["models"] = list(sf.models)
+    return sf, table, group, assessor, info, fixed
+
+
+def open_session(path, sf, table, group, assessor, info, fixed, read_only=False):
+    """The :class:`LabelingSession` of what :func:`prepare` gives."""
+    return LabelingSession(
+        path,
+        table.scores,
+        table.labels,
+        assessor=assessor,
+        group_by=group,
+        ids=table.ids,
+        info=info,
+        group_names=session_group_names(fixed, group, sf),
+        read_only=read_only,
+    )
+
+
+def _check_label_flags(args, fixed):
+    """``skassess label``'s flags against the session's settings."""
+    if fixed["task"] == "compare_models" and args.report:
+        raise ValueError(
+            "--report: the HTML report assesses one model; for --task compare_models use "
+            "skassess export, whose JSON holds each model's posterior."
+        )
+    if fixed.get("metrics") and (args.stop_probability is not None or args.anytime):
+        flag = "--stop-probability" if args.stop_probability is not None else "--anytime"
+        raise ValueError(f"--metrics estimates metrics with ActiveTester, which takes no {flag}.")
+    _check_annotator(args, fixed)
+    if args.anytime and fixed["strategy"] != "random":
+        raise ValueError(
+            f"--anytime needs items drawn uniformly at random (--strategy random); this "
+            f"session uses --strategy {fixed['strategy']}."
+        )
+
+
+def run(args):
+    from pathlib import Path
+
+    path = Path(args.session)
+    sf, table, group, assessor, info, fixed = prepare(args, path, _check_label_flags)
+    models = fixed["task"] == "compare_models"
     # started before the session file is created: a command that cannot start leaves none
     oracle = (
         CommandOracle(args.oracle_command, table, sf.classes)
@@ -268,16 +306,7 @@ def run(args):
     )
     with (
         oracle,
-        LabelingSession(
-            path,
-            table.scores,
-            table.labels,
-            assessor=assessor,
-            group_by=group,
-            ids=table.ids,
-            info=info,
-            group_names=session_group_names(fixed, group, sf),
-        ) as session,
+        open_session(path, sf, table, group, assessor, info, fixed) as session,
     ):
         print(
             f"Session {path}: {'resumed' if session.resumed else 'new'}; "

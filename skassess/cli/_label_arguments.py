@@ -15,6 +15,56 @@ def label_arguments(sub, tasks, strategies, model_strategies, metrics):
     )
     add_file_arguments(p, display=True, several=True)
     s = p.add_argument_group("session")
+    session_settings(s, tasks, strategies, model_strategies, metrics)
+    label_only(s)
+    p = sub.add_parser(
+        "serve",
+        help="label in the browser, several annotators at once (a local web app)",
+        description="A labeling session served as web pages: each annotator opens it in a "
+        "browser, sees the item the sampler asks for (an image from --items, a text "
+        "column, the --display columns), the model's prediction and the classes as "
+        "buttons with keyboard keys, and the estimate so far. Labels name their "
+        "annotator and go into the same crash-safe session file as skassess label's. "
+        'Needs: pip install "skassess[web]".',
+    )
+    add_file_arguments(p, display=True)
+    p.set_defaults(anytime=False)  # no anytime-valid interval: labels that may slip
+    s = p.add_argument_group("session")
+    session_settings(s, tasks, strategies, model_strategies, metrics)
+    serve_only(p.add_argument_group("server"))
+    p = sub.add_parser(
+        "label-studio",
+        help="Label Studio both ways: the next items as tasks, its annotations back",
+        description="tasks: the next items the session's sampler asks for, as Label Studio "
+        "tasks (JSON) with the model's prediction as a pre-annotation and the sampler's "
+        "order as the data field priority (sort on it, descending), and the project's "
+        "labeling config. import: a Label Studio JSON export's annotations into the "
+        "session, each under its annotator (repeats kept, conflicts named). export: the "
+        "session's labels in Label Studio's export format.",
+    )
+    p.add_argument("action", choices=("tasks", "import", "export"), help="what to do")
+    add_file_arguments(p, display=True)
+    p.set_defaults(anytime=False)
+    s = p.add_argument_group("session")
+    session_settings(s, tasks, strategies, model_strategies, metrics)
+    ls = p.add_argument_group("Label Studio")
+    ls.add_argument("--next", type=int, default=50, metavar="K", help="tasks: how many (50)")
+    ls.add_argument(
+        "--image-url",
+        metavar="URL",
+        help="tasks: each item's image URL, {id} standing for its id "
+        "(e.g. '/data/local-files/?d=images/{id}.png')",
+    )
+    ls.add_argument("--text-column", metavar="COL", help="tasks: a --display column as the text")
+    ls.add_argument("--config", metavar="XML", help="tasks: also write the labeling config here")
+    ls.add_argument(
+        "--out", metavar="JSON", help="tasks, export: the file written ('-': standard output)"
+    )
+    ls.add_argument("--export", metavar="JSON", help="import: the Label Studio JSON export")
+
+
+def session_settings(s, tasks, strategies, model_strategies, metrics):
+    """The session's file and settings, shared by ``label`` and ``serve``."""
     s.add_argument(
         "--session",
         required=True,
@@ -91,6 +141,10 @@ def label_arguments(sub, tasks, strategies, model_strategies, metrics):
         metavar="W",
         help="stop when every group's 95%% interval is at most W wide",
     )
+
+
+def label_only(s):
+    """``skassess label``'s own flags: how the labels come, and what is printed."""
     s.add_argument(
         "--anytime",
         action="store_true",
@@ -135,3 +189,40 @@ def label_arguments(sub, tasks, strategies, model_strategies, metrics):
         "--no-progress", action="store_true", help="no progress line (--oracle, --oracle-command)"
     )
     s.add_argument("--report", metavar="HTML", help="write the HTML report when the run ends")
+
+
+def serve_only(s):
+    """``skassess serve``'s own flags: what an item shows, who labels, where it listens."""
+    s.add_argument(
+        "--items",
+        metavar="DIR",
+        help="a folder of the items' images, one file per id: ID.png, ID.jpg, ID.jpeg, "
+        "ID.gif or ID.webp (only files inside it are served)",
+    )
+    s.add_argument(
+        "--item-column",
+        metavar="COL",
+        help="a column of the scores file shown as the item's text",
+    )
+    s.add_argument(
+        "--annotators",
+        nargs="+",
+        metavar="NAME",
+        help="who may label; needed with --host beyond this machine, where each gets a "
+        "link with a token (printed at the start). On this machine without it, anyone "
+        "who gives a name",
+    )
+    s.add_argument(
+        "--repeat-share",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="the share of the labels that are second labels of items another "
+        "annotator labeled, where a second label narrows the estimate most (default 0)",
+    )
+    s.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on (default 127.0.0.1: this machine only)",
+    )
+    s.add_argument("--port", type=int, default=8765, help="the port (default 8765)")

@@ -8,6 +8,12 @@ format); :class:`ScoresFile` reads and checks a black box's scores file.
 from ._annotated_assessment import read_annotations
 from ._assessment import FileAssessment, assess_file
 from ._label_parser import LabelParser
+from ._label_studio import (
+    label_studio_config,
+    label_studio_export,
+    label_studio_tasks,
+    read_label_studio_export,
+)
 from ._labeling import LabelingSession, task_answer  # noqa: F401 (deprecated; warns when called)
 from ._migrate import migrate_session
 from ._monitor_report import render_monitor_report, write_monitor_report
@@ -23,6 +29,8 @@ from ._report import render_report, write_report
 from ._scores_file import ScoresFile, ScoresTable, file_checksum
 from ._session_loop import stop_rule  # noqa: F401 (deprecated; warns when called)
 from ._unlabeled import META_METHODS
+from ._web_app import labeling_app
+from ._web_items import ItemImages
 
 __all__ = [
     "META_METHODS",
@@ -37,6 +45,12 @@ __all__ = [
     "ScoresFile",
     "ScoresTable",
     "migrate_session",
+    "labeling_app",
+    "label_studio_config",
+    "label_studio_export",
+    "label_studio_tasks",
+    "read_label_studio_export",
+    "ItemImages",
     "read_annotations",
     "render_report",
     "write_report",

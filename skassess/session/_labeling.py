@@ -336,7 +336,7 @@ class LabelingSession(AnnotatedSession, _SessionLoop):
                 ) from exc
         self.assessor_ = assessor
         self._annotated = {(e["row"], e["annotator"]): e["label"] for e in labels}
-        self._pending = None
+        self._pending = self._batch = None
 
     def _check_items(self, events):
         """Each stored event names a row of the pool, by the row's own id."""
@@ -506,7 +506,7 @@ class LabelingSession(AnnotatedSession, _SessionLoop):
             # Not on disk, so not recorded: go back to what the file holds.
             self._rebuild()
             raise
-        self._pending = None
+        self._pending = self._batch = None
 
     def labeled_rows(self):
         """``(rows, labels)`` recorded in this session, as the assessor took them.

@@ -61,6 +61,11 @@ class AnnotatedSession:
             columns=columns,
         )
 
+    def labels_by(self):
+        """The ``(row, annotator)`` pairs labeled in this session (annotator None where
+        labels name none)."""
+        return set(self._annotated)
+
     @property
     def annotated(self):
         """Whether the session's labels name their annotators."""
@@ -111,3 +116,19 @@ class AnnotatedSession:
             except ValueError:  # nothing left to repeat for this annotator
                 pass
         return self.query(), False
+
+    def query_batch(self, n):
+        """The ``n`` rows the sampler proposes next, best first (the same until a label
+        or a skip): several annotators labeling at once each take one."""
+        if self._batch is None or self._batch[0] != n:
+            k = min(int(n), self.assessor_.n_available_)
+            rows = self.assessor_.query(k) if k > 0 else []
+            self._batch = (n, [int(r) for r in rows])
+        return list(self._batch[1])
+
+    def server_state(self):
+        """The labeling server's reservations and key, kept in the session file
+        (:class:`~skassess.session.WebState`-like; see ``skassess serve``)."""
+        from ._web_state import WebState
+
+        return WebState(self._store.connection)

@@ -155,13 +155,18 @@ class SessionStore:
         self._meta = {} if blank else self._read_meta()
 
     def _connect(self):
-        # timeout=0: a session open elsewhere is refused at once, not waited for.
+        # timeout=0: a session open elsewhere is refused at once, not waited for. Any one
+        # thread may use the store (a server's workers take turns, under its lock).
         if not self.read_only or self._writable():
-            return sqlite3.connect(self.path, timeout=0, isolation_level=None)
+            return sqlite3.connect(
+                self.path, timeout=0, isolation_level=None, check_same_thread=False
+            )
         # A file that cannot be written (an immutable file, a read-only mount) cannot get
         # the shared-memory file WAL readers use; every commit is in the main file.
         uri = self.path.resolve().as_uri()
-        return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
+        return sqlite3.connect(
+            f"{uri}?immutable=1", uri=True, isolation_level=None, check_same_thread=False
+        )
 
     def _writable(self):
         folder = self.path.parent

@@ -23,7 +23,9 @@ def test_every_command_has_a_module_that_runs_it():
     import importlib
 
     for name in _arguments.COMMANDS:
-        assert callable(importlib.import_module(f"skassess.cli._{name}").run), name
+        assert callable(importlib.import_module(f"skassess.cli._{name.replace('-', '_')}").run), (
+            name
+        )
 
 
 @pytest.mark.parametrize(
