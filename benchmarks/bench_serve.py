@@ -55,7 +55,7 @@ def _field(html, name):
     return None if found is None else found.group(1)
 
 
-def latency(path, labels, seed):
+def latency(path, labels, seed, think):
     from starlette.testclient import TestClient
 
     from skassess.cli._arguments import build_parser
@@ -80,6 +80,7 @@ def latency(path, labels, seed):
                 "csrf": _field(page.text, "csrf"),
                 "label": str(int(rng.integers(0, 10))),
             }
+            time.sleep(think)  # the annotator looks at the item; the estimate catches up
             c0, w0 = time.process_time(), time.perf_counter()
             page = client.post("/label", data=form)  # the redirect to the next item followed
             cpu.append(time.process_time() - c0)
@@ -205,6 +206,7 @@ def main():
     ap.add_argument("--pool", type=int, default=1_000_000)
     ap.add_argument("--classes", type=int, default=10)
     ap.add_argument("--labels", type=int, default=200)
+    ap.add_argument("--think", type=float, default=1.0, help="seconds between a page and its label")
     ap.add_argument("--kill-pool", type=int, default=20_000)
     ap.add_argument("--annotators", type=int, default=5)
     ap.add_argument("--total", type=int, default=10_000)
@@ -216,11 +218,12 @@ def main():
     folder = tempfile.mkdtemp()
     if "latency" not in args.skip:
         path, _ = make_pool(folder, args.pool, args.classes, args.seed)
-        setup, cpu, wall = latency(path, args.labels, args.seed)
+        setup, cpu, wall = latency(path, args.labels, args.seed, args.think)
         table = Table(
             [
                 "pool",
                 "labels",
+                "think s",
                 "start CPU s",
                 "CPU ms: median",
                 "CPU ms: p90",
@@ -243,6 +246,7 @@ def main():
             [
                 args.pool,
                 args.labels,
+                args.think,
                 setup,
                 1e3 * np.median(cpu),
                 1e3 * np.quantile(cpu, 0.9),
@@ -254,8 +258,9 @@ def main():
         table.save(
             args.save and f"{args.save}-latency",
             caption="From posting a label to the next item's page, one annotator, the app in "
-            "this process (process CPU and wall time per label); *start*: reading the pool "
-            "and opening the session.",
+            "this process (process CPU and wall time per label, the estimate panel computed "
+            "in the background during *think* seconds on each page); *start*: reading the "
+            "pool and opening the session.",
         )
     if "kills" not in args.skip:
         path, _ = make_pool(folder, args.kill_pool, args.classes, args.seed)

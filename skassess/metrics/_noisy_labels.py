@@ -11,7 +11,7 @@ answer.
 
 import copy
 import types
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
@@ -104,6 +104,7 @@ class NoisyLabelMixture(AnnotatorReports):
         -------
         self : object
         """
+        self.__dict__.pop("_shared_draws", None)
         if not self._noisy(X, y, annotator):
             self.__dict__.pop("_model_n_draws", None)
             return super().fit(X, y, group_by=group_by, y_pred=y_pred, sample_weight=sample_weight)
@@ -191,6 +192,7 @@ class NoisyLabelMixture(AnnotatorReports):
         ``X`` the labeled rows' scores, ``labels`` their class codes per
         annotator (-1 where none), ``rows`` their positions in the pool.
         """
+        self.__dict__.pop("_shared_draws", None)
         given = (labels >= 0).any(axis=1)
         if not given.all():
             labels, rows = labels[given], np.asarray(rows)[given]
@@ -335,7 +337,27 @@ class NoisyLabelMixture(AnnotatorReports):
 
     # -------------------------------------------------------------- pooled outputs
     def _each(self, name, *args, **kwargs):
-        """``name(*args, **kwargs)`` of every fit: the estimator's own first, unmixed."""
+        """``name(*args, **kwargs)`` of every fit: the estimator's own first, unmixed.
+
+        With an int ``random_state`` every fit draws the same numbers on every
+        call (common random numbers), so the draws are kept and shared by the
+        summaries that read them (a refit makes a new mixture).
+        """
+        key = None
+        if name in _SHARED_DRAWS and isinstance(self.random_state, Integral):
+            key = (name, self.random_state, args, tuple(sorted(kwargs.items())))
+            if all(v is None or isinstance(v, Integral) for v in (*args, *kwargs.values())):
+                cached = self.__dict__.setdefault("_shared_draws", {}).get(key)
+                if cached is not None:
+                    return cached
+            else:
+                key = None
+        out = self._each_fit(name, *args, **kwargs)
+        if key is not None:
+            self.__dict__["_shared_draws"][key] = out
+        return out
+
+    def _each_fit(self, name, *args, **kwargs):
         self.__dict__["_unmixed"] = True
         try:
             first = getattr(self, name)(*args, **kwargs)
@@ -360,7 +382,7 @@ class NoisyLabelMixture(AnnotatorReports):
     def overall_mean(self, n_draws=DEFAULT_N_DRAWS, random_state=None):
         if not self._mixed():
             return super().overall_mean(n_draws, random_state)
-        return float(np.mean(self._each("overall_mean", n_draws, random_state)))
+        return float(np.mean(self.overall_samples(n_draws, random_state)))
 
     @validated
     @validate_args({"n_draws": [N_DRAWS], "random_state": ["random_state"]})
@@ -448,6 +470,11 @@ class NoisyConfusionMixture(NoisyLabelMixture):
             return super().confusion_matrix(normalize, n_draws, random_state)
         frames = self._each("confusion_matrix", normalize, n_draws, random_state)
         return sum(frames[1:], frames[0]) / len(frames)
+
+
+#: The draws a mixture keeps between calls (with an int random_state): those of its
+#: summaries, which read the same draws again.
+_SHARED_DRAWS = frozenset({"groupwise_samples", "overall_samples", "_summary_draws"})
 
 
 def _with_doc(function, doc):

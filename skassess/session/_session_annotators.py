@@ -1,5 +1,6 @@
 """A labeling session's labels with their annotators (format 3 of the session file)."""
 
+import copy
 import time
 
 import pandas as pd
@@ -132,3 +133,14 @@ class AnnotatedSession:
         from ._web_state import WebState
 
         return WebState(self._store.connection)
+
+    def estimate_snapshot(self):
+        """The session as it stands, for :meth:`answer` and :meth:`summary` only.
+
+        A shallow copy holding the current estimate: labeling goes on in the
+        session (each label makes a new estimate) while the copy's summaries
+        are computed, e.g. in another thread. The copy must not label.
+        """
+        snapshot = copy.copy(self)
+        snapshot.assessor_ = copy.copy(self.assessor_)
+        return snapshot

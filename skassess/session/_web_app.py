@@ -18,6 +18,7 @@ script or style but their own.
 import asyncio
 import re
 import secrets
+import threading
 from urllib.parse import quote
 
 import numpy as np
@@ -144,6 +145,7 @@ def labeling_app(
     lock = asyncio.Lock()
     declined = {}
     cache = {}
+    version = [0]  # counts the session's changes (labels, skips, undos) by this server
     stop = stop if stop is not None else StopRule()
 
     def who(request):
@@ -160,16 +162,33 @@ def labeling_app(
         return HTMLResponse(html(nonce), status_code=status)
 
     def estimate():
-        key = (session.n_labeled, len(session.events()))
-        if cache.get("key") != key:
-            answer = session.answer()
-            summary = session.summary()
-            cols = [c for c in ("n_labeled", "mean", "lower", "upper") if c in summary.columns]
-            summary = summary[cols].copy()
-            if "n_labeled" in summary:
-                summary["n_labeled"] = summary["n_labeled"].round().astype(int)
-            cache.update(key=key, answer=answer, summary=summary)
-        return cache["answer"], cache["summary"]
+        """The latest estimate computed: (answer, summary, labels behind it).
+
+        Computed in a thread of its own from a snapshot of the session, so that
+        the next item is shown as soon as a label is recorded; a page shows the
+        estimate of the labels it was computed from.
+        """
+        if cache.get("version") != version[0] and not cache.get("running"):
+            snapshot, at, labels = session.estimate_snapshot(), version[0], session.n_labeled
+            cache["running"] = True
+
+            def work():
+                try:
+                    summary = snapshot.summary()
+                    cols = [c for c in ("n_labeled", "mean", "lower", "upper") if c in summary]
+                    summary = summary[cols].copy()
+                    if "n_labeled" in summary:
+                        summary["n_labeled"] = summary["n_labeled"].round().astype(int)
+                    cache.update(version=at, answer=snapshot.answer(), summary=summary)
+                    cache["labels"] = labels
+                finally:
+                    cache["running"] = False
+
+            worker = threading.Thread(target=work, daemon=True)
+            worker.start()
+            if "answer" not in cache:  # the first page waits for it
+                worker.join()
+        return cache["answer"], cache["summary"], cache["labels"]
 
     def choose(annotator):
         """The annotator's item: the one held, else a new one (row, nonce, repeat) or None."""
@@ -201,7 +220,7 @@ def labeling_app(
         return None
 
     def view(annotator, row, nonce, repeat):
-        answer, summary = estimate()
+        answer, summary, behind = estimate()
         scores = np.asarray(table.scores[row], dtype=float)
         probs = np.array([1 - scores, scores]) if scores.ndim == 0 else scores
         k = int(np.argmax(probs))
@@ -218,6 +237,7 @@ def labeling_app(
             "labels": session.n_labeled,
             "budget": budget,
             "answer": answer["text"],
+            "estimate_labels": behind,
             "stop": _stop_text(stop, answer),
             "summary": summary,
         }
@@ -240,7 +260,7 @@ def labeling_app(
         async with lock:
             chosen = choose(annotator)
             if chosen is None:
-                answer, _ = estimate()
+                answer, _, _ = estimate()
                 why = (
                     "The budget is spent."
                     if budget is not None and session.n_labeled >= budget
@@ -327,12 +347,14 @@ def labeling_app(
                         request, lambda n: message_page("Bad request", "No such class.", n), 400
                     )
                 session.tell(row, int(code), annotator=annotator)
+                version[0] += 1
                 state.release(annotator)
             elif action == "skip":
                 if held[2] or session.assessor_.labels_[row] >= 0:
                     declined.setdefault(annotator, set()).add(row)
                 else:
                     session.skip(row)
+                    version[0] += 1
                 state.release(annotator)
             else:  # undo: the session's last event, when it is this annotator's
                 events = session.events()
@@ -347,6 +369,7 @@ def labeling_app(
                         409,
                     )
                 last = session.undo()
+                version[0] += 1
                 state.release(annotator)
                 if last is not None and last["kind"] == "label":
                     # the undone item again, a second label where someone else labeled it

@@ -146,7 +146,9 @@ def label_page(nonce, view):
         f'<form method="post" action="/undo" class="inline">{hidden}'
         '<button data-key="u">Undo my last label<kbd>u</kbd></button></form>'
         "</section>"
-        f'<section id="posterior"><h2>The estimate so far</h2><p>{escape(view["answer"])}</p>'
+        f'<section id="posterior"><h2>The estimate so far</h2>'
+        f'<p class="note">After {int(view["estimate_labels"])} labels.</p>'
+        f"<p>{escape(view['answer'])}</p>"
         f"{stop}{forest_svg(view['summary'])}{_table(view['summary'])}</section>"
         "</main>"
     )
