@@ -19,6 +19,7 @@ import asyncio
 import re
 import secrets
 import threading
+import time
 from urllib.parse import quote
 
 import numpy as np
@@ -28,6 +29,9 @@ from ._web_pages import label_page, login_page, message_page, review_page
 
 __all__ = ["labeling_app"]
 
+#: The least time between two computations of the estimate panel, in seconds (it is
+#: shown as of the labels it was computed from; the labels themselves never wait).
+ESTIMATE_INTERVAL = 1.0
 #: The largest request body accepted, in bytes (a form holds a few short fields).
 MAX_BODY_BYTES = 16 * 1024
 COOKIE = "skassess_annotator"
@@ -168,7 +172,9 @@ def labeling_app(
         the next item is shown as soon as a label is recorded; a page shows the
         estimate of the labels it was computed from.
         """
-        if cache.get("version") != version[0] and not cache.get("running"):
+        due = time.monotonic() >= cache.get("next", 0.0)
+        if cache.get("version") != version[0] and not cache.get("running") and due:
+            cache["next"] = time.monotonic() + ESTIMATE_INTERVAL
             snapshot, at, labels = session.estimate_snapshot(), version[0], session.n_labeled
             cache["running"] = True
 

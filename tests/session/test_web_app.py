@@ -150,6 +150,7 @@ def test_pages_escape_the_data_and_allow_no_outside_script(pool):
         nonce = re.search(r"script-src 'nonce-([^']+)'", policy).group(1)
         assert re.findall(r"<script[^>]*>", page.text) == [f'<script nonce="{nonce}">']
         assert ' style="' not in page.text and "http" not in page.text.split("<body>")[1]
+        assert len(page.content) < 64 * 1024  # one small page, nothing else to load
     finally:
         session.close()
 
