@@ -60,6 +60,10 @@ def run(args):
             "posterior": summary.reset_index().to_dict(orient="records"),
             "skipped": [str(table.ids[r]) for r in session.assessor_.skipped_],
         }
+        est = session.assessor_.estimator_
+        if session.annotated and hasattr(est, "annotator_names_"):
+            out["annotators"] = est.annotator_summary().reset_index().to_dict(orient="records")
+            out["agreement"] = est.annotator_agreement().reset_index().to_dict(orient="records")
     out_post = args.posterior or f"{path}.posterior.json"
     dump_json(out, out_post)
     if out_post != "-":

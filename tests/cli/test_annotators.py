@@ -71,6 +71,12 @@ def test_label_with_annotators_repeats_exports_and_reports(pool, tmp_path, capsy
     labels = pd.read_csv(tmp_path / "l.csv")
     assert list(labels.columns[:3]) == ["id", "label", "annotator"] and len(labels) == 50
     assert labels["label"].isin(classes).all()
+    posterior = tmp_path / "p.json"
+    scores = str(folder / "scores.csv")
+    assert main(["export", str(session), "--scores", scores, "--posterior", str(posterior)]) == 0
+    exported = json.loads(posterior.read_text())
+    assert [a["annotator"] for a in exported["annotators"]] == ["ann", "bob"]
+    assert exported["agreement"][-1]["annotator"] == "all"
     # the report models the slips and shows the annotators
     report = tmp_path / "r.html"
     assert (
