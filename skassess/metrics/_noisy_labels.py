@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils._label_noise import uses_label_noise
+from ..utils._label_noise import MixtureOfFits, uses_label_noise
 from ..utils._params import LEVEL, N_DRAWS, atomic, reset_fitted, validate_args, validated
 from ..utils._random import check_generator
 from ..utils._sklearn_compat import safe_indexing
@@ -51,7 +51,7 @@ def _check_accuracy_prior(value, where):
         raise ValueError(f"{where}: {exc}") from None
 
 
-class NoisyLabelMixture(AnnotatorReports):
+class NoisyLabelMixture(AnnotatorReports, MixtureOfFits):
     """Mixin: ``fit`` with labels from annotators, the posterior mixed over true-label draws.
 
     Put first among an estimator's bases; it adds the parameters
@@ -357,19 +357,8 @@ class NoisyLabelMixture(AnnotatorReports):
             self.__dict__["_shared_draws"][key] = out
         return out
 
-    def _each_fit(self, name, *args, **kwargs):
-        self.__dict__["_unmixed"] = True
-        try:
-            first = getattr(self, name)(*args, **kwargs)
-        finally:
-            del self.__dict__["_unmixed"]
-        return [first] + [getattr(f, name)(*args, **kwargs) for f in self.imputations_]
-
     def _n_fits(self):
         return 1 + len(self.imputations_)
-
-    def _mixed(self):
-        return bool(getattr(self, "imputations_", None)) and not self.__dict__.get("_unmixed")
 
     @validated
     @validate_args({"n_draws": [N_DRAWS], "random_state": ["random_state"]})

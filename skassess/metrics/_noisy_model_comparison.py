@@ -12,13 +12,18 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from ..utils._label_noise import AnnotatorsOfNoiseModel, noise_model, uses_label_noise
+from ..utils._label_noise import (
+    AnnotatorsOfNoiseModel,
+    MixtureOfFits,
+    noise_model,
+    uses_label_noise,
+)
 from ..utils._params import atomic, reset_fitted, validated
 from ..utils._random import check_generator
 from ._agreement_patterns import agreement_patterns, check_model_scores
 
 
-class NoisyModelComparison(AnnotatorsOfNoiseModel):
+class NoisyModelComparison(AnnotatorsOfNoiseModel, MixtureOfFits):
     """Mixin of :class:`BayesianModelComparison`: ``fit`` with labels from annotators."""
 
     def _noisy(self, X, y, annotator):
@@ -72,36 +77,24 @@ class NoisyModelComparison(AnnotatorsOfNoiseModel):
         self.annotators_ = noise
         return self
 
-    def _mixed(self):
-        return bool(getattr(self, "imputations_", None)) and not self.__dict__.get("_unmixed")
-
-    def _each(self, name, *args, **kwargs):
-        """``name(*args, **kwargs)`` of every fit: the estimator's own first, unmixed."""
-        self.__dict__["_unmixed"] = True
-        try:
-            first = getattr(self, name)(*args, **kwargs)
-        finally:
-            del self.__dict__["_unmixed"]
-        return [first] + [getattr(f, name)(*args, **kwargs) for f in self.imputations_]
-
     def _draws(self, n_draws=None, random_state=None, sceptical=True):
         if not self._mixed():
             return super()._draws(n_draws, random_state, sceptical)
         n_draws = self.n_draws if n_draws is None else n_draws
         per = -(-n_draws // (1 + len(self.imputations_)))
         # Every fit draws with the same random_state: common random numbers.
-        stack = np.stack(self._each("_draws", per, random_state, sceptical))
+        stack = np.stack(self._each_fit("_draws", per, random_state, sceptical))
         return np.swapaxes(stack, 0, 1).reshape(-1, stack.shape[2])[:n_draws]
 
     def _mean_accuracy(self, sceptical=True):
         if not self._mixed():
             return super()._mean_accuracy(sceptical)
-        return np.mean(self._each("_mean_accuracy", sceptical), axis=0)
+        return np.mean(self._each_fit("_mean_accuracy", sceptical), axis=0)
 
     def _outcome_probabilities(self, sceptical=True):
         if not self._mixed():
             return super()._outcome_probabilities(sceptical)
-        return np.mean(self._each("_outcome_probabilities", sceptical), axis=0)
+        return np.mean(self._each_fit("_outcome_probabilities", sceptical), axis=0)
 
     def partial_fit(self, X, y=None):
         self._refuse_after_noise("partial_fit")

@@ -11,7 +11,13 @@ from ._dask import is_dask_collection
 from ._params import LEVEL, validate_args
 from ._sklearn_compat import Interval, StrOptions
 
-__all__ = ["NOISE_CONSTRAINTS", "AnnotatorsOfNoiseModel", "noise_model", "uses_label_noise"]
+__all__ = [
+    "NOISE_CONSTRAINTS",
+    "AnnotatorsOfNoiseModel",
+    "MixtureOfFits",
+    "noise_model",
+    "uses_label_noise",
+]
 
 #: The parameters of the noise model, as every estimator with ``label_noise`` has them.
 NOISE_CONSTRAINTS = {
@@ -74,6 +80,23 @@ def noise_model(estimator, random_state):
         n_imputations=estimator.n_imputations,
         random_state=random_state,
     )
+
+
+class MixtureOfFits:
+    """Mixin: an estimator whose own state is its first fit to a draw of the true labels,
+    the fits to the other draws in ``imputations_``; its outputs mix them all."""
+
+    def _mixed(self):
+        return bool(getattr(self, "imputations_", None)) and not self.__dict__.get("_unmixed")
+
+    def _each_fit(self, name, *args, **kwargs):
+        """``name(*args, **kwargs)`` of every fit: the estimator's own first, unmixed."""
+        self.__dict__["_unmixed"] = True
+        try:
+            first = getattr(self, name)(*args, **kwargs)
+        finally:
+            del self.__dict__["_unmixed"]
+        return [first] + [getattr(f, name)(*args, **kwargs) for f in self.imputations_]
 
 
 class AnnotatorsOfNoiseModel:
