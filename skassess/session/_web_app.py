@@ -106,7 +106,7 @@ def labeling_app(
         A display column shown as the item's text.
     annotators : list of str, default=None
         Who may label. With ``local=False``, each gets a link with a token
-        (:func:`annotator_link`); None on this machine: anyone who gives a
+        (``app.state.links``); None on this machine: anyone who gives a
         name.
     local : bool, default=True
         Whether the server listens on this machine only.
@@ -186,6 +186,11 @@ def labeling_app(
                     if "n_labeled" in summary:
                         summary["n_labeled"] = summary["n_labeled"].round().astype(int)
                     cache.update(version=at, answer=snapshot.answer(), summary=summary)
+                    cache["labels"] = labels
+                except Exception as exc:  # shown on the page; the labeling goes on
+                    text = f"The estimate could not be computed ({type(exc).__name__}: {exc})."
+                    answer = {"text": text, "probability": None, "certified": None}
+                    cache.update(answer=answer | {"max_width": float("nan")}, summary=None)
                     cache["labels"] = labels
                 finally:
                     cache["running"] = False
