@@ -120,3 +120,67 @@ def test_model_comparison_keeps_its_parameters_under_label_noise(model_pool):
     est = BayesianModelComparison(classes=classes, missing_label="?", n_imputations=3)
     est.fit(X, named)
     assert est.classes == classes and est.missing_label == "?" and est.label_noise == "auto"
+
+
+def _two_annotators(y, n_classes, rng, labeled=400, repeats=120, eps=0.1):
+    """Labels of "a" (slips eps/2) and "b" (3 eps/2), ``repeats`` items labeled by both."""
+    labels = pd.DataFrame({"a": -1, "b": -1}, index=range(len(y)))
+    rows = rng.choice(len(y), labeled, replace=False)
+    first = rng.integers(0, 2, labeled)
+    for name, slip, who in (("a", eps / 2, 0), ("b", 1.5 * eps, 1)):
+        mine = np.concatenate([rows[first == who], rows[:repeats][first[:repeats] != who]])
+        labels.loc[mine, name] = _slipped(y[mine], slip, n_classes, rng)
+    return labels
+
+
+@pytest.mark.slow
+def test_coverage_of_group_metrics_under_label_noise():
+    """20 seeded pools x 3 metrics x 2 groups: the 95 % intervals hold the pool's metric
+    in at least 89 % of the 120 cases (3 binomial SEs below 0.95)."""
+    inside = []
+    for seed in range(20):
+        rng = np.random.default_rng(100 + seed)
+        n = 3000
+        s = rng.beta(2, 2, n)
+        y = (rng.random(n) < s).astype(int)
+        group = np.where(rng.random(n) < 0.4, "F", "M")
+        est = BayesianGroupMetrics(n_imputations=10, n_draws=1000, random_state=seed)
+        est.fit(s, _two_annotators(y, 2, rng), group_by=group)
+        table = est.summary()
+        pred = s > 0.5
+        for g in ("F", "M"):
+            m = group == g
+            truth = {
+                "accuracy": np.mean(pred[m] == y[m]),
+                "tpr": np.mean(pred[m][y[m] == 1]),
+                "fpr": np.mean(pred[m][y[m] == 0]),
+            }
+            for metric, value in truth.items():
+                row = table.loc[(metric, g)]
+                inside.append(row["lower"] <= value <= row["upper"])
+    assert np.mean(inside) >= 0.89
+
+
+@pytest.mark.slow
+def test_coverage_of_a_difference_of_models_under_label_noise():
+    """40 seeded pairs of models: the 95 % interval of the difference of their accuracies
+    holds the pool's in at least 85 % of them (3 binomial SEs below 0.95)."""
+    inside = []
+    for seed in range(40):
+        rng = np.random.default_rng(200 + seed)
+        n = 3000
+        y = rng.integers(0, 3, n)
+        scores = []
+        for accuracy in (0.9, 0.85):
+            pred = np.where(rng.random(n) < accuracy, y, (y + rng.integers(1, 3, n)) % 3)
+            conf = rng.uniform(0.5, 0.95, n)
+            S = np.tile(((1 - conf) / 2)[:, None], (1, 3))
+            S[np.arange(n), pred] = conf
+            scores.append(S)
+        X = np.stack(scores, axis=1)
+        est = BayesianModelComparison(n_imputations=10, random_state=seed)
+        est.fit(X, _two_annotators(y, 3, rng))
+        truth = (X.argmax(axis=2) == y[:, None]).mean(axis=0)
+        pair = est.pairwise().iloc[0]
+        inside.append(pair["lower"] <= truth[0] - truth[1] <= pair["upper"])
+    assert np.mean(inside) >= 0.85
