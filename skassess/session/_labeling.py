@@ -129,6 +129,11 @@ class LabelingSession(AnnotatedSession, _SessionLoop):
     A session file holds data only: opening one never runs code from it, so
     a file received from someone else is safe to open.
 
+    Labels may name their annotator (``tell(row, label, annotator=...)``,
+    format 3 of the file): a row is then labeled once by each annotator, and
+    the estimate models their slips (user guide, *When labels are noisy*).
+    A session names the annotator of every label or of none.
+
     Examples
     --------
     >>> import numpy as np
