@@ -274,6 +274,16 @@ def open_session(path, sf, table, group, assessor, info, fixed, read_only=False)
     )
 
 
+def needs_group_task(fixed, who):
+    """Refuse, naming ``who``, a session whose sampler takes every label as the truth."""
+    if fixed.get("metrics") or fixed["task"] == "compare_models":
+        flag = "--metrics" if fixed.get("metrics") else "--task compare_models"
+        raise ValueError(
+            f"{who}: {flag} takes every label as the truth; labels that name their "
+            "annotators need a group task (estimate, least_accurate, ...)."
+        )
+
+
 def _check_label_flags(args, fixed):
     """``skassess label``'s flags against the session's settings."""
     if fixed["task"] == "compare_models" and args.report:
@@ -392,12 +402,7 @@ def _check_annotator(args, fixed):
         raise ValueError(
             "--anytime takes every label as the truth; it cannot be used with --annotator."
         )
-    if fixed.get("metrics") or fixed["task"] == "compare_models":
-        flag = "--metrics" if fixed.get("metrics") else "--task compare_models"
-        raise ValueError(
-            f"--annotator: {flag} takes every label as the truth; labels with their "
-            "annotators need a group task (estimate, least_accurate, ...)."
-        )
+    needs_group_task(fixed, "--annotator")
     if not args.annotator.strip() or len(args.annotator) > 200:
         raise ValueError(
             f"--annotator must be a name of 1 to 200 characters; got {args.annotator!r}."

@@ -13,15 +13,11 @@ from ..session import (
     read_label_studio_export,
 )
 from ._common import dump_json
-from ._label import open_session, prepare
+from ._label import needs_group_task, open_session, prepare
 
 
 def _check(args, fixed):
-    if fixed.get("metrics") or fixed["task"] == "compare_models":
-        raise ValueError(
-            "label-studio: the annotations name their annotators, which needs a group task "
-            "(estimate, least_accurate, ...)."
-        )
+    needs_group_task(fixed, "label-studio")
     if args.action == "import" and args.export is None:
         raise ValueError("label-studio import needs --export FILE (Label Studio's JSON export).")
     if args.action != "import" and args.export is not None:

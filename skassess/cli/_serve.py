@@ -6,16 +6,11 @@ from pathlib import Path
 from ..exceptions import SessionError
 from ..samplers import ActiveAssessor, StopRule
 from ..session import ItemImages, labeling_app
-from ._label import open_session, prepare
+from ._label import needs_group_task, open_session, prepare
 
 
 def _check_serve_flags(args, fixed):
-    if fixed.get("metrics") or fixed["task"] == "compare_models":
-        flag = "--metrics" if fixed.get("metrics") else "--task compare_models"
-        raise ValueError(
-            f"serve: {flag} takes every label as the truth; serve's labels name their "
-            "annotators, which needs a group task (estimate, least_accurate, ...)."
-        )
+    needs_group_task(fixed, "serve")
     if not 0 <= args.repeat_share < 1:
         raise ValueError(f"--repeat-share must be in [0, 1); got {args.repeat_share}.")
     if args.items is not None and not Path(args.items).is_dir():

@@ -62,6 +62,10 @@ class AnnotatedSession:
             columns=columns,
         )
 
+    def has_label(self, row, annotator):
+        """Whether ``annotator`` labeled ``row`` in this session (None: a label naming none)."""
+        return (row, annotator) in self._annotated
+
     def labels_by(self):
         """The ``(row, annotator)`` pairs labeled in this session (annotator None where
         labels name none)."""

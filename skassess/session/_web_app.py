@@ -206,7 +206,7 @@ def labeling_app(
         held = state.reserved.get(annotator)
         if held is not None:
             row, nonce, repeat = held
-            done = (row, annotator) in session.labels_by()
+            done = session.has_label(row, annotator)
             if not done and (repeat or session.assessor_.labels_[row] < 0):
                 return held
             state.release(annotator)
@@ -338,7 +338,7 @@ def labeling_app(
         async with lock:
             held = state.reserved.get(annotator)
             if held is None or held[0] != row:
-                if action == "label" and (row, annotator) in session.labels_by():
+                if action == "label" and session.has_label(row, annotator):
                     return RedirectResponse("/", status_code=303)  # accepted once already
                 return respond(
                     request,
