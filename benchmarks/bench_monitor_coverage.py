@@ -287,6 +287,7 @@ def collect_stream(name, family, seed=0):
         scores[f"chunk_{j}_scores"] = P[rows]
         scores[f"chunk_{j}_y"] = yr[rows]
     df = pd.DataFrame(records)
+    out.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(unit_file(name, family, ".stream.npz"), **scores)
     df.to_csv(out, index=False)
     return df

@@ -27,7 +27,31 @@ from skassess.datasets import load_fashion_mnist_scores  # noqa: E402
 from skassess.meta import MonitorDisplay, PerformanceMonitor  # noqa: E402
 
 HARD = (0, 2, 4, 6)  # t-shirt, pullover, coat, shirt
-SHIFT = (0, 0, 0, 0, 0, 0, 0, 1, 2, 4, 6, 8, 10, 12)
+SHIFT = (0, 0, 0, 0, 0, 0, 0, 2, 4, 8, 12, 18, 24, 30)
+
+
+def monitored(S_ref, y_ref, S, y, chunk, uncertainty_model, args):
+    """The monitor's table: fitted on the reference, ``--budget`` labels where it asks."""
+    monitor = PerformanceMonitor(
+        threshold=args.threshold,
+        uncertainty_model=uncertainty_model,
+        random_state=0,
+        progress=False,
+    )
+    monitor.fit(S_ref, y_ref)
+    free = monitor.predict(S, chunk_by=chunk)
+    labels = np.full(len(y), -1)
+    asked = monitor.query(S, labels, n=args.budget, chunk_by=chunk, table=free)
+    labels[asked] = y[asked]
+    table = monitor.predict(S, labels, chunk_by=chunk)
+    print(
+        f"{uncertainty_model}: reference accuracy {monitor.reference_accuracy_:.3f}, "
+        f"threshold {args.threshold:g}"
+    )
+    cols = ["n_labeled", "predicted", "mean", "lower_95", "upper_95", "p_below", "alert"]
+    true = pd.Series(S.argmax(axis=1) == y).groupby(chunk).mean().to_numpy()
+    print(table[cols].assign(true=true).round(3).to_string())
+    return table.assign(true=true)
 
 
 def main():
@@ -35,7 +59,12 @@ def main():
     ap.add_argument("--budget", type=int, default=60)
     ap.add_argument("--threshold", type=float, default=0.85)
     ap.add_argument("--chunk-rows", type=int, default=500)
-    ap.add_argument("--uncertainty-model", default="pretrained")
+    ap.add_argument(
+        "--uncertainty-model",
+        nargs="+",
+        default=["pretrained", "recalibrated"],
+        help="one panel each",
+    )
     ap.add_argument("--out", default="docs/_static/monitor_timeline.png")
     args = ap.parse_args()
     data = load_fashion_mnist_scores()
@@ -50,29 +79,18 @@ def main():
         parts.append(rng.choice(pool, args.chunk_rows, replace=False, p=w / w.sum()))
     rows = np.concatenate(parts)
     chunk = np.repeat(pd.period_range("2026-03-01", periods=len(SHIFT), freq="D"), args.chunk_rows)
-    monitor = PerformanceMonitor(
-        threshold=args.threshold,
-        uncertainty_model=args.uncertainty_model,
-        random_state=0,
-        progress=False,
+    panels = args.uncertainty_model
+    fig, axes = plt.subplots(
+        len(panels), 1, figsize=(8, 3.6 * len(panels)), squeeze=False, sharey=True
     )
-    monitor.fit(S[ref], y[ref])
-    free = monitor.predict(S[rows], chunk_by=chunk)
-    labels = np.full(len(rows), -1)
-    asked = monitor.query(S[rows], labels, n=args.budget, chunk_by=chunk, table=free)
-    labels[asked] = y[rows][asked]
-    table = monitor.predict(S[rows], labels, chunk_by=chunk)
-    correct = S[rows].argmax(axis=1) == y[rows]
-    table["true"] = pd.Series(correct).groupby(chunk).mean().to_numpy()
-    print(f"reference accuracy {monitor.reference_accuracy_:.3f}, threshold {args.threshold:g}")
-    cols = ["n_labeled", "predicted", "mean", "lower_95", "upper_95", "p_below", "alert", "true"]
-    print(table[cols].round(3).to_string())
-    fig, ax = plt.subplots(figsize=(8, 4))
-    MonitorDisplay(table, threshold=args.threshold).plot(
-        ax=ax, name=f"Fashion-MNIST: 14 days of {args.chunk_rows} rows, drifting from day 8"
-    )
-    ax.plot(table.index.to_timestamp(), table["true"], "o", color="k", ms=4, label="true")
-    ax.legend(fontsize=7, loc="lower left", ncol=2)
+    for ax, um in zip(axes[:, 0], panels, strict=True):
+        table = monitored(S[ref], y[ref], S[rows], y[rows], chunk, um, args)
+        MonitorDisplay(table, threshold=args.threshold).plot(
+            ax=ax,
+            name=f'uncertainty_model="{um}": {args.chunk_rows} rows a day, drift from day 8',
+        )
+        ax.plot(table.index.to_timestamp(), table["true"], "o", color="k", ms=4, label="true")
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     fig.tight_layout()
     fig.savefig(args.out, dpi=110)
     print(f"wrote {args.out}")
