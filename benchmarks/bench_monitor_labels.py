@@ -29,7 +29,7 @@ label-free, labels of this number cannot help.
 
 Inside a chunk the rows are drawn uniformly (each chunk's labels are a random
 sample of it, as the monitor requires). Printed per policy and budget, over
-``--runs`` draws of the labels: the MAE over all chunks and over the chunks
+``--runs`` draws of the labels: the MAE and RMSE over all chunks, the MAE over the chunks
 whose label-free prediction is off by more than 5 points, the chunks below
 the threshold alerted, the false alarms per 100 chunks above it, the streams
 detected and the median delay from the drop to the first alert (chunks),
@@ -240,15 +240,16 @@ def main():
             f"Threshold: reference accuracy - {100 * DROP:.0f} points; alert at P(below) ≥ {ALERT}."
         )
         print(
-            "| labels a chunk | policy | MAE (points) | MAE where label-free is off by > 5 "
-            "points | chunks below alerted (%) | false alarms per 100 chunks above | streams "
-            "detected (%) | median delay (chunks) |"
+            "| labels a chunk | policy | MAE (points) | RMSE (points) | MAE where label-free is "
+            "off by > 5 points | chunks below alerted (%) | false alarms per 100 chunks above "
+            "| streams detected (%) | median delay (chunks) |"
         )
-        print("|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|")
         for (b, policy), g in res.groupby(["budget", "policy"], sort=False):
             d = decisions(g)
             print(
                 f"| {b} | {policy} | {100 * g['error'].abs().mean():.2f} | "
+                f"{100 * np.sqrt(np.mean(g['error'] ** 2)):.2f} | "
                 f"{100 * g.loc[off[g.index], 'error'].abs().mean():.2f} | "
                 f"{d['below alerted (%)']:.1f} | {d['false alarms per 100']:.1f} | "
                 f"{d['streams detected (%)']:.0f} | {d['median delay']:.0f} |"
@@ -266,6 +267,7 @@ def main():
             off0 = res.loc[(res["budget"] == 0) & (res["run"] == 0), "free_error"].abs() > 0.05
             print(
                 f"| 0 | CBPE (its alert) | {100 * cb['error'].abs().mean():.2f} | "
+                f"{100 * np.sqrt(np.mean(cb['error'] ** 2)):.2f} | "
                 f"{100 * cb['error'].abs().to_numpy()[off0.to_numpy()].mean():.2f} | "
                 f"{d['below alerted (%)']:.1f} | {d['false alarms per 100']:.1f} | "
                 f"{d['streams detected (%)']:.0f} | {d['median delay']:.0f} |"
