@@ -41,7 +41,11 @@ recalibrated ones:
 - the library's leave-one-data-set-out check of the stratified scales, and
   the seconds per batch beside CBPE's.
 
-Usage: ``python benchmarks/bench_monitor_coverage.py [--datasets ...] [--save monitor-coverage]``
+With ``--inputs scores`` the monitor sees each batch's scores alone, as
+``skassess monitor`` does (``PerformancePredictor`` on the scores, the shipped
+scales of that case); the batches, streams and CBPE's files are the same.
+
+Usage: ``python benchmarks/bench_monitor_coverage.py [--inputs scores] [--save monitor-coverage]``
 """
 
 import argparse
@@ -106,15 +110,25 @@ def cache_dir():
     return Path.home() / ".cache" / "skassess" / f"monitor-coverage-{digest[:10]}"
 
 
-def unit_file(name, family, suffix):
-    """A unit's cached file: ``<data set>_<family><suffix>`` in :func:`cache_dir`."""
-    return cache_dir() / f"{name}_{family.replace(' ', '-')}{suffix}"
+#: What the monitor sees of a batch: the black box's features and scores, or its scores alone
+#: (as ``skassess monitor`` does).
+INPUTS = ("features", "scores")
 
 
-def unit_factors(df, edges):
+def unit_file(name, family, suffix, inputs="features"):
+    """A unit's cached file: ``<data set>_<family>[.scores]<suffix>`` in :func:`cache_dir`.
+
+    The records of a monitor that sees the scores alone carry ``.scores``; the
+    batches' scores (``.npz``) and CBPE's files are the same for both.
+    """
+    tag = ".scores" if inputs == "scores" else ""
+    return cache_dir() / f"{name}_{family.replace(' ', '-')}{tag}{suffix}"
+
+
+def unit_factors(df, edges, inputs="features"):
     """Each record's recalibration factor: its unit's (one cached fit), of its drift stratum."""
     units = df[["dataset", "family"]].drop_duplicates().itertuples(index=False)
-    factors = {(d, f): recalibration(d, f)["factors"] for d, f in units}
+    factors = {(d, f): recalibration(d, f, inputs=inputs)["factors"] for d, f in units}
     stratum = np.searchsorted(edges, strengths(df), side="right")
     return np.array(
         [
@@ -137,27 +151,38 @@ def unit_setup(name, family, seed):
     return X, y, ref, rest, model, rng
 
 
-def fitted_monitor(model, X, y, seed):
-    """The unit's interval regressor (shipped UM) on the reference, and the reference accuracy."""
-    pir = PerformanceIntervalRegressor(PerformancePredictor(model), random_state=seed).fit(X, y)
-    return pir, float(np.mean(model.predict(X) == y))
+def fitted_monitor(model, X, y, seed, inputs="features", **params):
+    """The unit's interval regressor (shipped UM) on the reference, and the reference accuracy.
+
+    With ``inputs="scores"`` it sees the black box's scores alone.
+    """
+    accuracy = float(np.mean(model.predict(X) == y))
+    if inputs == "scores":
+        predictor, X = PerformancePredictor(classes=model.classes_), model.predict_proba(X)
+    else:
+        predictor = PerformancePredictor(model)
+    pir = PerformanceIntervalRegressor(predictor, random_state=seed, **params).fit(X, y)
+    return pir, accuracy
 
 
-def recalibration(name, family, seed=0):
+def recalibration(name, family, seed=0, inputs="features"):
     """The unit's ``recalibration_factor_`` (``uncertainty_model="recalibrated"``), cached."""
-    out = unit_file(name, family, ".recalibrated.json")
+    out = unit_file(name, family, ".recalibrated.json", inputs)
     if out.exists():
         rec = json.loads(out.read_text())
         if "factors" in rec:  # one factor per drift stratum
             return rec
     X, y, ref, _, model, _ = unit_setup(name, family, seed)
     t0 = time.perf_counter()
-    pir = PerformanceIntervalRegressor(
-        PerformancePredictor(model),
+    pir, _ = fitted_monitor(
+        model,
+        X[ref],
+        y[ref],
+        seed,
+        inputs,
         uncertainty_model="recalibrated",
-        random_state=seed,
         progress=False,
-    ).fit(X[ref], y[ref])
+    )
     rec = {
         "factors": pir.recalibration_factor_.tolist(),
         "n_scenarios": len(pir.scenarios_),
@@ -168,13 +193,13 @@ def recalibration(name, family, seed=0):
     return rec
 
 
-def collect(name, family, seed=0):
+def collect(name, family, seed=0, inputs="features"):
     """One unit's records (and its scores for CBPE), cached."""
-    out = unit_file(name, family, ".csv.gz")
+    out = unit_file(name, family, ".csv.gz", inputs)
     if out.exists():
         return pd.read_csv(out)
     X, y, ref, rest, model, rng = unit_setup(name, family, seed)
-    pir, ref_acc = fitted_monitor(model, X[ref], y[ref], seed)
+    pir, ref_acc = fitted_monitor(model, X[ref], y[ref], seed, inputs)
     Xr, yr = X[rest], y[rest]
     imp = RandomForestClassifier(100, random_state=0).fit(Xr, yr).feature_importances_
     size = max(50, len(rest) // 6)
@@ -201,7 +226,9 @@ def collect(name, family, seed=0):
             if batch.size < 2 * N_LABELS:
                 continue
             rec = {"dataset": name, "family": family, "drift": drift, "batch": b}
-            rec.update(reference_accuracy=ref_acc, **_record(pir, model, Xr, yr, batch, rng))
+            rec.update(
+                reference_accuracy=ref_acc, **_record(pir, model, Xr, yr, batch, rng, inputs)
+            )
             records.append(rec)
             key = f"{drift.replace(' ', '-')}_{b}"
             scores[f"{key}_scores"] = model.predict_proba(Xr[batch])
@@ -218,10 +245,10 @@ def collect(name, family, seed=0):
 STREAM = {"before": 30, "after": 30, "drop": 0.10}
 
 
-def _record(pir, model, X, y, rows, rng):
+def _record(pir, model, X, y, rows, rng, inputs="features"):
     """What one batch's record holds: truth, prediction, raw quantiles, drift, 20 labels."""
     correct = model.predict(X[rows]) == y[rows]
-    res = pir.predict_batch(X[rows])
+    res = pir.predict_batch(model.predict_proba(X[rows]) if inputs == "scores" else X[rows])
     F = np.array([[res.features[k] for k in UM_FEATURES]])
     raw = pir.uncertainty_model_.predict(F)[0] * error_unit(res.accuracy, rows.size)
     pick = rng.choice(rows.size, N_LABELS, replace=False)
@@ -261,18 +288,18 @@ def drop_weights(confidence, correct, drop):
     return w / w.sum()
 
 
-def collect_stream(name, family, seed=0):
+def collect_stream(name, family, seed=0, inputs="features"):
     """One unit's monitoring stream: ``STREAM["before"]`` chunks at random, then a known drop.
 
     After the drop, chunks are drawn with :func:`drop_weights`, so the true
     accuracy falls by about ``STREAM["drop"]``. Cached like :func:`collect`,
     with the scores for ``peer_cbpe.py``.
     """
-    out = unit_file(name, family, ".stream.csv.gz")
+    out = unit_file(name, family, ".stream.csv.gz", inputs)
     if out.exists():
         return pd.read_csv(out)
     X, y, ref, rest, model, rng = unit_setup(name, family, seed)
-    pir, ref_acc = fitted_monitor(model, X[ref], y[ref], seed)
+    pir, ref_acc = fitted_monitor(model, X[ref], y[ref], seed, inputs)
     Xr, yr = X[rest], y[rest]
     P = model.predict_proba(Xr)
     w = drop_weights(P.max(axis=1), model.predict(Xr) == yr, STREAM["drop"])
@@ -282,7 +309,7 @@ def collect_stream(name, family, seed=0):
         p = None if j < STREAM["before"] else w
         rows = rng.choice(len(rest), size, replace=False, p=p)
         rec = {"dataset": name, "family": family, "drift": "chunk", "batch": j}
-        rec.update(reference_accuracy=ref_acc, **_record(pir, model, Xr, yr, rows, rng))
+        rec.update(reference_accuracy=ref_acc, **_record(pir, model, Xr, yr, rows, rng, inputs))
         records.append(rec)
         scores[f"chunk_{j}_scores"] = P[rows]
         scores[f"chunk_{j}_y"] = yr[rows]
@@ -552,6 +579,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="*", default=list(EXTERNAL_DATASETS))
     ap.add_argument("--families", nargs="*", default=list(FAMILIES))
+    ap.add_argument(
+        "--inputs",
+        choices=INPUTS,
+        default="features",
+        help="what the monitor sees of a batch: the black box's features and scores, or its "
+        "scores alone (as skassess monitor does)",
+    )
     add_save_argument(ap)
     args = ap.parse_args()
     frames, streams = [], []
@@ -559,19 +593,18 @@ def main():
         warnings.simplefilter("ignore")
         for name in args.datasets:
             for family in args.families:
-                frames.append(collect(name, family))
-                streams.append(collect_stream(name, family))
+                frames.append(collect(name, family, inputs=args.inputs))
+                streams.append(collect_stream(name, family, inputs=args.inputs))
                 print(f"  {name} / {family}: {len(frames[-1])} batches", file=sys.stderr)
     df = with_cbpe(pd.concat(frames, ignore_index=True))
     has_cbpe = "cbpe" in df and df["cbpe"].notna().all()
-    # any fitted regressor carries the package's calibration of the shipped model
+    # any fitted regressor carries the package's calibration of the shipped model (for
+    # a monitor that sees features, or the scores alone)
     X, y, _ = load_tabular(args.datasets[0], max_rows=600)
-    pir = PerformanceIntervalRegressor(
-        PerformancePredictor(clone(BASE_MODELS["lr"]).fit(X, y)), random_state=0
-    ).fit(X, y)
+    pir, _ = fitted_monitor(clone(BASE_MODELS["lr"]).fit(X, y), X, y, 0, args.inputs)
     Q = calibrated(df, pir)
     # "recalibrated": each unit's factor (fitted on its own reference) times the shipped scales
-    factor = unit_factors(df, pir.drift_edges_)
+    factor = unit_factors(df, pir.drift_edges_, args.inputs)
     evs = {
         "pretrained": evaluate(df, Q),
         "recalibrated": evaluate(df, Q * factor[:, None]),
@@ -603,7 +636,7 @@ def main():
         print("| unit | factors | best factor for its batches | fit (s) |")
         print("|---|---|---|---|")
         for (d, f), g in df.groupby(["dataset", "family"], sort=False):
-            r = recalibration(d, f)
+            r = recalibration(d, f, inputs=args.inputs)
             best = fit_common_scale(g["predicted"] - g["truth"], Q[g.index])
             own = " / ".join(f"{x:.2f}" for x in r["factors"])
             print(f"| {d} / {f} | {own} | {best:.2f} | {r['seconds']:.0f} |")
@@ -658,7 +691,11 @@ def main():
                 "lcov",
             )
             coverage_table(e, "family", f"{um}, 20 labels a batch: coverage (%) by family", "lcov")
-        lib = library_lodo(pir, max(1, len(pir.drift_edges_) + 1))
+        lib = (
+            library_lodo(pir, max(1, len(pir.drift_edges_) + 1))
+            if args.inputs == "features"
+            else None
+        )
         if lib is not None:
             lib["drift strength"] = pd.qcut(lib["strength"], 3, labels=["low", "middle", "high"])
             print(
@@ -669,7 +706,7 @@ def main():
             coverage_table(lib, "family", "Coverage (%) by black-box family")
         st = with_cbpe(pd.concat(streams, ignore_index=True), ".stream")
         Qs = calibrated(st, pir)
-        fs = unit_factors(st, pir.drift_edges_)
+        fs = unit_factors(st, pir.drift_edges_, args.inputs)
         al = alerts(
             {
                 "pretrained": evaluate(st, Qs),

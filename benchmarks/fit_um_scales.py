@@ -17,7 +17,13 @@ on the other data sets), by drift-strength tercile and by family. With
 ``skassess/meta/_pretrained/um_meta_model.json.gz`` (the boosters and their
 load-time check are kept).
 
-Usage: ``python benchmarks/fit_um_scales.py [--n-jobs 2] [--write] [--save um-scales]``
+With ``--inputs scores`` the monitor sees each batch's scores alone (as
+``skassess monitor`` does): the records are ``bench_monitor_coverage.py``'s of
+that case, and ``--write`` stores the scales as ``scales_scores`` and
+``drift_edges_scores``, which a regressor whose predictor has no features uses.
+
+Usage: ``python benchmarks/fit_um_scales.py [--inputs scores] [--n-jobs 2] [--write]
+[--save um-scales]``
 """
 
 import argparse
@@ -53,10 +59,10 @@ CHECK_LEVELS = (0.8, 0.9, 0.95)
 N_STRATA = 3
 
 
-def collect(name, family):
+def collect(name, family, inputs):
     with warnings.catch_warnings(), threadpool_limits(1):
         warnings.simplefilter("ignore")
-        return bmc.collect(name, family)
+        return bmc.collect(name, family, inputs=inputs)
 
 
 def raw_quantiles(df):
@@ -96,6 +102,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="*", default=list(DATASETS))
     ap.add_argument("--families", nargs="*", default=list(bmc.FAMILIES))
+    ap.add_argument(
+        "--inputs",
+        choices=bmc.INPUTS,
+        default="features",
+        help="the scales of a monitor that sees features and scores, or the scores alone",
+    )
     ap.add_argument("--write", action="store_true", help="write the scales into the package")
     add_parallel_arguments(ap)
     add_save_argument(ap)
@@ -103,7 +115,9 @@ def main():
     units = [(d, f) for d in args.datasets for f in args.families]
     use_parallel_backend(args)
     with saving_printed_tables(args.save):
-        frames = Parallel(n_jobs=args.n_jobs, verbose=5)(delayed(collect)(d, f) for d, f in units)
+        frames = Parallel(n_jobs=args.n_jobs, verbose=5)(
+            delayed(collect)(d, f, args.inputs) for d, f in units
+        )
         df = pd.concat(frames, ignore_index=True)
         df = df[df["drift"].isin(CALIBRATION_DRIFTS)].reset_index(drop=True)
         # Leave one data set out: the scales of the others, on its batches.
@@ -146,15 +160,20 @@ def main():
         path = PRETRAINED_DIR / "um_meta_model.json.gz"
         with gzip.open(path, "rt", encoding="utf-8") as fh:
             payload = json.load(fh)
-        payload["scales"] = scales.tolist()
-        payload["drift_edges"] = edges.tolist()
+        key = "" if args.inputs == "features" else "_scores"
+        payload[f"scales{key}"] = scales.tolist()
+        payload[f"drift_edges{key}"] = edges.tolist()
         payload["trained_on"].update(
-            n_calibration=len(df),
-            calibration=(
-                "monitoring batches of the library: chunks at random and nearest "
-                f"neighbours, four black-box families, {N_STRATA} strata of drift strength"
-            ),
-            calibration_datasets=sorted(df["dataset"].unique().tolist()),
+            {
+                f"n_calibration{key}": len(df),
+                f"calibration{key}": (
+                    "monitoring batches of the library: chunks at random and nearest "
+                    f"neighbours, four black-box families, {N_STRATA} strata of drift "
+                    "strength"
+                    + ("" if args.inputs == "features" else "; the monitor sees the scores alone")
+                ),
+                "calibration_datasets": sorted(df["dataset"].unique().tolist()),
+            }
         )
         with gzip.open(path, "wt", encoding="utf-8") as fh:
             json.dump(payload, fh)
