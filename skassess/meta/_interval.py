@@ -77,7 +77,11 @@ class PerformanceIntervalRegressor(BaseEstimator):
     models. Its scales are fitted on batches the boosters never saw
     (``pretrained_info_`` says which): for ``"meta_model"``, the batches a
     monitor sees on the library's data sets, chunks drawn at random and
-    nearest-neighbour scenarios, with four black-box families. So
+    nearest-neighbour scenarios, with four black-box families, once for a
+    predictor that sees the black box's features and once for one that sees
+    its scores alone (as ``skassess monitor`` does): without the features'
+    drift classifier and proxies, the boosters' quantiles are wider than
+    the errors, and that case has its own scales. So
     :meth:`fit` only fits the predictor, in seconds. It exists for the
     ``"meta_model"`` and ``"confidence"`` predictors. With ``uncertainty_model="fit"``,
     :meth:`fit` simulates linear-skew
@@ -146,7 +150,9 @@ class PerformanceIntervalRegressor(BaseEstimator):
     uncertainty_model_ : QuantileEnsemble
         The fitted quantile regressors.
     scales_ : ndarray of shape (n_strata, 10)
-        Calibration factor of each level, one row per drift stratum.
+        Calibration factor of each level, one row per drift stratum (the
+        shipped scales of a predictor with features, or of one that sees
+        the scores alone).
     drift_edges_ : ndarray of shape (n_strata - 1,)
         The drift strengths that separate the strata (the larger of the two
         drift classifiers' balanced accuracies, label-free); empty for one
@@ -275,7 +281,10 @@ class PerformanceIntervalRegressor(BaseEstimator):
                 self.scales_,
                 self.drift_edges_,
                 self.pretrained_info_,
-            ) = load_pretrained(pp.method)
+            ) = load_pretrained(
+                pp.method,
+                inputs="scores" if self.shared_.reference_rows_["F"] is None else "features",
+            )
         if self.uncertainty_model == "pretrained":
             return self
         Fenc = self.shared_.reference_rows_["F"]

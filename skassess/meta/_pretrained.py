@@ -43,11 +43,15 @@ def _read(method):
         return json.load(fh)
 
 
-def load_pretrained(method):
+def load_pretrained(method, inputs="features"):
     """``(model, scales, drift_edges, info)`` of the shipped uncertainty model for ``method``.
 
     ``scales`` has one row per drift stratum, ``drift_edges`` the strengths
-    between them (a file with one row of scales has no edges).
+    between them (a file with one row of scales has no edges). A predictor
+    without features (``inputs="scores"``: it sees the black box's scores
+    alone) gets the scales fitted for that case (``scales_scores``) where the
+    file has them: the boosters' quantiles miss the features' evidence, and
+    their width is calibrated apart.
     """
     available = pretrained_methods()
     if method not in available:
@@ -65,8 +69,9 @@ def load_pretrained(method):
 
     model = QuantileEnsemble.from_dict(payload["model"])
     _check(model, payload, method)
-    scales = np.atleast_2d(np.asarray(payload["scales"], dtype=np.float64))
-    edges = np.asarray(payload.get("drift_edges", []), dtype=np.float64)
+    key = "_scores" if inputs == "scores" and "scales_scores" in payload else ""
+    scales = np.atleast_2d(np.asarray(payload[f"scales{key}"], dtype=np.float64))
+    edges = np.asarray(payload.get(f"drift_edges{key}", []), dtype=np.float64)
     return model, scales, edges, payload["trained_on"]
 
 

@@ -457,3 +457,29 @@ def test_coverage_is_a_deprecated_alias_of_level(fitted):
     renamed = clone(pir).set_params(coverage=0.8)
     with pytest.warns(FutureWarning, match=r"PerformanceIntervalRegressor\(coverage=\.\.\.\)"):
         assert renamed._level() == 0.8
+
+
+def test_a_predictor_of_the_scores_alone_gets_the_shipped_scales_of_that_case():
+    from sklearn.datasets import load_breast_cancer
+
+    from skassess.meta import _pretrained
+
+    payload = _pretrained._read("meta_model")
+    assert "scales_scores" in payload  # written by benchmarks/fit_um_scales.py --inputs scores
+    X, y = load_breast_cancer(return_X_y=True)
+    model = LogisticRegression(max_iter=5000).fit(X[:250], y[:250])
+    with_features = PerformanceIntervalRegressor(
+        PerformancePredictor(model), random_state=0, progress=False
+    ).fit(X[250:450], y[250:450])
+    scores_alone = PerformanceIntervalRegressor(random_state=0, progress=False).fit(
+        model.predict_proba(X[250:450]), y[250:450]
+    )
+    np.testing.assert_array_equal(with_features.scales_, payload["scales"])
+    np.testing.assert_array_equal(with_features.drift_edges_, payload["drift_edges"])
+    np.testing.assert_array_equal(scores_alone.scales_, payload["scales_scores"])
+    np.testing.assert_array_equal(scores_alone.drift_edges_, payload["drift_edges_scores"])
+    # the same boosters; a file without scores' scales gives the features' ones
+    assert scores_alone.uncertainty_model_ is not None
+    _, scales, edges, _ = _pretrained.load_pretrained("confidence", inputs="scores")
+    conf = _pretrained._read("confidence")
+    np.testing.assert_array_equal(scales, conf.get("scales_scores", np.atleast_2d(conf["scales"])))
