@@ -150,7 +150,8 @@ def main():
             table["median half-width at 95 % (points)"] = (100 * table.pop("half95")).round(2)
             print(
                 f"\nLibrary, leave one data set out: coverage (%) by {title} "
-                f"({len(args.datasets)} data sets, {len(args.families)} families)"
+                f"({len(args.datasets)} data sets, {len(args.families)} families"
+                + ("; the monitor sees the scores alone)" if args.inputs == "scores" else ")")
             )
             print_table(table.reset_index())
     edges, scales = fit(df)
