@@ -62,7 +62,7 @@ def main():
     ap.add_argument(
         "--uncertainty-model",
         nargs="+",
-        default=["pretrained", "recalibrated"],
+        default=["pretrained"],
         help="one panel each",
     )
     ap.add_argument("--out", default="docs/_static/monitor_timeline.png")
@@ -87,7 +87,8 @@ def main():
         table = monitored(S[ref], y[ref], S[rows], y[rows], chunk, um, args)
         MonitorDisplay(table, threshold=args.threshold).plot(
             ax=ax,
-            name=f'uncertainty_model="{um}": {args.chunk_rows} rows a day, drift from day 8',
+            name=f"Fashion-MNIST: {args.chunk_rows} rows a day, drifting from day 8"
+            + ("" if um == "pretrained" else f" ({um})"),
         )
         ax.plot(table.index.to_timestamp(), table["true"], "o", color="k", ms=4, label="true")
         ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
