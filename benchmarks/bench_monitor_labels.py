@@ -37,7 +37,8 @@ beside CBPE's alert when ``peer_cbpe.py`` has run on the streams.
 
 Usage::
 
-    python benchmarks/bench_monitor_labels.py [--runs 5] [--n-jobs 2] [--save monitor-labels]
+    python benchmarks/bench_monitor_labels.py [--inputs scores] [--runs 5] [--n-jobs 2]
+        [--save monitor-labels]
 """
 
 import argparse
@@ -58,14 +59,15 @@ from _tabular import EXTERNAL_DATASETS, load_tabular  # noqa: E402
 from bench_monitor_coverage import (  # noqa: E402
     DROP,
     FAMILIES,
+    INPUTS,
     STREAM,
     calibrated,
     collect_stream,
+    fitted_monitor,
     unit_file,
     with_cbpe,
 )
 
-from skassess.meta import PerformanceIntervalRegressor, PerformancePredictor  # noqa: E402
 from skassess.meta._chunk_posterior import ChunkPosterior  # noqa: E402
 from skassess.meta._chunks import allocate_labels  # noqa: E402
 from skassess.meta._scenarios import BASE_MODELS  # noqa: E402
@@ -204,6 +206,12 @@ def main():
     ap.add_argument("--datasets", nargs="*", default=list(EXTERNAL_DATASETS))
     ap.add_argument("--families", nargs="*", default=list(FAMILIES))
     ap.add_argument("--runs", type=int, default=5, help="draws of the labels per stream")
+    ap.add_argument(
+        "--inputs",
+        choices=INPUTS,
+        default="features",
+        help="what the monitor sees: the black box's features and scores, or its scores alone",
+    )
     add_parallel_arguments(ap)
     add_save_argument(ap)
     args = ap.parse_args()
@@ -211,12 +219,12 @@ def main():
     with warnings.catch_warnings(), threadpool_limits(1):
         warnings.simplefilter("ignore")
         units = [(d, f) for d in args.datasets for f in args.families]
-        frames = Parallel(n_jobs=args.n_jobs)(delayed(collect_stream)(*u) for u in units)
+        frames = Parallel(n_jobs=args.n_jobs)(
+            delayed(collect_stream)(*u, inputs=args.inputs) for u in units
+        )
     st = with_cbpe(pd.concat(frames, ignore_index=True), ".stream")
     X, y, _ = load_tabular(args.datasets[0], max_rows=600)
-    pir = PerformanceIntervalRegressor(
-        PerformancePredictor(clone(BASE_MODELS["lr"]).fit(X, y)), random_state=0
-    ).fit(X, y)
+    pir, _ = fitted_monitor(clone(BASE_MODELS["lr"]).fit(X, y), X, y, 0, args.inputs)
     Q = calibrated(st, pir)
     jobs = []
     for (d, f), g in st.groupby(["dataset", "family"], sort=False):
@@ -234,7 +242,9 @@ def main():
     with saving_printed_tables(args.save):
         print(
             f"\nLabels on {n_streams} streams of {STREAM['before'] + STREAM['after']} chunks "
-            f"(median {int(st['n_batch'].median())} rows; {n_below} chunks below the threshold, "
+            f"(median {int(st['n_batch'].median())} rows; the monitor sees "
+            f"{'the scores alone' if args.inputs == 'scores' else 'features and scores'}; "
+            f"{n_below} chunks below the threshold, "
             f"{n_off} whose label-free "
             f"prediction is off by more than 5 points), {args.runs} draws of the labels each. "
             f"Threshold: reference accuracy - {100 * DROP:.0f} points; alert at P(below) ≥ {ALERT}."
