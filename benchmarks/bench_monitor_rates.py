@@ -19,7 +19,10 @@ are left out and counted.
 Printed: coverage per rate by drift-strength tercile, by black-box family,
 and by the rows of the prediction; the MAE of the point prediction.
 
-Usage: ``python benchmarks/bench_monitor_rates.py [--datasets ...] [--save monitor-rates]``
+With ``--inputs scores`` the monitor sees the black box's scores alone, as
+``skassess monitor --metric`` does.
+
+Usage: ``python benchmarks/bench_monitor_rates.py [--inputs scores] [--save monitor-rates]``
 """
 
 import argparse
@@ -31,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from _results import add_save_argument, saving_printed_tables
-from bench_monitor_coverage import FAMILIES, LEVELS, cache_dir, unit_setup
+from bench_monitor_coverage import FAMILIES, INPUTS, LEVELS, cache_dir, unit_setup
 from sklearn.ensemble import RandomForestClassifier
 from threadpoolctl import threadpool_limits
 
@@ -47,13 +50,14 @@ RATES = {"ppv": 1, "npv": 0}
 MIN_ROWS = 20
 
 
-def unit_path(name, family):
+def unit_path(name, family, inputs="features"):
     folder = cache_dir().parent / cache_dir().name.replace("monitor-coverage", "monitor-rates")
-    return folder / f"{name}_{family.replace(' ', '-')}.csv.gz"
+    tag = ".scores" if inputs == "scores" else ""
+    return folder / f"{name}_{family.replace(' ', '-')}{tag}.csv.gz"
 
 
-def collect(name, family, seed=0):
-    out = unit_path(name, family)
+def collect(name, family, seed=0, inputs="features"):
+    out = unit_path(name, family, inputs)
     if out.exists():
         return pd.read_csv(out)
     X, y, ref, rest, model, _ = unit_setup(name, family, seed)
@@ -73,11 +77,16 @@ def collect(name, family, seed=0):
         )
     )
     pred = model.predict(Xr)
+    if inputs == "scores":  # the monitor sees the black box's scores alone
+        predictor = PerformancePredictor(classes=model.classes_)
+        X, Xr = model.predict_proba(X), model.predict_proba(Xr)
+    else:
+        predictor = PerformancePredictor(model)
     records = []
     t0 = time.perf_counter()
     for rate, cls in RATES.items():
         monitor = PerformanceMonitor(
-            PerformancePredictor(model), metric=rate, level=LEVELS, random_state=seed,
+            predictor, metric=rate, level=LEVELS, random_state=seed,
             progress=False,
         )  # fmt: skip
         try:
@@ -130,6 +139,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="*", default=list(EXTERNAL_DATASETS))
     ap.add_argument("--families", nargs="*", default=list(FAMILIES))
+    ap.add_argument(
+        "--inputs",
+        choices=INPUTS,
+        default="features",
+        help="what the monitor sees: the black box's features and scores, or its scores alone",
+    )
     add_save_argument(ap)
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
@@ -140,7 +155,7 @@ def main():
                 continue
             for family in args.families:
                 t0 = time.perf_counter()
-                frames.append(collect(name, family))
+                frames.append(collect(name, family, inputs=args.inputs))
                 print(f"{name:24s} {family:18s} {time.perf_counter() - t0:7.1f} s", flush=True)
     df = pd.concat(frames, ignore_index=True)
     kept = df.dropna(subset=["truth"]).copy()
@@ -148,7 +163,8 @@ def main():
         print(
             f"\nBatches: {len(kept)} of {len(df)} with at least {MIN_ROWS} rows of the "
             f"prediction, on {kept['dataset'].nunique()} binary data sets never seen by the "
-            "shipped uncertainty model."
+            "shipped uncertainty model"
+            + ("; the monitor sees the scores alone." if args.inputs == "scores" else ".")
         )
         terciles = ["low", "middle", "high"]
         kept["drift strength"] = pd.Categorical(
