@@ -389,6 +389,30 @@ def alerts(evs, probability=0.9):
     return pd.DataFrame(rows, columns=list(ALERT_COLUMNS))
 
 
+def false_alarms(ev, st, probability=0.9):
+    """Where the label-free alerts on chunks above the threshold fall: before the drop, or
+    after it on chunks whose accuracy fell but stayed above the threshold."""
+    t = st["reference_accuracy"] - DROP
+    above = (st["truth"] >= t).to_numpy()
+    post = (st["batch"] >= STREAM["before"]).to_numpy()
+    fired = (ev["p_below"] >= probability).to_numpy()
+    margin = 100 * (st["truth"] - t).to_numpy()
+    print(
+        f"\nFalse alarms of the label-free alert (P(below) ≥ {probability:g}): chunks above the "
+        "threshold, before the drop and after it"
+    )
+    print(
+        "| chunks | above the threshold | alerted | median accuracy above the threshold of the "
+        "alerted (points) |"
+    )
+    print("|---|---|---|---|")
+    for label, part in (("before the drop", ~post), ("after the drop", post)):
+        sel = above & part
+        hit = sel & fired
+        med = f"{np.median(margin[hit]):.1f}" if hit.any() else "-"
+        print(f"| {label} | {int(sel.sum())} | {int(hit.sum())} | {med} |")
+
+
 def best_at_false_alarms(ev, has_cbpe, limit=2.0):
     """Per score, the most stream chunks below the threshold alerted at <= ``limit``
     false alarms per 100 chunks above it, over every alert threshold (chosen on the truth)."""
@@ -745,6 +769,7 @@ def main():
         print(f"| skassess: features and every level | {df['seconds_per_batch'].median():.3f} |")
         if has_cbpe:
             print(f"| CBPE: estimate | {df['cbpe_seconds_per_batch'].median():.3f} |")
+        false_alarms(evaluate(st, Qs), st)
 
 
 if __name__ == "__main__":

@@ -74,7 +74,7 @@ class ActiveMonitor(ActiveSampler):
     >>> sampler = sampler.fit(S, reference=S_ref, reference_labels=y_ref)
     >>> sampler = sampler.run(y_true, budget=40, progress=False)
     >>> sampler.summary()["n_labeled"].tolist()
-    [9, 31]
+    [0, 40]
     """
 
     _history_columns = ("step", "index", "label", "chunk", "time")
