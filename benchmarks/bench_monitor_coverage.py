@@ -389,6 +389,23 @@ def alerts(evs, probability=0.9):
     return pd.DataFrame(rows, columns=list(ALERT_COLUMNS))
 
 
+def width_ratio(ev):
+    """Per drift tercile: the median ratio of the 95 % half-widths, skassess's to CBPE's
+    ``z`` sampling errors, beside both coverages at 95 %."""
+    print("\nThe 95 % band's width beside CBPE's (± z sampling errors), by drift tercile")
+    print(
+        "| drift strength | batches | median half-width ÷ CBPE's | skassess coverage at 95 % | "
+        "CBPE coverage at 95 % |"
+    )
+    print("|---|---|---|---|---|")
+    for key, g in ev.groupby("drift strength", observed=True, sort=False):
+        ratio = (g["half_0.95"] / g["chalf_0.95"]).median()
+        print(
+            f"| {key} | {len(g)} | {ratio:.2f} | {100 * g['cov_0.95'].mean():.1f} | "
+            f"{100 * g['ccov_0.95'].mean():.1f} |"
+        )
+
+
 def false_alarms(ev, st, probability=0.9):
     """Where the label-free alerts on chunks above the threshold fall: before the drop, or
     after it on chunks whose accuracy fell but stayed above the threshold."""
@@ -770,6 +787,8 @@ def main():
         if has_cbpe:
             print(f"| CBPE: estimate | {df['cbpe_seconds_per_batch'].median():.3f} |")
         false_alarms(evaluate(st, Qs), st)
+        if has_cbpe:
+            width_ratio(ev)
 
 
 if __name__ == "__main__":
