@@ -120,6 +120,28 @@ def test_labeled_chunks_cover_at_least_their_level():
 
 
 @pytest.mark.slow
+def test_label_free_bands_of_the_scores_alone_are_calibrated_without_drift():
+    # 100 chunks of 400 rows drawn as the reference was; the monitor sees the scores alone.
+    # The 80 % band holds each chunk's accuracy in 68-92 % of them (3 SE either side: a band
+    # that always holds, as one scaled for a predictor with features did, fails), and the
+    # 95 % band is at most twice the chunk's own sampling error (1.96 sqrt(a (1 - a) / n)).
+    rng = np.random.default_rng(5)
+    S_ref = beta_scores(rng, 2000, 0)
+    monitor = PerformanceMonitor(
+        level=(0.8, 0.95), chunk_size=400, random_state=0, progress=False
+    ).fit(S_ref, (rng.random(2000) > S_ref[:, 0]).astype(int))
+    S = beta_scores(rng, 40_000, 0)
+    y = (rng.random(40_000) > S[:, 0]).astype(int)
+    table = monitor.predict(S)
+    acc = (S.argmax(axis=1) == y).reshape(100, 400).mean(axis=1)
+    inside = (table["lower_80"] <= acc) & (acc <= table["upper_80"])
+    assert 0.68 <= inside.mean() <= 0.92
+    half = (table["upper_95"] - table["lower_95"]) / 2
+    sampling = 1.96 * np.sqrt(acc * (1 - acc) / 400)
+    assert np.median(half / sampling) <= 2.0
+
+
+@pytest.mark.slow
 def test_query_spends_labels_where_the_alert_is_uncertain(stream):
     monitor, S, y = stream
     picked = monitor.query(S, n=40)
