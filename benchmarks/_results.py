@@ -21,19 +21,25 @@ RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 
 
 def current_commit():
-    """The measured commit (``git describe``), marked ``-dirty`` with uncommitted changes."""
+    """The measured commit, marked ``-dirty`` when tracked files other than the result
+    files differ from it (a benchmark run after another has written its results still
+    measures the commit's code)."""
     root = RESULTS.parent.parent
+
+    def git(*args):
+        return subprocess.run(
+            ["git", *args], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+
     try:
-        out = subprocess.run(
-            ["git", "describe", "--always", "--dirty", "--abbrev=7"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
+        commit = git("rev-parse", "--short=7", "HEAD")
+        changed = git(
+            "status", "--porcelain", "--untracked-files=no", "--", ".",
+            f":(exclude){RESULTS.relative_to(root).as_posix()}",
+        )  # fmt: skip
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
-    return out.stdout.strip()
+    return f"{commit}-dirty" if changed else commit
 
 
 def save(name, columns, rows, *, command=None, formats=None, caption=None, commit=None):
