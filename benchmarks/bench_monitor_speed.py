@@ -88,6 +88,8 @@ def drift_share(monitor, S, chunk):
     stats = pstats.Stats(prof)
     total = max(v[3] for v in stats.stats.values())
     forest = sum(v[3] for k, v in stats.stats.items() if k[2] == "_drift_forest")
+    if forest == 0:
+        raise RuntimeError("the profile shows no _drift_forest call: was it renamed?")
     return forest / total
 
 
