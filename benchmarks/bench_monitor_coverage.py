@@ -151,16 +151,21 @@ def unit_setup(name, family, seed):
     return X, y, ref, rest, model, rng
 
 
+def seen(model, X, inputs):
+    """``(predictor, rows)``: the unfitted predictor and the rows ``X`` as the monitor sees
+    them, the black box's features (the predictor carries it) or its scores alone."""
+    if inputs == "scores":
+        return PerformancePredictor(classes=model.classes_), model.predict_proba(X)
+    return PerformancePredictor(model), X
+
+
 def fitted_monitor(model, X, y, seed, inputs="features", **params):
     """The unit's interval regressor (shipped UM) on the reference, and the reference accuracy.
 
     With ``inputs="scores"`` it sees the black box's scores alone.
     """
     accuracy = float(np.mean(model.predict(X) == y))
-    if inputs == "scores":
-        predictor, X = PerformancePredictor(classes=model.classes_), model.predict_proba(X)
-    else:
-        predictor = PerformancePredictor(model)
+    predictor, X = seen(model, X, inputs)
     pir = PerformanceIntervalRegressor(predictor, random_state=seed, **params).fit(X, y)
     return pir, accuracy
 
@@ -248,7 +253,7 @@ STREAM = {"before": 30, "after": 30, "drop": 0.10}
 def _record(pir, model, X, y, rows, rng, inputs="features"):
     """What one batch's record holds: truth, prediction, raw quantiles, drift, 20 labels."""
     correct = model.predict(X[rows]) == y[rows]
-    res = pir.predict_batch(model.predict_proba(X[rows]) if inputs == "scores" else X[rows])
+    res = pir.predict_batch(seen(model, X[rows], inputs)[1])
     F = np.array([[res.features[k] for k in UM_FEATURES]])
     raw = pir.uncertainty_model_.predict(F)[0] * error_unit(res.accuracy, rows.size)
     pick = rng.choice(rows.size, N_LABELS, replace=False)

@@ -34,14 +34,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from _results import add_save_argument, saving_printed_tables
-from bench_monitor_coverage import FAMILIES, INPUTS, LEVELS, cache_dir, unit_setup
+from bench_monitor_coverage import FAMILIES, INPUTS, LEVELS, cache_dir, seen, unit_setup
 from sklearn.ensemble import RandomForestClassifier
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _tabular import EXTERNAL_DATASETS, load_tabular  # noqa: E402
 
-from skassess.meta import PerformanceMonitor, PerformancePredictor  # noqa: E402
+from skassess.meta import PerformanceMonitor  # noqa: E402
 from skassess.meta._monitor import level_suffix  # noqa: E402
 from skassess.meta._quantile_model import drift_strength  # noqa: E402
 from skassess.meta.drift import LinearSkewSplit, NearestNeighborsSplit  # noqa: E402
@@ -77,11 +77,8 @@ def collect(name, family, seed=0, inputs="features"):
         )
     )
     pred = model.predict(Xr)
-    if inputs == "scores":  # the monitor sees the black box's scores alone
-        predictor = PerformancePredictor(classes=model.classes_)
-        X, Xr = model.predict_proba(X), model.predict_proba(Xr)
-    else:
-        predictor = PerformancePredictor(model)
+    predictor, X = seen(model, X, inputs)
+    Xr = seen(model, Xr, inputs)[1]
     records = []
     t0 = time.perf_counter()
     for rate, cls in RATES.items():
