@@ -369,8 +369,8 @@ class OneCoinAnnotators:
         acc = 1.0 - eps
         mean = w @ acc
         tail = (1.0 - level) / 2.0
-        lo = np.array([_weighted_quantile(acc[:, k], w, tail) for k in range(acc.shape[1])])
-        hi = np.array([_weighted_quantile(acc[:, k], w, 1 - tail) for k in range(acc.shape[1])])
+        lo = np.array([weighted_quantile(acc[:, k], w, tail) for k in range(acc.shape[1])])
+        hi = np.array([weighted_quantile(acc[:, k], w, 1 - tail) for k in range(acc.shape[1])])
         return np.column_stack([mean, lo, hi])
 
 
@@ -396,7 +396,7 @@ def _systematic(w, n, rng):
     return rng.permutation(np.minimum(idx, w.size - 1))
 
 
-def _weighted_quantile(x, w, q):
+def weighted_quantile(x, w, q):
     order = np.argsort(x)
     cw = np.cumsum(w[order])
     return float(x[order][min(np.searchsorted(cw, q * cw[-1]), x.size - 1)])

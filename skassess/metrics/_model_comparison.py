@@ -122,8 +122,9 @@ class _ModelComparison(PatternMerging, _ComparisonDraws, BaseEstimator):
     {{label_noise}}
         Under ``label_noise`` the true classes are drawn with the agreement
         patterns as the noise model's groups and the models' averaged scores
-        as its black box; the draws, P(best) and the differences mix the
-        fits.
+        as its black box, each item's true class one of the classes its
+        models predict or another, in its pattern's shares (their prior is
+        ``prior_``); the draws, P(best) and the differences mix the fits.
     random_state : int, RandomState or None, default=None
         Seed of the draws.
 

@@ -211,8 +211,8 @@ class NoisyLabelMixture(AnnotatorReports, MixtureOfFits):
             )
         _, pred, _ = validate_scores(self, X, y_pred=y_pred, reset=False)
         group = self.apply(X, group_by=group_by, y_pred=y_pred)
-        model = OneCoinAnnotators(
-            pred, group, labels, self.n_classes_, prior, check_generator(self.random_state)
+        model = self._annotator_model(
+            pred, group, labels, prior, check_generator(self.random_state), rows
         )
         _, drawn = model.draw(self.n_imputations)
         # Each fit makes its share of the mixture's draws (its model is built when
@@ -242,6 +242,10 @@ class NoisyLabelMixture(AnnotatorReports, MixtureOfFits):
         self.imputed_labels_ = np.asarray(drawn, dtype=np.int64)
         self._right_proba = (drawn == pred).mean(axis=0)
         return self
+
+    def _annotator_model(self, pred, group, labels, prior, random_state, rows):
+        """The model of the annotators and of the labeled rows' true classes (one-coin)."""
+        return OneCoinAnnotators(pred, group, labels, self.n_classes_, prior, random_state)
 
     def _annotated_labels(self, y, annotator, n, K):
         """Class codes of shape ``(n, A)`` (-1 where none) and the annotators' names."""

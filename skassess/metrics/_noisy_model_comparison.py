@@ -1,11 +1,14 @@
 """The comparison of models from labels whose annotators may slip.
 
 The true classes of the labeled items are drawn under the one-coin model of
-the annotators (:class:`BayesianAccuracy` with ``label_noise="one_coin"`` on
-the models' averaged scores, its groups the agreement patterns), and the
-comparison is fitted once per draw with those classes as its labels; its
-draws (of each model's metric, P(best), the differences) are the mixture of
-the fits' draws.
+the annotators, each item's true class one of the classes its models predict
+(its slots, :mod:`._slot_annotators`) or another, in the shares of its
+agreement pattern, as the comparison's own model has them. The noise model
+is a :class:`BayesianAccuracy` with ``label_noise="one_coin"`` on the models'
+averaged scores, its groups the agreement patterns, that draws its true
+labels so. The comparison is fitted once per draw with those classes as its
+labels; its draws (of each model's metric, P(best), the differences) are the
+mixture of the fits' draws.
 """
 
 import numpy as np
@@ -20,7 +23,9 @@ from ..utils._label_noise import (
 )
 from ..utils._params import atomic, reset_fitted, validated
 from ..utils._random import check_generator
+from ._accuracy import BayesianAccuracy
 from ._agreement_patterns import agreement_patterns, check_model_scores
+from ._slot_annotators import SlotAnnotators, model_slots
 
 
 class NoisyModelComparison(AnnotatorsOfNoiseModel, MixtureOfFits):
@@ -60,10 +65,15 @@ class NoisyModelComparison(AnnotatorsOfNoiseModel, MixtureOfFits):
             return super().fit(X, y)
         reset_fitted(self)
         S = check_model_scores(X)
-        blocks = agreement_patterns(S.argmax(axis=2))
+        predictions = S.argmax(axis=2)
+        blocks = agreement_patterns(predictions)
         patterns = pd.Series(["-".join(map(str, b)) for b in blocks.tolist()], dtype=object)
         rng = check_generator(self.random_state)
-        noise = noise_model(self, int(rng.integers(2**31 - 1)))
+        noise = _SlotNoiseModel(**noise_model(self, int(rng.integers(2**31 - 1))).get_params())
+        # The comparison's own prior of each item's pattern is its slots' prior.
+        unlabeled = clone(self).set_params(label_noise="none", classes=None).fit(S)
+        noise.slots = model_slots(predictions, blocks)
+        noise.concentration = unlabeled.prior_[unlabeled.pattern_]
         noise.fit(S.mean(axis=1), y, group_by=patterns.to_numpy(), annotator=annotator)
         fits = []
         for m in range(self.n_imputations):
@@ -110,3 +120,25 @@ class NoisyModelComparison(AnnotatorsOfNoiseModel, MixtureOfFits):
                 f"{method} adds labels as the truth; this {type(self).__name__} was fitted "
                 "with label_noise, which needs every label at once: call fit with all of them."
             )
+
+
+class _SlotNoiseModel(BayesianAccuracy):
+    """The noise model of a comparison: each labeled item's true class among its slots first.
+
+    Set before ``fit``: ``slots``, each item's slots, the distinct classes
+    its models predict (:func:`model_slots`), in the order of its agreement
+    pattern's blocks; ``concentration``, each item's Dirichlet prior over
+    them and the rest (the comparison's ``prior_`` of its pattern). The
+    groups given at ``fit`` are the agreement patterns.
+    """
+
+    def _annotator_model(self, pred, group, labels, prior, random_state, rows):
+        return SlotAnnotators(
+            self.slots[rows],
+            group,
+            labels,
+            self.n_classes_,
+            prior,
+            random_state,
+            concentration=self.concentration[rows],
+        )
