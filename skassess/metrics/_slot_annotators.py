@@ -137,11 +137,9 @@ class SlotAnnotators:
         log_phi = np.log(np.maximum(phi, np.finfo(float).tiny))[self.group]  # (n, D + 1)
         with np.errstate(divide="ignore"):
             log_rest = log_phi[:, D] - np.log(np.maximum(self.n_rest, 1))
-            prior = np.where(
-                np.arange(self.candidates.shape[1]) < D,
-                log_phi[:, np.minimum(np.arange(self.candidates.shape[1]), D)],
-                log_rest[:, None],
-            )
+            # a slot's share, or a rest class's share of the rest
+            A = self.labels.shape[1]
+            prior = np.concatenate([log_phi[:, :D], np.repeat(log_rest[:, None], A, 1)], 1)
             logw = np.where(self.candidates >= 0, prior + self.match @ bonus, -np.inf)
             unnamed = log_rest + np.log(self.n_unnamed.astype(float))
         logw = np.concatenate([logw, unnamed[:, None]], axis=1) + base[:, None]
