@@ -125,20 +125,23 @@ class NoisyModelComparison(AnnotatorsOfNoiseModel, MixtureOfFits):
 class _SlotNoiseModel(BayesianAccuracy):
     """The noise model of a comparison: each labeled item's true class among its slots first.
 
-    Set before ``fit``: ``slots``, each item's slots, the distinct classes
-    its models predict (:func:`model_slots`), in the order of its agreement
-    pattern's blocks; ``concentration``, each item's Dirichlet prior over
-    them and the rest (the comparison's ``prior_`` of its pattern). The
-    groups given at ``fit`` are the agreement patterns.
+    Set before ``fit`` (which reads and drops them, so that its fits to the
+    draws do not copy a value per item of the pool): ``slots``, each item's
+    slots, the distinct classes its models predict (:func:`model_slots`), in
+    the order of its agreement pattern's blocks; ``concentration``, each
+    item's Dirichlet prior over them and the rest (the comparison's
+    ``prior_`` of its pattern). The groups given at ``fit`` are the
+    agreement patterns.
     """
 
     def _annotator_model(self, pred, group, labels, prior, random_state, rows):
+        slots, concentration = vars(self).pop("slots"), vars(self).pop("concentration")
         return SlotAnnotators(
-            self.slots[rows],
+            slots[rows],
             group,
             labels,
             self.n_classes_,
             prior,
             random_state,
-            concentration=self.concentration[rows],
+            concentration=concentration[rows],
         )
