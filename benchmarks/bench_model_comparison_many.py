@@ -1,0 +1,121 @@
+"""Coverage of each model's accuracy when the comparison holds many models at once.
+
+On each of the five fairness files (ten black boxes each, binary), the first
+``M`` models (``--models``, 2 to 10) are compared by one
+:class:`~skassess.metrics.BayesianModelComparison` on ``--labels`` items
+labeled uniformly at random, ``--runs`` times. For the default
+(``prior_split="even"``) and for ``prior_split="scores"``: the coverage of
+the 95 % interval of each model's accuracy on the pool, the mean bias of its
+posterior mean (points), its median width, and the coverage of the interval
+of the difference between the two most accurate models (``pairwise()``).
+
+Each model's items split by agreement pattern: with ``M`` models there are up
+to ``2^(M-1)`` patterns on a binary task, most of them holding few labels, so
+each pattern's prior mean (which block is right) speaks for its unlabeled
+items.
+
+Usage::
+
+    python benchmarks/bench_model_comparison_many.py --save model-comparison-many
+"""
+
+import argparse
+import warnings
+
+import numpy as np
+from _parallel import add_parallel_arguments, use_parallel_backend
+from _results import Table, add_save_argument
+from bench_model_selection import fairness_pools
+from joblib import Parallel, delayed
+
+from skassess.metrics import BayesianModelComparison
+
+SPLITS = ("even", "scores")
+
+
+def one_run(S, y, labels, split, seed):
+    rng = np.random.default_rng(seed)
+    codes = np.full(len(y), -1)
+    rows = rng.choice(len(y), labels, replace=False)
+    codes[rows] = y[rows]
+    truth = (S.argmax(axis=2) == y[:, None]).mean(axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = BayesianModelComparison(prior_split=split, random_state=seed).fit(S, codes)
+        table = est.summary()
+        first, second = np.argsort(truth)[::-1][:2]
+        pairs = est.pairwise()
+    lower, upper = table["lower"].to_numpy(), table["upper"].to_numpy()
+    names = list(table.index)
+    a, b = sorted((first, second))
+    row = pairs[(pairs["model_a"] == names[a]) & (pairs["model_b"] == names[b])].iloc[0]
+    d = truth[a] - truth[b]
+    return (
+        np.mean((lower <= truth) & (truth <= upper)),
+        float(np.mean(table["mean"].to_numpy() - truth)),
+        float(np.median(upper - lower)),
+        bool(row["lower"] <= d <= row["upper"]),
+    )
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", type=int, nargs="+", default=[2, 3, 5, 10])
+    ap.add_argument("--labels", type=int, default=200)
+    ap.add_argument("--runs", type=int, default=40)
+    add_parallel_arguments(ap)
+    add_save_argument(ap)
+    args = ap.parse_args()
+    use_parallel_backend(args)
+    pools = list(fairness_pools())
+    table = Table(
+        [
+            "models",
+            "prior_split",
+            "each model: coverage",
+            "lowest file",
+            "bias (points)",
+            "width (points)",
+            "best two's difference: coverage",
+        ],
+        formats={
+            "each model: coverage": ".2f",
+            "lowest file": ".2f",
+            "bias (points)": "+.2f",
+            "width (points)": ".2f",
+            "best two's difference: coverage": ".2f",
+        },
+    )
+    for M in args.models:
+        for split in SPLITS:
+            per_file = []
+            for _, _, S, y in pools:
+                runs = Parallel(n_jobs=args.n_jobs)(
+                    delayed(one_run)(S[:, :M], y, args.labels, split, seed)
+                    for seed in range(args.runs)
+                )
+                per_file.append(np.array(runs, dtype=float).mean(axis=0))
+            per_file = np.array(per_file)
+            table.add(
+                [
+                    M,
+                    split,
+                    per_file[:, 0].mean(),
+                    per_file[:, 0].min(),
+                    100 * per_file[:, 1].mean(),
+                    100 * per_file[:, 2].mean(),
+                    per_file[:, 3].mean(),
+                ]
+            )
+    table.save(
+        args.save,
+        caption=f"The first M of the ten models of each of the {len(pools)} fairness files in "
+        f"one comparison, {args.labels} random labels, {args.runs} runs a file: coverage of "
+        "the 95 % interval of each model's accuracy (mean over the files, and the lowest "
+        "file), the mean bias and median width of each model's (points), and the coverage "
+        "of the interval of the difference between the two most accurate models.",
+    )
+
+
+if __name__ == "__main__":
+    main()
