@@ -89,7 +89,31 @@ def label_patterns(pred, labels):
     return codes, others
 
 
-class OneCoinAnnotators:
+class AnnotatorRates:
+    """Base of the annotator models: each annotator's prior, and its accuracy's summary.
+
+    ``prior`` holds, per annotator, ``(alpha, beta)`` of the Beta prior of its
+    accuracy, or a float, its known accuracy; a fitted model keeps draws of
+    the slip rates in ``slip_draws_`` with weights ``slip_weights_``.
+    """
+
+    def _set_prior(self, prior):
+        self.prior = list(prior)
+        self.free = np.array([not np.isscalar(p) for p in self.prior])
+        self.fixed_eps = np.array(
+            [0.0 if f else 1.0 - p for f, p in zip(self.free, self.prior, strict=False)]
+        )
+
+    def accuracy_summary(self, level=0.95):
+        """Each annotator's accuracy: posterior mean, lower and upper, shape (A, 3)."""
+        acc, w = 1.0 - self.slip_draws_, self.slip_weights_
+        tail = (1.0 - level) / 2.0
+        lo = [weighted_quantile(acc[:, k], w, tail) for k in range(acc.shape[1])]
+        hi = [weighted_quantile(acc[:, k], w, 1 - tail) for k in range(acc.shape[1])]
+        return np.column_stack([w @ acc, lo, hi])
+
+
+class OneCoinAnnotators(AnnotatorRates):
     """The posterior of the slip rates and of the true labels of the labeled items.
 
     Parameters
@@ -114,12 +138,8 @@ class OneCoinAnnotators:
             raise ValueError("The noise model needs at least two classes.")
         self.pred, self.group = np.asarray(pred), np.asarray(group, dtype=np.intp)
         self.labels = np.asarray(labels, dtype=np.int64)
-        self.prior = list(prior)
         self.rng = random_state
-        self.free = np.array([not np.isscalar(p) for p in self.prior])
-        self.fixed_eps = np.array(
-            [0.0 if f else 1.0 - p for f, p in zip(self.free, self.prior, strict=False)]
-        )
+        self._set_prior(prior)
         codes, self.others = label_patterns(self.pred, self.labels)
         self._check_fixed(codes)
         keys, self.item_pattern = np.unique(codes, axis=0, return_inverse=True)
@@ -363,15 +383,6 @@ class OneCoinAnnotators:
         return v
 
     # -------------------------------------------------------------- reports
-    def accuracy_summary(self, level=0.95):
-        """Each annotator's accuracy: posterior mean, lower and upper, shape (A, 3)."""
-        eps, w = self.slip_draws_, self.slip_weights_
-        acc = 1.0 - eps
-        mean = w @ acc
-        tail = (1.0 - level) / 2.0
-        lo = np.array([weighted_quantile(acc[:, k], w, tail) for k in range(acc.shape[1])])
-        hi = np.array([weighted_quantile(acc[:, k], w, 1 - tail) for k in range(acc.shape[1])])
-        return np.column_stack([mean, lo, hi])
 
 
 def _numeric_hessian(f, x, h=1e-3):

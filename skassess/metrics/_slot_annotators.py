@@ -31,7 +31,7 @@ are the annotators' accuracy.
 
 import numpy as np
 
-from ._annotators import weighted_quantile
+from ._annotators import AnnotatorRates
 
 __all__ = ["SlotAnnotators", "model_slots"]
 
@@ -60,7 +60,7 @@ def model_slots(predictions, blocks):
     return slots
 
 
-class SlotAnnotators:
+class SlotAnnotators(AnnotatorRates):
     """The posterior of the slip rates and of the true labels, each item's among its slots.
 
     Parameters
@@ -88,11 +88,7 @@ class SlotAnnotators:
         self.slots = np.asarray(slots, dtype=np.int64)
         self.labels = np.asarray(labels, dtype=np.int64)
         self.rng = random_state
-        self.prior = list(prior)
-        self.free = np.array([not np.isscalar(p) for p in self.prior])
-        self.fixed_eps = np.array(
-            [0.0 if f else 1.0 - p for f, p in zip(self.free, self.prior, strict=False)]
-        )
+        self._set_prior(prior)
         n, D = self.slots.shape
         _, self.group = np.unique(np.asarray(group), return_inverse=True)
         self.group = self.group.ravel()
@@ -204,11 +200,3 @@ class SlotAnnotators:
         self.slip_draws_ = eps_trace
         self.slip_weights_ = np.full(eps_trace.shape[0], 1.0 / eps_trace.shape[0])
         return np.array(eps_draws), np.array(y_draws)
-
-    def accuracy_summary(self, level=0.95):
-        """Each annotator's accuracy: posterior mean, lower and upper, shape (A, 3)."""
-        acc, w = 1.0 - self.slip_draws_, self.slip_weights_
-        tail = (1.0 - level) / 2.0
-        lo = [weighted_quantile(acc[:, k], w, tail) for k in range(acc.shape[1])]
-        hi = [weighted_quantile(acc[:, k], w, 1 - tail) for k in range(acc.shape[1])]
-        return np.column_stack([w @ acc, lo, hi])
