@@ -6,6 +6,8 @@ truth on every item of the pool) from
 
 * ``BayesianModelComparison()`` (the default: informative Dirichlet per
   agreement pattern with the tie component), its ``pairwise()`` row;
+* ``BayesianModelComparison(prior_split="learned")``: which block is right
+  learned from the labels of every pattern;
 * ``BayesianModelComparison(prior="uniform")``;
 * the paired label mean: the mean of ``right_a - right_b`` over the labeled
   items with its normal interval (labels alone);
@@ -39,14 +41,18 @@ from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 from skassess.metrics import BayesianModelComparison
 
 RANK_PAIRS = ((0, 1), (0, 2), (1, 4), (3, 7))
-METHODS = ("default", "uniform", "label mean", "PPI++")
+METHODS = ("default", "learned split", "uniform", "label mean", "PPI++")
 
 
 def intervals(S, y_obs, lab, right, conf):
     """{method: (point, lower, upper)} of Δ accuracy (model 0 - model 1)."""
     out = {}
-    for name, prior in (("default", "informative"), ("uniform", "uniform")):
-        est = BayesianModelComparison(prior, random_state=0).fit(S, y_obs)
+    for name, params in (
+        ("default", {}),
+        ("learned split", {"prior_split": "learned"}),
+        ("uniform", {"prior": "uniform"}),
+    ):
+        est = BayesianModelComparison(random_state=0, **params).fit(S, y_obs)
         row = est.pairwise(0.95).iloc[0]
         out[name] = (row["mean"], row["lower"], row["upper"])
     d = right[lab, 0] - right[lab, 1]

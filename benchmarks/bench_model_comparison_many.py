@@ -4,7 +4,9 @@ On each of the five fairness files (ten black boxes each, binary), the first
 ``M`` models (``--models``, 2 to 10) are compared by one
 :class:`~skassess.metrics.BayesianModelComparison` on ``--labels`` items
 labeled uniformly at random, ``--runs`` times. For the default
-(``prior_split="even"``) and for ``prior_split="scores"``: the coverage of
+(``prior_split="even"``), for ``prior_split="scores"`` and for
+``prior_split="learned"`` (which block is right learned from the labels of
+every pattern): the coverage of
 the 95 % interval of each model's accuracy on the pool, the mean bias of its
 posterior mean (points), its median width, and the coverage of the interval
 of the difference between the two most accurate models (``pairwise()``).
@@ -39,7 +41,7 @@ from joblib import Parallel, delayed
 
 from skassess.metrics import BayesianModelComparison
 
-SPLITS = ("even", "scores")
+SPLITS = ("even", "scores", "learned")
 
 
 def independent_pool(n=5000, n_models=10, n_classes=10, accuracy=0.82, seed=0):

@@ -13,6 +13,7 @@ from ..utils._deprecation import warn_deprecated
 from ..utils._docstrings import fill_doc
 from ..utils._label_noise import NOISE_CONSTRAINTS
 from ..utils._params import LEVEL, N_DRAWS, atomic, reset_fitted, validate_args, validated
+from ..utils._random import check_generator
 from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
 from ..utils._validation import check_classes, check_labels
 from ._agreement_patterns import agreement_patterns, check_model_scores
@@ -25,6 +26,7 @@ from ._group_comparison import (
 from ._model_comparison_draws import _ComparisonDraws, best_shares
 from ._noisy_model_comparison import NoisyModelComparison
 from ._pattern_merging import PatternMerging
+from ._pattern_prior import PatternPrior
 from ._rate_table import RATES
 
 __all__ = ["BayesianModelComparison"]
@@ -59,7 +61,15 @@ class _ModelComparison(PatternMerging, _ComparisonDraws, BaseEstimator):
     averaged scores (block b right with the average score of b's class; none
     right with the rest), with the share of "some block right" split evenly
     among the blocks (``prior_split="even"``); ``prior="uniform"`` gives
-    every category one pseudo-count.
+    every category one pseudo-count. With ``prior_split="learned"`` the
+    prior is learned from the labels of every pattern at once: a pattern's
+    categories follow the vote of conditionally independent models (each
+    block weighted by its models' learned log odds of being right), with a
+    learned concentration saying how closely the patterns follow it
+    (:mod:`~skassess.metrics._pattern_prior`), and the draws integrate over
+    both. With many models most patterns hold few labels or none, and there
+    the even split takes a lone dissenter as likely right as the models that
+    outvote it.
 
     A sceptical component guards P(best) against near ties: with prior
     probability ``tie_prior`` the blocks of a pattern are equally likely to
@@ -96,12 +106,15 @@ class _ModelComparison(PatternMerging, _ComparisonDraws, BaseEstimator):
     prior_strength : float, default=2.0
         Pseudo-counts of a pattern's informative prior (grid-search it with
         :meth:`score`).
-    prior_split : {"even", "scores"}, default="even"
+    prior_split : {"even", "scores", "learned"}, default="even"
         The informative prior's mean of *which* block is right: even among
         the pattern's blocks (the scores then only say how often none is
-        right), or as the averaged scores say. "scores" trusts the models'
-        own confidence, which favours the most overconfident model (a
-        sampler may then stop on the wrong model after a few labels).
+        right), or as the averaged scores say, or ``"learned"`` from the
+        labels of all the patterns (the models' vote, see above; it ignores
+        the scores and ``prior_strength``). "scores" trusts the models' own
+        confidence, which favours the most overconfident model (a sampler
+        may then stop on the wrong model after a few labels). Compare more
+        than three models with ``"learned"``.
     tie_prior : float in [0, 1), default=0.5
         Prior probability that the models of a pattern where they disagree
         are equally accurate on its items. 0 drops the sceptical component.
@@ -178,7 +191,7 @@ class _ModelComparison(PatternMerging, _ComparisonDraws, BaseEstimator):
         "prior": [StrOptions({"informative", "uniform"})],
         "metric": [StrOptions(set(RATES) - {"selection_rate"})],
         "prior_strength": [Interval(Real, 0, None, closed="neither")],
-        "prior_split": [StrOptions({"even", "scores"})],
+        "prior_split": [StrOptions({"even", "scores", "learned"})],
         "tie_prior": [Interval(Real, 0, 1, closed="left")],
         "model_names": [list, None],
         "classes": ["array-like", None],
@@ -320,8 +333,19 @@ class _ModelComparison(PatternMerging, _ComparisonDraws, BaseEstimator):
         support = np.arange(M + 1)[None, :] < n_blocks[:, None]
         # "none right" is impossible where the blocks predict every class
         support[:, M] = n_blocks < self.n_classes_
+        self.__dict__.pop("_pattern_prior", None)
         if self.prior == "uniform":
             self.prior_ = support.astype(np.float64)
+            return
+        if self.prior_split == "learned":
+            self._pattern_prior = PatternPrior(
+                self.patterns_,
+                support,
+                self.n_classes_,
+                self.counts_,
+                check_generator(self.random_state),
+            )
+            self.prior_ = self._pattern_prior.mean_alpha()
             return
         mean = np.where(
             support, np.maximum(self._q_sum / self._n_items[:, None], MIN_PRIOR_MEAN), 0.0
@@ -411,6 +435,8 @@ class _ModelComparison(PatternMerging, _ComparisonDraws, BaseEstimator):
         self.n_unlabeled_ -= np.bincount(pattern, minlength=len(self.patterns_))
         blocks = self.patterns_[pattern]
         self.n_correct_labeled_ += (blocks == category[:, None]).sum(axis=0)
+        if self.prior_split == "learned":
+            self._set_prior()  # the learned prior reads every pattern's labels
         return self
 
     def label(self, pattern, category):

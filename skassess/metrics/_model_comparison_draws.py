@@ -39,13 +39,20 @@ class _ComparisonDraws:
         ``sceptical=False``: the continuous (Dirichlet) component alone.
         """
         M = self.n_models_
-        alpha = self.dirichlet_parameters()
-        g = rng.standard_gamma(np.broadcast_to(alpha, (n_draws, *alpha.shape)))
+        learned = getattr(self, "_pattern_prior", None)
+        if learned is None:
+            alpha = self.dirichlet_parameters()
+            alpha = np.broadcast_to(alpha, (n_draws, *alpha.shape))
+        else:
+            # each draw with one of the learned prior's hyperparameter draws
+            hyper = learned.alphas() + self.counts_
+            alpha = hyper[np.arange(n_draws) % len(hyper)]
+        g = rng.standard_gamma(alpha)
         total = g.sum(axis=2, keepdims=True)
         some = g[:, :, :M].sum(axis=2, keepdims=True)
         # no block right ~ Beta(alpha_none, sum alpha_blocks) in both components
-        p_tie = self.tie_probabilities() if sceptical else np.zeros(len(alpha))
-        tie = rng.uniform(size=(n_draws, len(alpha))) < p_tie
+        p_tie = self.tie_probabilities() if sceptical else np.zeros(alpha.shape[1])
+        tie = rng.uniform(size=(n_draws, alpha.shape[1])) < p_tie
         split = self._split(g[:, :, :M] / np.where(some > 0, some, 1.0), tie)
         theta = np.concatenate([split * (some / total), g[:, :, M:] / total], axis=2)
         # the unlabeled items' outcomes: a multinomial draw per pattern
