@@ -4,7 +4,6 @@ from numbers import Real
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit, gammaln
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
@@ -18,12 +17,12 @@ from ..utils._sklearn_compat import Interval, MissingValues, StrOptions
 from ..utils._validation import check_classes, check_labels
 from ._agreement_patterns import agreement_patterns, check_model_scores
 from ._base import DEFAULT_N_DRAWS
+from ._comparison_posterior import _ComparisonPosterior, best_shares
 from ._group_comparison import (
     DECISION_PROBABILITY,
     DEFAULT_DECISION_PROBABILITY,
     compare_groups,
 )
-from ._model_comparison_draws import _ComparisonDraws, best_shares
 from ._noisy_model_comparison import NoisyModelComparison
 from ._pattern_merging import PatternMerging
 from ._pattern_prior import PatternPrior
@@ -36,7 +35,7 @@ MIN_PRIOR_MEAN = 1e-3
 
 
 @fill_doc
-class _ModelComparison(PatternMerging, _ComparisonDraws, BaseEstimator):
+class _ModelComparison(PatternMerging, _ComparisonPosterior, BaseEstimator):
     """Posterior accuracy of M black boxes scored on the same items, and which is best.
 
     Read more in the :ref:`User Guide <ug_model_comparison>`.
@@ -456,40 +455,6 @@ class _ModelComparison(PatternMerging, _ComparisonDraws, BaseEstimator):
         names = self.model_names or [f"model {m}" for m in range(self.n_models_)]
         return pd.Index(names, name="model")
 
-    def dirichlet_parameters(self):
-        """Dirichlet parameters per pattern, prior + labeled counts (the non-tie component)."""
-        return self.prior_ + self.counts_
-
-    def _n_blocks(self):
-        return self.patterns_.max(axis=1) + 1
-
-    def tie_probabilities(self):
-        """Posterior probability, per pattern, that its models are equally accurate there.
-
-        The prior ``tie_prior`` times the Bayes factor of the labeled items'
-        right blocks: equal chances against the Dirichlet of
-        :meth:`dirichlet_parameters` (the share with no block right is
-        common to both and cancels). Patterns where all models agree keep
-        the prior (there, both components are the same).
-        """
-        check_is_fitted(self)
-        if self.tie_prior == 0:
-            return np.zeros(len(self.patterns_))
-        M = self.n_models_
-        r = self._n_blocks()
-        support = np.arange(M)[None, :] < r[:, None]
-        a = np.where(support, self.prior_[:, :M], 1.0)
-        n = np.where(support, self.counts_[:, :M], 0.0)
-        n_some = n.sum(axis=1)
-        log_slab = (
-            gammaln(a.sum(axis=1, where=support))
-            - gammaln(a.sum(axis=1, where=support) + n_some)
-            + (gammaln(a + n) - gammaln(a)).sum(axis=1, where=support)
-        )
-        log_tie = -n_some * np.log(r)
-        log_odds = np.log(self.tie_prior) - np.log1p(-self.tie_prior) + log_tie - log_slab
-        return np.where(r > 1, expit(log_odds), self.tie_prior)
-
     @validate_args(
         {"n_draws": [N_DRAWS, None], "random_state": ["random_state", np.random.Generator]}
     )
@@ -510,30 +475,6 @@ class _ModelComparison(PatternMerging, _ComparisonDraws, BaseEstimator):
             seed = seed.randint(2**31)
         rng = np.random.default_rng(seed)  # a Generator is used as it is
         return self._metric_draws(rng, n_draws, sceptical)
-
-    def outcome_probabilities(self):
-        """Posterior predictive probability of each pattern's categories, ``(n_patterns, M+1)``."""
-        return self._outcome_probabilities()
-
-    def _outcome_probabilities(self, sceptical=True):
-        check_is_fitted(self)
-        M = self.n_models_
-        alpha = self.dirichlet_parameters()
-        none = alpha[:, M] / alpha.sum(axis=1)
-        some = alpha[:, :M].sum(axis=1, keepdims=True)
-        slab = alpha[:, :M] / np.where(some > 0, some, 1.0)
-        w = self.tie_probabilities()[:, None] if sceptical else 0.0
-        split = w * self._split(slab, np.ones(len(alpha), bool)) + (1 - w) * slab
-        return np.concatenate([split * (1 - none)[:, None], none[:, None]], axis=1)
-
-    def mean_accuracy(self):
-        """Posterior mean accuracy of each model, ``(n_models,)`` (exact)."""
-        return self._mean_accuracy()
-
-    def _mean_accuracy(self, sceptical=True):
-        theta = self._outcome_probabilities(sceptical)
-        expected = self.n_unlabeled_[:, None] * np.take_along_axis(theta, self.patterns_, axis=1)
-        return (expected.sum(axis=0) + self.n_correct_labeled_) / self.n_samples_
 
     @validate_args(
         {"n_draws": [N_DRAWS, None], "random_state": ["random_state", np.random.Generator]}

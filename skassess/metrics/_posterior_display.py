@@ -7,8 +7,8 @@ from ..utils._sklearn_compat import HasMethods
 from ..utils._text import plot_text
 from ._accuracy import BayesianAccuracy
 from ._base import DEFAULT_N_DRAWS, DEFAULT_PRIOR_STRENGTH
+from ._comparison_posterior import best_shares
 from ._display import draw_intervals, group_draws, plot_axes
-from ._model_comparison_draws import best_shares
 
 
 class PosteriorDisplay:

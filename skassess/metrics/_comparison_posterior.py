@@ -1,4 +1,4 @@
-"""Posterior draws of the models' metrics on the pool, from the patterns' Dirichlet posteriors.
+"""The posterior of a model comparison: the patterns' Dirichlets, the tie component, draws.
 
 Each agreement pattern's categories (which block of models is right, or none)
 have a Dirichlet posterior; with the tie probability of a pattern (its blocks
@@ -9,6 +9,8 @@ ones.
 """
 
 import numpy as np
+from scipy.special import expit, gammaln
+from sklearn.utils.validation import check_is_fitted
 
 from ._rate_table import rate_terms
 
@@ -24,8 +26,66 @@ def best_shares(draws):
     return (top / top.sum(axis=1, keepdims=True)).mean(axis=0)
 
 
-class _ComparisonDraws:
-    """Posterior draws of the models' metrics on the pool."""
+class _ComparisonPosterior:
+    """The patterns' posteriors, their means, and draws of the models' metrics on the pool."""
+
+    def dirichlet_parameters(self):
+        """Dirichlet parameters per pattern, prior + labeled counts (the non-tie component)."""
+        return self.prior_ + self.counts_
+
+    def _n_blocks(self):
+        return self.patterns_.max(axis=1) + 1
+
+    def tie_probabilities(self):
+        """Posterior probability, per pattern, that its models are equally accurate there.
+
+        The prior ``tie_prior`` times the Bayes factor of the labeled items'
+        right blocks: equal chances against the Dirichlet of
+        :meth:`dirichlet_parameters` (the share with no block right is
+        common to both and cancels). Patterns where all models agree keep
+        the prior (there, both components are the same).
+        """
+        check_is_fitted(self)
+        if self.tie_prior == 0:
+            return np.zeros(len(self.patterns_))
+        M = self.n_models_
+        r = self._n_blocks()
+        support = np.arange(M)[None, :] < r[:, None]
+        a = np.where(support, self.prior_[:, :M], 1.0)
+        n = np.where(support, self.counts_[:, :M], 0.0)
+        n_some = n.sum(axis=1)
+        log_slab = (
+            gammaln(a.sum(axis=1, where=support))
+            - gammaln(a.sum(axis=1, where=support) + n_some)
+            + (gammaln(a + n) - gammaln(a)).sum(axis=1, where=support)
+        )
+        log_tie = -n_some * np.log(r)
+        log_odds = np.log(self.tie_prior) - np.log1p(-self.tie_prior) + log_tie - log_slab
+        return np.where(r > 1, expit(log_odds), self.tie_prior)
+
+    def outcome_probabilities(self):
+        """Posterior predictive probability of each pattern's categories, ``(n_patterns, M+1)``."""
+        return self._outcome_probabilities()
+
+    def _outcome_probabilities(self, sceptical=True):
+        check_is_fitted(self)
+        M = self.n_models_
+        alpha = self.dirichlet_parameters()
+        none = alpha[:, M] / alpha.sum(axis=1)
+        some = alpha[:, :M].sum(axis=1, keepdims=True)
+        slab = alpha[:, :M] / np.where(some > 0, some, 1.0)
+        w = self.tie_probabilities()[:, None] if sceptical else 0.0
+        split = w * self._split(slab, np.ones(len(alpha), bool)) + (1 - w) * slab
+        return np.concatenate([split * (1 - none)[:, None], none[:, None]], axis=1)
+
+    def mean_accuracy(self):
+        """Posterior mean accuracy of each model, ``(n_models,)`` (exact)."""
+        return self._mean_accuracy()
+
+    def _mean_accuracy(self, sceptical=True):
+        theta = self._outcome_probabilities(sceptical)
+        expected = self.n_unlabeled_[:, None] * np.take_along_axis(theta, self.patterns_, axis=1)
+        return (expected.sum(axis=0) + self.n_correct_labeled_) / self.n_samples_
 
     def _split(self, theta_blocks_slab, tie):
         """Right-block shares: equal under a tie, else the Dirichlet's."""
