@@ -70,13 +70,16 @@ class _ComparisonPosterior:
     def _outcome_probabilities(self, sceptical=True):
         check_is_fitted(self)
         M = self.n_models_
-        alpha = self.dirichlet_parameters()
-        none = alpha[:, M] / alpha.sum(axis=1)
-        some = alpha[:, :M].sum(axis=1, keepdims=True)
-        slab = alpha[:, :M] / np.where(some > 0, some, 1.0)
+        learned = getattr(self, "_pattern_prior", None)
+        # a learned prior: the mean over its hyperparameter draws, as in the draws
+        alpha = self.dirichlet_parameters() if learned is None else learned.alphas() + self.counts_
+        none = alpha[..., M] / alpha.sum(axis=-1)
+        some = alpha[..., :M].sum(axis=-1, keepdims=True)
+        slab = alpha[..., :M] / np.where(some > 0, some, 1.0)
         w = self.tie_probabilities()[:, None] if sceptical else 0.0
-        split = w * self._split(slab, np.ones(len(alpha), bool)) + (1 - w) * slab
-        return np.concatenate([split * (1 - none)[:, None], none[:, None]], axis=1)
+        split = w * self._split(slab, np.ones(len(self.patterns_), bool)) + (1 - w) * slab
+        theta = np.concatenate([split * (1 - none)[..., None], none[..., None]], axis=-1)
+        return theta if learned is None else theta.mean(axis=0)
 
     def mean_accuracy(self):
         """Posterior mean accuracy of each model, ``(n_models,)`` (exact)."""
