@@ -22,7 +22,7 @@ errors go together. The models are exchangeable a priori:
 logistic ``w`` of its place in that range, so that nothing is bounded).
 
 The labeled counts of each pattern are Dirichlet-multinomial given these
-hyperparameters; their posterior is found at its mode (L-BFGS with the exact
+hyperparameters; their posterior is found at its mode (BFGS with the exact
 gradient) and drawn by importance sampling from a Student t about it. The
 comparison's draws use ``N_HYPER`` of those draws, each with the patterns'
 conjugate Dirichlet posteriors, so the uncertainty of the vote is in every
@@ -168,7 +168,7 @@ class PatternPrior:
             lambda u: -float(self.log_posterior(u)),
             start,
             jac=lambda u: -self._gradient(u),
-            method="L-BFGS-B",
+            method="BFGS",
         )
         return res.x
 
