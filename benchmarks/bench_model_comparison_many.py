@@ -3,10 +3,10 @@
 On each of the five fairness files (ten black boxes each, binary), the first
 ``M`` models (``--models``, 2 to 10) are compared by one
 :class:`~skassess.metrics.BayesianModelComparison` on ``--labels`` items
-labeled uniformly at random, ``--runs`` times. For the default
-(``prior_split="even"``), for ``prior_split="scores"`` and for
-``prior_split="learned"`` (which block is right learned from the labels of
-every pattern): the coverage of
+labeled uniformly at random, ``--runs`` times. For ``prior_split="even"``
+(the default for two or three models), ``"scores"`` and ``"learned"`` (which
+block is right learned from the labels of every pattern; the default from four
+models on): the coverage of
 the 95 % interval of each model's accuracy on the pool, the mean bias of its
 posterior mean (points), its median width, and the coverage of the interval
 of the difference between the two most accurate models (``pairwise()``).

@@ -60,14 +60,19 @@ class _ModelComparison(PatternMerging, _ComparisonPosterior, BaseEstimator):
     averaged scores (block b right with the average score of b's class; none
     right with the rest), with the share of "some block right" split evenly
     among the blocks (``prior_split="even"``); ``prior="uniform"`` gives
-    every category one pseudo-count. With ``prior_split="learned"`` the
+    every category one pseudo-count.
+
+    With ``prior_split="learned"`` (the default from four models on) the
     prior is learned from the labels of every pattern at once: a pattern's
-    categories follow the vote of conditionally independent models (each
-    block weighted by its models' learned log odds of being right), with a
-    learned concentration saying how closely the patterns follow it
-    (:mod:`~skassess.metrics._pattern_prior`), and the draws integrate over
-    both. With many models most patterns hold few labels or none, and there
-    the even split takes a lone dissenter as likely right as the models that
+    categories have the Dirichlet prior ``Dirichlet(s pi_p)``, with ``pi_p``
+    the vote of conditionally independent models (block ``b`` weighted by
+    ``exp`` of the sum of its models' log odds ``lambda_m`` of being right,
+    a class no model predicts by ``exp(lambda_none)``) and ``s`` how closely
+    the patterns follow that vote: both learned from the labeled items'
+    Dirichlet-multinomial likelihood (``lambda_m`` exchangeable about a
+    common mean), and integrated over by importance sampling in every draw.
+    With many models most patterns hold few labels or none, and there the
+    even split takes a lone dissenter as likely right as the models that
     outvote it.
 
     A sceptical component guards P(best) against near ties: with prior
@@ -105,15 +110,15 @@ class _ModelComparison(PatternMerging, _ComparisonPosterior, BaseEstimator):
     prior_strength : float, default=2.0
         Pseudo-counts of a pattern's informative prior (grid-search it with
         :meth:`score`).
-    prior_split : {"even", "scores", "learned"}, default="even"
+    prior_split : {"auto", "even", "scores", "learned"}, default="auto"
         The informative prior's mean of *which* block is right: even among
         the pattern's blocks (the scores then only say how often none is
         right), or as the averaged scores say, or ``"learned"`` from the
         labels of all the patterns (the models' vote, see above; it ignores
-        the scores and ``prior_strength``). "scores" trusts the models' own
-        confidence, which favours the most overconfident model (a sampler
-        may then stop on the wrong model after a few labels). Compare more
-        than three models with ``"learned"``.
+        the scores and ``prior_strength``). ``"auto"``: ``"even"`` for two
+        or three models, ``"learned"`` for more. "scores" trusts the models'
+        own confidence, which favours the most overconfident model (a
+        sampler may then stop on the wrong model after a few labels).
     tie_prior : float in [0, 1), default=0.5
         Prior probability that the models of a pattern where they disagree
         are equally accurate on its items. 0 drops the sceptical component.
@@ -190,7 +195,7 @@ class _ModelComparison(PatternMerging, _ComparisonPosterior, BaseEstimator):
         "prior": [StrOptions({"informative", "uniform"})],
         "metric": [StrOptions(set(RATES) - {"selection_rate"})],
         "prior_strength": [Interval(Real, 0, None, closed="neither")],
-        "prior_split": [StrOptions({"even", "scores", "learned"})],
+        "prior_split": [StrOptions({"auto", "even", "scores", "learned"})],
         "tie_prior": [Interval(Real, 0, 1, closed="left")],
         "model_names": [list, None],
         "classes": ["array-like", None],
@@ -207,7 +212,7 @@ class _ModelComparison(PatternMerging, _ComparisonPosterior, BaseEstimator):
         *,
         metric="accuracy",
         prior_strength=2.0,
-        prior_split="even",
+        prior_split="auto",
         tie_prior=0.5,
         model_names=None,
         classes=None,
@@ -326,6 +331,12 @@ class _ModelComparison(PatternMerging, _ComparisonPosterior, BaseEstimator):
         self._set_prior()
         self.pattern_ = ids if reset else np.concatenate([self.pattern_, ids])
 
+    def _split_rule(self):
+        """``prior_split`` with ``"auto"`` resolved by the number of models."""
+        if self.prior_split == "auto":
+            return "learned" if self.n_models_ > 3 else "even"
+        return self.prior_split
+
     def _set_prior(self):
         M = self.n_models_
         n_blocks = self.patterns_.max(axis=1) + 1
@@ -336,7 +347,7 @@ class _ModelComparison(PatternMerging, _ComparisonPosterior, BaseEstimator):
         if self.prior == "uniform":
             self.prior_ = support.astype(np.float64)
             return
-        if self.prior_split == "learned":
+        if self._split_rule() == "learned":
             self._pattern_prior = PatternPrior(
                 self.patterns_,
                 support,
@@ -350,7 +361,7 @@ class _ModelComparison(PatternMerging, _ComparisonPosterior, BaseEstimator):
             support, np.maximum(self._q_sum / self._n_items[:, None], MIN_PRIOR_MEAN), 0.0
         )
         mean /= mean.sum(axis=1, keepdims=True)
-        if self.prior_split == "even":
+        if self._split_rule() == "even":
             # the scores say how often no block is right; which block is right starts
             # even: each model's own scores would favour the most overconfident one
             some = 1.0 - mean[:, M]
@@ -434,7 +445,7 @@ class _ModelComparison(PatternMerging, _ComparisonPosterior, BaseEstimator):
         self.n_unlabeled_ -= np.bincount(pattern, minlength=len(self.patterns_))
         blocks = self.patterns_[pattern]
         self.n_correct_labeled_ += (blocks == category[:, None]).sum(axis=0)
-        if self.prior_split == "learned":
+        if self._split_rule() == "learned":
             self._set_prior()  # the learned prior reads every pattern's labels
         return self
 

@@ -124,3 +124,13 @@ def test_each_models_accuracy_covers_with_many_models():
         table = comp.fit(S, _labels(y, 200, seed)).summary()
         hits.append((table["lower"] <= truth) & (truth <= table["upper"]))
     assert np.mean(hits) >= 0.90, np.mean(hits)
+
+
+def test_auto_splits_evenly_up_to_three_models_and_learns_from_four():
+    S, y = _one_coin_pool(400, accs=(0.8,) * 4, K=4)
+    labels = _labels(y, 100, 0)
+    for M, rule in ((2, "even"), (3, "even"), (4, "learned")):
+        auto = BayesianModelComparison(random_state=0).fit(S[:, :M], labels)
+        same = BayesianModelComparison(prior_split=rule, random_state=0).fit(S[:, :M], labels)
+        np.testing.assert_array_equal(auto.prior_, same.prior_)
+        np.testing.assert_array_equal(auto.summary().to_numpy(), same.summary().to_numpy())
