@@ -30,8 +30,18 @@ class _ComparisonPosterior:
     """The patterns' posteriors, their means, and draws of the models' metrics on the pool."""
 
     def dirichlet_parameters(self):
-        """Dirichlet parameters per pattern, prior + labeled counts (the non-tie component)."""
+        """Dirichlet parameters per pattern, prior + labeled counts (the non-tie component).
+
+        With the learned prior (``prior_split="learned"``) ``prior_`` is a summary
+        of its hyperparameter draws (their median ``s`` times their mean
+        ``pi``); the draws and the means use each draw's own Dirichlets.
+        """
         return self.prior_ + self.counts_
+
+    def _learned_dirichlets(self):
+        """Prior + labeled counts per hyperparameter draw of a learned prior, else None."""
+        learned = getattr(self, "_pattern_prior", None)
+        return None if learned is None else learned.alphas() + self.counts_
 
     def _n_blocks(self):
         return self.patterns_.max(axis=1) + 1
@@ -70,9 +80,9 @@ class _ComparisonPosterior:
     def _outcome_probabilities(self, sceptical=True):
         check_is_fitted(self)
         M = self.n_models_
-        learned = getattr(self, "_pattern_prior", None)
+        learned = self._learned_dirichlets()
         # a learned prior: the mean over its hyperparameter draws, as in the draws
-        alpha = self.dirichlet_parameters() if learned is None else learned.alphas() + self.counts_
+        alpha = self.dirichlet_parameters() if learned is None else learned
         none = alpha[..., M] / alpha.sum(axis=-1)
         some = alpha[..., :M].sum(axis=-1, keepdims=True)
         slab = alpha[..., :M] / np.where(some > 0, some, 1.0)
@@ -102,13 +112,11 @@ class _ComparisonPosterior:
         ``sceptical=False``: the continuous (Dirichlet) component alone.
         """
         M = self.n_models_
-        learned = getattr(self, "_pattern_prior", None)
-        if learned is None:
+        hyper = self._learned_dirichlets()
+        if hyper is None:
             alpha = self.dirichlet_parameters()
             alpha = np.broadcast_to(alpha, (n_draws, *alpha.shape))
-        else:
-            # each draw with one of the learned prior's hyperparameter draws
-            hyper = learned.alphas() + self.counts_
+        else:  # each draw with one of the learned prior's hyperparameter draws
             alpha = hyper[np.arange(n_draws) % len(hyper)]
         g = rng.standard_gamma(alpha)
         total = g.sum(axis=2, keepdims=True)
