@@ -354,6 +354,7 @@ class _ModelComparison(PatternMerging, _ComparisonPosterior, BaseEstimator):
                 self.n_classes_,
                 self.counts_,
                 check_generator(self.random_state),
+                none_class=None if self.metric == "accuracy" else self._key_table[:, M],
             )
             self.prior_ = self._pattern_prior.mean_alpha()
             return

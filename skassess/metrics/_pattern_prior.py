@@ -13,7 +13,10 @@ the one-coin vote of conditionally independent models (``lambda_m``, model
 ``m``'s log odds of being right against one given wrong class, is
 ``log(a_m (K - 1) / (1 - a_m))`` for a model of accuracy ``a_m`` that errs
 toward every other class alike; a class no block predicts is the truth with
-weight 1 each), with the concentration ``s`` saying how closely the patterns
+weight 1 each; for a rate, whose patterns record the class the first block
+predicts, ``lambda_none`` is one weight per such class, as the chance that
+agreeing models are all wrong differs between the classes they predict),
+with the concentration ``s`` saying how closely the patterns
 follow that vote: large when the models are independent, small when their
 errors go together. The models are exchangeable a priori:
 ``lambda_m ~ N(mu, TAU^2)``, ``mu ~ N(0, PRIOR_SD_MEAN^2)``,
@@ -59,12 +62,20 @@ class PatternPrior:
         Labeled items per pattern and category.
     random_state : numpy.random.Generator
         Source of the hyperparameter draws.
+    none_class : ndarray of shape (n_patterns,), default=None
+        A code per pattern: patterns of one code share the weight of "none"
+        (None: all share one).
     """
 
-    def __init__(self, patterns, support, n_classes, counts, random_state):
+    def __init__(self, patterns, support, n_classes, counts, random_state, none_class=None):
         self.patterns = np.asarray(patterns, dtype=np.intp)
         self.support = np.asarray(support, dtype=bool)
         self.M = self.patterns.shape[1]
+        if none_class is None:
+            none_class = np.zeros(len(self.patterns), np.intp)
+        _, self._none_of = np.unique(none_class, return_inverse=True)
+        self._none_of = self._none_of.ravel()
+        self.C = int(self._none_of.max()) + 1 if self._none_of.size else 1
         r = self.patterns.max(axis=1) + 1 if len(self.patterns) else np.zeros(0, int)
         self.none_offset = np.log(np.maximum(n_classes - r, 1))
         counts = np.where(self.support, counts, 0.0)
@@ -77,9 +88,9 @@ class PatternPrior:
 
     # ------------------------------------------------------------ the vote
     def _split(self, u):
-        """The vote weights, none's weight, their mean and ``s`` (from ``w``, the last entry)."""
-        M = self.M
-        return u[..., :M], u[..., M], u[..., M + 1], _concentration(u[..., M + 2])
+        """The vote weights, none's weights, their mean and ``s`` (from ``w``, the last entry)."""
+        M, C = self.M, self.C
+        return u[..., :M], u[..., M : M + C], u[..., M + C], _concentration(u[..., M + C + 1])
 
     def probabilities(self, u, rows=None):
         """``pi`` of the patterns ``rows`` (default all) at hyperparameters ``u``, (..., P, M+1)."""
@@ -87,11 +98,12 @@ class PatternPrior:
         pat = self.patterns if rows is None else self.patterns[rows]
         sup = self.support if rows is None else self.support[rows]
         off = self.none_offset if rows is None else self.none_offset[rows]
+        none_of = self._none_of if rows is None else self._none_of[rows]
         eta = np.zeros((*lam.shape[:-1], len(pat), self.M + 1))
         idx = np.arange(len(pat))
         for m in range(self.M):
             eta[..., idx, pat[:, m]] += lam[..., m, None]
-        eta[..., self.M] = off + none[..., None]
+        eta[..., self.M] = off + none[..., none_of]
         return special.softmax(np.where(sup, eta, -np.inf), axis=-1)
 
     def alphas(self, u=None):
@@ -109,9 +121,9 @@ class PatternPrior:
     def _log_prior(self, u):
         lam, none, mu, s = self._split(u)
         lp = -0.5 * np.sum((lam - mu[..., None]) ** 2, axis=-1) / TAU**2
-        lp -= 0.5 * (mu / PRIOR_SD_MEAN) ** 2 + 0.5 * (none / PRIOR_SD_NONE) ** 2
+        lp -= 0.5 * (mu / PRIOR_SD_MEAN) ** 2 + 0.5 * np.sum((none / PRIOR_SD_NONE) ** 2, axis=-1)
         # 1/sqrt(s) = LOW + (HIGH - LOW) sigmoid(w) uniform: w has the logistic density
-        w = u[..., self.M + 2]
+        w = u[..., -1]
         return lp + special.log_expit(w) + special.log_expit(-w)
 
     def _log_lik(self, u):
@@ -133,14 +145,14 @@ class PatternPrior:
 
     def _gradient(self, u):
         """Gradient of the log posterior at one point ``u``."""
-        M = self.M
+        M, C = self.M, self.C
         lam, none, mu, s = self._split(u)
-        g = np.zeros(M + 3)
+        g = np.zeros(M + C + 2)
         g[:M] = -(lam - mu) / TAU**2
-        g[M] = -none / PRIOR_SD_NONE**2
-        g[M + 1] = np.sum(lam - mu) / TAU**2 - mu / PRIOR_SD_MEAN**2
-        w = u[M + 2]
-        g[M + 2] = 1.0 - 2.0 * special.expit(w)
+        g[M : M + C] = -none / PRIOR_SD_NONE**2
+        g[M + C] = np.sum(lam - mu) / TAU**2 - mu / PRIOR_SD_MEAN**2
+        w = u[-1]
+        g[-1] = 1.0 - 2.0 * special.expit(w)
         d_log_s = _log_concentration_slope(w)
         if self._lab.size:
             pi = self.probabilities(u, self._lab)
@@ -156,14 +168,13 @@ class PatternPrior:
             rows = np.arange(len(pat))
             for m in range(M):
                 g[m] += d_eta[rows, pat[:, m]].sum()
-            g[M] += d_eta[:, M].sum()
+            g[M : M + C] += np.bincount(self._none_of[self._lab], weights=d_eta[:, M], minlength=C)
             d_s = np.sum(s * (special.digamma(s) - special.digamma(s + self._C))) + np.sum(a * G)
-            g[M + 2] += d_s * d_log_s
+            g[-1] += d_s * d_log_s
         return g
 
     def _fit_mode(self):
-        M = self.M
-        start = np.r_[np.full(M, 2.0), 0.0, 2.0, 0.0]
+        start = np.r_[np.full(self.M, 2.0), np.zeros(self.C), 2.0, 0.0]
         res = optimize.minimize(
             lambda u: -float(self.log_posterior(u)),
             start,
@@ -173,7 +184,7 @@ class PatternPrior:
         return res.x
 
     def _draw(self, rng):
-        """``N_HYPER`` draws of the hyperparameters (importance resampling), (N_HYPER, M+3)."""
+        """``N_HYPER`` draws of the hyperparameters (importance resampling), (N_HYPER, M+C+2)."""
         mode, D = self.mode_, self.mode_.size
         h = 1e-4
         hess = np.empty((D, D))

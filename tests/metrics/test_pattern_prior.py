@@ -41,8 +41,9 @@ def test_gradient_is_the_log_posteriors(M, seed, level, w):
     support = np.arange(M + 1)[None, :] < r[:, None]
     support[:, M] = r < 3
     counts = np.where(support, rng.integers(0, 4, (len(patterns), M + 1)), 0).astype(float)
-    prior = PatternPrior(patterns, support, 3, counts, np.random.default_rng(0))
-    u = np.r_[rng.normal(level, 1.0, M), rng.normal(), level, w]
+    none_class = rng.integers(0, 2, len(patterns))
+    prior = PatternPrior(patterns, support, 3, counts, np.random.default_rng(0), none_class)
+    u = np.r_[rng.normal(level, 1.0, M), rng.normal(size=prior.C), level, w]
     h = 1e-5
     numeric = [
         (prior.log_posterior(u + e) - prior.log_posterior(u - e)) / (2 * h)
