@@ -11,6 +11,9 @@ the 95 % interval of each model's accuracy on the pool, the mean bias of its
 posterior mean (points), its median width, and the coverage of the interval
 of the difference between the two most accurate models (``pairwise()``).
 
+``--metric tpr`` or ``--metric ppv`` compares the models' true positive rate
+or precision on the fairness files instead of their accuracy.
+
 ``--pool independent`` is a pool made to break the prior instead: ten
 models of ten classes on 5,000 items, each right with probability 0.82 on
 its own (its errors uniform over the other classes, independent of the
@@ -42,6 +45,7 @@ from joblib import Parallel, delayed
 from skassess.metrics import BayesianModelComparison
 
 SPLITS = ("even", "scores", "learned")
+METRIC_NAMES = {"accuracy": "accuracy", "tpr": "true positive rate", "ppv": "precision (PPV)"}
 
 
 def independent_pool(n=5000, n_models=10, n_classes=10, accuracy=0.82, seed=0):
@@ -55,15 +59,26 @@ def independent_pool(n=5000, n_models=10, n_classes=10, accuracy=0.82, seed=0):
     return np.stack(scores, axis=1), y
 
 
-def one_run(S, y, labels, split, seed):
+def true_metric(S, y, metric):
+    """Each model's metric on the pool: accuracy, or for binary models TPR or PPV."""
+    pred = S.argmax(axis=2)
+    if metric == "accuracy":
+        return (pred == y[:, None]).mean(axis=0)
+    if metric == "tpr":
+        return (pred[y == 1] == 1).mean(axis=0)
+    return np.array([np.mean(y[pred[:, m] == 1] == 1) for m in range(S.shape[1])])
+
+
+def one_run(S, y, labels, split, seed, metric="accuracy"):
     rng = np.random.default_rng(seed)
     codes = np.full(len(y), -1)
     rows = rng.choice(len(y), labels, replace=False)
     codes[rows] = y[rows]
-    truth = (S.argmax(axis=2) == y[:, None]).mean(axis=0)
+    truth = true_metric(S, y, metric)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = BayesianModelComparison(prior_split=split, random_state=seed).fit(S, codes)
+        est = BayesianModelComparison(metric=metric, prior_split=split, random_state=seed)
+        est.fit(S, codes)
         table = est.summary()
         first, second = np.argsort(truth)[::-1][:2]
         pairs = est.pairwise()
@@ -86,10 +101,18 @@ def main():
     ap.add_argument("--labels", type=int, default=200)
     ap.add_argument("--runs", type=int, default=40)
     ap.add_argument("--pool", choices=["fairness", "independent"], default="fairness")
+    ap.add_argument(
+        "--metric",
+        choices=["accuracy", "tpr", "ppv"],
+        default="accuracy",
+        help="what is compared (tpr and ppv: the fairness files, binary)",
+    )
     add_parallel_arguments(ap)
     add_save_argument(ap)
     args = ap.parse_args()
     use_parallel_backend(args)
+    if args.metric != "accuracy" and args.pool != "fairness":
+        ap.error("--metric tpr or ppv needs the fairness files (binary models)")
     if args.pool == "fairness":
         pools = [(S, y) for _, _, S, y in fairness_pools()]
     else:
@@ -117,7 +140,7 @@ def main():
             per_file = []
             for S, y in pools:
                 runs = Parallel(n_jobs=args.n_jobs)(
-                    delayed(one_run)(S[:, :M], y, args.labels, split, seed)
+                    delayed(one_run)(S[:, :M], y, args.labels, split, seed, args.metric)
                     for seed in range(args.runs)
                 )
                 per_file.append(np.array(runs, dtype=float).mean(axis=0))
@@ -141,7 +164,8 @@ def main():
             else "The first M of ten independent models of ten classes (5,000 items)"
         )
         + f" in one comparison, {args.labels} random labels, {args.runs} runs a pool: coverage "
-        "of the 95 % interval of each model's accuracy (mean over the pools, and the lowest "
+        f"of the 95 % interval of each model's {METRIC_NAMES[args.metric]} (mean over the "
+        "pools, and the lowest "
         "pool), the mean bias and median width of each model's (points), and the coverage "
         "of the interval of the difference between the two most accurate models.",
     )
