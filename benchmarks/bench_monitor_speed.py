@@ -12,7 +12,7 @@ the same files in its own environment (``peer_cbpe.py`` through
 the 60 chunks timed the same way, per chunk.
 
 The share of the monitor's CPU spent in the drift classifiers (the
-cross-validated forests telling a chunk from the reference) is read off a
+nearest-neighbour classifiers telling a chunk from the reference) is read off a
 profile of one unit's prediction (``cProfile``, whose overhead the share
 shares): the rest, per chunk, is what any cheaper drift feature leaves.
 
@@ -87,10 +87,10 @@ def drift_share(monitor, S, chunk):
     prof.runcall(monitor.predict, S, chunk_by=chunk)
     stats = pstats.Stats(prof)
     total = max(v[3] for v in stats.stats.values())
-    forest = sum(v[3] for k, v in stats.stats.items() if k[2] == "_drift_forest")
-    if forest == 0:
-        raise RuntimeError("the profile shows no _drift_forest call: was it renamed?")
-    return forest / total
+    drift = sum(v[3] for k, v in stats.stats.items() if k[2] == "_drift_neighbors")
+    if drift == 0:
+        raise RuntimeError("the profile shows no _drift_neighbors call: was it renamed?")
+    return drift / total
 
 
 def cbpe_times(units, python):

@@ -148,7 +148,7 @@ DRIFT_STRENGTH = ("drift_x_accuracy", "drift_z_accuracy")
 def drift_strength(features):
     """How well a classifier tells the batch from the reference, without labels.
 
-    The larger of the two drift classifiers' out-of-fold balanced accuracies
+    The larger of the two drift classifiers' leave-one-out balanced accuracies
     (in the features and in the scores): 0.5 when nothing tells them apart,
     1 when everything does; 0.5 when neither could be computed.
     """

@@ -13,7 +13,9 @@ a new one. Four families:
   its squared form ``sum max(p - q, 0)^2``.
 - **Prediction**: the batch/reference entropy ratio, the predicted change of
   accuracy, the spread and histogram entropy of the per-row predictions, and
-  the accuracy of classifiers trained to tell the batch from the reference.
+  the balanced accuracy of nearest-neighbour classifiers telling the batch
+  from the reference (each row's probability the batch share of its 15
+  nearest neighbours, the row itself left out).
 - **Noise**: the sampling half-width of the batch's mean confidence and of
   its predicted accuracy (``1.96 sd / sqrt(n)``, what a bootstrap gives for a
   mean), and ``1 / sqrt(n)``.
@@ -38,8 +40,7 @@ family below Distance and Drift.
 """
 
 import numpy as np
-from sklearn.ensemble import RandomForestClassifier
-from sklearn.model_selection import StratifiedKFold, cross_val_predict
+from sklearn.neighbors import NearestNeighbors
 
 from ._batch_summary import (
     UNIT_BINS,
@@ -61,7 +62,8 @@ __all__ = [
 #: meta-model's row features exist).
 PEERS = ("confidence", "atc", "doc", "meta_model")
 
-_DRIFT_FOLDS = 3
+#: The neighbours a drift classifier's probability of a row is the batch share of.
+DRIFT_NEIGHBORS = 15
 
 
 def _distances(p, q):
@@ -83,7 +85,8 @@ def _count_distances(a, b):
 
 
 def _drift_classifier(A, B, seed):
-    """Out-of-fold P(batch) of a forest telling batch rows from reference rows, and its accuracy.
+    """P(batch) of each row of a classifier telling batch rows from reference rows, and its
+    balanced accuracy.
 
     Each side is subsampled to at most ``DRIFT_ROWS`` rows
     (:func:`drift_positions`), which bounds the cost on large batches; the
@@ -91,29 +94,31 @@ def _drift_classifier(A, B, seed):
     probabilities).
     """
     kept, taken = drift_positions(A.shape[0], B.shape[0], seed)
-    return (*_drift_forest(A[kept], B[taken], seed), kept)
+    return (*_drift_neighbors(A[kept], B[taken]), kept)
 
 
-def _drift_forest(A, B, seed):
-    """Out-of-fold P(batch) of a forest telling the rows ``B`` from ``A``, and its accuracy."""
-    X = np.vstack([A, B])
-    t = np.r_[np.zeros(A.shape[0], int), np.ones(B.shape[0], int)]
-    n_folds = int(min(_DRIFT_FOLDS, A.shape[0], B.shape[0]))
-    if n_folds < 2:
+def _drift_neighbors(A, B, n_neighbors=DRIFT_NEIGHBORS):
+    """Leave-one-out P(batch) of a nearest-neighbour classifier telling ``B`` from ``A``.
+
+    A row's probability is the share of batch rows among its ``n_neighbors``
+    nearest neighbours, the row itself left out, in the
+    columns scaled by the reference's spread: every row's out-of-sample
+    probability from one neighbour search. Also returns the balanced accuracy
+    of calling a row a batch row when that share is at least one half (0.5 is
+    "cannot tell them apart", whatever the two sizes).
+    """
+    if min(A.shape[0], B.shape[0]) < 2:
         return None, np.nan
-    forest = RandomForestClassifier(
-        n_estimators=30, min_samples_leaf=5, max_features="sqrt", n_jobs=1, random_state=seed
-    )
-    proba = cross_val_predict(
-        forest,
-        X,
-        t,
-        cv=StratifiedKFold(n_folds, shuffle=True, random_state=seed),
-        method="predict_proba",
-    )[:, 1]
-    # balanced accuracy: 0.5 is "cannot tell them apart" whatever the sizes
+    X = np.vstack([A, B]).astype(np.float64, copy=False)
+    t = np.r_[np.zeros(A.shape[0]), np.ones(B.shape[0])]
+    sd = A.std(axis=0)
+    X = (X - A.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    k = min(n_neighbors, X.shape[0] - 1)
+    # no query: each row's neighbours leave the row itself out (duplicates stay in)
+    idx = NearestNeighbors(n_neighbors=k).fit(X).kneighbors(return_distance=False)
+    proba = t[idx].mean(axis=1)
     acc = 0.5 * ((proba[t == 0] < 0.5).mean() + (proba[t == 1] >= 0.5).mean())
-    return proba, acc
+    return proba, float(acc)
 
 
 def _importance_weighted(proba_ref, correct):
@@ -183,7 +188,7 @@ def batch_features(
     importances : ndarray or None
         Feature importances of the random-forest proxy.
     seed : int
-        Seed of the drift classifiers.
+        Seed of the rows the drift classifiers read (:func:`drift_positions`).
     shared : dict or None
         The features that do not depend on the predictor (Distance, drift
         classifiers), from an earlier call on the same reference and batch.
@@ -221,7 +226,7 @@ def summary_features(ref, summary, reference_accuracy, *, frame, seed, shared=No
     frame : ReferenceFrame or None
         The reference's bins and scaling (None with ``shared``).
     seed : int
-        Seed of the drift classifiers.
+        Seed of the rows the drift classifiers read (:func:`drift_positions`).
     shared, peers : dict or None
         As in :func:`batch_features`.
 
@@ -269,7 +274,7 @@ def _shared_features(ref, frame, summary, seed):
     ]
     correct = ref.get("correct")
     for name, pair in sources:
-        proba, acc = (None, np.nan) if pair is None else _drift_forest(pair[0][kept], pair[1], seed)
+        proba, acc = (None, np.nan) if pair is None else _drift_neighbors(pair[0][kept], pair[1])
         out[f"{name}_accuracy"] = acc
         if proba is None:
             out.update({f"{name}_{k}": np.nan for k in ("ks", "io", "sio")})
