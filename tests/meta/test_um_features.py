@@ -1,4 +1,4 @@
-"""The uncertainty model's Peers family and importance-weighted accuracy."""
+"""The uncertainty model's Peers family, drift classifiers and importance-weighted accuracy."""
 
 import numpy as np
 import pytest
@@ -6,9 +6,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skassess.meta._um_features import (
+    DRIFT_NEIGHBORS,
     PEERS,
     UM_FEATURES,
     _drift_classifier,
+    _drift_neighbors,
     _importance_weighted,
     batch_features,
     peer_features,
@@ -110,3 +112,31 @@ def test_batch_features_with_the_reference_correctness():
     assert feats["drift_x_iw_accuracy"] > correct[~in_batch].mean() + 0.05
     assert feats["drift_z_iw_accuracy"] == pytest.approx(correct[~in_batch].mean(), abs=0.02)
     assert feats["peer_range"] == 0.0
+
+
+def test_drift_neighbors_tell_apart_what_differs_and_not_what_does_not():
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(1500, 4))
+    same = _drift_neighbors(A, rng.normal(size=(300, 4)))[1]
+    apart = _drift_neighbors(A, rng.normal(size=(300, 4)) + 10.0)[1]
+    assert abs(same - 0.5) < 0.03
+    assert apart == 1.0
+
+
+def test_drift_neighbors_leave_each_row_out_and_count_its_duplicates():
+    # two reference rows and two batch rows on one point: each row's neighbours are the
+    # three others (itself left out), so a batch row's share is 1/3 and a reference
+    # row's 2/3 when n_neighbors=3
+    A = np.zeros((2, 1))
+    B = np.zeros((2, 1))
+    proba, acc = _drift_neighbors(A, B, n_neighbors=3)
+    np.testing.assert_allclose(proba, [2 / 3, 2 / 3, 1 / 3, 1 / 3])
+    assert acc == 0.0
+    assert _drift_neighbors(A[:1], B)[0] is None  # one reference row: nothing to tell apart
+
+
+def test_drift_neighbors_are_as_many_as_the_rows_allow():
+    rng = np.random.default_rng(1)
+    proba, _ = _drift_neighbors(rng.normal(size=(5, 2)), rng.normal(size=(4, 2)))
+    assert DRIFT_NEIGHBORS > 8
+    np.testing.assert_allclose(proba * 8, np.round(proba * 8), atol=1e-12)  # shares of 8
