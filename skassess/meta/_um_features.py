@@ -104,8 +104,9 @@ def _drift_neighbors(A, B, n_neighbors=DRIFT_NEIGHBORS):
     nearest neighbours, the row itself left out, in the
     columns scaled by the reference's spread: every row's out-of-sample
     probability from one neighbour search. Also returns the balanced accuracy
-    of calling a row a batch row when that share is at least one half (0.5 is
-    "cannot tell them apart", whatever the two sizes).
+    of calling a row a batch row when that share is at least the batch's share
+    of all the rows (the odds of a batch row above their prior odds): 0.5 is
+    "cannot tell them apart", 1 "tells every row", whatever the two sizes.
     """
     if min(A.shape[0], B.shape[0]) < 2:
         return None, np.nan
@@ -117,7 +118,8 @@ def _drift_neighbors(A, B, n_neighbors=DRIFT_NEIGHBORS):
     # no query: each row's neighbours leave the row itself out (duplicates stay in)
     idx = NearestNeighbors(n_neighbors=k).fit(X).kneighbors(return_distance=False)
     proba = t[idx].mean(axis=1)
-    acc = 0.5 * ((proba[t == 0] < 0.5).mean() + (proba[t == 1] >= 0.5).mean())
+    batch = proba >= t.mean()
+    acc = 0.5 * ((~batch[t == 0]).mean() + batch[t == 1].mean())
     return proba, float(acc)
 
 
