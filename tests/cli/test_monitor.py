@@ -81,8 +81,9 @@ def test_recalibrated_intervals_scale_the_shipped_ones(files, tmp_path):
     np.testing.assert_allclose(a["predicted"], b["predicted"])
     free = a["n_labeled"] == 0  # label-free chunks: the same prediction, a rescaled width
     ratio = (a["predicted"] - a["predicted_lower_80"]) / (b["predicted"] - b["predicted_lower_80"])
-    # one factor per drift stratum: chunks of a stratum share it
-    _, _, edges, _ = load_pretrained("meta_model")
+    # one factor per drift stratum: chunks of a stratum share it (the strata of a
+    # predictor that sees the scores alone, as the command's does)
+    _, _, edges, _ = load_pretrained("meta_model", inputs="scores")
     strength = np.fmax(a["drift_scores"], a["drift_features"]).fillna(0.5)
     stratum = np.searchsorted(edges, strength, side="right")[free.to_numpy()]
     assert free.sum() == 3
