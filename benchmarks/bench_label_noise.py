@@ -10,12 +10,14 @@ repeats) gets a second, different one. The annotators' slip rates are unequal:
 with two, ``eps/2`` and ``3 eps/2``; with three, ``eps/2``, ``eps`` and
 ``3 eps/2``.
 
-Three estimates of the pool's accuracy (and of each predicted class's), each
+Four estimates of the pool's accuracy (and of each predicted class's), each
 ``BayesianAccuracy()`` with its default prior:
 
 * ``noise model``: the labels with their annotators (``label_noise="auto"``
   models the slips; the default prior of every annotator's accuracy, 95 % in
-  [0.85, 0.999]);
+  [0.85, 0.999]; the annotators' accuracy read from the items labeled twice);
+* ``all labels``: the same with ``slip_evidence="all"``, the annotators'
+  accuracy read from every label, jointly with the black box's;
 * ``labels as truth``: each item's first label, as if it were the truth;
 * ``oracle``: the noise model told each annotator's true accuracy;
 * with ``crowd-kit`` installed (``pip install crowd-kit``), the peers: each
@@ -127,6 +129,9 @@ def one_run(X, y, n_labels, setup, eps, kind, confusable, seed):
     out = {}
     fits = {
         "noise model": lambda: BayesianAccuracy(random_state=seed).fit(X, _frame(labels, names)),
+        "all labels": lambda: BayesianAccuracy(slip_evidence="all", random_state=seed).fit(
+            X, _frame(labels, names)
+        ),
         "labels as truth": lambda: BayesianAccuracy(random_state=seed).fit(X, first_label),
         "oracle": lambda: BayesianAccuracy(
             annotator_prior={n: 1.0 - s for n, s in zip(names, slip, strict=False)},

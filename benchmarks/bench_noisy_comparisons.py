@@ -2,10 +2,13 @@
 
 Labels come from two annotators who slip at ``eps/2`` and ``3 eps/2`` (any
 other class alike): ``--labels`` items drawn at random, each labeled by one
-of them at random, and ``--repeats`` of them again by the other. Four fits:
+of them at random, and ``--repeats`` of them again by the other. Five fits:
 
 * **noise model**: the labels with their annotators (``label_noise``, the
-  default prior of every annotator's accuracy);
+  default prior of every annotator's accuracy, the annotators' accuracy read
+  from the repeated items);
+* **all labels**: the same with ``slip_evidence="all"`` (the annotators'
+  accuracy read from every label, jointly with the models');
 * **labels as truth**: each item's first label, as if it were the truth;
 * **oracle**: the noise model told each annotator's true accuracy;
 * **true labels**: the same items with their true labels (the estimator's
@@ -40,7 +43,7 @@ from skassess.calibration import BayesianGroupMetrics
 from skassess.datasets import load_adult_scores
 from skassess.metrics import BayesianModelComparison
 
-FITS = ("noise model", "labels as truth", "oracle", "true labels")
+FITS = ("noise model", "all labels", "labels as truth", "oracle", "true labels")
 
 
 def annotate(y, n_classes, labels, repeats, eps, rng):
@@ -73,6 +76,8 @@ def _fits(make, X, y, n_classes, labels, repeats, eps, seed, **fit_kw):
         if name == "noise model":
             est = make(seed).fit(X, wide, **fit_kw)
             seconds = time.process_time() - start
+        elif name == "all labels":
+            est = make(seed).set_params(slip_evidence="all").fit(X, wide, **fit_kw)
         elif name == "oracle":
             prior = dict(zip(["a", "b"], accuracies, strict=True))
             est = make(seed).set_params(annotator_prior=prior).fit(X, wide, **fit_kw)

@@ -223,6 +223,7 @@ default="calibrated"
         missing_label=-1,
         label_noise="auto",
         annotator_prior=(0.85, 0.999),
+        slip_evidence="repeats",
         n_imputations=20,
         random_state=None,
     ):
@@ -239,6 +240,7 @@ default="calibrated"
         self.missing_label = missing_label
         self.label_noise = label_noise
         self.annotator_prior = annotator_prior
+        self.slip_evidence = slip_evidence
         self.n_imputations = n_imputations
         self.random_state = random_state
 

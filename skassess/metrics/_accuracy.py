@@ -238,6 +238,7 @@ class BayesianAccuracy(NoisyRateMixture, _RateAssessor):
         departure_threshold=0.05,
         label_noise="auto",
         annotator_prior=DEFAULT_ANNOTATOR_PRIOR,
+        slip_evidence="repeats",
         n_imputations=20,
         random_state=None,
     ):
@@ -253,5 +254,6 @@ class BayesianAccuracy(NoisyRateMixture, _RateAssessor):
         self.departure_threshold = departure_threshold
         self.label_noise = label_noise
         self.annotator_prior = annotator_prior
+        self.slip_evidence = slip_evidence
         self.n_imputations = n_imputations
         self.random_state = random_state

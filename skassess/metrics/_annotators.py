@@ -10,8 +10,13 @@ accuracy 1) keeps it fixed, the others have a Beta prior on ``1 - eps_a``.
 Given the slip rates, each group's ``theta_g`` is integrated by Gauss-Hermite
 quadrature about its mode on the logit scale, so the slip rates' posterior
 is a density over a few numbers; it is drawn by importance sampling from a
-Student t about its mode. For each draw of the slip rates, ``theta_g`` and
-then every item's true class are drawn exactly: those draws of the true
+Student t about its mode. By default that posterior reads only the items
+labeled more than once (a cut posterior): a single label that disagrees
+with the black box is a slip or an error alike, and the share of the two
+that the joint model would read from the groups' agreement rates holds only
+if annotators slip alike on easy and hard items, which they do not. For
+each draw of the slip rates, ``theta_g`` and then every item's true class
+are drawn exactly: those draws of the true
 labels (imputations) are what the assessment estimators fit.
 
 The items enter through their label patterns (which annotators gave the
@@ -130,23 +135,51 @@ class OneCoinAnnotators(AnnotatorRates):
         Per annotator: ``(alpha, beta)`` of the Beta prior of its accuracy, or
         a float, its known accuracy (1.0: a gold standard).
     random_state : numpy.random.Generator
+    slip_evidence : {"repeats", "all"}, default="repeats"
+        The labels the slip rates' posterior reads. ``"repeats"``: those of
+        the items labeled more than once (a cut posterior: the slip rates are
+        drawn from the repeated items alone, then each item's true class
+        given them); with no repeats they keep their prior. ``"all"``: every
+        label, in one joint posterior.
     """
 
-    def __init__(self, pred, group, labels, n_classes, prior, random_state):
+    def __init__(
+        self, pred, group, labels, n_classes, prior, random_state, slip_evidence="repeats"
+    ):
         self.K = int(n_classes)
         if self.K < 2:
             raise ValueError("The noise model needs at least two classes.")
-        self.pred, self.group = np.asarray(pred), np.asarray(group, dtype=np.intp)
-        self.labels = np.asarray(labels, dtype=np.int64)
         self.rng = random_state
         self._set_prior(prior)
+        self._index(pred, group, labels)
+        self._check_fixed()
+        # The labels whose evidence the slip rates' posterior reads: every item's,
+        # or those of the items labeled more than once (a cut posterior).
+        self._evidence = self
+        if slip_evidence == "repeats":
+            repeated = (self.labels >= 0).sum(axis=1) >= 2
+            if not repeated.all():
+                self._evidence = None
+            if repeated.any() and not repeated.all():
+                self._evidence = object.__new__(type(self))
+                self._evidence.K = self.K
+                self._evidence._index(
+                    self.pred[repeated], np.asarray(group)[repeated], self.labels[repeated]
+                )
+        elif slip_evidence != "all":
+            raise ValueError(f"slip_evidence must be 'repeats' or 'all'; got {slip_evidence!r}.")
+        self._fit_rates()
+
+    def _index(self, pred, group, labels):
+        """The items' label patterns, and the (group, pattern) cells that hold items."""
+        self.pred, group = np.asarray(pred), np.asarray(group, dtype=np.intp)
+        self.labels = np.asarray(labels, dtype=np.int64)
         codes, self.others = label_patterns(self.pred, self.labels)
-        self._check_fixed(codes)
         keys, self.item_pattern = np.unique(codes, axis=0, return_inverse=True)
         self.item_pattern = self.item_pattern.ravel()
         self.codes = keys  # (P, A)
         # The groups that hold labeled items, numbered 0..G-1.
-        _, self.group = np.unique(self.group, return_inverse=True)
+        _, self.group = np.unique(group, return_inverse=True)
         self.group = self.group.ravel()
         self.n_groups = int(self.group.max()) + 1 if self.group.size else 0
         self.counts = np.zeros((self.n_groups, len(keys)))
@@ -156,10 +189,9 @@ class OneCoinAnnotators(AnnotatorRates):
         self._cell_count = self.counts[self._cell_group, self._cell_pattern]
         self._cell_start = np.searchsorted(self._cell_group, np.arange(self.n_groups))
         self.n_distinct = keys.max(axis=1).clip(min=0)  # d_p
-        self._fit_rates()
 
     # ----------------------------------------------------------- likelihood
-    def _check_fixed(self, codes):
+    def _check_fixed(self):
         """Labels of annotators of accuracy 1 that disagree leave no true class."""
         exact = ~self.free & (self.fixed_eps == 0)
         if exact.sum() < 2:
@@ -267,7 +299,8 @@ class OneCoinAnnotators(AnnotatorRates):
         ab = np.array([self.prior[k] for k in np.flatnonzero(free)], dtype=float).reshape(-1, 2)
         log_prior = stats.beta.logpdf(acc, ab[:, 0], ab[:, 1]).sum(-1)
         jac = (special.log_expit(u) + special.log_expit(-u)).sum(-1)
-        return self.log_evidence(eps) + log_prior + jac
+        evidence = 0.0 if self._evidence is None else self._evidence.log_evidence(eps)
+        return evidence + log_prior + jac
 
     def _eps(self, u):
         u = np.atleast_2d(u)

@@ -162,6 +162,7 @@ class BayesianConfusionMatrix(
         missing_label=-1,
         label_noise="auto",
         annotator_prior=DEFAULT_ANNOTATOR_PRIOR,
+        slip_evidence="repeats",
         n_imputations=20,
         random_state=None,
     ):
@@ -171,6 +172,7 @@ class BayesianConfusionMatrix(
         self.missing_label = missing_label
         self.label_noise = label_noise
         self.annotator_prior = annotator_prior
+        self.slip_evidence = slip_evidence
         self.n_imputations = n_imputations
         self.random_state = random_state
 

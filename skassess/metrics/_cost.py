@@ -97,6 +97,7 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
         missing_label=-1,
         label_noise="auto",
         annotator_prior=DEFAULT_ANNOTATOR_PRIOR,
+        slip_evidence="repeats",
         n_imputations=20,
         random_state=None,
     ):
@@ -107,6 +108,7 @@ class BayesianMisclassificationCost(BayesianConfusionMatrix):
             missing_label=missing_label,
             label_noise=label_noise,
             annotator_prior=annotator_prior,
+            slip_evidence=slip_evidence,
             n_imputations=n_imputations,
             random_state=random_state,
         )

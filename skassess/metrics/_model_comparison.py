@@ -221,6 +221,7 @@ class _ModelComparison(PatternMerging, _ComparisonPosterior, BaseEstimator):
         n_draws=DEFAULT_N_DRAWS,
         label_noise="auto",
         annotator_prior=(0.85, 0.999),
+        slip_evidence="repeats",
         n_imputations=20,
         random_state=None,
     ):
@@ -236,6 +237,7 @@ class _ModelComparison(PatternMerging, _ComparisonPosterior, BaseEstimator):
         self.n_draws = n_draws
         self.label_noise = label_noise
         self.annotator_prior = annotator_prior
+        self.slip_evidence = slip_evidence
         self.n_imputations = n_imputations
         self.random_state = random_state
 

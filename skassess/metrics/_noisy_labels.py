@@ -55,7 +55,7 @@ class NoisyLabelMixture(AnnotatorReports, MixtureOfFits):
     """Mixin: ``fit`` with labels from annotators, the posterior mixed over true-label draws.
 
     Put first among an estimator's bases; it adds the parameters
-    ``label_noise``, ``annotator_prior`` and ``n_imputations``.
+    ``label_noise``, ``annotator_prior``, ``slip_evidence`` and ``n_imputations``.
     """
 
     def __init_subclass__(cls, **kwargs):
@@ -245,7 +245,15 @@ class NoisyLabelMixture(AnnotatorReports, MixtureOfFits):
 
     def _annotator_model(self, pred, group, labels, prior, random_state, rows):
         """The model of the annotators and of the labeled rows' true classes (one-coin)."""
-        return OneCoinAnnotators(pred, group, labels, self.n_classes_, prior, random_state)
+        return OneCoinAnnotators(
+            pred,
+            group,
+            labels,
+            self.n_classes_,
+            prior,
+            random_state,
+            slip_evidence=self.slip_evidence,
+        )
 
     def _annotated_labels(self, y, annotator, n, K):
         """Class codes of shape ``(n, A)`` (-1 where none) and the annotators' names."""

@@ -144,4 +144,5 @@ class _SlotNoiseModel(BayesianAccuracy):
             prior,
             random_state,
             concentration=concentration[rows],
+            slip_evidence=self.slip_evidence,
         )

@@ -24,7 +24,9 @@ model is the one-coin model of :mod:`._annotators` (``phi_g = (theta_g,
 The posterior is drawn by Gibbs sampling: each item's true class given the
 slip rates and ``phi`` (exactly, over its slots, the classes its labels name
 and the rest), each ``phi_g`` given the true classes (Dirichlet), each free
-slip rate given them (Beta). Draws of the true labels are taken every
+slip rate given them (Beta); by default, given the true classes of the
+items labeled more than once alone, as the one-coin model's cut posterior
+reads only those items' labels. Draws of the true labels are taken every
 ``THIN`` sweeps after ``BURN_IN``; the slip rates of every sweep after it
 are the annotators' accuracy.
 """
@@ -81,14 +83,47 @@ class SlotAnnotators(AnnotatorRates):
     concentration : ndarray of shape (n, D + 1), default=None
         Each item's group's Dirichlet parameters over its slots and the rest
         (0 where a cell cannot be). None: one each where it can.
+    slip_evidence : {"repeats", "all"}, default="repeats"
+        The items whose labels the slip rates are drawn from: those labeled
+        more than once (with no such item, the slip rates keep their prior),
+        or all.
     """
 
-    def __init__(self, slots, group, labels, n_classes, prior, random_state, concentration=None):
+    def __init__(
+        self,
+        slots,
+        group,
+        labels,
+        n_classes,
+        prior,
+        random_state,
+        concentration=None,
+        slip_evidence="repeats",
+    ):
         self.K = int(n_classes)
         self.slots = np.asarray(slots, dtype=np.int64)
         self.labels = np.asarray(labels, dtype=np.int64)
         self.rng = random_state
         self._set_prior(prior)
+        if slip_evidence not in ("repeats", "all"):
+            raise ValueError(f"slip_evidence must be 'repeats' or 'all'; got {slip_evidence!r}.")
+        # The model of the repeated items alone, whose chain gives the slip rates
+        # (a cut posterior); None where the slip rates come from every item's.
+        self._evidence = None
+        repeated = (self.labels >= 0).sum(axis=1) >= 2
+        if slip_evidence == "repeats" and not repeated.all():
+            self._evidence = "prior"
+            if repeated.any():
+                self._evidence = SlotAnnotators(
+                    self.slots[repeated],
+                    np.asarray(group)[repeated],
+                    self.labels[repeated],
+                    n_classes,
+                    prior,
+                    random_state,
+                    None if concentration is None else np.asarray(concentration)[repeated],
+                    slip_evidence="all",
+                )
         n, D = self.slots.shape
         _, self.group = np.unique(np.asarray(group), return_inverse=True)
         self.group = self.group.ravel()
@@ -187,11 +222,12 @@ class SlotAnnotators(AnnotatorRates):
         phi = self.alpha / self.alpha.sum(axis=1, keepdims=True)
         sweeps = BURN_IN + THIN * n_draws
         eps_trace = np.empty((sweeps - BURN_IN, eps.size))
+        cut = self._cut_slip_rates(sweeps)
         y_draws, eps_draws = [], []
         for s in range(sweeps):
             y, cell = self._draw_classes(eps, phi)
             phi = self._draw_phi(cell)
-            eps = self._draw_eps(y)
+            eps = self._draw_eps(y) if cut is None else cut[s]
             if s >= BURN_IN:
                 eps_trace[s - BURN_IN] = eps
                 if (s - BURN_IN) % THIN == THIN - 1:
@@ -200,3 +236,21 @@ class SlotAnnotators(AnnotatorRates):
         self.slip_draws_ = eps_trace
         self.slip_weights_ = np.full(eps_trace.shape[0], 1.0 / eps_trace.shape[0])
         return np.array(eps_draws), np.array(y_draws)
+
+    def _cut_slip_rates(self, sweeps):
+        """The slip rates of each sweep under the cut posterior, shape (sweeps, A); None: joint.
+
+        They come from the chain of the repeated items' model, or from the
+        prior where no item is repeated.
+        """
+        if self._evidence is None:
+            return None
+        if isinstance(self._evidence, SlotAnnotators):
+            self._evidence.draw(-(-(sweeps - BURN_IN) // THIN))
+            trace = self._evidence.slip_draws_
+            return np.concatenate([np.repeat(trace[:1], BURN_IN, axis=0), trace])[:sweeps]
+        eps = np.broadcast_to(self.fixed_eps, (sweeps, self.fixed_eps.size)).copy()
+        for a in np.flatnonzero(self.free):
+            alpha, beta = self.prior[a]
+            eps[:, a] = 1.0 - self.rng.beta(alpha, beta, sweeps)
+        return eps

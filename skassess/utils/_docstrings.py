@@ -52,6 +52,15 @@ annotator_prior : (float, float), float or dict, default=(0.85, 0.999)
     and a gold standard narrow it; with one annotator and no repeats, the
     labels cannot tell its slips from the black box's errors, and the
     interval of the metric spans this prior.
+slip_evidence : {"repeats", "all"}, default="repeats"
+    Which labels tell the annotators' accuracy. ``"repeats"``: those of
+    the rows labeled more than once (and a gold standard's, on the rows it
+    shares), read apart from the black box's accuracy (a cut posterior);
+    each row's true class is then drawn given the annotators' accuracy.
+    ``"all"``: every label, in one joint posterior with the black box's
+    accuracy per group, which also reads the accuracy from how often a
+    single label agrees with the black box in each group; it is narrower,
+    and holds only if annotators slip as often on hard rows as on easy ones.
 n_imputations : int, default=20
     Draws of the true labels, each a fit of the estimator, under
     ``label_noise``.""",

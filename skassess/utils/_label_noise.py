@@ -23,6 +23,7 @@ __all__ = [
 NOISE_CONSTRAINTS = {
     "label_noise": [StrOptions({"auto", "none", "one_coin"})],
     "annotator_prior": ["array-like", Interval(Real, 0, 1, closed="right"), dict],
+    "slip_evidence": [StrOptions({"repeats", "all"})],
     "n_imputations": [Interval(Integral, 1, None, closed="left")],
 }
 
@@ -63,8 +64,8 @@ def noise_model(estimator, random_state):
     """The unfitted noise model of an estimator that draws its true labels from one.
 
     A :class:`~skassess.BayesianAccuracy` with ``label_noise="one_coin"`` and
-    the estimator's ``classes``, ``missing_label``, ``annotator_prior`` and
-    ``n_imputations``, its groups given at ``fit`` (``grouping="external"``;
+    the estimator's ``classes``, ``missing_label``, ``annotator_prior``,
+    ``slip_evidence`` and ``n_imputations``, its groups given at ``fit`` (``grouping="external"``;
     its uniform prior is its own, not the draws'); its ``imputed_labels_``
     are the draws.
     """
@@ -77,6 +78,7 @@ def noise_model(estimator, random_state):
         missing_label=estimator.missing_label,
         label_noise="one_coin",
         annotator_prior=estimator.annotator_prior,
+        slip_evidence=estimator.slip_evidence,
         n_imputations=estimator.n_imputations,
         random_state=random_state,
     )
