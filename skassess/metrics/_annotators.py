@@ -351,6 +351,10 @@ class OneCoinAnnotators(AnnotatorRates):
         return eps, self._draw_labels(eps, theta)
 
     def _importance(self, size):
+        if self._evidence is None:  # no labels tell the slip rates: draw their prior
+            ab = np.array([self.prior[k] for k in np.flatnonzero(self.free)], dtype=float)
+            acc = self.rng.beta(ab[:, 0], ab[:, 1], size=(size, ab.shape[0]))
+            return special.logit(1.0 - acc), np.zeros(size)
         mode, cov = self._proposal
         m = mode.size
         z = self.rng.standard_normal((size, m)) @ np.linalg.cholesky(cov).T

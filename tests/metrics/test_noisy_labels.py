@@ -117,6 +117,50 @@ def test_one_annotator_without_repeats_spans_its_prior():
     assert w > n > 0.8 * plain
 
 
+def test_without_repeats_the_slip_rate_keeps_its_prior():
+    """One annotator and no repeats: its accuracy's draws follow its prior (cut, checked
+    by a Kolmogorov-Smirnov test), where the joint posterior reads it from how often the
+    labels agree with the black box."""
+    from scipy import stats
+
+    X, y, rows, rng = pool(seed=4)
+    labels = np.full(y.size, -1)
+    labels[rows] = slipped(y[rows], 0.05, rng, X.shape[1])
+    est = BayesianAccuracy(label_noise="one_coin", random_state=0).fit(X, labels)
+    a, b = beta_from_interval(0.85, 0.999)
+    model = est._annotators
+    assert np.ptp(model.slip_weights_) == 0
+    assert stats.kstest(1 - model.slip_draws_[:, 0], stats.beta(a, b).cdf).pvalue > 0.01
+    mean = est.annotator_summary().iloc[0]["mean"]
+    assert mean == pytest.approx(a / (a + b), abs=0.01)
+    joint = BayesianAccuracy(label_noise="one_coin", slip_evidence="all", random_state=0)
+    assert joint.fit(X, labels).annotator_summary().iloc[0]["mean"] != pytest.approx(mean)
+
+
+def test_the_slip_rates_are_read_from_the_repeated_items_alone():
+    """Changing the labels of the items labeled once moves the black box's accuracy, not
+    the annotators' (same random_state: the same draws of the slip rates)."""
+    X, y, rows, labels = two_annotators(seed=6)
+    once = (labels >= 0).sum(axis=1) == 1
+    other = labels.copy()
+    other[once, 0] = X[once].argmax(axis=1)  # every single label agrees with the box
+    fits = [
+        BayesianAccuracy(random_state=0, n_imputations=4).fit(X, pd.DataFrame(v))
+        for v in (labels, other)
+    ]
+    pd.testing.assert_frame_equal(fits[0].annotator_summary(), fits[1].annotator_summary())
+    assert fits[1].overall_mean() > fits[0].overall_mean() + 0.05
+
+
+def test_when_every_item_is_repeated_both_evidences_agree():
+    X, y, rows, labels = two_annotators(seed=5, repeats=600)
+    frame = pd.DataFrame(labels, columns=["a", "b"])
+    cut = BayesianAccuracy(n_imputations=4, random_state=0).fit(X, frame)
+    joint = BayesianAccuracy(n_imputations=4, slip_evidence="all", random_state=0).fit(X, frame)
+    assert cut.overall_interval() == joint.overall_interval()
+    pd.testing.assert_frame_equal(cut.annotator_summary(), joint.annotator_summary())
+
+
 def test_annotator_per_row_equals_one_column_each():
     X, y, rows, rng = pool(seed=3)
     labels = np.full(y.size, -1)
@@ -144,6 +188,7 @@ def test_annotator_per_row_equals_one_column_each():
         ({"annotator_prior": (0.5, "x")}, {"y": "wide"}, "central 95 % interval"),
         ({"annotator_prior": 1.0}, {"y": "clash"}, "disagree on labeled item"),
         ({}, {"annotator": "gap"}, r"annotator\[0\] is missing"),
+        ({"slip_evidence": "some"}, {"y": "wide"}, "'slip_evidence' parameter"),
     ],
 )
 def test_bad_annotator_input_is_refused(kwargs, fit, match):

@@ -53,6 +53,37 @@ def test_one_slot_is_the_one_coin_model():
     assert right_slot == pytest.approx(right_coin, abs=0.01)
 
 
+def test_the_cut_slip_rates_come_from_the_repeats_or_the_prior():
+    """Without repeats the slip rates' draws follow their prior; with every item repeated
+    the cut is the joint chain; with some, the unrepeated items' labels do not move them."""
+    rng = np.random.default_rng(3)
+    n, K = 600, 4
+    y = rng.integers(0, K, n)
+    slots = np.column_stack([np.where(rng.random(n) < 0.8, y, (y + 1) % K), np.full(n, -1)])
+    one = np.where(rng.random(n) < 0.05, (y + 2) % K, y)[:, None]
+    model = SlotAnnotators(slots, np.zeros(n), one, K, [PRIOR], np.random.default_rng(0))
+    model.draw(40)
+    mean = PRIOR[0] / sum(PRIOR)
+    assert model.accuracy_summary()[0, 0] == pytest.approx(mean, abs=0.005)
+    two = np.column_stack([one[:, 0], np.where(np.arange(n) < 200, y, -1)])
+    moved = two.copy()
+    moved[200:, 0] = (moved[200:, 0] + 1) % K  # the labels of the items labeled once
+    summaries = []
+    for labels in (two, moved):
+        m = SlotAnnotators(slots, np.zeros(n), labels, K, [PRIOR, PRIOR], np.random.default_rng(0))
+        m.draw(10)
+        summaries.append(m.accuracy_summary())
+    np.testing.assert_array_equal(summaries[0], summaries[1])
+    every = np.column_stack([one[:, 0], y])
+    cut, joint = (
+        SlotAnnotators(
+            slots, np.zeros(n), every, K, [PRIOR, PRIOR], np.random.default_rng(0), slip_evidence=e
+        )
+        for e in ("repeats", "all")
+    )
+    np.testing.assert_array_equal(cut.draw(5)[1], joint.draw(5)[1])
+
+
 def test_a_slip_away_from_every_model_is_read_as_a_slip():
     """Two models disagree on every item and one of them is always right. A known 10 %
     annotator names a third class on some items: the slot model draws one of the two
