@@ -14,10 +14,10 @@ Student t about its mode. By default that posterior reads only the items
 labeled more than once (a cut posterior): a single label that disagrees
 with the black box is a slip or an error alike, and the share of the two
 that the joint model would read from the groups' agreement rates holds only
-if annotators slip alike on easy and hard items, which they do not. For
-each draw of the slip rates, ``theta_g`` and then every item's true class
-are drawn exactly: those draws of the true
-labels (imputations) are what the assessment estimators fit.
+if annotators slip as often on easy items as on hard ones. For each draw of
+the slip rates, ``theta_g`` and then every item's true class are drawn
+exactly, from every label: those draws of the true labels (imputations) are
+what the assessment estimators fit.
 
 The items enter through their label patterns (which annotators gave the
 predicted class, and which gave the same other class), so the cost grows
