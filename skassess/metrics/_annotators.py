@@ -10,11 +10,12 @@ accuracy 1) keeps it fixed, the others have a Beta prior on ``1 - eps_a``.
 Given the slip rates, each group's ``theta_g`` is integrated by Gauss-Hermite
 quadrature about its mode on the logit scale, so the slip rates' posterior
 is a density over a few numbers; it is drawn by importance sampling from a
-Student t about its mode. By default that posterior reads only the items
-labeled more than once (a cut posterior): a single label that disagrees
-with the black box is a slip or an error alike, and the share of the two
-that the joint model would read from the groups' agreement rates holds only
-if annotators slip as often on easy items as on hard ones. For each draw of
+Student t about its mode. By default that posterior reads only the labels
+beyond each item's first, given the first labels (their conditional
+likelihood): a single label that disagrees with the black box is a slip or
+an error alike, and the share of the two that the joint model would read
+from the groups' agreement rates holds only if annotators slip as often on
+easy items as on hard ones. For each draw of
 the slip rates, ``theta_g`` and then every item's true class are drawn
 exactly, from every label: those draws of the true labels (imputations) are
 what the assessment estimators fit.
@@ -136,11 +137,13 @@ class OneCoinAnnotators(AnnotatorRates):
         a float, its known accuracy (1.0: a gold standard).
     random_state : numpy.random.Generator
     slip_evidence : {"repeats", "all"}, default="repeats"
-        The labels the slip rates' posterior reads. ``"repeats"``: those of
-        the items labeled more than once (a cut posterior: the slip rates are
-        drawn from the repeated items alone, then each item's true class
-        given them); with no repeats they keep their prior. ``"all"``: every
-        label, in one joint posterior.
+        What the slip rates' posterior reads. ``"repeats"``: the labels
+        beyond each item's first (in the order of the columns), given the
+        first labels -- ``p(labels) / p(first labels)``, a conditional
+        likelihood, so that single labels say nothing of the slip rates and a
+        choice of the items to label again that looks at their first label
+        leaves it valid; with no repeats the slip rates keep their prior.
+        ``"all"``: every label, in one joint posterior.
     """
 
     def __init__(
@@ -153,19 +156,20 @@ class OneCoinAnnotators(AnnotatorRates):
         self._set_prior(prior)
         self._index(pred, group, labels)
         self._check_fixed()
-        # The labels whose evidence the slip rates' posterior reads: every item's,
-        # or those of the items labeled more than once (a cut posterior).
-        self._evidence = self
+        # What the slip rates' posterior reads: every label (the joint posterior), or
+        # the labels beyond each item's first given the first labels (None: no
+        # repeats, so nothing; the slip rates keep their prior).
+        self._first_labels = self
         if slip_evidence == "repeats":
-            repeated = (self.labels >= 0).sum(axis=1) >= 2
-            if not repeated.all():
-                self._evidence = None
-            if repeated.any() and not repeated.all():
-                self._evidence = object.__new__(type(self))
-                self._evidence.K = self.K
-                self._evidence._index(
-                    self.pred[repeated], np.asarray(group)[repeated], self.labels[repeated]
-                )
+            given = self.labels >= 0
+            self._first_labels = None
+            if (given.sum(axis=1) >= 2).any():
+                rows, first = np.arange(len(given)), given.argmax(axis=1)
+                one = np.full_like(self.labels, -1)
+                one[rows, first] = self.labels[rows, first]
+                self._first_labels = object.__new__(type(self))
+                self._first_labels.K = self.K
+                self._first_labels._index(self.pred, np.asarray(group), one)
         elif slip_evidence != "all":
             raise ValueError(f"slip_evidence must be 'repeats' or 'all'; got {slip_evidence!r}.")
         self._fit_rates()
@@ -299,8 +303,16 @@ class OneCoinAnnotators(AnnotatorRates):
         ab = np.array([self.prior[k] for k in np.flatnonzero(free)], dtype=float).reshape(-1, 2)
         log_prior = stats.beta.logpdf(acc, ab[:, 0], ab[:, 1]).sum(-1)
         jac = (special.log_expit(u) + special.log_expit(-u)).sum(-1)
-        evidence = 0.0 if self._evidence is None else self._evidence.log_evidence(eps)
-        return evidence + log_prior + jac
+        return self._slip_evidence(eps) + log_prior + jac
+
+    def _slip_evidence(self, eps):
+        """``log p(labels | eps)``, or of the labels beyond the first given the first."""
+        if self._first_labels is None:
+            return 0.0
+        evidence = self.log_evidence(eps)
+        if self._first_labels is not self:
+            evidence = evidence - self._first_labels.log_evidence(eps)
+        return evidence
 
     def _eps(self, u):
         u = np.atleast_2d(u)
@@ -351,7 +363,7 @@ class OneCoinAnnotators(AnnotatorRates):
         return eps, self._draw_labels(eps, theta)
 
     def _importance(self, size):
-        if self._evidence is None:  # no labels tell the slip rates: draw their prior
+        if self._first_labels is None:  # no labels tell the slip rates: draw their prior
             ab = np.array([self.prior[k] for k in np.flatnonzero(self.free)], dtype=float)
             acc = self.rng.beta(ab[:, 0], ab[:, 1], size=(size, ab.shape[0]))
             return special.logit(1.0 - acc), np.zeros(size)

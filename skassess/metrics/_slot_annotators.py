@@ -25,8 +25,8 @@ The posterior is drawn by Gibbs sampling: each item's true class given the
 slip rates and ``phi`` (exactly, over its slots, the classes its labels name
 and the rest), each ``phi_g`` given the true classes (Dirichlet), each free
 slip rate given them (Beta); by default, given the true classes of the
-items labeled more than once alone, as the one-coin model's cut posterior
-reads only those items' labels. Draws of the true labels are taken every
+items labeled more than once alone, from a chain of those items' own (a cut
+posterior: single labels say nothing of the slip rates). Draws of the true labels are taken every
 ``THIN`` sweeps after ``BURN_IN``; the slip rates of every sweep after it
 are the annotators' accuracy.
 """

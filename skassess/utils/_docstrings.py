@@ -53,14 +53,17 @@ annotator_prior : (float, float), float or dict, default=(0.85, 0.999)
     labels cannot tell its slips from the black box's errors, and the
     interval of the metric spans this prior.
 slip_evidence : {"repeats", "all"}, default="repeats"
-    Which labels tell the annotators' accuracy. ``"repeats"``: those of
-    the rows labeled more than once (and a gold standard's, on the rows it
-    shares), read apart from the black box's accuracy (a cut posterior);
-    each row's true class is then drawn given the annotators' accuracy.
-    ``"all"``: every label, in one joint posterior with the black box's
-    accuracy per group, which also reads the accuracy from how often a
-    single label agrees with the black box in each group; it is narrower,
-    and holds only if annotators slip as often on hard rows as on easy ones.
+    Which labels tell the annotators' accuracy. ``"repeats"``: the labels
+    beyond each row's first (the first in the order of the annotators),
+    given the first labels: the rows labeled more than once, a gold
+    standard's among them; a row's single label says nothing of it, and
+    choosing the rows to label again by their first label (as
+    ``repeat_utilities`` does) leaves it valid. Each row's true class is
+    then drawn from every label. ``"all"``: every label, in one joint
+    posterior with the black box's accuracy per group, which also reads the
+    annotators' accuracy from how often a single label agrees with the
+    black box in each group; it is narrower, and holds only if annotators
+    slip as often on hard rows as on easy ones.
 n_imputations : int, default=20
     Draws of the true labels, each a fit of the estimator, under
     ``label_noise``.""",

@@ -137,28 +137,25 @@ def test_without_repeats_the_slip_rate_keeps_its_prior():
     assert joint.fit(X, labels).annotator_summary().iloc[0]["mean"] != pytest.approx(mean)
 
 
-def test_the_slip_rates_are_read_from_the_repeated_items_alone():
-    """Changing the labels of the items labeled once moves the black box's accuracy, not
-    the annotators' (same random_state: the same draws of the slip rates)."""
+def test_the_slip_rates_read_the_labels_beyond_the_first_given_the_first():
+    """The evidence on the slip rates is p(labels) / p(each item's first label), the
+    first in the order of the columns; every label's under slip_evidence="all"."""
     X, y, rows, labels = two_annotators(seed=6)
-    once = (labels >= 0).sum(axis=1) == 1
-    other = labels.copy()
-    other[once, 0] = X[once].argmax(axis=1)  # every single label agrees with the box
-    fits = [
-        BayesianAccuracy(random_state=0, n_imputations=4).fit(X, pd.DataFrame(v))
-        for v in (labels, other)
-    ]
-    pd.testing.assert_frame_equal(fits[0].annotator_summary(), fits[1].annotator_summary())
-    assert fits[1].overall_mean() > fits[0].overall_mean() + 0.05
-
-
-def test_when_every_item_is_repeated_both_evidences_agree():
-    X, y, rows, labels = two_annotators(seed=5, repeats=600)
-    frame = pd.DataFrame(labels, columns=["a", "b"])
-    cut = BayesianAccuracy(n_imputations=4, random_state=0).fit(X, frame)
-    joint = BayesianAccuracy(n_imputations=4, slip_evidence="all", random_state=0).fit(X, frame)
-    assert cut.overall_interval() == joint.overall_interval()
-    pd.testing.assert_frame_equal(cut.annotator_summary(), joint.annotator_summary())
+    pred = group = X.argmax(axis=1)[rows]
+    prior = [beta_from_interval(0.85, 0.999)] * 2
+    rng = np.random.default_rng(0)
+    eps = np.array([[0.02, 0.05], [0.1, 0.1]])
+    first = labels[rows].copy()
+    first[first[:, 0] >= 0, 1] = -1
+    whole, once = (
+        OneCoinAnnotators(pred, group, v, 5, prior, rng, slip_evidence="all")
+        for v in (labels[rows], first)
+    )
+    cut = OneCoinAnnotators(pred, group, labels[rows], 5, prior, rng)
+    np.testing.assert_allclose(
+        cut._slip_evidence(eps), whole.log_evidence(eps) - once.log_evidence(eps)
+    )
+    np.testing.assert_allclose(whole._slip_evidence(eps), whole.log_evidence(eps))
 
 
 def test_annotator_per_row_equals_one_column_each():
