@@ -9,7 +9,8 @@ box 90 % of the time caps the slip rate near 10 %). 2,000 items of a pool
 are labeled at random by one annotator who slips (uniform slips) at a
 fixed rate, or at a rate drawn for each run from the default prior of an
 annotator's accuracy (95 % in [0.85, 0.999]): the coverage averaged over
-the prior, the one a Bayesian interval promises.
+the prior, the one a Bayesian interval promises, with the Wilson interval of
+each coverage and, over several pools, their pooled runs.
 
 The estimates of the pool's accuracy, each ``BayesianAccuracy()``:
 
@@ -29,6 +30,7 @@ The estimates of the pool's accuracy, each ``BayesianAccuracy()``:
 Usage::
 
     python benchmarks/bench_slip_prior.py --save slip-prior
+    python benchmarks/bench_slip_prior.py --slip prior --runs 100 --save slip-prior-averaged
 """
 
 import argparse
@@ -129,6 +131,7 @@ def main():
         "slip rate",
         "method",
         "coverage 95 %",
+        "coverage's 95 % interval",
         "width (points)",
         "width ÷ oracle's",
         "CPU s",
@@ -142,6 +145,27 @@ def main():
             "CPU s": ".2f",
         },
     )
+    pooled = {}
+
+    def add(pool, label, res):
+        oracle = np.array([r[1]["oracle"][1] for r in res])
+        for method in res[0][1]:
+            v = np.array([r[1][method] for r in res], dtype=float)
+            covered = int(v[:, 0].sum())
+            ci = stats.binomtest(covered, len(v)).proportion_ci(method="wilson")
+            table.add(
+                [
+                    pool,
+                    label,
+                    method,
+                    v[:, 0].mean(),
+                    f"[{ci.low:.2f}, {ci.high:.2f}]",
+                    100 * np.median(v[:, 1]),
+                    np.median(v[:, 1] / oracle),
+                    np.median(v[:, 2]),
+                ]
+            )
+
     for pool in pools:
         if pool == "svhn" and not SVHN.exists():
             print(f"skipping svhn: {SVHN} is absent")
@@ -153,21 +177,12 @@ def main():
                 delayed(one_run)(X, y, args.labels, slip, confusable, seed)
                 for seed in range(args.runs)
             )
-            oracle = np.array([r[1]["oracle"][1] for r in res])
             label = "from the prior" if slip == "prior" else float(slip)
-            for method in res[0][1]:
-                v = np.array([r[1][method] for r in res], dtype=float)
-                table.add(
-                    [
-                        pool,
-                        label,
-                        method,
-                        v[:, 0].mean(),
-                        100 * np.median(v[:, 1]),
-                        np.median(v[:, 1] / oracle),
-                        np.median(v[:, 2]),
-                    ]
-                )
+            add(pool, label, res)
+            pooled.setdefault(label, []).extend(res)
+    if len(pools) > 1:
+        for label, res in pooled.items():
+            add("all pools", label, res)
     table.save(
         args.save,
         caption=f"One annotator, no repeats: {args.labels} items labeled at random, "
