@@ -435,15 +435,19 @@ def false_alarms(ev, st, probability=0.9):
         print(f"| {label} | {int(sel.sum())} | {int(hit.sum())} | {med} |")
 
 
-def best_at_false_alarms(ev, has_cbpe, limit=2.0):
+def best_at_false_alarms(ev, has_cbpe, limit=2.0, more=None):
     """Per score, the most stream chunks below the threshold alerted at <= ``limit``
-    false alarms per 100 chunks above it, over every alert threshold (chosen on the truth)."""
+    false alarms per 100 chunks above it, over every alert threshold (chosen on the truth).
+
+    ``more`` maps further scores' names to their values, one per chunk.
+    """
     t = ev["reference_accuracy"] - DROP
     above = (ev["truth"] >= t).to_numpy()
     scores = {
         "skassess: P(below)": ev["p_below"],
         "skassess + 20 labels a chunk: P(below)": ev["lp_below"],
         "skassess: threshold - estimate": t - ev["predicted"],
+        **(more or {}),
     }
     if has_cbpe:
         scores["CBPE: threshold - estimate"] = t - ev["cbpe"]
@@ -462,6 +466,37 @@ def best_at_false_alarms(ev, has_cbpe, limit=2.0):
             if fa <= limit and fired[~above].sum() > best[0]:
                 best = (int(fired[~above].sum()), fa, cut)
         print(f"| {name} | {best[0]} of {int((~above).sum())} | {best[1]:.1f} | {best[2]:.3f} |")
+
+
+def false_alarms_by_stream(ev, st, probability=0.9):
+    """The streams with a false alarm of the label-free alert: where the accuracy ended up
+    after the drop, and how far skassess's and CBPE's estimates were from it there."""
+    t = st["reference_accuracy"] - DROP
+    above = st["truth"] >= t
+    fired = ev["p_below"] >= probability
+    post = st["batch"] >= STREAM["before"]
+    print(
+        f"\nThe streams with a false alarm (P(below) ≥ {probability:g}): after the drop, the "
+        "mean accuracy above the threshold and the mean error of each estimate"
+    )
+    print(
+        "| stream | chunks below alerted | false alarms | accuracy after the drop - threshold "
+        "(points) | skassess's error after the drop (points) | CBPE's error after the drop "
+        "(points) |"
+    )
+    print("|---|---|---|---|---|---|")
+    for (name, family), g in st.groupby(["dataset", "family"], sort=False):
+        i = g.index
+        fa = int((fired[i] & above[i]).sum())
+        if not fa:
+            continue
+        p = i[post[i].to_numpy()]
+        cbpe = 100 * (st.loc[p, "cbpe"] - st.loc[p, "truth"]).mean() if "cbpe" in st else np.nan
+        print(
+            f"| {name} / {family} | {int((fired[i] & ~above[i]).sum())} of "
+            f"{int((~above[i]).sum())} | {fa} | {100 * (st.loc[p, 'truth'] - t[p]).mean():+.1f} | "
+            f"{100 * (st.loc[p, 'predicted'] - st.loc[p, 'truth']).mean():+.1f} | {cbpe:+.1f} |"
+        )
 
 
 def strengths(df):
@@ -784,7 +819,18 @@ def main():
                 f"{g['delay'].median():.0f} | {int(g['below alerted'].sum())} of "
                 f"{int(g['chunks below'].sum())} | {fa:.1f} |"
             )
-        best_at_false_alarms(evaluate(st, Qs), has_cbpe)
+        # one width for every chunk: the median chunk's quantiles, about the chunk's estimate
+        one_width = np.tile(np.median(Qs, axis=0), (len(Qs), 1))
+        best_at_false_alarms(
+            evaluate(st, Qs),
+            has_cbpe,
+            more={
+                "skassess (recalibrated): P(below)": evaluate(st, Qs * fs[:, None])["p_below"],
+                "skassess, the median chunk's width for every chunk: P(below)": evaluate(
+                    st, one_width
+                )["p_below"],
+            },
+        )
         print(f"\nSeconds per batch (median; batches of {int(df['n_batch'].median())} rows)")
         print("| method | seconds per batch |")
         print("|---|---|")
@@ -792,6 +838,7 @@ def main():
         if has_cbpe:
             print(f"| CBPE: estimate | {df['cbpe_seconds_per_batch'].median():.3f} |")
         false_alarms(evaluate(st, Qs), st)
+        false_alarms_by_stream(evaluate(st, Qs), st)
         if has_cbpe:
             width_ratio(ev)
 
