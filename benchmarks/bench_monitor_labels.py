@@ -38,7 +38,7 @@ beside CBPE's alert when ``peer_cbpe.py`` has run on the streams.
 Usage::
 
     python benchmarks/bench_monitor_labels.py [--inputs scores] [--runs 5] [--n-jobs 2]
-        [--save monitor-labels]
+        [--uncertainty-model recalibrated] [--save monitor-labels]
 """
 
 import argparse
@@ -64,6 +64,7 @@ from bench_monitor_coverage import (  # noqa: E402
     calibrated,
     collect_stream,
     fitted_monitor,
+    unit_factors,
     unit_file,
     with_cbpe,
 )
@@ -212,6 +213,12 @@ def main():
         default="features",
         help="what the monitor sees: the black box's features and scores, or its scores alone",
     )
+    ap.add_argument(
+        "--uncertainty-model",
+        choices=["pretrained", "recalibrated"],
+        default="pretrained",
+        help="the shipped scales, or each unit's recalibrated on its reference",
+    )
     add_parallel_arguments(ap)
     add_save_argument(ap)
     args = ap.parse_args()
@@ -226,6 +233,8 @@ def main():
     X, y, _ = load_tabular(args.datasets[0], max_rows=600)
     pir, _ = fitted_monitor(clone(BASE_MODELS["lr"]).fit(X, y), X, y, 0, args.inputs)
     Q = calibrated(st, pir)
+    if args.uncertainty_model == "recalibrated":
+        Q = Q * unit_factors(st, pir.drift_edges_, args.inputs)[:, None]
     jobs = []
     for (d, f), g in st.groupby(["dataset", "family"], sort=False):
         correct = chunk_correct(d, f, len(g))
@@ -243,7 +252,8 @@ def main():
         print(
             f"\nLabels on {n_streams} streams of {STREAM['before'] + STREAM['after']} chunks "
             f"(median {int(st['n_batch'].median())} rows; the monitor sees "
-            f"{'the scores alone' if args.inputs == 'scores' else 'features and scores'}; "
+            f"{'the scores alone' if args.inputs == 'scores' else 'features and scores'}"
+            f"{', recalibrated' if args.uncertainty_model == 'recalibrated' else ''}; "
             f"{n_below} chunks below the threshold, "
             f"{n_off} whose label-free "
             f"prediction is off by more than 5 points), {args.runs} draws of the labels each. "

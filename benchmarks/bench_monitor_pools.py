@@ -27,7 +27,8 @@ cannot go below, which it should approach where nothing drifted.
 
 Usage::
 
-    python benchmarks/bench_monitor_pools.py [--chunks 20] [--n-jobs 2] [--save monitor-pools]
+    python benchmarks/bench_monitor_pools.py [--chunks 20] [--n-jobs 2]
+        [--uncertainty-model recalibrated] [--save monitor-pools]
 """
 
 import argparse
@@ -92,7 +93,12 @@ def run_pool(name, S, y, groups, args, seed):
     n_ref = min(args.reference, len(y) // 3)
     perm = rng.permutation(len(y))
     ref, rest = perm[:n_ref], perm[n_ref:]
-    monitor = PerformanceMonitor(level=LEVELS, random_state=seed, progress=False)
+    monitor = PerformanceMonitor(
+        level=LEVELS,
+        uncertainty_model=args.uncertainty_model,
+        random_state=seed,
+        progress=False,
+    )
     monitor.fit(S[ref], y[ref])
     kinds = ["none", "confidence", "class"] + ([] if groups is None else ["group"])
     size = min(args.chunk_rows, len(rest) // 2)
@@ -142,6 +148,12 @@ def main():
     ap.add_argument("--chunk-rows", type=int, default=500)
     ap.add_argument("--reference", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--uncertainty-model",
+        choices=["pretrained", "recalibrated"],
+        default="pretrained",
+        help="PerformanceMonitor's uncertainty_model",
+    )
     add_parallel_arguments(ap)
     add_save_argument(ap)
     args = ap.parse_args()
@@ -164,7 +176,8 @@ def main():
         print(
             f"\nLabel-free coverage (%) by pool and drift: {args.chunks} chunks of "
             f"{args.chunk_rows} rows (fewer in small pools) of each kind, a reference of "
-            f"{args.reference} rows (a third of the pool at most); shipped scales"
+            f"{args.reference} rows (a third of the pool at most); "
+            + ("shipped scales" if args.uncertainty_model == "pretrained" else "recalibrated")
         )
         print("| pool | drift" + head)
         print("|---|---|---|---|---|---|---|---|---|---|")
