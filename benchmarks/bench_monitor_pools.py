@@ -33,6 +33,7 @@ Usage::
 
 import argparse
 import pathlib
+import sys
 import warnings
 
 import numpy as np
@@ -99,7 +100,11 @@ def run_pool(name, S, y, groups, args, seed):
         random_state=seed,
         progress=False,
     )
-    monitor.fit(S[ref], y[ref])
+    try:
+        monitor.fit(S[ref], y[ref])
+    except ValueError as err:  # e.g. "recalibrated" on hard 0/1 scores
+        print(f"{name}: skipped, {err}", file=sys.stderr)
+        return None
     kinds = ["none", "confidence", "class"] + ([] if groups is None else ["group"])
     size = min(args.chunk_rows, len(rest) // 2)
     parts, keys, kind_of = [], [], []
@@ -164,9 +169,10 @@ def main():
             warnings.simplefilter("ignore")
             return run_pool(*a, args, args.seed)
 
-    res = pd.concat(
-        Parallel(n_jobs=args.n_jobs)(delayed(one)(*p) for p in pools()), ignore_index=True
-    )
+    items = list(pools())
+    parts = Parallel(n_jobs=args.n_jobs)(delayed(one)(*p) for p in items)
+    skipped = [p[0] for p, r in zip(items, parts, strict=True) if r is None]
+    res = pd.concat([r for r in parts if r is not None], ignore_index=True)
     res["family"] = np.where(res["pool"].isin(["SVHN", "Fashion-MNIST"]), "images", "tabular")
     head = (
         " | chunks | 80 % | 90 % | 95 % | half-width at 95 % (points) | sampling error at "
@@ -178,6 +184,7 @@ def main():
             f"{args.chunk_rows} rows (fewer in small pools) of each kind, a reference of "
             f"{args.reference} rows (a third of the pool at most); "
             + ("shipped scales" if args.uncertainty_model == "pretrained" else "recalibrated")
+            + (f"; refused (no drift to simulate): {', '.join(skipped)}" if skipped else "")
         )
         print("| pool | drift" + head)
         print("|---|---|---|---|---|---|---|---|---|---|")

@@ -125,7 +125,10 @@ class PerformanceIntervalRegressor(BaseEstimator):
     uncertainty_model : {"pretrained", "recalibrated", "fit"}, default="pretrained"
         Where the UM comes from: shipped with skassess; shipped, its scales
         refitted on the reference set's own drift scenarios; or trained on
-        them.
+        them. The scenarios need something to skew along: where the features
+        (or, with scores alone, the confidence and entropy) are constant in
+        the reference, as with hard 0/1 scores, :meth:`fit` raises
+        ``ValueError`` for ``"recalibrated"`` and ``"fit"``.
     n_scenarios : int, default=60
         Drift scenarios simulated by :meth:`fit` (``"recalibrated"`` and
         ``"fit"``).

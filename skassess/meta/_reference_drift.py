@@ -86,9 +86,23 @@ def simulate_reference_drift(
         skew, feats = F, [int(i) for i in np.argsort(imp)[::-1][:2]]
     else:  # scores only: skew along the black box's confidence and entropy
         skew, feats = shared.reference_rows_["Z"][:, [0, 2]], [0, 1]
+    skew = np.asarray(skew, dtype=np.float64)
+    feats = [j for j in feats if np.nanmax(skew[:, j]) > np.nanmin(skew[:, j])]
+    if not feats:
+        raise ValueError(
+            f"uncertainty_model={'recalibrated' if held_out else 'fit'!r} simulates drift "
+            "by skewing the reference along "
+            + (
+                "its most important features"
+                if F is not None and F.shape[1] > 0
+                else "the black box's confidence and entropy"
+            )
+            + ", which are constant in the reference (e.g. every score 0 or 1): no drift "
+            "the predictor can see can be simulated. Use uncertainty_model='pretrained'."
+        )
     rng = np.random.default_rng(seed)
     if held_out:
-        splits = held_out_splits(np.asarray(skew, dtype=np.float64), feats, n_scenarios, rng)
+        splits = held_out_splits(skew, feats, n_scenarios, rng)
     else:
         per_ratio = len(feats) * len(LINEAR_SKEW_RATIOS)
         cv = LinearSkewSplit(

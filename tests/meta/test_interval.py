@@ -406,6 +406,22 @@ def test_recalibrated_skips_scenarios_where_the_black_box_never_errs():
     assert 10 <= len(pir.scenarios_) < 40
 
 
+def test_recalibrated_refuses_scores_that_never_vary():
+    # hard 0/1 scores: the confidence and entropy the drift is skewed along are constant
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 300)
+    hard = np.where(rng.uniform(size=300) < 0.8, y, 1 - y).astype(float)
+    pir = PerformanceIntervalRegressor(
+        PerformancePredictor(method="confidence"),
+        uncertainty_model="recalibrated",
+        n_scenarios=12,
+        random_state=0,
+        progress=False,
+    )
+    with pytest.raises(ValueError, match=r"uncertainty_model='recalibrated'.*constant"):
+        pir.fit(np.column_stack([1 - hard, hard]), y)
+
+
 def test_missing_xgboost_names_the_extra(monkeypatch):
     import sys
 
