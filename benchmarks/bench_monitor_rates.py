@@ -22,7 +22,11 @@ and by the rows of the prediction; the MAE of the point prediction.
 With ``--inputs scores`` the monitor sees the black box's scores alone, as
 ``skassess monitor --metric`` does.
 
-Usage: ``python benchmarks/bench_monitor_rates.py [--inputs scores] [--save monitor-rates]``
+With ``--uncertainty-model recalibrated`` each monitor refits its width on drift
+simulated inside its reference's rows of the prediction.
+
+Usage: ``python benchmarks/bench_monitor_rates.py [--inputs scores]
+[--uncertainty-model recalibrated] [--save monitor-rates]``
 """
 
 import argparse
@@ -50,14 +54,16 @@ RATES = {"ppv": 1, "npv": 0}
 MIN_ROWS = 20
 
 
-def unit_path(name, family, inputs="features"):
+def unit_path(name, family, inputs="features", uncertainty_model="pretrained"):
     folder = cache_dir().parent / cache_dir().name.replace("monitor-coverage", "monitor-rates")
-    tag = ".scores" if inputs == "scores" else ""
+    tag = (".scores" if inputs == "scores" else "") + (
+        "" if uncertainty_model == "pretrained" else f".{uncertainty_model}"
+    )
     return folder / f"{name}_{family.replace(' ', '-')}{tag}.csv.gz"
 
 
-def collect(name, family, seed=0, inputs="features"):
-    out = unit_path(name, family, inputs)
+def collect(name, family, seed=0, inputs="features", uncertainty_model="pretrained"):
+    out = unit_path(name, family, inputs, uncertainty_model)
     if out.exists():
         return pd.read_csv(out)
     X, y, ref, rest, model, _ = unit_setup(name, family, seed)
@@ -83,12 +89,12 @@ def collect(name, family, seed=0, inputs="features"):
     t0 = time.perf_counter()
     for rate, cls in RATES.items():
         monitor = PerformanceMonitor(
-            predictor, metric=rate, level=LEVELS, random_state=seed,
-            progress=False,
+            predictor, metric=rate, level=LEVELS, uncertainty_model=uncertainty_model,
+            random_state=seed, progress=False,
         )  # fmt: skip
         try:
             monitor.fit(X[ref], y[ref])
-        except ValueError as exc:  # too few reference rows of the prediction
+        except ValueError as exc:  # too few reference rows of the prediction, or no drift
             print(f"  {name} {family} {rate}: {exc}", flush=True)
             continue
         for drift, split in splits:
@@ -142,6 +148,12 @@ def main():
         default="features",
         help="what the monitor sees: the black box's features and scores, or its scores alone",
     )
+    ap.add_argument(
+        "--uncertainty-model",
+        choices=["pretrained", "recalibrated"],
+        default="pretrained",
+        help="PerformanceMonitor's uncertainty_model",
+    )
     add_save_argument(ap)
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
@@ -152,7 +164,11 @@ def main():
                 continue
             for family in args.families:
                 t0 = time.perf_counter()
-                frames.append(collect(name, family, inputs=args.inputs))
+                frames.append(
+                    collect(
+                        name, family, inputs=args.inputs, uncertainty_model=args.uncertainty_model
+                    )
+                )
                 print(f"{name:24s} {family:18s} {time.perf_counter() - t0:7.1f} s", flush=True)
     df = pd.concat(frames, ignore_index=True)
     kept = df.dropna(subset=["truth"]).copy()
@@ -161,7 +177,8 @@ def main():
             f"\nBatches: {len(kept)} of {len(df)} with at least {MIN_ROWS} rows of the "
             f"prediction, on {kept['dataset'].nunique()} binary data sets never seen by the "
             "shipped uncertainty model"
-            + ("; the monitor sees the scores alone." if args.inputs == "scores" else ".")
+            + ("; the monitor sees the scores alone" if args.inputs == "scores" else "")
+            + ("; recalibrated." if args.uncertainty_model == "recalibrated" else ".")
         )
         terciles = ["low", "middle", "high"]
         kept["drift strength"] = pd.Categorical(
