@@ -16,6 +16,8 @@ The estimates of the pool's accuracy, each ``BayesianAccuracy()``:
 
 * ``default prior``: the noise model with the default prior (the slip rate
   keeps it: no item is repeated);
+* ``bounds``: the same with ``slip_evidence="bounds"``: the slip rate drawn
+  at either end of the range the labels allow;
 * ``all labels``: the same with ``slip_evidence="all"``;
 * ``prior ±4 points``: the noise model with a prior whose central 95 % is the
   annotator's true accuracy ±4 points (what a team that has measured its
@@ -99,6 +101,7 @@ def one_run(X, y, n_labels, slip, confusable, seed):
     out = {}
     fits = {
         "default prior": lambda: noisy(DEFAULT_ANNOTATOR_PRIOR),
+        "bounds": lambda: noisy(DEFAULT_ANNOTATOR_PRIOR, "bounds"),
         "all labels": lambda: noisy(DEFAULT_ANNOTATOR_PRIOR, "all"),
         "prior ±4 points": lambda: noisy(informed),
         "oracle": lambda: noisy(max(acc, 1e-6)),

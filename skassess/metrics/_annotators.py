@@ -32,6 +32,8 @@ from scipy import optimize, special, stats
 QUADRATURE_NODES = 16
 #: Grid points of each group's theta when it is drawn (inverse CDF on a grid).
 THETA_GRID = 96
+#: Slip rates at which the labels' likelihood is read for the allowed range's high end.
+ENDS_GRID = 200
 #: Proposals of the importance sampler per imputation drawn (at least 256).
 PROPOSALS_PER_DRAW = 16
 #: Degrees of freedom of the Student t proposal, and the inflation of its scale.
@@ -136,14 +138,23 @@ class OneCoinAnnotators(AnnotatorRates):
         Per annotator: ``(alpha, beta)`` of the Beta prior of its accuracy, or
         a float, its known accuracy (1.0: a gold standard).
     random_state : numpy.random.Generator
-    slip_evidence : {"repeats", "all"}, default="repeats"
+    slip_evidence : {"repeats", "bounds", "all"}, default="repeats"
         What the slip rates' posterior reads. ``"repeats"``: the labels
         beyond each item's first (in the order of the columns), given the
         first labels -- ``p(labels) / p(first labels)``, a conditional
         likelihood, so that single labels say nothing of the slip rates and a
         choice of the items to label again that looks at their first label
         leaves it valid; with no repeats the slip rates keep their prior.
-        ``"all"``: every label, in one joint posterior.
+        ``"bounds"``: the same where an item is repeated; where none is, the
+        slip rates are set-identified -- single labels cap them (a group
+        whose labels agree with the black box a share ``a`` of the time
+        cannot have a slip rate much above ``1 - a``) and do not bound them
+        from below -- and each is drawn half the time at either end of the
+        range the labels allow (:meth:`_allowed_ends`): a two-point prior at
+        the ends, whose interval spans the posteriors of every slip rate in
+        the range, as the robust Bayesian interval over every prior on it
+        does (Giacomini and Kitagawa, 2021). ``"all"``: every label, in one
+        joint posterior.
     """
 
     def __init__(
@@ -160,7 +171,8 @@ class OneCoinAnnotators(AnnotatorRates):
         # the labels beyond each item's first given the first labels (None: no
         # repeats, so nothing; the slip rates keep their prior).
         self._first_labels = self
-        if slip_evidence == "repeats":
+        self._ends = None
+        if slip_evidence in ("repeats", "bounds"):
             given = self.labels >= 0
             self._first_labels = None
             if (given.sum(axis=1) >= 2).any():
@@ -170,9 +182,45 @@ class OneCoinAnnotators(AnnotatorRates):
                 self._first_labels = object.__new__(type(self))
                 self._first_labels.K = self.K
                 self._first_labels._index(self.pred, np.asarray(group), one)
+            if slip_evidence == "bounds" and self._first_labels is None and self.free.any():
+                self._ends = self._allowed_ends()
         elif slip_evidence != "all":
-            raise ValueError(f"slip_evidence must be 'repeats' or 'all'; got {slip_evidence!r}.")
+            raise ValueError(
+                f"slip_evidence must be 'repeats', 'bounds' or 'all'; got {slip_evidence!r}."
+            )
         self._fit_rates()
+
+    def _allowed_ends(self, level=0.95):
+        """Per free annotator, the ends of the slip rates the labels allow, ``(low, high)``.
+
+        The range is the prior's central ``level`` of each slip rate, cut
+        from above by a likelihood-ratio test of every label at ``1 -
+        level`` (the other free annotators at their most likely slip rates in
+        their ranges): ``low`` is the prior's low end, ``high`` the largest
+        slip rate the labels do not reject.
+        """
+        idx = np.flatnonzero(self.free)
+        ab = np.array([self.prior[k] for k in idx], dtype=float)
+        low = 1.0 - stats.beta.ppf((1.0 + level) / 2.0, ab[:, 0], ab[:, 1])
+        high = 1.0 - stats.beta.ppf((1.0 - level) / 2.0, ab[:, 0], ab[:, 1])
+        bounds = list(zip(special.logit(low), special.logit(high), strict=True))
+
+        def nll(u):
+            return -float(self.log_evidence(self._eps(u[None]))[0])
+
+        start = special.logit(np.sqrt(low * high))
+        best = optimize.minimize(nll, start, method="L-BFGS-B", bounds=bounds)
+        u_best, top = best.x, -best.fun
+        cut = stats.chi2.ppf(level, 1) / 2.0
+        caps = np.empty(idx.size)
+        for j in range(idx.size):
+            grid = np.linspace(low[j], high[j], ENDS_GRID)
+            u = np.tile(u_best, (ENDS_GRID, 1))
+            u[:, j] = special.logit(grid)
+            ev = self.log_evidence(self._eps(u))
+            kept = ev >= max(top, ev.max()) - cut
+            caps[j] = grid[kept].max()
+        return low, caps
 
     def _index(self, pred, group, labels):
         """The items' label patterns, and the (group, pattern) cells that hold items."""
@@ -363,6 +411,14 @@ class OneCoinAnnotators(AnnotatorRates):
         return eps, self._draw_labels(eps, theta)
 
     def _importance(self, size):
+        if self._ends is not None:  # set-identified: each end of the allowed range alike
+            low, high = self._ends
+            m = low.size
+            # contiguous blocks, one per combination of ends, so that the systematic
+            # resampling of ``draw`` takes each combination equally often
+            combo = (np.arange(size) * 2**m) // size
+            at_high = (combo[:, None] >> np.arange(m)) & 1
+            return special.logit(np.where(at_high == 1, high, low)), np.zeros(size)
         if self._first_labels is None:  # no labels tell the slip rates: draw their prior
             ab = np.array([self.prior[k] for k in np.flatnonzero(self.free)], dtype=float)
             acc = self.rng.beta(ab[:, 0], ab[:, 1], size=(size, ab.shape[0]))

@@ -105,13 +105,21 @@ class SlotAnnotators(AnnotatorRates):
         self.labels = np.asarray(labels, dtype=np.int64)
         self.rng = random_state
         self._set_prior(prior)
-        if slip_evidence not in ("repeats", "all"):
-            raise ValueError(f"slip_evidence must be 'repeats' or 'all'; got {slip_evidence!r}.")
+        if slip_evidence not in ("repeats", "bounds", "all"):
+            raise ValueError(
+                f"slip_evidence must be 'repeats', 'bounds' or 'all'; got {slip_evidence!r}."
+            )
         # The model of the repeated items alone, whose chain gives the slip rates
         # (a cut posterior); None where the slip rates come from every item's.
         self._evidence = None
         repeated = (self.labels >= 0).sum(axis=1) >= 2
-        if slip_evidence == "repeats" and not repeated.all():
+        if slip_evidence == "bounds" and not repeated.any() and self.free.any():
+            raise ValueError(
+                "slip_evidence='bounds' in a comparison of models needs items labeled more "
+                "than once; with none, use slip_evidence='repeats' (the slip rates keep their "
+                "prior)."
+            )
+        if slip_evidence in ("repeats", "bounds") and not repeated.all():
             self._evidence = "prior"
             if repeated.any():
                 self._evidence = SlotAnnotators(

@@ -23,7 +23,7 @@ __all__ = [
 NOISE_CONSTRAINTS = {
     "label_noise": [StrOptions({"auto", "none", "one_coin"})],
     "annotator_prior": ["array-like", Interval(Real, 0, 1, closed="right"), dict],
-    "slip_evidence": [StrOptions({"repeats", "all"})],
+    "slip_evidence": [StrOptions({"repeats", "bounds", "all"})],
     "n_imputations": [Interval(Integral, 1, None, closed="left")],
 }
 
