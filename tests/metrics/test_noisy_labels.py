@@ -137,6 +137,89 @@ def test_without_repeats_the_slip_rate_keeps_its_prior():
     assert joint.fit(X, labels).annotator_summary().iloc[0]["mean"] != pytest.approx(mean)
 
 
+def test_bounds_without_repeats_draws_each_end_of_the_allowed_range_alike():
+    """slip_evidence="bounds", one annotator and no repeats: the slip rate is drawn at the
+    prior's low end or at the largest slip rate the labels do not reject, half the time
+    each; the interval spans both ends' posteriors."""
+    from scipy import stats
+
+    X, y, rows, rng = pool(seed=4)
+    labels = np.full(y.size, -1)
+    labels[rows] = slipped(y[rows], 0.05, rng, X.shape[1])
+    est = BayesianAccuracy(label_noise="one_coin", slip_evidence="bounds", random_state=0)
+    est.fit(X, labels)
+    a, b = beta_from_interval(0.85, 0.999)
+    low, high = est._annotators._ends
+    assert low[0] == pytest.approx(1 - stats.beta.ppf(0.975, a, b))
+    assert low[0] < high[0] <= 1 - stats.beta.ppf(0.025, a, b) + 1e-12
+    draws = est._annotators.slip_draws_[:, 0]
+    assert set(np.round(draws, 12)) == {round(low[0], 12), round(high[0], 12)}
+    assert np.mean(draws == low[0]) == pytest.approx(0.5, abs=0.01)
+    ends = [
+        BayesianAccuracy(annotator_prior=1 - e, label_noise="one_coin", random_state=0)
+        .fit(X, labels)
+        .overall_interval()
+        for e in (low[0], high[0])
+    ]
+    lo, hi = est.overall_interval()
+    assert ends[0][0] - 0.01 <= lo < ends[0][1] and ends[1][0] < hi <= ends[1][1] + 0.01
+
+
+def test_bounds_caps_the_slip_rate_where_labels_agree_with_the_black_box():
+    """A black box right on every row and labels that agree with it 97 % of the time: the
+    allowed range's high end is near 3 %, far below the prior's 15 %."""
+    rng = np.random.default_rng(0)
+    n, K = 2000, 4
+    y = rng.integers(0, K, n)
+    X = np.full((n, K), 0.02)
+    X[np.arange(n), y] = 0.94
+    labels = slipped(y, 0.03, rng, K)
+    est = BayesianAccuracy(label_noise="one_coin", slip_evidence="bounds", random_state=0)
+    model = est.fit(X, labels)._annotators
+    _, high = model._ends
+    assert 0.02 < high[0] < 0.06
+    # beyond the cap the likelihood ratio rejects the slip rate at 5 %
+    from scipy import stats
+
+    grid = np.linspace(0.001, 0.15, 300)[:, None]
+    ev = model.log_evidence(grid)
+    assert (
+        model.log_evidence(np.array([[high[0] + 0.01]]))[0] < ev.max() - stats.chi2.ppf(0.95, 1) / 2
+    )
+
+
+@pytest.mark.slow
+def test_bounds_covers_averaged_over_the_prior():
+    """One annotator, 1,000 rows labeled once, its slip rate drawn from the default prior:
+    the 95 % interval under slip_evidence="bounds" holds the pool's accuracy in at least
+    53 of 60 runs (below that has probability 0.6 % at 95 %)."""
+    a, b = beta_from_interval(0.85, 0.999)
+    hits = 0
+    for seed in range(60):
+        X, y, rows, rng = pool(seed=seed, labeled=1000)
+        labels = np.full(y.size, -1)
+        labels[rows] = slipped(y[rows], 1 - rng.beta(a, b), rng, X.shape[1])
+        lo, hi = (
+            BayesianAccuracy(slip_evidence="bounds", n_imputations=10, random_state=seed)
+            .fit(X, pd.DataFrame({"a": labels}))
+            .overall_interval()
+        )
+        hits += lo <= np.mean(X.argmax(1) == y) <= hi
+    assert hits >= 53
+
+
+def test_bounds_with_repeats_is_repeats():
+    X, y, rows, labels = two_annotators(seed=6)
+    frame = pd.DataFrame(labels, columns=["a", "b"])
+    fits = [
+        BayesianAccuracy(slip_evidence=e, n_imputations=4, random_state=0).fit(X, frame)
+        for e in ("repeats", "bounds")
+    ]
+    assert fits[1]._annotators._ends is None
+    np.testing.assert_array_equal(fits[0].imputed_labels_, fits[1].imputed_labels_)
+    assert fits[0].overall_interval() == fits[1].overall_interval()
+
+
 def test_the_slip_rates_read_the_labels_beyond_the_first_given_the_first():
     """The evidence on the slip rates is p(labels) / p(each item's first label), the
     first in the order of the columns; every label's under slip_evidence="all"."""

@@ -84,6 +84,26 @@ def test_the_cut_slip_rates_come_from_the_repeats_or_the_prior():
     np.testing.assert_array_equal(cut.draw(5)[1], joint.draw(5)[1])
 
 
+def test_bounds_without_repeats_is_refused_and_with_repeats_is_repeats():
+    rng = np.random.default_rng(1)
+    n, K = 400, 4
+    y = rng.integers(0, K, n)
+    slots = np.column_stack([np.where(rng.random(n) < 0.8, y, (y + 1) % K), np.full(n, -1)])
+    one = np.where(rng.random(n) < 0.05, (y + 2) % K, y)[:, None]
+    with pytest.raises(ValueError, match="slip_evidence='bounds'.*labeled more than once"):
+        SlotAnnotators(
+            slots, np.zeros(n), one, K, [PRIOR], np.random.default_rng(0), slip_evidence="bounds"
+        )
+    two = np.column_stack([one[:, 0], np.where(np.arange(n) < 100, y, -1)])
+    draws = [
+        SlotAnnotators(
+            slots, np.zeros(n), two, K, [PRIOR, PRIOR], np.random.default_rng(0), slip_evidence=e
+        ).draw(5)[1]
+        for e in ("repeats", "bounds")
+    ]
+    np.testing.assert_array_equal(draws[0], draws[1])
+
+
 def test_a_slip_away_from_every_model_is_read_as_a_slip():
     """Two models disagree on every item and one of them is always right. A known 10 %
     annotator names a third class on some items: the slot model draws one of the two
