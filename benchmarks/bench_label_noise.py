@@ -15,7 +15,8 @@ Four estimates of the pool's accuracy (and of each predicted class's), each
 
 * ``noise model``: the labels with their annotators (``label_noise="auto"``
   models the slips; the default prior of every annotator's accuracy, 95 % in
-  [0.85, 0.999]; the annotators' accuracy read from the items labeled twice);
+  [0.85, 0.999]; the annotators' accuracy read from the items labeled twice,
+  and with none, drawn at the ends of the range the single labels allow);
 * ``all labels``: the same with ``slip_evidence="all"``, the annotators'
   accuracy read from every label, jointly with the black box's;
 * ``labels as truth``: each item's first label, as if it were the truth;

@@ -14,10 +14,11 @@ each coverage and, over several pools, their pooled runs.
 
 The estimates of the pool's accuracy, each ``BayesianAccuracy()``:
 
-* ``default prior``: the noise model with the default prior (the slip rate
-  keeps it: no item is repeated);
-* ``bounds``: the same with ``slip_evidence="bounds"``: the slip rate drawn
-  at either end of the range the labels allow;
+* ``default``: the noise model with the default prior and
+  ``slip_evidence="bounds"``: the slip rate drawn at either end of the range
+  the labels allow;
+* ``prior kept``: the same with ``slip_evidence="repeats"`` (the slip rate
+  keeps its prior: no item is repeated);
 * ``all labels``: the same with ``slip_evidence="all"``;
 * ``prior ±4 points``: the noise model with a prior whose central 95 % is the
   annotator's true accuracy ±4 points (what a team that has measured its
@@ -86,7 +87,7 @@ def one_run(X, y, n_labels, slip, confusable, seed):
     labels[items, 0] = given
     frame = pd.DataFrame(labels, columns=["a0"])
 
-    def noisy(prior, evidence="repeats"):
+    def noisy(prior, evidence="bounds"):
         return BayesianAccuracy(
             annotator_prior=prior,
             label_noise="one_coin",
@@ -100,8 +101,8 @@ def one_run(X, y, n_labels, slip, confusable, seed):
         informed = (informed[1] - 2 * INFORMED, informed[1])
     out = {}
     fits = {
-        "default prior": lambda: noisy(DEFAULT_ANNOTATOR_PRIOR),
-        "bounds": lambda: noisy(DEFAULT_ANNOTATOR_PRIOR, "bounds"),
+        "default": lambda: noisy(DEFAULT_ANNOTATOR_PRIOR),
+        "prior kept": lambda: noisy(DEFAULT_ANNOTATOR_PRIOR, "repeats"),
         "all labels": lambda: noisy(DEFAULT_ANNOTATOR_PRIOR, "all"),
         "prior ±4 points": lambda: noisy(informed),
         "oracle": lambda: noisy(max(acc, 1e-6)),

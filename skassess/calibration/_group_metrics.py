@@ -223,7 +223,7 @@ default="calibrated"
         missing_label=-1,
         label_noise="auto",
         annotator_prior=(0.85, 0.999),
-        slip_evidence="repeats",
+        slip_evidence="bounds",
         n_imputations=20,
         random_state=None,
     ):

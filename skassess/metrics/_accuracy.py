@@ -238,7 +238,7 @@ class BayesianAccuracy(NoisyRateMixture, _RateAssessor):
         departure_threshold=0.05,
         label_noise="auto",
         annotator_prior=DEFAULT_ANNOTATOR_PRIOR,
-        slip_evidence="repeats",
+        slip_evidence="bounds",
         n_imputations=20,
         random_state=None,
     ):

@@ -15,7 +15,8 @@ beyond each item's first, given the first labels (their conditional
 likelihood): a single label that disagrees with the black box is a slip or
 an error alike, and the share of the two that the joint model would read
 from the groups' agreement rates holds only if annotators slip as often on
-easy items as on hard ones. For each draw of
+easy items as on hard ones; with no item labeled twice, the slip rates are
+drawn at the ends of the range the single labels allow. For each draw of
 the slip rates, ``theta_g`` and then every item's true class are drawn
 exactly, from every label: those draws of the true labels (imputations) are
 what the assessment estimators fit.
@@ -97,6 +98,73 @@ def label_patterns(pred, labels):
     return codes, others
 
 
+def allowed_ends(log_likelihood, prior, free, fixed_eps, level=0.95):
+    """Per free annotator, the ends of the slip rates the labels allow, ``(low, high)``.
+
+    The range is the prior's central ``level`` of each slip rate, cut from
+    above by a likelihood-ratio test of every label at ``1 - level`` (the
+    other free annotators at their most likely slip rates in their ranges):
+    ``low`` is the prior's low end, ``high`` the largest slip rate the labels
+    do not reject.
+
+    Parameters
+    ----------
+    log_likelihood : callable
+        ``log p(labels | eps)`` of slip rates ``eps`` of shape (S, A), shape (S,).
+    prior : list of A entries
+        Per annotator: ``(alpha, beta)`` of its accuracy's Beta prior, or a float.
+    free : ndarray of shape (A,)
+        The annotators whose slip rate is not known.
+    fixed_eps : ndarray of shape (A,)
+        The slip rates of the others.
+    level : float, default=0.95
+
+    Returns
+    -------
+    low, high : ndarray of shape (n_free,)
+    """
+    idx = np.flatnonzero(free)
+    ab = np.array([prior[k] for k in idx], dtype=float)
+    low = 1.0 - stats.beta.ppf((1.0 + level) / 2.0, ab[:, 0], ab[:, 1])
+    high = 1.0 - stats.beta.ppf((1.0 - level) / 2.0, ab[:, 0], ab[:, 1])
+    bounds = list(zip(special.logit(low), special.logit(high), strict=True))
+
+    def eps_of(u):
+        eps = np.broadcast_to(fixed_eps, (u.shape[0], fixed_eps.size)).copy()
+        eps[:, free] = special.expit(u)
+        return eps
+
+    def nll(u):
+        return -float(log_likelihood(eps_of(u[None]))[0])
+
+    start = special.logit(np.sqrt(low * high))
+    best = optimize.minimize(nll, start, method="L-BFGS-B", bounds=bounds)
+    u_best, top = best.x, -best.fun
+    cut = stats.chi2.ppf(level, 1) / 2.0
+    caps = np.empty(idx.size)
+    for j in range(idx.size):
+        grid = np.linspace(low[j], high[j], ENDS_GRID)
+        u = np.tile(u_best, (ENDS_GRID, 1))
+        u[:, j] = special.logit(grid)
+        ev = log_likelihood(eps_of(u))
+        kept = ev >= max(top, ev.max()) - cut
+        caps[j] = grid[kept].max()
+    return low, caps
+
+
+def end_blocks(low, high, size):
+    """``size`` slip rates of the free annotators at the ends, shape (size, n_free).
+
+    Every combination of ends in one contiguous block of equal length, so
+    that a systematic resampling, or a split into equal runs, takes each
+    combination equally often.
+    """
+    m = low.size
+    combo = (np.arange(size) * 2**m) // size
+    at_high = (combo[:, None] >> np.arange(m)) & 1
+    return np.where(at_high == 1, high, low)
+
+
 class AnnotatorRates:
     """Base of the annotator models: each annotator's prior, and its accuracy's summary.
 
@@ -138,7 +206,7 @@ class OneCoinAnnotators(AnnotatorRates):
         Per annotator: ``(alpha, beta)`` of the Beta prior of its accuracy, or
         a float, its known accuracy (1.0: a gold standard).
     random_state : numpy.random.Generator
-    slip_evidence : {"repeats", "bounds", "all"}, default="repeats"
+    slip_evidence : {"bounds", "repeats", "all"}, default="bounds"
         What the slip rates' posterior reads. ``"repeats"``: the labels
         beyond each item's first (in the order of the columns), given the
         first labels -- ``p(labels) / p(first labels)``, a conditional
@@ -157,9 +225,7 @@ class OneCoinAnnotators(AnnotatorRates):
         joint posterior.
     """
 
-    def __init__(
-        self, pred, group, labels, n_classes, prior, random_state, slip_evidence="repeats"
-    ):
+    def __init__(self, pred, group, labels, n_classes, prior, random_state, slip_evidence="bounds"):
         self.K = int(n_classes)
         if self.K < 2:
             raise ValueError("The noise model needs at least two classes.")
@@ -193,34 +259,9 @@ class OneCoinAnnotators(AnnotatorRates):
     def _allowed_ends(self, level=0.95):
         """Per free annotator, the ends of the slip rates the labels allow, ``(low, high)``.
 
-        The range is the prior's central ``level`` of each slip rate, cut
-        from above by a likelihood-ratio test of every label at ``1 -
-        level`` (the other free annotators at their most likely slip rates in
-        their ranges): ``low`` is the prior's low end, ``high`` the largest
-        slip rate the labels do not reject.
+        See :func:`allowed_ends`; the labels' likelihood is :meth:`log_evidence`.
         """
-        idx = np.flatnonzero(self.free)
-        ab = np.array([self.prior[k] for k in idx], dtype=float)
-        low = 1.0 - stats.beta.ppf((1.0 + level) / 2.0, ab[:, 0], ab[:, 1])
-        high = 1.0 - stats.beta.ppf((1.0 - level) / 2.0, ab[:, 0], ab[:, 1])
-        bounds = list(zip(special.logit(low), special.logit(high), strict=True))
-
-        def nll(u):
-            return -float(self.log_evidence(self._eps(u[None]))[0])
-
-        start = special.logit(np.sqrt(low * high))
-        best = optimize.minimize(nll, start, method="L-BFGS-B", bounds=bounds)
-        u_best, top = best.x, -best.fun
-        cut = stats.chi2.ppf(level, 1) / 2.0
-        caps = np.empty(idx.size)
-        for j in range(idx.size):
-            grid = np.linspace(low[j], high[j], ENDS_GRID)
-            u = np.tile(u_best, (ENDS_GRID, 1))
-            u[:, j] = special.logit(grid)
-            ev = self.log_evidence(self._eps(u))
-            kept = ev >= max(top, ev.max()) - cut
-            caps[j] = grid[kept].max()
-        return low, caps
+        return allowed_ends(self.log_evidence, self.prior, self.free, self.fixed_eps, level)
 
     def _index(self, pred, group, labels):
         """The items' label patterns, and the (group, pattern) cells that hold items."""
@@ -412,13 +453,7 @@ class OneCoinAnnotators(AnnotatorRates):
 
     def _importance(self, size):
         if self._ends is not None:  # set-identified: each end of the allowed range alike
-            low, high = self._ends
-            m = low.size
-            # contiguous blocks, one per combination of ends, so that the systematic
-            # resampling of ``draw`` takes each combination equally often
-            combo = (np.arange(size) * 2**m) // size
-            at_high = (combo[:, None] >> np.arange(m)) & 1
-            return special.logit(np.where(at_high == 1, high, low)), np.zeros(size)
+            return special.logit(end_blocks(*self._ends, size)), np.zeros(size)
         if self._first_labels is None:  # no labels tell the slip rates: draw their prior
             ab = np.array([self.prior[k] for k in np.flatnonzero(self.free)], dtype=float)
             acc = self.rng.beta(ab[:, 0], ab[:, 1], size=(size, ab.shape[0]))

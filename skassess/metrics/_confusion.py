@@ -162,7 +162,7 @@ class BayesianConfusionMatrix(
         missing_label=-1,
         label_noise="auto",
         annotator_prior=DEFAULT_ANNOTATOR_PRIOR,
-        slip_evidence="repeats",
+        slip_evidence="bounds",
         n_imputations=20,
         random_state=None,
     ):

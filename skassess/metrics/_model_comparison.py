@@ -221,7 +221,7 @@ class _ModelComparison(PatternMerging, _ComparisonPosterior, BaseEstimator):
         n_draws=DEFAULT_N_DRAWS,
         label_noise="auto",
         annotator_prior=(0.85, 0.999),
-        slip_evidence="repeats",
+        slip_evidence="bounds",
         n_imputations=20,
         random_state=None,
     ):

@@ -26,19 +26,25 @@ slip rates and ``phi`` (exactly, over its slots, the classes its labels name
 and the rest), each ``phi_g`` given the true classes (Dirichlet), each free
 slip rate given them (Beta); by default, given the true classes of the
 items labeled more than once alone, from a chain of those items' own (a cut
-posterior: single labels say nothing of the slip rates). Draws of the true labels are taken every
-``THIN`` sweeps after ``BURN_IN``; the slip rates of every sweep after it
-are the annotators' accuracy.
+posterior: single labels say nothing of the slip rates), and with no such
+item, at either end of the range the single labels allow, one chain per
+end. Draws of the true labels are taken every ``THIN`` sweeps after
+``BURN_IN``; the slip rates of every sweep after it are the annotators'
+accuracy.
 """
 
 import numpy as np
+from scipy import special
 
-from ._annotators import AnnotatorRates
+from ._annotators import AnnotatorRates, allowed_ends, end_blocks
 
 __all__ = ["SlotAnnotators", "model_slots"]
 
 #: Gibbs sweeps before the first draw, and between two draws of the true labels.
 BURN_IN, THIN = 300, 30
+#: Grid points of each group's share of true classes among its slots, integrated
+#: when the labels' likelihood of the slip rates is read for their allowed range.
+SHARE_GRID = 4000
 
 
 def model_slots(predictions, blocks):
@@ -83,10 +89,12 @@ class SlotAnnotators(AnnotatorRates):
     concentration : ndarray of shape (n, D + 1), default=None
         Each item's group's Dirichlet parameters over its slots and the rest
         (0 where a cell cannot be). None: one each where it can.
-    slip_evidence : {"repeats", "all"}, default="repeats"
+    slip_evidence : {"bounds", "repeats", "all"}, default="bounds"
         The items whose labels the slip rates are drawn from: those labeled
-        more than once (with no such item, the slip rates keep their prior),
-        or all.
+        more than once (``"repeats"``: with no such item, the slip rates keep
+        their prior; ``"bounds"``: with no such item, each is drawn half the
+        time at either end of the range the labels allow,
+        :meth:`_allowed_ends`), or all.
     """
 
     def __init__(
@@ -98,7 +106,7 @@ class SlotAnnotators(AnnotatorRates):
         prior,
         random_state,
         concentration=None,
-        slip_evidence="repeats",
+        slip_evidence="bounds",
     ):
         self.K = int(n_classes)
         self.slots = np.asarray(slots, dtype=np.int64)
@@ -112,13 +120,8 @@ class SlotAnnotators(AnnotatorRates):
         # The model of the repeated items alone, whose chain gives the slip rates
         # (a cut posterior); None where the slip rates come from every item's.
         self._evidence = None
+        self._ends = None
         repeated = (self.labels >= 0).sum(axis=1) >= 2
-        if slip_evidence == "bounds" and not repeated.any() and self.free.any():
-            raise ValueError(
-                "slip_evidence='bounds' in a comparison of models needs items labeled more "
-                "than once; with none, use slip_evidence='repeats' (the slip rates keep their "
-                "prior)."
-            )
         if slip_evidence in ("repeats", "bounds") and not repeated.all():
             self._evidence = "prior"
             if repeated.any():
@@ -161,6 +164,42 @@ class SlotAnnotators(AnnotatorRates):
             first = np.unique(self.group, return_index=True)[1]
             self.alpha = np.where(self.open, np.asarray(concentration, float)[first], 0.0)
         self.slot_of = np.r_[np.arange(D), np.full(named.shape[1], D)]
+        if slip_evidence == "bounds" and not repeated.any() and self.free.any():
+            self._ends = self._allowed_ends()
+
+    def _allowed_ends(self, level=0.95):
+        """Per free annotator, the ends of the slip rates the labels allow, ``(low, high)``.
+
+        See :func:`._annotators.allowed_ends`; the likelihood read is that of
+        whether each label names one of its item's ``d`` slots. In group
+        ``g`` it does with probability ``s_g (1 - eps (K - d) / (K - 1)) +
+        (1 - s_g) eps d / (K - 1)``, ``s_g`` (the share of true classes among
+        the slots) integrated over a uniform prior; a group whose slots are
+        every class says nothing.
+        """
+        given = self.labels >= 0
+        inside = ((self.slots[:, :, None] == self.labels[:, None, :]).any(axis=1)) & given
+        G, A = self.n_groups, self.labels.shape[1]
+        hits, tries = np.zeros((G, A)), np.zeros((G, A))
+        np.add.at(hits, self.group, inside.astype(float))
+        np.add.at(tries, self.group, given.astype(float))
+        d = np.zeros(G)
+        d[self.group] = self.n_slots
+        keep = d < self.K
+        hits, tries, d = hits[keep], tries[keep], d[keep]
+        share = (np.arange(SHARE_GRID) + 0.5) / SHARE_GRID
+        K = self.K
+
+        def log_likelihood(eps):
+            e = eps[:, None, :]  # (S, 1, A)
+            right = 1.0 - e * ((K - d) / (K - 1))[None, :, None]  # (S, G, A)
+            wrong = e * (d / (K - 1))[None, :, None]
+            p = share[:, None, None, None] * right + (1 - share)[:, None, None, None] * wrong
+            p = np.clip(p, 1e-300, 1.0 - 1e-16)
+            ll = (hits * np.log(p) + (tries - hits) * np.log1p(-p)).sum(-1)  # (Q, S, G)
+            return (special.logsumexp(ll, axis=0) - np.log(SHARE_GRID)).sum(-1)
+
+        return allowed_ends(log_likelihood, self.prior, self.free, self.fixed_eps, level)
 
     def _eps_terms(self, eps):
         """Per annotator ``log(eps / (K - 1))`` and ``log(1 - eps) - log(eps / (K - 1))``."""
@@ -221,6 +260,27 @@ class SlotAnnotators(AnnotatorRates):
         Keeps the slip rates of every sweep after the burn-in as ``slip_draws_``
         (equal ``slip_weights_``).
         """
+        if self._ends is None:
+            eps_draws, y_draws, trace = self._chain(n_draws, self._cut_slip_rates)
+        else:  # one chain per combination of the ends, each its share of the draws
+            at = np.broadcast_to(self.fixed_eps, (n_draws, self.fixed_eps.size)).copy()
+            at[:, self.free] = end_blocks(*self._ends, n_draws)
+            starts = np.flatnonzero(np.r_[True, (np.diff(at, axis=0) != 0).any(axis=1)])
+            parts = [
+                self._chain(stop - start, lambda sweeps, e=at[start]: np.tile(e, (sweeps, 1)))
+                for start, stop in zip(starts, np.r_[starts[1:], n_draws], strict=True)
+            ]
+            eps_draws, y_draws, trace = (np.concatenate(p) for p in zip(*parts, strict=True))
+        self.slip_draws_ = trace
+        self.slip_weights_ = np.full(trace.shape[0], 1.0 / trace.shape[0])
+        return eps_draws, y_draws
+
+    def _chain(self, n_draws, slip_rates):
+        """One Gibbs chain: draws of the slip rates and true labels, and the slip rates' trace.
+
+        ``slip_rates(sweeps)`` gives the slip rates of each sweep (a cut
+        posterior), or None: they are drawn in the chain.
+        """
         eps = np.array(
             [
                 1.0 - p[0] / (p[0] + p[1]) if f else e
@@ -230,7 +290,7 @@ class SlotAnnotators(AnnotatorRates):
         phi = self.alpha / self.alpha.sum(axis=1, keepdims=True)
         sweeps = BURN_IN + THIN * n_draws
         eps_trace = np.empty((sweeps - BURN_IN, eps.size))
-        cut = self._cut_slip_rates(sweeps)
+        cut = slip_rates(sweeps)
         y_draws, eps_draws = [], []
         for s in range(sweeps):
             y, cell = self._draw_classes(eps, phi)
@@ -241,9 +301,7 @@ class SlotAnnotators(AnnotatorRates):
                 if (s - BURN_IN) % THIN == THIN - 1:
                     y_draws.append(y)
                     eps_draws.append(eps)
-        self.slip_draws_ = eps_trace
-        self.slip_weights_ = np.full(eps_trace.shape[0], 1.0 / eps_trace.shape[0])
-        return np.array(eps_draws), np.array(y_draws)
+        return np.array(eps_draws), np.array(y_draws), eps_trace
 
     def _cut_slip_rates(self, sweeps):
         """The slip rates of each sweep under the cut posterior, shape (sweeps, A); None: joint.

@@ -51,24 +51,24 @@ annotator_prior : (float, float), float or dict, default=(0.85, 0.999)
     these per annotator name (the others take the default). Repeated labels
     and a gold standard narrow it; with one annotator and no repeats, the
     labels cannot tell its slips from the black box's errors, and the
-    interval of the metric spans this prior.
-slip_evidence : {"repeats", "bounds", "all"}, default="repeats"
-    Which labels tell the annotators' accuracy. ``"repeats"``: the labels
+    interval of the metric spans this prior's range, cut from above by
+    what the labels rule out (``slip_evidence``).
+slip_evidence : {"bounds", "repeats", "all"}, default="bounds"
+    Which labels tell the annotators' accuracy. ``"bounds"``: the labels
     beyond each row's first (the first in the order of the annotators),
     given the first labels: the rows labeled more than once, a gold
     standard's among them; a row's single label says nothing of it, and
     choosing the rows to label again by their first label (as
     ``repeat_utilities`` does) leaves it valid. Each row's true class is
-    then drawn from every label. ``"bounds"``: the same where a row is
-    labeled more than once; where none is, the single labels cap each
-    annotator's slip rate (a group whose labels agree with the black box
-    90 % of the time cannot have a slip rate much above 10 %) and do not
-    bound it from below, and the interval spans every slip rate from the
-    prior's low end (its central 95 %) to the largest the labels do not
-    reject (likelihood ratio at 5 %): each annotator's slip rate is drawn
-    at either end, half the time each (not offered by
-    :class:`~skassess.metrics.BayesianModelComparison` without repeats).
-    ``"all"``: every label, in one joint
+    then drawn from every label. Where no row is labeled more than once,
+    the single labels cap each annotator's slip rate (a group whose labels
+    agree with the black box 90 % of the time cannot have a slip rate much
+    above 10 %) and do not bound it from below: the interval spans every
+    slip rate from the prior's low end (its central 95 %) to the largest
+    the labels do not reject (likelihood ratio at 5 %), each annotator's
+    slip rate drawn at either end, half the time each. ``"repeats"``: the
+    same, except that with no row labeled more than once the slip rates
+    keep their prior. ``"all"``: every label, in one joint
     posterior with the black box's accuracy per group, which also reads the
     annotators' accuracy from how often a single label agrees with the
     black box in each group; it is narrower, and holds only if annotators

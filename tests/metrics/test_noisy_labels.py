@@ -117,16 +117,17 @@ def test_one_annotator_without_repeats_spans_its_prior():
     assert w > n > 0.8 * plain
 
 
-def test_without_repeats_the_slip_rate_keeps_its_prior():
-    """One annotator and no repeats: its accuracy's draws follow its prior (cut, checked
-    by a Kolmogorov-Smirnov test), where the joint posterior reads it from how often the
-    labels agree with the black box."""
+def test_without_repeats_the_slip_rate_keeps_its_prior_under_repeats():
+    """One annotator and no repeats, ``slip_evidence="repeats"``: its accuracy's draws
+    follow its prior (checked by a Kolmogorov-Smirnov test), where the joint posterior
+    reads it from how often the labels agree with the black box."""
     from scipy import stats
 
     X, y, rows, rng = pool(seed=4)
     labels = np.full(y.size, -1)
     labels[rows] = slipped(y[rows], 0.05, rng, X.shape[1])
-    est = BayesianAccuracy(label_noise="one_coin", random_state=0).fit(X, labels)
+    est = BayesianAccuracy(label_noise="one_coin", slip_evidence="repeats", random_state=0)
+    est.fit(X, labels)
     a, b = beta_from_interval(0.85, 0.999)
     model = est._annotators
     assert np.ptp(model.slip_weights_) == 0

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skassess.metrics._agreement_patterns import agreement_patterns
-from skassess.metrics._annotators import OneCoinAnnotators, beta_from_interval
+from skassess.metrics._annotators import ENDS_GRID, OneCoinAnnotators, beta_from_interval
 from skassess.metrics._slot_annotators import SlotAnnotators, model_slots
 
 PRIOR = beta_from_interval(0.85, 0.999)
@@ -54,14 +54,17 @@ def test_one_slot_is_the_one_coin_model():
 
 
 def test_the_cut_slip_rates_come_from_the_repeats_or_the_prior():
-    """Without repeats the slip rates' draws follow their prior; with every item repeated
-    the cut is the joint chain; with some, the unrepeated items' labels do not move them."""
+    """Without repeats, under ``"repeats"``, the slip rates' draws follow their prior; with
+    every item repeated the cut is the joint chain; with some, the unrepeated items' labels
+    do not move them."""
     rng = np.random.default_rng(3)
     n, K = 600, 4
     y = rng.integers(0, K, n)
     slots = np.column_stack([np.where(rng.random(n) < 0.8, y, (y + 1) % K), np.full(n, -1)])
     one = np.where(rng.random(n) < 0.05, (y + 2) % K, y)[:, None]
-    model = SlotAnnotators(slots, np.zeros(n), one, K, [PRIOR], np.random.default_rng(0))
+    model = SlotAnnotators(
+        slots, np.zeros(n), one, K, [PRIOR], np.random.default_rng(0), slip_evidence="repeats"
+    )
     model.draw(40)
     mean = PRIOR[0] / sum(PRIOR)
     assert model.accuracy_summary()[0, 0] == pytest.approx(mean, abs=0.005)
@@ -84,17 +87,13 @@ def test_the_cut_slip_rates_come_from_the_repeats_or_the_prior():
     np.testing.assert_array_equal(cut.draw(5)[1], joint.draw(5)[1])
 
 
-def test_bounds_without_repeats_is_refused_and_with_repeats_is_repeats():
+def test_bounds_with_repeats_is_repeats():
     rng = np.random.default_rng(1)
     n, K = 400, 4
     y = rng.integers(0, K, n)
     slots = np.column_stack([np.where(rng.random(n) < 0.8, y, (y + 1) % K), np.full(n, -1)])
-    one = np.where(rng.random(n) < 0.05, (y + 2) % K, y)[:, None]
-    with pytest.raises(ValueError, match="slip_evidence='bounds'.*labeled more than once"):
-        SlotAnnotators(
-            slots, np.zeros(n), one, K, [PRIOR], np.random.default_rng(0), slip_evidence="bounds"
-        )
-    two = np.column_stack([one[:, 0], np.where(np.arange(n) < 100, y, -1)])
+    one = np.where(rng.random(n) < 0.05, (y + 2) % K, y)
+    two = np.column_stack([one, np.where(np.arange(n) < 100, y, -1)])
     draws = [
         SlotAnnotators(
             slots, np.zeros(n), two, K, [PRIOR, PRIOR], np.random.default_rng(0), slip_evidence=e
@@ -102,6 +101,71 @@ def test_bounds_without_repeats_is_refused_and_with_repeats_is_repeats():
         for e in ("repeats", "bounds")
     ]
     np.testing.assert_array_equal(draws[0], draws[1])
+
+
+def test_bounds_without_repeats_draws_each_end_half_the_time():
+    """Two annotators, no item labeled twice: every combination of the two ends takes a
+    quarter of the draws, and each end is a slip rate the annotator's draws keep."""
+    rng = np.random.default_rng(5)
+    n, K = 800, 4
+    y = rng.integers(0, K, n)
+    slots = np.column_stack([np.where(rng.random(n) < 0.9, y, (y + 1) % K), np.full(n, -1)])
+    lab = np.where(rng.random(n) < 0.03, (y + 2) % K, y)
+    labels = np.full((n, 2), -1)
+    labels[::2, 0], labels[1::2, 1] = lab[::2], lab[1::2]
+    model = SlotAnnotators(slots, np.zeros(n), labels, K, [PRIOR, PRIOR], np.random.default_rng(0))
+    low, high = model._ends
+    assert np.all(low < high)
+    eps, _ = model.draw(20)
+    combos = {tuple(e) for e in eps}
+    assert combos == {(a, b) for a in (low[0], high[0]) for b in (low[1], high[1])}
+    for a in range(2):
+        assert np.sum(eps[:, a] == high[a]) == 10
+
+
+def test_slot_ends_with_one_slot_are_the_one_coin_ends():
+    """With one slot per item, whether a label names a slot is whether it agrees with the
+    black box: the allowed range is the one-coin model's, to a step of its grid."""
+    rng = np.random.default_rng(6)
+    n, K = 1500, 5
+    y = rng.integers(0, K, n)
+    pred = np.where(rng.random(n) < 0.93, y, (y + 1) % K)
+    group = rng.integers(0, 3, n)
+    lab = np.where(rng.random(n) < 0.05, (y + 2) % K, y)[:, None]
+    prior = [beta_from_interval(0.8, 0.995)]
+    slot = SlotAnnotators(
+        np.column_stack([pred, np.full(n, -1)]), group, lab, K, prior, np.random.default_rng(0)
+    )
+    coin = OneCoinAnnotators(pred, group, lab, K, prior, np.random.default_rng(0))
+    np.testing.assert_allclose(slot._ends[0], coin._ends[0])
+    step = (coin._ends[1] - coin._ends[0]) / (ENDS_GRID - 1)
+    assert coin._ends[1][0] < 0.19  # the labels cap the slip rate below the prior's end
+    np.testing.assert_allclose(slot._ends[1], coin._ends[1], atol=1.01 * step[0])
+
+
+def test_a_second_model_tightens_the_cap():
+    """Labels that name one of two models' classes cap the slip rate lower than the
+    labels that agree with the first model alone: a model error is no slip."""
+    rng = np.random.default_rng(7)
+    n, K = 2000, 5
+    y = rng.integers(0, K, n)
+    first = np.where(rng.random(n) < 0.8, y, (y + 1) % K)
+    second = np.where(first == y, (y + 3) % K, y)  # right wherever the first is wrong
+    lab = np.where(rng.random(n) < 0.02, (y + 2) % K, y)[:, None]
+    blocks = agreement_patterns(np.column_stack([first, second]))
+    group = blocks @ [10, 1]
+    one = SlotAnnotators(
+        np.column_stack([first, np.full(n, -1)]), group, lab, K, [PRIOR], np.random.default_rng(0)
+    )
+    both = SlotAnnotators(
+        model_slots(np.column_stack([first, second]), blocks),
+        group,
+        lab,
+        K,
+        [PRIOR],
+        np.random.default_rng(0),
+    )
+    assert both._ends[1][0] < one._ends[1][0]
 
 
 def test_a_slip_away_from_every_model_is_read_as_a_slip():
