@@ -6,7 +6,8 @@ of them at random, and ``--repeats`` of them again by the other. Five fits:
 
 * **noise model**: the labels with their annotators (``label_noise``, the
   default prior of every annotator's accuracy, the annotators' accuracy read
-  from the repeated items);
+  from the repeated items, and with ``--repeats 0`` drawn at the ends of the
+  range the single labels allow);
 * **all labels**: the same with ``slip_evidence="all"`` (the annotators'
   accuracy read from every label, jointly with the models');
 * **labels as truth**: each item's first label, as if it were the truth;
@@ -28,6 +29,7 @@ Pools:
 Usage::
 
     python benchmarks/bench_noisy_comparisons.py --save noisy-comparisons
+    python benchmarks/bench_noisy_comparisons.py --repeats 0 --save noisy-comparisons-once
 """
 
 import argparse
