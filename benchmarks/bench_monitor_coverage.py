@@ -468,6 +468,31 @@ def best_at_false_alarms(ev, has_cbpe, limit=2.0, more=None):
         print(f"| {name} | {best[0]} of {int((~above).sum())} | {best[1]:.1f} | {best[2]:.3f} |")
 
 
+def alerts_by_probability(ev, st, probabilities=(0.8, 0.9, 0.95, 0.975)):
+    """The label-free alert at each ``alert_probability``, beside CBPE's alert: the chunks
+    below the threshold alerted, the false alarms, the streams detected and the delay."""
+    t = st["reference_accuracy"] - DROP
+    above = (st["truth"] >= t).to_numpy()
+    fired = {f"skassess, P(below) ≥ {q:g}": (ev["p_below"] >= q).to_numpy() for q in probabilities}
+    if "cbpe_alert" in st and st["cbpe"].notna().all():
+        fired["CBPE (its alert)"] = st["cbpe_alert"].astype(bool).to_numpy()
+    print("\nThe label-free alert at each alert probability, beside CBPE's alert")
+    print(
+        "| alert | chunks below the threshold alerted | false alarms per 100 chunks above it "
+        "| streams detected | median delay (chunks) |"
+    )
+    print("|---|---|---|---|---|")
+    streams = st.groupby(["dataset", "family"], sort=False).indices.values()
+    for name, f in fired.items():
+        post = [f[i][STREAM["before"] :] for i in streams]
+        delays = [int(np.argmax(p)) for p in post if p.any()]
+        print(
+            f"| {name} | {int(f[~above].sum())} of {int((~above).sum())} | "
+            f"{100 * f[above].sum() / max(above.sum(), 1):.1f} | {len(delays)} of {len(post)} | "
+            f"{np.median(delays) if delays else np.nan:.0f} |"
+        )
+
+
 def false_alarms_by_stream(ev, st, probability=0.9):
     """The streams with a false alarm of the label-free alert: where the accuracy ended up
     after the drop, and how far skassess's and CBPE's estimates were from it there."""
@@ -841,6 +866,7 @@ def main():
         false_alarms_by_stream(evaluate(st, Qs), st)
         if has_cbpe:
             width_ratio(ev)
+        alerts_by_probability(evaluate(st, Qs), st)
 
 
 if __name__ == "__main__":
