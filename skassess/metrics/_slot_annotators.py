@@ -191,13 +191,15 @@ class SlotAnnotators(AnnotatorRates):
         K = self.K
 
         def log_likelihood(eps):
-            e = eps[:, None, :]  # (S, 1, A)
-            right = 1.0 - e * ((K - d) / (K - 1))[None, :, None]  # (S, G, A)
-            wrong = e * (d / (K - 1))[None, :, None]
-            p = share[:, None, None, None] * right + (1 - share)[:, None, None, None] * wrong
-            p = np.clip(p, 1e-300, 1.0 - 1e-16)
-            ll = (hits * np.log(p) + (tries - hits) * np.log1p(-p)).sum(-1)  # (Q, S, G)
-            return (special.logsumexp(ll, axis=0) - np.log(SHARE_GRID)).sum(-1)
+            total = np.zeros(eps.shape[0])
+            for k, n, slots in zip(hits, tries, d, strict=True):  # one group at a time
+                right = 1.0 - eps * (K - slots) / (K - 1)  # (S, A): its label names a slot
+                wrong = eps * slots / (K - 1)
+                p = share[:, None, None] * right + (1.0 - share)[:, None, None] * wrong
+                p = np.clip(p, 1e-300, 1.0 - 1e-16)
+                ll = (k * np.log(p) + (n - k) * np.log1p(-p)).sum(-1)  # (Q, S)
+                total += special.logsumexp(ll, axis=0) - np.log(SHARE_GRID)
+            return total
 
         return allowed_ends(log_likelihood, self.prior, self.free, self.fixed_eps, level)
 
