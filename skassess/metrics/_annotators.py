@@ -157,10 +157,16 @@ def end_blocks(low, high, size):
 
     Every combination of ends in one contiguous block of equal length, so
     that a systematic resampling, or a split into equal runs, takes each
-    combination equally often.
+    combination equally often. With fewer rows than combinations, rows
+    spread evenly over them, every slip rate at its low end first and every
+    one at its high end last.
     """
     m = low.size
-    combo = (np.arange(size) * 2**m) // size
+    combos = 2**m
+    if size >= combos:
+        combo = (np.arange(size) * combos) // size
+    else:
+        combo = np.rint(np.linspace(0, combos - 1, size)).astype(np.int64)
     at_high = (combo[:, None] >> np.arange(m)) & 1
     return np.where(at_high == 1, high, low)
 

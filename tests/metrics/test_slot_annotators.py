@@ -6,7 +6,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skassess.metrics._agreement_patterns import agreement_patterns
-from skassess.metrics._annotators import ENDS_GRID, OneCoinAnnotators, beta_from_interval
+from skassess.metrics._annotators import (
+    ENDS_GRID,
+    OneCoinAnnotators,
+    beta_from_interval,
+    end_blocks,
+)
 from skassess.metrics._slot_annotators import SlotAnnotators, model_slots
 
 PRIOR = beta_from_interval(0.85, 0.999)
@@ -121,6 +126,15 @@ def test_bounds_without_repeats_draws_each_end_half_the_time():
     assert combos == {(a, b) for a in (low[0], high[0]) for b in (low[1], high[1])}
     for a in range(2):
         assert np.sum(eps[:, a] == high[a]) == 10
+
+
+def test_end_blocks_keep_both_extremes_with_fewer_rows_than_combinations():
+    low, high = np.full(5, 0.01), np.full(5, 0.1)
+    rows = end_blocks(low, high, 20)  # 32 combinations, 20 rows
+    assert np.all(rows[0] == low) and np.all(rows[-1] == high)
+    assert len({tuple(r) for r in rows}) == 20
+    even = end_blocks(low[:2], high[:2], 20)
+    assert all(np.sum((even == c).all(axis=1)) == 5 for c in {tuple(r) for r in even})
 
 
 def test_slot_ends_with_one_slot_are_the_one_coin_ends():
