@@ -8,7 +8,10 @@ items of the pool are labeled once each, by one of them at random. Then
   items of largest ``repeat_utilities()`` (the posterior doubt on whether the
   black box is right there), refitted after each step;
 * ``random repeats``: a second label on labeled items drawn at random;
-* ``new items``: new items labeled once (no repeats).
+* ``new items``: new items labeled once (no repeats);
+* ``repeat design, slip rates known``: the repeat design's labels at each
+  step, fitted by the noise model told the annotators' true slip rates (what
+  the width would be if the repeats had pinned them).
 
 Each is ``BayesianAccuracy()`` with the annotators named (the one-coin noise
 model). Prints, after each step, the median width of the 95 % interval of the
@@ -33,6 +36,9 @@ from skassess import BayesianAccuracy
 
 SLIPS = (0.025, 0.075)
 METHODS = ("repeat design", "random repeats", "new items")
+#: The repeat design's labels, fitted by the noise model told the true slip rates.
+KNOWN = "repeat design, slip rates known"
+SERIES = (METHODS[0], KNOWN, *METHODS[1:])
 
 
 def one_run(X, y, start, step, extra, seed):
@@ -51,9 +57,11 @@ def one_run(X, y, start, step, extra, seed):
     for method in METHODS:
         labels = base.copy()
         fresh = iter(order[start:])
-        spent, curve = 0, []
+        spent, curve, known = 0, [], []
         est = fit(X, labels, seed)
         curve.append(measure(est, truth))
+        if method == "repeat design":
+            known.append(measure(fit(X, labels, seed, slips=SLIPS), truth))
         while spent < extra:
             if method == "new items":
                 rows = np.array([next(fresh) for _ in range(step)])
@@ -73,12 +81,20 @@ def one_run(X, y, start, step, extra, seed):
             spent += step
             est = fit(X, labels, seed)
             curve.append(measure(est, truth))
+            if method == "repeat design":
+                known.append(measure(fit(X, labels, seed, slips=SLIPS), truth))
         out[method] = curve
+        if known:
+            out[KNOWN] = known
     return out
 
 
-def fit(X, labels, seed):
-    return BayesianAccuracy(random_state=seed).fit(X, pd.DataFrame(labels, columns=["a", "b"]))
+def fit(X, labels, seed, slips=None):
+    """``BayesianAccuracy()`` with the annotators named, or told their slip rates."""
+    est = BayesianAccuracy(random_state=seed)
+    if slips is not None:
+        est.set_params(annotator_prior={"a": 1 - slips[0], "b": 1 - slips[1]})
+    return est.fit(X, pd.DataFrame(labels, columns=["a", "b"]))
 
 
 def measure(est, truth):
@@ -102,18 +118,18 @@ def main():
         delayed(one_run)(X, y, args.start, args.step, args.extra, seed) for seed in range(args.runs)
     )
     table = Table(
-        ["labels", *[f"{m}: width" for m in METHODS], *[f"{m}: coverage" for m in METHODS]],
-        formats={c: ".2f" for m in METHODS for c in (f"{m}: width", f"{m}: coverage")},
+        ["labels", *[f"{m}: width" for m in SERIES], *[f"{m}: coverage" for m in SERIES]],
+        formats={c: ".2f" for m in SERIES for c in (f"{m}: width", f"{m}: coverage")},
     )
-    widths = {m: np.array([[w for w, _ in r[m]] for r in res]) for m in METHODS}
-    covers = {m: np.array([[c for _, c in r[m]] for r in res], dtype=float) for m in METHODS}
+    widths = {m: np.array([[w for w, _ in r[m]] for r in res]) for m in SERIES}
+    covers = {m: np.array([[c for _, c in r[m]] for r in res], dtype=float) for m in SERIES}
     budgets = args.start + args.step * np.arange(widths[METHODS[0]].shape[1])
     for j, n in enumerate(budgets):
         table.add(
             [
                 int(n),
-                *[100 * np.median(widths[m][:, j]) for m in METHODS],
-                *[covers[m][:, j].mean() for m in METHODS],
+                *[100 * np.median(widths[m][:, j]) for m in SERIES],
+                *[covers[m][:, j].mean() for m in SERIES],
             ]
         )
     table.save(
@@ -123,7 +139,7 @@ def main():
     )
     target = np.median(widths["random repeats"][:, -1])
     needed = Table(["method", "labels to reach the width of random repeats at the end"])
-    for m in METHODS:
+    for m in SERIES:
         med = np.median(widths[m], axis=0)
         hit = np.flatnonzero(med <= target + 1e-12)
         needed.add([m, int(budgets[hit[0]]) if hit.size else f"more than {int(budgets[-1])}"])
