@@ -104,10 +104,12 @@ FAMILIES = {
 
 
 def cache_dir():
-    """The records' folder, named by the shipped boosters (their scales are applied later)."""
+    """The records' folder, named by the shipped boosters (their scales are applied later)
+    and the default predictor, whose estimates the records hold."""
     boosters = json.dumps(_read("meta_model")["model"], sort_keys=True)
     digest = hashlib.sha256(boosters.encode()).hexdigest()
-    return Path.home() / ".cache" / "skassess" / f"monitor-coverage-{digest[:10]}"
+    method = PerformancePredictor().method
+    return Path.home() / ".cache" / "skassess" / f"monitor-coverage-{digest[:10]}-{method}"
 
 
 #: What the monitor sees of a batch: the black box's features and scores, or its scores alone

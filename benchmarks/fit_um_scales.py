@@ -13,9 +13,9 @@ on data they never saw.
 
 Printed: the leave-one-data-set-out coverage within the library (scales fitted
 on the other data sets), by drift-strength tercile and by family. With
-``--write``, the scales fitted on every library data set replace those in
-``skassess/meta/_pretrained/um_meta_model.json.gz`` (the boosters and their
-load-time check are kept).
+``--write``, the scales fitted on every library data set replace those of the
+default predictor's file, ``skassess/meta/_pretrained/um_<method>.json.gz`` (the
+boosters and their load-time check are kept).
 
 With ``--inputs scores`` the monitor sees each batch's scores alone (as
 ``skassess monitor`` does): the records are ``bench_monitor_coverage.py``'s of
@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import bench_monitor_coverage as bmc  # noqa: E402
 from _tabular import DATASETS  # noqa: E402
 
+from skassess.meta import PerformancePredictor  # noqa: E402
 from skassess.meta._error_levels import error_quantiles  # noqa: E402
 from skassess.meta._pretrained import PRETRAINED_DIR  # noqa: E402
 from skassess.meta._quantile_model import (  # noqa: E402
@@ -158,7 +159,7 @@ def main():
     print(f"\nEvery library data set: edges {np.round(edges, 3).tolist()}")
     print(f"scales {np.round(scales, 3).tolist()}")
     if args.write:
-        path = PRETRAINED_DIR / "um_meta_model.json.gz"
+        path = PRETRAINED_DIR / f"um_{PerformancePredictor().method}.json.gz"
         with gzip.open(path, "rt", encoding="utf-8") as fh:
             payload = json.load(fh)
         key = "" if args.inputs == "features" else "_scores"

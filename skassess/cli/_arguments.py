@@ -36,7 +36,7 @@ PRIOR_HELP = (
     "per class (group)"
 )
 #: ``skassess.session.META_METHODS``
-META_METHODS = ("confidence", "atc", "doc", "meta_model")
+META_METHODS = ("confidence", "atc", "doc", "calibrated_scores", "meta_model", "combined")
 #: ``skassess.samplers.STRATEGY_NAMES``
 STRATEGY_NAMES = (
     "bayes_ucb",
@@ -262,7 +262,7 @@ def _assess(sub):
         metavar="METHOD",
         help="also predict the accuracy of the unlabeled rows from the labeled "
         "ones, allowing for drift between them (skassess.meta; methods: "
-        f"{', '.join(META_METHODS)}; confidence and meta_model with a "
+        f"{', '.join(META_METHODS)}; confidence, meta_model and combined with a "
         "prediction interval)",
     )
     parts = p.add_argument_group(
@@ -389,9 +389,9 @@ def _monitor(sub):
     )
     opts.add_argument(
         "--method",
-        choices=[m for m in META_METHODS if m in ("meta_model", "confidence")],
-        default="meta_model",
-        help="the label-free predictor (meta_model)",
+        choices=[m for m in META_METHODS if m in ("combined", "meta_model", "confidence")],
+        default="combined",
+        help="the label-free predictor (combined)",
     )
     opts.add_argument(
         "--uncertainty-model",

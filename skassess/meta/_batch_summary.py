@@ -295,7 +295,15 @@ def summarize(models, X, scores, *, frame, seed=None, taken=None, start=0):
     """
     predictor, shared, peers = models
     rows = predictor.predict_rows(X, scores=scores)
-    srows = rows if shared is None else shared.predict_rows(X, scores=scores)
+    if shared is None:
+        srows = rows
+    elif shared.features_ is predictor.features_:  # one set of row features, computed once
+        srows = {
+            **shared.predict_rows(row_features=rows["Z"]),
+            **{k: rows[k] for k in ("Z", "features", "pred")},
+        }
+    else:
+        srows = shared.predict_rows(X, scores=scores)
     Z = srows["Z"]
     peer_rows = {
         m: srows["p"] if m == "meta_model" else pp.predict_rows(row_features=Z).p

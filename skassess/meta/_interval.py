@@ -18,7 +18,7 @@ from ..utils._validation import check_labels
 from ._batch_partitions import summarize_partitions
 from ._batch_summary import ReferenceFrame, summarize
 from ._error_levels import check_levels, error_quantiles
-from ._predictor import PerformancePredictor
+from ._predictor import PerformancePredictor, meta_model_part
 from ._pretrained import load_pretrained
 from ._quantile_model import (
     DRIFT_STRENGTH,
@@ -75,7 +75,8 @@ class PerformanceIntervalRegressor(BaseEstimator):
     with skassess is used: trained on linear-skew scenarios of a library of
     real tabular data sets with logistic-regression and random-forest base
     models. Its scales are fitted on batches the boosters never saw
-    (``pretrained_info_`` says which): for ``"meta_model"``, the batches a
+    (``pretrained_info_`` says which): for ``"combined"`` and
+    ``"meta_model"`` (whose boosters it shares, with scales of its own), the batches a
     monitor sees on the library's data sets, chunks drawn at random and
     nearest-neighbour scenarios, with four black-box families, once for a
     predictor that sees the black box's features and once for one that sees
@@ -83,11 +84,11 @@ class PerformanceIntervalRegressor(BaseEstimator):
     drift classifier and proxies, the boosters' quantiles are wider than
     the errors, and that case has its own scales. So
     :meth:`fit` only fits the predictor, in seconds. It exists for the
-    ``"meta_model"`` and ``"confidence"`` predictors. With ``uncertainty_model="fit"``,
-    :meth:`fit` simulates linear-skew
-    drift inside the labeled reference set (the black box fixed, the
-    predictor refitted on each scenario's reference part, skewed along the
-    two features a random-forest proxy ranks first, or along the black box's
+    ``"combined"``, ``"meta_model"`` and ``"confidence"`` predictors. With
+    ``uncertainty_model="fit"``, :meth:`fit` simulates linear-skew drift
+    inside the labeled reference set (the black box fixed, the predictor
+    refitted on each scenario's reference part, skewed along the two
+    features a random-forest proxy ranks first, or along the black box's
     confidence and entropy when only scores are given), trains the UM on 80 %
     of the scenarios and calibrates it on the other 20 % (the paper's
     target-data calibration). With ``uncertainty_model="recalibrated"``, the
@@ -113,7 +114,7 @@ class PerformanceIntervalRegressor(BaseEstimator):
     ----------
     predictor : PerformancePredictor, default=None
         The (unfitted) predictor whose error is modelled; None means
-        ``PerformancePredictor(method="meta_model")``. It carries the black
+        ``PerformancePredictor(method="combined")``. It carries the black
         box (``estimator``) if one is used.
     level : float in (0, 1), default=0.95
         The intervals' target coverage (and the level of :meth:`score`).
@@ -233,7 +234,7 @@ class PerformanceIntervalRegressor(BaseEstimator):
 
     def _base_predictor(self):
         if self.predictor is None:
-            pp = PerformancePredictor(method="meta_model")
+            pp = PerformancePredictor(method="combined")
         else:  # a fresh predictor around the same (fitted) black box, which is not cloned
             pp = clone(self.predictor).set_params(estimator=self.predictor.estimator)
         if self.random_state is not None and pp.get_params().get("random_state") is None:
@@ -263,17 +264,18 @@ class PerformanceIntervalRegressor(BaseEstimator):
         pp = self._base_predictor().fit(X, y, scores=scores)
         self.predictor_ = pp
         # the UM's inputs always come from the meta-model's row features (with proxies)
-        self.shared_ = (
-            pp
-            if pp.method == "meta_model" and pp.proxies
-            else PerformancePredictor(
+        if pp.method == "meta_model" and pp.proxies:
+            self.shared_ = pp
+        elif pp.method == "combined" and pp.proxies:
+            self.shared_ = meta_model_part(pp)
+        else:
+            self.shared_ = PerformancePredictor(
                 pp.estimator,
                 method="meta_model",
                 classes=pp.classes,
                 random_state=seed,
                 progress=self.progress,
             ).fit(X, y, scores=scores)
-        )
         S = pp.predict_rows(X, scores=scores).scores
         classes = pp.estimator.classes_ if pp.estimator is not None else pp.classes
         codes = check_labels(y, S.shape[0], S.shape[1], classes, missing_label=None)

@@ -76,7 +76,7 @@ class PerformanceMonitor(BaseEstimator):
     ----------
     predictor : PerformancePredictor, default=None
         The (unfitted) predictor, carrying the black box if one is used; None
-        means ``PerformancePredictor(method="meta_model")`` on the scores.
+        means ``PerformancePredictor(method="combined")`` on the scores.
     level : float in (0, 1) or sequence of floats, default=(0.8, 0.95)
         The intervals' levels; each gets columns ``lower_<100 level>`` and
         ``upper_<100 level>`` (``lower_80``, ``upper_99.7``).

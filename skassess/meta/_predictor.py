@@ -1,5 +1,6 @@
 """``PerformancePredictor``: a black box's accuracy on an unlabeled batch."""
 
+import copy
 from numbers import Integral
 
 import numpy as np
@@ -17,6 +18,7 @@ from ..utils._threads import single_threaded
 from ..utils._validation import check_labels, check_scores
 from ..utils._warnings import warn
 from ._atc import ATCMethod
+from ._calibrated_scores import CalibratedScoresMethod, CombinedMethod
 from ._confidence import ConfidenceMethod
 from ._crossval import CrossvalMethod
 from ._doc import DoCMethod
@@ -24,7 +26,7 @@ from ._dropout import DropoutMethod
 from ._meta_model import MetaModelMethod
 from ._row_features import FeatureEncoder, RowFeatures
 
-__all__ = ["METHODS", "PerformancePredictor"]
+__all__ = ["METHODS", "PerformancePredictor", "meta_model_part"]
 
 #: The predictors, by name.
 METHODS = {
@@ -34,6 +36,8 @@ METHODS = {
     "dropout": DropoutMethod,
     "atc": ATCMethod,
     "doc": DoCMethod,
+    "calibrated_scores": CalibratedScoresMethod,
+    "combined": CombinedMethod,
 }
 
 
@@ -61,19 +65,26 @@ class PerformancePredictor(BaseEstimator):
       passes); needs ``skassess[meta]``.
     - ``"atc"``: average thresholded confidence (Garg et al. 2022).
     - ``"doc"``: difference of confidences (Guillory et al. 2021).
+    - ``"calibrated_scores"``: each class's score recalibrated one against
+      the rest by isotonic regression on the reference rows, the predicted
+      class's calibrated score (the estimate of NannyML's CBPE).
+    - ``"combined"``: per row, the mean of ``"meta_model"`` and
+      ``"calibrated_scores"`` (one reads the features and proxies, the
+      other the black box's own scores; their mean errs less than either on
+      drifted batches).
 
     The black box is given as a fitted ``estimator`` (its ``predict_proba``
     gives the scores), or its scores are passed as ``scores=`` beside the
     features, or -- with neither -- ``X`` itself is the scores, as in the
-    rest of skassess (the three score-only methods need nothing else; the
+    rest of skassess (the score-only methods need nothing else; the
     meta-model methods then learn from the scores alone).
 
     Parameters
     ----------
     estimator : fitted classifier with ``predict_proba``, default=None
         The black box. Its ``classes_`` map ``y``.
-    method : {"meta_model", "confidence", "crossval", "dropout", "atc", "doc"}, \
-            default="meta_model"
+    method : {"meta_model", "combined", "calibrated_scores", "confidence", "crossval", \
+            "dropout", "atc", "doc"}, default="combined"
         The predictor.
     classes : array-like of shape (n_classes,), default=None
         The label of each score column, when ``y`` holds labels rather than
@@ -111,7 +122,8 @@ class PerformancePredictor(BaseEstimator):
     reference_rows_ : dict
         The reference rows as :meth:`fit` saw them: ``"F"`` their encoded
         features (None without features), ``"Z"`` their row features (the
-        meta-models' inputs), ``"pred"`` the black box's prediction and
+        meta-models' inputs), ``"scores"`` the black box's scores, ``"pred"``
+        its prediction and
         ``"correct"`` whether it was right. Models built on the predictor
         (:class:`PerformanceIntervalRegressor`) read them.
 
@@ -153,7 +165,7 @@ class PerformancePredictor(BaseEstimator):
     def __init__(
         self,
         estimator=None,
-        method="meta_model",
+        method="combined",
         *,
         classes=None,
         proxies=True,
@@ -343,7 +355,13 @@ class PerformancePredictor(BaseEstimator):
                 self.feature_names_in_ = shared.feature_names_in_
             self.encoder_, self.features_ = shared.encoder_, shared.features_
             Fenc, Z = shared.reference_rows_["F"], shared.reference_rows_["Z"]
-        self.reference_rows_ = {"F": Fenc, "Z": Z, "pred": pred, "correct": correct}
+        self.reference_rows_ = {
+            "F": Fenc,
+            "Z": Z,
+            "scores": S,
+            "pred": pred,
+            "correct": correct,
+        }
         if bar is not None:
             bar.update(1)
         self.constant_ = None
@@ -358,6 +376,8 @@ class PerformancePredictor(BaseEstimator):
                 f"cannot learn where it errs and predicts the smoothed rate "
                 f"{self.constant_:.3f} for every row."
             )
+        elif getattr(self.method_, "uses_scores", False):
+            self.method_.fit(Z, correct, scores=S, codes=codes)
         else:
             self.method_.fit(Z, correct)
         if bar is not None:
@@ -410,7 +430,9 @@ class PerformancePredictor(BaseEstimator):
         row_features : ndarray of shape (n_samples, n_row_features), default=None
             The batch's row features (``"Z"`` of this method, or of a
             predictor this one was fitted with ``row_features_from``) in place
-            of ``X`` and ``scores``: only the method's outputs are returned.
+            of ``X``: only the method's outputs are returned. The methods that
+            read the black box's scores (``"calibrated_scores"``,
+            ``"combined"``) need ``scores`` beside them.
 
         Returns
         -------
@@ -424,24 +446,38 @@ class PerformancePredictor(BaseEstimator):
         """
         check_is_fitted(self, "method_")
         if row_features is not None:
-            if X is not None or scores is not None:
-                raise ValueError("Pass row_features, or X and scores, not both.")
+            if X is not None:
+                raise ValueError("Pass row_features or X, not both.")
             Z = np.asarray(row_features, dtype=np.float64)
             ref = self.reference_rows_["Z"]
             if Z.ndim != 2 or Z.shape[1] != ref.shape[1]:
                 raise ValueError(
                     f"row_features must have shape (n_samples, {ref.shape[1]}); got {Z.shape}."
                 )
-            return Bunch(**self._method_rows(Z))
+            S = None
+            if scores is not None:
+                S = check_scores(scores, n_classes=self.n_classes_, input_name="scores")
+                if S.shape[0] != Z.shape[0]:
+                    raise ValueError(
+                        f"row_features has {Z.shape[0]} rows but scores has {S.shape[0]}."
+                    )
+            elif getattr(self.method_, "uses_scores", False) and self.constant_ is None:
+                raise ValueError(
+                    f"method {self.method!r} reads the black box's scores; pass scores= "
+                    "beside row_features."
+                )
+            return Bunch(**self._method_rows(Z, S))
         F, S = self._inputs(X, scores, reset=False)
         pred = S.argmax(axis=1)
         Fenc = None if self.encoder_ is None else self.encoder_.transform(F)
         Z = self.features_.transform(Fenc, S, pred)
-        return Bunch(**self._method_rows(Z), Z=Z, scores=S, pred=pred, features=Fenc)
+        return Bunch(**self._method_rows(Z, S), Z=Z, scores=S, pred=pred, features=Fenc)
 
-    def _method_rows(self, Z):
+    def _method_rows(self, Z, S=None):
         if self.constant_ is not None:
             return {"p": np.full(Z.shape[0], self.constant_), "u": None, "raw": Z[:, 0]}
+        if getattr(self.method_, "uses_scores", False):
+            return dict(self.method_.rows(Z, scores=S))
         return dict(self.method_.rows(Z))
 
     def predict_correctness(self, X, *, scores=None):
@@ -516,10 +552,12 @@ class PerformancePredictor(BaseEstimator):
         Raises
         ------
         ValueError
-            For the methods that have none (``"meta_model"``, ``"atc"``, ``"doc"``).
+            For the methods that have none (``"combined"``, ``"meta_model"``,
+            ``"calibrated_scores"``, ``"atc"``, ``"doc"``).
         """
         check_is_fitted(self, "method_")
-        if self._method_rows(self.reference_rows_["Z"][:1])["u"] is None:
+        ref = self.reference_rows_
+        if self._method_rows(ref["Z"][:1], ref["scores"][:1])["u"] is None:
             raise ValueError(
                 f"method {self.method!r} has no intrinsic uncertainty; "
                 "'confidence', 'crossval' and 'dropout' have one."
@@ -581,3 +619,18 @@ class PerformancePredictor(BaseEstimator):
 
     def _correct_of_scores(self, scores, y):
         return self._correct(None, scores, y)
+
+
+def meta_model_part(predictor):
+    """The ``"meta_model"`` inside a fitted ``"combined"`` predictor, as a predictor.
+
+    It shares the combined predictor's row features (the proxies) and
+    reference rows, so nothing is fitted twice.
+    """
+    check_is_fitted(predictor, "method_")
+    if predictor.method != "combined":
+        raise ValueError(f"predictor.method is {predictor.method!r}, not 'combined'.")
+    part = copy.copy(predictor)
+    part.method = "meta_model"
+    part.method_ = predictor.method_.meta_model_
+    return part

@@ -9,6 +9,11 @@ quantiles (2.1 and 3.0 read the 3.2 boosters; 2.1's intervals are ~8x too narrow
 each file also holds 64 reference rows and their predictions under the
 training version (``benchmarks/add_um_reference.py``); :func:`load_pretrained`
 predicts them again and refuses a model that does not reproduce them.
+
+A file may instead name another method's file (``"boosters_from"``) and hold
+scales alone: ``"combined"`` computes the uncertainty model's inputs from the
+meta-model's row features, as ``"meta_model"`` does, and its own error gets
+its own scales.
 """
 
 import functools
@@ -60,19 +65,22 @@ def load_pretrained(method, inputs="features"):
             f"{available!r}); use uncertainty_model='fit' to train one on the reference set."
         )
     payload = _read(method)
-    if tuple(payload["features"]) != UM_FEATURES:
+    # a predictor whose UM inputs are another's (``"combined"`` reads the meta-model's row
+    # features) shares that one's boosters and has its own scales
+    boosters = _read(payload["boosters_from"]) if "boosters_from" in payload else payload
+    if tuple(boosters["features"]) != UM_FEATURES:
         raise ValueError(  # pragma: no cover - guards a package built from mixed versions
             f"The pretrained uncertainty model for {method!r} was trained on other inputs "
             "than this version computes; retrain it with benchmarks/train_pretrained_um.py."
         )
     import numpy as np
 
-    model = QuantileEnsemble.from_dict(payload["model"])
-    _check(model, payload, method)
+    model = QuantileEnsemble.from_dict(boosters["model"])
+    _check(model, boosters, payload.get("boosters_from", method))
     key = "_scores" if inputs == "scores" and "scales_scores" in payload else ""
     scales = np.atleast_2d(np.asarray(payload[f"scales{key}"], dtype=np.float64))
     edges = np.asarray(payload.get(f"drift_edges{key}", []), dtype=np.float64)
-    return model, scales, edges, payload["trained_on"]
+    return model, scales, edges, {**boosters["trained_on"], **payload["trained_on"]}
 
 
 def _check(model, payload, method):

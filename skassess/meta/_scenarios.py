@@ -113,7 +113,7 @@ def evaluate_scenario(
         if pp is None:
             pp = PerformancePredictor(method=method, random_state=seed, progress=False)
             pp.fit(None, y_ref, scores=S_ref, row_features_from=shared)
-        rows = shared_rows if pp is shared else pp.predict_rows(row_features=Z)
+        rows = shared_rows if pp is shared else pp.predict_rows(row_features=Z, scores=S_batch)
         p = rows["p"]
         rec = {
             "method": method,

@@ -243,10 +243,11 @@ def assess_file(
     meta : list of str, default=None
         Also predict the accuracy of the *unlabeled* rows from the labeled
         ones with these :mod:`skassess.meta` methods (``"confidence"``,
-        ``"atc"``, ``"doc"``, ``"meta_model"``; the scores are the only
-        features). Unlike the posterior, which assumes the labeled rows are a
-        sample of all rows, these predictors allow the unlabeled rows to have
-        drifted; ``"confidence"`` and ``"meta_model"`` come with the interval
+        ``"atc"``, ``"doc"``, ``"calibrated_scores"``, ``"meta_model"``,
+        ``"combined"``; the scores are the only features). Unlike the
+        posterior, which assumes the labeled rows are a sample of all rows,
+        these predictors allow the unlabeled rows to have drifted;
+        ``"confidence"``, ``"meta_model"`` and ``"combined"`` come with the interval
         of the shipped uncertainty model (coverage ``min(level, 0.95)``).
         Needs at least 20 labeled rows of two classes.
     meta_rows : int, default=100_000

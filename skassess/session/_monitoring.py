@@ -168,7 +168,7 @@ def read_stream(
     )
 
 
-def stream_monitor(n_classes, *, method="meta_model", **params):
+def stream_monitor(n_classes, *, method="combined", **params):
     """The (unfitted) :class:`~skassess.meta.PerformanceMonitor` of :func:`monitor_files`:
     the ``method`` predictor on scores of ``n_classes`` columns, with ``params``."""
     predictor = PerformancePredictor(method=method, classes=list(range(n_classes)))
@@ -187,7 +187,7 @@ def monitor_files(
     metric="accuracy",
     threshold=None,
     alert_probability=0.9,
-    method="meta_model",
+    method="combined",
     uncertainty_model="pretrained",
     query=0,
     random_state=0,
@@ -216,7 +216,7 @@ def monitor_files(
     level, metric, threshold, alert_probability, random_state
         As in :class:`~skassess.meta.PerformanceMonitor` (a rate's positive
         class is the second score column).
-    method : str, default="meta_model"
+    method : str, default="combined"
         The :class:`~skassess.meta.PerformancePredictor` method.
     uncertainty_model : {"pretrained", "recalibrated"}, default="pretrained"
         As in :class:`~skassess.meta.PerformanceMonitor`.

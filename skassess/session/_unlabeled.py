@@ -8,7 +8,7 @@ from ..meta import LEVELS, PerformanceIntervalRegressor, PerformancePredictor, p
 __all__ = ["META_METHODS", "RowSample", "check_meta", "predict_unlabeled"]
 
 #: The skassess.meta methods that need only the scores (no features).
-META_METHODS = ("confidence", "atc", "doc", "meta_model")
+META_METHODS = ("confidence", "atc", "doc", "calibrated_scores", "meta_model", "combined")
 
 
 class RowSample:
