@@ -644,7 +644,8 @@ SCENARIOS = Path.home() / ".cache" / "skassess" / "scenarios"
 
 
 def library_lodo(pir, n_strata):
-    """Nearest-neighbour scenarios of the library, leave-one-data-set-out.
+    """Nearest-neighbour scenarios of the library, leave-one-data-set-out (None when
+    ``make_drift_scenarios.py`` made none with the regressor's predictor).
 
     The shipped boosters (trained on the library's linear-skew scenarios)
     give every nearest-neighbour scenario's raw quantiles; for each data set,
@@ -655,7 +656,9 @@ def library_lodo(pir, n_strata):
     if not files:
         return None
     df = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
-    df = df[df["method"] == "meta_model"].reset_index(drop=True)
+    df = df[df["method"] == pir.predictor_.method].reset_index(drop=True)
+    if df.empty:  # the scenarios were made without the default predictor
+        return None
     F = df.loc[:, list(UM_FEATURES)].to_numpy(dtype=np.float64)
     raw = pir.uncertainty_model_.predict(F) * error_unit(df["prediction"], df["n_batch"])[:, None]
     strength = strengths(df)

@@ -14,9 +14,9 @@ being right as it was, the mean of these probabilities is unbiased.
 ``"combined"`` is, row by row, the mean of ``"meta_model"``'s and
 ``"calibrated_scores"``'s probabilities. The meta-model reads the rows'
 features and the proxies, the calibrated scores only the black box's own
-scores; their errors on a drifted batch are far from equal, and their mean
-errs less than either. Its other outputs (``raw``, ``members``) are the
-meta-model's.
+scores: two estimates from different evidence, whose errors on a drifted
+batch differ, averaged with equal weights. Its other outputs (``raw``,
+``members``) are the meta-model's.
 """
 
 import numpy as np

@@ -68,10 +68,9 @@ class PerformancePredictor(BaseEstimator):
     - ``"calibrated_scores"``: each class's score recalibrated one against
       the rest by isotonic regression on the reference rows, the predicted
       class's calibrated score (the estimate of NannyML's CBPE).
-    - ``"combined"``: per row, the mean of ``"meta_model"`` and
-      ``"calibrated_scores"`` (one reads the features and proxies, the
-      other the black box's own scores; their mean errs less than either on
-      drifted batches).
+    - ``"combined"`` (the default): per row, the mean of ``"meta_model"``
+      and ``"calibrated_scores"``: two estimates from different evidence
+      (the features and proxies; the black box's own scores), averaged.
 
     The black box is given as a fitted ``estimator`` (its ``predict_proba``
     gives the scores), or its scores are passed as ``scores=`` beside the
