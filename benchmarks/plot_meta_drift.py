@@ -2,7 +2,7 @@
 
 A random forest is trained on 40 % of a data set the pretrained uncertainty
 model never saw (``_tabular.EXTERNAL_DATASETS``, default ``college_distance``),
-``PerformanceIntervalRegressor`` (pretrained UM, meta-model predictor) is
+``PerformanceIntervalRegressor`` (pretrained UM, the default predictor) is
 fitted on another 30 %, and the other rows are skewed along the most important
 feature (linear skew, ratios 0-1). Writes ``docs/_static/meta_drift.png``.
 
