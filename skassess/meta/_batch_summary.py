@@ -297,11 +297,9 @@ def summarize(models, X, scores, *, frame, seed=None, taken=None, start=0):
     rows = predictor.predict_rows(X, scores=scores)
     if shared is None:
         srows = rows
-    elif shared.features_ is predictor.features_:  # one set of row features, computed once
-        srows = {
-            **shared.predict_rows(row_features=rows["Z"]),
-            **{k: rows[k] for k in ("Z", "features", "pred")},
-        }
+    elif shared.features_ is predictor.features_:
+        # the combined predictor's own meta-model: its rows are among the predictor's
+        srows = {**rows, "p": rows["p_parts"]["meta_model"]}
     else:
         srows = shared.predict_rows(X, scores=scores)
     Z = srows["Z"]

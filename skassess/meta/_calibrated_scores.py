@@ -16,7 +16,8 @@ being right as it was, the mean of these probabilities is unbiased.
 features and the proxies, the calibrated scores only the black box's own
 scores: two estimates from different evidence, whose errors on a drifted
 batch differ, averaged with equal weights. Its other outputs (``raw``,
-``members``) are the meta-model's.
+``members``) are the meta-model's, and ``p_parts`` holds each part's
+probabilities.
 """
 
 import numpy as np
@@ -81,5 +82,10 @@ class CombinedMethod:
 
     def rows(self, Z, *, scores):
         out = self.meta_model_.rows(Z)
-        out["p"] = 0.5 * (out["p"] + self.calibrated_scores_.rows(Z, scores=scores)["p"])
+        parts = {
+            "meta_model": out["p"],
+            "calibrated_scores": self.calibrated_scores_.rows(Z, scores=scores)["p"],
+        }
+        out["p"] = 0.5 * (parts["meta_model"] + parts["calibrated_scores"])
+        out["p_parts"] = parts
         return out

@@ -482,7 +482,7 @@ def test_a_predictor_of_the_scores_alone_gets_the_shipped_scales_of_that_case():
 
     from skassess.meta import _pretrained
 
-    payload = _pretrained._read("meta_model")
+    payload = _pretrained._read(PerformancePredictor().method)  # the default's scales
     assert "scales_scores" in payload  # written by benchmarks/fit_um_scales.py --inputs scores
     X, y = load_breast_cancer(return_X_y=True)
     model = LogisticRegression(max_iter=5000).fit(X[:250], y[:250])
