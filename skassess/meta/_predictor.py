@@ -438,7 +438,8 @@ class PerformancePredictor(BaseEstimator):
         rows : Bunch
             ``p`` the probability that the black box is right on each row,
             ``u`` the method's per-row spread (None for the methods without
-            one), ``raw`` its uncalibrated per-row output; from ``X`` and
+            one), ``raw`` its uncalibrated per-row output (``"combined"``:
+            also ``p_parts``, each part's ``p`` by method); from ``X`` and
             ``scores`` also ``Z`` the row features, ``scores``, ``pred`` the
             black box's prediction and ``features`` the encoded features
             (None without features).
