@@ -354,8 +354,8 @@ def print_meta(meta, n_small=5):
     """The interval model's runs: in memory, and on 2 workers."""
     base = meta["meta-one"]["small"]
     print(
-        "\nThe interval model (PerformanceIntervalRegressor, meta-model of the scores alone, "
-        "the shipped uncertainty model, fitted on the first file's labeled rows) predicting "
+        "\nThe interval model (PerformanceIntervalRegressor, the default predictor on the scores "
+        "alone, the shipped uncertainty model, fitted on the first file's labeled rows) predicting "
         "the accuracy of the unlabeled rows; the batch in memory, or as a Dask DataFrame read "
         "from the files (2 worker processes)"
     )
