@@ -277,7 +277,8 @@ def summarize(models, X, scores, *, frame, seed=None, taken=None, start=0):
     ----------
     models : tuple
         ``(predictor, shared, peers)``: the predictor, the meta-model whose
-        row features the uncertainty model reads (None: the predictor is it)
+        row features the uncertainty model reads (None: the predictor's own,
+        or a combined predictor's meta-model)
         and the peers by name (``"meta_model"`` reads ``shared``'s output).
     X, scores
         The block, as :meth:`PerformancePredictor.predict_rows` takes it.
@@ -295,11 +296,8 @@ def summarize(models, X, scores, *, frame, seed=None, taken=None, start=0):
     """
     predictor, shared, peers = models
     rows = predictor.predict_rows(X, scores=scores)
-    if shared is None:
-        srows = rows
-    elif shared.features_ is predictor.features_:
-        # the combined predictor's own meta-model: its rows are among the predictor's
-        srows = {**rows, "p": rows["p_parts"]["meta_model"]}
+    if shared is None:  # a combined predictor's rows hold its meta-model's
+        srows = rows if "p_parts" not in rows else {**rows, "p": rows["p_parts"]["meta_model"]}
     else:
         srows = shared.predict_rows(X, scores=scores)
     Z = srows["Z"]

@@ -333,8 +333,12 @@ class PerformanceIntervalRegressor(BaseEstimator):
         return self
 
     def _models(self):
-        """``(predictor, shared, peers)`` as :func:`summarize` takes them."""
-        shared = None if self.shared_ is self.predictor_ else self.shared_
+        """``(predictor, shared, peers)`` as :func:`summarize` takes them: ``shared`` None
+        where the UM reads the predictor's own rows (a combined predictor's meta-model's
+        rows are among them)."""
+        part = getattr(self.predictor_.method_, "meta_model_", None)
+        own = self.shared_ is self.predictor_ or self.shared_.method_ is part
+        shared = None if own else self.shared_
         return self.predictor_, shared, self.peers_
 
     def _batch(self, X, scores):

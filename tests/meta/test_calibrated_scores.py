@@ -119,6 +119,9 @@ def test_the_regressor_reads_the_uncertainty_inputs_from_the_combined_meta_model
     }
     assert pirs["combined"].shared_.method == "meta_model"
     assert pirs["combined"].shared_.features_ is pirs["combined"].predictor_.features_
+    # what the batch summary is given (also on Dask workers, where each object of the
+    # tuple is serialized on its own): the UM reads the combined predictor's own rows
+    assert pirs["combined"]._models()[1] is None
     got = {m: pir.predict_batch(X[batch]) for m, pir in pirs.items()}
     assert got["combined"].accuracy == pytest.approx(
         pirs["combined"].predictor_.predict(X[batch]), abs=1e-12
