@@ -20,6 +20,7 @@ import pytest
 webdriver = pytest.importorskip("selenium.webdriver")
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
+from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
@@ -117,7 +118,14 @@ def _sign_in(driver, url, name):
 
 
 def _shown(driver):
-    return driver.find_element(By.TAG_NAME, "h2").text.removeprefix("Item ")
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            return driver.find_element(By.TAG_NAME, "h2").text.removeprefix("Item ")
+        except StaleElementReferenceException:  # the page was replaced between find and read
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def _press(driver, key):
