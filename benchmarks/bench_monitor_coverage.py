@@ -37,7 +37,9 @@ recalibrated ones:
   to the label-free MAE, and the coverage of its intervals;
 - on the streams: streams detected, the delay from the drop to the first
   alert, and false alarms per 100 chunks whose accuracy is above the
-  threshold (the reference accuracy minus 5 points), beside CBPE's;
+  threshold (the reference accuracy minus 5 points), beside CBPE's; and the
+  best per-chunk and sequential (moving-average) rules at 2 false alarms per
+  100, their thresholds chosen on the truth (``_alert_rules.py``);
 - the library's leave-one-data-set-out check of the stratified scales, and
   the seconds per batch beside CBPE's.
 
@@ -58,6 +60,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _alert_rules import sequential_at_false_alarms
 from _results import add_save_argument, saving_printed_tables
 from scipy.stats import norm
 from sklearn.base import clone
@@ -608,6 +611,41 @@ def coverage_table(ev, by, title, prefix="cov"):
         print(f"| {key} | {len(g)} | {cov} | {100 * g[f'{half}_0.95'].mean():.2f} |")
 
 
+def unit_table(ev, title):
+    """Coverage per unit, the data set named with its reference's rows."""
+    refs = {}
+    for name in ev["dataset"].unique():
+        n = len(load_tabular(name, max_rows=6000)[1])
+        refs[name] = len(split_rows(n, np.random.default_rng(0))[1])
+    unit = [f"{d} ({refs[d]}) / {f}" for d, f in zip(ev["dataset"], ev["family"], strict=True)]
+    coverage_table(ev.assign(unit=unit), "unit", title)
+
+
+def stream_regimes(es, sizes):
+    """The stream chunks before and after the drop: label-free coverage and width, and the
+    MAE label-free and with 20 labels a chunk (the monitor's posterior)."""
+    print(
+        "\nStream chunks before and after the drop: label-free coverage (%), the 95 % "
+        "half-width, the chunk's own sampling error at 95 %, and the MAE label-free and with "
+        f"{N_LABELS} labels a chunk"
+    )
+    print(
+        "| chunks | n | 80 % | 90 % | 95 % | half-width at 95 % (points) | sampling error at "
+        f"95 % (points) | MAE (points) | MAE with {N_LABELS} labels | ÷ label-free |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    after = es["batch"].to_numpy() >= STREAM["before"]
+    sampling = norm.ppf(0.975) * np.sqrt(es["truth"] * (1 - es["truth"]) / sizes)
+    for label, mask in (("before the drop", ~after), ("after the drop", after)):
+        g = es[mask]
+        cov = " | ".join(f"{100 * g[f'cov_{a}'].mean():.1f}" for a in (0.8, 0.9, 0.95))
+        m0, m1 = 100 * g["error"].abs().mean(), 100 * g["labeled_error"].abs().mean()
+        print(
+            f"| {label} | {len(g)} | {cov} | {100 * g['half_0.95'].median():.2f} | "
+            f"{100 * np.median(sampling[mask]):.2f} | {m0:.2f} | {m1:.2f} | {m1 / m0:.2f} |"
+        )
+
+
 def oracle_by_tercile(ev, Q, df):
     """The bound of a factor per drift tercile: one factor each, fitted on the batches' truth.
 
@@ -736,6 +774,7 @@ def main():
             coverage_table(
                 e, "accuracy change", f"{um}: coverage (%) by tercile of the true |Δacc|"
             )
+        unit_table(ev, "pretrained: coverage (%) by data set (reference rows) and family")
         if has_cbpe:
             coverage_table(
                 ev, "drift strength", "CBPE's band (± z sampling errors): coverage (%)", "ccov"
@@ -872,6 +911,19 @@ def main():
         if has_cbpe:
             width_ratio(ev)
         alerts_by_probability(evaluate(st, Qs), st)
+        es = evaluate(st, Qs).assign(batch=st["batch"])
+        stream_regimes(es, st["n_batch"].to_numpy())
+        t = es["reference_accuracy"] - DROP
+        sequential_at_false_alarms(
+            es,
+            {
+                "skassess: P(below)": es["p_below"],
+                "skassess: threshold - estimate": t - es["predicted"],
+                **({"CBPE: threshold - estimate": t - es["cbpe"]} if has_cbpe else {}),
+            },
+            t,
+            STREAM["before"],
+        )
 
 
 if __name__ == "__main__":
