@@ -613,7 +613,9 @@ def coverage_table(ev, by, title, prefix="cov"):
 
 def unit_table(ev, title):
     """Coverage per unit, the data set named with its reference's rows, with the mean error
-    of the label-free estimate and of CBPE's."""
+    of the label-free estimate and of CBPE's, and the reference's accuracy minus that of
+    the unit's batches drawn at random (drift ``"none"``): what the reference's own sample
+    puts into every estimate learned from it."""
     refs = {}
     for name in ev["dataset"].unique():
         n = len(load_tabular(name, max_rows=6000)[1])
@@ -621,15 +623,16 @@ def unit_table(ev, title):
     print(f"\n{title}")
     print(
         "| unit | batches | 80 % | 90 % | 95 % | half-width at 95 % (points) | mean error "
-        "(points) | CBPE's mean error (points) |"
+        "(points) | CBPE's mean error (points) | reference - undrifted batches (points) |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for (d, f), g in ev.groupby(["dataset", "family"], sort=False):
         cov = " | ".join(f"{100 * g[f'cov_{a}'].mean():.1f}" for a in (0.8, 0.9, 0.95))
         cbpe = 100 * g["cbpe_error"].mean() if "cbpe_error" in g else np.nan
+        luck = 100 * (g["reference_accuracy"].iloc[0] - g.loc[g["drift"] == "none", "truth"].mean())
         print(
             f"| {d} ({refs[d]}) / {f} | {len(g)} | {cov} | {100 * g['half_0.95'].mean():.2f} | "
-            f"{100 * g['error'].mean():+.2f} | {cbpe:+.2f} |"
+            f"{100 * g['error'].mean():+.2f} | {cbpe:+.2f} | {luck:+.2f} |"
         )
 
 
