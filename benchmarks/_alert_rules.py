@@ -31,16 +31,19 @@ def moving_average(score, weight):
 def best_rule(score, above, streams, before, limit):
     """The alert threshold on ``score`` with the most chunks below alerted at <= ``limit``
     false alarms per 100 chunks ``above``: ``(below alerted, false alarms per 100, streams
-    detected, median delay)``; ``streams`` lists each stream's chunk indices, in order, the
-    drop at chunk ``before``."""
-    best = (0, 0.0, 0, np.nan)
+    detected, median delay, threshold)``; ``streams`` lists each stream's chunk indices, in
+    order, the drop at chunk ``before`` (``None``: no delays)."""
+    best = (0, 0.0, 0, np.nan, np.inf)
     for cut in np.unique(score):
         fired = score >= cut
         fa = 100 * fired[above].sum() / max(above.sum(), 1)
         if fa > limit or fired[~above].sum() <= best[0]:
             continue
-        delays = [np.argmax(fired[idx][before:]) for idx in streams if fired[idx][before:].any()]
-        best = (int(fired[~above].sum()), fa, len(delays), np.median(delays) if delays else np.nan)
+        delays = [
+            np.argmax(fired[idx][before:]) for idx in streams or () if fired[idx][before:].any()
+        ]
+        found = len(delays)
+        best = (int(fired[~above].sum()), fa, found, np.median(delays) if delays else np.nan, cut)
     return best
 
 
@@ -73,7 +76,7 @@ def sequential_at_false_alarms(ev, scores, threshold, before, limit=2.0):
             smoothed = np.empty_like(score)
             for idx in streams:
                 smoothed[idx] = moving_average(score[idx], weight)
-            det, fa, found, delay = best_rule(smoothed, above, streams, before, limit)
+            det, fa, found, delay, _ = best_rule(smoothed, above, streams, before, limit)
             print(
                 f"| {name} | {weight:g} | {det} of {int((~above).sum())} | {fa:.1f} | "
                 f"{found} of {len(streams)} | {delay:.1f} |"

@@ -60,7 +60,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _alert_rules import sequential_at_false_alarms
+from _alert_rules import best_rule, sequential_at_false_alarms
 from _results import add_save_argument, saving_printed_tables
 from scipy.stats import norm
 from sklearn.base import clone
@@ -465,14 +465,8 @@ def best_at_false_alarms(ev, has_cbpe, limit=2.0, more=None):
     print("| score | chunks below alerted | false alarms per 100 | alert threshold |")
     print("|---|---|---|---|")
     for name, score in scores.items():
-        score = score.to_numpy()
-        best = (0, 0.0, np.inf)
-        for cut in np.unique(score):
-            fired = score >= cut
-            fa = 100 * fired[above].sum() / max(above.sum(), 1)
-            if fa <= limit and fired[~above].sum() > best[0]:
-                best = (int(fired[~above].sum()), fa, cut)
-        print(f"| {name} | {best[0]} of {int((~above).sum())} | {best[1]:.1f} | {best[2]:.3f} |")
+        det, fa, _, _, cut = best_rule(score.to_numpy(), above, None, 0, limit)
+        print(f"| {name} | {det} of {int((~above).sum())} | {fa:.1f} | {cut:.3f} |")
 
 
 def alerts_by_probability(ev, st, probabilities=(0.8, 0.9, 0.95, 0.975)):
